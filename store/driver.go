@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// ObjectInfo describes one object. ETag is opaque; it changes whenever the
+// object's bytes change, which is what lets readers pin a version.
+type ObjectInfo struct {
+	Key     string
+	Size    int64
+	ETag    string
+	ModTime time.Time
+}
+
+// Range selects bytes of an object. Off >= 0 with Len >= 0 is [Off, Off+Len);
+// Len < 0 reads to the end; Off < 0 is a suffix read of the last -Off bytes,
+// which lets a Parquet footer come back in one request without knowing the size.
+type Range struct {
+	Off, Len int64
+}
+
+// All is the whole object.
+var All = Range{Off: 0, Len: -1}
+
+// Suffix is the last n bytes of an object (all of it if it is shorter).
+func Suffix(n int64) Range { return Range{Off: -n, Len: -1} }
+
+// ReadOptions qualify a read.
+type ReadOptions struct {
+	// IfMatch, when set, makes the read fail with ErrPrecondition if the
+	// object's ETag differs, so ranges of one object never mix versions.
+	IfMatch string
+}
+
+// WriteOptions qualify a write.
+type WriteOptions struct {
+	// PartSize is the multipart part size; objects smaller than one part
+	// are written in a single request. Zero means the driver default.
+	PartSize int64
+	// Concurrency is how many parts upload at once. Zero means the default.
+	Concurrency int
+}
+
+// Driver is what a backend implements. The portable Store type validates
+// arguments, wraps errors and classifies them once; drivers stay thin.
+//
+// All methods must be safe for concurrent use.
+type Driver interface {
+	// List calls fn for every object whose key starts with prefix, in
+	// lexical key order. A non-nil error from fn stops the listing and is returned.
+	List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error
+	// Stat describes one object.
+	Stat(ctx context.Context, key string) (ObjectInfo, error)
+	// ReadRange opens the bytes of r. The returned info has the object's
+	// full size and ETag (not the range length). A range starting at or past
+	// the end yields an empty body, not an error.
+	ReadRange(ctx context.Context, key string, r Range, opts ReadOptions) (io.ReadCloser, ObjectInfo, error)
+	// NewWriter starts writing an object. Nothing is visible under key
+	// until Close returns nil; Abort, a failed Close or a cancelled ctx
+	// leave nothing behind.
+	NewWriter(ctx context.Context, key string, opts WriteOptions) (DriverWriter, error)
+	// Delete removes an object. Deleting a missing object is ErrNotFound.
+	Delete(ctx context.Context, key string) error
+	// Classify maps a driver error to a Kind.
+	Classify(err error) Kind
+	// Close releases the driver's resources.
+	Close() error
+}
+
+// DriverWriter is an object being written.
+type DriverWriter interface {
+	io.Writer
+	// Close commits the object.
+	Close() error
+	// Abort discards everything written; it is safe after Close.
+	Abort() error
+}

@@ -1,0 +1,305 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+)
+
+// Options configure Open. The zero value is usable.
+type Options struct {
+	// Endpoint overrides the S3 endpoint (else AWS_ENDPOINT_URL, else AWS).
+	Endpoint string
+	// Region for S3 (else AWS_REGION / shared config, else us-east-1).
+	Region string
+	// Concurrency is how many requests the caller intends to keep in
+	// flight; the S3 transport keeps at least that many idle connections.
+	Concurrency int
+	// StallTimeout cancels an S3 response body that makes no progress for
+	// this long. Zero means 30s; negative disables the watchdog.
+	StallTimeout time.Duration
+	// Wrap, when set, wraps the opened driver (the link model uses this).
+	Wrap func(Driver) Driver
+}
+
+// Store is a bucket (or directory, or in-memory namespace) of objects. It
+// validates keys, wraps every driver error in *Error with its Kind, and is
+// safe for concurrent use.
+type Store struct {
+	d    Driver
+	base string // URL prefix that keys are appended to, e.g. "s3://bucket/"
+}
+
+// New wraps a driver. base is used only to name objects in errors and URL().
+func New(d Driver, base string) *Store {
+	if base != "" && !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	return &Store{d: d, base: base}
+}
+
+// Open opens the store a URL names and returns it with the key or prefix
+// the URL points at inside it:
+//
+//	s3://bucket/prefix    S3 or any S3-compatible endpoint (AWS_ENDPOINT_URL, --endpoint)
+//	file:///dir/prefix    a local directory; plain paths work too
+//	mem://name/prefix     an in-process store, shared by every Open of the same name
+//
+// For files, the store is rooted at the named directory (or the parent of a
+// named file) and keys cannot leave it.
+func Open(ctx context.Context, rawURL string, opts Options) (*Store, string, error) {
+	d, base, key, err := openDriver(ctx, rawURL, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	if opts.Wrap != nil {
+		d = opts.Wrap(d)
+	}
+	return New(d, base), key, nil
+}
+
+func openDriver(ctx context.Context, rawURL string, opts Options) (Driver, string, string, error) {
+	invalid := func(format string, a ...any) error {
+		return &Error{Op: "open", URL: rawURL, Kind: KindInvalid, Err: fmt.Errorf(format, a...)}
+	}
+	if rawURL == "" {
+		return nil, "", "", invalid("empty URL")
+	}
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return openFile(rawURL, rawURL)
+	}
+	switch scheme {
+	case "file":
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			return nil, "", "", invalid("%v", err)
+		}
+		if u.Host != "" && u.Host != "localhost" {
+			return nil, "", "", invalid("file URLs take no host (use file:///abs/path)")
+		}
+		return openFile(rawURL, u.Path)
+	case "mem":
+		bucket, key, _ := strings.Cut(rest, "/")
+		if bucket == "" {
+			return nil, "", "", invalid("missing name (use mem://name/prefix)")
+		}
+		return openMem(bucket), "mem://" + bucket + "/", key, nil
+	case "s3":
+		bucket, key, _ := strings.Cut(rest, "/")
+		if bucket == "" {
+			return nil, "", "", invalid("missing bucket (use s3://bucket/prefix)")
+		}
+		d, err := openS3(ctx, bucket, opts)
+		if err != nil {
+			return nil, "", "", &Error{Op: "open", URL: rawURL, Kind: KindInvalid, Err: err}
+		}
+		return d, "s3://" + bucket + "/", key, nil
+	}
+	return nil, "", "", invalid("unknown scheme %q (want s3://, file:// or mem://)", scheme)
+}
+
+// URL names a key of this store.
+func (s *Store) URL(key string) string { return s.base + key }
+
+// Driver returns the underlying driver, for wrappers such as the link model.
+func (s *Store) Driver() Driver { return s.d }
+
+func (s *Store) wrap(op, key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *Error
+	if errors.As(err, &se) {
+		return err
+	}
+	k := s.d.Classify(err)
+	if k == KindUnknown {
+		k = KindOf(err)
+	}
+	if k == KindUnknown {
+		k = KindPermanent
+	}
+	return &Error{Op: op, URL: s.URL(key), Kind: k, Err: err}
+}
+
+func checkKey(key string, prefix bool) error {
+	if key == "" && !prefix {
+		return errors.New("empty key")
+	}
+	if strings.HasPrefix(key, "/") {
+		return errors.New("key must be relative")
+	}
+	for _, part := range strings.Split(key, "/") {
+		if part == ".." {
+			return errors.New("key may not contain '..'")
+		}
+	}
+	return nil
+}
+
+func (s *Store) invalid(op, key string, err error) error {
+	return &Error{Op: op, URL: s.URL(key), Kind: KindInvalid, Err: err}
+}
+
+// Walk calls fn for every object under prefix, in key order.
+func (s *Store) Walk(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	if err := checkKey(prefix, true); err != nil {
+		return s.invalid("list", prefix, err)
+	}
+	var fnErr error
+	err := s.d.List(ctx, prefix, func(o ObjectInfo) error {
+		if err := fn(o); err != nil {
+			fnErr = err
+			return err
+		}
+		return nil
+	})
+	if fnErr != nil && errors.Is(err, fnErr) {
+		return fnErr
+	}
+	return s.wrap("list", prefix, err)
+}
+
+// List returns every object under prefix, in key order.
+func (s *Store) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
+	var out []ObjectInfo
+	err := s.Walk(ctx, prefix, func(o ObjectInfo) error {
+		out = append(out, o)
+		return nil
+	})
+	return out, err
+}
+
+// Stat describes one object.
+func (s *Store) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+	if err := checkKey(key, false); err != nil {
+		return ObjectInfo{}, s.invalid("stat", key, err)
+	}
+	o, err := s.d.Stat(ctx, key)
+	return o, s.wrap("stat", key, err)
+}
+
+// ReadRange opens a byte range of an object; see Range and ReadOptions.
+// The info returned has the object's full size and ETag.
+func (s *Store) ReadRange(ctx context.Context, key string, r Range, opts ReadOptions) (io.ReadCloser, ObjectInfo, error) {
+	if err := checkKey(key, false); err != nil {
+		return nil, ObjectInfo{}, s.invalid("read", key, err)
+	}
+	if r.Off >= 0 && r.Len == 0 {
+		return io.NopCloser(bytes.NewReader(nil)), ObjectInfo{}, s.invalid("read", key, errors.New("zero-length range"))
+	}
+	if r.Off < 0 && r.Len >= 0 {
+		return nil, ObjectInfo{}, s.invalid("read", key, errors.New("a suffix range has no length"))
+	}
+	rc, info, err := s.d.ReadRange(ctx, key, r, opts)
+	if err != nil {
+		return nil, info, s.wrap("read", key, err)
+	}
+	return &wrappedReader{rc: rc, s: s, key: key}, info, nil
+}
+
+// ReadAll reads a whole object.
+func (s *Store) ReadAll(ctx context.Context, key string) ([]byte, error) {
+	rc, info, err := s.ReadRange(ctx, key, All, ReadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	buf := bytes.NewBuffer(make([]byte, 0, info.Size))
+	_, err = buf.ReadFrom(rc)
+	return buf.Bytes(), err
+}
+
+// Writer is an object being written. Nothing is visible until Close returns
+// nil; Abort (or a cancelled context) leaves nothing behind.
+type Writer struct {
+	w   DriverWriter
+	s   *Store
+	key string
+	n   int64
+}
+
+// NewWriter starts writing key. Large objects go up as multipart uploads.
+func (s *Store) NewWriter(ctx context.Context, key string, opts WriteOptions) (*Writer, error) {
+	if err := checkKey(key, false); err != nil {
+		return nil, s.invalid("write", key, err)
+	}
+	w, err := s.d.NewWriter(ctx, key, opts)
+	if err != nil {
+		return nil, s.wrap("write", key, err)
+	}
+	return &Writer{w: w, s: s, key: key}, nil
+}
+
+func (w *Writer) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	w.n += int64(n)
+	return n, w.s.wrap("write", w.key, err)
+}
+
+// Written is the number of bytes accepted so far.
+func (w *Writer) Written() int64 { return w.n }
+
+// Close commits the object.
+func (w *Writer) Close() error { return w.s.wrap("write", w.key, w.w.Close()) }
+
+// Abort discards the object.
+func (w *Writer) Abort() error { return w.s.wrap("write", w.key, w.w.Abort()) }
+
+// Put writes a whole object from r.
+func (s *Store) Put(ctx context.Context, key string, r io.Reader, opts WriteOptions) (int64, error) {
+	w, err := s.NewWriter(ctx, key, opts)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		_ = w.Abort()
+		return w.Written(), err
+	}
+	return w.Written(), w.Close()
+}
+
+// Delete removes an object.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := checkKey(key, false); err != nil {
+		return s.invalid("delete", key, err)
+	}
+	return s.wrap("delete", key, s.d.Delete(ctx, key))
+}
+
+// Close releases the driver.
+func (s *Store) Close() error { return s.d.Close() }
+
+type wrappedReader struct {
+	rc  io.ReadCloser
+	s   *Store
+	key string
+}
+
+func (r *wrappedReader) Read(p []byte) (int, error) {
+	n, err := r.rc.Read(p)
+	if err != nil && err != io.EOF {
+		err = r.s.wrap("read", r.key, err)
+	}
+	return n, err
+}
+
+func (r *wrappedReader) Close() error { return r.rc.Close() }
+
+// Join joins a prefix and a name with exactly one slash.
+func Join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return strings.TrimSuffix(prefix, "/") + "/" + strings.TrimPrefix(name, "/")
+}
+
+// Base is the last element of a key.
+func Base(key string) string { return path.Base(key) }
