@@ -1,0 +1,109 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-data/sluice/store"
+	"github.com/sluice-data/sluice/store/storetest"
+)
+
+func TestConformanceMem(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) *store.Store {
+		return store.New(store.NewMemDriver(), "mem://test/")
+	})
+}
+
+func TestConformanceFile(t *testing.T) {
+	dir := t.TempDir()
+	storetest.Run(t, func(t *testing.T) *store.Store {
+		st, key, err := store.Open(context.Background(), dir+"/", store.Options{})
+		if err != nil || key != "" {
+			t.Fatalf("open %s: key %q, %v", dir, key, err)
+		}
+		return st
+	})
+	// The suite deletes what it writes; nothing, temp files included, may remain.
+	var left []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if p != dir {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+}
+
+func TestOpenURLs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f.parquet"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		url, wantURL, wantKey string
+	}{
+		{dir, "file://" + dir + "/", ""},
+		{"file://" + dir + "/f.parquet", "file://" + dir + "/f.parquet", "f.parquet"},
+		{dir + "/sub/new", "file://" + dir + "/sub/new", "new"},
+		{"mem://b/some/prefix", "mem://b/some/prefix", "some/prefix"},
+	}
+	for _, c := range cases {
+		st, key, err := store.Open(ctx, c.url, store.Options{})
+		if err != nil {
+			t.Fatalf("open %s: %v", c.url, err)
+		}
+		if key != c.wantKey || st.URL(key) != c.wantURL {
+			t.Errorf("open %s: key %q url %q, want %q %q", c.url, key, st.URL(key), c.wantKey, c.wantURL)
+		}
+	}
+	// Two opens of one mem name share objects.
+	a, _, _ := store.Open(ctx, "mem://shared/", store.Options{})
+	b, _, _ := store.Open(ctx, "mem://shared/", store.Options{})
+	if _, err := a.Put(ctx, "k", strings.NewReader("v"), store.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Stat(ctx, "k"); err != nil {
+		t.Fatalf("mem stores of one name do not share: %v", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	for _, u := range []string{"", "gs://bucket/x", "s3://", "s3:///key", "mem://", "file://host/x"} {
+		_, _, err := store.Open(ctx, u, store.Options{})
+		if !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("open %q: err = %v, want ErrInvalid", u, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("open %q: multi-line error %q", u, err)
+		}
+	}
+}
+
+func TestFileKeysCannotEscape(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	st, _, err := store.Open(ctx, root+"/", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, "a/../../outside", strings.NewReader("x"), store.WriteOptions{}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("escaping write: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "outside")); err == nil {
+		t.Fatal("a key escaped the file root")
+	}
+	// A symlinked object is followed only for reading what is already inside the root.
+	if _, err := st.Put(ctx, "in", strings.NewReader("x"), store.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
