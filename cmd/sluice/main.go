@@ -1,0 +1,74 @@
+// Command sluice moves columnar data between object storage and Apache
+// Arrow at the speed of the network.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// Exit codes, mapped here and nowhere else.
+const (
+	exitOK         = 0
+	exitError      = 1
+	exitUsage      = 2
+	exitNotFound   = 3
+	exitPermission = 4
+	exitInterrupt  = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCommand().ExecuteContext(ctx)
+	interrupted := ctx.Err() != nil
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sluice: %s\n", oneLine(err))
+	}
+	os.Exit(exitCode(err, interrupted))
+}
+
+func exitCode(err error, interrupted bool) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue usageError
+	switch {
+	case errors.As(err, &ue):
+		return exitUsage
+	case interrupted || errors.Is(err, context.Canceled):
+		return exitInterrupt
+	}
+	switch store.KindOf(err) {
+	case store.KindNotFound:
+		return exitNotFound
+	case store.KindPermission:
+		return exitPermission
+	case store.KindInvalid:
+		return exitUsage
+	}
+	return exitError
+}
+
+// usageError marks a mistake in how the command was called.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+func oneLine(err error) string {
+	s := err.Error()
+	for i := range len(s) {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
