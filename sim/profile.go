@@ -1,0 +1,167 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Profile describes a link. The zero Profile shapes nothing.
+type Profile struct {
+	// Name is the named profile the spec started from ("s3"), or empty for
+	// a custom one. Overrides keep the name; String shows what changed.
+	Name string
+	// TTFB is the median first-byte latency and TTFBP99 its 99th
+	// percentile; latencies are log-normal between them. TTFBP99 == 0
+	// means the same as TTFB (a fixed latency).
+	TTFB, TTFBP99 time.Duration
+	// Stream caps one body (read or upload) and Link all bodies together,
+	// in bytes per second; reads and uploads have separate Link budgets.
+	// Zero means unlimited.
+	Stream, Link float64
+	// Per-request probabilities: SlowDown fails a request before any byte;
+	// Reset fails a read body part way; Stall stops a read body part way
+	// for StallFor, then lets it continue.
+	SlowDown, Reset, Stall float64
+	StallFor               time.Duration
+	// Seed seeds the draws (latencies, faults, fault points).
+	Seed uint64
+}
+
+// named are the profiles Parse knows by name.
+var named = map[string]Profile{
+	// An instance in the same region as S3: first byte in 10-20 ms, p99
+	// near 80 ms, about 90 MB/s per connection.
+	"s3": {
+		Name:    "s3",
+		TTFB:    15 * time.Millisecond,
+		TTFBP99: 80 * time.Millisecond,
+		Stream:  90 * MiB,
+		Link:    1200 * MiB,
+	},
+}
+
+// Byte sizes, for building profiles in code.
+const (
+	KiB = 1 << 10
+	MiB = 1 << 20
+	GiB = 1 << 30
+)
+
+// IsNone reports whether p shapes nothing, in which case there is nothing
+// to wrap (Name and Seed alone change nothing).
+func (p Profile) IsNone() bool {
+	return p.TTFB == 0 && p.TTFBP99 == 0 && p.Stream == 0 && p.Link == 0 &&
+		p.SlowDown == 0 && p.Reset == 0 && p.Stall == 0
+}
+
+// minRate keeps pacing finite: below one byte a second a chunk would take
+// longer than a Duration can say.
+const minRate = 1
+
+// Validate reports the first field that makes p unusable, in one line.
+func (p Profile) Validate() error {
+	dur := func(name string, d time.Duration) error {
+		if d < 0 {
+			return fmt.Errorf("sim: %s=%v: must not be negative", name, d)
+		}
+		return nil
+	}
+	if err := dur("ttfb", p.TTFB); err != nil {
+		return err
+	}
+	if err := dur("p99", p.TTFBP99); err != nil {
+		return err
+	}
+	if p.TTFBP99 != 0 && p.TTFBP99 < p.TTFB {
+		return fmt.Errorf("sim: p99=%v is below ttfb=%v (p99 must be >= ttfb)", p.TTFBP99, p.TTFB)
+	}
+	if p.TTFBP99 != 0 && p.TTFB == 0 {
+		return fmt.Errorf("sim: p99=%v needs a ttfb (the median) above zero", p.TTFBP99)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"stream", p.Stream}, {"link", p.Link}} {
+		if f.v != 0 && !(f.v >= minRate && !math.IsInf(f.v, 0)) {
+			return fmt.Errorf("sim: %s=%s: want 0 (unlimited) or a finite rate of at least 1B/s", f.name, formatFloat(f.v))
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"slowdown", p.SlowDown}, {"reset", p.Reset}, {"stall", p.Stall}} {
+		if !(f.v >= 0 && f.v <= 1) {
+			return fmt.Errorf("sim: %s=%s: probability must be in [0,1]", f.name, formatFloat(f.v))
+		}
+	}
+	if err := dur("stall duration", p.StallFor); err != nil {
+		return err
+	}
+	if p.Stall > 0 && p.StallFor == 0 {
+		return fmt.Errorf("sim: stall=%s needs a duration (e.g. stall=%s:10s)", formatFloat(p.Stall), formatFloat(p.Stall))
+	}
+	return nil
+}
+
+// String prints p in the form Parse reads back: the named profile it
+// started from followed by what differs, or only the fields that are set.
+// The zero Profile prints as "none".
+func (p Profile) String() string {
+	var fields []string
+	add := func(k, v string) { fields = append(fields, k+"="+v) }
+	base, ok := named[p.Name]
+	if ok {
+		fields = append(fields, p.Name)
+	}
+	// A field is printed when it differs from the base: for a custom
+	// profile the base is zero, except p99, which defaults to ttfb.
+	baseP99 := base.TTFBP99
+	if !ok {
+		baseP99 = p.TTFB
+	}
+	if p.TTFB != base.TTFB {
+		add("ttfb", p.TTFB.String())
+	}
+	if p.p99() != baseP99 {
+		add("p99", p.p99().String())
+	}
+	if p.Stream != base.Stream {
+		add("stream", formatRate(p.Stream))
+	}
+	if p.Link != base.Link {
+		add("link", formatRate(p.Link))
+	}
+	if p.SlowDown != base.SlowDown {
+		add("slowdown", formatFloat(p.SlowDown))
+	}
+	if p.Reset != base.Reset {
+		add("reset", formatFloat(p.Reset))
+	}
+	if p.Stall != base.Stall || p.StallFor != base.StallFor {
+		v := formatFloat(p.Stall)
+		if p.StallFor != 0 {
+			v += ":" + p.StallFor.String()
+		}
+		add("stall", v)
+	}
+	if p.Seed != base.Seed {
+		add("seed", strconv.FormatUint(p.Seed, 10))
+	}
+	if len(fields) == 0 {
+		return "none"
+	}
+	return strings.Join(fields, ",")
+}
+
+// p99 is the latency's 99th percentile, defaulting to the median.
+func (p Profile) p99() time.Duration {
+	if p.TTFBP99 == 0 {
+		return p.TTFB
+	}
+	return p.TTFBP99
+}
+
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
