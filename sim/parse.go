@@ -136,7 +136,7 @@ func parseProb(k, v string) (float64, error) {
 	if err != nil || !(f >= 0 && f <= 1) {
 		return 0, fmt.Errorf("sim: bad %s %q: want a probability in [0,1]", k, v)
 	}
-	return f, nil
+	return f + 0, nil // -0 reads as 0
 }
 
 // units are tried longest first so "MiB" is not read as "B".
@@ -164,7 +164,7 @@ func parseRate(k, v string) (float64, error) {
 	if err != nil || !(f >= 0) {
 		return 0, bad("want a rate such as 90MiB/s (units B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)")
 	}
-	r := f * mult
+	r := f*mult + 0 // -0 reads as 0
 	if math.IsInf(r, 0) {
 		return 0, bad("too large")
 	}

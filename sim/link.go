@@ -1,0 +1,200 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// z99 is the standard normal's 99th percentile: a log-normal latency with
+// median m and 99th percentile q has sigma = ln(q/m) / z99.
+const z99 = 2.3263478740408408
+
+// listPage is how many keys one List request returns, as S3 does; each
+// further page is another request.
+const listPage = 1000
+
+// Wrap returns d behind a link shaped by p. A profile that shapes nothing
+// returns d itself. Wrap panics if p.Validate fails (profiles from Parse
+// never do), as a link that cannot be modelled is a programming error.
+//
+// Every request (List and each further page of 1000 keys, Stat, ReadRange,
+// NewWriter, Delete) first waits a first-byte latency, then may fail with
+// ErrSlowDown. Read bodies and uploads are paced, and read bodies may reset
+// or stall part way.
+func Wrap(d store.Driver, p Profile) store.Driver {
+	if err := p.Validate(); err != nil {
+		panic(err)
+	}
+	if p.IsNone() {
+		return d
+	}
+	l := &link{
+		inner: d,
+		p:     p,
+		rng:   rand.New(rand.NewPCG(p.Seed, 0x5eed_11ce_5eed_11ce)),
+		down:  newLimiter(p.Link),
+		up:    newLimiter(p.Link),
+	}
+	if p.TTFB > 0 {
+		l.mu = math.Log(float64(p.TTFB))
+		l.sigma = math.Log(float64(p.p99())/float64(p.TTFB)) / z99
+	}
+	return l
+}
+
+// WrapOption returns a wrapper for store.Options.Wrap, or nil when p
+// shapes nothing, so the caller's store is opened unwrapped.
+func WrapOption(p Profile) func(store.Driver) store.Driver {
+	if p.IsNone() {
+		return nil
+	}
+	return func(d store.Driver) store.Driver { return Wrap(d, p) }
+}
+
+type link struct {
+	inner store.Driver
+	p     Profile
+
+	mu, sigma float64 // of ln(latency in ns)
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+
+	down, up *rate.Limiter // shared link budgets; nil when unlimited
+}
+
+// draw is everything random about one request, drawn at once so the
+// sequence of draws (and so a serial run) is fixed by the seed whatever
+// kind of request comes next.
+type draw struct {
+	latency              time.Duration
+	slowDown             bool
+	reset, stall         bool
+	resetFrac, stallFrac float64 // where in the body, uniform in [0,1)
+}
+
+func (l *link) draw() draw {
+	l.rngMu.Lock()
+	z := l.rng.NormFloat64()
+	u := [5]float64{l.rng.Float64(), l.rng.Float64(), l.rng.Float64(), l.rng.Float64(), l.rng.Float64()}
+	l.rngMu.Unlock()
+	dr := draw{
+		slowDown:  u[0] < l.p.SlowDown,
+		reset:     u[1] < l.p.Reset,
+		resetFrac: u[2],
+		stall:     u[3] < l.p.Stall,
+		stallFrac: u[4],
+	}
+	if l.p.TTFB > 0 {
+		// Clamp so an extreme draw under an extreme profile cannot
+		// overflow a Duration; it would be cancelled long before.
+		ns := math.Min(math.Exp(l.mu+l.sigma*z), float64(maxSleep))
+		dr.latency = time.Duration(ns)
+	}
+	return dr
+}
+
+const maxSleep = 1 << 62
+
+// request models one round trip: the first-byte latency, then perhaps a
+// 503. The draw is returned for the body's faults.
+func (l *link) request(ctx context.Context) (draw, error) {
+	dr := l.draw()
+	if err := sleep(ctx, nil, dr.latency); err != nil {
+		return dr, err
+	}
+	if dr.slowDown {
+		return dr, ErrSlowDown
+	}
+	return dr, nil
+}
+
+func (l *link) List(ctx context.Context, prefix string, fn func(store.ObjectInfo) error) error {
+	if _, err := l.request(ctx); err != nil {
+		return err
+	}
+	n := 0
+	return l.inner.List(ctx, prefix, func(o store.ObjectInfo) error {
+		n++
+		if n > listPage && n%listPage == 1 {
+			if _, err := l.request(ctx); err != nil {
+				return err
+			}
+		}
+		return fn(o)
+	})
+}
+
+func (l *link) Stat(ctx context.Context, key string) (store.ObjectInfo, error) {
+	if _, err := l.request(ctx); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	return l.inner.Stat(ctx, key)
+}
+
+func (l *link) ReadRange(ctx context.Context, key string, r store.Range, opts store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error) {
+	dr, err := l.request(ctx)
+	if err != nil {
+		return nil, store.ObjectInfo{}, err
+	}
+	rc, info, err := l.inner.ReadRange(ctx, key, r, opts)
+	if err != nil {
+		return rc, info, err
+	}
+	b := newBody(ctx, rc, l, bodyLen(r, info.Size), dr)
+	return b, info, nil
+}
+
+// bodyLen is how many bytes a range of an object of size n holds, the
+// same arithmetic every driver applies (see store.Range).
+func bodyLen(r store.Range, n int64) int64 {
+	if r.Off < 0 {
+		return min(-r.Off, n)
+	}
+	start := min(r.Off, n)
+	if r.Len >= 0 && r.Len < n-start {
+		return r.Len
+	}
+	return n - start
+}
+
+func (l *link) NewWriter(ctx context.Context, key string, opts store.WriteOptions) (store.DriverWriter, error) {
+	// The round trip is paid up front (as a multipart upload's first
+	// request would), so a 503 leaves nothing to abort.
+	if _, err := l.request(ctx); err != nil {
+		return nil, err
+	}
+	w, err := l.inner.NewWriter(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	return newUpload(ctx, w, l), nil
+}
+
+func (l *link) Delete(ctx context.Context, key string) error {
+	if _, err := l.request(ctx); err != nil {
+		return err
+	}
+	return l.inner.Delete(ctx, key)
+}
+
+// Classify knows the faults this package injects; everything else is the
+// inner driver's to judge.
+func (l *link) Classify(err error) store.Kind {
+	var f *fault
+	if errors.As(err, &f) {
+		return store.KindRetryable
+	}
+	return l.inner.Classify(err)
+}
+
+func (l *link) Close() error { return l.inner.Close() }
