@@ -18,6 +18,9 @@ type Options struct {
 	Endpoint string
 	// Region for S3 (else AWS_REGION / shared config, else us-east-1).
 	Region string
+	// AccessKeyID and SecretAccessKey, when both set, are static S3
+	// credentials used instead of the standard credential chain.
+	AccessKeyID, SecretAccessKey string
 	// Concurrency is how many requests the caller intends to keep in
 	// flight; the S3 transport keeps at least that many idle connections.
 	Concurrency int
