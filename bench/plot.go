@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"image/color"
+	"io"
+	"math"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// kindColors keep put and get apart in every panel.
+var kindColors = map[Kind]color.RGBA{
+	Put: {R: 31, G: 119, B: 180, A: 255}, // blue
+	Get: {R: 255, G: 127, B: 14, A: 255}, // orange
+}
+
+// WritePlot draws successful requests of recs as a PNG of three panels:
+// the per-request MiB/s histogram, each request's duration against when
+// it started, and the aggregate MiB/s over time; puts and gets in their
+// own colours.
+func WritePlot(w io.Writer, recs []Record) error {
+	byKind := map[Kind][]Record{}
+	var end time.Duration
+	var top float64
+	for _, r := range recs {
+		if !r.OK() {
+			continue
+		}
+		byKind[r.Kind] = append(byKind[r.Kind], r)
+		end = max(end, r.LastByte)
+		if d := (r.LastByte - r.Start).Seconds(); d > 0 {
+			top = max(top, float64(r.Bytes)/mib/d)
+		}
+	}
+	kinds := []Kind{}
+	for _, k := range []Kind{Put, Get} {
+		if len(byKind[k]) > 0 {
+			kinds = append(kinds, k)
+		}
+	}
+
+	hist := newPlot("Per-request throughput", "MiB/s (bytes / issue-to-last-byte)", "requests")
+	durations := newPlot("Request durations", "request start (s)", "issue to last byte (ms)")
+	overTime := newPlot("Aggregate throughput over time", "time (s)", "MiB/s")
+	const bins = 40
+	width := math.Max(top, 1e-9) * 1.0001 / bins
+	for _, k := range kinds {
+		rs := byKind[k]
+		fill := kindColors[k]
+		fill.A = 150
+
+		h := &plotter.Histogram{Bins: make([]plotter.HistogramBin, bins), Width: width, FillColor: fill}
+		h.LineStyle.Width = vg.Points(0.5)
+		h.LineStyle.Color = kindColors[k]
+		for i := range h.Bins {
+			h.Bins[i].Min, h.Bins[i].Max = float64(i)*width, float64(i+1)*width
+		}
+		pts := make(plotter.XYs, 0, len(rs))
+		for _, r := range rs {
+			d := (r.LastByte - r.Start).Seconds()
+			if d > 0 {
+				h.Bins[min(int(float64(r.Bytes)/mib/d/width), bins-1)].Weight++
+			}
+			pts = append(pts, plotter.XY{X: r.Start.Seconds(), Y: d * 1000})
+		}
+		hist.Add(h)
+		hist.Legend.Add(string(k), h)
+
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle.Color = kindColors[k]
+		sc.GlyphStyle.Radius = vg.Points(1.5)
+		sc.GlyphStyle.Shape = draw.CircleGlyph{}
+		durations.Add(sc)
+		durations.Legend.Add(string(k), sc)
+
+		const steps = 200
+		rates := Timeline(rs, Span{0, end}, steps)
+		line := make(plotter.XYs, steps)
+		for i, v := range rates {
+			line[i] = plotter.XY{X: (end.Seconds() / steps) * (float64(i) + 0.5), Y: v}
+		}
+		l, err := plotter.NewLine(line)
+		if err != nil {
+			return err
+		}
+		l.LineStyle.Color = kindColors[k]
+		l.LineStyle.Width = vg.Points(1.5)
+		overTime.Add(l)
+		overTime.Legend.Add(string(k), l)
+	}
+
+	img := vgimg.New(8*vg.Inch, 10*vg.Inch)
+	dc := draw.New(img)
+	plots := [][]*plot.Plot{{hist}, {durations}, {overTime}}
+	tiles := draw.Tiles{Rows: 3, Cols: 1, PadX: vg.Millimeter, PadY: 6 * vg.Millimeter,
+		PadTop: 3 * vg.Millimeter, PadBottom: 3 * vg.Millimeter, PadLeft: 3 * vg.Millimeter, PadRight: 5 * vg.Millimeter}
+	canvases := plot.Align(plots, tiles, dc)
+	for i, row := range plots {
+		row[0].Draw(canvases[i][0])
+	}
+	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
+	return err
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.X.Min, p.Y.Min = 0, 0
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	return p
+}
