@@ -1,0 +1,42 @@
+package gen
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// benchRows is large enough for full-size batches and several row groups,
+// small enough to keep a run short on a shared machine.
+const benchRows = 1 << 20
+
+func benchGen(b *testing.B, fn func(context.Context, *store.Store, string, Options) (Result, error)) {
+	for _, conc := range []int{1, runtime.GOMAXPROCS(0)} {
+		b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
+			ctx := context.Background()
+			opts := Options{Rows: benchRows, Files: 2 * conc, Seed: 1, Concurrency: conc}
+			// The text pool is built once per process; keep it out of the timing.
+			textPool()
+			b.ReportAllocs()
+			b.ResetTimer()
+			var bytes int64
+			for range b.N {
+				st := store.New(store.NewMemDriver(), "mem://bench/")
+				res, err := fn(ctx, st, "d", opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bytes = res.Bytes
+			}
+			b.SetBytes(bytes)
+			b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+func BenchmarkLineitem(b *testing.B) { benchGen(b, Lineitem) }
+
+func BenchmarkTaxi(b *testing.B) { benchGen(b, Taxi) }
