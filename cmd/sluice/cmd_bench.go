@@ -1,0 +1,315 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/sluice-data/sluice/bench"
+)
+
+type benchOptions struct {
+	objects     int
+	sizes       []string
+	concurrency string
+	rangeSize   string
+	readOnly    bool
+	writeOnly   bool
+	keep        bool
+	out         string
+	plot        string
+	json        bool
+	quiet       bool
+	retries     int
+	seed        uint64
+}
+
+func newBenchCommand() *cobra.Command {
+	var opts benchOptions
+	cmd := &cobra.Command{
+		Use:   "bench URL",
+		Short: "Measure what a store gives: parallel puts then gets, throughput and latency",
+		Long: `Write --objects objects of --size pseudorandom, incompressible bytes with
+--concurrency requests in flight, read them back, and report what the store
+gave. Several sizes and concurrencies (--size 1MiB,16MiB --concurrency 1,2,4,8)
+make a sweep with one table; --concurrency auto doubles from 1 until doubling
+gains less than 5% and reports the saturating value.
+
+Safety: objects go only under a fresh prefix inside URL
+(URL/sluice-bench-<time>-<random>/), which must be empty; sweeps use one
+sub-prefix per cell. Everything written is deleted at the end, also after an
+error or Ctrl-C, unless --keep. --read-only reads the objects already under
+URL (all of them, or the first --objects) and writes and deletes nothing.
+
+Figures, per phase (the puts or the gets of one cell):
+  MiB/s, obj/s    steady state: over the window in which every worker is busy,
+                  from when the last worker issued its first request (ramp-up
+                  over) to when the first worker finished its last one (the
+                  queue ran dry: ramp-down). Each request's bytes count as
+                  spread evenly from its first to its last byte. When no such
+                  window exists (too few objects) the whole phase is used.
+  whole MiB/s     all bytes of the phase over its wall time, from before its
+                  first request to after its last: what a stopwatch would say.
+  req MiB/s       each request's bytes over its whole duration (issue to last
+                  byte): p10/p50/p90.
+  first byte      latency from issue to the first body byte (get) or until the
+                  store accepted the upload (put), in ms: p50/p90/p99/max.
+  last byte       latency from issue to the last byte read or the upload
+                  committed, in ms.
+  errors          requests whose last attempt failed; retries counts attempts
+                  after the first (retryable errors, up to --retries, backoff).
+  object generator  MiB/s one core makes object bytes at, to show it is never
+                  the bottleneck.
+
+--out FILE saves every request attempt, as JSON lines (.jsonl) or CSV (.csv):
+` + recordFieldsHelp() + `
+--json prints, instead of the report, one JSON object: url (where the objects
+were), sim (link profile), start (RFC 3339), kept, generator_mib_s, auto (per
+size: kind, object_size, concurrency, steady_mib_s, saturated), and phases,
+each with kind, cell, object_size, range_size (0: whole objects), concurrency,
+objects, requests, bytes, errors, retries, phase {start_s, end_s}, wall_s,
+whole_mib_s, whole_objects_s, window {start_s, end_s}, window_is_phase,
+steady_mib_s, steady_objects_s, and request_mib_s, first_byte_ms,
+last_byte_ms (each n, min, p10, p50, p90, p99, max, mean). Times are seconds
+from the run's start.
+
+--plot FILE.png draws the per-request throughput histogram, request durations
+against time, and aggregate throughput over time, puts blue and gets orange.
+
+A progress bar shows on a terminal, plain lines otherwise. With --sim the
+store is seen through the link model (see sluice --help). Exit status is 1
+when any request failed for good.`,
+		Example: `  # 16 objects of 16 MiB, 8 requests in flight
+  sluice bench s3://bucket/scratch/
+
+  # one table: every size at every concurrency
+  sluice bench s3://bucket/scratch/ --size 1MiB,16MiB --concurrency 1,2,4,8
+
+  # how many requests in flight saturate the link, as seen from an EC2 instance
+  sluice bench mem://b/ --sim s3 --concurrency auto
+
+  # read what is there in 8 MiB ranges; keep every request and plot them
+  sluice bench s3://bucket/data/ --read-only --range-size 8MiB --out reqs.jsonl --plot bench.png`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBench(cmd.Context(), cmd.OutOrStdout(), opts, args[0], cmd.Flags().Changed("size"))
+		},
+	}
+	f := cmd.Flags()
+	f.IntVarP(&opts.objects, "objects", "n", 0, "objects per cell (default: max(16, 4 x concurrency); with --read-only, all)")
+	f.StringSliceVarP(&opts.sizes, "size", "s", []string{"16MiB"}, "object size(s), such as 1MiB,16MiB,1GiB or 500KB")
+	f.StringVarP(&opts.concurrency, "concurrency", "c", "8", "requests in flight: a number, a list (1,2,4,8), or auto")
+	f.StringVar(&opts.rangeSize, "range-size", "", "read each object as parallel ranged GETs of this size (such as 8MiB)")
+	f.BoolVar(&opts.readOnly, "read-only", false, "read the objects already under URL; write nothing")
+	f.BoolVar(&opts.writeOnly, "write-only", false, "only write (and delete, unless --keep)")
+	f.BoolVar(&opts.keep, "keep", false, "keep the objects written and print where they are")
+	f.StringVarP(&opts.out, "out", "o", "", "save every request to FILE: .jsonl (JSON lines) or .csv")
+	f.StringVar(&opts.plot, "plot", "", "draw the requests to FILE.png")
+	f.BoolVar(&opts.json, "json", false, "print the summary as JSON (fields above)")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress")
+	f.IntVar(&opts.retries, "retries", 3, "retries of a request that failed with a retryable error")
+	f.Uint64Var(&opts.seed, "seed", 1, "seed of the object bytes")
+	return cmd
+}
+
+func recordFieldsHelp() string {
+	var b strings.Builder
+	for _, f := range bench.RecordFields {
+		fmt.Fprintf(&b, "  %-12s %s\n", f.Name, f.Doc)
+	}
+	return b.String()
+}
+
+// benchConfig turns flags into a bench.Config, every mistake a usage error.
+func benchConfig(opts benchOptions, sizeGiven bool) (bench.Config, int, error) {
+	cfg := bench.Config{
+		Objects: opts.objects, ReadOnly: opts.readOnly, WriteOnly: opts.writeOnly, Keep: opts.keep,
+		Attempts: opts.retries + 1, Seed: opts.seed,
+	}
+	if opts.retries < 0 {
+		return cfg, 0, usagef("bench: --retries must not be negative, got %d", opts.retries)
+	}
+	if opts.readOnly && sizeGiven {
+		return cfg, 0, usagef("bench: --size does not apply to --read-only (the objects have their sizes)")
+	}
+	if !opts.readOnly {
+		for _, s := range opts.sizes {
+			n, err := bench.ParseSize(s)
+			if err != nil {
+				return cfg, 0, usagef("bench: --size: %v", err)
+			}
+			if n <= 0 {
+				return cfg, 0, usagef("bench: --size %s: object size must be positive", s)
+			}
+			cfg.Sizes = append(cfg.Sizes, n)
+		}
+	}
+	if opts.rangeSize != "" {
+		n, err := bench.ParseSize(opts.rangeSize)
+		if err != nil {
+			return cfg, 0, usagef("bench: --range-size: %v", err)
+		}
+		if n <= 0 {
+			return cfg, 0, usagef("bench: --range-size %s: must be positive", opts.rangeSize)
+		}
+		cfg.RangeSize = n
+	}
+	conc := 0
+	if strings.TrimSpace(opts.concurrency) == "auto" {
+		cfg.Auto = true
+		conc = 256
+	} else {
+		for _, s := range strings.Split(opts.concurrency, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n <= 0 {
+				return cfg, 0, usagef("bench: --concurrency %q: want positive numbers (1,2,4) or auto", opts.concurrency)
+			}
+			cfg.Concurrency = append(cfg.Concurrency, n)
+			conc = max(conc, n)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, 0, usagef("bench: %v", err)
+	}
+	return cfg, conc, nil
+}
+
+// checkOutput fails before the run, not after it, on a file that could not
+// be written.
+func checkOutput(flag, name string, exts ...string) error {
+	if name == "" {
+		return nil
+	}
+	ok := false
+	for _, e := range exts {
+		ok = ok || strings.EqualFold(filepath.Ext(name), e)
+	}
+	if !ok {
+		return usagef("bench: %s %q: want a %s file", flag, name, strings.Join(exts, " or "))
+	}
+	if fi, err := os.Stat(filepath.Dir(name)); err != nil || !fi.IsDir() {
+		return usagef("bench: %s %q: directory %s does not exist", flag, name, filepath.Dir(name))
+	}
+	return nil
+}
+
+func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string, sizeGiven bool) error {
+	cfg, conc, err := benchConfig(opts, sizeGiven)
+	if err != nil {
+		return err
+	}
+	if err := checkOutput("--out", opts.out, ".jsonl", ".ndjson", ".csv"); err != nil {
+		return err
+	}
+	if err := checkOutput("--plot", opts.plot, ".png"); err != nil {
+		return err
+	}
+	st, prefix, err := globals.openStore(ctx, url, conc)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	cfg.Observer = &benchProgress{quiet: opts.quiet}
+
+	res, runErr := bench.Run(ctx, st, prefix, cfg)
+	if len(res.Records) > 0 {
+		if err := saveBenchFiles(opts, res); err != nil {
+			return errors.Join(runErr, err)
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	where := st.URL(res.Prefix)
+	if opts.json {
+		doc := struct {
+			URL            string             `json:"url"`
+			Sim            string             `json:"sim"`
+			Start          time.Time          `json:"start"`
+			Kept           bool               `json:"kept"`
+			GeneratorMiBps float64            `json:"generator_mib_s"`
+			Auto           []bench.AutoResult `json:"auto"`
+			Phases         []bench.Summary    `json:"phases"`
+		}{where, globals.profile.String(), res.Start, res.Kept, res.GeneratorMiBps, res.Auto, res.Summaries}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(doc); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(out, "sluice bench %s (link model: %s)\n", where, globals.profile)
+		if err := bench.WriteReport(out, res); err != nil {
+			return err
+		}
+		if res.Kept {
+			fmt.Fprintf(out, "kept the objects under %s\n", where)
+		}
+	}
+	var failed int
+	for _, s := range res.Summaries {
+		failed += s.Errors
+	}
+	if failed > 0 {
+		return fmt.Errorf("bench: %d requests failed after retries (see the errors column and --out)", failed)
+	}
+	return nil
+}
+
+func saveBenchFiles(opts benchOptions, res bench.Result) error {
+	write := func(name string, fn func(io.Writer) error) error {
+		f, err := os.Create(name)
+		if err != nil {
+			return err
+		}
+		if err := fn(f); err != nil {
+			f.Close()
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+		return f.Close()
+	}
+	if opts.out != "" {
+		format, err := bench.RecordFormat(opts.out)
+		if err != nil {
+			return err
+		}
+		if err := write(opts.out, func(w io.Writer) error { return bench.WriteRecords(w, format, res.Records) }); err != nil {
+			return err
+		}
+	}
+	if opts.plot != "" {
+		return write(opts.plot, func(w io.Writer) error { return bench.WritePlot(w, res.Records) })
+	}
+	return nil
+}
+
+// benchProgress shows one progress display per phase, and on a plain
+// stderr a line with each phase's figures as it ends.
+type benchProgress struct {
+	quiet bool
+	p     *progress
+}
+
+func (b *benchProgress) PhaseStart(info bench.PhaseInfo) {
+	desc := fmt.Sprintf("%s %s x%d c=%d", info.Kind, humanBytes(info.ObjectSize), info.Objects, info.Concurrency)
+	b.p = newProgress(desc, info.Bytes, b.quiet)
+}
+
+func (b *benchProgress) Add(n int64) { b.p.Add(n) }
+
+func (b *benchProgress) PhaseEnd(s bench.Summary, err error) {
+	b.p.Done()
+	// A failed phase says nothing here: its error is the one line printed.
+	if err == nil && !b.quiet && !term.IsTerminal(int(os.Stderr.Fd())) {
+		fmt.Fprintf(os.Stderr, "%s: %.1f MiB/s steady, %.1f MiB/s whole phase, %d errors\n", b.p.desc, s.SteadyMiBps, s.WholeMiBps, s.Errors)
+	}
+}
