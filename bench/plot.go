@@ -14,7 +14,7 @@ import (
 )
 
 // kindColors keep put and get apart in every panel.
-var kindColors = map[Kind]color.RGBA{
+var kindColors = map[Kind]color.NRGBA{
 	Put: {R: 31, G: 119, B: 180, A: 255}, // blue
 	Get: {R: 255, G: 127, B: 14, A: 255}, // orange
 }
@@ -52,7 +52,7 @@ func WritePlot(w io.Writer, recs []Record) error {
 	for _, k := range kinds {
 		rs := byKind[k]
 		fill := kindColors[k]
-		fill.A = 150
+		fill.A = 140 // see-through, so overlapping put and get bars both show
 
 		h := &plotter.Histogram{Bins: make([]plotter.HistogramBin, bins), Width: width, FillColor: fill}
 		h.LineStyle.Width = vg.Points(0.5)
@@ -97,6 +97,10 @@ func WritePlot(w io.Writer, recs []Record) error {
 		overTime.Legend.Add(string(k), l)
 	}
 
+	// Headroom above the data keeps the legends off it.
+	for _, p := range []*plot.Plot{hist, durations, overTime} {
+		p.Y.Max = niceCeil(p.Y.Max * 1.25)
+	}
 	img := vgimg.New(8*vg.Inch, 10*vg.Inch)
 	dc := draw.New(img)
 	plots := [][]*plot.Plot{{hist}, {durations}, {overTime}}
@@ -119,4 +123,19 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
 	return p
+}
+
+// niceCeil rounds x up to 1, 2 or 5 times a power of ten, so the top tick
+// of an axis reads as a round number.
+func niceCeil(x float64) float64 {
+	if x <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= x {
+			return m * p
+		}
+	}
+	return 10 * p
 }

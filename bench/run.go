@@ -64,11 +64,12 @@ type PhaseInfo struct {
 }
 
 // Observer follows a run, for progress displays. Add is called from every
-// worker at once; the others from Run's goroutine.
+// worker at once; the others from Run's goroutine. PhaseEnd has the error
+// that stopped the run, if this phase is where it stopped.
 type Observer interface {
 	PhaseStart(PhaseInfo)
 	Add(n int64)
-	PhaseEnd(Summary)
+	PhaseEnd(s Summary, err error)
 }
 
 // AutoResult is what Config.Auto found for one object size.
@@ -160,9 +161,9 @@ func (c Config) withDefaults() Config {
 
 type nopObserver struct{}
 
-func (nopObserver) PhaseStart(PhaseInfo) {}
-func (nopObserver) Add(int64)            {}
-func (nopObserver) PhaseEnd(Summary)     {}
+func (nopObserver) PhaseStart(PhaseInfo)    {}
+func (nopObserver) Add(int64)               {}
+func (nopObserver) PhaseEnd(Summary, error) {}
 
 // chunk is the unit of writes and the read buffer of each worker.
 const chunk = 1 << 20
@@ -443,7 +444,7 @@ func (r *runner) phase(ctx context.Context, kind Kind, cell, c int, items []item
 	}
 	r.records = append(r.records, recs...)
 	r.summaries = append(r.summaries, s)
-	r.cfg.Observer.PhaseEnd(s)
+	r.cfg.Observer.PhaseEnd(s, err)
 	return s, recs, err
 }
 

@@ -268,8 +268,8 @@ type cancelOnBytes struct {
 	n      atomic.Int64
 }
 
-func (c *cancelOnBytes) PhaseStart(PhaseInfo) {}
-func (c *cancelOnBytes) PhaseEnd(Summary)     {}
+func (c *cancelOnBytes) PhaseStart(PhaseInfo)    {}
+func (c *cancelOnBytes) PhaseEnd(Summary, error) {}
 func (c *cancelOnBytes) Add(n int64) {
 	if c.n.Add(n) > 8<<20 {
 		c.cancel()
