@@ -1,0 +1,571 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// Random range sets over random objects: every unit comes back in order
+// with exactly the object's bytes, whatever the budget, coalescing and
+// splitting did.
+func TestBytesMatchRandomRanges(t *testing.T) {
+	seeds := 300
+	if testing.Short() {
+		seeds = 50
+	}
+	for seed := range uint64(seeds) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(seed, 7))
+			spec := ""
+			if seed%10 == 0 { // some over a link, so parts finish out of order
+				spec = "ttfb=1ms,p99=4ms,stream=64MiB/s"
+			}
+			st, inner := testStore(t, spec)
+			objs := map[string][]byte{}
+			etags := map[string]string{}
+			var keys []string
+			for i := range 1 + rng.IntN(5) {
+				key := fmt.Sprintf("obj-%d", i)
+				objs[key], etags[key] = put(t, inner, key, rng.IntN(200*KiB), seed*10+uint64(i))
+				keys = append(keys, key)
+			}
+			var reqs []Request
+			for range rng.IntN(30) {
+				key := keys[rng.IntN(len(keys))]
+				size := int64(len(objs[key]))
+				req := Request{Key: key, Tag: len(reqs)}
+				if rng.IntN(2) == 0 {
+					req.ETag = etags[key]
+				}
+				if rng.IntN(2) == 0 {
+					req.Size = size
+				}
+				for range rng.IntN(6) {
+					off := rng.Int64N(size + 1)
+					n := rng.Int64N(size - off + 1)
+					if rng.IntN(4) == 0 {
+						n = min(n, rng.Int64N(64)) // tiny ranges coalesce
+					}
+					req.Ranges = append(req.Ranges, store.Range{Off: off, Len: n})
+				}
+				reqs = append(reqs, req)
+			}
+			memory := int64(64*KiB) << rng.IntN(6)
+			f := small(New(st, Options{Memory: memory, InFlight: 1 + rng.IntN(8)}))
+			p := f.Plan(context.Background(), reqs)
+			defer p.Close()
+			if err := consume(t, p, reqs, objs, 0); err != nil {
+				t.Fatal(err)
+			}
+			s := p.Stats()
+			var want int64
+			for _, r := range reqs {
+				for _, rg := range r.Ranges {
+					want += rg.Len
+				}
+			}
+			if s.BytesRequested != want || s.BytesPlanned > s.BytesFetched || s.Units != int64(len(reqs)) {
+				t.Errorf("stats: requested %d (want %d), planned %d, fetched %d, units %d", s.BytesRequested, want, s.BytesPlanned, s.BytesFetched, s.Units)
+			}
+		})
+	}
+}
+
+// A slow consumer: fetching runs ahead only as far as the budget, the
+// budget is never exceeded, and pages are reused rather than allocated.
+func TestMemoryBudget(t *testing.T) {
+	st, inner := testStore(t, "ttfb=1ms,stream=200MiB/s")
+	const size = 3 * MiB
+	data, _ := put(t, inner, "big", size, 1)
+	reqs := windows("big", size, 96*KiB)
+	const memory = 1 * MiB
+	f := small(New(st, Options{Memory: memory}))
+	p := f.Plan(context.Background(), reqs)
+	defer p.Close()
+
+	// Independently of the plan's accounting, sum the pages of every unit
+	// admitted and not released, at every step.
+	var high int64
+	held := map[*Unit]bool{}
+	sample := func() {
+		p.mu.Lock()
+		n := int64(0)
+		for _, u := range p.queue {
+			n += int64(len(u.pages) * f.pages.size)
+		}
+		p.mu.Unlock()
+		for u := range held {
+			n += int64(len(u.pages) * f.pages.size)
+		}
+		high = max(high, n)
+	}
+	ctx := context.Background()
+	for i := 0; ; i++ {
+		u, err := p.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		held[u] = true
+		time.Sleep(3 * time.Millisecond) // let the fetcher run ahead
+		sample()
+		if err := checkUnit(u, data); err != nil {
+			t.Fatal(err)
+		}
+		delete(held, u)
+		u.Release()
+	}
+	s := p.Stats()
+	if high > memory || s.MemoryHigh > memory {
+		t.Errorf("budget %d exceeded: sampled high-water %d, stats %d", memory, high, s.MemoryHigh)
+	}
+	if high < memory/2 {
+		t.Errorf("high-water %d: the fetcher did not run ahead of a slow consumer", high)
+	}
+	if s.WaitMemory == 0 {
+		t.Error("no time held back by the budget, yet the consumer was slow")
+	}
+	if s.BytesAllocated > memory {
+		t.Errorf("allocated %d fresh bytes for %d fetched through a %d budget: pages not reused", s.BytesAllocated, s.BytesFetched, memory)
+	}
+	t.Logf("%v", s)
+}
+
+// One unit larger than the whole budget still comes through, alone.
+func TestUnitLargerThanBudget(t *testing.T) {
+	st, inner := testStore(t, "")
+	data, _ := put(t, inner, "a", 300*KiB, 2)
+	objs := map[string][]byte{"a": data}
+	reqs := []Request{
+		{Key: "a", Ranges: []store.Range{{Off: 0, Len: 10 * KiB}}},
+		{Key: "a", Ranges: []store.Range{{Off: 0, Len: 300 * KiB}}},
+		{Key: "a", Ranges: []store.Range{{Off: 5, Len: 10 * KiB}}},
+	}
+	f := small(New(st, Options{Memory: 64 * KiB}))
+	p := f.Plan(context.Background(), reqs)
+	defer p.Close()
+	if err := consume(t, p, reqs, objs, 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Throttling, resets and stalls from the link model: the bytes are the
+// same, and the retries are counted.
+func TestFaultsGiveIdenticalBytes(t *testing.T) {
+	for _, seed := range []int{1, 2, 3} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			spec := fmt.Sprintf("ttfb=2ms,p99=10ms,stream=128MiB/s,slowdown=0.05,reset=0.05,stall=0.02:200ms,seed=%d", seed)
+			st, inner := testStore(t, spec)
+			objs := map[string][]byte{}
+			var reqs []Request
+			for i := range 4 {
+				key := fmt.Sprintf("k%d", i)
+				objs[key], _ = put(t, inner, key, 1*MiB+i*1000, uint64(seed*10+i))
+				reqs = append(reqs, windows(key, int64(len(objs[key])), 100*KiB)...)
+			}
+			f := small(New(st, Options{Memory: 2 * MiB, RetryBase: 5 * time.Millisecond}))
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			p := f.Plan(ctx, reqs)
+			defer p.Close()
+			if err := consume(t, p, reqs, objs, 0); err != nil {
+				t.Fatal(err)
+			}
+			s := p.Stats()
+			t.Logf("%v", s)
+			if s.Retries == 0 {
+				t.Errorf("%d requests under 5%% slowdowns and 5%% resets, yet no retries", s.Requests)
+			}
+		})
+	}
+}
+
+// A request that stops sending part way is raced by a duplicate from the
+// byte it reached; the duplicate wins and no byte is delivered twice.
+func TestStalledRequestIsReissued(t *testing.T) {
+	st0, inner := testStore(t, "")
+	data, _ := put(t, inner, "s", 200*KiB, 3)
+	h := &hookDriver{Driver: st0.Driver()}
+	h.hook = func(ctx context.Context, key string, call int, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error, bool) {
+		if call != 1 {
+			return nil, store.ObjectInfo{}, nil, false
+		}
+		rc, info, err := inner.ReadRange(ctx, key, r, o)
+		if err != nil {
+			return rc, info, err, true
+		}
+		return &stallBody{ctx: ctx, rc: rc, limit: r.Len / 2, chunk: 4 * KiB}, info, nil, true
+	}
+	st := store.New(h, "mem://x/")
+	reqs := []Request{{Key: "s", Ranges: []store.Range{{Off: 1000, Len: 40 * KiB}, {Off: 50 * KiB, Len: 100 * KiB}}}}
+	f := New(st, Options{})
+	start := time.Now()
+	p := f.Plan(context.Background(), reqs)
+	defer p.Close()
+	if err := consume(t, p, reqs, map[string][]byte{"s": data}, 0); err != nil {
+		t.Fatal(err)
+	}
+	s := p.Stats()
+	if s.Hedges != 1 || s.HedgeWins != 1 || s.Retries != 0 {
+		t.Errorf("hedges %d (won %d), retries %d; want one duplicate that won, no retries", s.Hedges, s.HedgeWins, s.Retries)
+	}
+	// The duplicate resumed where the stalled one stopped.
+	if s.BytesFetched != s.BytesPlanned {
+		t.Errorf("fetched %d bytes for %d planned: the duplicate re-read committed bytes", s.BytesFetched, s.BytesPlanned)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v to get past a stall", d)
+	}
+}
+
+// A request that keeps trickling is not stalled, but it is far slower
+// than the typical request: it is re-issued too.
+func TestSlowRequestIsReissued(t *testing.T) {
+	st0, inner := testStore(t, "")
+	data, _ := put(t, inner, "s", 400*KiB, 4)
+	h := &hookDriver{Driver: st0.Driver()}
+	var reqs []Request
+	for i := range 20 { // typical requests to measure first
+		reqs = append(reqs, Request{Key: "s", Ranges: []store.Range{{Off: int64(i) * KiB, Len: KiB}}})
+	}
+	reqs = append(reqs, Request{Key: "s", Ranges: []store.Range{{Off: 100 * KiB, Len: 256 * KiB}}})
+	h.hook = func(ctx context.Context, key string, call int, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error, bool) {
+		if r.Len != 256*KiB {
+			return nil, store.ObjectInfo{}, nil, false
+		}
+		rc, info, err := inner.ReadRange(ctx, key, r, o)
+		return &stallBody{ctx: ctx, rc: rc, limit: r.Len, chunk: KiB, pause: 20 * time.Millisecond}, info, err, true
+	}
+	st := store.New(h, "mem://x/")
+	f := New(st, Options{InFlight: 1}) // one at a time, so all 20 are measured first
+	p := f.Plan(context.Background(), reqs)
+	defer p.Close()
+	start := time.Now()
+	if err := consume(t, p, reqs, map[string][]byte{"s": data}, 0); err != nil {
+		t.Fatal(err)
+	}
+	s := p.Stats()
+	if s.Hedges < 1 || s.HedgeWins < 1 {
+		t.Errorf("hedges %d (won %d); want the trickling request raced and beaten", s.Hedges, s.HedgeWins)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("took %v; the trickle alone would take 5s", d)
+	}
+}
+
+// An object replaced between its ranges gives the clear error; the units
+// read before it are whole and of the old version, and none mixes the two.
+func TestObjectReplacedMidRead(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		knownETag bool
+		replace   func(t *testing.T, d store.Driver) // before the third request
+		want      string
+	}{
+		{"replaced, ETag learned from the first response", false, func(t *testing.T, d store.Driver) {
+			putBytes(t, d, "k", []byte(strings.Repeat("new!", 50*KiB)))
+		}, `mem://x/k changed during the read (ETag "OLD" -> "NEW")`},
+		{"replaced, ETag from the listing", true, func(t *testing.T, d store.Driver) {
+			putBytes(t, d, "k", []byte(strings.Repeat("new!", 50*KiB)))
+		}, `mem://x/k changed during the read (ETag "OLD" -> "NEW")`},
+		{"deleted", false, func(t *testing.T, d store.Driver) {
+			if err := d.Delete(context.Background(), "k"); err != nil {
+				t.Fatal(err)
+			}
+		}, `mem://x/k changed during the read (ETag "OLD" -> deleted)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st0, inner := testStore(t, "")
+			data, old := put(t, inner, "k", 200*KiB, 5)
+			newETag := fmt.Sprintf("%q", fmt.Sprintf("%x", md5sum(strings.Repeat("new!", 50*KiB))))
+			// The third request waits until the consumer is done with the
+			// first two units, then replaces the object and goes on.
+			gate := make(chan struct{})
+			h := &hookDriver{Driver: st0.Driver()}
+			h.hook = func(ctx context.Context, key string, call int, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error, bool) {
+				if call == 3 {
+					select {
+					case <-gate:
+					case <-ctx.Done():
+						return nil, store.ObjectInfo{}, ctx.Err(), true
+					}
+					tc.replace(t, inner)
+				}
+				return nil, store.ObjectInfo{}, nil, false
+			}
+			st := store.New(h, "mem://x/")
+			reqs := windows("k", 200*KiB, 20*KiB)
+			if tc.knownETag {
+				for i := range reqs {
+					reqs[i].ETag = old
+				}
+			}
+			f := small(New(st, Options{InFlight: 1}))
+			p := f.Plan(context.Background(), reqs)
+			defer p.Close()
+			delivered := 0
+			var err error
+			for {
+				var u *Unit
+				u, err = p.Next(context.Background())
+				if err != nil {
+					break
+				}
+				if werr := u.Wait(context.Background()); werr != nil {
+					u.Release()
+					err = werr
+					break
+				}
+				if cerr := checkUnit(u, data); cerr != nil {
+					t.Errorf("unit %d: %v (a torn read)", u.Index(), cerr)
+				}
+				delivered++
+				u.Release()
+				if delivered == 2 {
+					close(gate)
+				}
+			}
+			want := strings.NewReplacer("OLD", strings.Trim(old, `"`), "NEW", strings.Trim(newETag, `"`)).Replace(tc.want)
+			if err == nil || err.Error() != want {
+				t.Fatalf("after %d good units got error %v, want %s", delivered, err, want)
+			}
+			if !errors.Is(err, store.ErrPrecondition) || store.KindOf(err) != store.KindPrecondition {
+				t.Errorf("error %v is not classified as a precondition failure", err)
+			}
+			if delivered != 2 {
+				t.Errorf("%d units delivered, want the 2 read before the change", delivered)
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	st, inner := testStore(t, "")
+	put(t, inner, "a", 1000, 1)
+	tests := []struct {
+		name string
+		reqs []Request
+		want string
+	}{
+		{"missing object", []Request{{Key: "nope", Ranges: []store.Range{{Off: 0, Len: 10}}}}, "read mem://x/nope: not found"},
+		{"past the end, size unknown", []Request{{Key: "a", Ranges: []store.Range{{Off: 900, Len: 200}}}}, "read mem://x/a: range [900, 1100) is past the end of the object (1000 bytes)"},
+		{"past the end, size known", []Request{{Key: "a", Size: 1000, Ranges: []store.Range{{Off: 900, Len: 200}}}}, "read mem://x/a: range [900, 1100) is past the end of the object (1000 bytes)"},
+		{"suffix range", []Request{{Key: "a", Ranges: []store.Range{store.Suffix(8)}}}, "read mem://x/a: fetch takes absolute ranges, got offset -8 length -1"},
+		{"bad key", []Request{{Key: "../a", Ranges: []store.Range{{Off: 0, Len: 1}}}}, "read mem://x/../a: key may not contain '..'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := New(st, Options{})
+			p := f.Plan(context.Background(), tt.reqs)
+			defer p.Close()
+			var err error
+			for err == nil {
+				var u *Unit
+				if u, err = p.Next(context.Background()); err == nil {
+					err = u.Wait(context.Background())
+					u.Release()
+				}
+			}
+			if err.Error() != tt.want {
+				t.Errorf("got %v, want %s", err, tt.want)
+			}
+			if s := p.Stats(); s.Retries != 0 {
+				t.Errorf("%d retries of a permanent error", s.Retries)
+			}
+		})
+	}
+}
+
+// A link that always resets: the plan gives up after MaxRetries, with
+// the link's error.
+func TestRetriesExhausted(t *testing.T) {
+	st, inner := testStore(t, "reset=1")
+	put(t, inner, "a", 100*KiB, 1)
+	f := New(st, Options{MaxRetries: 3, RetryBase: time.Millisecond})
+	p := f.Plan(context.Background(), []Request{{Key: "a", Ranges: []store.Range{{Off: 0, Len: 100 * KiB}}}})
+	defer p.Close()
+	u, err := p.Next(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = u.Wait(context.Background())
+	u.Release()
+	if !store.IsRetryable(err) {
+		t.Fatalf("got %v, want the link's retryable error", err)
+	}
+	if s := p.Stats(); s.Retries != 3 || s.Requests != 4 {
+		t.Errorf("retries %d, requests %d; want 3 and 4", s.Retries, s.Requests)
+	}
+}
+
+// Cancelling the context stops everything: Next and blocked reads
+// return, and Close leaves no goroutine behind (goleak in TestMain).
+func TestCancel(t *testing.T) {
+	st, inner := testStore(t, "ttfb=5ms,stream=2MiB/s")
+	var reqs []Request
+	for i := range 8 {
+		key := fmt.Sprintf("k%d", i)
+		put(t, inner, key, 512*KiB, uint64(i))
+		reqs = append(reqs, windows(key, 512*KiB, 128*KiB)...)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f := New(st, Options{}) // units of one 128 KiB request: 60ms each
+	p := f.Plan(ctx, reqs)
+	u, err := p.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := u.ReadAt(make([]byte, 128*KiB), 0)
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("blocked ReadAt returned %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ReadAt still blocked 5s after cancel")
+	}
+	if _, err := p.Next(context.Background()); !errors.Is(err, context.Canceled) {
+		t.Errorf("Next after cancel: %v", err)
+	}
+	u.Release()
+	p.Close()
+}
+
+// Close with requests in flight and units never taken, and units released
+// before their bytes arrived: everything stops and nothing leaks.
+func TestCloseAndEarlyRelease(t *testing.T) {
+	st, inner := testStore(t, "ttfb=2ms,stream=8MiB/s")
+	data, _ := put(t, inner, "a", 2*MiB, 1)
+	reqs := windows("a", 2*MiB, 64*KiB)
+	f := small(New(st, Options{Memory: 512 * KiB}))
+
+	// Release every other unit unread; read the rest.
+	p := f.Plan(context.Background(), reqs)
+	for i := 0; ; i++ {
+		u, err := p.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			if err := checkUnit(u, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		u.Release()
+	}
+	p.Close()
+
+	// Close early, holding one unit.
+	p = f.Plan(context.Background(), reqs)
+	u, err := p.Next(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if _, err := p.Next(context.Background()); err == nil || !strings.Contains(err.Error(), "plan closed") {
+		t.Errorf("Next after Close: %v", err)
+	}
+	u.Release()
+}
+
+// An empty plan and empty units are fine.
+func TestEmpty(t *testing.T) {
+	st, inner := testStore(t, "")
+	put(t, inner, "zero", 0, 1)
+	f := New(st, Options{})
+	p := f.Plan(context.Background(), nil)
+	if _, err := p.Next(context.Background()); err != io.EOF {
+		t.Errorf("empty plan: %v", err)
+	}
+	p.Close()
+	reqs := []Request{{Key: "zero"}, {Key: "zero", Ranges: []store.Range{{Off: 0, Len: 0}}}}
+	p = f.Plan(context.Background(), reqs)
+	defer p.Close()
+	if err := consume(t, p, reqs, map[string][]byte{"zero": nil}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Requests != 0 {
+		t.Errorf("%d requests for nothing", s.Requests)
+	}
+}
+
+// Requests come from a sequence while the plan runs (as footers are
+// read); an error from it fails the plan after the units before it.
+func TestPlanSeq(t *testing.T) {
+	st, inner := testStore(t, "")
+	data, _ := put(t, inner, "a", 10*KiB, 1)
+	boom := errors.New("footer unreadable")
+	seq := func(yield func(Request, error) bool) {
+		for i := range 3 {
+			if !yield(Request{Key: "a", Ranges: []store.Range{{Off: int64(i) * KiB, Len: KiB}}, Tag: i}, nil) {
+				return
+			}
+		}
+		yield(Request{}, boom)
+	}
+	f := New(st, Options{})
+	p := f.PlanSeq(context.Background(), seq)
+	defer p.Close()
+	var got []int
+	var err error
+	for {
+		var u *Unit
+		if u, err = p.Next(context.Background()); err != nil {
+			break
+		}
+		if cerr := checkUnit(u, data); cerr != nil {
+			t.Fatal(cerr)
+		}
+		got = append(got, u.Tag().(int))
+		u.Release()
+	}
+	if !errors.Is(err, boom) {
+		t.Errorf("got %v, want the sequence's error", err)
+	}
+	t.Logf("units before the error: %v", got)
+}
+
+// When the link has room for more streams than the starting limit, the
+// limit grows as the aggregate throughput keeps rising.
+func TestInFlightGrows(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("needs a second of wall time on an idle CPU")
+	}
+	st, inner := testStore(t, "ttfb=2ms,stream=4MiB/s")
+	data, _ := put(t, inner, "a", 4*MiB, 1)
+	var reqs []Request
+	for range 24 {
+		reqs = append(reqs, windows("a", 4*MiB, 128*KiB)...)
+	}
+	f := New(st, Options{})
+	p := f.Plan(context.Background(), reqs)
+	defer p.Close()
+	if err := consume(t, p, reqs, map[string][]byte{"a": data}, 0); err != nil {
+		t.Fatal(err)
+	}
+	s := p.Stats()
+	t.Logf("%v", s)
+	if s.InFlightMax <= defaultInFlight {
+		t.Errorf("at most %d in flight: did not grow past %d on a link with room", s.InFlightMax, defaultInFlight)
+	}
+}

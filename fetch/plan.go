@@ -1,0 +1,325 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// errClosed is the cause a plan is cancelled with by Close.
+var errClosed = errors.New("fetch: plan closed")
+
+// Plan is a running fetch: units come out of Next in request order while
+// later ones are still being fetched. Close it when done, or to stop early.
+type Plan struct {
+	f      *Fetcher
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	queue   []*Unit // admitted and not yet returned by Next
+	srcDone bool
+	held    int64 // bytes of pages held by admitted, unreleased units
+	active  map[*part]struct{}
+	wake    chan struct{} // closed (and replaced) on every change a waiter may want
+
+	objects map[string]*object // by key; the scheduler goroutine's alone
+
+	stats planStats
+}
+
+func newPlan(ctx context.Context, f *Fetcher) *Plan {
+	ctx, cancel := context.WithCancelCause(ctx)
+	p := &Plan{
+		f:       f,
+		ctx:     ctx,
+		cancel:  cancel,
+		active:  map[*part]struct{}{},
+		wake:    make(chan struct{}),
+		objects: map[string]*object{},
+	}
+	p.stats.init()
+	return p
+}
+
+// broadcast wakes every waiter; p.mu must be held.
+func (p *Plan) broadcast() {
+	close(p.wake)
+	p.wake = make(chan struct{})
+}
+
+// fail stops the plan; the first error is the one every waiter gets.
+func (p *Plan) fail(err error) { p.cancel(err) }
+
+// err is why the plan stopped, or nil while it runs.
+func (p *Plan) err() error {
+	if p.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(p.ctx)
+}
+
+// schedule admits units in order as memory allows and issues their parts
+// as slots allow.
+func (p *Plan) schedule(reqs iter.Seq2[Request, error]) {
+	defer p.wg.Done()
+	defer func() {
+		p.mu.Lock()
+		p.srcDone = true
+		p.broadcast()
+		p.mu.Unlock()
+	}()
+	index := 0
+	for req, err := range reqs {
+		if err != nil {
+			p.fail(err)
+			return
+		}
+		if p.ctx.Err() != nil {
+			return
+		}
+		u, err := p.newUnit(req, index)
+		if err != nil {
+			p.fail(err)
+			return
+		}
+		index++
+		if !p.reserve(u) {
+			return
+		}
+		p.mu.Lock()
+		p.queue = append(p.queue, u)
+		p.broadcast()
+		p.mu.Unlock()
+		for _, pt := range u.parts {
+			if err := p.f.link.slots.acquire(p.ctx); err != nil {
+				return
+			}
+			p.launch(pt)
+		}
+	}
+}
+
+func (p *Plan) newUnit(req Request, index int) (*Unit, error) {
+	st := p.f.st
+	if err := req.validate(st); err != nil {
+		return nil, err
+	}
+	obj := p.objects[req.Key]
+	if obj == nil {
+		obj = &object{key: req.Key, url: st.URL(req.Key), etag: req.ETag}
+		p.objects[req.Key] = obj
+	} else if req.ETag != "" {
+		if old, ok := obj.pin(req.ETag); !ok {
+			return nil, &ChangedError{URL: obj.url, Old: old, New: req.ETag}
+		}
+	}
+	hole := p.f.link.estimates().hole(p.f.minHole, p.f.maxHole)
+	p.stats.hole.Store(hole)
+	spans := split(coalesce(req.Ranges, hole), p.f.splitAbove, p.f.maxPart)
+	u := &Unit{p: p, key: req.Key, tag: req.Tag, index: index, obj: obj,
+		ranges: append([]store.Range(nil), req.Ranges...)}
+	var base int64
+	for _, s := range spans {
+		u.parts = append(u.parts, &part{u: u, off: s.off, n: s.n, base: base, doneCh: make(chan struct{})})
+		base += s.n
+	}
+	u.size = base
+	for _, r := range req.Ranges {
+		p.stats.requested.Add(max(r.Len, 0))
+	}
+	p.stats.planned.Add(base)
+	return u, nil
+}
+
+// reserve waits until the unit fits in the budget, then takes its pages.
+// A unit larger than the whole budget is admitted once nothing else is
+// held, so the plan always makes progress.
+func (p *Plan) reserve(u *Unit) bool {
+	pg := p.f.pages
+	need := int64(pg.count(u.size)) * int64(pg.size)
+	start := time.Now()
+	waited := false
+	p.mu.Lock()
+	for p.held > 0 && p.held+need > p.f.opts.Memory {
+		waited = true
+		ch := p.wake
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-p.ctx.Done():
+			return false
+		}
+		p.mu.Lock()
+	}
+	p.held += need
+	p.stats.memHigh = max(p.stats.memHigh, p.held)
+	p.mu.Unlock()
+	if waited {
+		p.stats.waitMemory.Add(int64(time.Since(start)))
+	}
+	u.held = need
+	var fresh int64
+	u.pages, fresh = pg.get(pg.count(u.size))
+	p.stats.allocated.Add(fresh)
+	return true
+}
+
+// unreserve gives a released unit's memory back to the budget.
+func (p *Plan) unreserve(n int64) {
+	p.mu.Lock()
+	p.held -= n
+	p.broadcast()
+	p.mu.Unlock()
+}
+
+// Next returns the next unit in request order, as soon as its requests are
+// issued (its bytes may still be arriving; ReadAt and WriteTo wait for
+// them). It returns io.EOF after the last unit, and the plan's error if it
+// failed. The caller must Release every unit it gets.
+func (p *Plan) Next(ctx context.Context) (*Unit, error) {
+	start := time.Now()
+	defer func() { p.stats.waitConsumer.Add(int64(time.Since(start))) }()
+	p.mu.Lock()
+	for {
+		if err := p.err(); err != nil {
+			p.mu.Unlock()
+			return nil, err
+		}
+		if len(p.queue) > 0 {
+			u := p.queue[0]
+			p.queue[0] = nil
+			p.queue = p.queue[1:]
+			u.handed = true
+			p.mu.Unlock()
+			p.stats.units.Add(1)
+			return u, nil
+		}
+		if p.srcDone {
+			p.mu.Unlock()
+			return nil, io.EOF
+		}
+		ch := p.wake
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-p.ctx.Done():
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+		p.mu.Lock()
+	}
+}
+
+// Close stops the plan and waits for all its goroutines. Units already
+// returned by Next stay readable for the bytes that had arrived, and must
+// still be released (their memory is only reused after that); units never
+// returned are released here. Close is safe to call more than once.
+func (p *Plan) Close() {
+	p.cancel(errClosed)
+	p.wg.Wait()
+	p.mu.Lock()
+	q := p.queue
+	p.queue = nil
+	p.mu.Unlock()
+	for _, u := range q {
+		u.Release()
+	}
+}
+
+// launch starts the first request of a part; the caller holds a slot for it.
+func (p *Plan) launch(pt *part) {
+	pt.mu.Lock()
+	pt.started = time.Now()
+	a := pt.newAttempt(p.ctx, false)
+	pt.mu.Unlock()
+	p.f.link.addPart(pt.n)
+	p.mu.Lock()
+	p.active[pt] = struct{}{}
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go p.run(pt, a, true)
+}
+
+// partDone takes a finished part off the monitor's list.
+func (p *Plan) partDone(pt *part) {
+	p.mu.Lock()
+	delete(p.active, pt)
+	p.stats.lastDone = time.Now()
+	p.mu.Unlock()
+}
+
+// monitor re-issues stragglers and feeds the in-flight controller, until
+// every part of the plan has finished or the plan stops.
+func (p *Plan) monitor() {
+	defer p.wg.Done()
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	var parts []*part
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case now := <-t.C:
+			p.f.link.tick(now, p.f.link.slots.hasWaiters())
+			parts = parts[:0]
+			p.mu.Lock()
+			if p.srcDone && len(p.active) == 0 {
+				p.mu.Unlock()
+				return
+			}
+			for pt := range p.active {
+				parts = append(parts, pt)
+			}
+			p.mu.Unlock()
+			e := p.f.link.estimates()
+			for _, pt := range parts {
+				p.checkStraggler(pt, now, e)
+			}
+		}
+	}
+}
+
+// maxHedges bounds the duplicates started for one part.
+const maxHedges = 3
+
+// checkStraggler starts a duplicate request for a part that has made no
+// progress for several first-byte p99s, or that is far slower than a
+// typical request of its size. The duplicate resumes from the bytes
+// already committed; both race and the first to finish wins. When two are
+// already running, the older is cancelled to make room.
+func (p *Plan) checkStraggler(pt *part, now time.Time, e estimates) {
+	pt.mu.Lock()
+	if pt.done || len(pt.live) == 0 || pt.hedges >= maxHedges {
+		pt.mu.Unlock()
+		return
+	}
+	last := pt.progressAt
+	for _, a := range pt.live {
+		if a.start.After(last) {
+			last = a.start
+		}
+	}
+	stalled := now.Sub(last) > e.stallAfter()
+	slow := e.measured && pt.hedges == 0 && now.Sub(pt.started) > e.slowAfter(pt.n)
+	if !stalled && !slow {
+		pt.mu.Unlock()
+		return
+	}
+	if len(pt.live) >= 2 {
+		pt.live[0].cancel()
+		pt.live = pt.live[1:]
+	}
+	pt.hedges++
+	a := pt.newAttempt(p.ctx, true)
+	pt.mu.Unlock()
+	p.stats.hedges.Add(1)
+	p.wg.Add(1)
+	go p.run(pt, a, false)
+}
