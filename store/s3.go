@@ -1,11 +1,755 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
-// openS3 is written by the S3 driver work; see issue 2.
+// Multipart defaults of the S3 driver.
+const (
+	// DefaultPartSize is the S3 part size when WriteOptions.PartSize is zero.
+	DefaultPartSize = 8 << 20
+	// DefaultPartConcurrency is how many parts of one object upload at once
+	// when WriteOptions.Concurrency is zero.
+	DefaultPartConcurrency = 4
+
+	minPartSize = 5 << 20 // S3 rejects smaller parts, except the last
+	maxPartSize = 5 << 30
+	// s3MaxAttempts keeps the SDK's own retries modest: the fetch layer
+	// retries with its own budget and backoff, and stacked retries multiply.
+	s3MaxAttempts = 3
+)
+
+// s3Driver is the s3:// driver: any S3-compatible endpoint through
+// aws-sdk-go-v2, on the tuned Transport.
+type s3Driver struct {
+	client   *s3.Client
+	bucket   string
+	endpoint string // named in "unreachable" messages
+	tr       *Transport
+}
+
+// openS3 opens bucket with the standard AWS credential chain (environment,
+// shared config and credentials files, AWS_PROFILE, web identity, IMDS),
+// or with opts.AccessKeyID / SecretAccessKey when both are set.
+//
+// The endpoint is opts.Endpoint, else AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL
+// or endpoint_url in the shared config, else AWS. Any custom endpoint is
+// addressed path-style (http://host/bucket/key), which every S3-compatible
+// server accepts. The region is opts.Region, else AWS_REGION or the shared
+// config, else us-east-1. Opening sends no request.
 func openS3(ctx context.Context, bucket string, opts Options) (Driver, error) {
-	return nil, errors.New("s3 driver not built yet")
+	if opts.Endpoint != "" {
+		if err := checkEndpoint(opts.Endpoint); err != nil {
+			return nil, err
+		}
+	}
+	var lo []func(*config.LoadOptions) error
+	if opts.Region != "" {
+		lo = append(lo, config.WithRegion(opts.Region))
+	}
+	if opts.AccessKeyID != "" && opts.SecretAccessKey != "" {
+		lo = append(lo, config.WithCredentialsProvider(
+			credentials.NewStaticCredentialsProvider(opts.AccessKeyID, opts.SecretAccessKey, "")))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, lo...)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %s", oneLine(err))
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	tr := NewTransport(opts)
+	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		if opts.Endpoint != "" {
+			o.BaseEndpoint = aws.String(opts.Endpoint)
+		}
+		// Virtual-host addressing needs DNS for bucket.host, which
+		// custom endpoints (MinIO, 127.0.0.1) rarely have.
+		o.UsePathStyle = o.BaseEndpoint != nil
+		o.HTTPClient = &http.Client{Transport: tr}
+		o.Retryer = newS3Retryer()
+		// Ranged GETs never carry a whole-object checksum; the SDK would
+		// log a warning for each one.
+		o.DisableLogOutputChecksumValidationSkipped = true
+	})
+	endpoint := "https://s3." + cfg.Region + ".amazonaws.com"
+	if ep := client.Options().BaseEndpoint; ep != nil {
+		if err := checkEndpoint(*ep); err != nil {
+			return nil, err
+		}
+		endpoint = *ep
+	}
+	return &s3Driver{client: client, bucket: bucket, endpoint: endpoint, tr: tr}, nil
+}
+
+func checkEndpoint(ep string) error {
+	u, err := url.Parse(ep)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("endpoint %q is not a URL like http://host:port", ep)
+	}
+	return nil
+}
+
+func newS3Retryer() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = s3MaxAttempts
+		o.MaxBackoff = 2 * time.Second
+		// The token bucket would turn a burst of throttling across many
+		// parallel requests into "retry quota exceeded" failures; the
+		// layer above owns the retry budget.
+		o.RateLimiter = ratelimit.None
+		// An endpoint that refuses connections or does not resolve will
+		// not start to on the next attempt: fail fast and say so.
+		unreachable := retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+			if unreachableReason(err) != "" {
+				return aws.FalseTernary
+			}
+			return aws.UnknownTernary
+		})
+		o.Retryables = append([]retry.IsErrorRetryable{unreachable}, o.Retryables...)
+	})
+}
+
+func (d *s3Driver) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	in := &s3.ListObjectsV2Input{Bucket: &d.bucket}
+	if prefix != "" {
+		in.Prefix = &prefix
+	}
+	p := s3.NewListObjectsV2Paginator(d.client, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return d.convert(err)
+		}
+		for _, o := range page.Contents {
+			info := ObjectInfo{
+				Key:     aws.ToString(o.Key),
+				Size:    aws.ToInt64(o.Size),
+				ETag:    aws.ToString(o.ETag),
+				ModTime: aws.ToTime(o.LastModified),
+			}
+			if err := fn(info); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (d *s3Driver) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+	out, err := d.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &d.bucket, Key: &key})
+	if err != nil {
+		return ObjectInfo{}, d.headErr(ctx, err)
+	}
+	return ObjectInfo{
+		Key:     key,
+		Size:    aws.ToInt64(out.ContentLength),
+		ETag:    aws.ToString(out.ETag),
+		ModTime: aws.ToTime(out.LastModified),
+	}, nil
+}
+
+// headErr converts a HEAD error. A HEAD response has no body, so a 404
+// cannot say whether the key or the bucket is missing; ask, so that the
+// message names the real problem.
+func (d *s3Driver) headErr(ctx context.Context, err error) error {
+	err = d.convert(err)
+	if KindOf(err) == KindNotFound {
+		_, berr := d.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &d.bucket})
+		if berr != nil && KindOf(d.convert(berr)) == KindNotFound {
+			return d.noSuchBucket(berr)
+		}
+	}
+	return err
+}
+
+// rangeHeader renders r as an HTTP Range header; "" reads the whole object.
+func rangeHeader(r Range) string {
+	switch {
+	case r.Off < 0:
+		return "bytes=" + strconv.FormatInt(r.Off, 10) // "bytes=-n"
+	case r.Len < 0 && r.Off == 0:
+		return ""
+	case r.Len < 0:
+		return fmt.Sprintf("bytes=%d-", r.Off)
+	}
+	return fmt.Sprintf("bytes=%d-%d", r.Off, r.Off+r.Len-1)
+}
+
+// parseContentRange reads the object size from "bytes a-b/size".
+func parseContentRange(s string) (size int64, ok bool) {
+	_, total, found := strings.Cut(s, "/")
+	if !found || !strings.HasPrefix(s, "bytes ") || total == "*" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(total, 10, 64)
+	return n, err == nil && n >= 0
+}
+
+func (d *s3Driver) ReadRange(ctx context.Context, key string, r Range, opts ReadOptions) (io.ReadCloser, ObjectInfo, error) {
+	in := &s3.GetObjectInput{Bucket: &d.bucket, Key: &key}
+	hdr := rangeHeader(r)
+	if hdr != "" {
+		in.Range = &hdr
+	}
+	if opts.IfMatch != "" {
+		in.IfMatch = &opts.IfMatch
+	}
+	out, err := d.client.GetObject(ctx, in)
+	if err != nil {
+		if statusOf(err) == http.StatusRequestedRangeNotSatisfiable {
+			return d.emptyRead(ctx, key, opts)
+		}
+		return nil, ObjectInfo{}, d.convert(err)
+	}
+	info := ObjectInfo{
+		Key:     key,
+		ETag:    aws.ToString(out.ETag),
+		ModTime: aws.ToTime(out.LastModified),
+	}
+	body := io.ReadCloser(&s3Body{rc: out.Body, d: d})
+	if size, ok := parseContentRange(aws.ToString(out.ContentRange)); ok {
+		info.Size = size
+		return body, info, nil
+	}
+	// A 200: the whole object. If a range was asked for, the server
+	// ignored it (some do when it covers everything); cut it out here.
+	info.Size = aws.ToInt64(out.ContentLength)
+	if hdr != "" {
+		start, end := resolveRange(r, info.Size)
+		if start > 0 {
+			if _, err := io.CopyN(io.Discard, body, start); err != nil {
+				body.Close()
+				return nil, info, err
+			}
+		}
+		body = &limitedBody{Reader: io.LimitReader(body, end-start), c: body}
+	}
+	return body, info, nil
+}
+
+// emptyRead answers a range that starts at or past the end: S3 says 416,
+// the Driver contract says empty body plus the object's info.
+func (d *s3Driver) emptyRead(ctx context.Context, key string, opts ReadOptions) (io.ReadCloser, ObjectInfo, error) {
+	info, err := d.Stat(ctx, key)
+	if err != nil {
+		return nil, ObjectInfo{}, err
+	}
+	if opts.IfMatch != "" && opts.IfMatch != info.ETag {
+		return nil, info, &s3Error{kind: KindPrecondition, msg: preconditionMsg, err: ErrPrecondition}
+	}
+	return http.NoBody, info, nil
+}
+
+type limitedBody struct {
+	io.Reader
+	c io.Closer
+}
+
+func (b *limitedBody) Close() error { return b.c.Close() }
+
+// s3Body gives body read errors (resets, stalls) their Kind and a one-line
+// message.
+type s3Body struct {
+	rc io.ReadCloser
+	d  *s3Driver
+}
+
+func (b *s3Body) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil && err != io.EOF {
+		err = b.d.convert(err)
+	}
+	return n, err
+}
+
+func (b *s3Body) Close() error { return b.rc.Close() }
+
+func (d *s3Driver) Delete(ctx context.Context, key string) error {
+	// S3 answers 204 for a missing key; the Driver contract wants
+	// ErrNotFound, and only a HEAD can tell.
+	if _, err := d.Stat(ctx, key); err != nil {
+		return err
+	}
+	_, err := d.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &d.bucket, Key: &key})
+	return d.convert(err)
+}
+
+func (d *s3Driver) Classify(err error) Kind {
+	var se *s3Error
+	if errors.As(d.convert(err), &se) {
+		return se.kind
+	}
+	return KindUnknown
+}
+
+func (d *s3Driver) Close() error {
+	d.tr.CloseIdleConnections()
+	return nil
+}
+
+// NewWriter streams an object to S3. Bytes are buffered up to one part: an
+// object that ends before the first part fills is one PutObject; a larger
+// one becomes a multipart upload with up to Concurrency parts in flight, so
+// memory stays within (Concurrency+1) x PartSize. The upload is completed
+// by Close; Abort, any failure, or cancelling ctx aborts it, so nothing is
+// visible and no parts are left billed.
+func (d *s3Driver) NewWriter(ctx context.Context, key string, opts WriteOptions) (DriverWriter, error) {
+	partSize := opts.PartSize
+	if partSize <= 0 {
+		partSize = DefaultPartSize
+	}
+	partSize = min(max(partSize, minPartSize), maxPartSize)
+	conc := opts.Concurrency
+	if conc <= 0 {
+		conc = DefaultPartConcurrency
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	w := &s3Writer{
+		d:        d,
+		parent:   ctx,
+		ctx:      pctx,
+		cancel:   cancel,
+		key:      key,
+		partSize: int64(partSize),
+		slots:    make(chan struct{}, conc),
+		free:     make(chan []byte, conc),
+	}
+	// A cancelled ctx must leave nothing behind even if the caller never
+	// reaches Abort.
+	w.stopWatch = context.AfterFunc(ctx, func() { _ = w.abort(w.d.convert(ctx.Err())) })
+	return w, nil
+}
+
+const (
+	writerOpen = iota
+	writerClosed
+	writerAborted
+)
+
+type s3Writer struct {
+	d         *s3Driver
+	parent    context.Context
+	ctx       context.Context // cancelled on abort or on a failed part
+	cancel    context.CancelFunc
+	stopWatch func() bool
+	key       string
+	partSize  int64
+
+	mu       sync.Mutex // serialises Write, Close, Abort and the ctx watch
+	state    int
+	abortErr error // why the writer was aborted, if not by Abort
+	buf      []byte
+	uploadID string
+	nextPart int32
+	slots    chan struct{} // parts in flight
+	free     chan []byte   // part buffers to reuse
+	wg       sync.WaitGroup
+
+	partMu  sync.Mutex
+	parts   []types.CompletedPart
+	partErr error
+}
+
+var errWriterDone = &s3Error{kind: KindInvalid, msg: "write after Close or Abort", err: ErrInvalid}
+
+func (w *s3Writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.state != writerOpen {
+		return 0, w.doneErr()
+	}
+	if err := w.failure(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for len(p) > 0 {
+		if w.buf == nil {
+			select {
+			case b := <-w.free:
+				w.buf = b[:0]
+			default:
+			}
+		}
+		k := min(int64(len(p)), w.partSize-int64(len(w.buf)))
+		// append grows the buffer with the object, so a small object does
+		// not cost a whole part of memory.
+		w.buf = append(w.buf, p[:k]...)
+		p = p[k:]
+		n += int(k)
+		if int64(len(w.buf)) == w.partSize {
+			if err := w.flushPart(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (w *s3Writer) doneErr() error {
+	if w.abortErr != nil {
+		return w.abortErr
+	}
+	return errWriterDone
+}
+
+// failure is the first error of a part upload, or of ctx.
+func (w *s3Writer) failure() error {
+	w.partMu.Lock()
+	err := w.partErr
+	w.partMu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := w.parent.Err(); err != nil {
+		return w.d.convert(err)
+	}
+	return w.d.convert(w.ctx.Err())
+}
+
+// flushPart starts uploading the buffered part, once a slot is free.
+func (w *s3Writer) flushPart() error {
+	if w.uploadID == "" {
+		out, err := w.d.client.CreateMultipartUpload(w.ctx, &s3.CreateMultipartUploadInput{Bucket: &w.d.bucket, Key: &w.key})
+		if err != nil {
+			return w.d.convert(err)
+		}
+		w.uploadID = aws.ToString(out.UploadId)
+	}
+	select {
+	case w.slots <- struct{}{}:
+	case <-w.ctx.Done():
+		return w.failure()
+	}
+	if err := w.failure(); err != nil {
+		<-w.slots
+		return err
+	}
+	w.nextPart++
+	num, data := w.nextPart, w.buf
+	w.buf = nil
+	if num%1000 == 0 && w.partSize < maxPartSize {
+		// S3 allows 10,000 parts: grow parts so that an object of unknown
+		// length never runs out of them.
+		w.partSize = min(2*w.partSize, maxPartSize)
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		out, err := w.d.client.UploadPart(w.ctx, &s3.UploadPartInput{
+			Bucket:        &w.d.bucket,
+			Key:           &w.key,
+			UploadId:      &w.uploadID,
+			PartNumber:    &num,
+			Body:          bytes.NewReader(data),
+			ContentLength: aws.Int64(int64(len(data))),
+		})
+		w.partMu.Lock()
+		if err != nil {
+			if w.partErr == nil {
+				w.partErr = w.d.convert(err)
+			}
+			w.cancel() // stop the other parts: this upload is lost
+		} else {
+			w.parts = append(w.parts, types.CompletedPart{ETag: out.ETag, PartNumber: &num})
+		}
+		w.partMu.Unlock()
+		select {
+		case w.free <- data:
+		default:
+		}
+		<-w.slots
+	}()
+	return nil
+}
+
+func (w *s3Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch w.state {
+	case writerClosed:
+		return nil
+	case writerAborted:
+		return w.doneErr()
+	}
+	w.state = writerClosed
+	w.stopWatch()
+	defer w.cancel()
+
+	if w.uploadID == "" {
+		if err := w.failure(); err != nil {
+			return err
+		}
+		_, err := w.d.client.PutObject(w.ctx, &s3.PutObjectInput{
+			Bucket:        &w.d.bucket,
+			Key:           &w.key,
+			Body:          bytes.NewReader(w.buf),
+			ContentLength: aws.Int64(int64(len(w.buf))),
+		})
+		w.buf = nil
+		return w.d.convert(err)
+	}
+	if len(w.buf) > 0 {
+		if err := w.flushPart(); err != nil {
+			return w.abortUpload(err)
+		}
+	}
+	w.wg.Wait()
+	if err := w.failure(); err != nil {
+		return w.abortUpload(err)
+	}
+	sort.Slice(w.parts, func(i, j int) bool { return *w.parts[i].PartNumber < *w.parts[j].PartNumber })
+	_, err := w.d.client.CompleteMultipartUpload(w.ctx, &s3.CompleteMultipartUploadInput{
+		Bucket:          &w.d.bucket,
+		Key:             &w.key,
+		UploadId:        &w.uploadID,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: w.parts},
+	})
+	if err != nil {
+		return w.abortUpload(w.d.convert(err))
+	}
+	return nil
+}
+
+func (w *s3Writer) Abort() error { return w.abort(nil) }
+
+func (w *s3Writer) abort(cause error) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.state != writerOpen {
+		return nil
+	}
+	w.state = writerAborted
+	w.abortErr = cause
+	w.stopWatch()
+	w.buf = nil
+	if w.uploadID == "" {
+		w.cancel()
+		return nil
+	}
+	return w.abortUpload(nil)
+}
+
+// abortUpload stops the parts in flight and aborts the multipart upload.
+// It runs on a context of its own: the caller's may be the reason for the
+// abort, and an abort that is never sent leaves parts stored (and billed).
+func (w *s3Writer) abortUpload(cause error) error {
+	inFlight := len(w.slots) > 0
+	w.cancel()
+	w.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.parent), 30*time.Second)
+	defer cancel()
+	for attempt := 1; ; attempt++ {
+		_, err := w.d.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+			Bucket:   &w.d.bucket,
+			Key:      &w.key,
+			UploadId: &w.uploadID,
+		})
+		if err != nil && statusOf(err) != http.StatusNotFound {
+			err = fmt.Errorf("abort multipart upload %s: %w", w.uploadID, w.d.convert(err))
+			if cause != nil {
+				return fmt.Errorf("%w (and %v)", cause, err)
+			}
+			return err
+		}
+		if !inFlight || attempt == 4 {
+			return cause
+		}
+		// A part the server was still storing when the abort arrived can
+		// land after it and bring the upload back (S3 documents this;
+		// MinIO does it): look again, and abort again if it is there.
+		select {
+		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
+		case <-ctx.Done():
+			return cause
+		}
+		_, err = w.d.client.ListParts(ctx, &s3.ListPartsInput{Bucket: &w.d.bucket, Key: &w.key, UploadId: &w.uploadID})
+		if err != nil {
+			return cause // gone (NoSuchUpload), or we cannot tell
+		}
+	}
+}
+
+// s3Error is an S3 failure with its Kind decided once and a one-line
+// message that says what to do, not an SDK dump.
+type s3Error struct {
+	kind Kind
+	msg  string
+	err  error
+}
+
+func (e *s3Error) Error() string { return e.msg }
+func (e *s3Error) Unwrap() error { return e.err }
+
+// Is lets KindOf and errors.Is(err, ErrNotFound) see the Kind.
+func (e *s3Error) Is(target error) bool { return (&Error{Kind: e.kind}).Is(target) }
+
+const (
+	preconditionMsg = "object changed since it was opened (ETag no longer matches)"
+	credentialsHint = "check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
+)
+
+func statusOf(err error) int {
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) && re.Response != nil {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
+
+func (d *s3Driver) noSuchBucket(err error) error {
+	return &s3Error{kind: KindNotFound, msg: fmt.Sprintf("bucket %q does not exist", d.bucket), err: err}
+}
+
+// convert classifies an SDK or network error and gives it a one-line
+// message. It is idempotent.
+func (d *s3Driver) convert(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *s3Error
+	if errors.As(err, &se) {
+		return err
+	}
+	mk := func(k Kind, format string, a ...any) error {
+		return &s3Error{kind: k, msg: fmt.Sprintf(format, a...), err: err}
+	}
+	var stall *StallError
+	if errors.As(err, &stall) {
+		return mk(KindRetryable, "%s", stall.Error())
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// Keep the context error itself in the chain: KindOf and
+		// errors.Is(err, context.Canceled) work on it.
+		return &s3Error{kind: KindCanceled, msg: oneLine(ctxErr(err)), err: err}
+	}
+	status := statusOf(err)
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		code := ae.ErrorCode()
+		switch code {
+		case "NoSuchBucket":
+			return d.noSuchBucket(err)
+		case "NoSuchKey", "NotFound":
+			return mk(KindNotFound, "no such object")
+		case "NoSuchUpload":
+			return mk(KindNotFound, "no such multipart upload (aborted or completed)")
+		case "InvalidAccessKeyId":
+			return mk(KindPermission, "access key id not recognised: %s", credentialsHint)
+		case "SignatureDoesNotMatch":
+			return mk(KindPermission, "request signature does not match: check AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)")
+		case "ExpiredToken", "TokenRefreshRequired", "InvalidToken":
+			return mk(KindPermission, "credentials expired or invalid: refresh AWS_SESSION_TOKEN / AWS_PROFILE")
+		case "AccessDenied", "AllAccessDisabled", "AccountProblem", "Forbidden":
+			return mk(KindPermission, "access denied: %s", credentialsHint)
+		case "PreconditionFailed":
+			return mk(KindPrecondition, preconditionMsg)
+		case "SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
+			"TooManyRequests", "RequestThrottled":
+			return mk(KindRetryable, "throttled by the server (%d %s): retry later", status, code)
+		case "InternalError", "ServiceUnavailable", "RequestTimeout", "OperationAborted":
+			return mk(KindRetryable, "server error (%d %s): retry later", status, code)
+		}
+		switch {
+		case status == http.StatusNotFound:
+			return mk(KindNotFound, "no such object")
+		case status == http.StatusForbidden || status == http.StatusUnauthorized:
+			return mk(KindPermission, "access denied (%d %s): %s", status, code, credentialsHint)
+		case status == http.StatusPreconditionFailed:
+			return mk(KindPrecondition, preconditionMsg)
+		case status == http.StatusTooManyRequests || status >= 500:
+			return mk(KindRetryable, "server error (%d %s): retry later", status, code)
+		}
+		msg := ae.ErrorMessage()
+		if msg == "" {
+			return mk(KindPermanent, "%s (HTTP %d)", code, status)
+		}
+		return mk(KindPermanent, "%s (HTTP %d): %s", code, status, oneLine(errors.New(msg)))
+	}
+	if reason := unreachableReason(err); reason != "" {
+		return mk(KindPermanent, "endpoint %s unreachable (%s)", d.endpoint, reason)
+	}
+	if isCredentialsErr(err) {
+		return mk(KindPermission, "no usable AWS credentials: set AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or AWS_PROFILE")
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		strings.Contains(err.Error(), "connection reset"):
+		return mk(KindRetryable, "connection reset by %s", d.endpoint)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return mk(KindRetryable, "connection to %s closed mid-response", d.endpoint)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return mk(KindRetryable, "request to %s timed out", d.endpoint)
+	}
+	if status >= 500 || status == http.StatusTooManyRequests {
+		return mk(KindRetryable, "server error (HTTP %d): retry later", status)
+	}
+	return mk(KindPermanent, "%s", oneLine(innermost(err)))
+}
+
+// ctxErr finds the context error in a chain, for a short message.
+func ctxErr(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return context.Canceled
+}
+
+// innermost is the deepest error that still has a message of its own: the
+// SDK's outer layers only add "operation error S3: GetObject, ..." noise.
+func innermost(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil || next.Error() == "" {
+			return err
+		}
+		err = next
+	}
+}
+
+// unreachableReason says why no connection could be made, or "".
+func unreachableReason(err error) string {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return "no such host"
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
+		return "no route to host"
+	}
+	return ""
+}
+
+func isCredentialsErr(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "failed to retrieve credentials") ||
+		strings.Contains(s, "failed to refresh cached credentials") ||
+		strings.Contains(s, "no EC2 IMDS role found") ||
+		strings.Contains(s, "static credentials are empty")
 }
