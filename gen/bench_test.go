@@ -22,6 +22,7 @@ func benchGen(b *testing.B, fn func(context.Context, *store.Store, string, Optio
 			textPool()
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			var bytes int64
 			for range b.N {
 				st := store.New(store.NewMemDriver(), "mem://bench/")
@@ -31,8 +32,14 @@ func benchGen(b *testing.B, fn func(context.Context, *store.Store, string, Optio
 				}
 				bytes = res.Bytes
 			}
+			cpu := cpuTime() - cpu0
 			b.SetBytes(bytes)
 			b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			// Output per second of CPU (all threads, GC included): the rate
+			// one core sustains, whatever else shares the machine.
+			if cpu > 0 {
+				b.ReportMetric(float64(bytes)*float64(b.N)/(1<<20)/cpu.Seconds(), "MiB/cpu-s")
+			}
 		})
 	}
 }

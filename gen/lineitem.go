@@ -77,8 +77,7 @@ func Lineitem(ctx context.Context, st *store.Store, prefix string, opts Options)
 	if err != nil {
 		return Result{}, err
 	}
-	parts := max(sf1Parts*opts.Rows/sf1LineitemRows, 1)
-	supps := max(sf1Suppliers*opts.Rows/sf1LineitemRows, 1)
+	parts, supps := keyRanges(opts.Rows)
 	text := textPool()
 	schema := writeSchema(LineitemSchema(), lineitemDict)
 	ds := &dataset{
@@ -103,6 +102,12 @@ func Lineitem(ctx context.Context, st *store.Store, prefix string, opts Options)
 		},
 	}
 	return generate(ctx, st, prefix, opts, ds)
+}
+
+// keyRanges scales the SF 1 part and supplier counts to rows of lineitem.
+func keyRanges(rows int64) (parts, supps int64) {
+	scale := func(n uint64) int64 { return max(int64(mulDiv(uint64(rows), n, sf1LineitemRows)), 1) }
+	return scale(sf1Parts), scale(sf1Suppliers)
 }
 
 // orderLines draws the line count of the next order of a file, cut short

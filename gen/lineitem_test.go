@@ -17,6 +17,19 @@ func TestLineitemDates(t *testing.T) {
 	}
 }
 
+func TestKeyRanges(t *testing.T) {
+	for _, c := range []struct{ rows, parts, supps int64 }{
+		{1, 1, 1},
+		{sf1LineitemRows, sf1Parts, sf1Suppliers},
+		{10 * sf1LineitemRows, 10 * sf1Parts, 10 * sf1Suppliers},
+		{1 << 50, 37_522_398_609_035, 1_876_119_930_451}, // no overflow
+	} {
+		if p, s := keyRanges(c.rows); p != c.parts || s != c.supps {
+			t.Errorf("keyRanges(%d) = %d, %d; want %d, %d", c.rows, p, s, c.parts, c.supps)
+		}
+	}
+}
+
 func TestSparseKey(t *testing.T) {
 	// dbgen's first order keys: 1..7, then 32..39, then 64...
 	want := []int64{1, 2, 3, 4, 5, 6, 7, 32, 33, 34, 35, 36, 37, 38, 39, 64}
@@ -34,8 +47,10 @@ func TestLineitemValues(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	files := checkLayout(t, mem, st, res, opts, LineitemSchema(), 4)
 
-	parts := max(sf1Parts*opts.Rows/sf1LineitemRows, 1)
-	supps := max(sf1Suppliers*opts.Rows/sf1LineitemRows, 1)
+	parts, supps := keyRanges(opts.Rows)
+	if parts != 3999 || supps != 199 {
+		t.Fatalf("%d parts, %d suppliers for %d rows, want 3999 and 199", parts, supps, opts.Rows)
+	}
 	instructs := setOf(shipInstructs)
 	modes := setOf(shipModes)
 	var (

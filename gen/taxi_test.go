@@ -26,6 +26,7 @@ func TestTaxiValues(t *testing.T) {
 		hours           [24]int
 		days            = map[arrow.Date32]bool{}
 		short, card     int
+		sameZone        int
 		cardTip, cardFr float64
 	)
 	for _, p := range files {
@@ -77,6 +78,9 @@ func TestTaxiValues(t *testing.T) {
 					if pu[i] < 1 || pu[i] > zones || do[i] < 1 || do[i] > zones {
 						t.Fatalf("locations %d -> %d", pu[i], do[i])
 					}
+					if pu[i] == do[i] {
+						sameZone++
+					}
 					pt := pay.Value(i)
 					if !payTypes[pt] {
 						t.Fatalf("payment_type %q", pt)
@@ -119,6 +123,9 @@ func TestTaxiValues(t *testing.T) {
 	}
 	if r := cardTip / cardFr; r < 0.1 || r > 0.2 {
 		t.Errorf("card tips are %.2f of fares", r)
+	}
+	if r := float64(sameZone) / n; r > 0.1 {
+		t.Errorf("%.2f of trips end in their pickup zone", r)
 	}
 	if len(days) != 365 {
 		t.Errorf("pickups on %d days, want all 365 of %d", len(days), taxiYear)
