@@ -1,0 +1,628 @@
+package s3server
+
+import (
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+)
+
+// stateDir holds the server's own files (temporary files, multipart parts)
+// at the top of the served directory. A leading dot is not a valid bucket
+// name, so it never shows up as a bucket, and it is on the same file
+// system as the buckets, so committing an object is a rename.
+const stateDir = ".s3server"
+
+// dirBackend is a gofakes3.Backend over a directory: each top-level
+// subdirectory is a bucket, each regular file below it an object whose key
+// is its slash-separated path.
+//
+// Writes go to a temporary file and are renamed into place, so a reader
+// sees the old object or the new one, never a mix, and a failed upload
+// leaves nothing. ETags are MD5 of the content, remembered per file
+// version (device, inode, size, mtime) and computed on first use for files
+// that were put there by other means.
+type dirBackend struct {
+	root    string
+	tmp     string
+	uploads string
+
+	// mu orders the metadata operations that must not interleave: a
+	// conditional check and its rename, and pruning empty directories
+	// against creating them. It is never held while data is copied.
+	mu sync.Mutex
+
+	etagMu sync.Mutex
+	etags  map[fileID]etagEntry
+
+	mp multipart
+}
+
+type fileID struct{ dev, ino uint64 }
+
+type etagEntry struct {
+	size  int64
+	mtime int64
+	sum   []byte
+}
+
+func newDirBackend(dir string) (*dirBackend, error) {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(root); err != nil {
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", root)
+	}
+	b := &dirBackend{
+		root:    root,
+		tmp:     filepath.Join(root, stateDir, "tmp"),
+		uploads: filepath.Join(root, stateDir, "uploads"),
+		etags:   map[fileID]etagEntry{},
+	}
+	b.mp.uploads = map[gofakes3.UploadID]*upload{}
+	// Uploads do not survive a restart (their index is in memory), so
+	// whatever a previous run left is garbage.
+	if err := os.RemoveAll(filepath.Join(root, stateDir)); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{b.tmp, b.uploads} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+func (b *dirBackend) bucketPath(bucket string) (string, error) {
+	if gofakes3.ValidateBucketName(bucket) != nil {
+		return "", gofakes3.BucketNotFound(bucket)
+	}
+	p := filepath.Join(b.root, bucket)
+	fi, err := os.Stat(p)
+	if err != nil || !fi.IsDir() {
+		return "", gofakes3.BucketNotFound(bucket)
+	}
+	return p, nil
+}
+
+// checkKey rejects keys that have no file of their own: empty segments
+// ("a//b", "dir/"), "." and "..", NUL. S3 allows them; a directory cannot.
+func checkKey(key string) error {
+	if key == "" || len(key) > gofakes3.KeySizeLimit || strings.ContainsRune(key, 0) {
+		return gofakes3.ErrorInvalidArgument("key", key, "key cannot be stored as a file")
+	}
+	for _, seg := range strings.Split(key, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return gofakes3.ErrorInvalidArgument("key", key,
+				"this server stores objects as files: a key may not have empty, '.' or '..' segments or end in '/'")
+		}
+	}
+	return nil
+}
+
+func (b *dirBackend) objectPath(bucket, key string) (string, error) {
+	bp, err := b.bucketPath(bucket)
+	if err != nil {
+		return "", err
+	}
+	if err := checkKey(key); err != nil {
+		return "", err
+	}
+	return filepath.Join(bp, filepath.FromSlash(key)), nil
+}
+
+func (b *dirBackend) ListBuckets() ([]gofakes3.BucketInfo, error) {
+	ents, err := os.ReadDir(b.root)
+	if err != nil {
+		return nil, err
+	}
+	var out []gofakes3.BucketInfo
+	for _, e := range ents {
+		if !e.IsDir() || gofakes3.ValidateBucketName(e.Name()) != nil {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		out = append(out, gofakes3.BucketInfo{Name: e.Name(), CreationDate: gofakes3.NewContentTime(info.ModTime())})
+	}
+	return out, nil
+}
+
+func (b *dirBackend) BucketExists(name string) (bool, error) {
+	_, err := b.bucketPath(name)
+	return err == nil, nil
+}
+
+func (b *dirBackend) CreateBucket(name string) error {
+	if err := gofakes3.ValidateBucketName(name); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := filepath.Join(b.root, name)
+	if _, err := os.Stat(p); err == nil {
+		return gofakes3.ResourceError(gofakes3.ErrBucketAlreadyExists, name)
+	}
+	return os.Mkdir(p, 0o755)
+}
+
+func (b *dirBackend) DeleteBucket(name string) error {
+	bp, err := b.bucketPath(name)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	empty := true
+	_ = filepath.WalkDir(bp, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			empty = false
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if !empty {
+		return gofakes3.ResourceError(gofakes3.ErrBucketNotEmpty, name)
+	}
+	return os.RemoveAll(bp)
+}
+
+func (b *dirBackend) ForceDeleteBucket(name string) error {
+	bp, err := b.bucketPath(name)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return os.RemoveAll(bp)
+}
+
+// listEntry is a key, or a common prefix when delimited.
+type listEntry struct {
+	name   string
+	prefix bool
+	path   string
+	size   int64
+	mtime  time.Time
+}
+
+func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofakes3.ListBucketPage) (*gofakes3.ObjectList, error) {
+	bp, err := b.bucketPath(name)
+	if err != nil {
+		return nil, err
+	}
+	var pfx, delim string
+	if prefix != nil {
+		pfx = prefix.Prefix
+		if prefix.HasDelimiter {
+			delim = prefix.Delimiter
+		}
+	}
+	// Walk only the directory the prefix points into.
+	start := bp
+	if i := strings.LastIndexByte(pfx, '/'); i >= 0 {
+		start = filepath.Join(bp, filepath.FromSlash(pfx[:i]))
+	}
+	var keys []listEntry
+	err = filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(bp, p)
+		key := filepath.ToSlash(rel)
+		if d.IsDir() {
+			if p != start && !strings.HasPrefix(key+"/", pfx) && !strings.HasPrefix(pfx, key+"/") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasPrefix(key, pfx) {
+			return nil
+		}
+		fi, err := os.Stat(p) // follows symlinks to files
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil
+		}
+		keys = append(keys, listEntry{name: key, path: p, size: fi.Size(), mtime: fi.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Walk order is per directory; S3 order is by the whole key's bytes
+	// ("a-b" sorts before "a/b").
+	sort.Slice(keys, func(i, j int) bool { return keys[i].name < keys[j].name })
+
+	out := gofakes3.NewObjectList()
+	n := int64(0)
+	last := ""
+	for _, e := range keys {
+		if delim != "" {
+			if i := strings.Index(e.name[len(pfx):], delim); i >= 0 {
+				e = listEntry{name: e.name[:len(pfx)+i+len(delim)], prefix: true}
+			}
+		}
+		if page.HasMarker && e.name <= page.Marker || e.prefix && e.name == last {
+			continue
+		}
+		if page.MaxKeys > 0 && n == page.MaxKeys {
+			out.IsTruncated = true
+			out.NextMarker = last
+			break
+		}
+		n++
+		last = e.name
+		if e.prefix {
+			out.AddPrefix(e.name)
+			continue
+		}
+		sum, err := b.etagOfPath(e.path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted while listing
+			}
+			return nil, err
+		}
+		out.Add(&gofakes3.Content{
+			Key:          e.name,
+			LastModified: gofakes3.NewContentTime(e.mtime),
+			ETag:         gofakes3.FormatETag(sum),
+			Size:         e.size,
+		})
+	}
+	return out, nil
+}
+
+// openObject opens an object's file; the open file pins that version, so
+// its ETag, size and bytes agree even if it is replaced meanwhile.
+func (b *dirBackend) openObject(bucket, key string) (*os.File, os.FileInfo, []byte, error) {
+	p, err := b.objectPath(bucket, key)
+	if err != nil {
+		var ia *gofakes3.ErrorInvalidArgumentResponse
+		if errors.As(err, &ia) {
+			return nil, nil, nil, gofakes3.KeyNotFound(key)
+		}
+		return nil, nil, nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, nil, nil, gofakes3.KeyNotFound(key)
+		}
+		return nil, nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = gofakes3.KeyNotFound(key)
+	}
+	var sum []byte
+	if err == nil {
+		sum, err = b.etag(f, fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, err
+	}
+	return f, fi, sum, nil
+}
+
+func objectMeta(fi os.FileInfo) map[string]string {
+	return map[string]string{
+		"Last-Modified": fi.ModTime().UTC().Format(http.TimeFormat),
+		"Content-Type":  "application/octet-stream",
+	}
+}
+
+func (b *dirBackend) HeadObject(bucket, key string) (*gofakes3.Object, error) {
+	f, fi, sum, err := b.openObject(bucket, key)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	return &gofakes3.Object{
+		Name:     key,
+		Metadata: objectMeta(fi),
+		Size:     fi.Size(),
+		Hash:     sum,
+		Contents: io.NopCloser(strings.NewReader("")),
+	}, nil
+}
+
+func (b *dirBackend) GetObject(bucket, key string, rr *gofakes3.ObjectRangeRequest) (*gofakes3.Object, error) {
+	f, fi, sum, err := b.openObject(bucket, key)
+	if err != nil {
+		return nil, err
+	}
+	rng, err := resolveRange(rr, fi.Size())
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	var contents io.ReadCloser = f
+	if rng != nil {
+		if _, err := f.Seek(rng.Start, io.SeekStart); err != nil {
+			f.Close()
+			return nil, err
+		}
+		contents = &rangeFile{f: f, n: rng.Length}
+	}
+	return &gofakes3.Object{
+		Name:     key,
+		Metadata: objectMeta(fi),
+		Size:     fi.Size(),
+		Hash:     sum,
+		Range:    rng,
+		Contents: contents,
+	}, nil
+}
+
+// resolveRange applies a Range header the way S3 does: an end past the
+// object is clipped, a suffix longer than the object is the whole object,
+// a start at or past the end is 416. (gofakes3's own resolution rejects
+// long suffixes, which the Parquet footer read relies on.)
+func resolveRange(rr *gofakes3.ObjectRangeRequest, size int64) (*gofakes3.ObjectRange, error) {
+	if rr == nil || size == 0 {
+		return nil, nil
+	}
+	if rr.FromEnd {
+		if rr.End <= 0 {
+			return nil, gofakes3.ErrInvalidRange
+		}
+		start := max(size-rr.End, 0)
+		return &gofakes3.ObjectRange{Start: start, Length: size - start}, nil
+	}
+	if rr.Start >= size {
+		return nil, gofakes3.ErrInvalidRange
+	}
+	end := rr.End
+	if end == gofakes3.RangeNoEnd || end >= size {
+		end = size - 1
+	}
+	return &gofakes3.ObjectRange{Start: rr.Start, Length: end - rr.Start + 1}, nil
+}
+
+// rangeFile is the rest of a range of a file. WriteTo hands the response
+// writer an *io.LimitedReader over the *os.File, which net/http sends with
+// sendfile(2).
+type rangeFile struct {
+	f *os.File
+	n int64
+}
+
+func (r *rangeFile) Read(p []byte) (int, error) {
+	if r.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > r.n {
+		p = p[:r.n]
+	}
+	n, err := r.f.Read(p)
+	r.n -= int64(n)
+	return n, err
+}
+
+func (r *rangeFile) WriteTo(w io.Writer) (int64, error) {
+	lr := &io.LimitedReader{R: r.f, N: r.n}
+	n, err := io.Copy(w, lr)
+	r.n = lr.N
+	return n, err
+}
+
+func (r *rangeFile) Close() error { return r.f.Close() }
+
+// etag returns the MD5 of an open file's content, from the cache when
+// this version of the file was seen before.
+func (b *dirBackend) etag(f *os.File, fi os.FileInfo) ([]byte, error) {
+	id, ok := idOf(fi)
+	if ok {
+		b.etagMu.Lock()
+		e, hit := b.etags[id]
+		b.etagMu.Unlock()
+		if hit && e.size == fi.Size() && e.mtime == fi.ModTime().UnixNano() {
+			return e.sum, nil
+		}
+	}
+	h := md5.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, fi.Size())); err != nil {
+		return nil, err
+	}
+	sum := h.Sum(nil)
+	if ok {
+		b.remember(id, fi, sum)
+	}
+	return sum, nil
+}
+
+func (b *dirBackend) etagOfPath(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return b.etag(f, fi)
+}
+
+func (b *dirBackend) remember(id fileID, fi os.FileInfo, sum []byte) {
+	b.etagMu.Lock()
+	b.etags[id] = etagEntry{size: fi.Size(), mtime: fi.ModTime().UnixNano(), sum: sum}
+	b.etagMu.Unlock()
+}
+
+func (b *dirBackend) forget(fi os.FileInfo) {
+	if id, ok := idOf(fi); ok {
+		b.etagMu.Lock()
+		delete(b.etags, id)
+		b.etagMu.Unlock()
+	}
+}
+
+func idOf(fi os.FileInfo) (fileID, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, false
+	}
+	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, true
+}
+
+// writeTemp copies r, which must hold exactly size bytes, into a new
+// temporary file and returns it closed, with its MD5. On error nothing is
+// left behind.
+func (b *dirBackend) writeTemp(dir string, r io.Reader, size int64) (path string, sum []byte, err error) {
+	f, err := os.CreateTemp(dir, "put-*")
+	if err != nil {
+		return "", nil, err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	h := md5.New()
+	// Read to EOF, not just size bytes: the readers gofakes3 and the
+	// signature check wrap around the body verify digests at EOF.
+	n, err := io.Copy(io.MultiWriter(f, h), r)
+	if err != nil {
+		return "", nil, err
+	}
+	if n != size {
+		return "", nil, gofakes3.ErrIncompleteBody
+	}
+	if err := f.Close(); err != nil {
+		return "", nil, err
+	}
+	return f.Name(), h.Sum(nil), nil
+}
+
+// commit renames a finished temporary file to the object's path, after
+// checking the put's conditions against the object it replaces.
+func (b *dirBackend) commit(tmp, dst, key string, sum []byte, cond *gofakes3.PutConditions) error {
+	fi, err := os.Stat(tmp)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cond != nil {
+		info := &gofakes3.ConditionalObjectInfo{}
+		if cur, err := b.etagOfPath(dst); err == nil {
+			info.Exists, info.Hash = true, cur
+		}
+		if err := gofakes3.CheckPutConditions(cond, info); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return conflict(key, err)
+	}
+	if old, err := os.Lstat(dst); err == nil {
+		if old.IsDir() {
+			return conflict(key, syscall.EISDIR)
+		}
+		b.forget(old)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return conflict(key, err)
+	}
+	if id, ok := idOf(fi); ok {
+		b.remember(id, fi, sum)
+	}
+	return nil
+}
+
+func conflict(key string, err error) error {
+	if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTEMPTY) {
+		return gofakes3.ErrorInvalidArgument("key", key,
+			"this server stores objects as files: a key cannot be both an object and a prefix of another object (\"a\" and \"a/b\")")
+	}
+	return err
+}
+
+func (b *dirBackend) PutObject(bucket, key string, meta map[string]string, input io.Reader, size int64, cond *gofakes3.PutConditions) (gofakes3.PutObjectResult, error) {
+	dst, err := b.objectPath(bucket, key)
+	if err != nil {
+		return gofakes3.PutObjectResult{}, err
+	}
+	tmp, sum, err := b.writeTemp(b.tmp, input, size)
+	if err != nil {
+		return gofakes3.PutObjectResult{}, err
+	}
+	if err := b.commit(tmp, dst, key, sum, cond); err != nil {
+		os.Remove(tmp)
+		return gofakes3.PutObjectResult{}, err
+	}
+	return gofakes3.PutObjectResult{}, nil
+}
+
+func (b *dirBackend) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, meta map[string]string) (gofakes3.CopyObjectResult, error) {
+	return gofakes3.CopyObject(b, srcBucket, srcKey, dstBucket, dstKey, meta)
+}
+
+func (b *dirBackend) DeleteObject(bucket, key string) (gofakes3.ObjectDeleteResult, error) {
+	bp, err := b.bucketPath(bucket)
+	if err != nil {
+		return gofakes3.ObjectDeleteResult{}, err
+	}
+	if checkKey(key) != nil {
+		return gofakes3.ObjectDeleteResult{}, nil // cannot exist; S3 deletes are idempotent
+	}
+	p := filepath.Join(bp, filepath.FromSlash(key))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	fi, err := os.Lstat(p)
+	if err != nil || fi.IsDir() {
+		return gofakes3.ObjectDeleteResult{}, nil
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return gofakes3.ObjectDeleteResult{}, err
+	}
+	b.forget(fi)
+	// Empty directories are not objects in S3; remove them so "a" can
+	// become an object again after "a/b" is deleted.
+	for d := filepath.Dir(p); d != bp && strings.HasPrefix(d, bp); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			break
+		}
+	}
+	return gofakes3.ObjectDeleteResult{}, nil
+}
+
+func (b *dirBackend) DeleteMulti(bucket string, keys ...string) (gofakes3.MultiDeleteResult, error) {
+	var res gofakes3.MultiDeleteResult
+	for _, k := range keys {
+		if _, err := b.DeleteObject(bucket, k); err != nil {
+			er := gofakes3.ErrorResultFromError(err)
+			er.Key = k
+			res.Error = append(res.Error, er)
+			continue
+		}
+		res.Deleted = append(res.Deleted, gofakes3.ObjectID{Key: k})
+	}
+	return res, nil
+}

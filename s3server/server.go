@@ -1,0 +1,144 @@
+package s3server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+)
+
+// Options configure Start. The zero value is usable.
+type Options struct {
+	// AccessKey and SecretKey are the only credentials the server
+	// accepts. Empty: a random pair is generated (see Server).
+	AccessKey, SecretKey string
+}
+
+// Server is a running S3 endpoint over a directory.
+type Server struct {
+	// Endpoint is the URL clients use, e.g. http://127.0.0.1:40123.
+	Endpoint string
+	// AccessKey and SecretKey are the credentials requests must be
+	// signed with (AWS Signature Version 4, any region).
+	AccessKey, SecretKey string
+	// Dir is the absolute path of the served directory.
+	Dir string
+
+	backend *dirBackend
+	srv     *http.Server
+	served  chan struct{}
+	stop    func() bool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start serves dir over S3 on addr ("127.0.0.1:0" picks a free port; empty
+// means that) until Close is called or ctx is done. Each top-level
+// subdirectory of dir is a bucket; dir is created if missing. Start prints
+// nothing: the endpoint and credentials are in the returned Server.
+func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error) {
+	if (opts.AccessKey == "") != (opts.SecretKey == "") {
+		return nil, errors.New("s3server: set both the access key and the secret key, or neither")
+	}
+	if opts.AccessKey == "" {
+		opts.AccessKey = "SLUICE" + rand.Text()[:14]
+		opts.SecretKey = rand.Text() + rand.Text()
+	}
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	b, err := newDirBackend(dir)
+	if err != nil {
+		return nil, fmt.Errorf("s3server: %w", err)
+	}
+	fake := gofakes3.New(b,
+		gofakes3.WithoutVersioning(),
+		// The verifier checks the clock skew of signed requests; this
+		// one would also reject presigned URLs that are hours old.
+		gofakes3.WithTimeSkewLimit(0),
+	)
+	v := &verifier{accessKey: opts.AccessKey, secretKey: opts.SecretKey, now: time.Now}
+	handler := v.wrap(ifMatch(fake.Server()))
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("s3server: %w", err)
+	}
+	s := &Server{
+		Endpoint:  "http://" + clientAddr(ln.Addr().(*net.TCPAddr)),
+		AccessKey: opts.AccessKey,
+		SecretKey: opts.SecretKey,
+		Dir:       b.root,
+		backend:   b,
+		served:    make(chan struct{}),
+		srv: &http.Server{
+			Handler:           handler,
+			ReadHeaderTimeout: 30 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			ErrorLog:          log.New(io.Discard, "", 0),
+		},
+	}
+	go func() {
+		defer close(s.served)
+		s.srv.Serve(ln)
+	}()
+	s.stop = context.AfterFunc(ctx, func() { s.Close() })
+	return s, nil
+}
+
+// clientAddr is the address a local client dials: a server bound to every
+// interface is reached on loopback.
+func clientAddr(a *net.TCPAddr) string {
+	ip := a.IP
+	if ip == nil || ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1)
+	}
+	return net.JoinHostPort(ip.String(), fmt.Sprint(a.Port))
+}
+
+// Close stops the server: new connections are refused at once, requests
+// in progress get a few seconds to finish.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.srv.Shutdown(ctx); err != nil {
+			s.closeErr = s.srv.Close()
+		}
+		<-s.served
+	})
+	return s.closeErr
+}
+
+// CreateBucket makes a bucket (a top-level directory) if it does not exist.
+func (s *Server) CreateBucket(name string) error {
+	if err := gofakes3.ValidateBucketName(name); err != nil {
+		return fmt.Errorf("s3server: bucket %q: %v", name, err)
+	}
+	if err := os.Mkdir(filepath.Join(s.Dir, name), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("s3server: %w", err)
+	}
+	return nil
+}
+
+// Env is the environment that points an AWS SDK or CLI at this server.
+func (s *Server) Env() []string {
+	return []string{
+		"AWS_ENDPOINT_URL=" + s.Endpoint,
+		"AWS_ACCESS_KEY_ID=" + s.AccessKey,
+		"AWS_SECRET_ACCESS_KEY=" + s.SecretKey,
+		"AWS_REGION=us-east-1",
+	}
+}
