@@ -1,0 +1,306 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"go.uber.org/goleak"
+
+	"github.com/sluice-data/sluice/s3server"
+	"github.com/sluice-data/sluice/store"
+	"github.com/sluice-data/sluice/store/storetest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// s3Target is an S3 endpoint the tests may write into.
+type s3Target struct {
+	endpoint, accessKey, secretKey, bucket string
+}
+
+func (tg s3Target) open(t *testing.T, bucket string, mod ...func(*store.Options)) *store.Store {
+	t.Helper()
+	opts := store.Options{Endpoint: tg.endpoint, AccessKeyID: tg.accessKey, SecretAccessKey: tg.secretKey}
+	for _, f := range mod {
+		f(&opts)
+	}
+	st, key, err := store.Open(context.Background(), "s3://"+bucket+"/", opts)
+	if err != nil || key != "" {
+		t.Fatalf("open s3://%s/: key %q, %v", bucket, key, err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// client is a raw SDK client, for what the store hides: buckets and
+// pending multipart uploads.
+func (tg s3Target) client(t *testing.T) *s3.Client {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return s3.New(s3.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(tg.endpoint),
+		UsePathStyle: true,
+		Credentials:  credentials.NewStaticCredentialsProvider(tg.accessKey, tg.secretKey, ""),
+		HTTPClient:   &http.Client{Transport: tr},
+	})
+}
+
+// embedded starts the embedded S3 endpoint over a temporary directory.
+func embedded(t *testing.T) s3Target {
+	t.Helper()
+	srv, err := s3server.Start(t.Context(), t.TempDir(), "127.0.0.1:0", s3server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	if err := srv.CreateBucket("sluice-test"); err != nil {
+		t.Fatal(err)
+	}
+	return s3Target{srv.Endpoint, srv.AccessKey, srv.SecretKey, "sluice-test"}
+}
+
+// minio is the MinIO that ./scripts/test starts. Without it the tests
+// skip, except under CI, where skipping would hide that the real-server
+// tests never ran.
+func minio(t *testing.T) s3Target {
+	t.Helper()
+	tg := s3Target{
+		endpoint:  os.Getenv("SLUICE_TEST_S3_ENDPOINT"),
+		accessKey: os.Getenv("AWS_ACCESS_KEY_ID"),
+		secretKey: os.Getenv("AWS_SECRET_ACCESS_KEY"),
+		bucket:    os.Getenv("SLUICE_TEST_S3_BUCKET"),
+	}
+	if tg.endpoint == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("SLUICE_TEST_S3_ENDPOINT is not set: CI must run the S3 tests against MinIO (run them through ./scripts/test)")
+		}
+		t.Skip("SLUICE_TEST_S3_ENDPOINT not set; ./scripts/test runs these against MinIO")
+	}
+	if tg.accessKey == "" || tg.secretKey == "" {
+		t.Fatal("SLUICE_TEST_S3_ENDPOINT is set but AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY are not")
+	}
+	if tg.bucket == "" {
+		tg.bucket = "sluice-test"
+	}
+	ctx := context.Background()
+	c := tg.client(t)
+	if _, err := c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &tg.bucket}); err != nil {
+		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &tg.bucket}); err != nil {
+			t.Fatalf("create bucket %s on %s: %v", tg.bucket, tg.endpoint, err)
+		}
+	}
+	return tg
+}
+
+func TestConformanceS3Embedded(t *testing.T) {
+	tg := embedded(t)
+	storetest.Run(t, func(t *testing.T) *store.Store { return tg.open(t, tg.bucket) })
+}
+
+func TestConformanceS3MinIO(t *testing.T) {
+	tg := minio(t)
+	storetest.Run(t, func(t *testing.T) *store.Store { return tg.open(t, tg.bucket) })
+}
+
+// forEachS3 runs an S3-specific test on the embedded endpoint and, when
+// configured, on MinIO.
+func forEachS3(t *testing.T, fn func(t *testing.T, tg s3Target)) {
+	t.Run("embedded", func(t *testing.T) { fn(t, embedded(t)) })
+	t.Run("minio", func(t *testing.T) { fn(t, minio(t)) })
+}
+
+func oneLine(t *testing.T, err error) string {
+	t.Helper()
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("error spans lines: %q", msg)
+	}
+	return msg
+}
+
+func TestS3WrongCredentials(t *testing.T) {
+	forEachS3(t, func(t *testing.T, tg s3Target) {
+		ctx := context.Background()
+		for _, c := range []struct {
+			name, ak, sk, hint string
+		}{
+			{"secret", tg.accessKey, "wrong-secret", "AWS_SECRET_ACCESS_KEY"},
+			{"key id", "NOSUCHKEYID", tg.secretKey, "AWS_ACCESS_KEY_ID"},
+		} {
+			st := tg.open(t, tg.bucket, func(o *store.Options) { o.AccessKeyID, o.SecretAccessKey = c.ak, c.sk })
+			_, err := st.List(ctx, "")
+			if store.KindOf(err) != store.KindPermission {
+				t.Fatalf("%s: list with wrong credentials: kind %v, err %v", c.name, store.KindOf(err), err)
+			}
+			msg := oneLine(t, err)
+			if !strings.HasPrefix(msg, "list s3://"+tg.bucket+"/: ") || !strings.Contains(msg, c.hint) {
+				t.Errorf("%s: message %q should name the operation and point at %s", c.name, msg, c.hint)
+			}
+			_, err = st.Stat(ctx, "some/key")
+			if store.KindOf(err) != store.KindPermission {
+				t.Errorf("%s: stat with wrong credentials: kind %v, err %v", c.name, store.KindOf(err), err)
+			}
+		}
+	})
+}
+
+func TestS3MissingBucket(t *testing.T) {
+	forEachS3(t, func(t *testing.T, tg s3Target) {
+		ctx := context.Background()
+		st := tg.open(t, "no-such-bucket-sluice")
+		want := `bucket "no-such-bucket-sluice" does not exist`
+		_, err := st.List(ctx, "")
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("list: %v, want not found", err)
+		}
+		if got := oneLine(t, err); got != "list s3://no-such-bucket-sluice/: "+want {
+			t.Errorf("list: message %q", got)
+		}
+		_, _, err = st.ReadRange(ctx, "k", store.All, store.ReadOptions{})
+		if got := oneLine(t, err); !errors.Is(err, store.ErrNotFound) || got != "read s3://no-such-bucket-sluice/k: "+want {
+			t.Errorf("read: %q", got)
+		}
+		// HEAD has no body to say which is missing; the message must still.
+		_, err = st.Stat(ctx, "k")
+		if got := oneLine(t, err); !errors.Is(err, store.ErrNotFound) || got != "stat s3://no-such-bucket-sluice/k: "+want {
+			t.Errorf("stat: %q", got)
+		}
+		_, err = st.Put(ctx, "k", strings.NewReader("x"), store.WriteOptions{})
+		if !errors.Is(err, store.ErrNotFound) || !strings.Contains(oneLine(t, err), want) {
+			t.Errorf("put: %v", err)
+		}
+	})
+}
+
+func closedPort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func TestS3UnreachableEndpoint(t *testing.T) {
+	ep := "http://" + closedPort(t)
+	tg := s3Target{endpoint: ep, accessKey: "k", secretKey: "s"}
+	st := tg.open(t, "b")
+	start := time.Now()
+	_, err := st.Stat(context.Background(), "k")
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("took %v to report an unreachable endpoint; it is not worth retrying", el)
+	}
+	if store.KindOf(err) != store.KindPermanent {
+		t.Errorf("kind %v, want permanent: %v", store.KindOf(err), err)
+	}
+	want := "stat s3://b/k: endpoint " + ep + " unreachable (connection refused)"
+	if got := oneLine(t, err); got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+}
+
+func TestS3BadEndpointURL(t *testing.T) {
+	_, _, err := store.Open(context.Background(), "s3://b/", store.Options{Endpoint: "127.0.0.1:9000"})
+	if !errors.Is(err, store.ErrInvalid) || !strings.Contains(oneLine(t, err), "not a URL") {
+		t.Errorf("endpoint without a scheme: %v", err)
+	}
+}
+
+// A throttling server gets the SDK's modest retries (3 attempts), then a
+// retryable error with a one-line message.
+func TestS3Throttled(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
+	}))
+	defer srv.Close()
+	st := s3Target{endpoint: srv.URL, accessKey: "k", secretKey: "s"}.open(t, "b")
+	_, _, err := st.ReadRange(context.Background(), "k", store.Range{Off: 0, Len: 10}, store.ReadOptions{})
+	if !store.IsRetryable(err) {
+		t.Fatalf("kind %v, want retryable: %v", store.KindOf(err), err)
+	}
+	if got := oneLine(t, err); got != "read s3://b/k: throttled by the server (503 SlowDown): retry later" {
+		t.Errorf("message %q", got)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Errorf("%d attempts, want 3", n)
+	}
+}
+
+func pendingUploads(t *testing.T, tg s3Target, key string) int {
+	t.Helper()
+	out, err := tg.client(t).ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: &tg.bucket, Prefix: &key})
+	if err != nil {
+		t.Fatalf("list multipart uploads: %v", err)
+	}
+	return len(out.Uploads)
+}
+
+func TestS3AbortLeavesNoUpload(t *testing.T) {
+	forEachS3(t, func(t *testing.T, tg s3Target) {
+		st := tg.open(t, tg.bucket)
+		key := fmt.Sprintf("abort-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
+		big := make([]byte, 12<<20)
+
+		w, err := st.NewWriter(context.Background(), key, store.WriteOptions{PartSize: 5 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(big); err != nil {
+			t.Fatal(err)
+		}
+		if n := pendingUploads(t, tg, key); n != 1 {
+			t.Fatalf("%d multipart uploads in progress, want 1 (is the write multipart?)", n)
+		}
+		if err := w.Abort(); err != nil {
+			t.Fatal(err)
+		}
+		if n := pendingUploads(t, tg, key); n != 0 {
+			t.Errorf("%d multipart uploads left after Abort", n)
+		}
+		if _, err := st.Stat(context.Background(), key); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("object visible after Abort: %v", err)
+		}
+
+		// Cancelling the context aborts too, even if the caller never
+		// calls Close or Abort.
+		ctx, cancel := context.WithCancel(context.Background())
+		w, err = st.NewWriter(ctx, key, store.WriteOptions{PartSize: 5 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(big); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		deadline := time.Now().Add(10 * time.Second)
+		for pendingUploads(t, tg, key) != 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("multipart upload still pending 10s after its context was cancelled")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := w.Close(); !errors.Is(err, context.Canceled) {
+			t.Errorf("Close after cancel: %v, want context.Canceled", err)
+		}
+	})
+}
