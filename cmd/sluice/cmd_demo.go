@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/s3server"
+	"github.com/sluice-data/sluice/store"
+)
+
+type demoOptions struct {
+	rows  int64
+	files int
+	keep  bool
+	quiet bool
+}
+
+func newDemoCommand() *cobra.Command {
+	var opts demoOptions
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run sluice end to end on an embedded S3 endpoint, with no setup",
+		Long: `Run the main job with no setup and no credentials: start an embedded S3
+endpoint on a free loopback port over a temporary directory, generate a
+TPC-H lineitem dataset into it, list it, and say what happened at each step.
+Everything is removed at the end unless --keep.`,
+		Example: `  sluice demo
+  sluice demo --rows 4000000 --files 8 --keep`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDemo(cmd.Context(), cmd.OutOrStdout(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.Int64Var(&opts.rows, "rows", 1_000_000, "lineitem rows to generate")
+	f.IntVar(&opts.files, "files", 4, "files to generate")
+	f.BoolVar(&opts.keep, "keep", false, "keep the temporary directory and print where it is")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress bars")
+	return cmd
+}
+
+func runDemo(ctx context.Context, out io.Writer, opts demoOptions) error {
+	dir, err := os.MkdirTemp("", "sluice-demo-")
+	if err != nil {
+		return err
+	}
+	if opts.keep {
+		defer fmt.Fprintf(out, "kept the data in %s\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	step := func(format string, a ...any) { fmt.Fprintf(out, "==> "+format+"\n", a...) }
+
+	srv, err := s3server.Start(ctx, dir, "127.0.0.1:0", s3server.Options{})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if err := srv.CreateBucket("demo"); err != nil {
+		return err
+	}
+	step("started an embedded S3 endpoint at %s serving %s (bucket \"demo\")", srv.Endpoint, dir)
+
+	url := "s3://demo/lineitem/"
+	st, prefix, err := store.Open(ctx, url, store.Options{
+		Endpoint: srv.Endpoint, AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey,
+	})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	step("generating %d TPC-H lineitem rows in %d snappy Parquet files into %s", opts.rows, opts.files, url)
+	prog := newProgress("gen lineitem", -1, opts.quiet)
+	res, err := gen.Lineitem(ctx, st, prefix, gen.Options{Rows: opts.rows, Files: opts.files, Seed: 1, Progress: prog.Add})
+	prog.Done()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "    %s in %s (%.1f MiB/s through the S3 endpoint)\n",
+		humanBytes(res.Bytes), res.Elapsed.Round(time.Millisecond), float64(res.Bytes)/(1<<20)/res.Elapsed.Seconds())
+
+	step("listing %s", url)
+	var n, total int64
+	err = st.Walk(ctx, prefix, func(o store.ObjectInfo) error {
+		n++
+		total += o.Size
+		fmt.Fprintf(out, "    %12d  %s\n", o.Size, st.URL(o.Key))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "    %d objects, %s\n", n, humanBytes(total))
+	step("done; try: sluice demo --help, sluice gen --help, sluice server --help")
+	return nil
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var sluiceBin string
+
+// TestMain builds the binary once; the tests run it as a user would.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sluice-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sluiceBin = filepath.Join(dir, "sluice")
+	if out, err := exec.Command("go", "build", "-o", sluiceBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func sluice(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sluiceBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run sluice %v: %v", args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// assertCleanFailure checks the rule for bad input: one line on stderr, a
+// given non-zero exit, no panic or stack trace.
+func assertCleanFailure(t *testing.T, r result, code int, mention string) {
+	t.Helper()
+	if r.code != code {
+		t.Errorf("exit %d, want %d (stderr %q)", r.code, code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "sluice: ") {
+		t.Errorf("stderr is not one 'sluice: ...' line: %q", r.stderr)
+	}
+	if !strings.Contains(r.stderr, mention) {
+		t.Errorf("stderr %q does not mention %q", r.stderr, mention)
+	}
+	if strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "panic") {
+		t.Errorf("stack trace on stderr: %q", r.stderr)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	r := sluice(t, nil, "version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "sluice ") {
+		t.Fatalf("version: %+v", r)
+	}
+	for _, c := range []string{"ls", "gen", "server", "demo", "version"} {
+		r := sluice(t, nil, c, "--help")
+		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
+			t.Errorf("%s --help has no Examples section (exit %d)", c, r.code)
+		}
+	}
+}
+
+func TestGenAndLs(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "lineitem")
+	r := sluice(t, nil, "gen", "lineitem", "--rows", "20000", "--files", "2", "--out", out, "-q")
+	if r.code != 0 {
+		t.Fatalf("gen: %+v", r)
+	}
+	r = sluice(t, nil, "ls", out)
+	if r.code != 0 {
+		t.Fatalf("ls: %+v", r)
+	}
+	if !strings.Contains(r.stdout, "part-00000.parquet") || !strings.Contains(r.stdout, "part-00001.parquet") {
+		t.Fatalf("ls does not show the files: %s", r.stdout)
+	}
+	if !regexp.MustCompile(`(?m)^2 objects, \d+ bytes`).MatchString(r.stdout) {
+		t.Fatalf("ls has no total line: %s", r.stdout)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name    string
+		args    []string
+		code    int
+		mention string
+	}{
+		{"unknown scheme", []string{"ls", "gs://bucket/x"}, exitUsage, "unknown scheme"},
+		{"missing bucket", []string{"ls", "s3:///x"}, exitUsage, "missing bucket"},
+		{"key escaping", []string{"ls", "mem://m/../up"}, exitUsage, "'..'"},
+		{"unknown flag", []string{"ls", "--nope", dir}, exitUsage, "unknown flag"},
+		{"bad sim", []string{"ls", dir, "--sim", "ttfb=fast"}, exitUsage, "ttfb"},
+		{"gen without out", []string{"gen", "lineitem"}, exitUsage, "--out"},
+		{"gen bad dataset", []string{"gen", "orders", "--out", dir}, exitUsage, "lineitem or taxi"},
+		{"gen zero rows", []string{"gen", "taxi", "--rows", "0", "--out", dir}, exitError, "Rows must be > 0"},
+		{"unreachable endpoint", []string{"ls", "s3://b/", "--endpoint", "http://127.0.0.1:1"}, exitError, "127.0.0.1:1"},
+	}
+	env := []string{"AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=y", "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true"}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assertCleanFailure(t, sluice(t, env, c.args...), c.code, c.mention)
+		})
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("failed commands left files behind: %v", entries)
+	}
+}
+
+// TestServerEndToEnd runs `sluice server` and lists it through S3.
+func TestServerEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sluiceBin, "server", "--dir", dir, "--addr", "127.0.0.1:0", "--bucket", "bkt")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); _ = cmd.Wait() }()
+	var env []string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if v, ok := strings.CutPrefix(line, "export "); ok {
+			env = append(env, v)
+		}
+		if strings.HasPrefix(line, "press Ctrl-C") {
+			break
+		}
+	}
+	if len(env) != 4 {
+		t.Fatalf("server printed %d exports, want 4: %v", len(env), env)
+	}
+	r := sluice(t, env, "gen", "taxi", "--rows", "5000", "--files", "1", "--out", "s3://bkt/taxi/", "-q")
+	if r.code != 0 {
+		t.Fatalf("gen into the server: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bkt", "taxi", "part-00000.parquet")); err != nil {
+		t.Fatalf("the served directory does not hold the object: %v", err)
+	}
+	r = sluice(t, env, "ls", "s3://bkt/taxi/")
+	if r.code != 0 || !strings.Contains(r.stdout, "s3://bkt/taxi/part-00000.parquet") || !strings.Contains(r.stdout, "1 objects") {
+		t.Fatalf("ls through the server: %+v", r)
+	}
+	r = sluice(t, env, "ls", "s3://nosuchbucket/")
+	assertCleanFailure(t, r, exitNotFound, "nosuchbucket")
+}
+
+func TestDemo(t *testing.T) {
+	r := sluice(t, nil, "demo", "--rows", "20000", "--files", "2", "-q")
+	if r.code != 0 {
+		t.Fatalf("demo: %+v", r)
+	}
+	for _, want := range []string{"embedded S3 endpoint at http://127.0.0.1:", "2 objects", "s3://demo/lineitem/part-00001.parquet"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
