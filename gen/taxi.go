@@ -33,6 +33,9 @@ func TaxiSchema() *arrow.Schema {
 	}, nil)
 }
 
+// taxiDict are the columns written as dictionary arrays.
+var taxiDict = map[string]bool{"payment_type": true}
+
 // taxiYear is the year pickups are spread over.
 const taxiYear = 2023
 
@@ -138,7 +141,7 @@ func Taxi(ctx context.Context, st *store.Store, prefix string, opts Options) (Re
 		return Result{}, err
 	}
 	clock := newPickupClock(taxiYear)
-	schema := writeSchema(TaxiSchema(), map[string]bool{"payment_type": true})
+	schema := writeSchema(TaxiSchema(), taxiDict)
 	ds := &dataset{
 		name:   "taxi",
 		schema: schema,
