@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/s3server"
+	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -98,6 +100,37 @@ func runDemo(ctx context.Context, out io.Writer, opts demoOptions) error {
 		return err
 	}
 	fmt.Fprintf(out, "    %d objects, %s\n", n, humanBytes(total))
+
+	if err := demoBench(ctx, out, srv, step); err != nil {
+		return err
+	}
 	step("done; try: sluice demo --help, sluice gen --help, sluice server --help")
+	return nil
+}
+
+// demoBench measures the embedded endpoint as if it were S3 seen from an
+// instance next to it: the per-stream cap at concurrency 1, and how
+// parallel requests lift it.
+func demoBench(ctx context.Context, out io.Writer, srv *s3server.Server, step func(string, ...any)) error {
+	p, err := sim.Parse("s3")
+	if err != nil {
+		return err
+	}
+	st, prefix, err := store.Open(ctx, "s3://demo/bench/", store.Options{
+		Endpoint: srv.Endpoint, AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey,
+		Concurrency: 16, Wrap: sim.WrapOption(p),
+	})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	step("benchmarking the endpoint under the link profile %q (first byte p50 %v, p99 %v; %.0f MiB/s per stream, %.0f MiB/s link): 16 objects of 4 MiB, write then read",
+		p.Name, p.TTFB, p.TTFBP99, p.Stream/(1<<20), p.Link/(1<<20))
+	res, err := bench.Run(ctx, st, prefix, bench.Config{Sizes: []int64{4 << 20}, Concurrency: []int{1, 4, 16}, Objects: 16})
+	if err != nil {
+		return err
+	}
+	bench.WriteTable(out, res.Summaries)
+	fmt.Fprintf(out, "    one stream is capped near %.0f MiB/s; parallel requests fill the link (sluice bench --help)\n", p.Stream/(1<<20))
 	return nil
 }

@@ -29,7 +29,11 @@ func main() {
 	interrupted := ctx.Err() != nil
 	stop()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "sluice: %s\n", oneLine(err))
+		msg := oneLine(err)
+		if interrupted && errors.Is(err, context.Canceled) {
+			msg = "interrupted"
+		}
+		fmt.Fprintf(os.Stderr, "sluice: %s\n", msg)
 	}
 	os.Exit(exitCode(err, interrupted))
 }
