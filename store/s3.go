@@ -49,6 +49,24 @@ type s3Driver struct {
 	bucket   string
 	endpoint string // named in "unreachable" messages
 	tr       *Transport
+	// bufs recycles part buffers across writers: fresh memory is slow
+	// to fault in, and a writer of many objects would otherwise fault in
+	// a part's worth for each.
+	bufs sync.Pool
+}
+
+// getBuf returns an empty pooled buffer of at least size bytes, or nil.
+func (d *s3Driver) getBuf(size int64) []byte {
+	if p, ok := d.bufs.Get().(*[]byte); ok && int64(cap(*p)) >= size {
+		return (*p)[:0]
+	}
+	return nil
+}
+
+func (d *s3Driver) putBuf(b []byte) {
+	if cap(b) >= minPartSize {
+		d.bufs.Put(&b)
+	}
 }
 
 // openS3 opens bucket with the standard AWS credential chain (environment,
@@ -316,7 +334,8 @@ func (d *s3Driver) Close() error {
 // one becomes a multipart upload with up to Concurrency parts in flight, so
 // memory stays within (Concurrency+1) x PartSize. The upload is completed
 // by Close; Abort, any failure, or cancelling ctx aborts it, so nothing is
-// visible and no parts are left billed.
+// visible and no parts are left billed. Part buffers are reused across
+// the driver's writers.
 func (d *s3Driver) NewWriter(ctx context.Context, key string, opts WriteOptions) (DriverWriter, error) {
 	partSize := opts.PartSize
 	if partSize <= 0 {
@@ -336,7 +355,6 @@ func (d *s3Driver) NewWriter(ctx context.Context, key string, opts WriteOptions)
 		key:      key,
 		partSize: int64(partSize),
 		slots:    make(chan struct{}, conc),
-		free:     make(chan []byte, conc),
 	}
 	// A cancelled ctx must leave nothing behind even if the caller never
 	// reaches Abort.
@@ -366,7 +384,6 @@ type s3Writer struct {
 	uploadID string
 	nextPart int32
 	slots    chan struct{} // parts in flight
-	free     chan []byte   // part buffers to reuse
 	wg       sync.WaitGroup
 
 	partMu  sync.Mutex
@@ -388,15 +405,11 @@ func (w *s3Writer) Write(p []byte) (int, error) {
 	n := 0
 	for len(p) > 0 {
 		if w.buf == nil {
-			select {
-			case b := <-w.free:
-				w.buf = b[:0]
-			default:
-			}
+			w.buf = w.d.getBuf(w.partSize)
 		}
 		k := min(int64(len(p)), w.partSize-int64(len(w.buf)))
-		// append grows the buffer with the object, so a small object does
-		// not cost a whole part of memory.
+		// Without a pooled buffer, append grows one with the object, so a
+		// small object does not cost a whole part of fresh memory.
 		w.buf = append(w.buf, p[:k]...)
 		p = p[k:]
 		n += int(k)
@@ -477,10 +490,7 @@ func (w *s3Writer) flushPart() error {
 			w.parts = append(w.parts, types.CompletedPart{ETag: out.ETag, PartNumber: &num})
 		}
 		w.partMu.Unlock()
-		select {
-		case w.free <- data:
-		default:
-		}
+		w.d.putBuf(data)
 		<-w.slots
 	}()
 	return nil
@@ -509,6 +519,7 @@ func (w *s3Writer) Close() error {
 			Body:          bytes.NewReader(w.buf),
 			ContentLength: aws.Int64(int64(len(w.buf))),
 		})
+		w.d.putBuf(w.buf)
 		w.buf = nil
 		return w.d.convert(err)
 	}
@@ -545,6 +556,7 @@ func (w *s3Writer) abort(cause error) error {
 	w.state = writerAborted
 	w.abortErr = cause
 	w.stopWatch()
+	w.d.putBuf(w.buf)
 	w.buf = nil
 	if w.uploadID == "" {
 		w.cancel()

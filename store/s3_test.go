@@ -1,9 +1,11 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"go.uber.org/goleak"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sluice-data/sluice/s3server"
 	"github.com/sluice-data/sluice/store"
@@ -32,7 +35,7 @@ type s3Target struct {
 	endpoint, accessKey, secretKey, bucket string
 }
 
-func (tg s3Target) open(t *testing.T, bucket string, mod ...func(*store.Options)) *store.Store {
+func (tg s3Target) open(t testing.TB, bucket string, mod ...func(*store.Options)) *store.Store {
 	t.Helper()
 	opts := store.Options{Endpoint: tg.endpoint, AccessKeyID: tg.accessKey, SecretAccessKey: tg.secretKey}
 	for _, f := range mod {
@@ -48,7 +51,7 @@ func (tg s3Target) open(t *testing.T, bucket string, mod ...func(*store.Options)
 
 // client is a raw SDK client, for what the store hides: buckets and
 // pending multipart uploads.
-func (tg s3Target) client(t *testing.T) *s3.Client {
+func (tg s3Target) client(t testing.TB) *s3.Client {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	return s3.New(s3.Options{
@@ -61,7 +64,7 @@ func (tg s3Target) client(t *testing.T) *s3.Client {
 }
 
 // embedded starts the embedded S3 endpoint over a temporary directory.
-func embedded(t *testing.T) s3Target {
+func embedded(t testing.TB) s3Target {
 	t.Helper()
 	srv, err := s3server.Start(t.Context(), t.TempDir(), "127.0.0.1:0", s3server.Options{})
 	if err != nil {
@@ -77,7 +80,7 @@ func embedded(t *testing.T) s3Target {
 // minio is the MinIO that ./scripts/test starts. Without it the tests
 // skip, except under CI, where skipping would hide that the real-server
 // tests never ran.
-func minio(t *testing.T) s3Target {
+func minio(t testing.TB) s3Target {
 	t.Helper()
 	tg := s3Target{
 		endpoint:  os.Getenv("SLUICE_TEST_S3_ENDPOINT"),
@@ -301,6 +304,77 @@ func TestS3AbortLeavesNoUpload(t *testing.T) {
 		}
 		if err := w.Close(); !errors.Is(err, context.Canceled) {
 			t.Errorf("Close after cancel: %v, want context.Canceled", err)
+		}
+	})
+}
+
+// The benchmarks move one 64 MiB object: reads as 8 concurrent 8 MiB
+// ranges (the way fetch reads), writes as a multipart upload of 8 MiB
+// parts, 4 at a time.
+const (
+	benchSize  = 64 << 20
+	benchRange = 8 << 20
+)
+
+func benchTargets(b *testing.B, fn func(b *testing.B, st *store.Store)) {
+	b.Run("embedded", func(b *testing.B) {
+		tg := embedded(b)
+		fn(b, tg.open(b, tg.bucket))
+	})
+	b.Run("minio", func(b *testing.B) {
+		tg := minio(b)
+		fn(b, tg.open(b, tg.bucket))
+	})
+}
+
+func BenchmarkS3Read(b *testing.B) {
+	benchTargets(b, func(b *testing.B, st *store.Store) {
+		ctx := context.Background()
+		key := fmt.Sprintf("bench-read-%d", time.Now().UnixNano())
+		if _, err := st.Put(ctx, key, bytes.NewReader(make([]byte, benchSize)), store.WriteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		defer st.Delete(ctx, key)
+		bufs := make([][]byte, benchSize/benchRange)
+		for i := range bufs {
+			bufs[i] = make([]byte, benchRange)
+		}
+		b.SetBytes(benchSize)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			var g errgroup.Group
+			for i, buf := range bufs {
+				g.Go(func() error {
+					rc, _, err := st.ReadRange(ctx, key, store.Range{Off: int64(i) * benchRange, Len: benchRange}, store.ReadOptions{})
+					if err != nil {
+						return err
+					}
+					defer rc.Close()
+					_, err = io.ReadFull(rc, buf)
+					return err
+				})
+			}
+			if err := g.Wait(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkS3Write(b *testing.B) {
+	benchTargets(b, func(b *testing.B, st *store.Store) {
+		ctx := context.Background()
+		key := fmt.Sprintf("bench-write-%d", time.Now().UnixNano())
+		defer st.Delete(ctx, key)
+		data := make([]byte, benchSize)
+		b.SetBytes(benchSize)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := st.Put(ctx, key, bytes.NewReader(data), store.WriteOptions{PartSize: benchRange, Concurrency: 4}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
