@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -377,4 +378,111 @@ func BenchmarkS3Write(b *testing.B) {
 			}
 		}
 	})
+}
+
+// Without options, the standard chain finds the endpoint and the keys:
+// AWS_ENDPOINT_URL and AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, or a
+// profile of the shared config files named by AWS_PROFILE.
+func TestS3CredentialChain(t *testing.T) {
+	tg := embedded(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		"AWS_CONFIG_FILE":             filepath.Join(dir, "config"),
+		"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
+		"AWS_EC2_METADATA_DISABLED":   "true",
+		"AWS_REGION":                  "",
+		"AWS_DEFAULT_REGION":          "",
+		"AWS_PROFILE":                 "",
+		"AWS_SESSION_TOKEN":           "",
+		"AWS_ENDPOINT_URL_S3":         "",
+		"AWS_ENDPOINT_URL":            tg.endpoint,
+		"AWS_ACCESS_KEY_ID":           tg.accessKey,
+		"AWS_SECRET_ACCESS_KEY":       tg.secretKey,
+	} {
+		t.Setenv(k, v)
+	}
+	check := func(name string) {
+		t.Helper()
+		st, _, err := store.Open(ctx, "s3://"+tg.bucket+"/", store.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		defer st.Close()
+		if _, err := st.Put(ctx, "chain/"+name, strings.NewReader(name), store.WriteOptions{}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	check("env")
+
+	os.Unsetenv("AWS_ENDPOINT_URL")
+	os.Unsetenv("AWS_ACCESS_KEY_ID")
+	os.Unsetenv("AWS_SECRET_ACCESS_KEY")
+	config := "[profile sluice]\nendpoint_url = " + tg.endpoint + "\n"
+	creds := "[sluice]\naws_access_key_id = " + tg.accessKey + "\naws_secret_access_key = " + tg.secretKey + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "config"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "credentials"), []byte(creds), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_PROFILE", "sluice")
+	check("profile")
+
+	// No credentials anywhere: a permission error that says what to set.
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_ENDPOINT_URL", tg.endpoint)
+	st, _, err := store.Open(ctx, "s3://"+tg.bucket+"/", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, err = st.Stat(ctx, "k")
+	if store.KindOf(err) != store.KindPermission || !strings.Contains(oneLine(t, err), "AWS_ACCESS_KEY_ID") {
+		t.Errorf("no credentials: kind %v, %v", store.KindOf(err), err)
+	}
+}
+
+// A body that stalls or breaks mid-way is a retryable error with a
+// one-line message, not a hang or a short object.
+func TestS3BrokenBodies(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"abc"`)
+		w.Header().Set("Content-Length", "1000")
+		w.Write(make([]byte, 10))
+		w.(http.Flusher).Flush()
+		switch r.URL.Path {
+		case "/b/stall":
+			<-r.Context().Done()
+		case "/b/reset":
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}
+	}))
+	defer srv.Close()
+	st := s3Target{endpoint: srv.URL, accessKey: "k", secretKey: "s"}.open(t, "b",
+		func(o *store.Options) { o.StallTimeout = 200 * time.Millisecond })
+	for _, c := range []struct{ key, msg string }{
+		{"stall", "read s3://b/stall: connection stalled: no data for 200ms"},
+		{"reset", "read s3://b/reset: connection to " + srv.URL + " closed mid-response"},
+	} {
+		rc, info, err := st.ReadRange(context.Background(), c.key, store.All, store.ReadOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.key, err)
+		}
+		if info.Size != 1000 || info.ETag != `"abc"` {
+			t.Errorf("%s: info %+v", c.key, info)
+		}
+		_, err = io.ReadAll(rc)
+		rc.Close()
+		if !store.IsRetryable(err) {
+			t.Errorf("%s: kind %v, want retryable: %v", c.key, store.KindOf(err), err)
+			continue
+		}
+		if got := oneLine(t, err); got != c.msg {
+			t.Errorf("%s: message %q, want %q", c.key, got, c.msg)
+		}
+	}
 }
