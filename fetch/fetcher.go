@@ -101,7 +101,9 @@ func (f *Fetcher) Plan(ctx context.Context, reqs []Request) *Plan {
 
 // PlanSeq is Plan over requests produced while the plan runs (for example
 // as footers are read). The sequence is pulled only as memory allows, from
-// a goroutine of the plan; an error from it fails the plan.
+// a goroutine of the plan; an error from it fails the plan. Close waits for
+// a pull in progress to return, so a sequence that does I/O should watch
+// the same context.
 func (f *Fetcher) PlanSeq(ctx context.Context, reqs iter.Seq2[Request, error]) *Plan {
 	p := newPlan(ctx, f)
 	p.wg.Add(2)

@@ -181,8 +181,9 @@ func (p *Plan) unreserve(n int64) {
 
 // Next returns the next unit in request order, as soon as its requests are
 // issued (its bytes may still be arriving; ReadAt and WriteTo wait for
-// them). It returns io.EOF after the last unit, and the plan's error if it
-// failed. The caller must Release every unit it gets.
+// them). It returns io.EOF after the last unit, and the plan's error as
+// soon as the plan fails, even if units before the failure were complete.
+// The caller must Release every unit it gets.
 func (p *Plan) Next(ctx context.Context) (*Unit, error) {
 	start := time.Now()
 	defer func() { p.stats.waitConsumer.Add(int64(time.Since(start))) }()
