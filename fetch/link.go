@@ -129,8 +129,10 @@ func (l *linkModel) addDelivered(n int64) {
 // tick is called by every running plan's monitor. Once per window (long
 // enough for a typical request to finish twice) it measures the aggregate
 // throughput and probes the in-flight limit like BBR's startup: raise it
-// by a quarter; if the next window's throughput rose by 10 %, keep it and
+// by a quarter; if the next window's throughput rose by 5 %, keep it and
 // raise again, otherwise go back to the limit that gave the best and hold.
+// The limit never drops below what keeps 2.5 x measured bandwidth x
+// first-byte latency in flight.
 // Every few windows of holding it probes again, since links change.
 // Windows in which no plan waited for a slot say nothing about the limit
 // (the consumer or the budget was the bottleneck) and are skipped.
@@ -155,25 +157,35 @@ func (l *linkModel) tick(now time.Time, waiting bool) {
 		return
 	}
 	limit := l.slots.getLimit()
+	next := limit
+	raise := min(l.maxLimit, limit+max(2, limit/4))
 	switch {
-	case l.best == 0 || rate > l.best*1.1:
+	case l.best == 0 || rate > l.best*1.05:
 		// The first window, or the last raise paid off: raise again.
 		l.best, l.bestLimit = rate, limit
 		l.holding = 0
-		if next := min(l.maxLimit, limit+max(2, limit/4)); next > limit {
-			l.slots.setLimit(next)
-		}
+		next = raise
 	case limit > l.bestLimit:
 		// The raise did not pay off: back to what did, and hold.
-		l.slots.setLimit(l.bestLimit)
+		next = l.bestLimit
 		l.holding = 1
 	default:
 		l.holding++
 		l.best = max(l.best, rate)
-		if l.holding >= probeEvery && limit < l.maxLimit {
+		if l.holding >= probeEvery {
 			l.best, l.bestLimit, l.holding = rate, limit, 0
-			l.slots.setLimit(min(l.maxLimit, limit+max(2, limit/4)))
+			next = raise
 		}
+	}
+	// Whatever the probing says, keep 2.5 bandwidth-delay products of
+	// bytes in flight (Polars' rule): with small requests, first-byte
+	// latency dominates and the limit must be well above the raise steps.
+	if l.partBytes > 0 {
+		bdp := rate * e.ttfb50.Seconds() * 2.5 / l.partBytes
+		next = max(next, min(l.maxLimit, int(math.Ceil(bdp))))
+	}
+	if next != limit {
+		l.slots.setLimit(next)
 	}
 }
 
