@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
+	"golang.org/x/sync/singleflight"
 )
 
 // stateDir holds the server's own files (temporary files, multipart parts)
@@ -43,8 +44,9 @@ type dirBackend struct {
 	// against creating them. It is never held while data is copied.
 	mu sync.Mutex
 
-	etagMu sync.Mutex
-	etags  map[fileID]etagEntry
+	etagMu  sync.Mutex
+	etags   map[fileID]etagEntry
+	hashing singleflight.Group
 
 	mp multipart
 }
@@ -444,15 +446,31 @@ func (b *dirBackend) etag(f *os.File, fi os.FileInfo) ([]byte, error) {
 			return e.sum, nil
 		}
 	}
-	h := md5.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, fi.Size())); err != nil {
+	if !ok {
+		return md5Of(f, fi.Size())
+	}
+	// Parallel range reads of a file not seen before would each hash all
+	// of it; one does, the others wait for its result.
+	key := fmt.Sprintf("%d:%d:%d:%d", id.dev, id.ino, fi.Size(), fi.ModTime().UnixNano())
+	v, err, _ := b.hashing.Do(key, func() (any, error) {
+		sum, err := md5Of(f, fi.Size())
+		if err == nil {
+			b.remember(id, fi, sum)
+		}
+		return sum, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	sum := h.Sum(nil)
-	if ok {
-		b.remember(id, fi, sum)
+	return v.([]byte), nil
+}
+
+func md5Of(f *os.File, size int64) ([]byte, error) {
+	h := md5.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+		return nil, err
 	}
-	return sum, nil
+	return h.Sum(nil), nil
 }
 
 func (b *dirBackend) etagOfPath(p string) ([]byte, error) {

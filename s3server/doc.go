@@ -5,7 +5,8 @@
 //
 // Each top-level subdirectory of the served directory is a bucket; every
 // regular file below it is an object, its key the slash-separated path.
-// Files put there by other means are served too.
+// Files put there by other means are served too, and symbolic links are
+// followed: serve a directory whose contents you mean to expose.
 //
 // The S3 protocol comes from gofakes3; this package adds a backend over
 // the directory and the checks gofakes3 lacks. What clients get:
@@ -22,7 +23,8 @@
 //     aborted upload leaves nothing behind.
 //   - ETags are the MD5 of the content, for multipart objects too (S3 gives
 //     those "<md5 of part md5s>-<n>"); they are computed on first use for
-//     files the server did not write and cached per file version.
+//     files the server did not write (so the first listing of a large
+//     directory reads all of it) and cached in memory per file version.
 //   - If-Match on GET and HEAD (gofakes3 ignores it): a mismatch is 412
 //     PreconditionFailed, checked against the very file being sent.
 //     If-None-Match, and If-Match / If-None-Match on PUT, come from gofakes3.
