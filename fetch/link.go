@@ -105,11 +105,17 @@ func (e estimates) hole(lo, hi int64) int64 {
 }
 
 // stallAfter is how long a part may go without a byte before a duplicate
-// request is started: several first-byte p99s, so a slow first byte from
-// the tail is not mistaken for a stall, and never under 100ms, so a busy
-// CPU is not either.
-func (e estimates) stallAfter() time.Duration {
-	return min(max(4*e.ttfb99, 100*time.Millisecond), 10*time.Second)
+// request is started. Waiting for a first byte, that is three first-byte
+// p99s, so the tail of a healthy latency distribution is left alone while
+// the worst (S3's reach seconds) are raced. Once bytes flow they come
+// every millisecond or so, and a gap of 100ms is already far out; that
+// floor, also for the first byte, keeps a busy CPU from looking like a
+// stalled link.
+func (e estimates) stallAfter(firstByte bool) time.Duration {
+	if firstByte {
+		return min(max(3*e.ttfb99, 100*time.Millisecond), 10*time.Second)
+	}
+	return max(2*e.ttfb50, 100*time.Millisecond)
 }
 
 // slowAfter is how long a request of n bytes may take before it counts as

@@ -301,13 +301,14 @@ func (p *Plan) checkStraggler(pt *part, now time.Time, e estimates) {
 		pt.mu.Unlock()
 		return
 	}
-	last := pt.progressAt
+	// The part's last sign of life: a byte, or the newest request.
+	last, firstByte := pt.progressAt, false
 	for _, a := range pt.live {
 		if a.start.After(last) {
-			last = a.start
+			last, firstByte = a.start, true
 		}
 	}
-	stalled := now.Sub(last) > e.stallAfter()
+	stalled := now.Sub(last) > e.stallAfter(firstByte)
 	slow := e.measured && pt.hedges == 0 && now.Sub(pt.started) > e.slowAfter(pt.n)
 	if !stalled && !slow {
 		pt.mu.Unlock()
