@@ -1,0 +1,406 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/store"
+)
+
+// Options configure Open. The zero value scans every column of every row.
+type Options struct {
+	// Columns are the columns to read, by top-level name, in the order the
+	// batches carry them; partition columns may be named too. nil means
+	// every column (the files' columns, then the partition columns); an
+	// empty non-nil slice means none (batches then carry only a row count).
+	Columns []string
+	// Filter keeps the rows satisfying it; see ParseFilter. Row groups
+	// whose statistics prove no row can satisfy it, and files whose
+	// partition values cannot, are not read at all.
+	Filter string
+	// BatchRows is the most rows in a batch. Default 64Ki.
+	BatchRows int
+	// Memory is the budget of fetched bytes not yet decoded (see
+	// fetch.Options.Memory). Default 256 MiB. Decoded batches waiting for
+	// the consumer are on top of it, a few per worker at most.
+	Memory int64
+	// Mem allocates the batches and arrow-go's decoding buffers; nil means
+	// memory.DefaultAllocator.
+	Mem memory.Allocator
+	// Concurrency is how many row groups are decoded at once. Default
+	// GOMAXPROCS.
+	Concurrency int
+	// Fetcher, when set, is used instead of a new fetch.Fetcher over the
+	// store (so what it learned about the link carries over between
+	// scans); Memory is then ignored in favour of its own budget.
+	Fetcher *fetch.Fetcher
+	// Progress, when set, is called with the bytes of each row group's
+	// column chunks once it is decoded, from several goroutines at once.
+	Progress func(bytes int64)
+}
+
+const (
+	defaultBatchRows = 64 << 10
+	footerReaders    = 32
+)
+
+func (o Options) withDefaults() Options {
+	if o.BatchRows <= 0 {
+		o.BatchRows = defaultBatchRows
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = runtime.GOMAXPROCS(0)
+	}
+	if o.Mem == nil {
+		o.Mem = memory.DefaultAllocator
+	}
+	return o
+}
+
+// Dataset is a set of Parquet files whose footers have been read: its
+// schema is known and the row groups to read are chosen. It is immutable
+// and may be scanned any number of times, concurrently.
+type Dataset struct {
+	st      *store.Store
+	pattern string
+	opts    Options
+
+	files  []*fileInfo
+	groups []*group // to read, in dataset order
+
+	schema   *arrow.Schema // what batches carry
+	fileCols []string      // output columns that come from the files
+	parts    []partCol
+	terms    []*boundTerm // on file columns, for the row filter
+
+	open openStats
+}
+
+// fileInfo is one file of the dataset.
+type fileInfo struct {
+	index    int
+	key, url string
+	size     int64
+	etag     string
+	md       *metadata.FileMetaData
+	footer   int64 // footer bytes: metadata, length and magic
+	parts    []partVal
+	leaves   []int // leaf columns to decode, ascending
+	pruned   bool  // by a partition value
+}
+
+// group is one row group to read: one fetch request, decoded as a unit.
+type group struct {
+	file   *fileInfo
+	rg     int
+	rows   int64
+	ranges []store.Range // the column chunks of the leaves, as arrow-go reads them
+	merged []store.Range
+	bytes  int64
+}
+
+type openStats struct {
+	elapsed                      time.Duration
+	listed                       int
+	footerReads, footerBytes     int64
+	footerNeeded                 int64
+	rowGroups, rowGroupsPruned   int
+	filesPruned                  int
+	bytesNeeded                  int64
+}
+
+// File describes one file of a dataset.
+type File struct {
+	Key       string
+	URL       string
+	Size      int64
+	Rows      int64
+	RowGroups int
+	// Pruned is true when the filter excludes the whole file by its
+	// partition values.
+	Pruned bool
+}
+
+// Open lists the files pattern names in st, reads their footers
+// (concurrently, one suffix read each), works out the schema, and chooses
+// the row groups to read. pattern is a key in st: one object, a prefix
+// (every *.parquet object under it), or a glob; see the package
+// documentation.
+func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*Dataset, error) {
+	start := time.Now()
+	opts = opts.withDefaults()
+	var filter *Filter
+	if opts.Filter != "" {
+		var err error
+		if filter, err = ParseFilter(opts.Filter); err != nil {
+			return nil, err
+		}
+	}
+	root, objs, err := listFiles(ctx, st, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) == 0 {
+		return nil, &NoFilesError{URL: st.URL(pattern)}
+	}
+	d := &Dataset{st: st, pattern: pattern, opts: opts}
+	d.open.listed = len(objs)
+	keys := make([]string, len(objs))
+	for i, o := range objs {
+		keys[i] = o.Key
+	}
+	parts, vals, err := partitions(root, keys, st.URL)
+	if err != nil {
+		return nil, err
+	}
+	d.parts = parts
+
+	fr := newFooterReader(st)
+	d.files = make([]*fileInfo, len(objs))
+	errs := make([]error, len(objs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(footerReaders)
+	for i, o := range objs {
+		f := &fileInfo{index: i, key: o.Key, url: st.URL(o.Key), parts: vals[i]}
+		d.files[i] = f
+		g.Go(func() error {
+			ft, err := fr.read(gctx, o.Key)
+			if err != nil {
+				errs[i] = fileError(f.url, err)
+				return errs[i]
+			}
+			f.md, f.size, f.etag, f.footer = ft.md, ft.info.Size, ft.info.ETag, ft.len
+			return nil
+		})
+	}
+	gerr := g.Wait()
+	d.open.footerReads, d.open.footerBytes = fr.reads.Load(), fr.bytes.Load()
+	if gerr != nil {
+		return nil, firstError(ctx, errs, gerr)
+	}
+
+	if err := d.resolveSchema(opts.Columns, filter); err != nil {
+		return nil, err
+	}
+	if err := d.choose(); err != nil {
+		return nil, err
+	}
+	d.open.elapsed = time.Since(start)
+	return d, nil
+}
+
+// firstError is the error of the first file in dataset order, preferring
+// a real failure to the cancellations it caused in the others.
+func firstError(ctx context.Context, errs []error, fallback error) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+	}
+	return fallback
+}
+
+// arrowSchema converts a file's Parquet schema the way pqarrow does,
+// turning a panic on a malformed schema into an error.
+func arrowSchema(md *metadata.FileMetaData) (sc *arrow.Schema, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			sc, err = nil, fmt.Errorf("unsupported or corrupt schema: %v", r)
+		}
+	}()
+	return pqarrow.FromParquet(md.Schema, &pqarrow.ArrowReadProperties{}, md.KeyValueMetadata())
+}
+
+// resolveSchema builds the dataset schema from the first file and the
+// partition columns, checks the projection and the filter against it,
+// and checks every other file has the columns needed with the same types.
+func (d *Dataset) resolveSchema(columns []string, filter *Filter) error {
+	first := d.files[0]
+	fsc, err := arrowSchema(first.md)
+	if err != nil {
+		return fileError(first.url, err)
+	}
+	fields := append([]arrow.Field(nil), fsc.Fields()...)
+	for _, p := range d.parts {
+		if fsc.HasField(p.name) {
+			return fmt.Errorf("scan %s: partition directory %s=… names a column the files already have", d.st.URL(d.pattern), p.name)
+		}
+		fields = append(fields, arrow.Field{Name: p.name, Type: p.typ, Nullable: true})
+	}
+	full := arrow.NewSchema(fields, nil)
+	isPart := func(name string) bool {
+		for _, p := range d.parts {
+			if p.name == name {
+				return true
+			}
+		}
+		return false
+	}
+
+	// The output schema, in the order asked for.
+	var out []arrow.Field
+	if columns == nil {
+		out = fields
+	} else {
+		seen := map[string]bool{}
+		for _, c := range columns {
+			if seen[c] {
+				return fmt.Errorf("scan: column %s asked for twice", quoteIdent(c))
+			}
+			seen[c] = true
+			idx := full.FieldIndices(c)
+			if len(idx) == 0 {
+				return fmt.Errorf("scan %s: no column %s (have %s)", d.st.URL(d.pattern), quoteIdent(c), fieldList(full))
+			}
+			out = append(out, full.Field(idx[0]))
+		}
+	}
+	meta := fsc.Metadata()
+	d.schema = arrow.NewSchema(out, &meta)
+
+	terms, err := bind(filter, full, d.parts)
+	if err != nil {
+		return err
+	}
+	// The columns each file must have: the projected ones and those the
+	// row filter reads.
+	need := map[string]bool{}
+	var needOrder []string
+	add := func(name string) {
+		if !need[name] && !isPart(name) {
+			need[name] = true
+			needOrder = append(needOrder, name)
+		}
+	}
+	for _, f := range out {
+		add(f.Name)
+		if !isPart(f.Name) {
+			d.fileCols = append(d.fileCols, f.Name)
+		}
+	}
+	for _, t := range terms {
+		if t.part < 0 {
+			add(t.Column)
+			d.terms = append(d.terms, t)
+		}
+	}
+	want := map[string]arrow.DataType{}
+	for _, name := range needOrder {
+		want[name] = fsc.Field(fsc.FieldIndices(name)[0]).Type
+	}
+	for _, f := range d.files {
+		sc := fsc
+		if f != first {
+			if sc, err = arrowSchema(f.md); err != nil {
+				return fileError(f.url, err)
+			}
+		}
+		for _, name := range needOrder {
+			idx := sc.FieldIndices(name)
+			if len(idx) == 0 {
+				return fileError(f.url, fmt.Errorf("no column %s, which %s has", quoteIdent(name), first.url))
+			}
+			if t := sc.Field(idx[0]).Type; !arrow.TypeEqual(t, want[name]) {
+				return fileError(f.url, fmt.Errorf("column %s is %s, but %s in %s", quoteIdent(name), t, want[name], first.url))
+			}
+		}
+		f.leaves = leavesOf(f.md, need)
+		for _, t := range terms {
+			if t.part >= 0 && !partHolds(t, f.parts[t.part]) {
+				f.pruned = true
+			}
+		}
+	}
+	return nil
+}
+
+// leavesOf lists the leaf columns under the named top-level columns.
+func leavesOf(md *metadata.FileMetaData, names map[string]bool) []int {
+	var out []int
+	for i := 0; i < md.Schema.NumColumns(); i++ {
+		if names[md.Schema.Column(i).ColumnPath()[0]] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// choose prunes row groups by statistics and works out the ranges of
+// those left.
+func (d *Dataset) choose() error {
+	for _, f := range d.files {
+		d.open.footerNeeded += f.footer
+		n := f.md.NumRowGroups()
+		if f.pruned {
+			d.open.filesPruned++
+			d.open.rowGroupsPruned += n
+			continue
+		}
+		for i := 0; i < n; i++ {
+			rg := f.md.RowGroup(i)
+			if rg.NumRows() == 0 {
+				continue
+			}
+			excluded := false
+			for _, t := range d.terms {
+				if rowGroupExcluded(t, f.md, rg) {
+					excluded = true
+					break
+				}
+			}
+			if excluded {
+				d.open.rowGroupsPruned++
+				continue
+			}
+			g := &group{file: f, rg: i, rows: rg.NumRows()}
+			for _, leaf := range f.leaves {
+				r, err := chunkRange(f.md, rg, leaf)
+				if err == nil {
+					err = checkCodec(rg, leaf)
+				}
+				if err != nil {
+					return fileError(f.url, fmt.Errorf("row group %d: %w", i, err))
+				}
+				g.ranges = append(g.ranges, r)
+				g.bytes += r.Len
+			}
+			g.merged = mergeRanges(g.ranges)
+			d.groups = append(d.groups, g)
+			d.open.rowGroups++
+			d.open.bytesNeeded += g.bytes
+		}
+	}
+	return nil
+}
+
+// Schema is the schema of every batch the dataset's scans produce.
+func (d *Dataset) Schema() *arrow.Schema { return d.schema }
+
+// Files describes the dataset's files, in dataset (key) order.
+func (d *Dataset) Files() []File {
+	out := make([]File, len(d.files))
+	for i, f := range d.files {
+		out[i] = File{Key: f.key, URL: f.url, Size: f.size, Rows: f.md.GetNumRows(), RowGroups: f.md.NumRowGroups(), Pruned: f.pruned}
+	}
+	return out
+}
+
+// RowGroups is the number of row groups a scan reads (after pruning).
+func (d *Dataset) RowGroups() int { return len(d.groups) }
+
+// BytesNeeded is what a scan must read: the column chunks of the row
+// groups it reads (as arrow-go reads them).
+func (d *Dataset) BytesNeeded() int64 { return d.open.bytesNeeded }

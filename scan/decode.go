@@ -1,0 +1,364 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/store"
+)
+
+// decode turns one fetched row group into batches and sends them. arrow-go
+// reads each column chunk with one ReadAt (buffered streams off), which
+// unitReader serves from the unit's memory; a panic of the decoder on a
+// corrupt file becomes an error.
+func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
+	start := time.Now()
+	src := &unitReader{u: u, g: g, s: s}
+	var sending time.Duration
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("row group %d: decoding failed: %v", g.rg, r)
+		}
+		s.c.decode.Add(int64(time.Since(start) - sending - time.Duration(src.waited.Load())))
+		s.c.fetchWait.Add(src.waited.Load())
+	}()
+	emit := func(b Batch) error {
+		t := time.Now()
+		err := s.send(b)
+		sending += time.Since(t)
+		return err
+	}
+	consts, err := s.partitionArrays(g)
+	if err != nil {
+		return err
+	}
+	defer releaseAll(consts)
+
+	if len(g.file.leaves) == 0 {
+		return s.countOnly(g, consts, emit)
+	}
+
+	mem := s.ds.opts.Mem
+	props := parquet.NewReaderProperties(mem)
+	props.BufferedStreamEnabled = false
+	pf, err := file.NewParquetReader(src, file.WithReadProps(props), file.WithMetadata(g.file.md))
+	if err != nil {
+		return err
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(s.ds.opts.BatchRows)}, mem)
+	if err != nil {
+		return err
+	}
+	rr, err := fr.GetRecordReader(s.ctx, g.file.leaves, []int{g.rg})
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	var row int64
+	for n := 0; rr.Next(); n++ {
+		rec := rr.RecordBatch()
+		pos := Position{File: g.file.index, Key: g.file.key, RowGroup: g.rg, Batch: n, Row: row}
+		row += rec.NumRows()
+		s.c.rowsDecoded.Add(rec.NumRows())
+		pos.Last = row >= g.rows
+		out, err := s.finish(rec, consts)
+		if err != nil {
+			return fmt.Errorf("row group %d: %w", g.rg, err)
+		}
+		if out.NumRows() == 0 && !pos.Last {
+			out.Release()
+			continue
+		}
+		if err := emit(Batch{RecordBatch: out, Pos: pos}); err != nil {
+			return err
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return fmt.Errorf("row group %d: %w", g.rg, err)
+	}
+	if row != g.rows {
+		return fmt.Errorf("row group %d: decoded %d rows, the footer says %d", g.rg, row, g.rows)
+	}
+	return nil
+}
+
+// countOnly delivers a row group none of whose file columns are needed:
+// its row count comes from the footer, and nothing was fetched.
+func (s *Scanner) countOnly(g *group, consts []arrow.Array, emit func(Batch) error) error {
+	step := int64(s.ds.opts.BatchRows)
+	n := 0
+	for row := int64(0); row < g.rows; row += step {
+		k := min(step, g.rows-row)
+		s.c.rowsDecoded.Add(k)
+		cols := sliceAll(consts, k)
+		rec := array.NewRecordBatch(s.ds.schema, cols, k)
+		releaseAll(cols)
+		pos := Position{File: g.file.index, Key: g.file.key, RowGroup: g.rg, Batch: n, Row: row, Last: row+k >= g.rows}
+		if err := emit(Batch{RecordBatch: rec, Pos: pos}); err != nil {
+			return err
+		}
+		n++
+	}
+	return nil
+}
+
+// finish filters a decoded batch and arranges its columns as the dataset
+// schema says, adding partition columns. The result is a new batch the
+// caller owns; rec is left as it was.
+func (s *Scanner) finish(rec arrow.RecordBatch, consts []arrow.Array) (arrow.RecordBatch, error) {
+	d := s.ds
+	sc := rec.Schema()
+	col := func(name string) arrow.Array { return rec.Column(sc.FieldIndices(name)[0]) }
+
+	var mask arrow.Array
+	defer func() {
+		if mask != nil {
+			mask.Release()
+		}
+	}()
+	for _, t := range d.terms {
+		m, err := compare(s.cctx, t, col(t.Column))
+		if err != nil {
+			return nil, fmt.Errorf("filter %s: %w", t.Term, err)
+		}
+		if mask == nil {
+			mask = m
+			continue
+		}
+		both, err := compute.CallFunction(s.cctx, "and", nil, compute.NewDatumWithoutOwning(mask), compute.NewDatumWithoutOwning(m))
+		m.Release()
+		if err != nil {
+			return nil, err
+		}
+		mask.Release()
+		mask = both.(*compute.ArrayDatum).MakeArray()
+		both.Release()
+	}
+
+	data := make([]arrow.Array, len(d.fileCols))
+	for i, name := range d.fileCols {
+		data[i] = col(name)
+	}
+	n := rec.NumRows()
+	if mask != nil {
+		if len(data) == 0 {
+			n = countTrue(mask)
+		} else {
+			tmp := array.NewRecordBatch(arrow.NewSchema(fieldsOf(data, d.fileCols), nil), data, n)
+			filtered, err := compute.FilterRecordBatch(s.cctx, tmp, mask, compute.DefaultFilterOptions())
+			tmp.Release()
+			if err != nil {
+				return nil, err
+			}
+			defer filtered.Release()
+			data = filtered.Columns()
+			n = filtered.NumRows()
+		}
+	}
+
+	cols := make([]arrow.Array, 0, d.schema.NumFields())
+	var extra []arrow.Array
+	defer func() { releaseAll(extra) }()
+	di, pi := 0, 0
+	for _, f := range d.schema.Fields() {
+		if pi < len(consts) && d.isPartOut(f.Name) {
+			a := array.NewSlice(consts[pi], 0, n)
+			extra = append(extra, a)
+			cols = append(cols, a)
+			pi++
+			continue
+		}
+		cols = append(cols, data[di])
+		di++
+	}
+	return array.NewRecordBatch(d.schema, cols, n), nil
+}
+
+func fieldsOf(cols []arrow.Array, names []string) []arrow.Field {
+	fs := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fs[i] = arrow.Field{Name: names[i], Type: c.DataType(), Nullable: true}
+	}
+	return fs
+}
+
+// compare evaluates one term over a column: true, false, or null where
+// the value is null.
+func compare(ctx context.Context, t *boundTerm, a arrow.Array) (arrow.Array, error) {
+	out, err := compute.CallFunction(ctx, t.fn, nil, compute.NewDatumWithoutOwning(a), compute.NewDatumWithoutOwning(t.scalar))
+	if err != nil {
+		return nil, err
+	}
+	defer out.Release()
+	ad, ok := out.(*compute.ArrayDatum)
+	if !ok {
+		return nil, errors.New("comparison did not give an array")
+	}
+	return ad.MakeArray(), nil
+}
+
+func countTrue(mask arrow.Array) int64 {
+	b := mask.(*array.Boolean)
+	var n int64
+	for i := 0; i < b.Len(); i++ {
+		if b.IsValid(i) && b.Value(i) {
+			n++
+		}
+	}
+	return n
+}
+
+// partitionArrays makes, for each partition column in the output, an array
+// of the group's file's value as long as the longest batch; batches take
+// slices of it.
+func (s *Scanner) partitionArrays(g *group) ([]arrow.Array, error) {
+	d := s.ds
+	n := int(min(int64(d.opts.BatchRows), g.rows))
+	var out []arrow.Array
+	for _, f := range d.schema.Fields() {
+		p := d.partIndex(f.Name)
+		if p < 0 {
+			continue
+		}
+		v := g.file.parts[p]
+		out = append(out, constArray(d.opts.Mem, d.parts[p].typ, v, n))
+	}
+	return out, nil
+}
+
+func constArray(mem memory.Allocator, typ arrow.DataType, v partVal, n int) arrow.Array {
+	switch typ.ID() {
+	case arrow.INT64:
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		if v.null {
+			b.AppendNulls(n)
+		} else {
+			b.Reserve(n)
+			for range n {
+				b.UnsafeAppend(v.i)
+			}
+		}
+		return b.NewArray()
+	default:
+		b := array.NewStringBuilder(mem)
+		defer b.Release()
+		if v.null {
+			b.AppendNulls(n)
+		} else {
+			b.Reserve(n)
+			b.ReserveData(n * len(v.s))
+			for range n {
+				b.Append(v.s)
+			}
+		}
+		return b.NewArray()
+	}
+}
+
+func (d *Dataset) partIndex(name string) int {
+	for i, p := range d.parts {
+		if p.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (d *Dataset) isPartOut(name string) bool { return d.partIndex(name) >= 0 }
+
+func sliceAll(as []arrow.Array, n int64) []arrow.Array {
+	out := make([]arrow.Array, len(as))
+	for i, a := range as {
+		out[i] = array.NewSlice(a, 0, n)
+	}
+	return out
+}
+
+func releaseAll(as []arrow.Array) {
+	for _, a := range as {
+		if a != nil {
+			a.Release()
+		}
+	}
+}
+
+// unitReader is the io.ReaderAt and io.Seeker arrow-go reads a row group
+// through. Reads within the ranges fetched for the unit are served from
+// its memory (waiting for bytes still arriving); any other read, which
+// arrow-go should not make but an odd file might cause, is a direct
+// ranged read of the same object version, counted as a fallback.
+type unitReader struct {
+	u      *fetch.Unit
+	g      *group
+	s      *Scanner
+	pos    int64
+	waited atomic.Int64 // nanoseconds in Unit.ReadAt
+}
+
+func (r *unitReader) ReadAt(p []byte, off int64) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("read at negative offset %d", off)
+	}
+	if covered(r.g.merged, off, int64(len(p))) {
+		t := time.Now()
+		n, err := r.u.ReadAt(p, off)
+		r.waited.Add(int64(time.Since(t)))
+		return n, err
+	}
+	return r.s.readDirect(r.g.file, p, off)
+}
+
+func (r *unitReader) Seek(offset int64, whence int) (int64, error) {
+	abs := offset
+	switch whence {
+	case io.SeekCurrent:
+		abs += r.pos
+	case io.SeekEnd:
+		abs += r.g.file.size
+	}
+	if abs < 0 {
+		return 0, errors.New("seek to a negative position")
+	}
+	r.pos = abs
+	return abs, nil
+}
+
+// readDirect reads bytes of a file the unit does not hold.
+func (s *Scanner) readDirect(f *fileInfo, p []byte, off int64) (int, error) {
+	if off >= f.size {
+		return 0, io.EOF
+	}
+	n := min(int64(len(p)), f.size-off)
+	s.c.fallbacks.Add(1)
+	rc, _, err := s.ds.st.ReadRange(s.ctx, f.key, store.Range{Off: off, Len: n}, store.ReadOptions{IfMatch: f.etag})
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	m, err := io.ReadFull(rc, p[:n])
+	s.c.fallbackBytes.Add(int64(m))
+	if err != nil {
+		return m, fmt.Errorf("read [%d, %d): %w", off, off+n, err)
+	}
+	if n < int64(len(p)) {
+		return m, io.EOF
+	}
+	return m, nil
+}

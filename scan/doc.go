@@ -1,0 +1,72 @@
+// Package scan reads a Parquet dataset from a store into Arrow record
+// batches at the speed of the network: footers in one suffix read each,
+// only the column chunks a projection needs, row groups a filter cannot
+// match skipped by their statistics, the bytes fetched ahead by package
+// fetch, and decoding by arrow-go from memory already there, on several
+// cores, while later row groups are still arriving.
+//
+// # Datasets
+//
+// Open takes a pattern, a key in the store, that names
+//
+//   - one object (read whatever its name);
+//   - a prefix, when it ends in "/", is empty, or names no object but
+//     has objects under it: every object under it whose key ends in
+//     ".parquet", except those with a path element below the prefix
+//     starting with "_" or "." (_SUCCESS, _metadata, _temporary/, .crc:
+//     other writers' bookkeeping);
+//   - a glob, when it has *, ? or [: the objects path.Match matches (so *
+//     does not cross a "/"), whatever their names.
+//
+// Files are in key order, which is the dataset order. Directories of the
+// form key=value below the prefix (or the glob's fixed directory) are
+// Hive-style partitions: each key becomes a column after the files' own,
+// int64 when every value is a base-10 integer, else string, null for
+// __HIVE_DEFAULT_PARTITION__. Every file must have the same partition
+// keys. The files' schema is the first file's; every other file must
+// have the columns a scan reads, with the same types (extra columns are
+// fine). An empty file, or one whose row groups are all pruned,
+// contributes no batch; a pattern naming no Parquet file is a
+// *NoFilesError.
+//
+// # Reading
+//
+// Open reads every footer (32 at a time) with one suffix read of 64 KiB,
+// and a second only for a larger footer (later files then ask for more),
+// and hands the parsed metadata to arrow-go, so arrow-go never reads a
+// footer itself. Each row group to read is one fetch.Request of exactly
+// the byte ranges arrow-go will read for the needed columns (computed as
+// arrow-go computes them, padding for old parquet-mr files included),
+// pinned to the version the footer came from. Dataset.Scan runs a fetch
+// plan over them in dataset order and Options.Concurrency workers, each
+// decoding one row group at a time with pqarrow's record reader in
+// batches of Options.BatchRows rows; a read arrow-go makes outside the
+// fetched ranges is served by a direct ranged read (Stats.Fallbacks).
+//
+// # Batches and ownership
+//
+// Scanner.Next delivers batches in the order they are decoded, not
+// dataset order: each carries its Position (file, row group, batch, and
+// whether it is the row group's last), so a later stage can restore
+// dataset order with bounded memory. The consumer owns every batch Next
+// delivers and must Release it; Close releases what was not delivered.
+// All Arrow memory comes from Options.Mem.
+//
+// # Filters
+//
+// A filter is comparisons joined by "and" (see ParseFilter). Terms on
+// partition columns skip whole files; other terms skip row groups whose
+// statistics exclude them (only statistics arrow-go considers correct
+// for the file's writer) and then filter rows with Arrow compute. A
+// comparison with null does not hold.
+//
+// # What it is not
+//
+// Not a query engine: no expressions beyond the filter, no joins or
+// aggregates (package exec). Not a writer. Not a reader of encrypted
+// files. It does not merge schemas that differ between files, and does
+// not read page indexes or bloom filters.
+//
+// Errors name the file (a *FileError, "scan s3://b/x.parquet: ...");
+// arrow-go panics on corrupt input are turned into such errors.
+package scan

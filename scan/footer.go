@@ -1,0 +1,197 @@
+package scan
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// footerGuess is how many bytes the first footer read asks for: enough
+// for the footers of typical files (a few KiB to tens of KiB), at the
+// price of one first-byte latency either way. A dataset whose footers are
+// larger raises it (footerReader.guess) so later files again take one read.
+const (
+	footerGuess    = 64 << 10
+	maxFooterGuess = 16 << 20
+	// maxFooter bounds what a footer length field may claim before it is
+	// believed: arrow-go would allocate it, and a corrupt field could ask
+	// for 4 GiB.
+	maxFooter = 256 << 20
+)
+
+var (
+	errEncrypted = errors.New("encrypted Parquet files are not supported")
+)
+
+// footerReader reads the footers of one dataset, adapting its first read
+// to the largest footer it has seen.
+type footerReader struct {
+	st    *store.Store
+	guess atomic.Int64
+
+	reads, bytes atomic.Int64 // requests made and bytes received
+}
+
+func newFooterReader(st *store.Store) *footerReader {
+	r := &footerReader{st: st}
+	r.guess.Store(footerGuess)
+	return r
+}
+
+// footer is a file's parsed metadata and the version it was read from.
+type footer struct {
+	md   *metadata.FileMetaData
+	info store.ObjectInfo
+	len  int64 // metadata bytes, plus the 8 of length and magic
+}
+
+// read fetches and parses the footer of key: one suffix read, and a second
+// (pinned to the first's ETag) only when the footer is larger than it.
+func (r *footerReader) read(ctx context.Context, key string) (footer, error) {
+	n := r.guess.Load()
+	tail, info, err := r.readRange(ctx, key, store.Suffix(n), store.ReadOptions{})
+	if err != nil {
+		return footer{}, err
+	}
+	size := info.Size
+	if size < int64(len(tail)) {
+		size = int64(len(tail))
+	}
+	if size < 12 {
+		return footer{}, fmt.Errorf("not a Parquet file: only %d bytes", size)
+	}
+	if int64(len(tail)) < 8 {
+		return footer{}, fmt.Errorf("short read of the footer: %d bytes", len(tail))
+	}
+	end := tail[len(tail)-8:]
+	switch string(end[4:]) {
+	case "PAR1":
+	case "PARE":
+		return footer{}, errEncrypted
+	default:
+		return footer{}, errors.New("not a Parquet file (no PAR1 magic at the end)")
+	}
+	flen := int64(binary.LittleEndian.Uint32(end[:4]))
+	if flen+8 > size {
+		return footer{}, fmt.Errorf("corrupt footer: metadata length %d does not fit in the file (%d bytes)", flen, size)
+	}
+	if flen > maxFooter {
+		return footer{}, fmt.Errorf("footer of %d bytes is too large (at most %d)", flen, maxFooter)
+	}
+	var meta []byte
+	if have := int64(len(tail)) - 8; flen <= have {
+		meta = tail[have-flen : have]
+	} else {
+		meta, _, err = r.readRange(ctx, key, store.Range{Off: size - 8 - flen, Len: flen}, store.ReadOptions{IfMatch: info.ETag})
+		if err != nil {
+			return footer{}, err
+		}
+		if int64(len(meta)) != flen {
+			return footer{}, fmt.Errorf("short read of the footer: %d of %d bytes", len(meta), flen)
+		}
+		for {
+			g := r.guess.Load()
+			want := min(nextPow2(flen+8), maxFooterGuess)
+			if want <= g || r.guess.CompareAndSwap(g, want) {
+				break
+			}
+		}
+	}
+	md, err := parseMetadata(meta)
+	if err != nil {
+		return footer{}, err
+	}
+	md.SetSourceFileSize(size)
+	if md.IsSetEncryptionAlgorithm() {
+		return footer{}, errEncrypted
+	}
+	if err := checkMetadata(md); err != nil {
+		return footer{}, err
+	}
+	return footer{md: md, info: info, len: flen + 8}, nil
+}
+
+func (r *footerReader) readRange(ctx context.Context, key string, rg store.Range, opts store.ReadOptions) ([]byte, store.ObjectInfo, error) {
+	r.reads.Add(1)
+	rc, info, err := r.st.ReadRange(ctx, key, rg, opts)
+	if err != nil {
+		return nil, info, err
+	}
+	defer rc.Close()
+	want := rg.Len
+	if rg.Off < 0 {
+		want = -rg.Off
+	}
+	if info.Size > 0 {
+		want = min(want, info.Size)
+	}
+	buf := make([]byte, 0, max(want, 0))
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := rc.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		r.bytes.Add(int64(m))
+		if err == io.EOF {
+			return buf, info, nil
+		}
+		if err != nil {
+			return nil, info, err
+		}
+	}
+}
+
+func nextPow2(n int64) int64 {
+	p := int64(1)
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
+
+// parseMetadata parses footer bytes, turning a panic of the decoder on
+// corrupt input into an error.
+func parseMetadata(b []byte) (md *metadata.FileMetaData, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			md, err = nil, fmt.Errorf("corrupt footer: %v", r)
+		}
+	}()
+	md, err = metadata.NewFileMetaData(b, nil)
+	if err != nil {
+		return nil, fmt.Errorf("corrupt footer: %v", err)
+	}
+	return md, nil
+}
+
+// checkMetadata catches metadata that would make arrow-go index out of
+// range later: every row group must describe every leaf column.
+func checkMetadata(md *metadata.FileMetaData) error {
+	n := md.Schema.NumColumns()
+	for i, rg := range md.RowGroups {
+		if rg == nil || len(rg.Columns) != n {
+			got := 0
+			if rg != nil {
+				got = len(rg.Columns)
+			}
+			return fmt.Errorf("corrupt footer: row group %d has %d column chunks, the schema %d leaf columns", i, got, n)
+		}
+		for j, c := range rg.Columns {
+			if c == nil || c.MetaData == nil {
+				return fmt.Errorf("corrupt footer: row group %d, column %d has no metadata", i, j)
+			}
+		}
+		if rg.NumRows < 0 {
+			return fmt.Errorf("corrupt footer: row group %d has %d rows", i, rg.NumRows)
+		}
+	}
+	return nil
+}

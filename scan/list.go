@@ -1,0 +1,211 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// listFiles resolves a pattern to the objects of a dataset, in key order,
+// and the root that partition directories are read below. See the
+// package documentation for the rules.
+func listFiles(ctx context.Context, st *store.Store, pattern string) (root string, objs []store.ObjectInfo, err error) {
+	if i := strings.IndexAny(pattern, "*?["); i >= 0 {
+		if _, err := path.Match(pattern, ""); err != nil {
+			return "", nil, &store.Error{Op: "scan", URL: st.URL(pattern), Kind: store.KindInvalid, Err: fmt.Errorf("bad glob: %v", err)}
+		}
+		root = pattern[:strings.LastIndex(pattern[:i], "/")+1]
+		err = st.Walk(ctx, pattern[:i], func(o store.ObjectInfo) error {
+			if ok, _ := path.Match(pattern, o.Key); ok {
+				objs = append(objs, o)
+			}
+			return nil
+		})
+		return root, objs, err
+	}
+	if pattern == "" || strings.HasSuffix(pattern, "/") {
+		objs, err = listPrefix(ctx, st, pattern)
+		return pattern, objs, err
+	}
+	// A key names one object, or a prefix written without its slash: one
+	// listing answers both, with no HEAD.
+	var under []store.ObjectInfo
+	var exact *store.ObjectInfo
+	err = st.Walk(ctx, pattern, func(o store.ObjectInfo) error {
+		switch {
+		case o.Key == pattern:
+			exact = &o
+		case strings.HasPrefix(o.Key, pattern+"/"):
+			under = append(under, o)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	if exact != nil {
+		return pattern[:strings.LastIndex(pattern, "/")+1], []store.ObjectInfo{*exact}, nil
+	}
+	root = pattern + "/"
+	return root, dataFiles(root, under), nil
+}
+
+func listPrefix(ctx context.Context, st *store.Store, prefix string) ([]store.ObjectInfo, error) {
+	objs, err := st.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return dataFiles(prefix, objs), nil
+}
+
+// dataFiles keeps the *.parquet objects under root, skipping any whose
+// path below root has an element starting with "_" or "." (_SUCCESS,
+// _metadata, _temporary/, .crc and other writers' bookkeeping).
+func dataFiles(root string, objs []store.ObjectInfo) []store.ObjectInfo {
+	out := objs[:0]
+	for _, o := range objs {
+		rel := strings.TrimPrefix(o.Key, root)
+		if !strings.HasSuffix(rel, ".parquet") {
+			continue
+		}
+		hidden := false
+		for _, el := range strings.Split(rel, "/") {
+			if strings.HasPrefix(el, "_") || strings.HasPrefix(el, ".") {
+				hidden = true
+				break
+			}
+		}
+		if !hidden {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// partCol is a column that comes from key=value directories.
+type partCol struct {
+	name string
+	typ  arrow.DataType // Int64 or String
+}
+
+// partVal is one file's value of a partition column.
+type partVal struct {
+	null bool
+	s    string
+	i    int64
+}
+
+// hiveDefault is the directory value Hive and Spark write for null.
+const hiveDefault = "__HIVE_DEFAULT_PARTITION__"
+
+// partitions reads the key=value directories of each key below root.
+// Every file must have the same keys in the same order. A column is int64
+// when every value is a base-10 int64, else a string.
+func partitions(root string, keys []string, urlOf func(string) string) ([]partCol, [][]partVal, error) {
+	var names []string
+	raw := make([][]string, len(keys))
+	for i, key := range keys {
+		rel := strings.TrimPrefix(key, root)
+		els := strings.Split(rel, "/")
+		var ks []string
+		for _, el := range els[:len(els)-1] {
+			k, v, ok := strings.Cut(el, "=")
+			if !ok || k == "" {
+				continue
+			}
+			if u, err := url.PathUnescape(k); err == nil {
+				k = u
+			}
+			if u, err := url.PathUnescape(v); err == nil {
+				v = u
+			}
+			ks = append(ks, k)
+			raw[i] = append(raw[i], v)
+		}
+		if i == 0 {
+			names = ks
+			continue
+		}
+		if strings.Join(ks, "/") != strings.Join(names, "/") {
+			return nil, nil, fmt.Errorf("scan %s: partition directories %s differ from %s in %s",
+				urlOf(key), describeKeys(ks), describeKeys(names), urlOf(keys[0]))
+		}
+	}
+	cols := make([]partCol, len(names))
+	vals := make([][]partVal, len(keys))
+	for i := range keys {
+		vals[i] = make([]partVal, len(names))
+	}
+	for c, name := range names {
+		isInt := true
+		for i := range keys {
+			v := raw[i][c]
+			if v == hiveDefault {
+				continue
+			}
+			if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+				isInt = false
+				break
+			}
+		}
+		cols[c] = partCol{name: name, typ: arrow.BinaryTypes.String}
+		if isInt {
+			cols[c].typ = arrow.PrimitiveTypes.Int64
+		}
+		for i := range keys {
+			v := raw[i][c]
+			switch {
+			case v == hiveDefault:
+				vals[i][c] = partVal{null: true}
+			case isInt:
+				n, _ := strconv.ParseInt(v, 10, 64)
+				vals[i][c] = partVal{i: n}
+			default:
+				vals[i][c] = partVal{s: v}
+			}
+		}
+	}
+	return cols, vals, nil
+}
+
+func describeKeys(ks []string) string {
+	if len(ks) == 0 {
+		return "(none)"
+	}
+	return strings.Join(ks, "=…/") + "=…"
+}
+
+// partHolds evaluates a term on a partition value; null satisfies nothing.
+func partHolds(t *boundTerm, v partVal) bool {
+	if v.null {
+		return false
+	}
+	val := statVal{kind: kBytes, b: []byte(v.s)}
+	if t.typ.ID() == arrow.INT64 {
+		val = statVal{kind: kInt, i: v.i}
+	}
+	c, ok := compareStat(val, t.stat)
+	if !ok {
+		return true // cannot decide here: keep the file (cannot happen for bound terms)
+	}
+	switch t.Op {
+	case OpEq:
+		return c == 0
+	case OpNe:
+		return c != 0
+	case OpLt:
+		return c < 0
+	case OpLe:
+		return c <= 0
+	case OpGt:
+		return c > 0
+	}
+	return c >= 0
+}
