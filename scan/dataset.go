@@ -110,13 +110,13 @@ type group struct {
 }
 
 type openStats struct {
-	elapsed                      time.Duration
-	listed                       int
-	footerReads, footerBytes     int64
-	footerNeeded                 int64
-	rowGroups, rowGroupsPruned   int
-	filesPruned                  int
-	bytesNeeded                  int64
+	elapsed                    time.Duration
+	listed                     int
+	footerReads, footerBytes   int64
+	footerNeeded               int64
+	rowGroups, rowGroupsPruned int
+	filesPruned                int
+	bytesNeeded                int64
 }
 
 // File describes one file of a dataset.

@@ -131,7 +131,7 @@ func (e *FilterError) where() string {
 //
 // A term compares a column with a literal, either way round, by =, ==,
 // !=, <>, <, <=, > or >=. Literals are numbers (42, -1.5, 1e6), strings in
-// single quotes ('it''s'), which against a date or timestamp column are
+// single quotes ('it”s'), which against a date or timestamp column are
 // read as 'YYYY-MM-DD' (or 'YYYY-MM-DD HH:MM:SS[.fff]'), date 'YYYY-MM-DD',
 // and true or false. Column names are identifiers, or in double quotes or
 // backquotes when they are not ("my col"). Keywords are case-insensitive.

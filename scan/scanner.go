@@ -70,9 +70,9 @@ type Scanner struct {
 }
 
 type counters struct {
-	rows, rowsDecoded, batches       atomic.Int64
-	fallbacks, fallbackBytes         atomic.Int64
-	decode, fetchWait, consumerWait  atomic.Int64 // nanoseconds
+	rows, rowsDecoded, batches      atomic.Int64
+	fallbacks, fallbackBytes        atomic.Int64
+	decode, fetchWait, consumerWait atomic.Int64 // nanoseconds
 }
 
 // Scan starts reading the dataset. Stop early by Close; the batches

@@ -10,8 +10,8 @@ import (
 
 // Stats describe a scan so far, Open included.
 type Stats struct {
-	Files, FilesPruned         int // files in the dataset; skipped by partition values
-	RowGroups, RowGroupsPruned int // row groups read; skipped by statistics or partition values
+	Files, FilesPruned         int   // files in the dataset; skipped by partition values
+	RowGroups, RowGroupsPruned int   // row groups read; skipped by statistics or partition values
 	Rows                       int64 // rows delivered
 	RowsDecoded                int64 // rows decoded, before the filter
 	Batches                    int64 // batches delivered
