@@ -130,10 +130,10 @@ func (e *FilterError) where() string {
 //	l_shipdate >= '1994-01-01' and l_discount < 0.05 and l_shipmode = 'AIR'
 //
 // A term compares a column with a literal, either way round, by =, ==,
-// !=, <>, <, <=, > or >=. Literals are numbers (42, -1.5, 1e6), strings in
-// single quotes ('it”s'), which against a date or timestamp column are
-// read as 'YYYY-MM-DD' (or 'YYYY-MM-DD HH:MM:SS[.fff]'), date 'YYYY-MM-DD',
-// and true or false. Column names are identifiers, or in double quotes or
+// !=, <>, <, <=, > or >=. Literals are numbers (42, -1.5, 1e6); strings in
+// single quotes (a quote inside written twice), which against a date or
+// timestamp column are read as 'YYYY-MM-DD' (or 'YYYY-MM-DD HH:MM:SS[.fff]');
+// date 'YYYY-MM-DD'; and true or false. Column names are identifiers, or in double quotes or
 // backquotes when they are not ("my col"). Keywords are case-insensitive.
 // There is no or, not or parenthesis: a conjunction is what row-group
 // pruning can use, and what the scan needs.
