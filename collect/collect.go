@@ -1,0 +1,422 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluice-data/sluice/scan"
+)
+
+// Order is the order a Stream delivers batches in.
+type Order int
+
+const (
+	// Arrival delivers each batch as soon as it is produced.
+	Arrival Order = iota
+	// Dataset delivers batches in Pos order, holding at most a window of
+	// them out of order.
+	Dataset
+)
+
+func (o Order) String() string {
+	if o == Dataset {
+		return "dataset"
+	}
+	return "arrival"
+}
+
+// ParseOrder reads "arrival" or "dataset".
+func ParseOrder(s string) (Order, error) {
+	switch s {
+	case "arrival":
+		return Arrival, nil
+	case "dataset":
+		return Dataset, nil
+	}
+	return 0, fmt.Errorf("order %q: want arrival or dataset", s)
+}
+
+// Options configure Collect. The zero value delivers in arrival order
+// with GOMAXPROCS producers.
+type Options struct {
+	Order Order
+	// Parallel is how many parts are produced at once. Default GOMAXPROCS.
+	Parallel int
+	// Window is, in dataset order, the most batches of parts after the
+	// head that are held; a producer whose batch does not fit waits.
+	// Default 2 per producer.
+	Window int
+	// WindowBytes, when positive, also bounds the bytes of those batches
+	// (one batch is always let in, however large).
+	WindowBytes int64
+}
+
+// Producer produces part, handing each batch to emit in the part's
+// dataset order. emit takes the batch (its one reference) whether or not
+// it returns an error; an error from emit means the stream has stopped,
+// and the producer should return it. A producer must return when ctx is
+// done.
+type Producer func(ctx context.Context, part int, emit func(scan.Batch) error) error
+
+// errClosed is the cause the producers are cancelled with by Close.
+var errClosed = errors.New("collect: closed")
+
+// Stream is the consumer's end of a Collect: Next, Batch, Err, Close, used
+// from one goroutine.
+type Stream struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	opts   Options
+	parts  int
+	next   atomic.Int64 // the next part a producer takes
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every change of state
+	err     error
+	closed  bool
+	running int // producers not yet returned
+
+	// Arrival order: one queue. Dataset order: a queue per part, the head
+	// part's delivered first; done marks parts whose producer returned.
+	queue   []Batch
+	queues  map[int][]Batch
+	done    map[int]bool
+	head    int
+	held    int   // batches queued for parts after the head
+	heldB   int64 // and their bytes
+	queued  int   // all batches queued
+	queuedB int64
+
+	cur Batch
+
+	peak, peakBytes int64
+	batches, rows   int64
+}
+
+// Collect starts producing parts 0..parts-1 and returns the stream the
+// consumer reads them from. Close it when done.
+func Collect(ctx context.Context, parts int, produce Producer, opts Options) *Stream {
+	if opts.Parallel <= 0 {
+		opts.Parallel = runtime.GOMAXPROCS(0)
+	}
+	workers := max(min(opts.Parallel, parts), 0)
+	if opts.Window <= 0 {
+		opts.Window = 2 * max(opts.Parallel, 1)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	s := &Stream{
+		ctx:     ctx,
+		cancel:  cancel,
+		opts:    opts,
+		parts:   parts,
+		changed: make(chan struct{}),
+		queues:  map[int][]Batch{},
+		done:    map[int]bool{},
+		running: workers,
+	}
+	s.wg.Add(workers)
+	for range workers {
+		go s.work(produce)
+	}
+	return s
+}
+
+// work produces parts, in order, until there are none left or the
+// stream stops.
+func (s *Stream) work(produce Producer) {
+	defer func() {
+		s.mu.Lock()
+		s.running--
+		s.notify()
+		s.mu.Unlock()
+		s.wg.Done()
+	}()
+	for {
+		part := int(s.next.Add(1) - 1)
+		if part >= s.parts || s.ctx.Err() != nil {
+			return
+		}
+		err := s.produceOne(produce, part)
+		if err == nil && s.ctx.Err() != nil {
+			err = context.Cause(s.ctx)
+		}
+		if err != nil {
+			s.fail(err)
+			return
+		}
+		s.mu.Lock()
+		s.done[part] = true
+		s.notify()
+		s.mu.Unlock()
+	}
+}
+
+// produceOne runs a producer, turning a panic into an error so that one
+// bad part ends the stream instead of the process.
+func (s *Stream) produceOne(produce Producer, part int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("collect: part %d: panic: %v", part, r)
+		}
+	}()
+	return produce(s.ctx, part, func(b scan.Batch) error { return s.emit(part, b) })
+}
+
+// notify wakes everyone waiting for a change; s.mu is held.
+func (s *Stream) notify() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// wait releases s.mu until the state changes or the stream is cancelled,
+// and takes it again.
+func (s *Stream) wait() {
+	ch := s.changed
+	s.mu.Unlock()
+	select {
+	case <-ch:
+	case <-s.ctx.Done():
+	}
+	s.mu.Lock()
+}
+
+// fail records the stream's first error and stops the producers. The
+// cancellations Close causes are not errors of the stream.
+func (s *Stream) fail(err error) {
+	s.mu.Lock()
+	if s.err == nil && !s.closed && !errors.Is(err, errClosed) {
+		s.err = err
+	}
+	s.notify()
+	s.mu.Unlock()
+	s.cancel(err)
+}
+
+// emit queues a batch of part, waiting while there is no room for it.
+func (s *Stream) emit(part int, sb scan.Batch) error {
+	if sb.RecordBatch == nil {
+		return fmt.Errorf("collect: part %d: nil batch", part)
+	}
+	b := Batch{RecordBatch: sb.RecordBatch, Pos: Pos{Part: part, Position: sb.Pos}}
+	size := recordSize(b.RecordBatch)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		if s.ctx.Err() != nil {
+			b.Release()
+			return context.Cause(s.ctx)
+		}
+		if s.opts.Order == Arrival {
+			// With one batch queued per producer but one, and each producer
+			// holding at most the one it is handing over, at most two
+			// batches per producer are alive, the consumer's included.
+			if len(s.queue) < max(s.opts.Parallel-1, 1) {
+				s.queue = append(s.queue, b)
+				s.add(size)
+				return nil
+			}
+		} else {
+			q := s.queues[part]
+			switch {
+			case part == s.head && len(q) < 2:
+				// The head always moves: it is what the consumer waits for.
+				s.queues[part] = append(q, b)
+				s.add(size)
+				return nil
+			case part != s.head && s.held < s.opts.Window &&
+				(s.opts.WindowBytes <= 0 || s.held == 0 || s.heldB+size <= s.opts.WindowBytes):
+				s.queues[part] = append(q, b)
+				s.held++
+				s.heldB += size
+				s.add(size)
+				return nil
+			}
+		}
+		s.wait()
+	}
+}
+
+// add counts a queued batch; s.mu is held.
+func (s *Stream) add(size int64) {
+	s.queued++
+	s.queuedB += size
+	s.peak = max(s.peak, int64(s.queued))
+	s.peakBytes = max(s.peakBytes, s.queuedB)
+	s.notify()
+}
+
+// take removes a delivered batch from the counts; s.mu is held.
+func (s *Stream) take(b Batch) {
+	s.queued--
+	s.queuedB -= recordSize(b.RecordBatch)
+	s.batches++
+	s.rows += b.NumRows()
+	s.notify()
+}
+
+// Next waits for the next batch; false means the stream is over (see
+// Err). The batch Next moved to is Batch.
+func (s *Stream) Next() bool {
+	s.cur = Batch{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		if s.err != nil || s.closed {
+			return false
+		}
+		if s.opts.Order == Arrival {
+			if len(s.queue) > 0 {
+				s.cur = s.queue[0]
+				s.queue[0] = Batch{}
+				s.queue = s.queue[1:]
+				s.take(s.cur)
+				return true
+			}
+		} else {
+			for {
+				if q := s.queues[s.head]; len(q) > 0 {
+					s.cur = q[0]
+					if len(q) == 1 {
+						delete(s.queues, s.head)
+					} else {
+						q[0] = Batch{}
+						s.queues[s.head] = q[1:]
+					}
+					s.take(s.cur)
+					return true
+				}
+				if !s.done[s.head] {
+					break
+				}
+				// The head is complete: the next part becomes the head,
+				// and its queued batches leave the window.
+				delete(s.done, s.head)
+				s.head++
+				for _, b := range s.queues[s.head] {
+					s.held--
+					s.heldB -= recordSize(b.RecordBatch)
+				}
+				s.notify()
+			}
+		}
+		if s.running == 0 {
+			if s.err == nil && s.ctx.Err() != nil {
+				s.err = context.Cause(s.ctx)
+				return false
+			}
+			if s.opts.Order == Dataset && s.head < s.parts {
+				// Every producer returned without error, so every part is
+				// done; this cannot happen.
+				s.err = fmt.Errorf("collect: part %d never completed", s.head)
+			}
+			return false
+		}
+		if s.ctx.Err() != nil && s.err == nil {
+			// The caller's context ended: the producers stop with it.
+			s.err = context.Cause(s.ctx)
+			return false
+		}
+		s.wait()
+	}
+}
+
+// Batch is the batch Next moved to. The caller owns it: Release it when
+// done.
+func (s *Stream) Batch() Batch { return s.cur }
+
+// Err is why the stream stopped early: nil after every batch of every
+// part was delivered (or after Close), else the first error.
+func (s *Stream) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Stats describe a stream so far.
+type Stats struct {
+	Batches, Rows int64
+	// Peak is the most batches the collector held queued at once, and
+	// PeakBytes the most bytes (batches a producer is still making, or
+	// is waiting to hand over, are not counted).
+	Peak, PeakBytes int64
+}
+
+// Stats describes the stream so far.
+func (s *Stream) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Stats{Batches: s.batches, Rows: s.rows, Peak: s.peak, PeakBytes: s.peakBytes}
+}
+
+// Close stops the producers, waits for them and releases every batch not
+// yet delivered. It is safe to call more than once; batches already
+// delivered stay the consumer's.
+func (s *Stream) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.notify()
+	s.mu.Unlock()
+	s.cancel(errClosed)
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range s.queue {
+		b.Release()
+	}
+	s.queue = nil
+	for _, q := range s.queues {
+		for _, b := range q {
+			b.Release()
+		}
+	}
+	s.queues = map[int][]Batch{}
+	s.queued, s.queuedB, s.held, s.heldB = 0, 0, 0, 0
+}
+
+// Drain hands every batch of a stream to fn in the stream's order and
+// closes it: the error is the stream's, or fn's first. fn does not own
+// the batch; it is released when fn returns.
+func Drain(s *Stream, fn func(Batch) error) error {
+	defer s.Close()
+	for s.Next() {
+		b := s.Batch()
+		err := fn(b)
+		b.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return s.Err()
+}
+
+// recordSize is the bytes of a batch's buffers.
+func recordSize(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataSize(c.Data())
+	}
+	return n
+}
+
+func dataSize(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataSize(c)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		n += dataSize(d.Dictionary())
+	}
+	return n
+}
