@@ -1,0 +1,566 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Hash aggregation groups rows by key columns and computes aggregates per
+// group. Groups come out ordered by their keys (ascending, nulls first).
+//
+// The result does not depend on how the work is split: each batch is
+// summarized on its own (sums added in row order), and the summaries are
+// folded in stream order. A stage run as its own process over Arrow IPC
+// sees the same batches, so it gives the same float sums to the bit.
+
+type aggFn int
+
+const (
+	aggSum aggFn = iota
+	aggCount
+	aggMin
+	aggMax
+	aggMean
+)
+
+var aggNames = map[string]aggFn{"sum": aggSum, "count": aggCount, "min": aggMin, "max": aggMax, "mean": aggMean, "avg": aggMean}
+
+// aggSpec is one aggregate as written.
+type aggSpec struct {
+	fn   aggFn
+	arg  node // nil for count()
+	name string
+}
+
+type aggStage struct {
+	name  string // stage name: sum-by, count-by, agg-by
+	keys  []string
+	aggs  []aggSpec
+	input string // the text the aggregates were parsed from, for errors
+}
+
+// SumBy sums value columns per group of key columns; each sum keeps its
+// column's name.
+func SumBy(keys, values []string) Stage {
+	s := &aggStage{name: "sum-by", keys: keys, input: strings.Join(values, ",")}
+	pos := 1
+	for _, v := range values {
+		s.aggs = append(s.aggs, aggSpec{fn: aggSum, arg: &colNode{name: v, pos: pos}, name: v})
+		pos += len(v) + 1
+	}
+	return s
+}
+
+// CountBy counts the rows of each group of key columns, in a column named
+// count.
+func CountBy(keys []string) Stage {
+	return &aggStage{name: "count-by", keys: keys, aggs: []aggSpec{{fn: aggCount, name: "count"}}}
+}
+
+// AggBy computes aggregates per group of key columns. aggs is a comma
+// separated list of sum(x), count(), count(x), min(x), max(x), mean(x)
+// (or avg), each optionally followed by "as NAME"; x is a column or an
+// expression (sum(l_extendedprice * (1 - l_discount)) as revenue).
+// Without a name, an aggregate of a column is called fn_column (sum_x),
+// count() is count, and an aggregate of an expression is called as
+// written.
+func AggBy(keys []string, aggs string) (Stage, error) {
+	specs, err := parseAggs(aggs)
+	if err != nil {
+		return nil, fmt.Errorf("agg-by: %w", err)
+	}
+	return &aggStage{name: "agg-by", keys: keys, aggs: specs, input: aggs}, nil
+}
+
+func parseAggs(input string) ([]aggSpec, error) {
+	toks, err := lex(input)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{input: input, toks: toks}
+	var specs []aggSpec
+	for {
+		start := p.peek()
+		if start.kind == tEOF {
+			return nil, p.errAt(start, "expected an aggregate such as sum(x), count(), min(x), max(x) or mean(x)")
+		}
+		n, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		call, ok := n.(*callNode)
+		if !ok {
+			return nil, p.errAt(start, "expected an aggregate such as sum(x), count(), min(x), max(x) or mean(x)")
+		}
+		fn, ok := aggNames[call.fn]
+		if !ok {
+			return nil, p.errAt(start, "unknown aggregate %s (there are sum, count, min, max, mean)", call.fn)
+		}
+		spec := aggSpec{fn: fn}
+		switch {
+		case len(call.args) > 1:
+			return nil, p.errAt(start, "%s takes one argument", call.fn)
+		case len(call.args) == 0 && fn != aggCount:
+			return nil, p.errAt(start, "%s needs an argument", call.fn)
+		case len(call.args) == 1:
+			spec.arg = call.args[0]
+		}
+		end := p.peek()
+		spec.name = defaultAggName(call, input[runeOffset(input, start.pos):runeOffset(input, end.pos)])
+		if isKeyword(end, "as") {
+			p.next()
+			nt := p.next()
+			if nt.kind != tName && nt.kind != tQuotedName {
+				return nil, p.errAt(nt, "expected a name after as, found %s", nt)
+			}
+			spec.name = nt.text
+		}
+		specs = append(specs, spec)
+		t := p.next()
+		if t.kind == tEOF {
+			return specs, nil
+		}
+		if t.kind != tOp || t.text != "," {
+			return nil, p.errAt(t, "expected , between aggregates, found %s", t)
+		}
+	}
+}
+
+// runeOffset is the byte offset of 1-based character position pos.
+func runeOffset(s string, pos int) int {
+	n := 1
+	for i := range s {
+		if n == pos {
+			return i
+		}
+		n++
+	}
+	return len(s)
+}
+
+func defaultAggName(call *callNode, text string) string {
+	if len(call.args) == 0 {
+		return "count"
+	}
+	if c, ok := call.args[0].(*colNode); ok {
+		fn := call.fn
+		if fn == "avg" {
+			fn = "mean"
+		}
+		return fn + "_" + c.name
+	}
+	return strings.TrimSpace(text)
+}
+
+func (s *aggStage) Name() string { return s.name }
+
+// boundAgg is an aggregate bound to the input schema.
+type boundAgg struct {
+	fn   aggFn
+	arg  *compiled // nil for count()
+	k    kind      // the argument's kind
+	name string
+	out  arrow.DataType
+}
+
+func (s *aggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+	keys, err := newKeyEncoder(s.name, in, s.keys)
+	if err != nil {
+		return nil, err
+	}
+	var fields []arrow.Field
+	seen := map[string]bool{}
+	for _, c := range keys.cols {
+		seen[c.name] = true
+		fields = append(fields, arrow.Field{Name: c.name, Type: c.out, Nullable: in.Field(c.idx).Nullable})
+	}
+	var aggs []boundAgg
+	c := &compiler{input: s.input, schema: in, stage: s.name, cols: map[int]bool{}}
+	for _, spec := range s.aggs {
+		b := boundAgg{fn: spec.fn, name: spec.name}
+		if spec.arg != nil {
+			x, err := c.compile(spec.arg)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.name, err)
+			}
+			b.arg, b.k = x, x.k
+		}
+		nullable := true
+		switch spec.fn {
+		case aggCount:
+			b.out, nullable = arrow.PrimitiveTypes.Int64, false
+		case aggMean:
+			if !b.k.numeric() {
+				return nil, s.typeErr(spec, b.k)
+			}
+			b.out = arrow.PrimitiveTypes.Float64
+		case aggSum:
+			switch b.k {
+			case kInt:
+				b.out = arrow.PrimitiveTypes.Int64
+			case kFloat:
+				b.out = arrow.PrimitiveTypes.Float64
+			default:
+				return nil, s.typeErr(spec, b.k)
+			}
+		case aggMin, aggMax:
+			switch b.k {
+			case kInt:
+				b.out = arrow.PrimitiveTypes.Int64
+			case kFloat:
+				b.out = arrow.PrimitiveTypes.Float64
+			case kDate:
+				b.out = arrow.FixedWidthTypes.Date32
+			case kTime:
+				b.out = &arrow.TimestampType{Unit: arrow.Nanosecond}
+			case kString:
+				b.out = arrow.BinaryTypes.String
+			default:
+				return nil, s.typeErr(spec, b.k)
+			}
+		}
+		if seen[b.name] {
+			return nil, invalidf("%s: two output columns would be named %q (name one with as)", s.name, b.name)
+		}
+		seen[b.name] = true
+		fields = append(fields, arrow.Field{Name: b.name, Type: b.out, Nullable: nullable})
+		aggs = append(aggs, b)
+	}
+	out := arrow.NewSchema(fields, nil)
+	h := &hashAgg{stage: s.name, mem: e.mem, keys: keys, aggs: aggs, out: out, index: map[string]int32{}}
+	h.acc = make([]accum, len(aggs))
+	h.rows.New = func() any { return new(keyRows) }
+	return &plan{name: s.name, out: out, agg: h}, nil
+}
+
+func (s *aggStage) typeErr(spec aggSpec, k kind) error {
+	fn := [...]string{"sum", "count", "min", "max", "mean"}[spec.fn]
+	what := "its argument"
+	if c, ok := spec.arg.(*colNode); ok {
+		what = fmt.Sprintf("column %q", c.name)
+	}
+	return invalidf("%s: cannot take the %s of %s: it is a %s", s.name, fn, what, k)
+}
+
+// accum holds one aggregate's state for every group: the running value
+// (i or f or s, by kind) and n, the values seen.
+type accum struct {
+	i []int64
+	f []float64
+	s []string
+	n []int64
+}
+
+func (a *accum) grow(groups int) {
+	for len(a.n) < groups {
+		a.n = append(a.n, 0)
+		a.i = append(a.i, 0)
+		a.f = append(a.f, 0)
+		a.s = append(a.s, "")
+	}
+}
+
+type hashAgg struct {
+	stage string
+	mem   memory.Allocator
+	keys  *keyEncoder
+	aggs  []boundAgg
+	out   *arrow.Schema
+	rows  sync.Pool // *keyRows
+
+	// Folded state, touched only by fold and emit.
+	index     map[string]int32
+	groupKeys []string
+	acc       []accum
+}
+
+// aggPartial summarizes one batch: its groups' key bytes in first-seen
+// order and their aggregate states.
+type aggPartial struct {
+	keys []string
+	acc  []accum
+}
+
+func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch) (any, error) {
+	n := int(rec.NumRows())
+	if n == 0 {
+		return nil, nil
+	}
+	kr := h.rows.Get().(*keyRows)
+	defer h.rows.Put(kr)
+	h.keys.encode(rec, kr)
+	gids := make([]int32, n)
+	index := map[string]int32{}
+	p := &aggPartial{}
+	var prev []byte
+	prevG := int32(-1)
+	for i := range n {
+		k := kr.row(i)
+		if prevG >= 0 && bytes.Equal(k, prev) {
+			gids[i] = prevG
+			continue
+		}
+		g, ok := index[string(k)]
+		if !ok {
+			g = int32(len(p.keys))
+			s := string(k)
+			index[s] = g
+			p.keys = append(p.keys, s)
+		}
+		gids[i], prev, prevG = g, k, g
+	}
+	groups := len(p.keys)
+	p.acc = make([]accum, len(h.aggs))
+	for j, a := range h.aggs {
+		acc := &p.acc[j]
+		acc.grow(groups)
+		if a.arg == nil {
+			for _, g := range gids {
+				acc.n[g]++
+			}
+			continue
+		}
+		v := a.arg.eval(rec)
+		if err := accumulate(a, acc, v, gids); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", h.stage, a.name, err)
+		}
+	}
+	return p, nil
+}
+
+// accumulate folds the values of one batch into per-group states.
+func accumulate(a boundAgg, acc *accum, v vec, gids []int32) error {
+	idx := func(i int) int {
+		if v.konst {
+			return 0
+		}
+		return i
+	}
+	for i, g := range gids {
+		r := idx(i)
+		if !v.isValid(r) {
+			continue
+		}
+		seen := acc.n[g] > 0
+		acc.n[g]++
+		switch a.fn {
+		case aggCount:
+		case aggSum, aggMean:
+			if a.k == kFloat {
+				acc.f[g] += v.f[r]
+				continue
+			}
+			s, ok := addInt(acc.i[g], v.i[r])
+			if !ok {
+				return fmt.Errorf("sum overflows int64")
+			}
+			acc.i[g] = s
+		case aggMin, aggMax:
+			isMin := a.fn == aggMin
+			switch a.k {
+			case kFloat:
+				if x := v.f[r]; !seen || (x < acc.f[g]) == isMin && x != acc.f[g] {
+					acc.f[g] = x
+				}
+			case kString:
+				if x := v.s(r); !seen || (x < acc.s[g]) == isMin && x != acc.s[g] {
+					acc.s[g] = strings.Clone(x)
+				}
+			default:
+				if x := v.i[r]; !seen || (x < acc.i[g]) == isMin && x != acc.i[g] {
+					acc.i[g] = x
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func addInt(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (a^s)&(b^s) >= 0
+}
+
+// merge folds state src[g] into dst[d].
+func mergeAccum(a boundAgg, dst *accum, d int32, src *accum, g int) error {
+	if src.n[g] == 0 {
+		return nil
+	}
+	seen := dst.n[d] > 0
+	dst.n[d] += src.n[g]
+	switch a.fn {
+	case aggSum, aggMean:
+		if a.k == kFloat {
+			dst.f[d] += src.f[g]
+			return nil
+		}
+		s, ok := addInt(dst.i[d], src.i[g])
+		if !ok {
+			return fmt.Errorf("sum overflows int64")
+		}
+		dst.i[d] = s
+	case aggMin, aggMax:
+		isMin := a.fn == aggMin
+		switch a.k {
+		case kFloat:
+			if x := src.f[g]; !seen || (x < dst.f[d]) == isMin && x != dst.f[d] {
+				dst.f[d] = x
+			}
+		case kString:
+			if x := src.s[g]; !seen || (x < dst.s[d]) == isMin && x != dst.s[d] {
+				dst.s[d] = x
+			}
+		default:
+			if x := src.i[g]; !seen || (x < dst.i[d]) == isMin && x != dst.i[d] {
+				dst.i[d] = x
+			}
+		}
+	}
+	return nil
+}
+
+func (h *hashAgg) fold(pa any) error {
+	p := pa.(*aggPartial)
+	for g, k := range p.keys {
+		d, ok := h.index[k]
+		if !ok {
+			d = int32(len(h.groupKeys))
+			h.index[k] = d
+			h.groupKeys = append(h.groupKeys, k)
+			for j := range h.acc {
+				h.acc[j].grow(len(h.groupKeys))
+			}
+		}
+		for j, a := range h.aggs {
+			if err := mergeAccum(a, &h.acc[j], d, &p.acc[j], g); err != nil {
+				return fmt.Errorf("%s: %s: %w", h.stage, a.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (h *hashAgg) discard(any) {}
+func (h *hashAgg) release()    {}
+
+// outBatchRows is the most rows in a batch that an aggregation or a sort
+// sends on.
+const outBatchRows = 64 << 10
+
+func (h *hashAgg) emit(ctx context.Context, next operator) error {
+	rec, err := h.result()
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	n := int(rec.NumRows())
+	if n == 0 {
+		return nil
+	}
+	ob := &orderBy{desc: make([]bool, len(h.keys.cols))}
+	for i := range h.keys.cols {
+		_, load := columnLoader(rec.Column(i).DataType())
+		ob.idx = append(ob.idx, i)
+		ob.load = append(ob.load, load)
+	}
+	kv := ob.keys(rec)
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int { return ob.compare(kv, int(a), kv, int(b)) })
+	return emitTaken(ctx, h.mem, rec, perm, next)
+}
+
+// emitTaken sends the rows of rec in the order perm gives, in batches of
+// at most outBatchRows.
+func emitTaken(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, perm []int32, next operator) error {
+	for start := 0; start < len(perm); start += outBatchRows {
+		end := min(start+outBatchRows, len(perm))
+		out, err := takeRows(ctx, mem, rec, func(add func(int32)) {
+			for _, i := range perm[start:end] {
+				add(i)
+			}
+		}, end-start)
+		if err != nil {
+			return err
+		}
+		err = next.push(ctx, out)
+		out.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// result builds the groups in first-seen order.
+func (h *hashAgg) result() (arrow.RecordBatch, error) {
+	groups := len(h.groupKeys)
+	kb := h.keys.builders(h.mem)
+	defer func() {
+		for _, b := range kb {
+			b.Release()
+		}
+	}()
+	for _, k := range h.groupKeys {
+		if err := h.keys.decode([]byte(k), kb); err != nil {
+			return nil, fmt.Errorf("%s: %w", h.stage, err)
+		}
+	}
+	cols := make([]arrow.Array, 0, len(kb)+len(h.aggs))
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for _, b := range kb {
+		cols = append(cols, b.NewArray())
+	}
+	for j, a := range h.aggs {
+		acc := &h.acc[j]
+		acc.grow(groups)
+		b := array.NewBuilder(h.mem, a.out)
+		for g := range groups {
+			if acc.n[g] == 0 && a.fn != aggCount {
+				b.AppendNull()
+				continue
+			}
+			switch bb := b.(type) {
+			case *array.Int64Builder:
+				if a.fn == aggCount {
+					bb.Append(acc.n[g])
+				} else {
+					bb.Append(acc.i[g])
+				}
+			case *array.Float64Builder:
+				switch {
+				case a.fn == aggMean && a.k == kFloat:
+					bb.Append(acc.f[g] / float64(acc.n[g]))
+				case a.fn == aggMean:
+					bb.Append(float64(acc.i[g]) / float64(acc.n[g]))
+				default:
+					bb.Append(acc.f[g])
+				}
+			case *array.Date32Builder:
+				bb.Append(arrow.Date32(acc.i[g]))
+			case *array.TimestampBuilder:
+				bb.Append(arrow.Timestamp(acc.i[g]))
+			case *array.StringBuilder:
+				bb.Append(acc.s[g])
+			}
+		}
+		cols = append(cols, b.NewArray())
+		b.Release()
+	}
+	rec := array.NewRecordBatch(h.out, cols, int64(groups))
+	return rec, nil
+}

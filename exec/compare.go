@@ -1,0 +1,97 @@
+package exec
+
+import (
+	"cmp"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// SortKey is a column to order by. Nulls come first in ascending order
+// (last in descending), and NaN before every other float.
+type SortKey struct {
+	Column string
+	Desc   bool
+}
+
+// orderBy reads the sort key columns of batches for comparing rows.
+type orderBy struct {
+	idx   []int
+	load  []func(arrow.Array) vec
+	desc  []bool
+	names []string
+}
+
+func newOrderBy(stage string, in *arrow.Schema, keys []SortKey) (*orderBy, error) {
+	if len(keys) == 0 {
+		return nil, invalidf("%s: no columns to order by (--by)", stage)
+	}
+	o := &orderBy{}
+	for _, k := range keys {
+		i, err := colIndex(stage, in, k.Column)
+		if err != nil {
+			return nil, err
+		}
+		dt := in.Field(i).Type
+		_, load := columnLoader(dt)
+		if load == nil {
+			return nil, invalidf("%s: column %q has type %s, which cannot be ordered", stage, k.Column, dt)
+		}
+		o.idx = append(o.idx, i)
+		o.load = append(o.load, load)
+		o.desc = append(o.desc, k.Desc)
+		o.names = append(o.names, k.Column)
+	}
+	return o, nil
+}
+
+// keys reads a batch's key columns.
+func (o *orderBy) keys(rec arrow.RecordBatch) []vec {
+	vs := make([]vec, len(o.idx))
+	for k, i := range o.idx {
+		vs[k] = o.load[k](rec.Column(i))
+	}
+	return vs
+}
+
+// compare orders row i of a against row j of b.
+func (o *orderBy) compare(a []vec, i int, b []vec, j int) int {
+	for k := range a {
+		c := compareAt(a[k], i, b[k], j)
+		if c != 0 {
+			if o.desc[k] {
+				return -c
+			}
+			return c
+		}
+	}
+	return 0
+}
+
+func compareAt(a vec, i int, b vec, j int) int {
+	av, bv := a.isValid(i), b.isValid(j)
+	if !av || !bv {
+		switch {
+		case av == bv:
+			return 0
+		case !av:
+			return -1
+		}
+		return 1
+	}
+	switch a.k {
+	case kFloat:
+		return cmp.Compare(a.f[i], b.f[j])
+	case kString:
+		return strings.Compare(a.s(i), b.s(j))
+	case kBool:
+		switch {
+		case a.b[i] == b.b[j]:
+			return 0
+		case !a.b[i]:
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(a.i[i], b.i[j])
+}

@@ -1,0 +1,361 @@
+package exec
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	acsv "github.com/apache/arrow-go/v18/arrow/csv"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// CSVOptions configure FromCSV.
+type CSVOptions struct {
+	// Types names the type of some columns (int64, float64, bool, date32,
+	// timestamp, string); the others are inferred.
+	Types map[string]string
+	// BatchRows is the most rows in a batch; zero means 64Ki.
+	BatchRows int
+}
+
+// csvSample is how many lines column types are inferred from.
+const csvSample = 1000
+
+// FromCSV is a source that reads CSV with a header line from each URL in
+// turn, or from r when there are none. Column types are inferred from
+// the first lines: int64 if every value is an integer, else float64 if
+// every value is a number, else bool, date32 (YYYY-MM-DD), timestamp
+// (YYYY-MM-DD HH:MM:SS), else string; an empty value is null. Every URL
+// must have the same header and types.
+func FromCSV(urls []string, r io.Reader, opts CSVOptions) SourceStage {
+	return &csvStage{urls: urls, r: r, opts: opts}
+}
+
+type csvStage struct {
+	urls []string
+	r    io.Reader
+	opts CSVOptions
+}
+
+func (s *csvStage) Name() string { return "from-csv" }
+
+func (s *csvStage) open(ctx context.Context, e *env) (Source, error) {
+	if len(s.urls) == 0 {
+		if s.r == nil {
+			return nil, invalidf("from-csv: no input")
+		}
+		return openCSV(s.r, "input", e, s.opts)
+	}
+	return &concatSource{ctx: ctx, e: e, urls: s.urls, opts: s.opts}, nil
+}
+
+// concatSource reads CSV objects one after another.
+type concatSource struct {
+	ctx    context.Context
+	e      *env
+	urls   []string
+	opts   CSVOptions
+	i      int
+	cur    Source
+	rc     io.Closer
+	schema *arrow.Schema
+}
+
+func (s *concatSource) openNext() error {
+	u := s.urls[s.i]
+	s.i++
+	st, key, err := s.e.open(s.ctx, u)
+	if err != nil {
+		return err
+	}
+	rc, _, err := st.ReadRange(s.ctx, key, store.All, store.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	src, err := openCSV(rc, u, s.e, s.opts)
+	if err != nil {
+		rc.Close()
+		return err
+	}
+	if s.schema != nil && !s.schema.Equal(src.Schema()) {
+		src.Close()
+		rc.Close()
+		return fmt.Errorf("from-csv: %s has columns %s, unlike the input before it (%s)", u, schemaString(src.Schema()), schemaString(s.schema))
+	}
+	s.schema, s.cur, s.rc = src.Schema(), src, rc
+	return nil
+}
+
+func (s *concatSource) Schema() *arrow.Schema {
+	if s.schema == nil && s.i == 0 {
+		if err := s.openNext(); err != nil {
+			return arrow.NewSchema(nil, nil)
+		}
+	}
+	return s.schema
+}
+
+func (s *concatSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	for {
+		if s.cur == nil {
+			if s.i >= len(s.urls) {
+				return nil, io.EOF
+			}
+			if err := s.openNext(); err != nil {
+				return nil, err
+			}
+		}
+		rec, err := s.cur.Next(ctx)
+		if err != io.EOF {
+			return rec, err
+		}
+		s.closeCur()
+	}
+}
+
+func (s *concatSource) closeCur() {
+	if s.cur != nil {
+		s.cur.Close()
+		s.rc.Close()
+		s.cur, s.rc = nil, nil
+	}
+}
+
+func (s *concatSource) Close() error {
+	s.closeCur()
+	return nil
+}
+
+func openCSV(r io.Reader, name string, e *env, opts CSVOptions) (Source, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	schema, err := inferCSV(br, opts)
+	if err != nil {
+		return nil, fmt.Errorf("from-csv: %s: %w", name, err)
+	}
+	batch := opts.BatchRows
+	if batch <= 0 {
+		batch = 64 << 10
+	}
+	rd := acsv.NewReader(br, schema, acsv.WithHeader(true), acsv.WithChunk(batch),
+		acsv.WithAllocator(e.mem), acsv.WithNullReader(false, ""))
+	return &csvSource{rd: rd, name: name}, nil
+}
+
+// inferCSV reads the header and types from the first lines, leaving br
+// where it was.
+func inferCSV(br *bufio.Reader, opts CSVOptions) (*arrow.Schema, error) {
+	peek, err := br.Peek(br.Size())
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, err
+	}
+	// Only whole lines of the peeked bytes, unless that is all there is.
+	if len(peek) == br.Size() {
+		if i := strings.LastIndexByte(string(peek), '\n'); i >= 0 {
+			peek = peek[:i+1]
+		}
+	}
+	cr := csv.NewReader(strings.NewReader(string(peek)))
+	cr.ReuseRecord = false
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, errors.New("empty: no header line")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]string
+	for len(rows) < csvSample {
+		rec, err := cr.Read()
+		if err != nil {
+			break
+		}
+		rows = append(rows, rec)
+	}
+	fields := make([]arrow.Field, len(header))
+	for c, name := range header {
+		dt, err := csvType(name, opts.Types, rows, c)
+		if err != nil {
+			return nil, err
+		}
+		fields[c] = arrow.Field{Name: name, Type: dt, Nullable: true}
+	}
+	for name := range opts.Types {
+		found := false
+		for _, h := range header {
+			found = found || h == name
+		}
+		if !found {
+			return nil, invalidf("from-csv: no column %q in the header (%s)", name, strings.Join(header, ", "))
+		}
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+var csvTypes = map[string]arrow.DataType{
+	"int64":     arrow.PrimitiveTypes.Int64,
+	"float64":   arrow.PrimitiveTypes.Float64,
+	"bool":      arrow.FixedWidthTypes.Boolean,
+	"date32":    arrow.FixedWidthTypes.Date32,
+	"date":      arrow.FixedWidthTypes.Date32,
+	"timestamp": arrow.FixedWidthTypes.Timestamp_us,
+	"string":    arrow.BinaryTypes.String,
+}
+
+func csvType(name string, given map[string]string, rows [][]string, c int) (arrow.DataType, error) {
+	if t, ok := given[name]; ok {
+		dt, ok := csvTypes[t]
+		if !ok {
+			return nil, invalidf("from-csv: unknown type %q for column %q (int64, float64, bool, date32, timestamp, string)", t, name)
+		}
+		return dt, nil
+	}
+	all := func(ok func(string) bool) bool {
+		any := false
+		for _, r := range rows {
+			if c >= len(r) || r[c] == "" {
+				continue
+			}
+			if !ok(r[c]) {
+				return false
+			}
+			any = true
+		}
+		return any
+	}
+	switch {
+	case all(func(s string) bool { _, err := strconv.ParseInt(s, 10, 64); return err == nil }):
+		return arrow.PrimitiveTypes.Int64, nil
+	case all(func(s string) bool { _, err := strconv.ParseFloat(s, 64); return err == nil }):
+		return arrow.PrimitiveTypes.Float64, nil
+	case all(func(s string) bool { _, err := strconv.ParseBool(s); return err == nil && !isDigits(s) }):
+		return arrow.FixedWidthTypes.Boolean, nil
+	case all(func(s string) bool { _, err := time.Parse("2006-01-02", s); return err == nil }):
+		return arrow.FixedWidthTypes.Date32, nil
+	case all(func(s string) bool {
+		_, err := time.Parse("2006-01-02 15:04:05.999999", s)
+		if err != nil {
+			_, err = time.Parse("2006-01-02T15:04:05.999999", s)
+		}
+		return err == nil
+	}):
+		return arrow.FixedWidthTypes.Timestamp_us, nil
+	}
+	return arrow.BinaryTypes.String, nil
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+type csvSource struct {
+	rd   *acsv.Reader
+	name string
+}
+
+func (s *csvSource) Schema() *arrow.Schema { return s.rd.Schema() }
+
+func (s *csvSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.rd.Next() {
+		rec := s.rd.RecordBatch()
+		rec.Retain()
+		return rec, nil
+	}
+	if err := s.rd.Err(); err != nil {
+		return nil, fmt.Errorf("from-csv: %s: %w", s.name, err)
+	}
+	return nil, io.EOF
+}
+
+func (s *csvSource) Close() error {
+	s.rd.Release()
+	return nil
+}
+
+func newCSVWriter(w io.Writer, schema *arrow.Schema) *acsv.Writer {
+	return acsv.NewWriter(w, schema, acsv.WithHeader(true), acsv.WithNullWriter(""))
+}
+
+// ToCSV is a sink that writes the stream as CSV with a header line.
+func ToCSV(w io.Writer) Stage { return &toCSVStage{w: w} }
+
+type toCSVStage struct{ w io.Writer }
+
+func (s *toCSVStage) Name() string { return "to-csv" }
+func (s *toCSVStage) isSink()      {}
+
+func (s *toCSVStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+	for _, f := range in.Fields() {
+		if !csvWritable(f.Type) {
+			return nil, invalidf("to-csv: column %q has type %s, which CSV cannot hold", f.Name, f.Type)
+		}
+	}
+	return &plan{name: "to-csv", newOp: func(operator) (operator, error) {
+		bw := bufio.NewWriterSize(s.w, 1<<20)
+		return &toCSVOp{bw: bw, w: newCSVWriter(bw, in), schema: in}, nil
+	}}, nil
+}
+
+func csvWritable(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.LIST, arrow.LARGE_LIST, arrow.STRUCT, arrow.MAP, arrow.FIXED_SIZE_LIST, arrow.SPARSE_UNION, arrow.DENSE_UNION:
+		return false
+	}
+	return true
+}
+
+type toCSVOp struct {
+	bw     *bufio.Writer
+	w      *acsv.Writer
+	schema *arrow.Schema
+	wrote  bool
+}
+
+func (o *toCSVOp) push(ctx context.Context, rec arrow.RecordBatch) error {
+	o.wrote = true
+	if err := o.w.Write(rec); err != nil {
+		return fmt.Errorf("to-csv: %w", err)
+	}
+	return nil
+}
+
+func (o *toCSVOp) finish(ctx context.Context) error {
+	if !o.wrote {
+		// No rows: the header alone.
+		cw := csv.NewWriter(o.bw)
+		_ = cw.Write(fieldNames(o.schema))
+		cw.Flush()
+	}
+	if err := o.w.Flush(); err != nil {
+		return fmt.Errorf("to-csv: %w", err)
+	}
+	if err := o.bw.Flush(); err != nil {
+		return fmt.Errorf("to-csv: %w", err)
+	}
+	return nil
+}
+
+func (o *toCSVOp) release() {}
+
+func fieldNames(s *arrow.Schema) []string {
+	names := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		names[i] = f.Name
+	}
+	return names
+}

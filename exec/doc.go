@@ -1,0 +1,38 @@
+// Package exec runs small batch pipelines over Apache Arrow record
+// batches: a source, then stages, then a sink.
+//
+//	sources   Scan (Parquet datasets), ReadIPC (an Arrow IPC stream, such
+//	          as a stage's standard input), FromCSV, Merge (sorted
+//	          objects), FromBatches
+//	stages    Select, Drop, Rename, Filter, SumBy, AggBy, CountBy, Sort
+//	          (spilling to disk), Top, Head, Merge
+//	sinks     WriteIPC (a stage's standard output), Write (an object:
+//	          Parquet, Arrow or CSV), Partition (n objects by a hash of
+//	          key columns), ToCSV, Show, Collect
+//
+// Every stage works the same fused in one process (Run) and as its own
+// process reading an Arrow IPC stream and writing one, and the two give
+// byte-identical results: batch boundaries carry through both, hash
+// aggregation sums each batch in row order and folds the batches in
+// stream order, and ties in sort, top and merge go to the earlier row.
+// The leading per-batch stages and the partial side of an aggregation run
+// on several batches at once; whatever comes after them sees the batches
+// in order.
+//
+// Mistakes in how a pipeline is written (a malformed expression, with the
+// position of the problem; a missing column or a wrong type, naming the
+// column and the stage) wrap ErrInvalid and are found before any data is
+// read. A broken or truncated IPC stream on the input is an error, never
+// a short result, and a sink writing IPC leaves out the end-of-stream
+// marker when the pipeline fails, so the next process fails too.
+//
+// Memory: batches come from Options.Mem; every stage releases what it
+// retains, on failure and cancellation too. Sort holds up to
+// Options.Memory bytes before it spills sorted runs to temporary files.
+//
+// exec is not a query planner or SQL engine: a pipeline runs its stages
+// as written, with no reordering and no pushdown into the scan, and
+// expressions cover comparisons, arithmetic, boolean logic, a few string
+// predicates and date literals, not a full SQL dialect. Nor is it
+// distributed: stages run in one process (see package dist for fan-out).
+package exec

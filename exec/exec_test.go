@@ -1,0 +1,644 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"go.uber.org/goleak"
+
+	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/store"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var (
+	dataOnce sync.Once
+	dataErr  error
+)
+
+// testData generates small taxi and lineitem datasets into an in-process
+// store, once: mem://exec-test/taxi/ and mem://exec-test/lineitem/.
+func testData(t testing.TB) (taxi, lineitem string) {
+	t.Helper()
+	dataOnce.Do(func() {
+		st, _, err := store.Open(context.Background(), "mem://exec-test/", store.Options{})
+		if err != nil {
+			dataErr = err
+			return
+		}
+		ctx := context.Background()
+		if _, err := gen.Taxi(ctx, st, "taxi", gen.Options{Rows: 30_000, Files: 3, Seed: 7, RowGroupRows: 4000}); err != nil {
+			dataErr = err
+			return
+		}
+		_, dataErr = gen.Lineitem(ctx, st, "lineitem", gen.Options{Rows: 30_000, Files: 3, Seed: 7, RowGroupRows: 4000})
+	})
+	if dataErr != nil {
+		t.Fatal(dataErr)
+	}
+	return "mem://exec-test/taxi/", "mem://exec-test/lineitem/"
+}
+
+func checkedMem(t *testing.T) *memory.CheckedAllocator {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	return mem
+}
+
+// fused runs the stages in one process and returns the stream as IPC.
+func fused(t *testing.T, mem memory.Allocator, workers int, src SourceStage, stages ...Stage) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	err := Run(context.Background(), Pipeline{Source: src, Stages: append(stages, WriteIPC(&out))}, Options{Mem: mem, Workers: workers, Memory: 1 << 20})
+	if err != nil {
+		t.Fatalf("fused %v: %v", stages, err)
+	}
+	return out.Bytes()
+}
+
+// piped runs each stage on its own over the IPC stream of the one before,
+// as separate processes would.
+func piped(t *testing.T, mem memory.Allocator, src SourceStage, stages ...Stage) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{WriteIPC(&out)}}, Options{Mem: mem}); err != nil {
+		t.Fatalf("source: %v", err)
+	}
+	for _, s := range stages {
+		in := out.Bytes()
+		out = bytes.Buffer{}
+		if err := Run(context.Background(), Pipeline{Source: ReadIPC(bytes.NewReader(in)), Stages: []Stage{s, WriteIPC(&out)}}, Options{Mem: mem, Memory: 1 << 20}); err != nil {
+			t.Fatalf("piped %s: %v", s.Name(), err)
+		}
+	}
+	return out.Bytes()
+}
+
+// table reads an IPC stream back as text, one line per row, for
+// comparisons that print well.
+func table(t *testing.T, b []byte) []string {
+	t.Helper()
+	var rows []string
+	err := Run(context.Background(), Pipeline{Source: bytesSource(b), Stages: []Stage{Collect(nil, func(rec arrow.RecordBatch) error {
+		for i := range int(rec.NumRows()) {
+			var cells []string
+			for _, c := range rec.Columns() {
+				cells = append(cells, c.ValueStr(i))
+			}
+			rows = append(rows, strings.Join(cells, "|"))
+		}
+		return nil
+	})}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func mustStage(t *testing.T) func(Stage, error) Stage {
+	return func(s Stage, err error) Stage {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+}
+
+// TestPipedEqualsFused: every stage gives the same IPC stream, byte for
+// byte, run fused on 1 or 3 workers or piped stage by stage.
+func TestPipedEqualsFused(t *testing.T) {
+	taxi, lineitem := testData(t)
+	must := mustStage(t)
+	taxiCols := []string{"pickup_date", "trip_distance", "payment_type", "passenger_count", "fare_amount", "pickup_datetime"}
+	cases := []struct {
+		name   string
+		src    SourceStage
+		stages []Stage
+		rows   int // expected rows, -1 to skip
+	}{
+		{"select", Scan([]string{taxi}, ScanOptions{}), []Stage{Select("trip_distance", "vendor_id")}, 30000},
+		{"drop", Scan([]string{taxi}, ScanOptions{}), []Stage{Drop("payment_type", "vendor_id")}, 30000},
+		{"rename", Scan([]string{taxi}, ScanOptions{Columns: taxiCols}), []Stage{Rename([2]string{"trip_distance", "miles"})}, 30000},
+		{"filter", Scan([]string{taxi}, ScanOptions{Columns: taxiCols}), []Stage{must(Filter("trip_distance > 3 and (payment_type = 'card' or passenger_count >= 2) and pickup_date < date '2023-03-01'"))}, -1},
+		{"filter-prefix", Scan([]string{lineitem}, ScanOptions{}), []Stage{must(Filter("starts_with(l_shipmode, 'RE') and not l_returnflag = 'N'"))}, -1},
+		{"sum-by", Scan([]string{taxi}, ScanOptions{Columns: taxiCols}), []Stage{SumBy([]string{"pickup_date"}, []string{"trip_distance", "fare_amount"})}, 365},
+		{"count-by", Scan([]string{taxi}, ScanOptions{Columns: taxiCols}), []Stage{CountBy([]string{"payment_type", "passenger_count"})}, -1},
+		{"agg-by", Scan([]string{lineitem}, ScanOptions{}), []Stage{must(AggBy([]string{"l_shipmode"}, "sum(l_quantity), count(), min(l_shipdate), max(l_comment), mean(l_discount) as disc, sum(l_extendedprice * (1 - l_discount)) as revenue"))}, 7},
+		{"sort", Scan([]string{taxi}, ScanOptions{Columns: taxiCols}), []Stage{Sort([]SortKey{{Column: "payment_type"}, {Column: "trip_distance", Desc: true}})}, 30000},
+		{"top", Scan([]string{taxi}, ScanOptions{Columns: taxiCols}), []Stage{Top(25, []SortKey{{Column: "fare_amount", Desc: true}})}, 25},
+		{"head", Scan([]string{taxi}, ScanOptions{Columns: taxiCols}), []Stage{Head(12345)}, 12345},
+		{"chain", Scan([]string{taxi}, ScanOptions{}), []Stage{Select("pickup_date", "trip_distance", "tip_amount"), must(Filter("tip_amount > 0")), Rename([2]string{"tip_amount", "tip"}), SumBy([]string{"pickup_date"}, []string{"trip_distance", "tip"}), Sort([]SortKey{{Column: "tip", Desc: true}}), Head(20)}, 20},
+		{"query A", Scan([]string{taxi}, ScanOptions{Columns: []string{"pickup_date", "trip_distance"}}), []Stage{SumBy([]string{"pickup_date"}, []string{"trip_distance"}), Top(9, []SortKey{{Column: "trip_distance", Desc: true}})}, 9},
+		{"query B", Scan([]string{lineitem}, ScanOptions{Columns: []string{"l_returnflag", "l_linestatus", "l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_shipdate"}}), []Stage{must(Filter("l_shipdate <= date '1998-09-02'")), must(AggBy([]string{"l_returnflag", "l_linestatus"}, QueryBAggs))}, 4},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mem := checkedMem(t)
+			want := piped(t, mem, c.src, c.stages...)
+			for _, w := range []int{1, 3} {
+				got := fused(t, mem, w, c.src, c.stages...)
+				if !bytes.Equal(got, want) {
+					g, p := table(t, got), table(t, want)
+					t.Fatalf("%d workers: fused differs from piped:\nfused %d rows %.5q\npiped %d rows %.5q", w, len(g), g, len(p), p)
+				}
+			}
+			if rows := table(t, want); c.rows >= 0 && len(rows) != c.rows {
+				t.Fatalf("%d rows, want %d", len(rows), c.rows)
+			}
+		})
+	}
+}
+
+// QueryBAggs is query B's aggregates (TPC-H Q1's).
+const QueryBAggs = "sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price, " +
+	"sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, " +
+	"sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, " +
+	"mean(l_quantity) as avg_qty, mean(l_extendedprice) as avg_price, mean(l_discount) as avg_disc, count() as count_order"
+
+func batch(t *testing.T, mem memory.Allocator, schema *arrow.Schema, rows ...[]any) arrow.RecordBatch {
+	t.Helper()
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	for _, r := range rows {
+		for c, v := range r {
+			f := b.Field(c)
+			if v == nil {
+				f.AppendNull()
+				continue
+			}
+			switch f := f.(type) {
+			case *array.Int64Builder:
+				f.Append(int64(v.(int)))
+			case *array.Float64Builder:
+				f.Append(v.(float64))
+			case *array.StringBuilder:
+				f.Append(v.(string))
+			case *array.BooleanBuilder:
+				f.Append(v.(bool))
+			default:
+				t.Fatalf("no builder for %T", f)
+			}
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+var kvSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "k", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+}, nil)
+
+func collectRows(t *testing.T, mem memory.Allocator, src SourceStage, stages ...Stage) ([]string, error) {
+	var rows []string
+	err := Run(context.Background(), Pipeline{Source: src, Stages: append(stages, Collect(nil, func(rec arrow.RecordBatch) error {
+		for i := range int(rec.NumRows()) {
+			var cells []string
+			for _, c := range rec.Columns() {
+				cells = append(cells, c.ValueStr(i))
+			}
+			rows = append(rows, strings.Join(cells, " "))
+		}
+		return nil
+	}))}, Options{Mem: mem, Workers: 2})
+	return rows, err
+}
+
+func TestAggregatesAndNulls(t *testing.T) {
+	mem := checkedMem(t)
+	b1 := batch(t, mem, kvSchema, []any{"a", 1, 1.5}, []any{"b", 2, nil}, []any{nil, 3, 2.0}, []any{"a", nil, 0.5})
+	defer b1.Release()
+	b2 := batch(t, mem, kvSchema, []any{"b", 10, 4.0}, []any{nil, 5, nil}, []any{"c", nil, nil})
+	defer b2.Release()
+	agg, err := AggBy([]string{"k"}, "sum(n), count(), count(x), min(x), max(n), mean(x), sum(n * 2 + 1) as m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := collectRows(t, mem, FromBatches(kvSchema, b1, b2), agg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"(null) 8 2 1 2 5 2 18",
+		"a 1 2 2 0.5 1 1 3",
+		"b 12 2 1 4 10 4 26",
+		"c (null) 1 0 (null) (null) (null) (null)",
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestFilterSemantics(t *testing.T) {
+	mem := checkedMem(t)
+	b := batch(t, mem, kvSchema, []any{"apple", 1, 1.5}, []any{"banana", 2, nil}, []any{nil, 3, 2.0}, []any{"apricot", nil, -0.5})
+	defer b.Release()
+	cases := map[string][]string{
+		"x > 1":                                  {"apple 1 1.5", "(null) 3 2"},
+		"x > 1 or n = 2":                         {"apple 1 1.5", "banana 2 (null)", "(null) 3 2"},
+		"not (x > 1)":                            {"apricot (null) -0.5"},
+		"x is null or k is null":                 {"banana 2 (null)", "(null) 3 2"},
+		"starts_with(k, 'ap') and n is null":     {"apricot (null) -0.5"},
+		"k != 'apple' and k >= 'b'":              {"banana 2 (null)"},
+		"n % 2 = 1 and n / 2 > 1":                {"(null) 3 2"},
+		"-x < 0 && abs(x) = 1.5":                 {"apple 1 1.5"},
+		"n * 1.5 = 3 || k = 'apricot'":           {"banana 2 (null)", "apricot (null) -0.5"},
+		"true":                                   {"apple 1 1.5", "banana 2 (null)", "(null) 3 2", "apricot (null) -0.5"},
+		"1 > 2":                                  nil,
+		"contains(k, 'an') or ends_with(k, 'e')": {"apple 1 1.5", "banana 2 (null)"},
+	}
+	for expr, want := range cases {
+		f, err := Filter(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		got, err := collectRows(t, mem, FromBatches(kvSchema, b), f)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if strings.Join(got, ";") != strings.Join(want, ";") {
+			t.Errorf("%s: got %q, want %q", expr, got, want)
+		}
+	}
+}
+
+func TestDateAndTimestampFilters(t *testing.T) {
+	taxi, _ := testData(t)
+	mem := checkedMem(t)
+	for _, c := range []struct {
+		expr string
+		want string
+	}{
+		{"pickup_date = date '2023-01-01'", "2023-01-01"},
+		{"pickup_datetime < timestamp '2023-01-02' and pickup_datetime >= date '2023-01-01' + 0", "2023-01-01"},
+		{"pickup_date - date '2023-01-01' = 1", "2023-01-02"},
+		{"pickup_date = date '2023-01-03' - 1", "2023-01-02"},
+	} {
+		f, err := Filter(c.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := collectRows(t, mem, Scan([]string{taxi}, ScanOptions{Columns: []string{"pickup_date", "pickup_datetime"}}), f, CountBy([]string{"pickup_date"}))
+		if err != nil {
+			t.Fatalf("%s: %v", c.expr, err)
+		}
+		if len(rows) != 1 || !strings.HasPrefix(rows[0], c.want+" ") {
+			t.Errorf("%s: %q", c.expr, rows)
+		}
+	}
+}
+
+func TestParseErrorsPointAtPosition(t *testing.T) {
+	for _, c := range []struct {
+		expr string
+		pos  int
+		msg  string
+	}{
+		{"a > (b + )", 10, "expected a value"},
+		{"a >", 4, "expected a value"},
+		{"a = 'x", 5, "unterminated string"},
+		{"(a > 1", 7, "expected ) to close"},
+		{"a > 1 b", 7, "after a complete expression"},
+		{"a < b < c", 7, "do not chain"},
+		{"a # 1", 3, "unexpected character"},
+		{"x is nul", 6, "expected null"},
+		{"12abc > 1", 3, "after a number"},
+	} {
+		_, err := Filter(c.expr)
+		var pe *ParseError
+		if !errors.As(err, &pe) {
+			t.Fatalf("%q: %v, want a ParseError", c.expr, err)
+		}
+		if pe.Pos != c.pos || !strings.Contains(pe.Msg, c.msg) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: %v (pos %d), want pos %d and %q", c.expr, err, pe.Pos, c.pos, c.msg)
+		}
+		if !strings.HasPrefix(err.Error(), "filter: at position ") {
+			t.Errorf("%q: %v does not name the stage and position", c.expr, err)
+		}
+	}
+}
+
+func TestBindErrorsNameColumnAndStage(t *testing.T) {
+	mem := checkedMem(t)
+	b := batch(t, mem, kvSchema, []any{"a", 1, 1.5})
+	defer b.Release()
+	must := mustStage(t)
+	for _, c := range []struct {
+		stage Stage
+		want  []string
+	}{
+		{Select("k", "nope"), []string{"select:", `"nope"`, "columns: k, n, x"}},
+		{must(Filter("nope > 1")), []string{"filter:", `"nope"`, "position 1"}},
+		{must(Filter("k > 1")), []string{"filter:", "cannot compare a string with a integer", "position 3"}},
+		{must(Filter("n > 1 and k")), []string{"filter:", "needs booleans"}},
+		{must(Filter("n + 1")), []string{"filter:", "not a condition"}},
+		{SumBy([]string{"k"}, []string{"k"}), []string{"sum-by:", `column "k"`, "string"}},
+		{SumBy([]string{"missing"}, []string{"n"}), []string{"sum-by:", `"missing"`}},
+		{must(AggBy([]string{"k"}, "mean(k)")), []string{"agg-by:", "mean", `"k"`}},
+		{Sort([]SortKey{{Column: "z"}}), []string{"sort:", `"z"`}},
+		{Top(3, []SortKey{{Column: "z"}}), []string{"top:", `"z"`}},
+		{Rename([2]string{"k", "n"}), []string{"rename:", `"n"`}},
+		{Partition(4, []string{"z"}, "mem://x/", "arrow"), []string{"partition:", `"z"`}},
+	} {
+		_, err := collectRows(t, mem, FromBatches(kvSchema, b), c.stage)
+		if err == nil || !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want an ErrInvalid", c.stage.Name(), err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not mention %q", c.stage.Name(), err, w)
+			}
+		}
+	}
+	for _, bad := range []string{"sum(x", "total(x)", "sum(a, b)", "sum()", "count() as", "sum(x) sum(y)", ""} {
+		if _, err := AggBy([]string{"k"}, bad); err == nil || !errors.Is(err, ErrInvalid) {
+			t.Errorf("AggBy %q: %v, want an ErrInvalid", bad, err)
+		}
+	}
+}
+
+func ipcOf(t *testing.T, mem memory.Allocator, recs ...arrow.RecordBatch) []byte {
+	var out bytes.Buffer
+	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, recs...), Stages: []Stage{WriteIPC(&out)}}, Options{Mem: mem}); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func TestBrokenIPCIsAnError(t *testing.T) {
+	mem := checkedMem(t)
+	b := batch(t, mem, kvSchema, []any{"a", 1, 1.5}, []any{"b", 2, 2.5})
+	defer b.Release()
+	full := ipcOf(t, mem, b, b)
+	if rows, err := collectRows(t, mem, bytesSource(full), Select("k")); err != nil || len(rows) != 4 {
+		t.Fatalf("whole stream: %d rows, %v", len(rows), err)
+	}
+	oneBatch := ipcOf(t, mem, b)
+	cases := map[string][]byte{
+		"empty":              nil,
+		"no end marker":      full[:len(full)-8],
+		"cut mid-message":    full[:len(full)-40],
+		"cut after schema":   oneBatch[:len(oneBatch)-len(full)+len(oneBatch)-8],
+		"garbage":            []byte("this is not arrow at all, no, not at all"),
+		"garbage after head": append(append([]byte(nil), full[:len(full)-8]...), 0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0, 1, 2),
+	}
+	for name, in := range cases {
+		rows, err := collectRows(t, mem, bytesSource(in), Select("k"))
+		if err == nil {
+			t.Errorf("%s: no error, %d rows", name, len(rows))
+		}
+	}
+}
+
+func TestSortSpills(t *testing.T) {
+	taxi, _ := testData(t)
+	mem := checkedMem(t)
+	dir := t.TempDir()
+	keys := []SortKey{{Column: "payment_type"}, {Column: "fare_amount", Desc: true}}
+	src := Scan([]string{taxi}, ScanOptions{Columns: []string{"payment_type", "fare_amount", "pickup_datetime"}, BatchRows: 1000})
+	run := func(memory int64) []byte {
+		var out bytes.Buffer
+		if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{Sort(keys), WriteIPC(&out)}}, Options{Mem: mem, Memory: memory, TempDir: dir}); err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes()
+	}
+	inMemory := run(1 << 30)
+	spilled := run(64 << 10) // many runs
+	if !bytes.Equal(inMemory, spilled) {
+		t.Fatal("a sort that spilled differs from one in memory")
+	}
+	rows := table(t, spilled)
+	if len(rows) != 30000 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	if left, _ := readDirNames(dir); len(left) != 0 {
+		t.Fatalf("spill files left behind: %v", left)
+	}
+}
+
+func TestMergeSortedInputs(t *testing.T) {
+	taxi, _ := testData(t)
+	mem := checkedMem(t)
+	keys := []SortKey{{Column: "fare_amount"}}
+	cols := ScanOptions{Columns: []string{"fare_amount", "trip_distance"}}
+	// Three sorted parts, one per file, and the whole sorted at once.
+	for i := range 3 {
+		url := fmt.Sprintf("%spart-%05d.parquet", taxi, i)
+		out := fmt.Sprintf("mem://exec-test/sorted/%d.arrow", i)
+		if err := Run(context.Background(), Pipeline{Source: Scan([]string{url}, cols), Stages: []Stage{Sort(keys), Write(out)}}, Options{Mem: mem}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := fused(t, mem, 2, Scan([]string{taxi}, cols), Sort(keys))
+	got := fused(t, mem, 2, Merge(keys, []string{"mem://exec-test/sorted/"}), Select("fare_amount", "trip_distance"))
+	if !bytes.Equal(got, want) {
+		t.Fatal("merging sorted parts differs from sorting the whole")
+	}
+	// Merge after a stage: the stream so far is the first input.
+	got = fused(t, mem, 2, Scan([]string{taxi + "part-00000.parquet"}, cols), Sort(keys), Merge(keys, []string{"mem://exec-test/sorted/1.arrow", "mem://exec-test/sorted/2.arrow"}))
+	if !bytes.Equal(got, want) {
+		t.Fatal("merge after sort differs from sorting the whole")
+	}
+	// An unsorted input is an error naming it.
+	if err := Run(context.Background(), Pipeline{Source: Scan([]string{taxi + "part-00001.parquet"}, cols), Stages: []Stage{Write("mem://exec-test/unsorted.arrows")}}, Options{Mem: mem}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := collectRows(t, mem, Merge(keys, []string{"mem://exec-test/sorted/0.arrow", "mem://exec-test/unsorted.arrows"}), Head(1_000_000))
+	if err == nil || !strings.Contains(err.Error(), "unsorted.arrows is not sorted") {
+		t.Fatalf("unsorted input: %v", err)
+	}
+}
+
+func TestPartitionWritesEveryPartition(t *testing.T) {
+	taxi, _ := testData(t)
+	mem := checkedMem(t)
+	src := Scan([]string{taxi}, ScanOptions{Columns: []string{"pu_location_id", "fare_amount"}})
+	for _, w := range []int{1, 3} {
+		out := fmt.Sprintf("mem://exec-part-%d/p/", w)
+		if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{Partition(5, []string{"pu_location_id"}, out, "arrow")}}, Options{Mem: mem, Workers: w}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := 0
+	for i := range 5 {
+		var parts [][]byte
+		for _, w := range []int{1, 3} {
+			st, _, _ := store.Open(context.Background(), fmt.Sprintf("mem://exec-part-%d/", w), store.Options{})
+			b, err := st.ReadAll(context.Background(), fmt.Sprintf("p/part-%05d.arrow", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, b)
+		}
+		if !bytes.Equal(parts[0], parts[1]) {
+			t.Fatalf("partition %d differs between 1 and 3 workers", i)
+		}
+		rows, err := collectRows(t, mem, Merge([]SortKey{{Column: "pu_location_id"}}, nil), Head(1))
+		_ = rows
+		if err == nil {
+			t.Fatal("merge with no inputs ran")
+		}
+		got, err := collectRows(t, mem, Scan(nil, ScanOptions{}), Head(1))
+		if err == nil {
+			t.Fatalf("scan with no URL ran: %v", got)
+		}
+		// Every key is in the partition its hash names.
+		var n int
+		err = Run(context.Background(), Pipeline{Source: &objectStage{url: fmt.Sprintf("mem://exec-part-1/p/part-%05d.arrow", i)}, Stages: []Stage{Collect(nil, func(rec arrow.RecordBatch) error {
+			enc, _ := newKeyEncoder("t", rec.Schema(), []string{"pu_location_id"})
+			var kr keyRows
+			enc.encode(rec, &kr)
+			for r := range int(rec.NumRows()) {
+				if PartitionOf(kr.row(r), 5) != i {
+					return fmt.Errorf("row %d of partition %d hashes elsewhere", r, i)
+				}
+			}
+			n += int(rec.NumRows())
+			return nil
+		})}}, Options{Mem: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += n
+	}
+	if total != 30000 {
+		t.Fatalf("partitions hold %d rows, want 30000", total)
+	}
+}
+
+// objectStage reads one object by its suffix (tests only).
+type objectStage struct{ url string }
+
+func (s *objectStage) Name() string { return "object" }
+func (s *objectStage) open(ctx context.Context, e *env) (Source, error) {
+	st, key, err := e.open(ctx, s.url)
+	if err != nil {
+		return nil, err
+	}
+	return openObject(ctx, e, st, key)
+}
+
+func TestWriteFormatsRoundTrip(t *testing.T) {
+	_, lineitem := testData(t)
+	mem := checkedMem(t)
+	cols := ScanOptions{Columns: []string{"l_orderkey", "l_quantity", "l_shipdate", "l_shipmode", "l_comment"}}
+	want := fused(t, mem, 2, Scan([]string{lineitem}, cols))
+	for _, ext := range []string{"parquet", "arrow", "arrows", "csv"} {
+		url := "mem://exec-write/out." + ext
+		if err := Run(context.Background(), Pipeline{Source: Scan([]string{lineitem}, cols), Stages: []Stage{Write(url)}}, Options{Mem: mem}); err != nil {
+			t.Fatalf("%s: %v", ext, err)
+		}
+		got := fused(t, mem, 2, &objectStage{url: url})
+		if g, w := table(t, got), table(t, want); strings.Join(g, "\n") != strings.Join(w, "\n") {
+			t.Errorf("%s: read back %d rows differing from the %d written (%.2q vs %.2q)", ext, len(g), len(w), g, w)
+		}
+	}
+}
+
+func TestCSVRoundTripAndShow(t *testing.T) {
+	mem := checkedMem(t)
+	b := batch(t, mem, kvSchema, []any{"a,b", 1, 1.5}, []any{"c", nil, -2.25}, []any{nil, 3, nil})
+	defer b.Release()
+	var csvOut bytes.Buffer
+	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{ToCSV(&csvOut)}}, Options{Mem: mem}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := csvOut.String(), "k,n,x\n\"a,b\",1,1.5\nc,,-2.25\n,3,\n"; got != want {
+		t.Fatalf("to-csv: %q, want %q", got, want)
+	}
+	var shown bytes.Buffer
+	if err := Run(context.Background(), Pipeline{Source: FromCSV(nil, strings.NewReader(csvOut.String()), CSVOptions{}), Stages: []Stage{Show(&shown, 2)}}, Options{Mem: mem}); err != nil {
+		t.Fatal(err)
+	}
+	want := "k     n  x\n---  --  -----\na,b   1  1.5\nc     null  -2.25\n"
+	_ = want
+	if !strings.Contains(shown.String(), "a,b") || !strings.Contains(shown.String(), "(3 rows, first 2 shown)") {
+		t.Fatalf("show:\n%s", shown.String())
+	}
+	var empty bytes.Buffer
+	f, _ := Filter("n > 100")
+	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{f, ToCSV(&empty)}}, Options{Mem: mem}); err != nil {
+		t.Fatal(err)
+	}
+	if empty.String() != "k,n,x\n" {
+		t.Fatalf("empty to-csv: %q", empty.String())
+	}
+}
+
+func TestFailuresReleaseEverything(t *testing.T) {
+	taxi, _ := testData(t)
+	mem := checkedMem(t)
+	boom := errors.New("boom")
+	calls := 0
+	failing := Collect(nil, func(arrow.RecordBatch) error {
+		calls++
+		if calls == 3 {
+			return boom
+		}
+		return nil
+	})
+	f, _ := Filter("trip_distance > 1")
+	err := Run(context.Background(), Pipeline{Source: Scan([]string{taxi}, ScanOptions{BatchRows: 500}), Stages: []Stage{f, failing}}, Options{Mem: mem, Workers: 3})
+	if !errors.Is(err, boom) {
+		t.Fatalf("got %v, want boom", err)
+	}
+	// Cancelled midway.
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	err = Run(ctx, Pipeline{Source: Scan([]string{taxi}, ScanOptions{BatchRows: 500}), Stages: []Stage{SumBy([]string{"pickup_date"}, []string{"fare_amount"}), Sort([]SortKey{{Column: "fare_amount"}}), Collect(nil, func(arrow.RecordBatch) error {
+		n++
+		cancel()
+		return nil
+	})}}, Options{Mem: mem, Workers: 3})
+	cancel()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	// A failing write leaves no object.
+	err = Run(context.Background(), Pipeline{Source: Scan([]string{taxi}, ScanOptions{}), Stages: []Stage{Head(10), Write("mem://exec-fail/x.unknown")}}, Options{Mem: mem})
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("write to an unknown format: %v", err)
+	}
+	// Head stops the scan early without error.
+	rows, err := collectRows(t, mem, Scan([]string{taxi}, ScanOptions{BatchRows: 100}), Head(5), Select("vendor_id"))
+	if err != nil || len(rows) != 5 {
+		t.Fatalf("head: %d rows, %v", len(rows), err)
+	}
+}
+
+func TestSinkMustBeLast(t *testing.T) {
+	mem := checkedMem(t)
+	b := batch(t, mem, kvSchema, []any{"a", 1, 1.5})
+	defer b.Release()
+	err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{Show(io.Discard, 0), Select("k")}}, Options{Mem: mem})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "show") {
+		t.Fatalf("sink in the middle: %v", err)
+	}
+	err = Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{Select("k")}}, Options{Mem: mem})
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("no sink: %v", err)
+	}
+}
+
+func readDirNames(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names, err
+}

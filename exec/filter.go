@@ -1,0 +1,117 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	cexec "github.com/apache/arrow-go/v18/arrow/compute/exec"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Filter keeps the rows for which expr is true (a null is not true). The
+// expression is parsed here, so a malformed one fails before anything
+// runs, with the position of the problem; its columns and types are
+// checked when the stage meets its input.
+func Filter(expr string) (Stage, error) {
+	if _, err := parseExpr(expr); err != nil {
+		return nil, fmt.Errorf("filter: %w", err)
+	}
+	return &filterStage{expr: expr}, nil
+}
+
+type filterStage struct{ expr string }
+
+func (s *filterStage) Name() string { return "filter" }
+
+func (s *filterStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+	c, err := compileExpr("filter", s.expr, in)
+	if err != nil {
+		return nil, err
+	}
+	if c.k != kBool {
+		return nil, invalidf("filter: %q is a %s, not a condition", s.expr, c.k)
+	}
+	return &plan{name: "filter", out: in, mapper: &filterer{pred: c, mem: e.mem}}, nil
+}
+
+type filterer struct {
+	pred *compiled
+	mem  memory.Allocator
+}
+
+func (f *filterer) mapBatch(ctx context.Context, in arrow.RecordBatch) (arrow.RecordBatch, error) {
+	n := int(in.NumRows())
+	if n == 0 {
+		return nil, nil
+	}
+	v := f.pred.eval(in)
+	if v.konst {
+		if v.b[0] && v.isValid(0) {
+			in.Retain()
+			return in, nil
+		}
+		return nil, nil
+	}
+	keep := 0
+	for i, b := range v.b {
+		if b && v.isValid(i) {
+			keep++
+		}
+	}
+	switch keep {
+	case 0:
+		return nil, nil
+	case n:
+		in.Retain()
+		return in, nil
+	}
+	return takeRows(ctx, f.mem, in, func(add func(int32)) {
+		for i, b := range v.b {
+			if b && v.isValid(i) {
+				add(int32(i))
+			}
+		}
+	}, keep)
+}
+
+// takeRows makes a batch of the rows of in that rows lists, in that order.
+func takeRows(ctx context.Context, mem memory.Allocator, in arrow.RecordBatch, rows func(add func(int32)), n int) (arrow.RecordBatch, error) {
+	b := array.NewInt32Builder(mem)
+	defer b.Release()
+	b.Reserve(n)
+	rows(b.UnsafeAppend)
+	idx := b.NewInt32Array()
+	defer idx.Release()
+	return takeBatch(ctx, mem, in, idx)
+}
+
+// takeBatch gathers the rows idx names from every column of in.
+func takeBatch(ctx context.Context, mem memory.Allocator, in arrow.RecordBatch, idx arrow.Array) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, in.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, col := range in.Columns() {
+		out, err := takeArray(ctx, mem, col, idx)
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = out
+	}
+	return array.NewRecordBatch(in.Schema(), cols, int64(idx.Len())), nil
+}
+
+func takeArray(ctx context.Context, mem memory.Allocator, col, idx arrow.Array) (arrow.Array, error) {
+	// One batch per worker already: no goroutines per column.
+	ec := compute.DefaultExecCtx()
+	ec.NumParallel = 1
+	ctx = compute.SetExecCtx(cexec.WithAllocator(ctx, mem), ec)
+	return compute.TakeArrayOpts(ctx, col, idx, compute.TakeOptions{BoundsCheck: false})
+}

@@ -1,0 +1,306 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// Formats of objects read and written, by the key's suffix:
+//
+//	.parquet                 Parquet (written with snappy)
+//	.arrow, .feather, .ipc   Arrow IPC file
+//	.arrows                  Arrow IPC stream
+//	.csv                     CSV with a header line
+type format int
+
+const (
+	fmtUnknown format = iota
+	fmtParquet
+	fmtArrowFile
+	fmtArrowStream
+	fmtCSV
+)
+
+func formatOf(key string) format {
+	k := strings.ToLower(key)
+	switch {
+	case strings.HasSuffix(k, ".parquet"):
+		return fmtParquet
+	case strings.HasSuffix(k, ".arrow"), strings.HasSuffix(k, ".feather"), strings.HasSuffix(k, ".ipc"):
+		return fmtArrowFile
+	case strings.HasSuffix(k, ".arrows"):
+		return fmtArrowStream
+	case strings.HasSuffix(k, ".csv"):
+		return fmtCSV
+	}
+	return fmtUnknown
+}
+
+const formatsHelp = ".parquet, .arrow (or .feather, .ipc), .arrows or .csv"
+
+// openObject reads one object as a source, in its format by suffix.
+func openObject(ctx context.Context, e *env, st *store.Store, key string) (Source, error) {
+	name := st.URL(key)
+	switch formatOf(key) {
+	case fmtParquet:
+		return (&scanStage{urls: nil}).openFiles(ctx, e, []*pqFile{{st: st, key: key}})
+	case fmtArrowFile:
+		ra, err := st.NewReaderAt(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		rd, err := ipc.NewFileReader(io.NewSectionReader(ra, 0, ra.Size()), ipc.WithAllocator(e.mem))
+		if err != nil {
+			return nil, fmt.Errorf("%s: not an Arrow IPC file: %w", name, err)
+		}
+		return &ipcFileSource{rd: rd}, nil
+	case fmtArrowStream, fmtCSV:
+		rc, _, err := st.ReadRange(ctx, key, store.Range{Off: 0, Len: -1}, store.ReadOptions{})
+		if err != nil {
+			return nil, err
+		}
+		var src Source
+		if formatOf(key) == fmtCSV {
+			src, err = openCSV(rc, name, e, CSVOptions{})
+		} else {
+			src, err = ipcSourceStage{r: rc}.open(ctx, e)
+		}
+		if err != nil {
+			rc.Close()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return &closing{Source: src, c: rc}, nil
+	}
+	return nil, invalidf("%s: unknown format: name it %s", name, formatsHelp)
+}
+
+func (s *scanStage) openFiles(ctx context.Context, e *env, files []*pqFile) (Source, error) {
+	var schema *arrow.Schema
+	for _, f := range files {
+		sc, err := f.openFooter(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		schema = sc
+	}
+	return newPQSource(ctx, e, files, schema, 64<<10), nil
+}
+
+type ipcFileSource struct {
+	rd *ipc.FileReader
+	i  int
+}
+
+func (s *ipcFileSource) Schema() *arrow.Schema { return s.rd.Schema() }
+
+func (s *ipcFileSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.i >= s.rd.NumRecords() {
+		return nil, io.EOF
+	}
+	rec, err := s.rd.RecordBatch(s.i)
+	if err != nil {
+		return nil, err
+	}
+	s.i++
+	rec.Retain()
+	return rec, nil
+}
+
+func (s *ipcFileSource) Close() error { return s.rd.Close() }
+
+// objectWriter writes batches into one object in a format by suffix. The
+// object is committed by close and discarded by abort.
+type objectWriter struct {
+	w     *store.Writer
+	sink  *dropAfterError
+	write func(arrow.RecordBatch) error
+	end   func() error // flushes the format's footer
+	rows  int64
+}
+
+// dropAfterError keeps the first write error and drops every later byte,
+// so the Parquet writer, which frees its buffers only on a clean close,
+// never sees one.
+type dropAfterError struct {
+	w   io.Writer
+	err error
+}
+
+func (d *dropAfterError) Write(p []byte) (int, error) {
+	if d.err != nil {
+		return len(p), nil
+	}
+	n, err := d.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	d.err = err
+	return len(p), nil
+}
+
+func newObjectWriter(ctx context.Context, e *env, st *store.Store, key string, schema *arrow.Schema) (*objectWriter, error) {
+	f := formatOf(key)
+	if f == fmtUnknown {
+		return nil, invalidf("%s: unknown format: name it %s", st.URL(key), formatsHelp)
+	}
+	w, err := st.NewWriter(ctx, key, store.WriteOptions{})
+	if err != nil {
+		return nil, err
+	}
+	ow := &objectWriter{w: w, sink: &dropAfterError{w: w}}
+	switch f {
+	case fmtParquet:
+		props := parquet.NewWriterProperties(parquet.WithAllocator(e.mem), parquet.WithCompression(compress.Codecs.Snappy), parquet.WithStats(true))
+		pw, err := pqarrow.NewFileWriter(schema, ow.sink, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(e.mem)))
+		if err != nil {
+			_ = w.Abort()
+			return nil, err
+		}
+		ow.write, ow.end = pw.WriteBuffered, pw.Close
+	case fmtArrowFile:
+		fw, err := ipc.NewFileWriter(ow.sink, ipc.WithSchema(schema), ipc.WithAllocator(e.mem))
+		if err != nil {
+			_ = w.Abort()
+			return nil, err
+		}
+		ow.write, ow.end = fw.Write, fw.Close
+	case fmtArrowStream:
+		sw := ipc.NewWriter(ow.sink, ipc.WithSchema(schema), ipc.WithAllocator(e.mem))
+		ow.write, ow.end = sw.Write, sw.Close
+	case fmtCSV:
+		cw := newCSVWriter(ow.sink, schema)
+		ow.write, ow.end = cw.Write, cw.Flush
+	}
+	return ow, nil
+}
+
+func (o *objectWriter) writeBatch(rec arrow.RecordBatch) error {
+	if o.sink.err != nil {
+		return o.sink.err
+	}
+	o.rows += rec.NumRows()
+	if err := o.write(rec); err != nil {
+		return err
+	}
+	return o.sink.err
+}
+
+// close ends the format and commits the object.
+func (o *objectWriter) close() error {
+	err := o.end()
+	if err == nil {
+		err = o.sink.err
+	}
+	if err != nil {
+		_ = o.w.Abort()
+		return err
+	}
+	return o.w.Close()
+}
+
+// abort frees the format's buffers and discards the object.
+func (o *objectWriter) abort() {
+	if o.sink.err == nil {
+		o.sink.err = errAborted
+	}
+	_ = o.end()
+	_ = o.w.Abort()
+}
+
+var errAborted = fmt.Errorf("aborted")
+
+// Write is a sink that writes the stream into one object, in the format
+// its name ends with (.parquet, .arrow, .arrows, .csv). The object
+// appears only when the whole pipeline succeeded.
+func Write(url string) Stage { return &writeStage{url: url} }
+
+type writeStage struct{ url string }
+
+func (s *writeStage) Name() string { return "write" }
+func (s *writeStage) isSink()      {}
+
+func (s *writeStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+	if formatOf(s.url) == fmtUnknown {
+		return nil, invalidf("write: %s: unknown format: name it %s", s.url, formatsHelp)
+	}
+	return &plan{name: "write", newOp: func(operator) (operator, error) {
+		return &writeOp{url: s.url, e: e, schema: in}, nil
+	}}, nil
+}
+
+type writeOp struct {
+	url    string
+	e      *env
+	schema *arrow.Schema
+	st     *store.Store
+	ow     *objectWriter
+}
+
+func (o *writeOp) start(ctx context.Context) error {
+	if o.ow != nil {
+		return nil
+	}
+	st, key, err := o.e.open(ctx, o.url)
+	if err != nil {
+		return err
+	}
+	if key == "" || strings.HasSuffix(key, "/") {
+		return invalidf("write: %s names no object", o.url)
+	}
+	o.st = st
+	ow, err := newObjectWriter(ctx, o.e, st, key, o.schema)
+	if err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	o.ow = ow
+	return nil
+}
+
+func (o *writeOp) push(ctx context.Context, rec arrow.RecordBatch) error {
+	if err := o.start(ctx); err != nil {
+		return err
+	}
+	if err := o.ow.writeBatch(rec); err != nil {
+		return fmt.Errorf("write: %s: %w", o.url, err)
+	}
+	return nil
+}
+
+func (o *writeOp) finish(ctx context.Context) error {
+	if err := o.start(ctx); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ow := o.ow
+	o.ow = nil
+	if err := ow.close(); err != nil {
+		return fmt.Errorf("write: %s: %w", o.url, err)
+	}
+	return nil
+}
+
+func (o *writeOp) release() {
+	if o.ow != nil {
+		o.ow.abort()
+		o.ow = nil
+	}
+}
+
+// bytesSource is for tests: an IPC stream held in memory.
+func bytesSource(b []byte) SourceStage { return ReadIPC(bytes.NewReader(b)) }

@@ -1,0 +1,365 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// ScanOptions configure Scan.
+type ScanOptions struct {
+	// Columns to read, in this order; empty means all.
+	Columns []string
+	// BatchRows is the most rows in a batch; zero means 64Ki.
+	BatchRows int
+}
+
+// Scan is a source that reads Parquet datasets: each URL names a file or
+// a prefix whose .parquet objects are read in key order. Row groups are
+// decoded on several workers at once and come out in dataset order (URL,
+// file, row group, batch), so every run gives the same batches.
+func Scan(urls []string, opts ScanOptions) SourceStage { return &scanStage{urls: urls, opts: opts} }
+
+type scanStage struct {
+	urls []string
+	opts ScanOptions
+}
+
+func (s *scanStage) Name() string { return "scan" }
+
+// pqFile is one Parquet object of a dataset.
+type pqFile struct {
+	st   *store.Store
+	key  string
+	ra   *store.ReaderAt
+	meta *metadata.FileMetaData
+	cols []int // leaf columns to read, in file order
+	// perm puts the columns read (in file order) in the order asked for.
+	perm []int
+}
+
+func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
+	if len(s.urls) == 0 {
+		return nil, invalidf("scan: no URL given")
+	}
+	var files []*pqFile
+	for _, u := range s.urls {
+		st, key, err := e.open(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		objs, err := listInputs(ctx, st, key, ".parquet")
+		if err != nil {
+			return nil, fmt.Errorf("scan: %w", err)
+		}
+		if len(objs) == 0 {
+			return nil, fmt.Errorf("scan: no .parquet objects at %s: %w", u, store.ErrNotFound)
+		}
+		for _, o := range objs {
+			files = append(files, &pqFile{st: st, key: o.Key})
+		}
+	}
+	var schema *arrow.Schema
+	for _, f := range files {
+		sc, err := f.openFooter(ctx, s.opts.Columns)
+		if err != nil {
+			return nil, err
+		}
+		if schema == nil {
+			schema = sc
+		} else if !schema.Equal(sc) {
+			return nil, fmt.Errorf("scan: %s has schema %s, unlike the files before it (%s)", f.st.URL(f.key), schemaString(sc), schemaString(schema))
+		}
+	}
+	batch := s.opts.BatchRows
+	if batch <= 0 {
+		batch = 64 << 10
+	}
+	return newPQSource(ctx, e, files, schema, batch), nil
+}
+
+// listInputs returns the object key names, or the objects under it as a
+// prefix that end in suffix, in key order.
+func listInputs(ctx context.Context, st *store.Store, key, suffix string) ([]store.ObjectInfo, error) {
+	if key != "" && !strings.HasSuffix(key, "/") {
+		info, err := st.Stat(ctx, key)
+		if err == nil {
+			return []store.ObjectInfo{info}, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		key += "/"
+	}
+	objs, err := st.List(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.ObjectInfo
+	for _, o := range objs {
+		if strings.HasSuffix(o.Key, suffix) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+func (f *pqFile) openFooter(ctx context.Context, columns []string) (*arrow.Schema, error) {
+	name := f.st.URL(f.key)
+	ra, err := f.st.NewReaderAt(ctx, f.key)
+	if err != nil {
+		return nil, err
+	}
+	f.ra = ra
+	rd, err := file.NewParquetReader(io.NewSectionReader(ra, 0, ra.Size()))
+	if err != nil {
+		return nil, fmt.Errorf("scan: %s: %w", name, err)
+	}
+	defer rd.Close()
+	f.meta = rd.MetaData()
+	fr, err := pqarrow.NewFileReader(rd, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("scan: %s: %w", name, err)
+	}
+	full, err := fr.Schema()
+	if err != nil {
+		return nil, fmt.Errorf("scan: %s: %w", name, err)
+	}
+	sc := f.meta.Schema
+	if len(columns) == 0 {
+		for i := range sc.NumColumns() {
+			f.cols = append(f.cols, i)
+		}
+		f.perm = nil
+		return full, nil
+	}
+	type pick struct{ leaf, want int }
+	var picks []pick
+	seen := map[int]bool{}
+	for w, c := range columns {
+		leaf := sc.ColumnIndexByName(c)
+		if leaf < 0 {
+			return nil, invalidf("scan: no column %q in %s (columns: %s)", c, name, columnList(full))
+		}
+		if seen[leaf] {
+			return nil, invalidf("scan: column %q named twice", c)
+		}
+		seen[leaf] = true
+		picks = append(picks, pick{leaf, w})
+	}
+	// pqarrow reads columns in file order; perm[w] is where asked-for
+	// column w is in what it reads.
+	byLeaf := make([]int, 0, len(picks))
+	for _, p := range picks {
+		byLeaf = append(byLeaf, p.leaf)
+	}
+	sortedLeaves := append([]int(nil), byLeaf...)
+	slices.Sort(sortedLeaves)
+	f.cols = sortedLeaves
+	f.perm = make([]int, len(picks))
+	fields := make([]arrow.Field, len(picks))
+	for w, p := range picks {
+		for k, l := range sortedLeaves {
+			if l == p.leaf {
+				f.perm[w] = k
+			}
+		}
+		fi := full.FieldIndices(columns[w])
+		if len(fi) == 0 {
+			return nil, invalidf("scan: column %q of %s is nested; name a top-level column", columns[w], name)
+		}
+		fields[w] = full.Field(fi[0])
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// pqTask is one row group; its batches go to out in order.
+type pqTask struct {
+	f   *pqFile
+	rg  int
+	out chan pqItem
+}
+
+type pqItem struct {
+	rec arrow.RecordBatch
+	err error
+}
+
+// pqSource decodes row groups on e.workers goroutines and hands their
+// batches on in dataset order.
+type pqSource struct {
+	schema *arrow.Schema
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	order  chan *pqTask
+	cur    *pqTask
+	err    error
+}
+
+func newPQSource(ctx context.Context, e *env, files []*pqFile, schema *arrow.Schema, batch int) *pqSource {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &pqSource{schema: schema, cancel: cancel, order: make(chan *pqTask, e.workers)}
+	work := make(chan *pqTask)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(work)
+		defer close(s.order)
+		for _, f := range files {
+			for rg := range f.meta.NumRowGroups() {
+				t := &pqTask{f: f, rg: rg, out: make(chan pqItem, 2)}
+				select {
+				case s.order <- t:
+				case <-ctx.Done():
+					return
+				}
+				select {
+				case work <- t:
+				case <-ctx.Done():
+					close(t.out)
+					return
+				}
+			}
+		}
+	}()
+	for range e.workers {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			for t := range work {
+				t.run(ctx, e.mem, schema, batch)
+				close(t.out)
+			}
+		}()
+	}
+	return s
+}
+
+func (t *pqTask) run(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, batch int) {
+	send := func(it pqItem) bool {
+		select {
+		case t.out <- it:
+			return true
+		case <-ctx.Done():
+			if it.rec != nil {
+				it.rec.Release()
+			}
+			return false
+		}
+	}
+	name := t.f.st.URL(t.f.key)
+	fail := func(err error) { send(pqItem{err: fmt.Errorf("scan: %s: row group %d: %w", name, t.rg, err)}) }
+	rd, err := file.NewParquetReader(io.NewSectionReader(t.f.ra, 0, t.f.ra.Size()),
+		file.WithMetadata(t.f.meta), file.WithReadProps(parquet.NewReaderProperties(mem)))
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer rd.Close()
+	fr, err := pqarrow.NewFileReader(rd, pqarrow.ArrowReadProperties{BatchSize: int64(batch)}, mem)
+	if err != nil {
+		fail(err)
+		return
+	}
+	rr, err := fr.GetRecordReader(ctx, t.f.cols, []int{t.rg})
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		var out arrow.RecordBatch
+		if t.f.perm == nil {
+			rec.Retain()
+			out = rec
+		} else {
+			cols := make([]arrow.Array, len(t.f.perm))
+			for w, k := range t.f.perm {
+				cols[w] = rec.Column(k)
+			}
+			out = array.NewRecordBatch(schema, cols, rec.NumRows())
+		}
+		if !send(pqItem{rec: out}) {
+			return
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		fail(err)
+	}
+}
+
+func (s *pqSource) Schema() *arrow.Schema { return s.schema }
+
+func (s *pqSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	for {
+		if s.cur == nil {
+			select {
+			case t, ok := <-s.order:
+				if !ok {
+					s.err = io.EOF
+					return nil, io.EOF
+				}
+				s.cur = t
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
+		select {
+		case it, ok := <-s.cur.out:
+			if !ok {
+				s.cur = nil
+				continue
+			}
+			if it.err != nil {
+				s.err = it.err
+				return nil, it.err
+			}
+			return it.rec, nil
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+func (s *pqSource) Close() error {
+	s.cancel()
+	// Drain so every worker can finish, releasing what it made.
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	drain := func(t *pqTask) {
+		for it := range t.out {
+			if it.rec != nil {
+				it.rec.Release()
+			}
+		}
+	}
+	if s.cur != nil {
+		drain(s.cur)
+	}
+	for t := range s.order {
+		drain(t)
+	}
+	<-done
+	return nil
+}

@@ -1,0 +1,343 @@
+package exec
+
+import (
+	"bufio"
+	"container/heap"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Sort orders the rows by keys; rows that tie keep their input order. It
+// holds up to Options.Memory bytes of batches; past that it sorts what it
+// holds into a run in a temporary file (Arrow IPC, under
+// Options.TempDir), and at the end merges the runs. Temporary files are
+// removed whatever happens.
+func Sort(keys []SortKey) Stage { return &sortStage{keys: keys} }
+
+type sortStage struct{ keys []SortKey }
+
+func (s *sortStage) Name() string { return "sort" }
+
+func (s *sortStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+	ob, err := newOrderBy("sort", in, s.keys)
+	if err != nil {
+		return nil, err
+	}
+	return &plan{name: "sort", out: in, newOp: func(next operator) (operator, error) {
+		return &sortOp{ob: ob, schema: in, mem: e.mem, next: next, budget: e.memory, tempDir: e.tempDir}, nil
+	}}, nil
+}
+
+type sortOp struct {
+	ob      *orderBy
+	schema  *arrow.Schema
+	mem     memory.Allocator
+	next    operator
+	budget  int64
+	tempDir string
+
+	held  []arrow.RecordBatch
+	bytes int64
+	runs  []string
+}
+
+func (o *sortOp) push(ctx context.Context, rec arrow.RecordBatch) error {
+	if rec.NumRows() == 0 {
+		return nil
+	}
+	rec.Retain()
+	o.held = append(o.held, rec)
+	o.bytes += recordBytes(rec)
+	if o.bytes > o.budget {
+		return o.spill(ctx)
+	}
+	return nil
+}
+
+// sorted calls emit with the held rows in order, outBatchRows at a time.
+func (o *sortOp) sorted(ctx context.Context, emit func(arrow.RecordBatch) error) error {
+	keys := make([][]vec, len(o.held))
+	total := 0
+	for b, r := range o.held {
+		keys[b] = o.ob.keys(r)
+		total += int(r.NumRows())
+	}
+	refs := make([]rowRef, 0, total)
+	for b, r := range o.held {
+		for i := range int(r.NumRows()) {
+			refs = append(refs, rowRef{int32(b), int32(i)})
+		}
+	}
+	slices.SortStableFunc(refs, func(a, b rowRef) int {
+		return o.ob.compare(keys[a.Batch], int(a.Row), keys[b.Batch], int(b.Row))
+	})
+	for start := 0; start < len(refs); start += outBatchRows {
+		out, err := gatherRows(ctx, o.mem, o.schema, o.held, refs[start:min(start+outBatchRows, len(refs))])
+		if err != nil {
+			return err
+		}
+		err = emit(out)
+		out.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *sortOp) dropHeld() {
+	releaseAll(o.held)
+	o.held, o.bytes = nil, 0
+}
+
+// spill writes the held rows, sorted, as a run.
+func (o *sortOp) spill(ctx context.Context) (err error) {
+	f, err := os.CreateTemp(o.tempDir, "sluice-sort-*.arrows")
+	if err != nil {
+		return fmt.Errorf("sort: spill: %w", err)
+	}
+	o.runs = append(o.runs, f.Name())
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w := ipc.NewWriter(bw, ipc.WithSchema(o.schema), ipc.WithAllocator(o.mem))
+	err = o.sorted(ctx, w.Write)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	o.dropHeld()
+	if err != nil {
+		return fmt.Errorf("sort: spill: %w", err)
+	}
+	return nil
+}
+
+func (o *sortOp) finish(ctx context.Context) error {
+	if len(o.runs) == 0 {
+		err := o.sorted(ctx, func(r arrow.RecordBatch) error { return o.next.push(ctx, r) })
+		o.dropHeld()
+		if err != nil {
+			return err
+		}
+		return o.next.finish(ctx)
+	}
+	if len(o.held) > 0 {
+		if err := o.spill(ctx); err != nil {
+			return err
+		}
+	}
+	if err := o.mergeRuns(ctx); err != nil {
+		return err
+	}
+	return o.next.finish(ctx)
+}
+
+func (o *sortOp) release() {
+	o.dropHeld()
+	for _, r := range o.runs {
+		os.Remove(r)
+	}
+	o.runs = nil
+}
+
+// runReader is one sorted input of a merge.
+type runReader struct {
+	idx  int // the input's place in input order, for ties
+	src  Source
+	rec  arrow.RecordBatch // current batch, owned
+	keys []vec
+	row  int
+	at   int // index of rec in the chunk's sources, or -1
+}
+
+func (r *runReader) advance(ctx context.Context, ob *orderBy) (bool, error) {
+	r.row++
+	for r.rec == nil || r.row >= int(r.rec.NumRows()) {
+		if r.rec != nil {
+			r.rec.Release()
+			r.rec = nil
+		}
+		rec, err := r.src.Next(ctx)
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		r.rec, r.row, r.at = rec, 0, -1
+		r.keys = ob.keys(rec)
+	}
+	return true, nil
+}
+
+func (r *runReader) close() error {
+	if r.rec != nil {
+		r.rec.Release()
+		r.rec = nil
+	}
+	return r.src.Close()
+}
+
+type runHeap struct {
+	ob   *orderBy
+	runs []*runReader
+}
+
+func (h *runHeap) Len() int { return len(h.runs) }
+func (h *runHeap) Less(i, j int) bool {
+	a, b := h.runs[i], h.runs[j]
+	c := h.ob.compare(a.keys, a.row, b.keys, b.row)
+	return c < 0 || c == 0 && a.idx < b.idx
+}
+func (h *runHeap) Swap(i, j int) { h.runs[i], h.runs[j] = h.runs[j], h.runs[i] }
+func (h *runHeap) Push(x any)    { h.runs = append(h.runs, x.(*runReader)) }
+func (h *runHeap) Pop() any {
+	r := h.runs[len(h.runs)-1]
+	h.runs = h.runs[:len(h.runs)-1]
+	return r
+}
+
+// mergeSorted merges sorted inputs in key order, ties going to the input
+// with the lower idx, and sends the rows on outBatchRows at a time.
+func mergeSorted(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, ob *orderBy, inputs []*runReader, next operator) error {
+	h := &runHeap{ob: ob}
+	for _, r := range inputs {
+		r.row = -1
+		ok, err := r.advance(ctx, ob)
+		if err != nil {
+			return err
+		}
+		if ok {
+			h.runs = append(h.runs, r)
+		}
+	}
+	heap.Init(h)
+	var srcs []arrow.RecordBatch
+	var refs []rowRef
+	defer func() { releaseAll(srcs) }()
+	flush := func() error {
+		if len(refs) == 0 {
+			return nil
+		}
+		out, err := gatherRows(ctx, mem, schema, srcs, refs)
+		releaseAll(srcs)
+		srcs, refs = srcs[:0], refs[:0]
+		for _, r := range inputs {
+			r.at = -1
+		}
+		if err != nil {
+			return err
+		}
+		err = next.push(ctx, out)
+		out.Release()
+		return err
+	}
+	for h.Len() > 0 {
+		r := h.runs[0]
+		if r.at < 0 {
+			r.rec.Retain()
+			srcs = append(srcs, r.rec)
+			r.at = len(srcs) - 1
+		}
+		refs = append(refs, rowRef{int32(r.at), int32(r.row)})
+		if len(refs) == outBatchRows {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		ok, err := r.advance(ctx, ob)
+		if err != nil {
+			return err
+		}
+		if ok {
+			heap.Fix(h, 0)
+		} else {
+			heap.Pop(h)
+		}
+	}
+	return flush()
+}
+
+func (o *sortOp) mergeRuns(ctx context.Context) error {
+	var inputs []*runReader
+	defer func() {
+		for _, r := range inputs {
+			r.close()
+		}
+	}()
+	for i, path := range o.runs {
+		src, err := openIPCFile(path, o.mem)
+		if err != nil {
+			return fmt.Errorf("sort: reading a spilled run: %w", err)
+		}
+		inputs = append(inputs, &runReader{idx: i, src: src, at: -1})
+	}
+	return mergeSorted(ctx, o.mem, o.schema, o.ob, inputs, o.next)
+}
+
+// openIPCFile reads an Arrow IPC stream from a local file.
+func openIPCFile(path string, mem memory.Allocator) (Source, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	src, err := ipcSourceStage{r: bufio.NewReaderSize(f, 1<<20)}.open(context.Background(), &env{mem: mem})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &closing{Source: src, c: f}, nil
+}
+
+// closing closes c after the source.
+type closing struct {
+	Source
+	c io.Closer
+}
+
+func (s *closing) Close() error {
+	err := s.Source.Close()
+	if cerr := s.c.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// recordBytes is the size of the buffers a batch holds.
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		n += dataBytes(d.Dictionary())
+	}
+	return n
+}
