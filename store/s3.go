@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
@@ -92,6 +94,11 @@ func openS3(ctx context.Context, bucket string, opts Options) (Driver, error) {
 		lo = append(lo, config.WithCredentialsProvider(
 			credentials.NewStaticCredentialsProvider(opts.AccessKeyID, opts.SecretAccessKey, "")))
 	}
+	if loopbackEndpoint(opts.Endpoint, os.Getenv("AWS_ENDPOINT_URL_S3"), os.Getenv("AWS_ENDPOINT_URL")) {
+		// Instance-role credentials are for AWS, never for a local
+		// server; asking the metadata service would only leave the machine.
+		lo = append(lo, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
 	cfg, err := config.LoadDefaultConfig(ctx, lo...)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration: %s", oneLine(err))
@@ -121,6 +128,23 @@ func openS3(ctx context.Context, bucket string, opts Options) (Driver, error) {
 		endpoint = *ep
 	}
 	return &s3Driver{client: client, bucket: bucket, endpoint: endpoint, tr: tr}, nil
+}
+
+// loopbackEndpoint reports whether the first non-empty endpoint is on this machine.
+func loopbackEndpoint(eps ...string) bool {
+	for _, ep := range eps {
+		if ep == "" {
+			continue
+		}
+		u, err := url.Parse(ep)
+		if err != nil {
+			return false
+		}
+		host := u.Hostname()
+		ip := net.ParseIP(host)
+		return host == "localhost" || (ip != nil && ip.IsLoopback())
+	}
+	return false
 }
 
 func checkEndpoint(ep string) error {
