@@ -18,6 +18,9 @@ var sluiceBin string
 
 // TestMain builds the binary once; the tests run it as a user would.
 func TestMain(m *testing.M) {
+	// Tests reach 127.0.0.1 only; the credential chain must not try the
+	// instance metadata service.
+	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	dir, err := os.MkdirTemp("", "sluice-cli-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
