@@ -70,5 +70,5 @@ func (s *collectStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 }
 
 func (s *collectStage) push(ctx context.Context, rec arrow.RecordBatch) error { return s.fn(rec) }
-func (s *collectStage) finish(context.Context) error                        { return nil }
-func (s *collectStage) release()                                            {}
+func (s *collectStage) finish(context.Context) error                          { return nil }
+func (s *collectStage) release()                                              {}

@@ -26,12 +26,19 @@ type ScanOptions struct {
 	Columns []string
 	// BatchRows is the most rows in a batch; zero means 64Ki.
 	BatchRows int
+	// Memory is the budget of fetched bytes not yet decoded; zero means
+	// scan's default.
+	Memory int64
+	// Concurrency is how many row groups are decoded at once; zero means
+	// GOMAXPROCS.
+	Concurrency int
 }
 
-// Scan is a source that reads Parquet datasets: each URL names a file or
-// a prefix whose .parquet objects are read in key order. Row groups are
-// decoded on several workers at once and come out in dataset order (URL,
-// file, row group, batch), so every run gives the same batches.
+// Scan is a source that reads Parquet datasets with package scan: each
+// URL names a file, a prefix (its .parquet objects in key order) or a
+// glob. Row groups are decoded on several workers at once and come out
+// in dataset order (URL, file, row group, batch), so every run gives the
+// same batches.
 func Scan(urls []string, opts ScanOptions) SourceStage { return &scanStage{urls: urls, opts: opts} }
 
 type scanStage struct {
@@ -56,40 +63,7 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 	if len(s.urls) == 0 {
 		return nil, invalidf("scan: no URL given")
 	}
-	var files []*pqFile
-	for _, u := range s.urls {
-		st, key, err := e.open(ctx, u)
-		if err != nil {
-			return nil, err
-		}
-		objs, err := listInputs(ctx, st, key, ".parquet")
-		if err != nil {
-			return nil, fmt.Errorf("scan: %w", err)
-		}
-		if len(objs) == 0 {
-			return nil, fmt.Errorf("scan: no .parquet objects at %s: %w", u, store.ErrNotFound)
-		}
-		for _, o := range objs {
-			files = append(files, &pqFile{st: st, key: o.Key})
-		}
-	}
-	var schema *arrow.Schema
-	for _, f := range files {
-		sc, err := f.openFooter(ctx, s.opts.Columns)
-		if err != nil {
-			return nil, err
-		}
-		if schema == nil {
-			schema = sc
-		} else if !schema.Equal(sc) {
-			return nil, fmt.Errorf("scan: %s has schema %s, unlike the files before it (%s)", f.st.URL(f.key), schemaString(sc), schemaString(schema))
-		}
-	}
-	batch := s.opts.BatchRows
-	if batch <= 0 {
-		batch = 64 << 10
-	}
-	return newPQSource(ctx, e, files, schema, batch), nil
+	return s.openScan(ctx, e)
 }
 
 // listInputs returns the object key names, or the objects under it as a
