@@ -1,0 +1,403 @@
+package collect
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/scan"
+	"github.com/sluice-data/sluice/store"
+)
+
+// ServerOptions configure NewServer.
+type ServerOptions struct {
+	// Token, when set, is the bearer token every call must carry
+	// ("authorization: Bearer <token>"). Empty means no authentication:
+	// only for a service bound to loopback.
+	Token string
+	// Mem allocates the batches (nil: memory.DefaultAllocator).
+	Mem memory.Allocator
+	// Memory is each stream's budget of fetched bytes not yet decoded.
+	// Default 64 MiB.
+	Memory int64
+	// Concurrency is how many row groups one unordered stream decodes at
+	// once (an ordered stream decodes one at a time, in order; clients
+	// fetch endpoints in parallel). Default 2.
+	Concurrency int
+}
+
+// Root is a store and the prefix in it whose datasets a Server serves.
+type Root struct {
+	Store  *store.Store
+	Prefix string // "" or ending in "/"
+}
+
+// Server is an Arrow Flight service over the Parquet datasets under its
+// roots: ListFlights lists them, GetFlightInfo plans a Request (one
+// endpoint per file to read, FlightInfo.ordered as requested), DoGet
+// streams an endpoint's batches with their Pos (MarshalPos) as
+// app_metadata, and GetSchema answers a request's schema.
+type Server struct {
+	flight.BaseFlightServer
+	roots    []Root
+	fetchers []*fetch.Fetcher
+	opts     ServerOptions
+	srv      flight.Server
+}
+
+// NewServer makes a service over roots; Serve starts it.
+func NewServer(roots []Root, opts ServerOptions) *Server {
+	if opts.Mem == nil {
+		opts.Mem = memory.DefaultAllocator
+	}
+	if opts.Memory <= 0 {
+		opts.Memory = 64 << 20
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 2
+	}
+	s := &Server{roots: roots, opts: opts}
+	for i, r := range roots {
+		if r.Prefix != "" && !strings.HasSuffix(r.Prefix, "/") {
+			s.roots[i].Prefix += "/"
+		}
+		// One fetcher per root: what it learns of the link carries over
+		// from stream to stream.
+		s.fetchers = append(s.fetchers, fetch.New(r.Store, fetch.Options{Memory: opts.Memory}))
+	}
+	var mw []flight.ServerMiddleware
+	if opts.Token != "" {
+		mw = append(mw, flight.ServerMiddleware{Unary: s.authUnary, Stream: s.authStream})
+	}
+	s.srv = flight.NewServerWithMiddleware(mw)
+	s.srv.RegisterFlightService(s)
+	return s
+}
+
+// Serve answers calls on lis until Shutdown.
+func (s *Server) Serve(lis net.Listener) error {
+	s.srv.InitListener(lis)
+	return s.srv.Serve()
+}
+
+// Shutdown stops the service: no new calls, and the calls in progress
+// are cancelled (their producers stop with them).
+func (s *Server) Shutdown() {
+	s.srv.Shutdown()
+}
+
+func (s *Server) authorized(ctx context.Context) error {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		tok, ok := strings.CutPrefix(v, "Bearer ")
+		if ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1 {
+			return nil
+		}
+	}
+	return status.Error(codes.Unauthenticated, "a bearer token is required (authorization: Bearer <token>)")
+}
+
+func (s *Server) authUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := s.authorized(ctx); err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+func (s *Server) authStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := s.authorized(ss.Context()); err != nil {
+		return err
+	}
+	return h(srv, ss)
+}
+
+// grpcError gives an error the status code a client can act on.
+func grpcError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	var fe *scan.FilterError
+	var ne *scan.NoFilesError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	case errors.As(err, &ne), store.KindOf(err) == store.KindNotFound:
+		return status.Error(codes.NotFound, err.Error())
+	case errors.As(err, &fe), store.KindOf(err) == store.KindInvalid:
+		return status.Error(codes.InvalidArgument, err.Error())
+	case store.KindOf(err) == store.KindPermission:
+		return status.Error(codes.PermissionDenied, err.Error())
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+// open opens a request's dataset under the first root that has it.
+func (s *Server) open(ctx context.Context, r Request) (int, *scan.Dataset, error) {
+	var first error
+	for i, root := range s.roots {
+		ds, err := scan.Open(ctx, root.Store, root.Prefix+r.Dataset, s.scanOptions(i, r.Columns, r.Filter, r.Ordered))
+		var ne *scan.NoFilesError
+		if errors.As(err, &ne) {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		return i, ds, err
+	}
+	if first == nil {
+		first = fmt.Errorf("no roots")
+	}
+	return 0, nil, first
+}
+
+func (s *Server) scanOptions(root int, columns []string, filter string, ordered bool) scan.Options {
+	o := scan.Options{Columns: columns, Filter: filter, Mem: s.opts.Mem, Fetcher: s.fetchers[root], Concurrency: s.opts.Concurrency}
+	if ordered {
+		// One row group at a time, in dataset order: the endpoint's
+		// batches come out in order with nothing to reorder.
+		o.Concurrency = 1
+	}
+	return o
+}
+
+// schemaHash names a schema in a ticket.
+func schemaHash(sc *arrow.Schema) string {
+	h := fnv.New64a()
+	h.Write(flight.SerializeSchema(sc, memory.DefaultAllocator))
+	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+// GetFlightInfo plans a request: one endpoint per file with something to
+// read, in dataset order.
+func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	r, err := ParseDescriptor(d)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	root, ds, err := s.open(ctx, r)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	sc := ds.Schema()
+	hash := schemaHash(sc)
+	info := &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(sc, s.opts.Mem),
+		FlightDescriptor: d,
+		Ordered:          r.Ordered,
+		TotalBytes:       ds.BytesNeeded(),
+		TotalRecords:     -1,
+	}
+	var rows int64
+	for i, f := range ds.Files() {
+		if f.Pruned || f.RowGroups == 0 {
+			continue
+		}
+		rows += f.Rows
+		t := ticket{V: ticketVersion, Root: root, Dataset: r.Dataset, Columns: r.Columns, Filter: r.Filter,
+			Ordered: r.Ordered, Part: len(info.Endpoint), File: i, Key: f.Key, Schema: hash}
+		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: t.encode()}})
+	}
+	if r.Filter == "" {
+		info.TotalRecords = rows
+	}
+	return info, nil
+}
+
+// GetSchema answers a request's schema without planning it.
+func (s *Server) GetSchema(ctx context.Context, d *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	r, err := ParseDescriptor(d)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	_, ds, err := s.open(ctx, r)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(ds.Schema(), s.opts.Mem)}, nil
+}
+
+// ListFlights lists the datasets under the roots: each directory right
+// below a root with Parquet files under it, and each Parquet file right
+// in a root. A non-empty criteria expression keeps the names starting
+// with it.
+func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_ListFlightsServer) error {
+	ctx := stream.Context()
+	want := ""
+	if c != nil {
+		want = string(c.Expression)
+	}
+	seen := map[string]bool{}
+	for _, root := range s.roots {
+		names, err := datasetNames(ctx, root)
+		if err != nil {
+			return grpcError(err)
+		}
+		for _, name := range names {
+			if seen[name] || !strings.HasPrefix(name, want) {
+				continue
+			}
+			seen[name] = true
+			r := Request{Dataset: name, Ordered: true}
+			_, ds, err := s.open(ctx, r)
+			if err != nil {
+				return grpcError(err)
+			}
+			var rows int64
+			for _, f := range ds.Files() {
+				rows += f.Rows
+			}
+			info := &flight.FlightInfo{
+				Schema:           flight.SerializeSchema(ds.Schema(), s.opts.Mem),
+				FlightDescriptor: r.Descriptor(),
+				Ordered:          true,
+				TotalRecords:     rows,
+				TotalBytes:       ds.BytesNeeded(),
+			}
+			if err := stream.Send(info); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// datasetNames lists a root's datasets (see ListFlights), in key order.
+func datasetNames(ctx context.Context, root Root) ([]string, error) {
+	set := map[string]bool{}
+	err := root.Store.Walk(ctx, root.Prefix, func(o store.ObjectInfo) error {
+		rel := strings.TrimPrefix(o.Key, root.Prefix)
+		if !strings.HasSuffix(rel, ".parquet") {
+			return nil
+		}
+		for _, el := range strings.Split(rel, "/") {
+			if strings.HasPrefix(el, "_") || strings.HasPrefix(el, ".") {
+				return nil
+			}
+		}
+		if dir, _, ok := strings.Cut(rel, "/"); ok {
+			set[dir+"/"] = true
+		} else {
+			set[rel] = true
+		}
+		return nil
+	})
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, err
+}
+
+// DoGet streams one endpoint: the batches of one file of the request,
+// each with its Pos as app_metadata. An error while streaming ends the
+// call with that error, so the client never takes a short stream for a
+// whole one. A client that goes away cancels the call's context, which
+// stops the scan.
+func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	ctx := stream.Context()
+	t, err := parseTicket(tk.GetTicket())
+	if err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	if t.Root < 0 || t.Root >= len(s.roots) {
+		return status.Errorf(codes.InvalidArgument, "ticket names root %d of %d", t.Root, len(s.roots))
+	}
+	root := s.roots[t.Root]
+	pattern, err := piecePattern(root.Prefix, t.Dataset, t.Key)
+	if err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	ds, err := scan.Open(ctx, root.Store, pattern, s.scanOptions(t.Root, t.Columns, t.Filter, t.Ordered))
+	if err != nil {
+		return grpcError(err)
+	}
+	if h := schemaHash(ds.Schema()); h != t.Schema {
+		return status.Errorf(codes.FailedPrecondition, "%s: its schema %v differs from the dataset's (changed since the flight was planned?)",
+			root.Store.URL(t.Key), ds.Schema())
+	}
+	sc := ds.Scan(ctx)
+	defer sc.Close()
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(ds.Schema()), ipc.WithAllocator(s.opts.Mem))
+	for sc.Next() {
+		b := sc.Batch()
+		pos := Pos{Part: t.Part, Position: b.Pos}
+		pos.File, pos.Key = t.File, t.Key
+		err := w.WriteWithAppMetadata(b.RecordBatch, MarshalPos(pos))
+		b.Release()
+		if err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return grpcError(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return grpcError(context.Cause(ctx))
+	}
+	return w.Close()
+}
+
+// piecePattern is a scan pattern naming exactly the file key of the
+// dataset pattern, read with the same partition root the whole dataset
+// is read with (so its key=value columns are the same): a glob whose
+// fixed directory is that root and which matches key alone.
+func piecePattern(prefix, dataset, key string) (string, error) {
+	full := prefix + dataset
+	var root string
+	switch i := strings.IndexAny(full, "*?["); {
+	case i >= 0:
+		root = full[:strings.LastIndex(full[:i], "/")+1]
+	case full == key:
+		root = full[:strings.LastIndex(full, "/")+1]
+	case full == "" || strings.HasSuffix(full, "/"):
+		root = full
+	default:
+		root = full + "/"
+	}
+	if !strings.HasPrefix(key, prefix) || !strings.HasPrefix(key, root) || key == root {
+		return "", fmt.Errorf("ticket file %q is not in dataset %q", key, dataset)
+	}
+	rel := key[len(root):]
+	r, n := utf8.DecodeRuneInString(rel)
+	var b strings.Builder
+	b.WriteString(root)
+	b.WriteString(`[\`)
+	b.WriteRune(r)
+	b.WriteString(`]`)
+	for _, c := range rel[n:] {
+		if strings.ContainsRune(`*?[]\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	p := b.String()
+	if ok, err := path.Match(p, key); err != nil || !ok {
+		return "", fmt.Errorf("cannot name %q alone (pattern %q)", key, p)
+	}
+	return p, nil
+}
