@@ -11,21 +11,21 @@ import (
 // Request is what a Flight descriptor asks the service for. As a CMD
 // descriptor it is this JSON object:
 //
-//	{"dataset": "lineitem/", "columns": ["l_orderkey", "l_tax"], "filter": "l_tax > 0.05", "ordered": true}
+//		{"dataset": "lineitem/", "columns": ["l_orderkey", "l_tax"], "filter": "l_tax > 0.05", "ordered": true}
 //
-//   - dataset (required): a pattern under one of the service's roots, as
-//     scan.Open takes it: a prefix (every *.parquet object under it), one
-//     object, or a glob. A name ListFlights lists is such a pattern. The
-//     roots are tried in the order the service was given them; the first
-//     that has Parquet files for it serves it.
-//   - columns: the columns to read, in order; absent or null means all,
-//     [] means none (batches carry only a row count).
-//   - filter: a scan filter (comparisons joined by "and"), see
-//     scan.ParseFilter.
-//   - ordered: true asks for FlightInfo.ordered: endpoints listed in
-//     dataset order and each endpoint's batches streamed in dataset
-//     order. false lets each endpoint stream its batches as they are
-//     decoded; every batch still carries its position in app_metadata.
+//	  - dataset (required): a pattern under one of the service's roots, as
+//	    scan.Open takes it: a prefix (every *.parquet object under it), one
+//	    object, or a glob. A name ListFlights lists is such a pattern. The
+//	    roots are tried in the order the service was given them; the first
+//	    that has Parquet files for it serves it.
+//	  - columns: the columns to read, in order; absent or null means all,
+//	    [] means none (batches carry only a row count).
+//	  - filter: a scan filter (comparisons joined by "and"), see
+//	    scan.ParseFilter.
+//	  - ordered: true asks for FlightInfo.ordered: endpoints listed in
+//	    dataset order and each endpoint's batches streamed in dataset
+//	    order. false lets each endpoint stream its batches as they are
+//	    decoded; every batch still carries its position in app_metadata.
 //
 // A PATH descriptor ["lineitem"] is the same as {"dataset": "lineitem",
 // "ordered": true}.
