@@ -1,0 +1,380 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-data/sluice/scan"
+	"github.com/sluice-data/sluice/store"
+)
+
+type scanOptions struct {
+	columns     string
+	filter      string
+	batchRows   int
+	memory      string
+	concurrency int
+	output      string
+	stats       bool
+	quiet       bool
+}
+
+func newScanCommand() *cobra.Command {
+	var opts scanOptions
+	cmd := &cobra.Command{
+		Use:   "scan URL",
+		Short: "Read a Parquet dataset into Arrow: count it, or write it as Arrow IPC or Parquet",
+		Long: `Read a Parquet dataset at network speed: footers in one request per file, only
+the column chunks --columns needs, row groups --filter excludes skipped by
+their statistics, many ranged GETs in flight, and decoding on every core.
+
+URL is one file, a prefix (every *.parquet object under it, skipping names
+starting with _ or . such as _SUCCESS), or a glob (s3://b/t/*.parquet; *
+does not cross a /). Directories named key=value below it become columns.
+
+--filter takes comparisons joined by "and": column op value, with op one of
+= != < <= > >=, and value a number, a 'quoted string', a date 'YYYY-MM-DD'
+(against date and timestamp columns), or true/false. Rows where the column
+is null never match.
+
+With no -o, scan reads everything and prints the number of rows. -o writes
+the batches, in the order they are decoded (not the dataset's order), to
+  NAME.arrow     an Arrow IPC file
+  NAME.arrows    an Arrow IPC stream
+  NAME.parquet   a Parquet file (snappy), uploaded in parts as it is written
+  -              an Arrow IPC stream on standard output
+NAME is a path or a store URL. Nothing appears under NAME unless the whole
+scan succeeds.`,
+		Example: `  # count the rows of a generated dataset, with statistics
+  sluice gen lineitem --rows 1000000 --files 4 --out ./data/lineitem
+  sluice scan ./data/lineitem --stats
+
+  # two columns of some rows, to an Arrow file
+  sluice scan ./data/lineitem --columns l_orderkey,l_extendedprice \
+      --filter "l_shipdate >= '1995-01-01' and l_discount < 0.05" -o cheap.arrow
+
+  # from S3 through a modelled link, as a stream into another program
+  sluice scan 's3://bucket/taxi/*.parquet' --sim s3 --filter "passenger_count > 2" -o - | ./consumer
+
+  # rewrite a projection as Parquet in another bucket
+  sluice scan s3://bucket/lineitem/ --columns l_orderkey,l_comment -o s3://other/comments.parquet`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runScan(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.columns, "columns", "", "comma-separated columns to read, in that order (default: all)")
+	f.StringVar(&opts.filter, "filter", "", `keep rows matching comparisons joined by "and", e.g. "l_quantity < 10 and l_shipmode = 'AIR'"`)
+	f.IntVar(&opts.batchRows, "batch-rows", 64<<10, "most rows in a record batch")
+	f.StringVar(&opts.memory, "memory", "512MiB", "most fetched bytes held ahead of decoding")
+	f.IntVar(&opts.concurrency, "concurrency", 0, "row groups decoded at once (default: the number of cores)")
+	f.StringVarP(&opts.output, "output", "o", "", "write the batches to a .arrow, .arrows or .parquet path or URL, or - for stdout")
+	f.BoolVar(&opts.stats, "stats", false, "print scan and fetch statistics to stderr at the end")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress")
+	return cmd
+}
+
+// splitGlob cuts a URL with a glob into the part a store can be opened on
+// (up to the last / before the first wildcard) and the rest.
+func splitGlob(url string) (base, rest string) {
+	i := strings.IndexAny(url, "*?[")
+	if i < 0 {
+		return url, ""
+	}
+	j := strings.LastIndex(url[:i], "/")
+	return url[:j+1], url[j+1:]
+}
+
+func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url string) error {
+	memBudget, err := parseMemory(opts.memory)
+	if err != nil {
+		return err
+	}
+	if opts.batchRows <= 0 {
+		return usagef("--batch-rows %d: want at least 1", opts.batchRows)
+	}
+	if opts.concurrency < 0 {
+		return usagef("--concurrency %d: want 0 (the number of cores) or more", opts.concurrency)
+	}
+	var columns []string
+	if strings.TrimSpace(opts.columns) != "" {
+		for _, c := range strings.Split(opts.columns, ",") {
+			if c = strings.TrimSpace(c); c == "" {
+				return usagef("--columns %q: an empty column name", opts.columns)
+			}
+			columns = append(columns, c)
+		}
+	}
+	sink, err := newScanSink(opts.output)
+	if err != nil {
+		return err
+	}
+
+	base, rest := splitGlob(url)
+	st, key, err := globals.openStore(ctx, base, maxInFlight)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if rest != "" {
+		key += rest
+	}
+	// The bar's total is known once the footers are read; the scan
+	// reports each row group's bytes as it is decoded.
+	var prog *progress
+	ds, err := scan.Open(ctx, st, key, scan.Options{
+		Columns:     columns,
+		Filter:      opts.filter,
+		BatchRows:   opts.batchRows,
+		Memory:      memBudget,
+		Concurrency: opts.concurrency,
+		Mem:         memory.DefaultAllocator,
+		Progress:    func(n int64) { prog.Add(n) },
+	})
+	var fe *scan.FilterError
+	if errors.As(err, &fe) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+
+	if err := sink.open(ctx, ds.Schema(), out); err != nil {
+		return err
+	}
+	prog = newProgress("scan", ds.BytesNeeded(), opts.quiet)
+	s := ds.Scan(ctx)
+	err = func() error {
+		defer s.Close()
+		for s.Next() {
+			b := s.Batch()
+			err := sink.write(b.RecordBatch)
+			b.Release()
+			if err != nil {
+				return err
+			}
+		}
+		return s.Err()
+	}()
+	stats := s.Stats()
+	prog.Done()
+	if err == nil {
+		err = sink.close()
+	}
+	if err != nil {
+		sink.abort()
+		return err
+	}
+	if opts.stats {
+		printScanStats(errOut, stats)
+	}
+	if sink.kind == sinkCount {
+		fmt.Fprintf(out, "%d rows\n", stats.Rows)
+	}
+	return nil
+}
+
+func printScanStats(w io.Writer, s scan.Stats) {
+	fmt.Fprintln(w, s.String())
+	fmt.Fprintln(w, s.Fetch.String())
+	if link := globals.profile.Link; link > 0 && s.Elapsed > 0 {
+		rate := float64(s.BytesFetched) / s.Elapsed.Seconds()
+		fmt.Fprintf(w, "link: %.1f MiB/s of %.1f MiB/s (%.0f%% of the modelled link's capacity)\n",
+			rate/(1<<20), link/(1<<20), 100*rate/link)
+	}
+}
+
+type sinkKind int
+
+const (
+	sinkCount sinkKind = iota
+	sinkIPCFile
+	sinkIPCStream
+	sinkParquet
+)
+
+// scanSink is where scan's batches go. A destination in a store is
+// written through a store writer, which makes it visible only on Close.
+type scanSink struct {
+	kind   sinkKind
+	dest   string // "-" for stdout
+	st     *store.Store
+	sw     *store.Writer
+	buf    *bufio.Writer
+	ipcF   *ipc.FileWriter
+	ipcS   *ipc.Writer
+	pq     *pqarrow.FileWriter
+	closed bool
+}
+
+func newScanSink(dest string) (*scanSink, error) {
+	s := &scanSink{dest: dest}
+	switch {
+	case dest == "":
+		s.kind = sinkCount
+	case dest == "-":
+		s.kind = sinkIPCStream
+	case strings.HasSuffix(dest, ".arrow"):
+		s.kind = sinkIPCFile
+	case strings.HasSuffix(dest, ".arrows"):
+		s.kind = sinkIPCStream
+	case strings.HasSuffix(dest, ".parquet"):
+		s.kind = sinkParquet
+	default:
+		return nil, usagef("-o %s: want a name ending in .arrow (IPC file), .arrows (IPC stream) or .parquet, or - for stdout", dest)
+	}
+	return s, nil
+}
+
+func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer) error {
+	if s.kind == sinkCount {
+		return nil
+	}
+	var w io.Writer = stdout
+	if s.dest != "-" {
+		st, key, err := globals.openStore(ctx, s.dest, maxInFlight)
+		if err != nil {
+			return err
+		}
+		if key == "" || strings.HasSuffix(key, "/") {
+			st.Close()
+			return usagef("-o %s: names a directory, not a file", s.dest)
+		}
+		sw, err := st.NewWriter(ctx, key, store.WriteOptions{})
+		if err != nil {
+			st.Close()
+			return err
+		}
+		s.st, s.sw, w = st, sw, sw
+	}
+	s.buf = bufio.NewWriterSize(w, 1<<20)
+	var err error
+	switch s.kind {
+	case sinkIPCFile:
+		s.ipcF, err = ipc.NewFileWriter(s.buf, ipc.WithSchema(sc))
+	case sinkIPCStream:
+		s.ipcS = ipc.NewWriter(s.buf, ipc.WithSchema(sc))
+	case sinkParquet:
+		props := parquet.NewWriterProperties(
+			parquet.WithCompression(compress.Codecs.Snappy),
+			parquet.WithMaxRowGroupLength(1<<20),
+			parquet.WithStats(true))
+		s.pq, err = pqarrow.NewFileWriter(sc, s.buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	}
+	if err != nil {
+		s.abort()
+		return fmt.Errorf("-o %s: %w", s.dest, err)
+	}
+	return nil
+}
+
+func (s *scanSink) write(rec arrow.RecordBatch) error {
+	if rec.NumRows() == 0 {
+		return nil
+	}
+	var err error
+	switch s.kind {
+	case sinkIPCFile:
+		err = s.ipcF.Write(rec)
+	case sinkIPCStream:
+		err = s.ipcS.Write(rec)
+	case sinkParquet:
+		err = s.pq.WriteBuffered(rec)
+	}
+	if err != nil {
+		return s.writeError(err)
+	}
+	return nil
+}
+
+func (s *scanSink) writeError(err error) error {
+	if s.dest == "-" {
+		return fmt.Errorf("write output: %w", err)
+	}
+	var se *store.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return fmt.Errorf("write %s: %w", s.dest, err)
+}
+
+// close finishes the format and commits the destination.
+func (s *scanSink) close() error {
+	if s.kind == sinkCount || s.closed {
+		return nil
+	}
+	s.closed = true
+	var err error
+	switch s.kind {
+	case sinkIPCFile:
+		err = s.ipcF.Close()
+	case sinkIPCStream:
+		err = s.ipcS.Close()
+	case sinkParquet:
+		err = s.pq.Close()
+	}
+	if err == nil {
+		err = s.buf.Flush()
+	}
+	if err != nil {
+		s.abortStore()
+		return s.writeError(err)
+	}
+	if s.sw != nil {
+		err = s.sw.Close()
+		s.st.Close()
+		s.sw = nil
+		return err
+	}
+	return nil
+}
+
+// abort discards a destination in a store. A stream on stdout is left
+// without its end-of-stream marker, so a reader sees an error rather than
+// a short stream that looks complete.
+func (s *scanSink) abort() {
+	if s.kind == sinkCount {
+		return
+	}
+	if s.closed {
+		s.abortStore()
+		return
+	}
+	s.closed = true
+	switch s.kind {
+	case sinkIPCFile:
+		if s.ipcF != nil {
+			_ = s.ipcF.Close()
+		}
+	case sinkIPCStream:
+		if s.ipcS != nil && s.dest != "-" {
+			_ = s.ipcS.Close()
+		}
+	case sinkParquet:
+		if s.pq != nil {
+			_ = s.pq.Close()
+		}
+	}
+	s.abortStore()
+}
+
+func (s *scanSink) abortStore() {
+	if s.sw != nil {
+		_ = s.sw.Abort()
+		s.st.Close()
+		s.sw = nil
+	}
+}

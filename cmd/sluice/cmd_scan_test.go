@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/sluice-data/sluice/s3server"
+)
+
+// tally is what the scan tests compare outputs by: order-insensitive,
+// since batches are written in the order they are decoded.
+type tally struct {
+	rows, keys, commentBytes int64
+}
+
+func (t *tally) add(rec arrow.RecordBatch) {
+	t.rows += rec.NumRows()
+	if idx := rec.Schema().FieldIndices("l_orderkey"); len(idx) > 0 {
+		for _, v := range rec.Column(idx[0]).(*array.Int64).Int64Values() {
+			t.keys += v
+		}
+	}
+	if idx := rec.Schema().FieldIndices("l_comment"); len(idx) > 0 {
+		c := rec.Column(idx[0]).(*array.String)
+		for i := 0; i < c.Len(); i++ {
+			t.commentBytes += int64(len(c.Value(i)))
+		}
+	}
+}
+
+// lineitemDir generates a small lineitem dataset with the CLI.
+func lineitemDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "lineitem")
+	r := sluice(t, nil, "gen", "lineitem", "--rows", "30000", "--files", "3", "--out", dir, "-q")
+	if r.code != 0 {
+		t.Fatalf("gen: %+v", r)
+	}
+	return dir
+}
+
+// referenceTally reads the dataset's files with arrow-go and tallies the
+// rows whose l_orderkey is below maxKey.
+func referenceTally(t *testing.T, dir string, maxKey int64) tally {
+	t.Helper()
+	var out tally
+	files, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	for _, p := range files {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl, err := pqarrow.ReadTable(context.Background(), f, parquet.NewReaderProperties(nil), pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := array.NewTableReader(tbl, 1<<20)
+		for tr.Next() {
+			rec := tr.RecordBatch()
+			keys := rec.Column(rec.Schema().FieldIndices("l_orderkey")[0]).(*array.Int64)
+			comments := rec.Column(rec.Schema().FieldIndices("l_comment")[0]).(*array.String)
+			for i := 0; i < int(rec.NumRows()); i++ {
+				if keys.Value(i) < maxKey {
+					out.rows++
+					out.keys += keys.Value(i)
+					out.commentBytes += int64(len(comments.Value(i)))
+				}
+			}
+		}
+		tr.Release()
+		tbl.Release()
+	}
+	return out
+}
+
+func tallyIPCStream(t *testing.T, data []byte) tally {
+	t.Helper()
+	r, err := ipc.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("IPC stream: %v", err)
+	}
+	defer r.Release()
+	var out tally
+	for r.Next() {
+		out.add(r.RecordBatch())
+	}
+	if err := r.Err(); err != nil {
+		t.Fatalf("IPC stream: %v", err)
+	}
+	return out
+}
+
+func tallyFile(t *testing.T, path string) tally {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out tally
+	switch {
+	case strings.HasSuffix(path, ".arrow"):
+		r, err := ipc.NewFileReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("IPC file: %v", err)
+		}
+		defer r.Close()
+		for i := 0; i < r.NumRecords(); i++ {
+			rec, err := r.RecordBatch(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.add(rec)
+		}
+	case strings.HasSuffix(path, ".arrows"):
+		return tallyIPCStream(t, data)
+	default:
+		tbl, err := pqarrow.ReadTable(context.Background(), bytes.NewReader(data), parquet.NewReaderProperties(nil), pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatalf("Parquet output: %v", err)
+		}
+		defer tbl.Release()
+		tr := array.NewTableReader(tbl, 1<<20)
+		defer tr.Release()
+		for tr.Next() {
+			out.add(tr.RecordBatch())
+		}
+	}
+	return out
+}
+
+func TestScanCount(t *testing.T) {
+	dir := lineitemDir(t)
+	for _, args := range [][]string{
+		{dir},
+		{dir + "/"},
+		{dir + "/*.parquet", "--concurrency", "1", "--batch-rows", "1000"},
+		{"file://" + dir, "--columns", "l_shipmode"},
+	} {
+		r := sluice(t, nil, append([]string{"scan"}, args...)...)
+		if r.code != 0 || r.stdout != "30000 rows\n" {
+			t.Errorf("scan %v: %+v", args, r)
+		}
+	}
+}
+
+func TestScanOutputs(t *testing.T) {
+	dir := lineitemDir(t)
+	out := t.TempDir()
+	want := referenceTally(t, dir, 20000)
+	filter := []string{"--filter", "l_orderkey < 20000", "--columns", "l_comment,l_orderkey"}
+	for _, name := range []string{"x.arrow", "x.arrows", "x.parquet", "sub/dir/y.parquet"} {
+		dest := filepath.Join(out, name)
+		r := sluice(t, nil, append([]string{"scan", dir, "-o", dest, "--batch-rows", "3000"}, filter...)...)
+		if r.code != 0 || r.stdout != "" {
+			t.Fatalf("-o %s: %+v", name, r)
+		}
+		if got := tallyFile(t, dest); got != want {
+			t.Errorf("-o %s: %+v, want %+v", name, got, want)
+		}
+	}
+	r := sluice(t, nil, append([]string{"scan", dir, "-o", "-"}, filter...)...)
+	if r.code != 0 {
+		t.Fatalf("-o -: %+v", r)
+	}
+	if got := tallyIPCStream(t, []byte(r.stdout)); got != want {
+		t.Errorf("-o -: %+v, want %+v", got, want)
+	}
+	// An empty result is still a valid file with the schema.
+	empty := filepath.Join(out, "empty.arrow")
+	r = sluice(t, nil, "scan", dir, "--filter", "l_orderkey < 0", "-o", empty)
+	if r.code != 0 {
+		t.Fatalf("empty: %+v", r)
+	}
+	if got := tallyFile(t, empty); got.rows != 0 {
+		t.Fatalf("empty: %+v", got)
+	}
+}
+
+func TestScanStats(t *testing.T) {
+	dir := lineitemDir(t)
+	r := sluice(t, nil, "scan", dir, "--stats", "--sim", "ttfb=2ms,stream=400MiB/s,link=800MiB/s")
+	if r.code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	for _, re := range []string{
+		`scan: 30000 rows in \d+ batches \(30000 decoded\) from \d+ row groups of 3 files`,
+		`MiB needed, [\d.]+ MiB fetched \([\d.]+x\) in \d+ requests`,
+		`[\d.]+ MiB/s; decode .* per core\), decoders waited for bytes .*, consumer waited`,
+		`fetch: \d+ units`,
+		`link: [\d.]+ MiB/s of 800.0 MiB/s \(\d+% of the modelled link's capacity\)`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stderr) {
+			t.Errorf("--stats lacks %s:\n%s", re, r.stderr)
+		}
+	}
+}
+
+func TestScanBadInput(t *testing.T) {
+	dir := lineitemDir(t)
+	out := t.TempDir()
+	bad := filepath.Join(out, "bad")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(filepath.Join(dir, "part-00000.parquet"))
+	if err := os.WriteFile(filepath.Join(bad, "a.parquet"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "b.parquet"), good[:len(good)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	corrupt := bytes.Clone(good)
+	for i := 100; i < len(corrupt)/2; i += 7 {
+		corrupt[i] ^= 0x3c
+	}
+	cdir := filepath.Join(out, "corrupt")
+	_ = os.MkdirAll(cdir, 0o755)
+	_ = os.WriteFile(filepath.Join(cdir, "c.parquet"), corrupt, 0o644)
+
+	dest := filepath.Join(out, "dest")
+	_ = os.MkdirAll(dest, 0o755)
+	cases := []struct {
+		name    string
+		args    []string
+		code    int
+		mention string
+	}{
+		{"bad filter", []string{"scan", dir, "--filter", "l_orderkey <"}, exitUsage, `at the end: expected a column or a value after "<"`},
+		{"filter on a missing column", []string{"scan", dir, "--filter", "nope = 1"}, exitUsage, "at position 1: no column nope"},
+		{"filter type", []string{"scan", dir, "--filter", "l_shipdate < 5"}, exitUsage, "compare it with a date"},
+		{"missing column", []string{"scan", dir, "--columns", "l_orderkey,nope"}, exitError, "no column nope"},
+		{"no files", []string{"scan", filepath.Join(out, "nothing")}, exitNotFound, "no parquet files under"},
+		{"bad output name", []string{"scan", dir, "-o", filepath.Join(dest, "x.csv")}, exitUsage, ".arrow"},
+		{"bad batch rows", []string{"scan", dir, "--batch-rows", "0"}, exitUsage, "--batch-rows"},
+		{"bad memory", []string{"scan", dir, "--memory", "lots"}, exitUsage, "--memory"},
+		{"truncated file", []string{"scan", bad, "-o", filepath.Join(dest, "x.parquet")}, exitError, "b.parquet: "},
+		{"corrupt pages", []string{"scan", cdir, "-o", filepath.Join(dest, "y.arrow")}, exitError, "c.parquet: row group"},
+		{"two arguments", []string{"scan", dir, dir}, exitUsage, "1 argument"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assertCleanFailure(t, sluice(t, nil, c.args...), c.code, c.mention)
+		})
+	}
+	if entries, _ := os.ReadDir(dest); len(entries) != 0 {
+		t.Fatalf("failed scans left files behind: %v", entries)
+	}
+}
+
+func TestScanHelp(t *testing.T) {
+	r := sluice(t, nil, "scan", "--help")
+	if r.code != 0 || !strings.Contains(r.stdout, "Examples:") || !strings.Contains(r.stdout, "--filter") {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// TestScanS3 scans through the embedded S3 endpoint and writes Parquet
+// back to it in parts.
+func TestScanS3(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := s3server.Start(context.Background(), dir, "127.0.0.1:0", s3server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if err := srv.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	env := append(srv.Env(), "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true")
+	r := sluice(t, env, "gen", "lineitem", "--rows", "200000", "--files", "2", "--out", "s3://bkt/li/", "-q")
+	if r.code != 0 {
+		t.Fatalf("gen: %+v", r)
+	}
+	want := referenceTally(t, filepath.Join(dir, "bkt", "li"), 1<<62)
+	r = sluice(t, env, "scan", "s3://bkt/li/*.parquet", "--columns", "l_orderkey,l_comment", "-o", "s3://bkt/out/all.parquet",
+		"--sim", "ttfb=2ms", "--stats")
+	if r.code != 0 {
+		t.Fatalf("scan: %+v", r)
+	}
+	if got := tallyFile(t, filepath.Join(dir, "bkt", "out", "all.parquet")); got != want {
+		t.Fatalf("%+v, want %+v", got, want)
+	}
+	r = sluice(t, env, "scan", "s3://bkt/li", "--filter", "l_orderkey < 0")
+	if r.code != 0 || r.stdout != "0 rows\n" {
+		t.Fatalf("all pruned: %+v", r)
+	}
+	assertCleanFailure(t, sluice(t, env, "scan", "s3://bkt/nothing/"), exitNotFound, "no parquet files under s3://bkt/nothing/")
+}
