@@ -21,7 +21,19 @@ import (
 // removed whatever happens.
 func Sort(keys []SortKey) Stage { return &sortStage{keys: keys} }
 
-type sortStage struct{ keys []SortKey }
+// SortOptions override the run's Options for one sort.
+type SortOptions struct {
+	Memory  int64  // bytes held before spilling; zero means Options.Memory
+	TempDir string // where runs are spilled; empty means Options.TempDir
+}
+
+// SortWith is Sort with its own memory budget and spill directory.
+func SortWith(keys []SortKey, opts SortOptions) Stage { return &sortStage{keys: keys, opts: opts} }
+
+type sortStage struct {
+	keys []SortKey
+	opts SortOptions
+}
 
 func (s *sortStage) Name() string { return "sort" }
 
@@ -31,7 +43,14 @@ func (s *sortStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 		return nil, err
 	}
 	return &plan{name: "sort", out: in, newOp: func(next operator) (operator, error) {
-		return &sortOp{ob: ob, schema: in, mem: e.mem, next: next, budget: e.memory, tempDir: e.tempDir}, nil
+		op := &sortOp{ob: ob, schema: in, mem: e.mem, next: next, budget: e.memory, tempDir: e.tempDir}
+		if s.opts.Memory > 0 {
+			op.budget = s.opts.Memory
+		}
+		if s.opts.TempDir != "" {
+			op.tempDir = s.opts.TempDir
+		}
+		return op, nil
 	}}, nil
 }
 

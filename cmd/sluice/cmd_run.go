@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-data/sluice/exec"
+)
+
+type runOptions struct {
+	workers int
+}
+
+func newRunCommand() *cobra.Command {
+	var opts runOptions
+	cmd := &cobra.Command{
+		Use:   "run 'STAGE ARGS | STAGE ARGS | ...'",
+		Short: "Run a pipeline of stages fused in one process",
+		Long: `Run a pipeline of stages in one process, with no serialization between
+them: the same stages, with the same arguments and flags, as running each
+as its own command connected by pipes, and the same results to the bit.
+
+The text is split into stages at each | outside quotes, and each stage into
+words as a shell would ('single' and "double" quotes, \ escapes). The first
+stage is a source (scan, from-csv, merge); the last may be a sink (write,
+partition, to-csv, show), else the stream is written to stdout as an Arrow
+IPC stream, or shown as a table on a terminal.
+
+Stages: ` + stageNames() + `.
+See sluice STAGE --help for each (scan's flags are --columns, --batch-rows,
+--memory and --concurrency).
+
+The stages before the first that needs its input in order (select, drop,
+rename, filter) run on several batches at once, and so does the partial
+side of an aggregation right after them; the aggregation's final merge and
+the later stages see the batches in dataset order.`,
+		Example: `  # query A: the 9 days with the most miles
+  sluice run 'scan ./data/taxi --columns pickup_date,trip_distance
+      | sum-by pickup_date trip_distance | top 9 --by trip_distance --desc | show'
+
+  # query B: TPC-H Q1's shape
+  sluice run "scan ./data/lineitem | filter \"l_shipdate <= date '1998-09-02'\"
+      | agg-by l_returnflag,l_linestatus 'sum(l_quantity), mean(l_discount), count()' | show"
+
+  # the same, piped: each stage its own process
+  sluice run 'scan ./data/taxi --columns pickup_date,trip_distance' | sluice sum-by pickup_date trip_distance \
+      | sluice top 9 --by trip_distance --desc | sluice show`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), opts, args[0])
+		},
+	}
+	cmd.Flags().IntVarP(&opts.workers, "workers", "w", 0, "batches worked on at once (default: the number of cores)")
+	return cmd
+}
+
+func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOptions, text string) error {
+	if opts.workers < 0 {
+		return usagef("--workers %d: want 0 (the number of cores) or more", opts.workers)
+	}
+	quietPipes(stdin, stdout)
+	p, err := parsePipeline(text, stdin, stdout)
+	if err != nil {
+		return err
+	}
+	if n := len(p.Stages); n == 0 || !exec.IsSink(p.Stages[n-1]) {
+		p.Stages = append(p.Stages, outputStage(stdout))
+	}
+	stores := newStoreSet()
+	defer stores.Close()
+	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.workers, Open: stores.open}))
+}
+
+// parsePipeline builds the stages of a run's text, each with a fresh copy
+// of its command's flags.
+func parsePipeline(text string, stdin io.Reader, stdout io.Writer) (exec.Pipeline, error) {
+	var p exec.Pipeline
+	stages, err := splitPipeline(text)
+	if err != nil {
+		return p, err
+	}
+	for i, words := range stages {
+		d := stageDefByName(words[0])
+		if d == nil {
+			return p, usagef("run: stage %d: unknown stage %q (stages: %s)", i+1, words[0], stageNames())
+		}
+		cmd, build := newStageCommand(d)
+		cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+		if err := cmd.ParseFlags(words[1:]); err != nil {
+			return p, usagef("run: %s: %v", d.name, err)
+		}
+		args := cmd.Flags().Args()
+		if d.args != nil {
+			if err := d.args(cmd, args); err != nil {
+				return p, usagef("run: %v", err)
+			}
+		}
+		last := i == len(stages)-1
+		switch {
+		case i == 0 && d.kind != kindSource && d.kind != kindEither:
+			return p, usagef("run: the first stage must be a source (scan, from-csv or merge), not %s", d.name)
+		case i > 0 && d.kind == kindSource:
+			return p, usagef("run: %s reads data: it must be the first stage", d.name)
+		case !last && d.kind == kindSink:
+			return p, usagef("run: %s writes no stream: it must be the last stage", d.name)
+		}
+		b, err := build(args, stageIO{stdin: stdin, stdout: stdout, first: i == 0})
+		if err != nil {
+			return p, stageError(err)
+		}
+		if i == 0 {
+			p.Source = b.source
+		} else {
+			p.Stages = append(p.Stages, b.stage)
+		}
+	}
+	return p, nil
+}
+
+// splitPipeline splits text into stages at | and each stage into words,
+// as a shell would: 'single quotes' keep everything, "double quotes" keep
+// all but \" and \\, and \ outside quotes escapes the next character.
+func splitPipeline(text string) ([][]string, error) {
+	var stages [][]string
+	var words []string
+	var word strings.Builder
+	inWord := false
+	endWord := func() {
+		if inWord {
+			words = append(words, word.String())
+			word.Reset()
+			inWord = false
+		}
+	}
+	endStage := func(pos int) error {
+		endWord()
+		if len(words) == 0 {
+			return usagef("run: empty stage at character %d of the pipeline", pos)
+		}
+		stages = append(stages, words)
+		words = nil
+		return nil
+	}
+	r := []rune(text)
+	for i := 0; i < len(r); i++ {
+		c := r[i]
+		switch {
+		case c == '|':
+			if err := endStage(i + 1); err != nil {
+				return nil, err
+			}
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			endWord()
+		case c == '\\':
+			inWord = true
+			if i+1 < len(r) {
+				i++
+				if r[i] != '\n' {
+					word.WriteRune(r[i])
+				}
+			}
+		case c == '\'' || c == '"':
+			inWord = true
+			start := i
+			for i++; ; i++ {
+				if i >= len(r) {
+					return nil, usagef("run: unterminated %c quote at character %d of the pipeline", c, start+1)
+				}
+				if r[i] == c {
+					break
+				}
+				if c == '"' && r[i] == '\\' && i+1 < len(r) && (r[i+1] == '"' || r[i+1] == '\\') {
+					i++
+				}
+				word.WriteRune(r[i])
+			}
+		default:
+			inWord = true
+			word.WriteRune(c)
+		}
+	}
+	if err := endStage(len(r) + 1); err != nil {
+		if len(stages) == 0 {
+			return nil, usagef("run: no stages given")
+		}
+		return nil, err
+	}
+	return stages, nil
+}

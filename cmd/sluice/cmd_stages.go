@@ -1,0 +1,587 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/sluice-data/sluice/exec"
+)
+
+// Pipeline stages. Each is defined once, with its flags, and made into
+// both a command of its own (`sluice filter EXPR`, reading an Arrow IPC
+// stream on stdin and writing one on stdout) and a stage of `sluice run`,
+// whose text is parsed with a fresh copy of the same command's flags.
+
+type stageKind int
+
+const (
+	kindSource stageKind = iota // starts a pipeline
+	kindStage                   // stream in, stream out
+	kindSink                    // ends a pipeline
+	kindEither                  // merge: a source when first, else a stage
+)
+
+// stageIO is what a stage reads and writes besides its URLs.
+type stageIO struct {
+	stdin  io.Reader
+	stdout io.Writer
+	first  bool // the stage starts the pipeline
+}
+
+// built is a stage made from its command line: a source or a stage.
+type built struct {
+	source exec.SourceStage
+	stage  exec.Stage
+}
+
+type stageDef struct {
+	name, use, short, long, example string
+	kind                            stageKind
+	args                            cobra.PositionalArgs
+	// flags declares the stage's flags on fs, bound to fresh variables,
+	// and returns how to build the stage once they and the arguments are
+	// parsed.
+	flags func(fs *pflag.FlagSet) func(args []string, sio stageIO) (built, error)
+	// cli says the stage also is a command of its own (scan is not: the
+	// scan command reads datasets for other uses).
+	cli bool
+}
+
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usagef("%s takes at least %d argument(s), got %d (see sluice %s --help)", cmd.Name(), n, len(args), cmd.Name())
+		}
+		return nil
+	}
+}
+
+// splitList splits comma-separated names across arguments.
+func splitList(what string, args ...string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		for _, s := range strings.Split(a, ",") {
+			s = strings.TrimSpace(s)
+			if s == "" {
+				return nil, usagef("%s: an empty name in %q", what, a)
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// sortKeys parses KEYS for --by: names, each optionally name:desc or
+// name:asc; --desc reverses those without a suffix.
+func sortKeys(stage, by string, desc bool) ([]exec.SortKey, error) {
+	if by == "" {
+		return nil, usagef("%s: --by is required", stage)
+	}
+	names, err := splitList(stage+" --by", by)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]exec.SortKey, len(names))
+	for i, n := range names {
+		k := exec.SortKey{Column: n, Desc: desc}
+		if c, dir, ok := strings.Cut(n, ":"); ok && (dir == "desc" || dir == "asc") {
+			k = exec.SortKey{Column: c, Desc: dir == "desc"}
+		}
+		keys[i] = k
+	}
+	return keys, nil
+}
+
+func count(stage, s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, usagef("%s: %q is not a row count", stage, s)
+	}
+	return n, nil
+}
+
+func stage(s exec.Stage) (built, error) { return built{stage: s}, nil }
+
+func stageOrErr(s exec.Stage, err error) (built, error) { return built{stage: s}, err }
+
+var stageDefs = []*stageDef{
+	{
+		name: "scan", kind: kindSource, args: minArgs(1),
+		use:   "scan URL... [--columns a,b]",
+		short: "Read Parquet datasets (first stage of sluice run)",
+		long: `Read Parquet datasets in dataset order: each URL is a file, a prefix (its
+.parquet objects in key order) or a glob. As a separate process, use
+sluice run 'scan URL ...', which writes the batches as an Arrow IPC stream.`,
+		example: `  sluice run 'scan ./data/taxi --columns pickup_date,trip_distance | head 5 | show'`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			var columns, mem string
+			var batchRows, concurrency int
+			fs.StringVar(&columns, "columns", "", "comma-separated columns to read, in that order (default: all)")
+			fs.IntVar(&batchRows, "batch-rows", 64<<10, "most rows in a record batch")
+			fs.StringVar(&mem, "memory", "256MiB", "most fetched bytes held ahead of decoding")
+			fs.IntVar(&concurrency, "concurrency", 0, "row groups decoded at once (default: the number of cores)")
+			return func(args []string, _ stageIO) (built, error) {
+				opts := exec.ScanOptions{BatchRows: batchRows, Concurrency: concurrency}
+				if columns != "" {
+					cols, err := splitList("scan --columns", columns)
+					if err != nil {
+						return built{}, err
+					}
+					opts.Columns = cols
+				}
+				m, err := parseMemory(mem)
+				if err != nil {
+					return built{}, err
+				}
+				opts.Memory = m
+				return built{source: exec.Scan(args, opts)}, nil
+			}
+		},
+	},
+	{
+		name: "from-csv", kind: kindSource, cli: true,
+		use:   "from-csv [URL...]",
+		short: "Read CSV with a header line (from URLs, or stdin) as an Arrow stream",
+		long: `Read CSV with a header line from each URL in turn, or from stdin when no URL
+is given. Column types are inferred from the first 1000 lines (int64,
+float64, bool, date32 for YYYY-MM-DD, timestamp, else string) unless --types
+names them; an empty value is null.`,
+		example: `  sluice from-csv trips.csv | sluice count-by payment_type | sluice show
+  sluice from-csv --types zip=string < people.csv | sluice to-csv`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			var types []string
+			fs.StringSliceVar(&types, "types", nil, "column types, name=type,... (int64, float64, bool, date32, timestamp, string)")
+			return func(args []string, sio stageIO) (built, error) {
+				opts := exec.CSVOptions{Types: map[string]string{}}
+				for _, t := range types {
+					name, typ, ok := strings.Cut(t, "=")
+					if !ok {
+						return built{}, usagef("from-csv --types %q: want name=type", t)
+					}
+					opts.Types[name] = typ
+				}
+				if !sio.first {
+					return built{}, usagef("from-csv reads CSV: it must be the first stage")
+				}
+				return built{source: exec.FromCSV(args, sio.stdin, opts)}, nil
+			}
+		},
+	},
+	{
+		name: "select", kind: kindStage, cli: true, args: minArgs(1),
+		use: "select COLUMN[,COLUMN...]", short: "Keep the named columns, in that order",
+		example: `  sluice run 'scan ./taxi | select pickup_date,fare_amount | head 3 | show'`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			return func(args []string, _ stageIO) (built, error) {
+				cols, err := splitList("select", args...)
+				if err != nil {
+					return built{}, err
+				}
+				return stage(exec.Select(cols...))
+			}
+		},
+	},
+	{
+		name: "drop", kind: kindStage, cli: true, args: minArgs(1),
+		use: "drop COLUMN[,COLUMN...]", short: "Remove the named columns",
+		example: `  sluice from-csv people.csv | sluice drop ssn,phone | sluice to-csv`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			return func(args []string, _ stageIO) (built, error) {
+				cols, err := splitList("drop", args...)
+				if err != nil {
+					return built{}, err
+				}
+				return stage(exec.Drop(cols...))
+			}
+		},
+	},
+	{
+		name: "rename", kind: kindStage, cli: true, args: minArgs(1),
+		use: "rename OLD=NEW[,OLD=NEW...]", short: "Rename columns",
+		example: `  sluice run 'scan ./taxi | rename trip_distance=miles | head 3 | show'`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			return func(args []string, _ stageIO) (built, error) {
+				items, err := splitList("rename", args...)
+				if err != nil {
+					return built{}, err
+				}
+				var pairs [][2]string
+				for _, it := range items {
+					o, n, ok := strings.Cut(it, "=")
+					if !ok {
+						return built{}, usagef("rename: %q: want OLD=NEW", it)
+					}
+					pairs = append(pairs, [2]string{o, n})
+				}
+				return stage(exec.Rename(pairs...))
+			}
+		},
+	},
+	{
+		name: "filter", kind: kindStage, cli: true, args: minArgs(1),
+		use: "filter EXPR", short: "Keep the rows for which an expression is true",
+		long: `Keep the rows for which EXPR is true (null is not true). EXPR has
+  comparisons   = != < <= > >= (also == and <>), between numbers, strings,
+                dates and timestamps
+  logic         and or not (also && || !), with SQL's rules for null
+  arithmetic    + - * / % on numbers; date + days, date - days, date - date
+  literals      12, 1.5, 'text' (a quote doubled inside), true, false,
+                date 'YYYY-MM-DD', timestamp 'YYYY-MM-DD HH:MM:SS'
+  functions     starts_with(s, 'p'), ends_with(s, 'x'), contains(s, 'y'), abs(x)
+  nulls         x is null, x is not null
+Columns are named as they are, or in double quotes ("odd name"). Several
+arguments are joined with spaces. A malformed expression is reported with
+the position of the problem.`,
+		example: `  sluice filter "l_shipdate <= date '1998-09-02'"
+  sluice filter "starts_with(l_shipmode, 'RE') and l_quantity * 2 > 40"`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			return func(args []string, _ stageIO) (built, error) {
+				return stageOrErr(exec.Filter(strings.Join(args, " ")))
+			}
+		},
+	},
+	{
+		name: "sum-by", kind: kindStage, cli: true, args: minArgs(2),
+		use: "sum-by KEYS VALUE[,VALUE...]", short: "Sum value columns per group of key columns",
+		long: `Sum the value columns per group of the key columns (comma-separated). Each
+sum keeps its column's name; groups come out in key order. Float sums are
+exact to the order of the input: each batch is summed in row order and the
+batches in stream order, so piped and fused runs agree to the bit.`,
+		example: `  sluice run 'scan ./taxi --columns pickup_date,trip_distance | sum-by pickup_date trip_distance | top 9 --by trip_distance --desc | show'`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			return func(args []string, _ stageIO) (built, error) {
+				keys, err := splitList("sum-by", args[0])
+				if err != nil {
+					return built{}, err
+				}
+				vals, err := splitList("sum-by", args[1:]...)
+				if err != nil {
+					return built{}, err
+				}
+				return stage(exec.SumBy(keys, vals))
+			}
+		},
+	},
+	{
+		name: "agg-by", kind: kindStage, cli: true, args: minArgs(2),
+		use: "agg-by KEYS AGG[,AGG...]", short: "Aggregate per group: sum, count, min, max, mean",
+		long: `Compute aggregates per group of the key columns (comma-separated). Each AGG
+is sum(x), count(), count(x), min(x), max(x) or mean(x), optionally followed
+by "as NAME"; x is a column or an expression (see filter). Without a name,
+sum(x) is called sum_x and count() count. Groups come out in key order.`,
+		example: `  sluice agg-by l_returnflag,l_linestatus "sum(l_quantity), mean(l_discount), count()"
+  sluice agg-by l_shipmode "sum(l_extendedprice * (1 - l_discount)) as revenue"`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			return func(args []string, _ stageIO) (built, error) {
+				keys, err := splitList("agg-by", args[0])
+				if err != nil {
+					return built{}, err
+				}
+				return stageOrErr(exec.AggBy(keys, strings.Join(args[1:], ",")))
+			}
+		},
+	},
+	{
+		name: "count-by", kind: kindStage, cli: true, args: exactArgs(1),
+		use: "count-by KEYS", short: "Count the rows of each group of key columns",
+		example: `  sluice run 'scan ./taxi | count-by payment_type | show'`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			return func(args []string, _ stageIO) (built, error) {
+				keys, err := splitList("count-by", args[0])
+				if err != nil {
+					return built{}, err
+				}
+				return stage(exec.CountBy(keys))
+			}
+		},
+	},
+	{
+		name: "sort", kind: kindStage, cli: true, args: exactArgs(0),
+		use: "sort --by KEYS [--desc]", short: "Sort rows by key columns, spilling to disk past a memory budget",
+		long: `Sort the rows by the key columns (name, or name:desc / name:asc for one key);
+rows that tie keep their input order, nulls come first. Past --memory of
+batches, sorted runs are spilled to temporary files and merged at the end.`,
+		example: `  sluice sort --by fare_amount --desc
+  sluice sort --by payment_type,trip_distance:desc --memory 64MiB`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			var by, mem, tmp string
+			var desc bool
+			fs.StringVar(&by, "by", "", "comma-separated key columns")
+			fs.BoolVar(&desc, "desc", false, "descending order")
+			fs.StringVar(&mem, "memory", "256MiB", "bytes of batches held before spilling to disk")
+			fs.StringVar(&tmp, "tmp", "", "directory for spilled runs (default: the system's temporary directory)")
+			return func(args []string, _ stageIO) (built, error) {
+				keys, err := sortKeys("sort", by, desc)
+				if err != nil {
+					return built{}, err
+				}
+				m, err := parseMemory(mem)
+				if err != nil {
+					return built{}, err
+				}
+				return stage(exec.SortWith(keys, exec.SortOptions{Memory: m, TempDir: tmp}))
+			}
+		},
+	},
+	{
+		name: "top", kind: kindStage, cli: true, args: exactArgs(1),
+		use: "top N --by KEYS [--desc]", short: "Keep the first N rows in key order",
+		example: `  sluice top 9 --by trip_distance --desc`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			var by string
+			var desc bool
+			fs.StringVar(&by, "by", "", "comma-separated key columns")
+			fs.BoolVar(&desc, "desc", false, "descending order")
+			return func(args []string, _ stageIO) (built, error) {
+				n, err := count("top", args[0])
+				if err != nil {
+					return built{}, err
+				}
+				keys, err := sortKeys("top", by, desc)
+				if err != nil {
+					return built{}, err
+				}
+				return stage(exec.Top(n, keys))
+			}
+		},
+	},
+	{
+		name: "head", kind: kindStage, cli: true, args: exactArgs(1),
+		use: "head N", short: "Keep the first N rows, then stop reading",
+		example: `  sluice run 'scan ./lineitem | head 10 | show'`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			return func(args []string, _ stageIO) (built, error) {
+				n, err := count("head", args[0])
+				if err != nil {
+					return built{}, err
+				}
+				return stage(exec.Head(n))
+			}
+		},
+	},
+	{
+		name: "merge", kind: kindEither, cli: true,
+		use: "merge --by KEYS URL...", short: "Merge inputs already sorted by key columns",
+		long: `Merge sorted inputs into one sorted stream; rows that tie come from the
+earlier input first. Inputs are objects (.arrow, .arrows, .parquet, .csv;
+a prefix means each object under it, in key order). After other stages (or
+with a pipe on stdin) the stream so far is the first input. An input found
+out of order is an error naming it.`,
+		example: `  sluice merge --by l_orderkey ./sorted/
+  sluice run 'scan ./new | sort --by k | merge --by k ./old.arrow | write ./all.arrow'`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			var by string
+			var desc bool
+			fs.StringVar(&by, "by", "", "comma-separated key columns the inputs are sorted by")
+			fs.BoolVar(&desc, "desc", false, "the inputs are in descending order")
+			return func(args []string, sio stageIO) (built, error) {
+				keys, err := sortKeys("merge", by, desc)
+				if err != nil {
+					return built{}, err
+				}
+				m := exec.Merge(keys, args)
+				if sio.first {
+					if len(args) == 0 {
+						return built{}, usagef("merge: name the sorted inputs")
+					}
+					return built{source: m}, nil
+				}
+				return built{stage: m}, nil
+			}
+		},
+	},
+	{
+		name: "partition", kind: kindSink, cli: true, args: exactArgs(1),
+		use: "partition N --by KEYS --out URL", short: "Split rows into N objects by a hash of key columns",
+		long: `Write each row to one of N objects, URL/part-00000.arrow and on, chosen by
+xxh3 (XXH3-64, seed 0) of the row's key bytes mod N: for each key column a
+byte 1 and the value (integers as 8 bytes little-endian, floats as float64
+bits, strings as a 4-byte little-endian length and the bytes), or a byte 0
+for null. The same key goes to the same partition in every run. Rows keep
+their order within a partition; every partition is written, empty or not,
+and appears only when the whole input was read without error.`,
+		example: `  sluice run 'scan ./lineitem | partition 8 --by l_orderkey --out ./by-order/'
+  sluice from-csv x.csv | sluice partition 4 --by user --out s3://b/x/ --format parquet`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			var by, out, format string
+			fs.StringVar(&by, "by", "", "comma-separated key columns")
+			fs.StringVar(&out, "out", "", "URL of the directory or prefix to write the partitions under")
+			fs.StringVar(&format, "format", "arrow", "arrow (IPC file), arrows (IPC stream), parquet or csv")
+			return func(args []string, _ stageIO) (built, error) {
+				n, err := strconv.Atoi(args[0])
+				if err != nil || n < 1 {
+					return built{}, usagef("partition: %q is not a number of partitions", args[0])
+				}
+				if by == "" || out == "" {
+					return built{}, usagef("partition: --by and --out are required")
+				}
+				keys, err := splitList("partition --by", by)
+				if err != nil {
+					return built{}, err
+				}
+				return stage(exec.Partition(n, keys, out, format))
+			}
+		},
+	},
+	{
+		name: "write", kind: kindSink, cli: true, args: exactArgs(1),
+		use: "write URL", short: "Write the stream to an object: .parquet, .arrow, .arrows or .csv",
+		long: `Write the stream into one object, in the format its name ends with:
+.parquet (snappy), .arrow (Arrow IPC file), .arrows (IPC stream) or .csv.
+The object appears only when the whole input was read without error.`,
+		example: `  sluice run 'scan s3://b/taxi/ | filter "tip_amount > 10" | write ./big-tips.parquet'`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			return func(args []string, _ stageIO) (built, error) { return stage(exec.Write(args[0])) }
+		},
+	},
+	{
+		name: "to-csv", kind: kindSink, cli: true, args: exactArgs(0),
+		use: "to-csv", short: "Write the stream as CSV with a header line on stdout",
+		example: `  sluice run 'scan ./taxi | head 100 | to-csv' > sample.csv`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			return func(args []string, sio stageIO) (built, error) { return stage(exec.ToCSV(sio.stdout)) }
+		},
+	},
+	{
+		name: "show", kind: kindSink, cli: true, args: exactArgs(0),
+		use: "show [--rows N]", short: "Print the stream as a table for a person",
+		example: `  sluice run 'scan ./taxi | count-by payment_type | show'`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			var rows int
+			fs.IntVar(&rows, "rows", 100, "most rows printed (0: all); the row count is printed either way")
+			return func(args []string, sio stageIO) (built, error) { return stage(exec.Show(sio.stdout, rows)) }
+		},
+	},
+}
+
+func stageDefByName(name string) *stageDef {
+	for _, d := range stageDefs {
+		if d.name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+func stageNames() string {
+	names := make([]string, len(stageDefs))
+	for i, d := range stageDefs {
+		names[i] = d.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// newStageCommand makes a fresh command for a stage, with its build
+// function bound to the command's flags.
+func newStageCommand(d *stageDef) (*cobra.Command, func([]string, stageIO) (built, error)) {
+	long := d.long
+	if long == "" {
+		long = d.short + "."
+	}
+	cmd := &cobra.Command{
+		Use:     d.use,
+		Short:   d.short,
+		Long:    long + "\n\nAs a command it reads an Arrow IPC stream on stdin (unless it is a source)\nand writes one on stdout (unless it is a sink; on a terminal it shows a\ntable). The same stage runs fused with others in sluice run.",
+		Example: d.example,
+		Args:    d.args,
+	}
+	build := d.flags(cmd.Flags())
+	return cmd, build
+}
+
+// stageCommands makes a command for every stage that has one.
+func stageCommands(root *cobra.Command) []*cobra.Command {
+	root.AddGroup(&cobra.Group{ID: "pipeline", Title: "Pipeline stages (Arrow IPC on stdin and stdout; fused with sluice run):"})
+	var cmds []*cobra.Command
+	for _, d := range stageDefs {
+		if !d.cli {
+			continue
+		}
+		cmd, build := newStageCommand(d)
+		cmd.GroupID = "pipeline"
+		cmd.RunE = func(cmd *cobra.Command, args []string) error {
+			return runStage(cmd.Context(), d, build, args, cmd.InOrStdin(), cmd.OutOrStdout())
+		}
+		cmds = append(cmds, cmd)
+	}
+	return cmds
+}
+
+// runStage runs one stage as its own process.
+func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (built, error), args []string, stdin io.Reader, stdout io.Writer) error {
+	quietPipes(stdin, stdout)
+	first := d.kind == kindSource || d.kind == kindEither && !isPipe(stdin)
+	b, err := build(args, stageIO{stdin: stdin, stdout: stdout, first: first})
+	if err != nil {
+		return stageError(err)
+	}
+	p := exec.Pipeline{Source: b.source}
+	if b.source == nil {
+		p.Source = exec.ReadIPC(stdin)
+		p.Stages = []exec.Stage{b.stage}
+	}
+	if len(p.Stages) == 0 || !exec.IsSink(p.Stages[len(p.Stages)-1]) {
+		p.Stages = append(p.Stages, outputStage(stdout))
+	}
+	stores := newStoreSet()
+	defer stores.Close()
+	return stageError(exec.Run(ctx, p, exec.Options{Open: stores.open}))
+}
+
+// outputStage is how a pipeline that ends in a stream writes it: as Arrow
+// IPC, or as a table when stdout is a terminal.
+func outputStage(stdout io.Writer) exec.Stage {
+	if f, ok := stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return exec.Show(stdout, 100)
+	}
+	return exec.WriteIPC(stdout)
+}
+
+// stageError classifies a pipeline's error for the exit code: a mistake
+// in how it was written is a usage error; a reader that closed our
+// stdout (head downstream) is no error.
+func stageError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.EPIPE):
+		return nil
+	case errors.Is(err, exec.ErrInvalid):
+		var ue usageError
+		if errors.As(err, &ue) {
+			return err
+		}
+		return usageError{err}
+	}
+	return err
+}
+
+func isPipe(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && (fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular())
+}
+
+// quietPipes makes a write to a closed pipe an EPIPE error rather than a
+// fatal signal, so a stage whose reader stopped early (head) ends quietly,
+// and grows the pipes so stages exchange batches in fewer wakeups.
+func quietPipes(stdin io.Reader, stdout io.Writer) {
+	ignoreSIGPIPE()
+	for _, x := range []any{stdin, stdout} {
+		if f, ok := x.(*os.File); ok {
+			growPipe(f)
+		}
+	}
+}

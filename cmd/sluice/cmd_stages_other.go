@@ -1,0 +1,8 @@
+//go:build !linux
+
+package main
+
+import "os"
+
+func ignoreSIGPIPE()      {}
+func growPipe(f *os.File) {}
