@@ -68,7 +68,9 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 		newCatCommand(),
 		newCpCommand(),
 		newScanCommand(),
+		newRunCommand(),
 	)
+	root.AddCommand(stageCommands(root)...)
 	return root
 }
 
