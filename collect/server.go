@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -60,7 +61,7 @@ type Server struct {
 	roots    []Root
 	fetchers []*fetch.Fetcher
 	opts     ServerOptions
-	srv      flight.Server
+	grpc     *grpc.Server
 }
 
 // NewServer makes a service over roots; Serve starts it.
@@ -83,25 +84,34 @@ func NewServer(roots []Root, opts ServerOptions) *Server {
 		// from stream to stream.
 		s.fetchers = append(s.fetchers, fetch.New(r.Store, fetch.Options{Memory: opts.Memory}))
 	}
-	var mw []flight.ServerMiddleware
+	var gopts []grpc.ServerOption
 	if opts.Token != "" {
-		mw = append(mw, flight.ServerMiddleware{Unary: s.authUnary, Stream: s.authStream})
+		gopts = append(gopts, grpc.ChainUnaryInterceptor(s.authUnary), grpc.ChainStreamInterceptor(s.authStream))
 	}
-	s.srv = flight.NewServerWithMiddleware(mw)
-	s.srv.RegisterFlightService(s)
+	s.grpc = grpc.NewServer(gopts...)
+	flight.RegisterFlightServiceServer(s.grpc, s)
 	return s
 }
 
 // Serve answers calls on lis until Shutdown.
 func (s *Server) Serve(lis net.Listener) error {
-	s.srv.InitListener(lis)
-	return s.srv.Serve()
+	return s.grpc.Serve(lis)
 }
 
-// Shutdown stops the service: no new calls, and the calls in progress
-// are cancelled (their producers stop with them).
-func (s *Server) Shutdown() {
-	s.srv.Shutdown()
+// Shutdown stops the service: no new calls; the calls in progress get
+// grace to finish, then are cancelled (their scans stop with them).
+func (s *Server) Shutdown(grace time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		s.grpc.Stop()
+		<-done
+	}
 }
 
 func (s *Server) authorized(ctx context.Context) error {

@@ -59,7 +59,7 @@ func startServer(t *testing.T, roots []Root, opts ServerOptions) string {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(lis) }()
 	t.Cleanup(func() {
-		srv.Shutdown()
+		srv.Shutdown(time.Second)
 		<-done
 	})
 	return lis.Addr().String()

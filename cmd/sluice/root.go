@@ -67,6 +67,8 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 		newBenchCommand(),
 		newCatCommand(),
 		newCpCommand(),
+		newServeCommand(),
+		newGetCommand(),
 		newScanCommand(),
 		newRunCommand(),
 	)

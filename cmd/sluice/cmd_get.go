@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-data/sluice/collect"
+	"github.com/sluice-data/sluice/store"
+)
+
+type getOptions struct {
+	columns  string
+	filter   string
+	order    string
+	parallel int
+	token    string
+	output   string
+	stats    bool
+}
+
+func newGetCommand() *cobra.Command {
+	var opts getOptions
+	cmd := &cobra.Command{
+		Use:   "get grpc://HOST:PORT DATASET",
+		Short: "Fetch a dataset from an Arrow Flight service (sluice serve), all endpoints in parallel",
+		Long: `Fetch a dataset from an Arrow Flight service such as 'sluice serve': plan it
+with GetFlightInfo, then fetch every endpoint at once (--parallel at a time)
+and write the batches like 'sluice scan' does.
+
+With no -o, get fetches everything and prints the number of rows. -o writes
+  NAME.arrow     an Arrow IPC file: batches stored as they arrive, listed in
+                 dataset order in its footer, so readers see dataset order
+  NAME.arrows    an Arrow IPC stream, in --order
+  NAME.parquet   a Parquet file (snappy), in --order
+  -              an Arrow IPC stream on standard output, in --order
+NAME is a path or a store URL. --order dataset (the default) reorders with a
+bounded window: endpoints ahead of a slow one wait rather than pile up;
+--order arrival writes batches as they come.
+
+If any endpoint fails, get exits non-zero and leaves nothing complete-looking:
+no file under NAME, and a stream on stdout without its end-of-stream marker.
+The service's bearer token comes from --token or SLUICE_TOKEN.`,
+		Example: `  sluice serve ./data --addr 127.0.0.1:8815 &
+  sluice get grpc://127.0.0.1:8815 lineitem/ -o lineitem.arrow
+  sluice get grpc://127.0.0.1:8815 lineitem/ --columns l_orderkey,l_tax \
+      --filter "l_tax > 0.05" -o s3://bucket/taxed.parquet
+  sluice get grpc://127.0.0.1:8815 'taxi/*.parquet' --order arrival -o - | ./consumer`,
+		Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runGet(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, args[0], args[1])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.columns, "columns", "", "comma-separated columns to fetch, in that order (default: all)")
+	f.StringVar(&opts.filter, "filter", "", `keep rows matching comparisons joined by "and" (as for scan)`)
+	f.StringVar(&opts.order, "order", "dataset", "order of a stream or Parquet output: dataset or arrival")
+	f.IntVar(&opts.parallel, "parallel", 8, "endpoints fetched at once")
+	f.StringVar(&opts.token, "token", "", "bearer token for the service (default: $SLUICE_TOKEN)")
+	f.StringVarP(&opts.output, "output", "o", "", "write to a .arrow, .arrows or .parquet path or URL, or - for stdout")
+	f.BoolVar(&opts.stats, "stats", false, "print fetch statistics to stderr at the end")
+	return cmd
+}
+
+func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, dataset string) error {
+	if !strings.HasPrefix(addr, "grpc://") && !strings.HasPrefix(addr, "grpc+tcp://") {
+		return usagef("get %s: want a grpc://HOST:PORT address", addr)
+	}
+	order, err := collect.ParseOrder(opts.order)
+	if err != nil {
+		return usagef("--order: %v", err)
+	}
+	if opts.parallel < 1 {
+		return usagef("--parallel %d: want at least 1", opts.parallel)
+	}
+	var columns []string
+	if strings.TrimSpace(opts.columns) != "" {
+		for _, c := range strings.Split(opts.columns, ",") {
+			if c = strings.TrimSpace(c); c == "" {
+				return usagef("--columns %q: an empty column name", opts.columns)
+			}
+			columns = append(columns, c)
+		}
+	}
+	var format collect.Format
+	switch {
+	case opts.output == "":
+	case opts.output == "-":
+		format = collect.IPCStream
+	default:
+		if format, err = collect.FormatOf(opts.output); err != nil {
+			return usageError{err}
+		}
+	}
+	if opts.output != "" && format == collect.IPCFile {
+		// The file's footer puts the batches in dataset order; nothing
+		// needs to wait for a slow endpoint.
+		order = collect.Arrival
+	}
+	token := opts.token
+	if token == "" {
+		token = os.Getenv("SLUICE_TOKEN")
+	}
+
+	start := time.Now()
+	r, err := collect.Get(ctx, addr, dataset, collect.GetOptions{
+		Columns: columns, Filter: opts.filter, Order: order, Parallel: opts.parallel, Token: token,
+	})
+	if err != nil {
+		return flightError(err)
+	}
+	defer r.Close()
+
+	var sink collect.Sink
+	switch {
+	case opts.output == "":
+		sink = countSink{}
+	case opts.output == "-":
+		bw := bufio.NewWriterSize(out, 1<<20)
+		s, err := collect.NewSink(bw, format, r.Schema, nil)
+		if err != nil {
+			return err
+		}
+		sink = flushSink{s, bw}
+	default:
+		st, key, err := globals.openStore(ctx, opts.output, maxInFlight)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		if key == "" || strings.HasSuffix(key, "/") {
+			return usagef("-o %s: names a directory, not a file", opts.output)
+		}
+		s, err := collect.NewStoreSink(ctx, st, key, format, r.Schema, nil)
+		if err != nil {
+			return err
+		}
+		sink = s
+	}
+	if err := collect.WriteStream(r.Stream, sink); err != nil {
+		return flightError(err)
+	}
+	s := r.Stats()
+	if opts.stats {
+		fmt.Fprintf(errOut, "get: %d endpoints, %d batches, %d rows in %v; at most %d batches (%s) held by the collector\n",
+			len(r.Info.GetEndpoint()), s.Batches, s.Rows, time.Since(start).Round(time.Millisecond), s.Peak, humanBytes(s.PeakBytes))
+	}
+	if opts.output == "" {
+		fmt.Fprintf(out, "%d rows\n", s.Rows)
+	}
+	return nil
+}
+
+// flightError gives a service's refusal the exit code of the same
+// refusal by a store.
+func flightError(err error) error {
+	switch status.Code(err) {
+	case codes.NotFound:
+		return fmt.Errorf("%w: %v", store.ErrNotFound, err)
+	case codes.PermissionDenied, codes.Unauthenticated:
+		return fmt.Errorf("%w: %v", store.ErrPermission, err)
+	case codes.InvalidArgument:
+		return usageError{err}
+	}
+	return err
+}
+
+// countSink keeps nothing; get with no -o only counts.
+type countSink struct{}
+
+func (countSink) Write(collect.Batch) error { return nil }
+func (countSink) Close() error              { return nil }
+func (countSink) Abort()                    {}
+
+// flushSink flushes the buffer in front of stdout once the format is
+// complete, and never after an abort.
+type flushSink struct {
+	collect.Sink
+	bw *bufio.Writer
+}
+
+func (s flushSink) Close() error {
+	if err := s.Sink.Close(); err != nil {
+		return err
+	}
+	return s.bw.Flush()
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-data/sluice/collect"
+)
+
+type serveOptions struct {
+	addr        string
+	token       string
+	memory      string
+	concurrency int
+}
+
+func newServeCommand() *cobra.Command {
+	var opts serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve ROOT_URL...",
+		Short: "Serve the Parquet datasets under roots over Arrow Flight",
+		Long: `Serve the Parquet datasets under one or more roots (store URLs) as an Arrow
+Flight service, until interrupted.
+
+  ListFlights    the datasets: each directory right below a root with Parquet
+                 files under it (and each Parquet file right in a root)
+  GetFlightInfo  plans a request: one endpoint per file to read, in dataset
+                 order, FlightInfo.ordered as requested
+  DoGet          streams an endpoint's Arrow record batches, each with its
+                 place in the dataset as JSON app_metadata:
+                 {"part":0,"file":3,"key":"...","row_group":1,"batch":0,"row":0}
+  GetSchema      a request's schema
+
+A request is a CMD descriptor holding JSON:
+  {"dataset": "lineitem/", "columns": ["l_orderkey"], "filter": "l_tax > 0.05", "ordered": true}
+dataset is a prefix, file or glob under a root (roots are tried in order);
+columns (default all) and filter are as for 'sluice scan'. A PATH descriptor
+["lineitem"] asks for the whole dataset, ordered.
+
+Every call must carry "authorization: Bearer TOKEN" when --token is given,
+or when the address is not a loopback one (a token is then generated and
+printed). An error while reading ends that endpoint's stream with the
+error, never with a short stream. A client that goes away stops its scans.`,
+		Example: `  sluice gen lineitem --rows 1000000 --files 4 --out ./data/lineitem
+  sluice serve ./data --addr 127.0.0.1:8815
+  # in another shell:
+  sluice get grpc://127.0.0.1:8815 lineitem -o lineitem.arrow
+
+  # S3 roots, reachable from other machines (prints the token to use)
+  sluice serve s3://bucket/warehouse/ --addr 0.0.0.0:8815`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("serve takes one or more root URLs (see --help)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(cmd.Context(), cmd.OutOrStdout(), opts, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.addr, "addr", "127.0.0.1:8815", "listen address (port 0 picks a free one)")
+	f.StringVar(&opts.token, "token", "", "bearer token to require (default: none on loopback, else generated)")
+	f.StringVar(&opts.memory, "memory", "64MiB", "most fetched bytes held ahead of decoding, per stream")
+	f.IntVar(&opts.concurrency, "concurrency", 2, "row groups one unordered stream decodes at once")
+	return cmd
+}
+
+func isLoopback(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}
+
+func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []string) error {
+	memory, err := parseMemory(opts.memory)
+	if err != nil {
+		return err
+	}
+	if opts.concurrency < 1 {
+		return usagef("--concurrency %d: want at least 1", opts.concurrency)
+	}
+	loopback, err := isLoopback(opts.addr)
+	if err != nil {
+		return usagef("serve: bad --addr %q: %v", opts.addr, err)
+	}
+	token, generated := opts.token, false
+	if token == "" && !loopback {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		token, generated = hex.EncodeToString(b), true
+	}
+	var roots []collect.Root
+	for _, u := range urls {
+		st, key, err := globals.openStore(ctx, u, maxInFlight)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		roots = append(roots, collect.Root{Store: st, Prefix: key})
+	}
+	lis, err := net.Listen("tcp", opts.addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	srv := collect.NewServer(roots, collect.ServerOptions{Token: token, Memory: memory, Concurrency: opts.concurrency})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+
+	fmt.Fprintf(out, "sluice serve: Arrow Flight at grpc://%s over", lis.Addr())
+	for _, r := range roots {
+		fmt.Fprintf(out, " %s", r.Store.URL(r.Prefix))
+	}
+	fmt.Fprintln(out)
+	switch {
+	case generated:
+		fmt.Fprintf(out, "  every call needs the bearer token (sluice get reads SLUICE_TOKEN):\n  export SLUICE_TOKEN=%s\n", token)
+	case token != "":
+		fmt.Fprintln(out, "  every call needs the bearer token given by --token")
+	}
+	fmt.Fprintln(out, "press Ctrl-C to stop")
+	select {
+	case <-ctx.Done():
+		srv.Shutdown(2 * time.Second)
+		<-served
+		return nil
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	}
+}

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/sluice-data/sluice/collect"
+)
+
+// startServe runs `sluice serve` until the test ends and returns its
+// grpc:// address.
+func startServe(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, sluiceBin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 5 * time.Second
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait() // the cancelled context's error, whatever the exit
+		if code := cmd.ProcessState.ExitCode(); code != 0 {
+			t.Errorf("serve exited %d on interrupt, want 0 (stderr %q)", code, stderr.String())
+		}
+	})
+	sc := bufio.NewScanner(stdout)
+	addr := ""
+	for sc.Scan() {
+		if m := regexp.MustCompile(`grpc://[0-9.]+:[0-9]+`).FindString(sc.Text()); m != "" && addr == "" {
+			addr = m
+		}
+		if sc.Text() == "press Ctrl-C to stop" {
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatalf("serve printed no address (stderr %q)", stderr.String())
+	}
+	go io.Copy(io.Discard, stdout)
+	return addr
+}
+
+// sum hashes every value of every row in order, whatever the batches.
+type sum struct {
+	rows int64
+	h    uint64
+}
+
+func (c *sum) add(rec arrow.RecordBatch) {
+	h := fnv.New64a()
+	for r := 0; r < int(rec.NumRows()); r++ {
+		h.Reset()
+		for _, col := range rec.Columns() {
+			fmt.Fprintf(h, "%s\x00", col.ValueStr(r))
+		}
+		c.h = c.h*1099511628211 ^ h.Sum64()
+		c.rows++
+	}
+}
+
+func (c sum) String() string { return fmt.Sprintf("%d rows, checksum %016x", c.rows, c.h) }
+
+// sumOf reads an .arrow, .arrows or .parquet output with arrow-go.
+func sumOf(t *testing.T, data []byte, format collect.Format) sum {
+	t.Helper()
+	var c sum
+	switch format {
+	case collect.IPCFile:
+		r, err := ipc.NewFileReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		for i := range r.NumRecords() {
+			rec, err := r.RecordBatch(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.add(rec)
+		}
+	case collect.IPCStream:
+		r, err := ipc.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Release()
+		for r.Next() {
+			c.add(r.RecordBatch())
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+	case collect.Parquet:
+		pf, err := file.NewParquetReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pf.Close()
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 8192}, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rr.Release()
+		for rr.Next() {
+			c.add(rr.RecordBatch())
+		}
+	}
+	return c
+}
+
+// flightSum fetches a dataset with a plain arrow-go Flight client:
+// GetFlightInfo, then every endpoint's DoGet in parallel, the batches put
+// in dataset order by the position in their app_metadata.
+func flightSum(t *testing.T, addr, cmd string) (sum, int) {
+	t.Helper()
+	client, err := collect.Dial(addr, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+	info, err := client.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(cmd)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type item struct {
+		pos collect.Pos
+		rec arrow.RecordBatch
+	}
+	var (
+		mu    sync.Mutex
+		items []item
+		wg    sync.WaitGroup
+	)
+	errs := make([]error, len(info.Endpoint))
+	for i, ep := range info.Endpoint {
+		wg.Go(func() {
+			st, err := client.DoGet(ctx, ep.Ticket)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			r, err := flight.NewRecordReader(st)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer r.Release()
+			for r.Next() {
+				pos, err := collect.UnmarshalPos(r.LatestAppMetadata())
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				r.RecordBatch().Retain()
+				mu.Lock()
+				items = append(items, item{pos, r.RecordBatch()})
+				mu.Unlock()
+			}
+			errs[i] = r.Err()
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(items, func(a, b item) int { return a.pos.Compare(b.pos) })
+	var c sum
+	for _, it := range items {
+		c.add(it.rec)
+		it.rec.Release()
+	}
+	return c, len(info.Endpoint)
+}
+
+// TestServeGetEndToEnd serves a generated dataset and fetches it with a
+// plain arrow-go Flight client (parallel DoGets) and with `sluice get`
+// into every output format: all hold the same rows in the same order.
+func TestServeGetEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if r := sluice(t, nil, "gen", "taxi", "--rows", "60000", "--files", "5", "--row-group-rows", "5000", "--out", filepath.Join(data, "taxi"), "-q"); r.code != 0 {
+		t.Fatalf("gen: %+v", r)
+	}
+	addr := startServe(t, data)
+
+	for _, c := range []struct {
+		name, cmd string
+		args      []string
+	}{
+		{"all", `{"dataset":"taxi/"}`, nil},
+		{"projected and filtered", `{"dataset":"taxi/","columns":["fare_amount","passenger_count"],"filter":"passenger_count > 2"}`,
+			[]string{"--columns", "fare_amount,passenger_count", "--filter", "passenger_count > 2"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want, endpoints := flightSum(t, addr, c.cmd)
+			if endpoints != 5 || want.rows == 0 {
+				t.Fatalf("%d endpoints, %d rows", endpoints, want.rows)
+			}
+			t.Logf("Flight client, %d parallel DoGets: %v", endpoints, want)
+			for _, o := range []struct {
+				name   string
+				format collect.Format
+				order  string
+			}{
+				{"out.arrow", collect.IPCFile, ""},
+				{"out.arrows", collect.IPCStream, "dataset"},
+				{"out.parquet", collect.Parquet, "dataset"},
+				{"-", collect.IPCStream, "dataset"},
+			} {
+				args := append([]string{"get", addr, "taxi/", "-o", o.name}, c.args...)
+				if o.order != "" {
+					args = append(args, "--order", o.order)
+				}
+				out := filepath.Join(dir, o.name)
+				if o.name != "-" {
+					args[4] = out
+				}
+				r := sluice(t, nil, args...)
+				if r.code != 0 {
+					t.Fatalf("get -o %s: %+v", o.name, r)
+				}
+				b := []byte(r.stdout)
+				if o.name != "-" {
+					var err error
+					if b, err = os.ReadFile(out); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got := sumOf(t, b, o.format); got != want {
+					t.Errorf("get -o %s: %v, Flight client %v", o.name, got, want)
+				}
+			}
+		})
+	}
+
+	r := sluice(t, nil, "get", addr, "taxi/")
+	if r.code != 0 || r.stdout != "60000 rows\n" {
+		t.Fatalf("get without -o: %+v", r)
+	}
+	assertCleanFailure(t, sluice(t, nil, "get", addr, "nosuch/"), exitNotFound, "nosuch")
+	assertCleanFailure(t, sluice(t, nil, "get", addr, "taxi/", "--filter", "nope = 1"), exitUsage, "nope")
+	assertCleanFailure(t, sluice(t, nil, "get", addr, "taxi/", "-o", filepath.Join(dir, "x.csv")), exitUsage, ".arrow")
+}
+
+// TestGetFailureLeavesNothing: a file whose data is corrupt (its footer
+// is fine, so the flight is planned) fails its endpoint mid-dataset; get
+// exits non-zero, writes no output file and no stream end.
+func TestGetFailureLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if r := sluice(t, nil, "gen", "taxi", "--rows", "40000", "--files", "4", "--row-group-rows", "5000", "--out", filepath.Join(data, "taxi"), "-q"); r.code != 0 {
+		t.Fatalf("gen: %+v", r)
+	}
+	bad := filepath.Join(data, "taxi", "part-00002.parquet")
+	b, err := os.ReadFile(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Garble the data pages of the second half, keeping the footer.
+	for i := len(b) / 2; i < len(b)-8*1024 && i < len(b)/2+8*1024; i++ {
+		b[i] ^= 0x5a
+	}
+	if err := os.WriteFile(bad, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := startServe(t, data)
+	for _, o := range []string{"out.arrow", "out.parquet", "out.arrows"} {
+		out := filepath.Join(dir, o)
+		r := sluice(t, nil, "get", addr, "taxi/", "-o", out)
+		if r.code != exitError {
+			t.Errorf("get -o %s over a corrupt file: exit %d, want %d (%+v)", o, r.code, exitError, r)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("get -o %s failed but left the file behind (%v)", o, err)
+		}
+	}
+	r := sluice(t, nil, "get", addr, "taxi/", "-o", "-")
+	if r.code != exitError {
+		t.Errorf("get -o - over a corrupt file: exit %d", r.code)
+	}
+	if bytes.HasSuffix([]byte(r.stdout), []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}) {
+		t.Errorf("get -o - failed but ended its stream as if complete")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("failed gets left files: %v", entries)
+	}
+}
+
+// TestServeToken: with --token, calls need it.
+func TestServeToken(t *testing.T) {
+	dir := t.TempDir()
+	if r := sluice(t, nil, "gen", "taxi", "--rows", "1000", "--files", "1", "--out", filepath.Join(dir, "taxi"), "-q"); r.code != 0 {
+		t.Fatalf("gen: %+v", r)
+	}
+	addr := startServe(t, dir, "--token", "s3cret")
+	assertCleanFailure(t, sluice(t, nil, "get", addr, "taxi/"), exitPermission, "Unauthenticated")
+	assertCleanFailure(t, sluice(t, []string{"SLUICE_TOKEN=nope"}, "get", addr, "taxi/"), exitPermission, "Unauthenticated")
+	if r := sluice(t, []string{"SLUICE_TOKEN=s3cret"}, "get", addr, "taxi/"); r.code != 0 || r.stdout != "1000 rows\n" {
+		t.Fatalf("get with the token: %+v", r)
+	}
+}
