@@ -70,6 +70,12 @@ func TestLineitemProjectionAndFilters(t *testing.T) {
 			keep:    func(r arrow.RecordBatch, i int) bool { return col(r, "l_linenumber").(*array.Int32).Value(i) > 2 },
 		},
 		{name: "no columns", columns: []string{}},
+		{
+			name:    "no columns with a filter",
+			columns: []string{},
+			filter:  "l_quantity < 5",
+			keep:    func(r arrow.RecordBatch, i int) bool { return col(r, "l_quantity").(*array.Float64).Value(i) < 5 },
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
