@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pipeData generates small taxi and lineitem datasets for a test.
+func pipeData(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, ds := range []string{"taxi", "lineitem"} {
+		r := sluice(t, nil, "gen", ds, "--rows", "40000", "--files", "3", "--row-group-rows", "5000", "--out", filepath.Join(dir, ds), "-q")
+		if r.code != 0 {
+			t.Fatalf("gen: %s", r.stderr)
+		}
+	}
+	return dir
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// pipeline runs stages fused (sluice run) and piped (each stage its own
+// sluice process, through bash pipes with pipefail), and returns both
+// results' stdout.
+func pipeline(t *testing.T, stages ...string) (fusedOut, pipedOut []byte) {
+	t.Helper()
+	fr := sluice(t, nil, "run", strings.Join(stages, " | "))
+	if fr.code != 0 {
+		t.Fatalf("fused %q: exit %d: %s", stages, fr.code, fr.stderr)
+	}
+	script := "sluice run " + shellQuote(stages[0])
+	for _, s := range stages[1:] {
+		script += " | sluice " + s
+	}
+	out, stderr, code := bash(t, script)
+	if code != 0 {
+		t.Fatalf("piped %s: exit %d: %s", script, code, stderr)
+	}
+	return []byte(fr.stdout), out
+}
+
+func bash(t *testing.T, script string) ([]byte, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(sluiceBin)+":"+os.Getenv("PATH"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("bash: %v", err)
+	}
+	return out.Bytes(), errb.String(), code
+}
+
+const queryBAggs = `'sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price, sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, mean(l_quantity) as avg_qty, mean(l_extendedprice) as avg_price, mean(l_discount) as avg_disc, count() as count_order'`
+
+// TestPipedEqualsFusedCLI: for every stage and both queries, separate
+// sluice processes connected by pipes give the same bytes as sluice run.
+func TestPipedEqualsFusedCLI(t *testing.T) {
+	dir := pipeData(t)
+	taxi, li := filepath.Join(dir, "taxi"), filepath.Join(dir, "lineitem")
+	scanTaxi := "scan " + taxi + " --columns pickup_date,trip_distance,payment_type,passenger_count,fare_amount"
+	csvPath := filepath.Join(dir, "sample.csv")
+	if r := sluice(t, nil, "run", scanTaxi+" | head 5000 | write "+csvPath); r.code != 0 {
+		t.Fatalf("write csv: %s", r.stderr)
+	}
+	sorted := filepath.Join(dir, "sorted")
+	for i, f := range []string{"part-00000", "part-00001", "part-00002"} {
+		_ = i
+		r := sluice(t, nil, "run", "scan "+filepath.Join(taxi, f+".parquet")+" --columns fare_amount,trip_distance | sort --by fare_amount | write "+filepath.Join(sorted, f+".arrow"))
+		if r.code != 0 {
+			t.Fatalf("sorted part: %s", r.stderr)
+		}
+	}
+	cases := map[string][]string{
+		"select":   {scanTaxi, "select fare_amount,pickup_date"},
+		"drop":     {scanTaxi, "drop payment_type"},
+		"rename":   {scanTaxi, "rename fare_amount=fare,trip_distance=miles"},
+		"filter":   {scanTaxi, `filter "trip_distance > 2 and payment_type = 'card' and pickup_date >= date '2023-06-01'"`},
+		"sum-by":   {scanTaxi, "sum-by pickup_date trip_distance,fare_amount"},
+		"agg-by":   {"scan " + li, `agg-by l_shipmode "min(l_shipdate), max(l_quantity), mean(l_tax), count()"`},
+		"count-by": {scanTaxi, "count-by payment_type,passenger_count"},
+		"sort":     {scanTaxi, "sort --by payment_type,fare_amount:desc --memory 1MiB"},
+		"top":      {scanTaxi, "top 17 --by fare_amount --desc"},
+		"head":     {scanTaxi, "head 777"},
+		"merge":    {"merge --by fare_amount " + sorted + "/", "head 100000"},
+		"from-csv": {"from-csv " + csvPath, "count-by payment_type"},
+		"to-csv":   {scanTaxi, "head 50", "to-csv"},
+		"show":     {scanTaxi, "count-by payment_type", "show"},
+		"query A":  {"scan " + taxi + " --columns pickup_date,trip_distance", "sum-by pickup_date trip_distance", "top 9 --by trip_distance --desc", "show"},
+		"query B":  {"scan " + li + " --columns l_returnflag,l_linestatus,l_quantity,l_extendedprice,l_discount,l_tax,l_shipdate", `filter "l_shipdate <= date '1998-09-02'"`, "agg-by l_returnflag,l_linestatus " + queryBAggs, "show"},
+	}
+	for name, stages := range cases {
+		t.Run(name, func(t *testing.T) {
+			fused, piped := pipeline(t, stages...)
+			if len(fused) == 0 {
+				t.Fatal("no output")
+			}
+			if !bytes.Equal(fused, piped) {
+				t.Fatalf("fused and piped differ (%d and %d bytes)\nfused: %.300q\npiped: %.300q", len(fused), len(piped), fused, piped)
+			}
+		})
+	}
+	// Sinks that write objects: the same objects.
+	for _, sink := range []string{"write %s/out.parquet", "partition 4 --by payment_type --out %s/parts/"} {
+		fdir, pdir := t.TempDir(), t.TempDir()
+		if r := sluice(t, nil, "run", scanTaxi+" | "+strings.ReplaceAll(sink, "%s", fdir)); r.code != 0 {
+			t.Fatalf("fused %s: %s", sink, r.stderr)
+		}
+		if _, stderr, code := bash(t, "sluice run "+shellQuote(scanTaxi)+" | sluice "+strings.ReplaceAll(sink, "%s", pdir)); code != 0 {
+			t.Fatalf("piped %s: %s", sink, stderr)
+		}
+		n := 0
+		filepath.Walk(fdir, func(p string, fi os.FileInfo, err error) error {
+			if err != nil || fi.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(fdir, p)
+			a, _ := os.ReadFile(p)
+			b, err := os.ReadFile(filepath.Join(pdir, rel))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Errorf("%s: %s differs piped (%v)", sink, rel, err)
+			}
+			n++
+			return nil
+		})
+		if want := map[bool]int{true: 1, false: 4}[strings.HasPrefix(sink, "write")]; n != want {
+			t.Errorf("%s: %d objects, want %d", sink, n, want)
+		}
+	}
+}
+
+func TestPipelineBadInput(t *testing.T) {
+	dir := pipeData(t)
+	taxi := filepath.Join(dir, "taxi")
+	cases := []struct {
+		name    string
+		args    []string
+		code    int
+		mention string
+	}{
+		{"missing column", []string{"run", "scan " + taxi + " | sum-by nope trip_distance"}, exitUsage, `sum-by: no column "nope"`},
+		{"wrong type", []string{"run", "scan " + taxi + " | sum-by pickup_date payment_type"}, exitUsage, `sum-by: cannot take the sum of column "payment_type"`},
+		{"bad expression", []string{"run", "scan " + taxi + ` | filter "trip_distance > (1 + )"`}, exitUsage, "at position 22"},
+		{"unknown stage", []string{"run", "scan " + taxi + " | frobnicate"}, exitUsage, `unknown stage "frobnicate"`},
+		{"source not first", []string{"run", "scan " + taxi + " | scan " + taxi}, exitUsage, "first stage"},
+		{"sink not last", []string{"run", "scan " + taxi + " | show | head 1"}, exitUsage, "last stage"},
+		{"unquoted", []string{"run", "scan " + taxi + ` | filter "x`}, exitUsage, "unterminated"},
+		{"bad flag", []string{"run", "scan " + taxi + " | top 3 --bye x"}, exitUsage, "unknown flag"},
+		{"no data", []string{"run", "scan " + filepath.Join(dir, "nothing") + " | show"}, exitNotFound, "no parquet files"},
+		{"stage bad expression", []string{"filter", "a >"}, exitUsage, "at position 4"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assertCleanFailure(t, sluice(t, nil, c.args...), c.code, c.mention)
+		})
+	}
+	// A broken stream is an error, not a short result.
+	_, stderr, code := bash(t, "sluice run "+shellQuote("scan "+taxi)+" | head -c 300000 | sluice count-by payment_type")
+	if code != 1 || !strings.Contains(stderr, "broken Arrow IPC stream") {
+		t.Errorf("truncated stream: exit %d, %q", code, stderr)
+	}
+	// A failing stage fails the pipeline, and the stage after it fails
+	// too rather than printing an empty result.
+	out, stderr, code := bash(t, "sluice run "+shellQuote("scan "+filepath.Join(dir, "nothing"))+" | sluice show")
+	if code == 0 || len(out) != 0 || !strings.Contains(stderr, "expected an Arrow IPC stream") {
+		t.Errorf("failed source: exit %d, out %q, %q", code, out, stderr)
+	}
+	// head downstream stops the stages before it early, without error.
+	out, stderr, code = bash(t, "sluice run "+shellQuote("scan "+taxi)+" | sluice head 3 | sluice select pickup_date | sluice to-csv")
+	if code != 0 || strings.Count(string(out), "\n") != 4 {
+		t.Errorf("head: exit %d, out %q, %q", code, out, stderr)
+	}
+}
+
+func TestStageHelp(t *testing.T) {
+	for _, d := range stageDefs {
+		if !d.cli {
+			continue
+		}
+		r := sluice(t, nil, d.name, "--help")
+		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
+			t.Errorf("%s --help: exit %d, no Examples", d.name, r.code)
+		}
+	}
+	r := sluice(t, nil, "run", "--help")
+	if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
+		t.Errorf("run --help: exit %d", r.code)
+	}
+}
+
+func TestSplitPipeline(t *testing.T) {
+	got, err := splitPipeline(`scan a\ b --columns "x,y" | filter "s = 'a|b' and t = \"q\"" |show`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"scan", "a b", "--columns", "x,y"}, {"filter", `s = 'a|b' and t = "q"`}, {"show"}}
+	if strings.Join(flat(got), "§") != strings.Join(flat(want), "§") {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for _, bad := range []string{"", "scan x ||", "| show", "scan 'x"} {
+		if _, err := splitPipeline(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func flat(s [][]string) []string {
+	var out []string
+	for _, w := range s {
+		out = append(out, strings.Join(w, "¶"))
+	}
+	return out
+}
