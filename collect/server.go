@@ -194,10 +194,11 @@ func (s *Server) scanOptions(root int, columns []string, filter string, ordered 
 	return o
 }
 
-// schemaHash names a schema in a ticket.
+// schemaHash names a schema's fields in a ticket (the schema's own
+// metadata comes from one file and may differ between files).
 func schemaHash(sc *arrow.Schema) string {
 	h := fnv.New64a()
-	h.Write(flight.SerializeSchema(sc, memory.DefaultAllocator))
+	h.Write(flight.SerializeSchema(arrow.NewSchema(sc.Fields(), nil), memory.DefaultAllocator))
 	return strconv.FormatUint(h.Sum64(), 16)
 }
 
@@ -338,11 +339,7 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 		return status.Errorf(codes.InvalidArgument, "ticket names root %d of %d", t.Root, len(s.roots))
 	}
 	root := s.roots[t.Root]
-	pattern, err := piecePattern(root.Prefix, t.Dataset, t.Key)
-	if err != nil {
-		return status.Error(codes.InvalidArgument, err.Error())
-	}
-	ds, err := scan.Open(ctx, root.Store, pattern, s.scanOptions(t.Root, t.Columns, t.Filter, t.Ordered))
+	ds, err := openPiece(ctx, root.Store, root.Prefix, t.Dataset, t.Key, s.scanOptions(t.Root, t.Columns, t.Filter, t.Ordered))
 	if err != nil {
 		return grpcError(err)
 	}
@@ -350,24 +347,16 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 		return status.Errorf(codes.FailedPrecondition, "%s: its schema %v differs from the dataset's (changed since the flight was planned?)",
 			root.Store.URL(t.Key), ds.Schema())
 	}
-	sc := ds.Scan(ctx)
-	defer sc.Close()
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(ds.Schema()), ipc.WithAllocator(s.opts.Mem))
-	for sc.Next() {
-		b := sc.Batch()
-		pos := Pos{Part: t.Part, Position: b.Pos}
-		pos.File, pos.Key = t.File, t.Key
-		err := w.WriteWithAppMetadata(b.RecordBatch, MarshalPos(pos))
-		b.Release()
-		if err != nil {
-			return err
-		}
+	_, err = streamPiece(ctx, ds, t.File, t.Key, func(b scan.Batch) error {
+		defer b.Release()
+		return w.WriteWithAppMetadata(b.RecordBatch, MarshalPos(Pos{Part: t.Part, Position: b.Pos}))
+	})
+	if err == nil {
+		err = ctx.Err()
 	}
-	if err := sc.Err(); err != nil {
+	if err != nil {
 		return grpcError(err)
-	}
-	if err := ctx.Err(); err != nil {
-		return grpcError(context.Cause(ctx))
 	}
 	return w.Close()
 }
