@@ -3,6 +3,7 @@ package collect
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -43,7 +44,7 @@ func ScanFiles(ctx context.Context, st *store.Store, pattern string, ds *scan.Da
 		co.Parallel = so.Concurrency
 	}
 	if co.Parallel <= 0 {
-		co.Parallel = 1
+		co.Parallel = runtime.GOMAXPROCS(0)
 	}
 	so.Concurrency = 1
 	if so.Memory > 0 {

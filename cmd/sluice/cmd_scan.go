@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/spf13/cobra"
 
+	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
@@ -29,6 +30,7 @@ type scanOptions struct {
 	output      string
 	stats       bool
 	quiet       bool
+	order       string // collect: --order for streams
 }
 
 func newScanCommand() *cobra.Command {
@@ -50,11 +52,16 @@ does not cross a /). Directories named key=value below it become columns.
 is null never match.
 
 With no -o, scan reads everything and prints the number of rows. -o writes
-the batches, in the order they are decoded (not the dataset's order), to
-  NAME.arrow     an Arrow IPC file
-  NAME.arrows    an Arrow IPC stream
-  NAME.parquet   a Parquet file (snappy), uploaded in parts as it is written
-  -              an Arrow IPC stream on standard output
+the batches to
+  NAME.arrow     an Arrow IPC file: batches stored as they are decoded, listed
+                 in dataset order in its footer, so readers see dataset order
+  NAME.arrows    an Arrow IPC stream, in --order
+  NAME.parquet   a Parquet file (snappy), uploaded in parts as it is written,
+                 in --order
+  -              an Arrow IPC stream on standard output, in --order
+--order arrival (the default) writes batches as they are decoded; --order
+dataset reads each file in order, --concurrency files at once, and holds a
+bounded window of batches from files ahead of a slow one.
 NAME is a path or a store URL. Nothing appears under NAME unless the whole
 scan succeeds.`,
 		Example: `  # count the rows of a generated dataset, with statistics
@@ -84,6 +91,7 @@ scan succeeds.`,
 	f.StringVarP(&opts.output, "output", "o", "", "write the batches to a .arrow, .arrows or .parquet path or URL, or - for stdout")
 	f.BoolVar(&opts.stats, "stats", false, "print scan and fetch statistics to stderr at the end")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress")
+	f.StringVar(&opts.order, "order", "arrival", "order of a stream or Parquet output: arrival or dataset")
 	return cmd
 }
 
@@ -122,6 +130,10 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url s
 	if err != nil {
 		return err
 	}
+	order, err := collect.ParseOrder(opts.order)
+	if err != nil {
+		return usagef("--order: %v", err)
+	}
 
 	base, rest := splitGlob(url)
 	st, key, err := globals.openStore(ctx, base, maxInFlight)
@@ -135,7 +147,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url s
 	// The bar's total is known once the footers are read; the scan
 	// reports each row group's bytes as it is decoded.
 	var prog *progress
-	ds, err := scan.Open(ctx, st, key, scan.Options{
+	so := scan.Options{
 		Columns:     columns,
 		Filter:      opts.filter,
 		BatchRows:   opts.batchRows,
@@ -143,7 +155,8 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url s
 		Concurrency: opts.concurrency,
 		Mem:         memory.DefaultAllocator,
 		Progress:    func(n int64) { prog.Add(n) },
-	})
+	}
+	ds, err := scan.Open(ctx, st, key, so)
 	var fe *scan.FilterError
 	if errors.As(err, &fe) {
 		return usageError{err}
@@ -156,20 +169,25 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url s
 		return err
 	}
 	prog = newProgress("scan", ds.BytesNeeded(), opts.quiet)
-	s := ds.Scan(ctx)
-	err = func() error {
-		defer s.Close()
-		for s.Next() {
-			b := s.Batch()
-			err := sink.write(b.RecordBatch)
-			b.Release()
-			if err != nil {
-				return err
+	var stats scan.Stats
+	if order == collect.Dataset && (sink.kind == sinkIPCStream || sink.kind == sinkParquet) {
+		stats, err = scanInDatasetOrder(ctx, st, key, ds, so, sink) // collect: see scan_order.go
+	} else {
+		s := ds.Scan(ctx)
+		err = func() error {
+			defer s.Close()
+			for s.Next() {
+				b := s.Batch()
+				err := sink.write(b.RecordBatch, b.Pos)
+				b.Release()
+				if err != nil {
+					return err
+				}
 			}
-		}
-		return s.Err()
-	}()
-	stats := s.Stats()
+			return s.Err()
+		}()
+		stats = s.Stats()
+	}
 	prog.Done()
 	if err == nil {
 		err = sink.close()
@@ -214,7 +232,7 @@ type scanSink struct {
 	st     *store.Store
 	sw     *store.Writer
 	buf    *bufio.Writer
-	ipcF   *ipc.FileWriter
+	ipcF   *collect.FileWriter // footer in dataset order
 	ipcS   *ipc.Writer
 	pq     *pqarrow.FileWriter
 	closed bool
@@ -264,7 +282,7 @@ func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer)
 	var err error
 	switch s.kind {
 	case sinkIPCFile:
-		s.ipcF, err = ipc.NewFileWriter(s.buf, ipc.WithSchema(sc))
+		s.ipcF, err = collect.NewFileWriter(s.buf, sc, memory.DefaultAllocator)
 	case sinkIPCStream:
 		s.ipcS = ipc.NewWriter(s.buf, ipc.WithSchema(sc))
 	case sinkParquet:
@@ -281,14 +299,14 @@ func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer)
 	return nil
 }
 
-func (s *scanSink) write(rec arrow.RecordBatch) error {
+func (s *scanSink) write(rec arrow.RecordBatch, pos scan.Position) error {
 	if rec.NumRows() == 0 {
 		return nil
 	}
 	var err error
 	switch s.kind {
 	case sinkIPCFile:
-		err = s.ipcF.Write(rec)
+		err = s.ipcF.Write(rec, collect.Pos{Position: pos})
 	case sinkIPCStream:
 		err = s.ipcS.Write(rec)
 	case sinkParquet:

@@ -263,6 +263,25 @@ func TestServeGetEndToEnd(t *testing.T) {
 					t.Errorf("get -o %s: %v, Flight client %v", o.name, got, want)
 				}
 			}
+			// sluice scan of the same data: the IPC file by its footer, and
+			// streams and Parquet with --order dataset.
+			for _, o := range []struct {
+				name   string
+				format collect.Format
+			}{{"scan.arrow", collect.IPCFile}, {"scan.arrows", collect.IPCStream}, {"scan.parquet", collect.Parquet}} {
+				out := filepath.Join(dir, o.name)
+				args := append([]string{"scan", filepath.Join(data, "taxi"), "-o", out, "--order", "dataset", "-q"}, c.args...)
+				if r := sluice(t, nil, args...); r.code != 0 {
+					t.Fatalf("scan -o %s: %+v", o.name, r)
+				}
+				b, err := os.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := sumOf(t, b, o.format); got != want {
+					t.Errorf("scan -o %s: %v, Flight client %v", o.name, got, want)
+				}
+			}
 		})
 	}
 
@@ -273,6 +292,8 @@ func TestServeGetEndToEnd(t *testing.T) {
 	assertCleanFailure(t, sluice(t, nil, "get", addr, "nosuch/"), exitNotFound, "nosuch")
 	assertCleanFailure(t, sluice(t, nil, "get", addr, "taxi/", "--filter", "nope = 1"), exitUsage, "nope")
 	assertCleanFailure(t, sluice(t, nil, "get", addr, "taxi/", "-o", filepath.Join(dir, "x.csv")), exitUsage, ".arrow")
+	assertCleanFailure(t, sluice(t, nil, "get", addr, "taxi/", "--order", "random"), exitUsage, "arrival or dataset")
+	assertCleanFailure(t, sluice(t, nil, "scan", data, "--order", "random"), exitUsage, "arrival or dataset")
 }
 
 // TestGetFailureLeavesNothing: a file whose data is corrupt (its footer
