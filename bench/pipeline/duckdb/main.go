@@ -1,0 +1,105 @@
+// Command duckdb runs the pipeline benchmark's queries in DuckDB over
+// the same Parquet files, for sluice's pipeline benchmark (go run
+// ./bench/pipeline) to compare against. It is a module of its own so the
+// sluice binary never links DuckDB (cgo and a static library of about
+// 100 MB that the module brings).
+//
+//	duckdb -query b -files '/data/lineitem/*.parquet'
+//
+// It prints the query's result rows, tab-separated, then a line
+// "elapsed SECONDS" with the time of the query alone (after opening an
+// in-memory database).
+package main
+
+import (
+	"database/sql"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+)
+
+// The queries, as sluice runs them (see bench/pipeline).
+var queries = map[string]string{
+	"a": `select pickup_date, sum(trip_distance) as trip_distance
+	      from read_parquet('%s') group by pickup_date
+	      order by trip_distance desc, pickup_date limit 9`,
+	"b": `select l_returnflag, l_linestatus,
+	        sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price,
+	        sum(l_extendedprice * (1 - l_discount)) as sum_disc_price,
+	        sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge,
+	        avg(l_quantity) as avg_qty, avg(l_extendedprice) as avg_price,
+	        avg(l_discount) as avg_disc, count(*) as count_order
+	      from read_parquet('%s')
+	      where l_shipdate <= date '1998-09-02'
+	      group by l_returnflag, l_linestatus
+	      order by l_returnflag, l_linestatus`,
+}
+
+func main() {
+	query := flag.String("query", "b", "a or b")
+	files := flag.String("files", "", "the Parquet files, a glob")
+	threads := flag.Int("threads", 0, "DuckDB threads (0: its default, the number of cores)")
+	flag.Parse()
+	q, ok := queries[*query]
+	if !ok || *files == "" {
+		fmt.Fprintln(os.Stderr, "usage: duckdb -query a|b -files GLOB")
+		os.Exit(2)
+	}
+	if err := run(fmt.Sprintf(q, strings.ReplaceAll(*files, "'", "''")), *threads); err != nil {
+		fmt.Fprintln(os.Stderr, "duckdb:", err)
+		os.Exit(1)
+	}
+}
+
+func run(q string, threads int) error {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if threads > 0 {
+		if _, err := db.Exec(fmt.Sprintf("SET threads = %d", threads)); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	rows, err := db.Query(q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var out []string
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		cells := make([]string, len(vals))
+		for i, v := range vals {
+			if t, ok := v.(time.Time); ok {
+				cells[i] = t.Format("2006-01-02")
+			} else {
+				cells[i] = fmt.Sprint(v)
+			}
+		}
+		out = append(out, strings.Join(cells, "\t"))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	for _, l := range out {
+		fmt.Println(l)
+	}
+	fmt.Printf("elapsed %.6f\n", elapsed.Seconds())
+	return nil
+}

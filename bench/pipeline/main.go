@@ -1,0 +1,257 @@
+// Command pipeline is the pipeline benchmark: query A (sum of trip
+// distance by pickup date over taxi, top 9) and query B (TPC-H Q1's
+// shape over lineitem), each run fused in one sluice process and piped
+// through separate sluice processes connected by OS pipes, and query B in
+// DuckDB over the same files when its helper (./duckdb, a module of its
+// own) builds. It prints the median of several runs of each and the
+// ratios, measured in the same run.
+//
+//	go run ./bench/pipeline -runs 7
+//	go run ./bench/pipeline -dir /data/bench -taxi-rows 20000000 -lineitem-rows 20000000
+//
+// Data is generated with sluice gen into -dir unless it is there already.
+// Before timing, each form runs once (warm page cache), and every form's
+// result is checked: fused and piped must print the same table.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The queries, as stage texts: the fused form joins them with | in sluice
+// run; the piped form runs the first with sluice run (scan is not a
+// stage command of its own) and each other as sluice STAGE.
+var queries = []query{
+	{name: "A", dataset: "taxi", stages: []string{
+		"scan {dir}/taxi --columns pickup_date,trip_distance",
+		"sum-by pickup_date trip_distance",
+		"top 9 --by trip_distance --desc",
+		"show",
+	}},
+	{name: "B", dataset: "lineitem", duckdb: "b", stages: []string{
+		"scan {dir}/lineitem --columns l_returnflag,l_linestatus,l_quantity,l_extendedprice,l_discount,l_tax,l_shipdate",
+		`filter "l_shipdate <= date '1998-09-02'"`,
+		`agg-by l_returnflag,l_linestatus 'sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price, ` +
+			`sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, ` +
+			`mean(l_quantity) as avg_qty, mean(l_extendedprice) as avg_price, mean(l_discount) as avg_disc, count() as count_order'`,
+		"show",
+	}},
+}
+
+type query struct {
+	name, dataset, duckdb string
+	stages                []string
+}
+
+func main() {
+	dir := flag.String("dir", filepath.Join(os.TempDir(), "sluice-pipeline-bench"), "where the datasets are (generated if missing)")
+	taxiRows := flag.Int64("taxi-rows", 6_000_000, "rows of taxi to generate")
+	lineitemRows := flag.Int64("lineitem-rows", 6_000_000, "rows of lineitem to generate (6M is TPC-H scale factor 1)")
+	files := flag.Int("files", 8, "files per dataset")
+	runs := flag.Int("runs", 5, "timed runs of each form; medians are reported")
+	sluiceBin := flag.String("sluice", "", "the sluice binary (default: built from ./cmd/sluice)")
+	duck := flag.Bool("duckdb", true, "compare query B with DuckDB (builds ./bench/pipeline/duckdb)")
+	flag.Parse()
+	if err := run(*dir, *taxiRows, *lineitemRows, *files, *runs, *sluiceBin, *duck); err != nil {
+		fmt.Fprintln(os.Stderr, "pipeline:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin string, duck bool) error {
+	tmp, err := os.MkdirTemp("", "sluice-pipeline-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if sluiceBin == "" {
+		sluiceBin = filepath.Join(tmp, "sluice")
+		if out, err := exec.Command("go", "build", "-o", sluiceBin, "./cmd/sluice").CombinedOutput(); err != nil {
+			return fmt.Errorf("build sluice (run from the repository root): %v\n%s", err, out)
+		}
+	}
+	duckBin, duckWhy := "", "not asked for (-duckdb=false)"
+	if duck {
+		duckBin = filepath.Join(tmp, "duckdb")
+		cmd := exec.Command("go", "build", "-o", duckBin, ".")
+		cmd.Dir = filepath.Join("bench", "pipeline", "duckdb")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			duckBin, duckWhy = "", "its helper did not build: "+firstLine(string(out))
+		}
+	}
+	for _, ds := range []struct {
+		name string
+		rows int64
+	}{{"taxi", taxiRows}, {"lineitem", lineitemRows}} {
+		out := filepath.Join(dir, ds.name)
+		if _, err := os.Stat(out); err == nil {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "generating %s (%d rows, %d files) in %s\n", ds.name, ds.rows, files, out)
+		gen := exec.Command(sluiceBin, "gen", ds.name, "--rows", fmt.Sprint(ds.rows), "--files", fmt.Sprint(files), "--out", out, "-q")
+		gen.Stderr = os.Stderr
+		if err := gen.Run(); err != nil {
+			return fmt.Errorf("gen %s: %w", ds.name, err)
+		}
+	}
+
+	fmt.Printf("pipeline benchmark: %d runs each, medians; %d cores (GOMAXPROCS %d); data in %s\n", runs, runtime.NumCPU(), runtime.GOMAXPROCS(0), dir)
+	fmt.Printf("%-6s %-8s %10s %10s %9s %9s %12s\n", "query", "form", "wall s", "cpu s", "max RSS", "pipe MiB", "vs fused")
+	for _, q := range queries {
+		stages := make([]string, len(q.stages))
+		for i, s := range q.stages {
+			stages[i] = strings.ReplaceAll(s, "{dir}", dir)
+		}
+		fusedArgs := []string{"run", strings.Join(stages, " | ")}
+		piped := "set -o pipefail; " + shellQuote(sluiceBin) + " run " + shellQuote(stages[0])
+		for _, s := range stages[1:] {
+			piped += " | " + shellQuote(sluiceBin) + " " + s
+		}
+		fused := func() (sample, string, error) { return measure(exec.Command(sluiceBin, fusedArgs...)) }
+		pipe := func() (sample, string, error) { return measure(exec.Command("bash", "-c", piped)) }
+
+		// Warm up, and check the two forms agree.
+		_, fout, err := fused()
+		if err != nil {
+			return fmt.Errorf("query %s fused: %w", q.name, err)
+		}
+		_, pout, err := pipe()
+		if err != nil {
+			return fmt.Errorf("query %s piped: %w", q.name, err)
+		}
+		if fout != pout {
+			return fmt.Errorf("query %s: fused and piped results differ:\n%s\n%s", q.name, fout, pout)
+		}
+		pipeBytes := streamBytes(sluiceBin, stages)
+
+		var fs, ps []sample
+		for range runs {
+			s, _, err := fused()
+			if err != nil {
+				return err
+			}
+			fs = append(fs, s)
+			s, _, err = pipe()
+			if err != nil {
+				return err
+			}
+			ps = append(ps, s)
+		}
+		f, p := median(fs), median(ps)
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12s\n", q.name, "fused", f.wall, f.cpu, f.rss/(1<<20), "-", "1.00")
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f\n", q.name, "piped", p.wall, p.cpu, p.rss/(1<<20), float64(pipeBytes)/(1<<20), p.wall/f.wall)
+		if q.duckdb == "" {
+			continue
+		}
+		if duckBin == "" {
+			fmt.Printf("%-6s %-8s DuckDB not measured: %s\n", q.name, "duckdb", duckWhy)
+			continue
+		}
+		glob := filepath.Join(dir, q.dataset, "*.parquet")
+		duckRun := func() (sample, string, error) {
+			return measure(exec.Command(duckBin, "-query", q.duckdb, "-files", glob))
+		}
+		if _, _, err := duckRun(); err != nil {
+			return fmt.Errorf("query %s in DuckDB: %w", q.name, err)
+		}
+		var ds []sample
+		var inner []float64
+		for range runs {
+			s, out, err := duckRun()
+			if err != nil {
+				return err
+			}
+			ds = append(ds, s)
+			var secs float64
+			if i := strings.LastIndex(out, "elapsed "); i >= 0 {
+				fmt.Sscanf(out[i:], "elapsed %f", &secs)
+			}
+			inner = append(inner, secs)
+		}
+		d := median(ds)
+		slices.Sort(inner)
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12.2f   (fused/DuckDB %.2f; DuckDB's query alone %.3f s)\n",
+			q.name, "duckdb", d.wall, d.cpu, d.rss/(1<<20), "-", d.wall/f.wall, f.wall/d.wall, inner[len(inner)/2])
+	}
+	return nil
+}
+
+// sample is one run of a command: wall seconds, CPU seconds (user and
+// system, of the command and every process it waited for) and the
+// largest resident set among them.
+type sample struct{ wall, cpu, rss float64 }
+
+func measure(cmd *exec.Cmd) (sample, string, error) {
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start).Seconds()
+	if err != nil {
+		return sample{}, "", fmt.Errorf("%s: %v: %s", strings.Join(cmd.Args, " "), err, firstLine(errb.String()))
+	}
+	s := sample{wall: wall}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+		s.rss = float64(ru.Maxrss) * 1024
+	}
+	return s, out.String(), nil
+}
+
+func median(s []sample) sample {
+	pick := func(f func(sample) float64) float64 {
+		v := make([]float64, len(s))
+		for i, x := range s {
+			v[i] = f(x)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return sample{
+		wall: pick(func(x sample) float64 { return x.wall }),
+		cpu:  pick(func(x sample) float64 { return x.cpu }),
+		rss:  pick(func(x sample) float64 { return x.rss }),
+	}
+}
+
+// streamBytes is what the piped form sends through its pipes: the IPC
+// stream after each stage but the last.
+func streamBytes(bin string, stages []string) int64 {
+	var total int64
+	for i := 1; i < len(stages); i++ {
+		cmd := exec.CommandContext(context.Background(), bin, "run", strings.Join(stages[:i], " | "))
+		n := &counter{}
+		cmd.Stdout = n
+		if err := cmd.Run(); err != nil && !errors.Is(err, os.ErrClosed) {
+			return -1
+		}
+		total += n.n
+	}
+	return total
+}
+
+type counter struct{ n int64 }
+
+func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
