@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"go.uber.org/goleak"
 )
 
 // stragglerPlan: producers parts of batches each; part slow takes
@@ -46,7 +47,7 @@ func TestStraggler(t *testing.T) {
 		for _, mode := range []string{"arrival", "dataset", "file"} {
 			t.Run(fmt.Sprintf("slow=%d/consumer=%v/%s", slow, c.consumerWait, mode), func(t *testing.T) {
 				mem := newPeakAllocator(t)
-				p := stragglerPlan(parts, batches, slow, 2*time.Millisecond, 20*time.Millisecond)
+				p := stragglerPlan(parts, batches, slow, 3*time.Millisecond, 30*time.Millisecond)
 				order := Arrival
 				if mode == "dataset" {
 					order = Dataset
@@ -354,6 +355,7 @@ func TestConsumerError(t *testing.T) {
 func TestCancel(t *testing.T) {
 	for _, order := range []Order{Arrival, Dataset} {
 		t.Run("close/"+order.String(), func(t *testing.T) {
+			defer goleak.VerifyNone(t)
 			mem := newPeakAllocator(t)
 			p := stragglerPlan(16, 100, 0, 0, 5*time.Millisecond)
 			s := Collect(context.Background(), 16, p.producer(mem), Options{Order: order, Parallel: 4, Window: 3})
@@ -373,6 +375,7 @@ func TestCancel(t *testing.T) {
 			}
 		})
 		t.Run("context/"+order.String(), func(t *testing.T) {
+			defer goleak.VerifyNone(t)
 			mem := newPeakAllocator(t)
 			p := stragglerPlan(16, 100, 0, 0, 5*time.Millisecond)
 			ctx, cancel := context.WithCancel(context.Background())
