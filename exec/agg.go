@@ -289,7 +289,7 @@ type aggPartial struct {
 	acc  []accum
 }
 
-func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch) (any, error) {
+func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []bool) (any, error) {
 	n := int(rec.NumRows())
 	if n == 0 {
 		return nil, nil
@@ -298,25 +298,8 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch) (any, erro
 	defer h.rows.Put(kr)
 	h.keys.encode(rec, kr)
 	gids := make([]int32, n)
-	index := map[string]int32{}
 	p := &aggPartial{}
-	var prev []byte
-	prevG := int32(-1)
-	for i := range n {
-		k := kr.row(i)
-		if prevG >= 0 && bytes.Equal(k, prev) {
-			gids[i] = prevG
-			continue
-		}
-		g, ok := index[string(k)]
-		if !ok {
-			g = int32(len(p.keys))
-			s := string(k)
-			index[s] = g
-			p.keys = append(p.keys, s)
-		}
-		gids[i], prev, prevG = g, k, g
-	}
+	groupRows(kr, keep, gids, &p.keys)
 	groups := len(p.keys)
 	p.acc = make([]accum, len(h.aggs))
 	for j, a := range h.aggs {
@@ -324,7 +307,9 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch) (any, erro
 		acc.grow(groups)
 		if a.arg == nil {
 			for _, g := range gids {
-				acc.n[g]++
+				if g >= 0 {
+					acc.n[g]++
+				}
 			}
 			continue
 		}
@@ -336,46 +321,144 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch) (any, erro
 	return p, nil
 }
 
-// accumulate folds the values of one batch into per-group states.
-func accumulate(a boundAgg, acc *accum, v vec, gids []int32) error {
-	idx := func(i int) int {
-		if v.konst {
-			return 0
+// groupRows gives each row the index of its group in keys (first-seen
+// order), or -1 for a row keep leaves out.
+func groupRows(kr *keyRows, keep []bool, gids []int32, keys *[]string) {
+	// Keys of at most 16 bytes (most: a few numbers or short strings) are
+	// looked up as fixed-size arrays, which hash faster than strings. The
+	// encoding is self-delimiting, so zero padding cannot make two keys
+	// equal.
+	short := true
+	for i := range gids {
+		if kr.offs[i+1]-kr.offs[i] > 16 {
+			short = false
+			break
 		}
-		return i
 	}
-	for i, g := range gids {
-		r := idx(i)
-		if !v.isValid(r) {
-			continue
-		}
-		seen := acc.n[g] > 0
-		acc.n[g]++
-		switch a.fn {
-		case aggCount:
-		case aggSum, aggMean:
-			if a.k == kFloat {
-				acc.f[g] += v.f[r]
+	var prev []byte
+	prevG := int32(-1)
+	if short {
+		index := map[[16]byte]int32{}
+		for i := range gids {
+			if keep != nil && !keep[i] {
+				gids[i] = -1
 				continue
 			}
-			s, ok := addInt(acc.i[g], v.i[r])
+			k := kr.row(i)
+			if prevG >= 0 && bytes.Equal(k, prev) {
+				gids[i] = prevG
+				continue
+			}
+			var a [16]byte
+			copy(a[:], k)
+			g, ok := index[a]
+			if !ok {
+				g = int32(len(*keys))
+				index[a] = g
+				*keys = append(*keys, string(k))
+			}
+			gids[i], prev, prevG = g, k, g
+		}
+		return
+	}
+	index := map[string]int32{}
+	for i := range gids {
+		if keep != nil && !keep[i] {
+			gids[i] = -1
+			continue
+		}
+		k := kr.row(i)
+		if prevG >= 0 && bytes.Equal(k, prev) {
+			gids[i] = prevG
+			continue
+		}
+		g, ok := index[string(k)]
+		if !ok {
+			g = int32(len(*keys))
+			s := string(k)
+			index[s] = g
+			*keys = append(*keys, s)
+		}
+		gids[i], prev, prevG = g, k, g
+	}
+}
+
+// accumulate folds the values of one batch into per-group states; rows
+// whose group is -1 are left out.
+func accumulate(a boundAgg, acc *accum, v vec, gids []int32) error {
+	if v.konst {
+		// A constant argument: expand it (rare: sum(1)).
+		n := len(gids)
+		switch v.k {
+		case kFloat:
+			v.f = slices.Repeat(v.f[:1], n)
+		case kString:
+		default:
+			v.i = slices.Repeat(v.i[:1], n)
+		}
+		if v.valid != nil {
+			v.valid = slices.Repeat(v.valid[:1], n)
+		}
+		if v.k == kString {
+			s := v.s
+			v.s = func(int) string { return s(0) }
+		}
+		v.konst = false
+	}
+	sumLike := a.fn == aggSum || a.fn == aggMean
+	switch {
+	case a.fn == aggCount:
+		for i, g := range gids {
+			if g >= 0 && v.isValid(i) {
+				acc.n[g]++
+			}
+		}
+	case sumLike && a.k == kFloat && v.valid == nil:
+		f, sum, cnt := v.f[:len(gids)], acc.f, acc.n
+		for i, g := range gids {
+			if g >= 0 {
+				sum[g] += f[i]
+				cnt[g]++
+			}
+		}
+	case sumLike && a.k == kFloat:
+		for i, g := range gids {
+			if g >= 0 && v.valid[i] {
+				acc.f[g] += v.f[i]
+				acc.n[g]++
+			}
+		}
+	case sumLike:
+		for i, g := range gids {
+			if g < 0 || !v.isValid(i) {
+				continue
+			}
+			s, ok := addInt(acc.i[g], v.i[i])
 			if !ok {
 				return fmt.Errorf("sum overflows int64")
 			}
 			acc.i[g] = s
-		case aggMin, aggMax:
-			isMin := a.fn == aggMin
+			acc.n[g]++
+		}
+	default: // min, max
+		isMin := a.fn == aggMin
+		for i, g := range gids {
+			if g < 0 || !v.isValid(i) {
+				continue
+			}
+			seen := acc.n[g] > 0
+			acc.n[g]++
 			switch a.k {
 			case kFloat:
-				if x := v.f[r]; !seen || (x < acc.f[g]) == isMin && x != acc.f[g] {
+				if x := v.f[i]; !seen || (x < acc.f[g]) == isMin && x != acc.f[g] {
 					acc.f[g] = x
 				}
 			case kString:
-				if x := v.s(r); !seen || (x < acc.s[g]) == isMin && x != acc.s[g] {
+				if x := v.s(i); !seen || (x < acc.s[g]) == isMin && x != acc.s[g] {
 					acc.s[g] = strings.Clone(x)
 				}
 			default:
-				if x := v.i[r]; !seen || (x < acc.i[g]) == isMin && x != acc.i[g] {
+				if x := v.i[i]; !seen || (x < acc.i[g]) == isMin && x != acc.i[g] {
 					acc.i[g] = x
 				}
 			}

@@ -42,6 +42,34 @@ type filterer struct {
 	mem  memory.Allocator
 }
 
+// mask says which rows of in the filter keeps; all is true when it keeps
+// every row (keep may then be nil).
+func (f *filterer) mask(in arrow.RecordBatch) (keep []bool, all bool) {
+	n := int(in.NumRows())
+	if n == 0 {
+		return nil, false
+	}
+	v := f.pred.eval(in)
+	if v.konst {
+		if v.b[0] && v.isValid(0) {
+			return nil, true
+		}
+		return make([]bool, n), false
+	}
+	keep = v.b
+	if v.valid != nil {
+		keep = make([]bool, n)
+		for i, b := range v.b {
+			keep[i] = b && v.valid[i]
+		}
+	}
+	all = true
+	for _, k := range keep {
+		all = all && k
+	}
+	return keep, all
+}
+
 func (f *filterer) mapBatch(ctx context.Context, in arrow.RecordBatch) (arrow.RecordBatch, error) {
 	n := int(in.NumRows())
 	if n == 0 {

@@ -199,6 +199,13 @@ func keyColFor(dt arrow.DataType) (keyCol, bool) {
 			kc.out = d.ValueType
 		}
 		kc.size = func(a arrow.Array, sizes []int) {
+			if sa, ok := a.(*array.String); ok && a.NullN() == 0 {
+				offs := sa.ValueOffsets()
+				for i := range sizes {
+					sizes[i] += 5 + int(offs[i+1]-offs[i])
+				}
+				return
+			}
 			s := acc(a)
 			for i := range sizes {
 				if a.IsNull(i) {
@@ -209,6 +216,18 @@ func keyColFor(dt arrow.DataType) (keyCol, bool) {
 			}
 		}
 		kc.enc = func(a arrow.Array, buf []byte, pos []int) {
+			if sa, ok := a.(*array.String); ok && a.NullN() == 0 {
+				offs, data := sa.ValueOffsets(), sa.ValueBytes()
+				for i := range pos {
+					p := pos[i]
+					v := data[offs[i]:offs[i+1]]
+					buf[p] = 1
+					binary.LittleEndian.PutUint32(buf[p+1:p+5], uint32(len(v)))
+					copy(buf[p+5:], v)
+					pos[i] = p + 5 + len(v)
+				}
+				return
+			}
 			s := acc(a)
 			for i := range pos {
 				p := pos[i]

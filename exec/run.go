@@ -145,7 +145,7 @@ type aggOp struct {
 }
 
 func (o *aggOp) push(ctx context.Context, rec arrow.RecordBatch) error {
-	p, err := o.a.partial(ctx, rec)
+	p, err := o.a.partial(ctx, rec, nil)
 	if err != nil {
 		return err
 	}
@@ -285,6 +285,33 @@ func runParallel(ctx context.Context, workers int, src Source, mappers []mapper,
 
 func work(ctx context.Context, rec arrow.RecordBatch, mappers []mapper, agg aggregator) result {
 	cur := rec
+	// A filter right before the aggregation only marks the rows to keep.
+	var keep []bool
+	if f, ok := lastFilter(mappers); ok && agg != nil {
+		mappers = mappers[:len(mappers)-1]
+		for _, m := range mappers {
+			out, err := m.mapBatch(ctx, cur)
+			cur.Release()
+			if err != nil {
+				return result{err: err}
+			}
+			if out == nil {
+				return result{}
+			}
+			cur = out
+		}
+		keep, all := f.mask(cur)
+		if !all && !anyTrue(keep) {
+			cur.Release()
+			return result{}
+		}
+		if all {
+			keep = nil
+		}
+		p, err := agg.partial(ctx, cur, keep)
+		cur.Release()
+		return result{partial: p, err: err}
+	}
 	for _, m := range mappers {
 		out, err := m.mapBatch(ctx, cur)
 		cur.Release()
@@ -299,9 +326,26 @@ func work(ctx context.Context, rec arrow.RecordBatch, mappers []mapper, agg aggr
 	if agg == nil {
 		return result{rec: cur}
 	}
-	p, err := agg.partial(ctx, cur)
+	p, err := agg.partial(ctx, cur, keep)
 	cur.Release()
 	return result{partial: p, err: err}
+}
+
+func lastFilter(mappers []mapper) (*filterer, bool) {
+	if len(mappers) == 0 {
+		return nil, false
+	}
+	f, ok := mappers[len(mappers)-1].(*filterer)
+	return f, ok
+}
+
+func anyTrue(b []bool) bool {
+	for _, x := range b {
+		if x {
+			return true
+		}
+	}
+	return false
 }
 
 func consume(ctx context.Context, r result, agg aggregator, next operator) error {

@@ -133,7 +133,9 @@ type mapper interface {
 // batch (concurrently, borrowing it), fold merges partials in stream
 // order, and emit sends the result.
 type aggregator interface {
-	partial(ctx context.Context, in arrow.RecordBatch) (any, error)
+	// keep, when not nil, says which rows to aggregate (a filter
+	// before the aggregation, evaluated without copying the batch).
+	partial(ctx context.Context, in arrow.RecordBatch, keep []bool) (any, error)
 	fold(p any) error
 	discard(p any)
 	emit(ctx context.Context, next operator) error

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,7 +13,8 @@ import (
 )
 
 type runOptions struct {
-	workers int
+	workers    int
+	cpuProfile string
 }
 
 func newRunCommand() *cobra.Command {
@@ -54,6 +57,7 @@ the later stages see the batches in dataset order.`,
 		},
 	}
 	cmd.Flags().IntVarP(&opts.workers, "workers", "w", 0, "batches worked on at once (default: the number of cores)")
+	cmd.Flags().StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	return cmd
 }
 
@@ -62,6 +66,17 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		return usagef("--workers %d: want 0 (the number of cores) or more", opts.workers)
 	}
 	quietPipes(stdin, stdout)
+	if opts.cpuProfile != "" {
+		f, err := os.Create(opts.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	p, err := parsePipeline(text, stdin, stdout)
 	if err != nil {
 		return err
