@@ -17,15 +17,17 @@
 // # Orders and memory
 //
 //   - Arrival: a batch is delivered as soon as it is produced. At most
-//     Options.Parallel batches wait for the consumer; a producer whose
-//     batch finds the queue full waits. With P producers the collector
-//     holds at most about two batches per producer (one queued, one
-//     being made), whatever a straggler does.
+//     Options.Parallel-1 batches (at least one) wait for the consumer; a
+//     producer whose batch finds the queue full waits. With P producers
+//     at most two batches per producer are alive (queued, in a
+//     producer's hands, or the consumer's), whatever a straggler does.
 //   - Dataset: batches are delivered in Pos order. The first part not yet
 //     delivered (the head) always streams straight through; batches of
 //     later parts wait in a window of Options.Window batches (and
 //     Options.WindowBytes bytes). A producer ahead of a full window waits,
-//     so a straggler stalls the others instead of growing memory.
+//     so a straggler stalls the others instead of growing memory: at most
+//     Window + 2 (the head's) batches are queued, plus one in each
+//     producer's hands.
 //   - FileWriter: the Arrow IPC file format keeps its list of record
 //     batch blocks in the footer. FileWriter writes batches as they
 //     arrive and, on Close, writes a footer listing them in Pos order, so

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -337,6 +338,15 @@ func TestGetFailureLeavesNothing(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("failed gets left files: %v", entries)
+	}
+}
+
+func TestServeGetHelp(t *testing.T) {
+	for _, c := range []string{"serve", "get"} {
+		r := sluice(t, nil, c, "--help")
+		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
+			t.Errorf("%s --help has no Examples section (exit %d)", c, r.code)
+		}
 	}
 }
 
