@@ -40,9 +40,10 @@ type Options struct {
 	// Concurrency is how many row groups are decoded at once. Default
 	// GOMAXPROCS.
 	Concurrency int
-	// Fetcher, when set, is used instead of a new fetch.Fetcher over the
-	// store (so what it learned about the link carries over between
-	// scans); Memory is then ignored in favour of its own budget.
+	// Fetcher, when set, is used instead of the dataset's own
+	// fetch.Fetcher over the store (to share what it learned about the
+	// link, and its pages, with other readers of the store); Memory is
+	// then ignored in favour of its own budget.
 	Fetcher *fetch.Fetcher
 	// Progress, when set, is called with the bytes of each row group's
 	// column chunks once it is decoded, from several goroutines at once.
@@ -68,12 +69,17 @@ func (o Options) withDefaults() Options {
 }
 
 // Dataset is a set of Parquet files whose footers have been read: its
-// schema is known and the row groups to read are chosen. It is immutable
-// and may be scanned any number of times, concurrently.
+// schema is known and the row groups to read are chosen. It may be
+// scanned any number of times, concurrently; its scans share one
+// fetch.Fetcher, whose page pool (at most Options.Memory) stays allocated
+// while the Dataset is reachable.
 type Dataset struct {
 	st      *store.Store
 	pattern string
 	opts    Options
+	// fetcher serves every scan of the dataset, so a second scan starts
+	// from what the first learned about the link and reuses its pages.
+	fetcher *fetch.Fetcher
 
 	files  []*fileInfo
 	groups []*group // to read, in dataset order
@@ -153,7 +159,10 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 	if len(objs) == 0 {
 		return nil, &NoFilesError{URL: st.URL(pattern)}
 	}
-	d := &Dataset{st: st, pattern: pattern, opts: opts}
+	d := &Dataset{st: st, pattern: pattern, opts: opts, fetcher: opts.Fetcher}
+	if d.fetcher == nil {
+		d.fetcher = fetch.New(st, fetch.Options{Memory: opts.Memory})
+	}
 	d.open.listed = len(objs)
 	keys := make([]string, len(objs))
 	for i, o := range objs {

@@ -90,15 +90,11 @@ func (d *Dataset) Scan(ctx context.Context) *Scanner {
 		out:    make(chan Batch, workers),
 		start:  time.Now(),
 	}
-	f := d.opts.Fetcher
-	if f == nil {
-		f = fetch.New(d.st, fetch.Options{Memory: d.opts.Memory})
-	}
 	reqs := make([]fetch.Request, len(d.groups))
 	for i, g := range d.groups {
 		reqs[i] = fetch.Request{Key: g.file.key, Ranges: g.ranges, ETag: g.file.etag, Size: g.file.size, Tag: i}
 	}
-	s.plan = f.Plan(ctx, reqs)
+	s.plan = d.fetcher.Plan(ctx, reqs)
 	s.wg.Add(workers)
 	for range workers {
 		go s.work()
@@ -119,7 +115,7 @@ func (s *Scanner) work() {
 			return
 		}
 		if err != nil {
-			s.fail(urlError(err))
+			s.fail(attribute(err, ""))
 			return
 		}
 		g := s.ds.groups[u.Tag().(int)]
@@ -129,7 +125,7 @@ func (s *Scanner) work() {
 			if s.ctx.Err() != nil {
 				err = context.Cause(s.ctx)
 			}
-			s.fail(fileError(g.file.url, err))
+			s.fail(attribute(err, g.file.url))
 			return
 		}
 		if p := s.ds.opts.Progress; p != nil {
@@ -138,17 +134,27 @@ func (s *Scanner) work() {
 	}
 }
 
-// urlError names the file a fetch error is about, when it says.
-func urlError(err error) error {
-	var se *store.Error
-	if errors.As(err, &se) && se.URL != "" {
-		return fileError(se.URL, err)
+// attribute names the file an error is about: the object a fetch or
+// storage error names, which is not always the file being decoded (a
+// plan that fails on one object fails the reads of every unit), else url
+// when it is set.
+func attribute(err error, url string) error {
+	var fe *FileError
+	if errors.As(err, &fe) {
+		return fe
 	}
 	var ce *fetch.ChangedError
 	if errors.As(err, &ce) {
-		return fileError(ce.URL, err)
+		return fileError(ce.URL, ce)
 	}
-	return err
+	var se *store.Error
+	if errors.As(err, &se) && se.URL != "" {
+		return fileError(se.URL, se)
+	}
+	if url == "" {
+		return err
+	}
+	return fileError(url, err)
 }
 
 // fail records the scan's first error and stops it. Errors after Close
