@@ -160,9 +160,6 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 		return nil, &NoFilesError{URL: st.URL(pattern)}
 	}
 	d := &Dataset{st: st, pattern: pattern, opts: opts, fetcher: opts.Fetcher}
-	if d.fetcher == nil {
-		d.fetcher = fetch.New(st, fetch.Options{Memory: opts.Memory})
-	}
 	d.open.listed = len(objs)
 	keys := make([]string, len(objs))
 	for i, o := range objs {
@@ -196,6 +193,13 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 	d.open.footerReads, d.open.footerBytes = fr.reads.Load(), fr.bytes.Load()
 	if gerr != nil {
 		return nil, firstError(ctx, errs, gerr)
+	}
+	if d.fetcher == nil {
+		// The footer reads measured the link's first-byte latency: the
+		// fetcher starts from it, rather than from an instance next to S3,
+		// so its first units coalesce as the link deserves (a local disk
+		// reads no holes through, S3 reads through a megabyte).
+		d.fetcher = fetch.New(st, fetch.Options{Memory: opts.Memory, TTFB: fr.medianTTFB()})
 	}
 
 	if err := d.resolveSchema(opts.Columns, filter); err != nil {

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
@@ -37,6 +40,22 @@ type footerReader struct {
 	guess atomic.Int64
 
 	reads, bytes atomic.Int64 // requests made and bytes received
+
+	mu   sync.Mutex
+	ttfb []time.Duration // of each read: request to first byte of body
+}
+
+// medianTTFB is the median first-byte latency of the footer reads, the
+// link's latency as far as Open has seen it; zero when nothing was read.
+func (r *footerReader) medianTTFB() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.ttfb) == 0 {
+		return 0
+	}
+	t := slices.Clone(r.ttfb)
+	slices.Sort(t)
+	return t[len(t)/2]
 }
 
 func newFooterReader(st *store.Store) *footerReader {
@@ -120,6 +139,7 @@ func (r *footerReader) read(ctx context.Context, key string) (footer, error) {
 
 func (r *footerReader) readRange(ctx context.Context, key string, rg store.Range, opts store.ReadOptions) ([]byte, store.ObjectInfo, error) {
 	r.reads.Add(1)
+	start := time.Now()
 	rc, info, err := r.st.ReadRange(ctx, key, rg, opts)
 	if err != nil {
 		return nil, info, err
@@ -138,6 +158,12 @@ func (r *footerReader) readRange(ctx context.Context, key string, rg store.Range
 			buf = append(buf, 0)[:len(buf)]
 		}
 		m, err := rc.Read(buf[len(buf):cap(buf)])
+		if m > 0 && len(buf) == 0 {
+			d := time.Since(start)
+			r.mu.Lock()
+			r.ttfb = append(r.ttfb, d)
+			r.mu.Unlock()
+		}
 		buf = buf[:len(buf)+m]
 		r.bytes.Add(int64(m))
 		if err == io.EOF {
