@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -298,4 +300,47 @@ func TestScanS3(t *testing.T) {
 		t.Fatalf("all pruned: %+v", r)
 	}
 	assertCleanFailure(t, sluice(t, env, "scan", "s3://bkt/nothing/"), exitNotFound, "no parquet files under s3://bkt/nothing/")
+}
+
+// Ctrl-C in the middle of a scan to a file: exit 130, no output left, and
+// a stream on stdout ends without its end-of-stream marker.
+func TestScanInterrupted(t *testing.T) {
+	dir := lineitemDir(t)
+	dest := t.TempDir()
+	for _, out := range []string{filepath.Join(dest, "x.parquet"), "-"} {
+		cmd := exec.Command(sluiceBin, "scan", dir, "-q", "--sim", "ttfb=5ms,stream=100KiB/s,link=200KiB/s", "--batch-rows", "500", "-o", out)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(700 * time.Millisecond) // into the read, far from its end
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatal("scan still running 10s after Ctrl-C")
+		}
+		if code := cmd.ProcessState.ExitCode(); code != exitInterrupt {
+			t.Errorf("-o %s: exit %d, want %d (stderr %q)", out, code, exitInterrupt, stderr.String())
+		}
+		if out == "-" {
+			if r, err := ipc.NewReader(bytes.NewReader(stdout.Bytes())); err == nil {
+				for r.Next() {
+				}
+				if r.Err() == nil {
+					t.Errorf("an interrupted stream on stdout reads as complete (%d bytes)", stdout.Len())
+				}
+				r.Release()
+			}
+		}
+	}
+	if entries, _ := os.ReadDir(dest); len(entries) != 0 {
+		t.Errorf("an interrupted scan left %v behind", entries)
+	}
 }
