@@ -37,8 +37,10 @@
 // footer itself. Each row group to read is one fetch.Request of exactly
 // the byte ranges arrow-go will read for the needed columns (computed as
 // arrow-go computes them, padding for old parquet-mr files included),
-// pinned to the version the footer came from. Dataset.Scan runs a fetch
-// plan over them in dataset order and Options.Concurrency workers, each
+// pinned to the version the footer came from. The footer reads also
+// measure the link's first-byte latency, which the dataset's
+// fetch.Fetcher starts from. Dataset.Scan runs a fetch plan over the row
+// groups in dataset order and Options.Concurrency workers, each
 // decoding one row group at a time with pqarrow's record reader in
 // batches of Options.BatchRows rows; a read arrow-go makes outside the
 // fetched ranges is served by a direct ranged read (Stats.Fallbacks).
