@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/s3server"
+	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
@@ -104,7 +105,10 @@ func runDemo(ctx context.Context, out io.Writer, opts demoOptions) error {
 	if err := demoBench(ctx, out, srv, step); err != nil {
 		return err
 	}
-	step("done; try: sluice demo --help, sluice gen --help, sluice server --help")
+	if err := demoScan(ctx, out, srv, step); err != nil {
+		return err
+	}
+	step("done; next: sluice --help, sluice scan --help, sluice run --help, sluice bench --help")
 	return nil
 }
 
@@ -132,5 +136,38 @@ func demoBench(ctx context.Context, out io.Writer, srv *s3server.Server, step fu
 	}
 	bench.WriteTable(out, res.Summaries)
 	fmt.Fprintf(out, "    one stream is capped near %.0f MiB/s; parallel requests fill the link (sluice bench --help)\n", p.Stream/(1<<20))
+	return nil
+}
+
+// demoScan reads the generated dataset into Arrow through the same link
+// model, the way sluice scan does, and shows where the time went.
+func demoScan(ctx context.Context, out io.Writer, srv *s3server.Server, step func(string, ...any)) error {
+	p, err := sim.Parse("s3")
+	if err != nil {
+		return err
+	}
+	st, prefix, err := store.Open(ctx, "s3://demo/lineitem/", store.Options{
+		Endpoint: srv.Endpoint, AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey,
+		Concurrency: maxInFlight, Wrap: sim.WrapOption(p),
+	})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	filter := "l_shipdate <= '1998-09-02'"
+	step("scanning s3://demo/lineitem/ into Arrow under the same link profile: columns l_returnflag,l_extendedprice, filter %s", filter)
+	ds, err := scan.Open(ctx, st, prefix, scan.Options{Columns: []string{"l_returnflag", "l_extendedprice"}, Filter: filter})
+	if err != nil {
+		return err
+	}
+	s := ds.Scan(ctx)
+	defer s.Close()
+	for s.Next() {
+		s.Batch().Release()
+	}
+	if err := s.Err(); err != nil {
+		return err
+	}
+	printScanStats(out, s.Stats(), p.Link)
 	return nil
 }

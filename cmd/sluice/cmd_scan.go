@@ -197,7 +197,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url s
 		return err
 	}
 	if opts.stats {
-		printScanStats(errOut, stats)
+		printScanStats(errOut, stats, globals.profile.Link)
 	}
 	if sink.kind == sinkCount {
 		fmt.Fprintf(out, "%d rows\n", stats.Rows)
@@ -205,10 +205,12 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url s
 	return nil
 }
 
-func printScanStats(w io.Writer, s scan.Stats) {
+// printScanStats prints a scan's figures, and the share of a modelled
+// link's capacity used when link (bytes/s) is above zero.
+func printScanStats(w io.Writer, s scan.Stats, link float64) {
 	fmt.Fprintln(w, s.String())
 	fmt.Fprintln(w, s.Fetch.String())
-	if link := globals.profile.Link; link > 0 && s.Elapsed > 0 {
+	if link > 0 && s.Elapsed > 0 {
 		rate := float64(s.BytesFetched) / s.Elapsed.Seconds()
 		fmt.Fprintf(w, "link: %.1f MiB/s of %.1f MiB/s (%.0f%% of the modelled link's capacity)\n",
 			rate/(1<<20), link/(1<<20), 100*rate/link)

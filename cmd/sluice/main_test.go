@@ -187,7 +187,7 @@ func TestDemo(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("demo: %+v", r)
 	}
-	for _, want := range []string{"embedded S3 endpoint at http://127.0.0.1:", "2 objects", "s3://demo/lineitem/part-00001.parquet", "  get  4MiB    16"} {
+	for _, want := range []string{"embedded S3 endpoint at http://127.0.0.1:", "2 objects", "s3://demo/lineitem/part-00001.parquet", "  get  4MiB    16", "of the modelled link's capacity"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, r.stdout)
 		}
