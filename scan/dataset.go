@@ -48,6 +48,13 @@ type Options struct {
 	// Progress, when set, is called with the bytes of each row group's
 	// column chunks once it is decoded, from several goroutines at once.
 	Progress func(bytes int64)
+	// ReadDict names string and binary columns to read as dictionary
+	// arrays (dictionary<int32, the column's type>, each batch with its
+	// row group's dictionary) instead of one value per row: for columns
+	// with few distinct values this skips copying every value out of the
+	// Parquet dictionary. Columns of other types, partition columns and
+	// columns the row filter reads are read as values.
+	ReadDict []string
 }
 
 const (
@@ -84,8 +91,9 @@ type Dataset struct {
 	files  []*fileInfo
 	groups []*group // to read, in dataset order
 
-	schema   *arrow.Schema // what batches carry
-	fileCols []string      // output columns that come from the files
+	schema   *arrow.Schema   // what batches carry
+	fileCols []string        // output columns that come from the files
+	readDict map[string]bool // output columns read as dictionaries
 	parts    []partCol
 	terms    []*boundTerm // on file columns, for the row filter
 
@@ -281,13 +289,33 @@ func (d *Dataset) resolveSchema(columns []string, filter *Filter) error {
 			out = append(out, full.Field(idx[0]))
 		}
 	}
-	meta := fsc.Metadata()
-	d.schema = arrow.NewSchema(out, &meta)
-
 	terms, err := bind(filter, full, d.parts)
 	if err != nil {
 		return err
 	}
+	d.readDict = map[string]bool{}
+	for _, name := range d.opts.ReadDict {
+		d.readDict[name] = !isPart(name)
+	}
+	for _, t := range terms {
+		if t.part < 0 {
+			d.readDict[t.Column] = false
+		}
+	}
+	out = append([]arrow.Field(nil), out...) // it may be fields, which full shares
+	for i, f := range out {
+		if !d.readDict[f.Name] {
+			continue
+		}
+		switch f.Type.ID() {
+		case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY:
+			out[i].Type = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: f.Type}
+		default:
+			d.readDict[f.Name] = false
+		}
+	}
+	meta := fsc.Metadata()
+	d.schema = arrow.NewSchema(out, &meta)
 	// The columns each file must have: the projected ones and those the
 	// row filter reads.
 	need := map[string]bool{}

@@ -58,7 +58,13 @@ func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
 	if err != nil {
 		return err
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(s.ds.opts.BatchRows)}, mem)
+	arrowProps := pqarrow.ArrowReadProperties{BatchSize: int64(s.ds.opts.BatchRows)}
+	for _, leaf := range g.file.leaves {
+		if s.ds.readDict[g.file.md.Schema.Column(leaf).ColumnPath()[0]] {
+			arrowProps.SetReadDict(leaf, true)
+		}
+	}
+	fr, err := pqarrow.NewFileReader(pf, arrowProps, mem)
 	if err != nil {
 		return err
 	}
