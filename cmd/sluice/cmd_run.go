@@ -66,17 +66,11 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		return usagef("--workers %d: want 0 (the number of cores) or more", opts.workers)
 	}
 	quietPipes(stdin, stdout)
-	if opts.cpuProfile != "" {
-		f, err := os.Create(opts.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startCPUProfile(opts.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	p, err := parsePipeline(text, stdin, stdout)
 	if err != nil {
 		return err
@@ -204,4 +198,24 @@ func splitPipeline(text string) ([][]string, error) {
 		return nil, err
 	}
 	return stages, nil
+}
+
+// startCPUProfile profiles the process into path until stop is called;
+// with an empty path it does nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

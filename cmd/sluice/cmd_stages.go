@@ -508,7 +508,14 @@ func stageCommands(root *cobra.Command) []*cobra.Command {
 		}
 		cmd, build := newStageCommand(d)
 		cmd.GroupID = "pipeline"
+		var cpuProfile string
+		cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the stage to this file (go tool pprof reads it)")
 		cmd.RunE = func(cmd *cobra.Command, args []string) error {
+			stop, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			return runStage(cmd.Context(), d, build, args, cmd.InOrStdin(), cmd.OutOrStdout())
 		}
 		cmds = append(cmds, cmd)
