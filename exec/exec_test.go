@@ -141,7 +141,7 @@ func TestPipedEqualsFused(t *testing.T) {
 		{"head", Scan([]string{taxi}, ScanOptions{Columns: taxiCols}), []Stage{Head(12345)}, 12345},
 		{"chain", Scan([]string{taxi}, ScanOptions{}), []Stage{Select("pickup_date", "trip_distance", "tip_amount"), must(Filter("tip_amount > 0")), Rename([2]string{"tip_amount", "tip"}), SumBy([]string{"pickup_date"}, []string{"trip_distance", "tip"}), Sort([]SortKey{{Column: "tip", Desc: true}}), Head(20)}, 20},
 		{"query A", Scan([]string{taxi}, ScanOptions{Columns: []string{"pickup_date", "trip_distance"}}), []Stage{SumBy([]string{"pickup_date"}, []string{"trip_distance"}), Top(9, []SortKey{{Column: "trip_distance", Desc: true}})}, 9},
-		{"query B", Scan([]string{lineitem}, ScanOptions{Columns: []string{"l_returnflag", "l_linestatus", "l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_shipdate"}}), []Stage{must(Filter("l_shipdate <= date '1998-09-02'")), must(AggBy([]string{"l_returnflag", "l_linestatus"}, QueryBAggs))}, 4},
+		{"query B", Scan([]string{lineitem}, ScanOptions{Columns: queryBCols}), []Stage{must(Filter("l_shipdate <= date '1998-09-02'")), must(AggBy([]string{"l_returnflag", "l_linestatus"}, QueryBAggs))}, 4},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -154,12 +154,23 @@ func TestPipedEqualsFused(t *testing.T) {
 					t.Fatalf("%d workers: fused differs from piped:\nfused %d rows %.5q\npiped %d rows %.5q", w, len(g), g, len(p), p)
 				}
 			}
+			// The same through a Pool, whose buffers are reused.
+			pool := memory.NewCheckedAllocator(NewPool(8 << 20))
+			if got := piped(t, pool, c.src, c.stages...); !bytes.Equal(got, want) {
+				t.Fatalf("piped through a Pool differs")
+			}
+			if got := fused(t, pool, 3, c.src, c.stages...); !bytes.Equal(got, want) {
+				t.Fatalf("fused through a Pool differs")
+			}
+			pool.AssertSize(t, 0)
 			if rows := table(t, want); c.rows >= 0 && len(rows) != c.rows {
 				t.Fatalf("%d rows, want %d", len(rows), c.rows)
 			}
 		})
 	}
 }
+
+var queryBCols = []string{"l_returnflag", "l_linestatus", "l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_shipdate"}
 
 // QueryBAggs is query B's aggregates (TPC-H Q1's).
 const QueryBAggs = "sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price, " +

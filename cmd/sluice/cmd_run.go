@@ -80,7 +80,7 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	}
 	stores := newStoreSet()
 	defer stores.Close()
-	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.workers, Open: stores.open}))
+	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.workers, Open: stores.open, Mem: exec.NewPool(0)}))
 }
 
 // parsePipeline builds the stages of a run's text, each with a fresh copy

@@ -541,7 +541,7 @@ func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (b
 	}
 	stores := newStoreSet()
 	defer stores.Close()
-	return stageError(exec.Run(ctx, p, exec.Options{Open: stores.open}))
+	return stageError(exec.Run(ctx, p, exec.Options{Open: stores.open, Mem: exec.NewPool(0)}))
 }
 
 // outputStage is how a pipeline that ends in a stream writes it: as Arrow

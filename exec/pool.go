@@ -1,0 +1,141 @@
+package exec
+
+import (
+	"math/bits"
+	"sync"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Pool is a memory.Allocator that keeps the buffers released to it and
+// hands them out again, instead of leaving them to the garbage collector.
+//
+// On these machines the first touch of fresh memory is what costs (page
+// faults, then zeroing): a pipeline that decodes, filters and serializes
+// batch after batch asks for the same few buffer sizes over and over, and
+// with a plain Go allocator each batch lands on fresh pages. A Pool keeps
+// the working set to the batches in flight.
+//
+// Buffers are handed out in power-of-two size classes (from 4 KiB up to
+// 64 MiB; others come straight from the Go heap), 64-byte aligned, zeroed
+// like Go memory. At most Keep bytes are kept; more is left to the
+// garbage collector. Make one per run and pass it down explicitly (the
+// Options.Mem of Run): a Pool is safe for concurrent use, and is only as
+// good as the Release calls that return buffers to it.
+type Pool struct {
+	keep int64
+
+	mu      sync.Mutex
+	kept    int64
+	classes [numClasses][][]byte // free buffers, each its class's size
+	out     map[*byte]int        // buffers handed out: their size class
+}
+
+const (
+	minClassBits = 12 // 4 KiB
+	maxClassBits = 26 // 64 MiB
+	numClasses   = maxClassBits - minClassBits + 1
+	alignment    = 64
+)
+
+// NewPool returns a Pool that keeps at most keep bytes of released
+// buffers (256 MiB when keep <= 0).
+func NewPool(keep int64) *Pool {
+	if keep <= 0 {
+		keep = 256 << 20
+	}
+	return &Pool{keep: keep, out: map[*byte]int{}}
+}
+
+// class is the size class of a buffer of n bytes, or -1 for none.
+func class(n int) int {
+	if n <= 1<<minClassBits {
+		if n < 1<<minClassBits/2 {
+			return -1 // small: the Go heap does these well
+		}
+		return 0
+	}
+	c := bits.Len(uint(n-1)) - minClassBits
+	if c >= numClasses {
+		return -1
+	}
+	return c
+}
+
+// Allocate returns size zeroed bytes. Like the Go allocator's, the
+// slice's capacity is its length (arrow-go's builders rely on it); the
+// Pool remembers which size class is behind it.
+func (p *Pool) Allocate(size int) []byte {
+	c := class(size)
+	if c < 0 {
+		return memory.DefaultAllocator.Allocate(size)
+	}
+	p.mu.Lock()
+	var full []byte
+	if free := p.classes[c]; len(free) > 0 {
+		full = free[len(free)-1]
+		free[len(free)-1] = nil
+		p.classes[c] = free[:len(free)-1]
+		p.kept -= int64(len(full))
+	}
+	if full == nil {
+		p.mu.Unlock()
+		n := 1 << (c + minClassBits)
+		buf := make([]byte, n+alignment)
+		shift := int(-uintptr(unsafe.Pointer(unsafe.SliceData(buf))) & (alignment - 1))
+		full = buf[shift : shift+n : shift+n]
+		p.mu.Lock()
+	} else {
+		clear(full[:size])
+	}
+	p.out[unsafe.SliceData(full)] = c
+	p.mu.Unlock()
+	return full[:size:size]
+}
+
+// Reallocate grows or shrinks b to size bytes, keeping its contents; the
+// bytes it grows by are zero. Within b's size class it stays in place.
+func (p *Pool) Reallocate(size int, b []byte) []byte {
+	if cap(b) > 0 {
+		ptr := unsafe.SliceData(b)
+		p.mu.Lock()
+		c, ours := p.out[ptr]
+		p.mu.Unlock()
+		if ours && size > 0 && size <= 1<<(c+minClassBits) {
+			nb := unsafe.Slice(ptr, size)
+			if size > len(b) {
+				clear(nb[len(b):])
+			}
+			return nb
+		}
+	}
+	nb := p.Allocate(size)
+	copy(nb, b)
+	p.Free(b)
+	return nb
+}
+
+// Free takes b back for a later Allocate of its size class; buffers the
+// Pool did not hand out are left to the garbage collector.
+func (p *Pool) Free(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	ptr := unsafe.SliceData(b)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ours := p.out[ptr]
+	if !ours {
+		return
+	}
+	delete(p.out, ptr)
+	n := 1 << (c + minClassBits)
+	if p.kept+int64(n) > p.keep {
+		return
+	}
+	p.kept += int64(n)
+	p.classes[c] = append(p.classes[c], unsafe.Slice(ptr, n))
+}
+
+var _ memory.Allocator = (*Pool)(nil)
