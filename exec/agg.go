@@ -294,12 +294,14 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []boo
 	if n == 0 {
 		return nil, nil
 	}
-	kr := h.rows.Get().(*keyRows)
-	defer h.rows.Put(kr)
-	h.keys.encode(rec, kr)
 	gids := make([]int32, n)
 	p := &aggPartial{}
-	groupRows(kr, keep, gids, &p.keys)
+	if !dictGroupRows(h.keys, rec, keep, gids, &p.keys) {
+		kr := h.rows.Get().(*keyRows)
+		defer h.rows.Put(kr)
+		h.keys.encode(rec, kr)
+		groupRows(kr, keep, gids, &p.keys)
+	}
 	groups := len(p.keys)
 	p.acc = make([]accum, len(h.aggs))
 	for j, a := range h.aggs {

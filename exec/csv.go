@@ -307,7 +307,10 @@ func (s *toCSVStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	}
 	return &plan{name: "to-csv", newOp: func(operator) (operator, error) {
 		bw := bufio.NewWriterSize(s.w, 1<<20)
-		return &toCSVOp{bw: bw, w: newCSVWriter(bw, in), schema: in}, nil
+		vs, _ := valuesSchema(in)
+		w := newCSVWriter(bw, vs)
+		_, write := valuesWriter(e.mem, in, w.Write)
+		return &toCSVOp{bw: bw, w: w, write: write, schema: in}, nil
 	}}, nil
 }
 
@@ -322,13 +325,14 @@ func csvWritable(dt arrow.DataType) bool {
 type toCSVOp struct {
 	bw     *bufio.Writer
 	w      *acsv.Writer
+	write  func(arrow.RecordBatch) error // w.Write, dictionaries decoded
 	schema *arrow.Schema
 	wrote  bool
 }
 
 func (o *toCSVOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 	o.wrote = true
-	if err := o.w.Write(rec); err != nil {
+	if err := o.write(rec); err != nil {
 		return fmt.Errorf("to-csv: %w", err)
 	}
 	return nil

@@ -142,6 +142,9 @@ func TestPipedEqualsFused(t *testing.T) {
 		{"chain", Scan([]string{taxi}, ScanOptions{}), []Stage{Select("pickup_date", "trip_distance", "tip_amount"), must(Filter("tip_amount > 0")), Rename([2]string{"tip_amount", "tip"}), SumBy([]string{"pickup_date"}, []string{"trip_distance", "tip"}), Sort([]SortKey{{Column: "tip", Desc: true}}), Head(20)}, 20},
 		{"query A", Scan([]string{taxi}, ScanOptions{Columns: []string{"pickup_date", "trip_distance"}}), []Stage{SumBy([]string{"pickup_date"}, []string{"trip_distance"}), Top(9, []SortKey{{Column: "trip_distance", Desc: true}})}, 9},
 		{"query B", Scan([]string{lineitem}, ScanOptions{Columns: queryBCols}), []Stage{must(Filter("l_shipdate <= date '1998-09-02'")), must(AggBy([]string{"l_returnflag", "l_linestatus"}, QueryBAggs))}, 4},
+		{"query B dict", Scan([]string{lineitem}, ScanOptions{Columns: queryBCols, Dict: []string{"l_returnflag", "l_linestatus"}}), []Stage{must(Filter("l_shipdate <= date '1998-09-02'")), must(AggBy([]string{"l_returnflag", "l_linestatus"}, QueryBAggs))}, 4},
+		{"dict filter sort", Scan([]string{lineitem}, ScanOptions{Columns: []string{"l_shipmode", "l_returnflag", "l_quantity", "l_comment"}, Dict: []string{"l_shipmode", "l_returnflag"}}), []Stage{must(Filter("l_quantity > 30 and starts_with(l_shipmode, 'RE') and l_returnflag != 'N'")), Sort([]SortKey{{Column: "l_shipmode"}, {Column: "l_comment"}})}, -1},
+		{"dict count-by", Scan([]string{taxi}, ScanOptions{Columns: taxiCols, Dict: []string{"payment_type"}}), []Stage{CountBy([]string{"passenger_count", "payment_type"})}, -1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -171,6 +174,52 @@ func TestPipedEqualsFused(t *testing.T) {
 }
 
 var queryBCols = []string{"l_returnflag", "l_linestatus", "l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_shipdate"}
+
+// TestDictKeysGroupAsValues: reading the keys as dictionaries changes
+// nothing in an aggregation's result, though every row group has its own
+// dictionary.
+func TestDictKeysGroupAsValues(t *testing.T) {
+	taxi, lineitem := testData(t)
+	must := mustStage(t)
+	mem := checkedMem(t)
+	for _, c := range []struct {
+		url        string
+		cols, dict []string
+		stages     []Stage
+	}{
+		{lineitem, queryBCols, []string{"l_returnflag", "l_linestatus"}, []Stage{must(Filter("l_shipdate <= date '1998-09-02'")), must(AggBy([]string{"l_returnflag", "l_linestatus"}, QueryBAggs))}},
+		{lineitem, []string{"l_shipmode", "l_shipinstruct", "l_quantity"}, []string{"l_shipinstruct"}, []Stage{must(AggBy([]string{"l_shipmode", "l_shipinstruct"}, "sum(l_quantity), count()"))}},
+		{taxi, []string{"payment_type", "passenger_count"}, []string{"payment_type"}, []Stage{CountBy([]string{"payment_type"})}},
+	} {
+		want := fused(t, mem, 2, Scan([]string{c.url}, ScanOptions{Columns: c.cols}), c.stages...)
+		got := fused(t, mem, 2, Scan([]string{c.url}, ScanOptions{Columns: c.cols, Dict: c.dict}), c.stages...)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%v by dictionary:\n%q\nby value:\n%q", c.dict, table(t, got), table(t, want))
+		}
+	}
+	// Formats that cannot hold a changing dictionary get the values.
+	cols := []string{"l_shipmode", "l_returnflag", "l_quantity"}
+	for _, name := range []string{"x.csv", "x.arrow"} {
+		var files [2][]byte
+		for k, dict := range [][]string{nil, {"l_shipmode", "l_returnflag"}} {
+			url := fmt.Sprintf("mem://exec-dict-%d/%s", k, name)
+			err := Run(context.Background(), Pipeline{Source: Scan([]string{lineitem}, ScanOptions{Columns: cols, Dict: dict}), Stages: []Stage{Write(url)}}, Options{Mem: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, key, err := store.Open(context.Background(), url, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if files[k], err = st.ReadAll(context.Background(), key); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(files[0]) == 0 || !bytes.Equal(files[0], files[1]) {
+			t.Fatalf("%s written with dictionaries: %d bytes, %d by value", name, len(files[1]), len(files[0]))
+		}
+	}
+}
 
 // QueryBAggs is query B's aggregates (TPC-H Q1's).
 const QueryBAggs = "sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price, " +

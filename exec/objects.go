@@ -172,18 +172,24 @@ func newObjectWriter(ctx context.Context, e *env, st *store.Store, key string, s
 		}
 		ow.write, ow.end = pw.WriteBuffered, pw.Close
 	case fmtArrowFile:
-		fw, err := ipc.NewFileWriter(ow.sink, ipc.WithSchema(schema), ipc.WithAllocator(e.mem))
+		// A file holds one dictionary per column; each row group's
+		// differs, so dictionary columns are written as their values.
+		vs, write := valuesWriter(e.mem, schema, nil)
+		fw, err := ipc.NewFileWriter(ow.sink, ipc.WithSchema(vs), ipc.WithAllocator(e.mem))
 		if err != nil {
 			_ = w.Abort()
 			return nil, err
 		}
-		ow.write, ow.end = fw.Write, fw.Close
+		_, write = valuesWriter(e.mem, schema, fw.Write)
+		ow.write, ow.end = write, fw.Close
 	case fmtArrowStream:
 		sw := ipc.NewWriter(ow.sink, ipc.WithSchema(schema), ipc.WithAllocator(e.mem))
 		ow.write, ow.end = sw.Write, sw.Close
 	case fmtCSV:
-		cw := newCSVWriter(ow.sink, schema)
-		ow.write, ow.end = cw.Write, cw.Flush
+		vs, _ := valuesSchema(schema)
+		cw := newCSVWriter(ow.sink, vs)
+		_, write := valuesWriter(e.mem, schema, cw.Write)
+		ow.write, ow.end = write, cw.Flush
 	}
 	return ow, nil
 }

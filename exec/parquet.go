@@ -32,6 +32,10 @@ type ScanOptions struct {
 	// Concurrency is how many row groups are decoded at once; zero means
 	// GOMAXPROCS.
 	Concurrency int
+	// Dict names string columns to read as dictionary arrays (see
+	// scan.Options.ReadDict): for columns of few distinct values, less to
+	// decode, to send between stages and to group by.
+	Dict []string
 }
 
 // Scan is a source that reads Parquet datasets with package scan: each
@@ -244,7 +248,15 @@ func (t *pqTask) run(ctx context.Context, mem memory.Allocator, schema *arrow.Sc
 		return
 	}
 	defer rd.Close()
-	fr, err := pqarrow.NewFileReader(rd, pqarrow.ArrowReadProperties{BatchSize: int64(batch)}, mem)
+	props := pqarrow.ArrowReadProperties{BatchSize: int64(batch)}
+	for _, leaf := range t.f.cols {
+		// Columns the schema has as dictionaries (scan's ReadDict) are
+		// read as such.
+		if i := schema.FieldIndices(t.f.meta.Schema.Column(leaf).ColumnPath()[0]); len(i) > 0 && schema.Field(i[0]).Type.ID() == arrow.DICTIONARY {
+			props.SetReadDict(leaf, true)
+		}
+	}
+	fr, err := pqarrow.NewFileReader(rd, props, mem)
 	if err != nil {
 		fail(err)
 		return

@@ -34,6 +34,7 @@ func (s *scanStage) openScan(ctx context.Context, e *env) (Source, error) {
 			BatchRows:   s.opts.BatchRows,
 			Memory:      s.opts.Memory,
 			Concurrency: s.opts.Concurrency,
+			ReadDict:    s.opts.Dict,
 			Mem:         e.mem,
 		})
 		if err != nil {

@@ -123,9 +123,10 @@ var stageDefs = []*stageDef{
 sluice run 'scan URL ...', which writes the batches as an Arrow IPC stream.`,
 		example: `  sluice run 'scan ./data/taxi --columns pickup_date,trip_distance | head 5 | show'`,
 		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
-			var columns, mem string
+			var columns, mem, dict string
 			var batchRows, concurrency int
 			fs.StringVar(&columns, "columns", "", "comma-separated columns to read, in that order (default: all)")
+			fs.StringVar(&dict, "dict", "", "comma-separated string columns to read as dictionary arrays (for few distinct values: less to decode, pipe and group)")
 			fs.IntVar(&batchRows, "batch-rows", 64<<10, "most rows in a record batch")
 			fs.StringVar(&mem, "memory", "256MiB", "most fetched bytes held ahead of decoding")
 			fs.IntVar(&concurrency, "concurrency", 0, "row groups decoded at once (default: the number of cores)")
@@ -137,6 +138,13 @@ sluice run 'scan URL ...', which writes the batches as an Arrow IPC stream.`,
 						return built{}, err
 					}
 					opts.Columns = cols
+				}
+				if dict != "" {
+					cols, err := splitList("scan --dict", dict)
+					if err != nil {
+						return built{}, err
+					}
+					opts.Dict = cols
 				}
 				m, err := parseMemory(mem)
 				if err != nil {
