@@ -171,8 +171,11 @@ func (p *Plan) commit(pt *part, a *attempt, pos int64, b []byte) (live, complete
 		added = end - pt.wm
 		pt.wm = end
 		pt.progressAt = time.Now()
+		a.committed += added
 		if pt.wm == pt.n {
 			complete = pt.finishLocked(nil)
+		} else {
+			pt.dropFalseAlarms(a)
 		}
 	}
 	pt.mu.Unlock()

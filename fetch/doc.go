@@ -20,9 +20,12 @@
 //   - retries throttling, resets and short bodies with exponential backoff
 //     and full jitter, resuming from the byte a body reached, and re-issues
 //     stragglers (no progress for several first-byte p99s, or far slower
-//     than the typical request): the duplicate races the original, the first
-//     to finish wins, the other is cancelled, and every byte is written into
-//     the unit exactly once;
+//     than the typical request and than the requests running beside it):
+//     the duplicate races the original, the first to finish wins, the other
+//     is cancelled, and every byte is written into the unit exactly once; a
+//     duplicate started for a stall is dropped if the original goes on
+//     before it delivered, so a pause does not cost the rest of the part
+//     twice;
 //   - pins each object's ETag across all its units (from the Request, or
 //     from the first response), so an object replaced during the read fails
 //     with a *ChangedError instead of mixing two versions.

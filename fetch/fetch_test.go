@@ -229,6 +229,79 @@ func TestStalledRequestIsReissued(t *testing.T) {
 	}
 }
 
+// A request that pauses past the stall limit and then goes on, before the
+// duplicate raced against it has delivered, was a false alarm: the
+// duplicate is dropped and no byte is read twice.
+func TestPauseIsNotRacedToTheEnd(t *testing.T) {
+	st0, inner := testStore(t, "")
+	data, _ := put(t, inner, "s", 256*KiB, 6)
+	h := &hookDriver{Driver: st0.Driver()}
+	h.hook = func(ctx context.Context, key string, call int, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error, bool) {
+		switch call {
+		case 1:
+			rc, info, err := inner.ReadRange(ctx, key, r, o)
+			return &pauseBody{ctx: ctx, rc: rc, at: r.Len / 4, pause: 250 * time.Millisecond, trickle: 2 * time.Millisecond}, info, err, true
+		case 2: // the duplicate's first byte comes after the original went on
+			select {
+			case <-time.After(400 * time.Millisecond):
+			case <-ctx.Done():
+				return nil, store.ObjectInfo{}, ctx.Err(), true
+			}
+		}
+		return nil, store.ObjectInfo{}, nil, false
+	}
+	st := store.New(h, "mem://x/")
+	reqs := []Request{{Key: "s", Ranges: []store.Range{{Off: 0, Len: 256 * KiB}}}}
+	p := New(st, Options{}).Plan(context.Background(), reqs)
+	defer p.Close()
+	if err := consume(t, p, reqs, map[string][]byte{"s": data}, 0); err != nil {
+		t.Fatal(err)
+	}
+	s := p.Stats()
+	if s.Hedges != 1 || s.HedgeWins != 0 || s.BytesFetched != s.BytesPlanned {
+		t.Errorf("%d duplicates (%d won), %d bytes fetched for %d planned; want one, dropped, and no byte twice",
+			s.Hedges, s.HedgeWins, s.BytesFetched, s.BytesPlanned)
+	}
+}
+
+// pauseBody hands out at bytes of rc, pauses once, then the rest a KiB
+// at a time, trickle apart.
+type pauseBody struct {
+	ctx            context.Context
+	rc             io.ReadCloser
+	at             int64
+	pause, trickle time.Duration
+	n              int64
+	paused         bool
+}
+
+func (b *pauseBody) Read(p []byte) (int, error) {
+	wait := time.Duration(0)
+	switch {
+	case b.n < b.at:
+		p = p[:min(int64(len(p)), b.at-b.n)]
+	case !b.paused:
+		b.paused, wait = true, b.pause
+	default:
+		wait = b.trickle
+	}
+	if b.n >= b.at {
+		p = p[:min(len(p), KiB)]
+	}
+	if wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-b.ctx.Done():
+			return 0, b.ctx.Err()
+		}
+	}
+	n, err := b.rc.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+func (b *pauseBody) Close() error { return b.rc.Close() }
+
 // A request that keeps trickling is not stalled, but it is far slower
 // than the typical request: it is re-issued too.
 func TestSlowRequestIsReissued(t *testing.T) {
@@ -261,6 +334,25 @@ func TestSlowRequestIsReissued(t *testing.T) {
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("took %v; the trickle alone would take 5s", d)
+	}
+}
+
+// On a link shared by many requests each gets far less than one stream's
+// rate; none is a straggler, and racing them would only spend the link on
+// duplicates.
+func TestSharedLinkIsNotStraggling(t *testing.T) {
+	st, inner := testStore(t, "ttfb=1ms,link=24MiB/s")
+	data, _ := put(t, inner, "s", 16*MiB, 5)
+	reqs := windows("s", 16*MiB, MiB) // 16 parts in flight at 1.5 MiB/s each
+	f := New(st, Options{})
+	p := f.Plan(context.Background(), reqs)
+	defer p.Close()
+	if err := consume(t, p, reqs, map[string][]byte{"s": data}, 0); err != nil {
+		t.Fatal(err)
+	}
+	s := p.Stats()
+	if s.Hedges != 0 || s.BytesFetched != s.BytesPlanned {
+		t.Errorf("%d duplicates, %d bytes fetched for %d planned; want none and no more", s.Hedges, s.BytesFetched, s.BytesPlanned)
 	}
 }
 

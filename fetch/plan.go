@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"iter"
+	"slices"
 	"sync"
 	"time"
 
@@ -280,8 +281,9 @@ func (p *Plan) monitor() {
 			}
 			p.mu.Unlock()
 			e := p.f.link.estimates()
+			peers := peerRate(parts, now)
 			for _, pt := range parts {
-				p.checkStraggler(pt, now, e)
+				p.checkStraggler(pt, now, e, peers)
 			}
 		}
 	}
@@ -290,12 +292,48 @@ func (p *Plan) monitor() {
 // maxHedges bounds the duplicates started for one part.
 const maxHedges = 3
 
+// minPeers is how many parts must be running for their median rate to
+// say what a typical request gets now.
+const minPeers = 4
+
+// peerRate is the median rate (bytes committed per second since launch)
+// of the parts that have been running for at least 100ms, or 0 when
+// fewer than minPeers have. On a link shared by many requests each gets a
+// share well below one stream's rate, and only a part far behind its
+// peers is a straggler.
+func peerRate(parts []*part, now time.Time) float64 {
+	var rates []float64
+	for _, pt := range parts {
+		if r, ok := pt.rate(now); ok {
+			rates = append(rates, r)
+		}
+	}
+	if len(rates) < minPeers {
+		return 0
+	}
+	slices.Sort(rates)
+	return quantile(rates, 0.5)
+}
+
+// rate is the part's bytes committed per second since launch, once it
+// has run for 100ms.
+func (pt *part) rate(now time.Time) (float64, bool) {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	d := now.Sub(pt.started)
+	if pt.done || pt.started.IsZero() || d < 100*time.Millisecond {
+		return 0, false
+	}
+	return float64(pt.wm) / d.Seconds(), true
+}
+
 // checkStraggler starts a duplicate request for a part that has made no
 // progress for several first-byte p99s, or that is far slower than a
-// typical request of its size. The duplicate resumes from the bytes
-// already committed; both race and the first to finish wins. When two are
-// already running, the older is cancelled to make room.
-func (p *Plan) checkStraggler(pt *part, now time.Time, e estimates) {
+// typical request of its size (and, with enough parts running, than its
+// peers: peers is their median rate, see peerRate). The duplicate resumes
+// from the bytes already committed; both race and the first to finish
+// wins. When two are already running, the older is cancelled to make room.
+func (p *Plan) checkStraggler(pt *part, now time.Time, e estimates, peers float64) {
 	pt.mu.Lock()
 	if pt.done || len(pt.live) == 0 || pt.hedges >= maxHedges {
 		pt.mu.Unlock()
@@ -310,6 +348,12 @@ func (p *Plan) checkStraggler(pt *part, now time.Time, e estimates) {
 	}
 	stalled := now.Sub(last) > e.stallAfter(firstByte)
 	slow := e.measured && pt.hedges == 0 && now.Sub(pt.started) > e.slowAfter(pt.n)
+	if slow && peers > 0 {
+		// Slower than one stream should be, but so is every request on
+		// a shared link: a duplicate would only take bandwidth from the
+		// others. Only a part at a third of its peers' rate is raced.
+		slow = float64(pt.wm)/now.Sub(pt.started).Seconds()*3 < peers
+	}
 	if !stalled && !slow {
 		pt.mu.Unlock()
 		return
@@ -320,6 +364,7 @@ func (p *Plan) checkStraggler(pt *part, now time.Time, e estimates) {
 	}
 	pt.hedges++
 	a := pt.newAttempt(p.ctx, true)
+	a.onStall = stalled
 	pt.mu.Unlock()
 	p.stats.hedges.Add(1)
 	p.wg.Add(1)

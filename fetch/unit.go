@@ -256,6 +256,10 @@ type attempt struct {
 	from   int64 // offset in the part where the request starts
 	start  time.Time
 	hedge  bool
+	// onStall marks a duplicate started because the part stopped; see
+	// part.dropFalseAlarms.
+	onStall   bool
+	committed int64 // bytes this attempt committed; under the part's lock
 }
 
 // newAttempt registers an attempt from the committed watermark; pt.mu held.
@@ -276,6 +280,24 @@ func (pt *part) forget(a *attempt) bool {
 		}
 	}
 	return false
+}
+
+// dropFalseAlarms cancels the duplicates started for a stall that have
+// delivered nothing, once attempt a delivers again: the stall was a pause
+// (a busy CPU, a collection, a slow moment of the server), and racing on
+// would read the rest of the part twice. A stall that is real is raced
+// again by the monitor. pt.mu held.
+func (pt *part) dropFalseAlarms(a *attempt) {
+	live := pt.live[:0]
+	for _, b := range pt.live {
+		if b != a && b.onStall && b.committed == 0 {
+			b.cancel()
+			continue
+		}
+		live = append(live, b)
+	}
+	clear(pt.live[len(live):])
+	pt.live = live
 }
 
 // finishLocked ends the part, cancelling what is still running; it reports
