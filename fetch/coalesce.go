@@ -42,6 +42,45 @@ func coalesce(rs []store.Range, hole int64) []span {
 	return merged
 }
 
+// maxWasteShare bounds the holes a unit reads through: at most 1/16 of its
+// ranges' own bytes.
+const maxWasteShare = 16
+
+// boundHole lowers hole, if need be, so that the gaps coalesce reads
+// through add at most 1/maxWasteShare of the ranges' own bytes, keeping
+// the smallest gaps. The hole rule weighs one request's first byte against
+// the bytes of a gap, as if requests ran one after another; with many in
+// flight a first byte is mostly hidden while every byte read through
+// still takes link bandwidth and memory. A projection of a few columns
+// with small columns between them would otherwise read those too.
+func boundHole(rs []store.Range, hole int64) int64 {
+	spans := coalesce(rs, 0)
+	var own int64
+	var gaps []int64
+	for i, s := range spans {
+		own += s.n
+		if i > 0 {
+			if g := s.off - spans[i-1].end(); g <= hole {
+				gaps = append(gaps, g)
+			}
+		}
+	}
+	slices.Sort(gaps)
+	budget := own / maxWasteShare
+	var sum, bound int64
+	for i, g := range gaps {
+		sum += g
+		if i+1 < len(gaps) && gaps[i+1] == g {
+			continue // gaps of one size are read through together or not at all
+		}
+		if sum > budget {
+			return bound
+		}
+		bound = g
+	}
+	return hole
+}
+
 // split cuts every span longer than above into the fewest parts of at
 // most maxPart bytes, of equal size (give or take a byte), so the parts of
 // one span download in parallel. With above = 24 MiB and maxPart = 16 MiB

@@ -53,6 +53,46 @@ func TestCoalesce(t *testing.T) {
 	}
 }
 
+func TestBoundHole(t *testing.T) {
+	r := func(off, n int64) store.Range { return store.Range{Off: off, Len: n} }
+	tests := []struct {
+		name   string
+		ranges []store.Range
+		hole   int64
+		want   int64
+	}{
+		{"no gaps", []store.Range{r(0, 10), r(10, 10)}, 1000, 1000},
+		{"gaps within 1/16", []store.Range{r(0, 800), r(810, 800), r(1650, 400)}, 1000, 1000},
+		{"the largest gap over budget stays", []store.Range{r(0, 800), r(810, 800), r(1900, 400)}, 1000, 10},
+		{"gaps above the hole do not count", []store.Range{r(0, 800), r(810, 800), r(9000, 400)}, 1000, 1000},
+		{"equal gaps go together", []store.Range{r(0, 100), r(110, 100), r(220, 100)}, 1000, 0},
+		{"none affordable", []store.Range{r(0, 10), r(100, 10)}, 1000, 0},
+		{
+			"two lineitem columns with small ones between",
+			[]store.Range{r(16227320, 527059), r(17696097, 1585312)}, // l_discount, l_shipdate
+			1415577,
+			0,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := boundHole(tt.ranges, tt.hole); got != tt.want {
+				t.Errorf("boundHole(%v, %d) = %d, want %d", tt.ranges, tt.hole, got, tt.want)
+			}
+			var own, read int64
+			for _, s := range coalesce(tt.ranges, 0) {
+				own += s.n
+			}
+			for _, s := range coalesce(tt.ranges, boundHole(tt.ranges, tt.hole)) {
+				read += s.n
+			}
+			if read-own > own/maxWasteShare {
+				t.Errorf("reads %d bytes for %d", read, own)
+			}
+		})
+	}
+}
+
 func TestSplit(t *testing.T) {
 	tests := []struct {
 		name string

@@ -9,8 +9,10 @@
 //
 //   - coalesces ranges whose gap is below the hole size (first-byte latency
 //     x per-stream bandwidth, measured, clamped to 8 KiB..8 MiB), so a hole
-//     costs less to read than a second request would, and splits coalesced
-//     spans over 24 MiB into 8-16 MiB parts that download in parallel;
+//     costs less to read than a second request would, as long as a unit's
+//     holes add at most 1/16 to its bytes (the smallest are kept), and
+//     splits coalesced spans over 24 MiB into 8-16 MiB parts that download
+//     in parallel;
 //   - admits it only while the bytes held for the consumer stay within the
 //     memory budget (Options.Memory): that is the backpressure, and the
 //     consumer's Unit.Release is what makes room; pages are reused;

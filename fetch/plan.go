@@ -123,7 +123,7 @@ func (p *Plan) newUnit(req Request, index int) (*Unit, error) {
 	}
 	hole := p.f.link.estimates().hole(p.f.minHole, p.f.maxHole)
 	p.stats.hole.Store(hole)
-	spans := split(coalesce(req.Ranges, hole), p.f.splitAbove, p.f.maxPart)
+	spans := split(coalesce(req.Ranges, boundHole(req.Ranges, hole)), p.f.splitAbove, p.f.maxPart)
 	u := &Unit{p: p, key: req.Key, tag: req.Tag, index: index, obj: obj,
 		ranges: append([]store.Range(nil), req.Ranges...)}
 	var base int64
