@@ -160,7 +160,12 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 			return nil, err
 		}
 	}
-	root, objs, err := listFiles(ctx, st, pattern)
+	var root string
+	var objs []store.ObjectInfo
+	err := withRetries(ctx, func() (err error) {
+		root, objs, err = listFiles(ctx, st, pattern)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

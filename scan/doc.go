@@ -34,10 +34,12 @@
 // Open reads every footer (32 at a time) with one suffix read of 64 KiB,
 // and a second only for a larger footer (later files then ask for more),
 // and hands the parsed metadata to arrow-go, so arrow-go never reads a
-// footer itself. Each row group to read is one fetch.Request of exactly
-// the byte ranges arrow-go will read for the needed columns (computed as
-// arrow-go computes them, padding for old parquet-mr files included),
-// pinned to the version the footer came from. The footer reads also
+// footer itself. The listing and the footer reads are retried when
+// throttled or cut short, and a footer read still running after half a
+// second is raced by a second one. Each row group to read is one
+// fetch.Request of exactly the byte ranges arrow-go will read for the
+// needed columns (computed as arrow-go computes them, padding for old
+// parquet-mr files included), pinned to the version the footer came from. The footer reads also
 // measure the link's first-byte latency, which the dataset's
 // fetch.Fetcher starts from. Dataset.Scan runs a fetch plan over the row
 // groups in dataset order and Options.Concurrency workers, each

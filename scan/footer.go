@@ -137,7 +137,8 @@ func (r *footerReader) read(ctx context.Context, key string) (footer, error) {
 	return footer{md: md, info: info, len: flen + 8}, nil
 }
 
-func (r *footerReader) readRange(ctx context.Context, key string, rg store.Range, opts store.ReadOptions) ([]byte, store.ObjectInfo, error) {
+// readOnce is one request for a range (see readRange).
+func (r *footerReader) readOnce(ctx context.Context, key string, rg store.Range, opts store.ReadOptions) ([]byte, store.ObjectInfo, error) {
 	r.reads.Add(1)
 	start := time.Now()
 	rc, info, err := r.st.ReadRange(ctx, key, rg, opts)
