@@ -702,3 +702,74 @@ func readDirNames(dir string) ([]string, error) {
 	}
 	return names, err
 }
+
+// TestFilterCopiesRuns: a filter that keeps long runs of rows copies
+// them column by column, and gives the rows that taking them one by one
+// gives, for every kind of column (nulls and strings taken row by row).
+func TestFilterCopiesRuns(t *testing.T) {
+	_, lineitem := testData(t)
+	must := mustStage(t)
+	mem := checkedMem(t)
+	cols := []string{"l_orderkey", "l_linenumber", "l_quantity", "l_shipdate", "l_returnflag", "l_shipmode", "l_comment"}
+	for _, dict := range [][]string{nil, {"l_returnflag", "l_shipmode"}} {
+		for _, expr := range []string{"l_shipdate <= date '1998-09-02'", "l_quantity > 2", "l_quantity > 40"} {
+			var got, want []string
+			for _, runs := range []bool{true, false} {
+				var rows []string
+				src := Scan([]string{lineitem}, ScanOptions{Columns: cols, Dict: dict})
+				err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{Collect(nil, func(rec arrow.RecordBatch) error {
+					var out arrow.RecordBatch
+					var err error
+					if runs {
+						f := must(Filter(expr)).(*filterStage)
+						pl, err2 := f.bind(newEnv(Options{Mem: mem}), rec.Schema())
+						if err2 != nil {
+							return err2
+						}
+						out, err = pl.mapper.mapBatch(context.Background(), rec)
+					} else {
+						c, err2 := compileExpr("filter", expr, rec.Schema())
+						if err2 != nil {
+							return err2
+						}
+						v := c.eval(rec)
+						var keep []int32
+						for i, b := range v.b {
+							if b && v.isValid(i) {
+								keep = append(keep, int32(i))
+							}
+						}
+						out, err = takeRows(context.Background(), mem, rec, func(add func(int32)) {
+							for _, i := range keep {
+								add(i)
+							}
+						}, len(keep))
+					}
+					if err != nil || out == nil {
+						return err
+					}
+					defer out.Release()
+					for i := range int(out.NumRows()) {
+						var cells []string
+						for _, c := range out.Columns() {
+							cells = append(cells, c.ValueStr(i))
+						}
+						rows = append(rows, strings.Join(cells, "|"))
+					}
+					return nil
+				})}}, Options{Mem: mem})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if runs {
+					got = rows
+				} else {
+					want = rows
+				}
+			}
+			if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("%s (dict %v): %d rows copied by runs, %d taken", expr, dict, len(got), len(want))
+			}
+		}
+	}
+}

@@ -96,13 +96,114 @@ func (f *filterer) mapBatch(ctx context.Context, in arrow.RecordBatch) (arrow.Re
 		in.Retain()
 		return in, nil
 	}
-	return takeRows(ctx, f.mem, in, func(add func(int32)) {
-		for i, b := range v.b {
-			if b && v.isValid(i) {
-				add(int32(i))
+	// The rows kept, as runs [start, end): a selective filter gives many
+	// short runs, a loose one (the usual case before an aggregation) a
+	// few long ones, which copy in one piece.
+	var runs [][2]int
+	for i := 0; i < n; {
+		if !v.b[i] || !v.isValid(i) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < n && v.b[j] && v.isValid(j) {
+			j++
+		}
+		runs = append(runs, [2]int{i, j})
+		i = j
+	}
+	if len(runs) > keep/8 {
+		// Short runs: gather row by row.
+		return takeRows(ctx, f.mem, in, func(add func(int32)) {
+			for _, r := range runs {
+				for i := r[0]; i < r[1]; i++ {
+					add(int32(i))
+				}
+			}
+		}, keep)
+	}
+	return copyRuns(ctx, f.mem, in, runs, keep)
+}
+
+// copyRuns makes a batch of the rows of in that runs lists, copying each
+// run of a column without nulls in one piece; other columns are taken
+// row by row.
+func copyRuns(ctx context.Context, mem memory.Allocator, in arrow.RecordBatch, runs [][2]int, n int) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, in.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
 			}
 		}
-	}, keep)
+	}()
+	var idx arrow.Array
+	defer func() {
+		if idx != nil {
+			idx.Release()
+		}
+	}()
+	for i, col := range in.Columns() {
+		if c := copyRunsFixed(mem, col, runs, n); c != nil {
+			cols[i] = c
+			continue
+		}
+		if idx == nil {
+			b := array.NewInt32Builder(mem)
+			b.Reserve(n)
+			for _, r := range runs {
+				for j := r[0]; j < r[1]; j++ {
+					b.UnsafeAppend(int32(j))
+				}
+			}
+			idx = b.NewInt32Array()
+			b.Release()
+		}
+		out, err := takeArray(ctx, mem, col, idx)
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = out
+	}
+	return array.NewRecordBatch(in.Schema(), cols, int64(n)), nil
+}
+
+// copyRunsFixed copies the runs of a fixed-width column without nulls
+// (for a dictionary column, its indices, keeping its dictionary), or
+// returns nil for any other column.
+func copyRunsFixed(mem memory.Allocator, col arrow.Array, runs [][2]int, n int) arrow.Array {
+	if col.NullN() > 0 {
+		return nil
+	}
+	d := col.Data()
+	var dict arrow.ArrayData
+	if d.DataType().ID() == arrow.DICTIONARY {
+		dict = d.Dictionary()
+		if dict == nil {
+			return nil
+		}
+		d = col.(*array.Dictionary).Indices().Data()
+	}
+	fw, ok := d.DataType().(arrow.FixedWidthDataType)
+	if !ok || fw.BitWidth()%8 != 0 || d.DataType().ID() == arrow.DICTIONARY || len(d.Buffers()) != 2 || d.Buffers()[1] == nil {
+		return nil
+	}
+	w := fw.BitWidth() / 8
+	src := d.Buffers()[1].Bytes()[d.Offset()*w:]
+	vals := memory.NewResizableBuffer(mem)
+	defer vals.Release()
+	vals.Resize(n * w)
+	out := vals.Bytes()
+	pos := 0
+	for _, r := range runs {
+		pos += copy(out[pos:], src[r[0]*w:r[1]*w])
+	}
+	data := array.NewData(col.DataType(), n, []*memory.Buffer{nil, vals}, nil, 0, 0)
+	defer data.Release()
+	if dict != nil {
+		data.SetDictionary(dict)
+	}
+	return array.MakeFromData(data)
 }
 
 // takeRows makes a batch of the rows of in that rows lists, in that order.
