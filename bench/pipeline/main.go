@@ -10,8 +10,18 @@
 //	go run ./bench/pipeline -dir /data/bench -taxi-rows 20000000 -lineitem-rows 20000000
 //
 // Data is generated with sluice gen into -dir unless it is there already.
+// Taxi has 48M rows by default (792 MiB of Parquet): at 6M rows query A
+// takes about 0.1 s fused, so the start of four processes and their
+// footer reads would weigh as much as the pipes; bsv's example ran over
+// far more. Lineitem is TPC-H scale factor 1 (6M rows), which query B
+// takes long enough over.
+//
 // Before timing, each form runs once (warm page cache), and every form's
-// result is checked: fused and piped must print the same table.
+// result is checked: fused and piped must print the same table. The
+// piped form's processes are connected by pipes from here, so the CPU
+// time of each stage is known; beside it is what moving the same bytes
+// through pipes costs with no work at all, the floor of the piped form's
+// extra cost.
 package main
 
 import (
@@ -33,31 +43,44 @@ import (
 // The queries, as stage texts: the fused form joins them with | in sluice
 // run; the piped form runs the first with sluice run (scan is not a
 // stage command of its own) and each other as sluice STAGE.
+//
+// Each stage is its words, as a shell would pass them. Query B's scan
+// reads the two flag columns as dictionaries (--dict), in both forms; so
+// does DuckDB's Parquet reader with dictionary-encoded strings.
 var queries = []query{
-	{name: "A", dataset: "taxi", stages: []string{
-		"scan {dir}/taxi --columns pickup_date,trip_distance",
-		"sum-by pickup_date trip_distance",
-		"top 9 --by trip_distance --desc",
-		"show",
+	{name: "A", dataset: "taxi", stages: [][]string{
+		{"scan", "{taxi}", "--columns", "pickup_date,trip_distance"},
+		{"sum-by", "pickup_date", "trip_distance"},
+		{"top", "9", "--by", "trip_distance", "--desc"},
+		{"show"},
 	}},
-	{name: "B", dataset: "lineitem", duckdb: "b", stages: []string{
-		"scan {dir}/lineitem --columns l_returnflag,l_linestatus,l_quantity,l_extendedprice,l_discount,l_tax,l_shipdate",
-		`filter "l_shipdate <= date '1998-09-02'"`,
-		`agg-by l_returnflag,l_linestatus 'sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price, ` +
-			`sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, ` +
-			`mean(l_quantity) as avg_qty, mean(l_extendedprice) as avg_price, mean(l_discount) as avg_disc, count() as count_order'`,
-		"show",
+	{name: "B", dataset: "lineitem", duckdb: "b", stages: [][]string{
+		{"scan", "{lineitem}", "--dict", "l_returnflag,l_linestatus", "--columns", "l_returnflag,l_linestatus,l_quantity,l_extendedprice,l_discount,l_tax,l_shipdate"},
+		{"filter", "l_shipdate <= date '1998-09-02'"},
+		{"agg-by", "l_returnflag,l_linestatus", "sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price, " +
+			"sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, " +
+			"mean(l_quantity) as avg_qty, mean(l_extendedprice) as avg_price, mean(l_discount) as avg_disc, count() as count_order"},
+		{"show"},
 	}},
 }
 
 type query struct {
 	name, dataset, duckdb string
-	stages                []string
+	stages                [][]string
+}
+
+// text is a stage as sluice run reads it.
+func text(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = shellQuote(w)
+	}
+	return strings.Join(q, " ")
 }
 
 func main() {
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "sluice-pipeline-bench"), "where the datasets are (generated if missing)")
-	taxiRows := flag.Int64("taxi-rows", 6_000_000, "rows of taxi to generate")
+	taxiRows := flag.Int64("taxi-rows", 48_000_000, "rows of taxi to generate")
 	lineitemRows := flag.Int64("lineitem-rows", 6_000_000, "rows of lineitem to generate (6M is TPC-H scale factor 1)")
 	files := flag.Int("files", 8, "files per dataset")
 	runs := flag.Int("runs", 5, "timed runs of each form; medians are reported")
@@ -91,11 +114,15 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 			duckBin, duckWhy = "", "its helper did not build: "+firstLine(string(out))
 		}
 	}
+	// A dataset of each size has a directory of its own, so a run with
+	// other sizes never reads data of the wrong size.
+	paths := map[string]string{}
 	for _, ds := range []struct {
 		name string
 		rows int64
 	}{{"taxi", taxiRows}, {"lineitem", lineitemRows}} {
-		out := filepath.Join(dir, ds.name)
+		out := filepath.Join(dir, fmt.Sprintf("%s-%d-rows-%d-files", ds.name, ds.rows, files))
+		paths[ds.name] = out
 		if _, err := os.Stat(out); err == nil {
 			continue
 		}
@@ -107,20 +134,30 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		}
 	}
 
-	fmt.Printf("pipeline benchmark: %d runs each, medians; %d cores (GOMAXPROCS %d); data in %s\n", runs, runtime.NumCPU(), runtime.GOMAXPROCS(0), dir)
-	fmt.Printf("%-6s %-8s %10s %10s %9s %9s %12s\n", "query", "form", "wall s", "cpu s", "max RSS", "pipe MiB", "vs fused")
+	perByte := pipeCost()
+	fmt.Printf("pipeline benchmark: %d runs each, medians; %d cores (GOMAXPROCS %d); taxi %d rows, lineitem %d rows, %d files each, in %s\n",
+		runs, runtime.NumCPU(), runtime.GOMAXPROCS(0), taxiRows, lineitemRows, files, dir)
+	fmt.Printf("%-6s %-8s %10s %10s %9s %9s %12s %12s\n", "query", "form", "wall s", "cpu s", "max RSS", "pipe MiB", "wall/fused", "cpu/fused")
 	for _, q := range queries {
-		stages := make([]string, len(q.stages))
+		stages := make([][]string, len(q.stages))
+		texts := make([]string, len(q.stages))
 		for i, s := range q.stages {
-			stages[i] = strings.ReplaceAll(s, "{dir}", dir)
+			for _, w := range s {
+				stages[i] = append(stages[i], strings.NewReplacer("{taxi}", paths["taxi"], "{lineitem}", paths["lineitem"]).Replace(w))
+			}
+			texts[i] = text(stages[i])
 		}
-		fusedArgs := []string{"run", strings.Join(stages, " | ")}
-		piped := "set -o pipefail; " + shellQuote(sluiceBin) + " run " + shellQuote(stages[0])
+		fusedArgs := []string{"run", strings.Join(texts, " | ")}
+		// The piped form: sluice run SCAN | sluice STAGE | ...
+		pipedArgs := [][]string{{"run", texts[0]}}
 		for _, s := range stages[1:] {
-			piped += " | " + shellQuote(sluiceBin) + " " + s
+			pipedArgs = append(pipedArgs, s)
 		}
 		fused := func() (sample, string, error) { return measure(exec.Command(sluiceBin, fusedArgs...)) }
-		pipe := func() (sample, string, error) { return measure(exec.Command("bash", "-c", piped)) }
+		pipe := func() (sample, string, error) {
+			s, _, out, err := measurePipeline(sluiceBin, pipedArgs)
+			return s, out, err
+		}
 
 		// Warm up, and check the two forms agree.
 		_, fout, err := fused()
@@ -134,24 +171,41 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		if fout != pout {
 			return fmt.Errorf("query %s: fused and piped results differ:\n%s\n%s", q.name, fout, pout)
 		}
-		pipeBytes := streamBytes(sluiceBin, stages)
+		pipeBytes := streamBytes(sluiceBin, texts)
 
 		var fs, ps []sample
+		byStage := make([][]sample, len(stages))
 		for range runs {
 			s, _, err := fused()
 			if err != nil {
 				return err
 			}
 			fs = append(fs, s)
-			s, _, err = pipe()
+			s, each, _, err := measurePipeline(sluiceBin, pipedArgs)
 			if err != nil {
 				return err
 			}
 			ps = append(ps, s)
+			for i, e := range each {
+				byStage[i] = append(byStage[i], e)
+			}
 		}
 		f, p := median(fs), median(ps)
-		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12s\n", q.name, "fused", f.wall, f.cpu, f.rss/(1<<20), "-", "1.00")
-		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f\n", q.name, "piped", p.wall, p.cpu, p.rss/(1<<20), float64(pipeBytes)/(1<<20), p.wall/f.wall)
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12s %12s\n", q.name, "fused", f.wall, f.cpu, f.rss/(1<<20), "-", "1.00", "1.00")
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f %12.2f\n", q.name, "piped", p.wall, p.cpu, p.rss/(1<<20), float64(pipeBytes)/(1<<20), p.wall/f.wall, p.cpu/f.cpu)
+		var parts []string
+		for i, st := range byStage {
+			m := median(st)
+			name := stages[i][0]
+			if i == 0 {
+				name = "run " + name
+			}
+			parts = append(parts, fmt.Sprintf("%s %.3f (sys %.3f)", name, m.cpu, m.sys))
+		}
+		fmt.Printf("%-6s %-8s cpu s by process: %s\n", q.name, "piped", strings.Join(parts, ", "))
+		floor := perByte * float64(pipeBytes)
+		fmt.Printf("%-6s %-8s moving %.0f MiB through pipes alone costs %.3f cpu s: piped >= fused + that = %.2fx fused cpu\n",
+			q.name, "piped", float64(pipeBytes)/(1<<20), floor, (f.cpu+floor)/f.cpu)
 		if q.duckdb == "" {
 			continue
 		}
@@ -159,7 +213,7 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 			fmt.Printf("%-6s %-8s DuckDB not measured: %s\n", q.name, "duckdb", duckWhy)
 			continue
 		}
-		glob := filepath.Join(dir, q.dataset, "*.parquet")
+		glob := filepath.Join(paths[q.dataset], "*.parquet")
 		duckRun := func() (sample, string, error) {
 			return measure(exec.Command(duckBin, "-query", q.duckdb, "-files", glob))
 		}
@@ -182,16 +236,16 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		}
 		d := median(ds)
 		slices.Sort(inner)
-		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12.2f   (fused/DuckDB %.2f; DuckDB's query alone %.3f s)\n",
-			q.name, "duckdb", d.wall, d.cpu, d.rss/(1<<20), "-", d.wall/f.wall, f.wall/d.wall, inner[len(inner)/2])
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12.2f %12.2f   (fused/DuckDB wall %.2f, cpu %.2f; DuckDB's query alone %.3f s)\n",
+			q.name, "duckdb", d.wall, d.cpu, d.rss/(1<<20), "-", d.wall/f.wall, d.cpu/f.cpu, f.wall/d.wall, f.cpu/d.cpu, inner[len(inner)/2])
 	}
 	return nil
 }
 
 // sample is one run of a command: wall seconds, CPU seconds (user and
-// system, of the command and every process it waited for) and the
-// largest resident set among them.
-type sample struct{ wall, cpu, rss float64 }
+// system, of the command and every process it waited for; sys is the
+// system part) and the largest resident set among them.
+type sample struct{ wall, cpu, sys, rss float64 }
 
 func measure(cmd *exec.Cmd) (sample, string, error) {
 	var out, errb bytes.Buffer
@@ -202,12 +256,127 @@ func measure(cmd *exec.Cmd) (sample, string, error) {
 	if err != nil {
 		return sample{}, "", fmt.Errorf("%s: %v: %s", strings.Join(cmd.Args, " "), err, firstLine(errb.String()))
 	}
-	s := sample{wall: wall}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+	s := usage(cmd.ProcessState)
+	s.wall = wall
+	return s, out.String(), nil
+}
+
+func usage(ps *os.ProcessState) sample {
+	var s sample
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+		s.sys = time.Duration(ru.Stime.Nano()).Seconds()
 		s.rss = float64(ru.Maxrss) * 1024
 	}
-	return s, out.String(), nil
+	return s
+}
+
+// measurePipeline runs bin with each of stages as its arguments, each
+// process's stdout piped to the next one's stdin, as a shell pipeline
+// does. The total is the wall time of the whole, the sum of the CPU
+// times and the largest resident set; each is every process's own.
+func measurePipeline(bin string, stages [][]string) (total sample, each []sample, out string, err error) {
+	var stdout, errb bytes.Buffer
+	cmds := make([]*exec.Cmd, len(stages))
+	var closers []*os.File
+	defer func() {
+		for _, f := range closers {
+			f.Close()
+		}
+	}()
+	var prev *os.File
+	for i, args := range stages {
+		c := exec.Command(bin, args...)
+		c.Stderr = &errb
+		if prev != nil {
+			c.Stdin = prev
+		}
+		if i == len(stages)-1 {
+			c.Stdout = &stdout
+		} else {
+			r, w, err := os.Pipe()
+			if err != nil {
+				return total, nil, "", err
+			}
+			closers = append(closers, r, w)
+			c.Stdout = w
+			prev = r
+		}
+		cmds[i] = c
+	}
+	start := time.Now()
+	for _, c := range cmds {
+		if err := c.Start(); err != nil {
+			return total, nil, "", err
+		}
+	}
+	// Only the children hold the pipes now, so each sees its input end.
+	for _, f := range closers {
+		f.Close()
+	}
+	closers = nil
+	var firstErr error
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("%s: %v: %s", strings.Join(c.Args, " "), err, firstLine(errb.String()))
+		}
+	}
+	total.wall = time.Since(start).Seconds()
+	if firstErr != nil {
+		return total, nil, "", firstErr
+	}
+	for _, c := range cmds {
+		s := usage(c.ProcessState)
+		each = append(each, s)
+		total.cpu += s.cpu
+		total.sys += s.sys
+		total.rss = max(total.rss, s.rss)
+	}
+	return total, each, stdout.String(), nil
+}
+
+// pipeCost is the CPU seconds per byte of moving bytes through a pipe
+// on this machine with nothing else to do: written in 512 KiB pieces
+// (about a column of a batch) into a 1 MiB pipe (sluice grows its pipes
+// to that) and read out, both sides counted. The best of a few tries.
+func pipeCost() float64 {
+	const total = 256 << 20
+	best := 0.0
+	for range 3 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return 0
+		}
+		growPipe(w)
+		var before, after syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			buf := make([]byte, 1<<20)
+			for {
+				if _, err := r.Read(buf); err != nil {
+					return
+				}
+			}
+		}()
+		buf := make([]byte, 512<<10)
+		for i := range buf {
+			buf[i] = byte(i)
+		}
+		for n := 0; n < total; n += len(buf) {
+			w.Write(buf)
+		}
+		w.Close()
+		<-done
+		r.Close()
+		syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+		cpu := time.Duration(after.Utime.Nano() - before.Utime.Nano() + after.Stime.Nano() - before.Stime.Nano()).Seconds()
+		if best == 0 || cpu < best {
+			best = cpu
+		}
+	}
+	return best / total
 }
 
 func median(s []sample) sample {
@@ -222,6 +391,7 @@ func median(s []sample) sample {
 	return sample{
 		wall: pick(func(x sample) float64 { return x.wall }),
 		cpu:  pick(func(x sample) float64 { return x.cpu }),
+		sys:  pick(func(x sample) float64 { return x.sys }),
 		rss:  pick(func(x sample) float64 { return x.rss }),
 	}
 }
@@ -254,4 +424,11 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// growPipe asks for a 1 MiB pipe buffer, as sluice does for its pipes
+// (F_SETPIPE_SZ; where there is none, the pipe stays as it is).
+func growPipe(f *os.File) {
+	const fSetPipeSize = 1031
+	_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), fSetPipeSize, 1<<20)
 }
