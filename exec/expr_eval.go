@@ -42,6 +42,9 @@ type vec struct {
 	f     []float64
 	s     func(int) string
 	valid []bool
+	// own says f was made by the evaluation (not a column's memory), so
+	// the operation that consumes it may write its result over it.
+	own bool
 }
 
 func (v vec) isValid(i int) bool { return v.valid == nil || v.valid[i] }
@@ -456,7 +459,7 @@ func asFloat(v vec) vec {
 	for i, x := range v.i {
 		f[i] = float64(x)
 	}
-	return vec{k: kFloat, konst: v.konst, f: f, valid: v.valid}
+	return vec{k: kFloat, konst: v.konst, f: f, valid: v.valid, own: true}
 }
 
 func asTime(v vec) vec {
@@ -757,7 +760,18 @@ func arithFloat(op string, a, b vec, n int) vec {
 	if a.konst && b.konst {
 		n = 1
 	}
-	out := make([]float64, n)
+	// Each element is read before its result is written, so a result can
+	// go over an operand the evaluation made: an expression like
+	// x * (1 - y) * (1 + z) then makes two slices, not four.
+	var out []float64
+	switch {
+	case a.own && !a.konst && len(a.f) >= n:
+		out = a.f[:n]
+	case b.own && !b.konst && len(b.f) >= n:
+		out = b.f[:n]
+	default:
+		out = make([]float64, n)
+	}
 	valid := bothValid(a, b, n)
 	xs, ys := a.f, b.f
 	switch {
@@ -804,6 +818,7 @@ func arithFloat(op string, a, b vec, n int) vec {
 						valid = allValid(n)
 					}
 					valid[i] = false
+					out[i] = 0
 					continue
 				}
 				if op == "/" {
@@ -814,5 +829,5 @@ func arithFloat(op string, a, b vec, n int) vec {
 			}
 		}
 	}
-	return vec{k: kFloat, konst: a.konst && b.konst, f: out, valid: valid}
+	return vec{k: kFloat, konst: a.konst && b.konst, f: out, valid: valid, own: true}
 }

@@ -22,7 +22,9 @@ import (
 // like Go memory. At most Keep bytes are kept; more is left to the
 // garbage collector. Make one per run and pass it down explicitly (the
 // Options.Mem of Run): a Pool is safe for concurrent use, and is only as
-// good as the Release calls that return buffers to it.
+// good as the Release calls that return buffers to it (it remembers the
+// buffers it handed out, so one never released stays reachable as long
+// as the Pool does).
 type Pool struct {
 	keep int64
 
