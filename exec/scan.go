@@ -49,6 +49,15 @@ func (s *scanStage) openScan(ctx context.Context, e *env) (Source, error) {
 			}
 			return nil, err
 		}
+		for _, name := range s.opts.Dict {
+			f, ok := ds.Schema().FieldsByName(name)
+			switch {
+			case !ok:
+				return nil, invalidf("scan: --dict names %q, which is not among the columns read (columns: %s)", name, columnList(ds.Schema()))
+			case f[0].Type.ID() != arrow.DICTIONARY:
+				return nil, invalidf("scan: --dict names %q, a %s column, which cannot be read as a dictionary (string and binary columns of the files can)", name, f[0].Type)
+			}
+		}
 		if schema == nil {
 			schema = ds.Schema()
 		} else if !schema.Equal(ds.Schema()) {

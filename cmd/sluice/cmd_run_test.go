@@ -162,6 +162,8 @@ func TestPipelineBadInput(t *testing.T) {
 		{"unquoted", []string{"run", "scan " + taxi + ` | filter "x`}, exitUsage, "unterminated"},
 		{"bad flag", []string{"run", "scan " + taxi + " | top 3 --bye x"}, exitUsage, "unknown flag"},
 		{"no data", []string{"run", "scan " + filepath.Join(dir, "nothing") + " | show"}, exitNotFound, "no parquet files"},
+		{"dict not read", []string{"run", "scan " + taxi + " --columns trip_distance --dict payment_type | show"}, exitUsage, `--dict names "payment_type", which is not among the columns read`},
+		{"dict of numbers", []string{"run", "scan " + taxi + " --dict trip_distance | show"}, exitUsage, `--dict names "trip_distance", a float64 column`},
 		{"stage bad expression", []string{"filter", "a >"}, exitUsage, "at position 4"},
 	}
 	for _, c := range cases {
