@@ -70,6 +70,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 		newServeCommand(),
 		newGetCommand(),
 		newScanCommand(),
+		newScanBenchCommand(),
 		newRunCommand(),
 	)
 	root.AddCommand(stageCommands(root)...)

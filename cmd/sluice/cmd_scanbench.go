@@ -1,0 +1,362 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-data/sluice/bench"
+	"github.com/sluice-data/sluice/bench/scanbench"
+	"github.com/sluice-data/sluice/sim"
+	"github.com/sluice-data/sluice/store"
+)
+
+type scanBenchOptions struct {
+	size            string
+	rows            int64
+	files           int
+	cache           string
+	runs            int
+	memory          string
+	only            string
+	rawConcurrency  string
+	fileConcurrency string
+	resweep         bool
+	checksum        bool
+	projection      string
+	faults          string
+	rss             bool
+	json            bool
+	quiet           bool
+	timeout         time.Duration
+	cpuProfile      string
+}
+
+// lineitemBytesPerRow is what gen writes per lineitem row (snappy), to
+// turn --size into rows.
+const lineitemBytesPerRow = 33.3
+
+func newScanBenchCommand() *cobra.Command {
+	var opts scanBenchOptions
+	cmd := &cobra.Command{
+		Use:   "bench-scan [URL]",
+		Short: "Measure scan against raw GETs and arrow-go's own ways of reading Parquet from a store",
+		Long: `Measure, in one run over the same objects and the same --sim link:
+
+  raw     GETs of every byte of the objects, dropped on arrival, at each of
+          --raw-concurrency requests in flight (more requests than objects cut
+          them into equal ranges); the best is kept: what the link gives
+  scan    sluice's scan of all columns, every batch released
+  naive   arrow-go's Parquet reader over a store.ReaderAt (one ranged GET per
+          ReadAt: its footer reads, then one per column chunk), with each of
+          --file-concurrency files read at once; the best is kept
+  whole   each object fetched by one GET into memory, then decoded there by
+          arrow-go, --file-concurrency files at once; the best is kept
+  decode  the file bytes already in memory, decoded as scan decodes them
+          (a row group per core): the ceiling of every reader on this machine
+
+and print MiB/s of file bytes for each, the ratios scan/raw, scan/naive,
+scan/whole and scan/decode (the median of each run's own ratio), and the bytes
+scan needed against those it fetched. --runs repeats everything; figures are
+medians. The first run sweeps the concurrencies and later runs measure only
+the best (--resweep sweeps every run).
+
+URL is a Parquet dataset (as sluice scan takes it). Without one, a TPC-H
+lineitem dataset of --size (or --rows) in --files files is generated once
+under --cache and reused by later runs.
+
+--projection COLS adds a scan of those columns and compares the bytes it
+fetched with the bytes of their column chunks plus the footers, computed from
+the footers. --faults SPEC adds, to every run, a scan through the --sim link
+with those faults added, beside a scan without them: their time ratio and
+whether their per-column checksums agree. --rss runs "sluice scan" over the
+dataset in a child process with --memory (default: a quarter of the dataset)
+and reports its peak resident memory against the budget plus 64 MiB; alone,
+it runs nothing else (add --only to run measurements too).`,
+		Example: `  # the link-bound regime: a 200 MiB/s link, below this machine's decode rate
+  sluice bench-scan --sim ttfb=15ms,p99=80ms,stream=90MiB/s,link=200MiB/s --runs 3
+
+  # the latency-bound regime: an instance next to S3
+  sluice bench-scan --sim s3 --runs 3
+
+  # bytes fetched for a projection, and scans with injected faults
+  sluice bench-scan --sim s3 --only scan --projection l_orderkey,l_extendedprice
+  sluice bench-scan --sim ttfb=15ms,p99=80ms,stream=90MiB/s,link=200MiB/s --only scan \
+      --faults slowdown=0.05,reset=0.01,stall=0.01:10s
+
+  # an existing dataset, and the peak memory of a scan with a 256 MiB budget
+  sluice bench-scan s3://bucket/lineitem/ --sim s3 --rss --memory 256MiB`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("%s takes at most one URL, got %d (see --help)", cmd.CommandPath(), len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			url := ""
+			if len(args) == 1 {
+				url = args[0]
+			}
+			return runScanBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, url, cmd.Flags().Changed("rows"))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.size, "size", "1GiB", "size of the generated dataset (without URL)")
+	f.Int64Var(&opts.rows, "rows", 0, "rows of the generated dataset, instead of --size")
+	f.IntVar(&opts.files, "files", 8, "files of the generated dataset")
+	f.StringVar(&opts.cache, "cache", filepath.Join(os.TempDir(), "sluice-scanbench"), "directory the generated dataset is kept in")
+	f.IntVar(&opts.runs, "runs", 3, "runs; figures are medians over them")
+	f.StringVar(&opts.memory, "memory", "", "scan's memory budget (default: scan's); with --rss, the child's (default: a quarter of the dataset)")
+	f.StringVar(&opts.only, "only", "", "measure only these, comma-separated: "+strings.Join(scanbench.All, ","))
+	f.StringVar(&opts.rawConcurrency, "raw-concurrency", "4,8,16,32,64", "requests in flight to try raw GETs at")
+	f.StringVar(&opts.fileConcurrency, "file-concurrency", "1,2,4,8", "files at once to try the naive and whole-object readers at")
+	f.BoolVar(&opts.resweep, "resweep", false, "sweep the concurrencies in every run, not only the first")
+	f.BoolVar(&opts.checksum, "checksum", false, "checksum every scan's values (costs decode time)")
+	f.StringVar(&opts.projection, "projection", "", "also scan only these columns and compare bytes fetched with their chunks and footers")
+	f.StringVar(&opts.faults, "faults", "", "also scan with these faults added to --sim, e.g. slowdown=0.05,reset=0.01,stall=0.01:10s")
+	f.BoolVar(&opts.rss, "rss", false, `also measure the peak RSS of "sluice scan --memory" in a child process`)
+	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no line per measurement on stderr")
+	f.DurationVar(&opts.timeout, "timeout", 30*time.Minute, "give up after this long")
+	f.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to FILE")
+	return cmd
+}
+
+func scanBenchInts(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, usagef("--%s %q: want positive integers separated by commas", flag, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func scanBenchList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOptions, url string, rowsGiven bool) error {
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
+	defer cancel()
+	rawC, err := scanBenchInts("raw-concurrency", opts.rawConcurrency)
+	if err != nil {
+		return err
+	}
+	fileC, err := scanBenchInts("file-concurrency", opts.fileConcurrency)
+	if err != nil {
+		return err
+	}
+	var budget int64
+	if opts.memory != "" {
+		if budget, err = parseMemory(opts.memory); err != nil {
+			return err
+		}
+	}
+	if opts.runs <= 0 {
+		return usagef("--runs %d: want at least 1", opts.runs)
+	}
+	only := scanBenchList(opts.only)
+	for _, m := range only {
+		if !scanBenchHas(scanbench.All, m) {
+			return usagef("--only %s: want some of %s", m, strings.Join(scanbench.All, ","))
+		}
+	}
+	if opts.only != "" && len(only) == 0 {
+		return usagef("--only %q names nothing", opts.only)
+	}
+	var faulty sim.Profile
+	if opts.faults != "" {
+		base := globals.profile.String()
+		spec := opts.faults
+		if !globals.profile.IsNone() {
+			spec = base + "," + spec
+		}
+		if faulty, err = sim.Parse(spec); err != nil {
+			return usagef("--faults: %v", err)
+		}
+	}
+	logf := func(format string, a ...any) {
+		if !opts.quiet {
+			fmt.Fprintf(errOut, format+"\n", a...)
+		}
+	}
+
+	if url == "" {
+		rows := opts.rows
+		if !rowsGiven {
+			size, err := bench.ParseSize(opts.size)
+			if err != nil || size <= 0 {
+				return usagef("--size %q: want a size such as 1GiB", opts.size)
+			}
+			rows = (int64(float64(size)/lineitemBytesPerRow) + 999_999) / 1_000_000 * 1_000_000
+		}
+		if rows <= 0 || opts.files <= 0 || int64(opts.files) > rows {
+			return usagef("--rows %d --files %d: want at least one row per file", rows, opts.files)
+		}
+		if url, err = scanbench.Lineitem(ctx, opts.cache, rows, opts.files, func(s string) { logf("%s", s) }); err != nil {
+			return err
+		}
+	}
+
+	base, rest := splitGlob(url)
+	open := func(wrap func(store.Driver) store.Driver) (*store.Store, string, error) {
+		st, key, err := store.Open(ctx, base, store.Options{
+			Endpoint: globals.endpoint, Region: globals.region, Concurrency: maxInFlight, Wrap: wrap,
+		})
+		return st, key + rest, err
+	}
+	st, key, err := open(sim.WrapOption(globals.profile))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	local, _, err := open(nil)
+	if err != nil {
+		return err
+	}
+	defer local.Close()
+	cfg := scanbench.Config{
+		Store: st, Pattern: key, Local: local,
+		Runs: opts.runs, Only: only, Memory: budget,
+		RawConcurrency: rawC, FileConcurrency: fileC, Resweep: opts.resweep,
+		Checksum: opts.checksum, Projection: scanBenchList(opts.projection),
+	}
+	if !opts.quiet {
+		cfg.Log = errOut
+	}
+	if opts.faults != "" {
+		fst, _, err := open(sim.WrapOption(faulty))
+		if err != nil {
+			return err
+		}
+		defer fst.Close()
+		cfg.Faulty = fst
+	}
+	b, err := scanbench.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	d := b.Dataset()
+	logf("dataset %s: %d files, %.1f MiB, %d rows; link %s", d.URL, d.Files, float64(d.Bytes)/(1<<20), d.Rows, globals.profile)
+	if opts.faults != "" {
+		logf("faulty link %s", faulty)
+	}
+
+	if opts.cpuProfile != "" {
+		fp, err := os.Create(opts.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer fp.Close()
+		if err := pprof.StartCPUProfile(fp); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var rep *scanbench.Report
+	if opts.only != "" || opts.projection != "" || opts.faults != "" || !opts.rss {
+		if rep, err = b.Run(ctx); err != nil {
+			return err
+		}
+	}
+
+	var rss *rssResult
+	if opts.rss {
+		if rss, err = measureRSS(ctx, errOut, url, budget, d.Bytes, logf); err != nil {
+			return err
+		}
+	}
+
+	if opts.json {
+		doc := struct {
+			Sim    string            `json:"sim"`
+			Faults string            `json:"faults,omitempty"`
+			Report *scanbench.Report `json:"report,omitempty"`
+			RSS    *rssResult        `json:"rss,omitempty"`
+		}{Sim: globals.profile.String(), Report: rep, RSS: rss}
+		if opts.faults != "" {
+			doc.Faults = faulty.String()
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	fmt.Fprintf(out, "link: %s\n", globals.profile)
+	if opts.faults != "" {
+		fmt.Fprintf(out, "faulty link: %s\n", faulty)
+	}
+	if rep != nil {
+		rep.Print(out)
+	}
+	if rss != nil {
+		verdict := "within"
+		if rss.PeakRSS > rss.Limit {
+			verdict = "OVER"
+		}
+		fmt.Fprintf(out, "peak RSS of sluice scan --memory %s over %.1f MiB: %.1f MiB (%.2fs), %s budget + 64 MiB = %.1f MiB\n",
+			bench.FormatSize(rss.Budget), float64(d.Bytes)/(1<<20), float64(rss.PeakRSS)/(1<<20), rss.Seconds, verdict, float64(rss.Limit)/(1<<20))
+	}
+	return nil
+}
+
+type rssResult struct {
+	Budget  int64   `json:"budget"`
+	PeakRSS int64   `json:"peak_rss"`
+	Limit   int64   `json:"limit"` // budget + 64 MiB
+	Seconds float64 `json:"seconds"`
+}
+
+// measureRSS runs this binary's scan command over the dataset in a child,
+// so the benchmark's own heap stays out of the figure.
+func measureRSS(ctx context.Context, errOut io.Writer, url string, budget, datasetBytes int64, logf func(string, ...any)) (*rssResult, error) {
+	if budget == 0 {
+		budget = max(datasetBytes/4>>20<<20, 1<<20)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"scan", url, "--memory", bench.FormatSize(budget), "-q"}
+	if globals.sim != "" {
+		args = append(args, "--sim", globals.sim)
+	}
+	if globals.endpoint != "" {
+		args = append(args, "--endpoint", globals.endpoint)
+	}
+	if globals.region != "" {
+		args = append(args, "--region", globals.region)
+	}
+	logf("peak RSS: sluice %s", strings.Join(args, " "))
+	peak, d, err := scanbench.PeakRSS(ctx, errOut, self, args...)
+	if err != nil {
+		return nil, err
+	}
+	return &rssResult{Budget: budget, PeakRSS: peak, Limit: budget + 64<<20, Seconds: d.Seconds()}, nil
+}
+
+func scanBenchHas(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
