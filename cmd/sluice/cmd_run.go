@@ -33,8 +33,8 @@ partition, to-csv, show), else the stream is written to stdout as an Arrow
 IPC stream, or shown as a table on a terminal.
 
 Stages: ` + stageNames() + `.
-See sluice STAGE --help for each (scan's flags are --columns, --batch-rows,
---memory and --concurrency).
+See sluice STAGE --help for each (scan's flags are --columns, --dict,
+--batch-rows, --memory and --concurrency).
 
 The stages before the first that needs its input in order (select, drop,
 rename, filter) run on several batches at once, and so does the partial

@@ -121,7 +121,11 @@ var stageDefs = []*stageDef{
 		long: `Read Parquet datasets in dataset order: each URL is a file, a prefix (its
 .parquet objects in key order) or a glob. As a separate process, use
 sluice run 'scan URL ...', which writes the batches as an Arrow IPC stream.`,
-		example: `  sluice run 'scan ./data/taxi --columns pickup_date,trip_distance | head 5 | show'`,
+		example: `  sluice run 'scan ./data/taxi --columns pickup_date,trip_distance | head 5 | show'
+
+  # flag columns of few distinct values as dictionaries: cheaper to decode, pipe and group by
+  sluice run 'scan ./data/lineitem --dict l_returnflag,l_linestatus --columns l_returnflag,l_linestatus,l_quantity
+      | agg-by l_returnflag,l_linestatus "sum(l_quantity), count()" | show'`,
 		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
 			var columns, mem, dict string
 			var batchRows, concurrency int
