@@ -173,26 +173,60 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		}
 		pipeBytes := streamBytes(sluiceBin, texts)
 
-		var fs, ps []sample
+		// DuckDB, when it runs this query, takes its turn in the same
+		// rounds, so all three forms see the same load on a shared
+		// machine; the order rotates from round to round.
+		var duckRun func() (sample, string, error)
+		if q.duckdb != "" && duckBin != "" {
+			glob := filepath.Join(paths[q.dataset], "*.parquet")
+			duckRun = func() (sample, string, error) {
+				return measure(exec.Command(duckBin, "-query", q.duckdb, "-files", glob))
+			}
+			if _, _, err := duckRun(); err != nil {
+				return fmt.Errorf("query %s in DuckDB: %w", q.name, err)
+			}
+		}
+		var fs, ps, ds []sample
+		var inner []float64
 		byStage := make([][]sample, len(stages))
-		for range runs {
-			s, _, err := fused()
-			if err != nil {
+		forms := []func() error{
+			func() error {
+				s, _, err := fused()
+				fs = append(fs, s)
 				return err
-			}
-			fs = append(fs, s)
-			s, each, _, err := measurePipeline(sluiceBin, pipedArgs)
-			if err != nil {
+			},
+			func() error {
+				s, each, _, err := measurePipeline(sluiceBin, pipedArgs)
+				ps = append(ps, s)
+				for i, e := range each {
+					byStage[i] = append(byStage[i], e)
+				}
 				return err
-			}
-			ps = append(ps, s)
-			for i, e := range each {
-				byStage[i] = append(byStage[i], e)
+			},
+		}
+		if duckRun != nil {
+			forms = append(forms, func() error {
+				s, out, err := duckRun()
+				ds = append(ds, s)
+				var secs float64
+				if i := strings.LastIndex(out, "elapsed "); i >= 0 {
+					fmt.Sscanf(out[i:], "elapsed %f", &secs)
+				}
+				inner = append(inner, secs)
+				return err
+			})
+		}
+		for r := range runs {
+			for k := range forms {
+				if err := forms[(r+k)%len(forms)](); err != nil {
+					return err
+				}
 			}
 		}
 		f, p := median(fs), median(ps)
 		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12s %12s\n", q.name, "fused", f.wall, f.cpu, f.rss/(1<<20), "-", "1.00", "1.00")
-		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f %12.2f\n", q.name, "piped", p.wall, p.cpu, p.rss/(1<<20), float64(pipeBytes)/(1<<20), p.wall/f.wall, p.cpu/f.cpu)
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f %12.2f   (round by round: wall %.2f)\n", q.name, "piped", p.wall, p.cpu, p.rss/(1<<20),
+			float64(pipeBytes)/(1<<20), p.wall/f.wall, p.cpu/f.cpu, pairedRatio(ps, fs))
 		var parts []string
 		for i, st := range byStage {
 			m := median(st)
@@ -209,37 +243,28 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		if q.duckdb == "" {
 			continue
 		}
-		if duckBin == "" {
+		if duckRun == nil {
 			fmt.Printf("%-6s %-8s DuckDB not measured: %s\n", q.name, "duckdb", duckWhy)
 			continue
 		}
-		glob := filepath.Join(paths[q.dataset], "*.parquet")
-		duckRun := func() (sample, string, error) {
-			return measure(exec.Command(duckBin, "-query", q.duckdb, "-files", glob))
-		}
-		if _, _, err := duckRun(); err != nil {
-			return fmt.Errorf("query %s in DuckDB: %w", q.name, err)
-		}
-		var ds []sample
-		var inner []float64
-		for range runs {
-			s, out, err := duckRun()
-			if err != nil {
-				return err
-			}
-			ds = append(ds, s)
-			var secs float64
-			if i := strings.LastIndex(out, "elapsed "); i >= 0 {
-				fmt.Sscanf(out[i:], "elapsed %f", &secs)
-			}
-			inner = append(inner, secs)
-		}
 		d := median(ds)
 		slices.Sort(inner)
-		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12.2f %12.2f   (fused/DuckDB wall %.2f, cpu %.2f; DuckDB's query alone %.3f s)\n",
-			q.name, "duckdb", d.wall, d.cpu, d.rss/(1<<20), "-", d.wall/f.wall, d.cpu/f.cpu, f.wall/d.wall, f.cpu/d.cpu, inner[len(inner)/2])
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12.2f %12.2f   (fused/DuckDB wall %.2f, round by round %.2f, cpu %.2f; DuckDB's query alone %.3f s)\n",
+			q.name, "duckdb", d.wall, d.cpu, d.rss/(1<<20), "-", d.wall/f.wall, d.cpu/f.cpu, f.wall/d.wall, pairedRatio(fs, ds), f.cpu/d.cpu, inner[len(inner)/2])
 	}
 	return nil
+}
+
+// pairedRatio is the median over rounds of a's wall time over b's in the
+// same round: steadier than a ratio of medians when the machine's load
+// drifts.
+func pairedRatio(a, b []sample) float64 {
+	r := make([]float64, min(len(a), len(b)))
+	for i := range r {
+		r[i] = a[i].wall / b[i].wall
+	}
+	slices.Sort(r)
+	return r[len(r)/2]
 }
 
 // sample is one run of a command: wall seconds, CPU seconds (user and
