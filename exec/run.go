@@ -242,11 +242,17 @@ func runParallel(ctx context.Context, workers int, src Source, mappers []mapper,
 			return nil
 		})
 	}
+	// waiting is the result the consumer took from order and waits on;
+	// when the run stops first, what its worker sends there is released
+	// after Wait below.
+	var waiting chan result
 	g.Go(func() error {
 		for res := range order {
 			var r result
+			waiting = res
 			select {
 			case r = <-res:
+				waiting = nil
 			case <-gctx.Done():
 				return context.Cause(gctx)
 			}
@@ -268,8 +274,15 @@ func runParallel(ctx context.Context, workers int, src Source, mappers []mapper,
 		return next.finish(gctx)
 	})
 	err := g.Wait()
-	// Every goroutine is done: what is left in order was made and never
-	// consumed.
+	// Every goroutine is done: what is left in order, or sent to the
+	// result the consumer was waiting on, was made and never consumed.
+	if waiting != nil {
+		select {
+		case r := <-waiting:
+			r.release(agg)
+		default:
+		}
+	}
 	for res := range order {
 		select {
 		case r := <-res:
