@@ -45,8 +45,9 @@ import (
 // stage command of its own) and each other as sluice STAGE.
 //
 // Each stage is its words, as a shell would pass them. Query B's scan
-// reads the two flag columns as dictionaries (--dict), in both forms; so
-// does DuckDB's Parquet reader with dictionary-encoded strings.
+// reads the two flag columns as dictionaries (--dict), in both forms.
+// DuckDB runs the same query in SQL over the same files, told nothing
+// about how to read them.
 var queries = []query{
 	{name: "A", dataset: "taxi", stages: [][]string{
 		{"scan", "{taxi}", "--columns", "pickup_date,trip_distance"},
