@@ -22,6 +22,13 @@ const (
 	hedgeAfter = 500 * time.Millisecond
 )
 
+// backoff is the wait before retry n (from 1): exponential with full
+// jitter, so retries of many reads spread out.
+func backoff(n int) time.Duration {
+	ceil := min(retryBase<<min(n-1, 20), maxBackoff)
+	return time.Duration(rand.Int64N(int64(ceil)) + 1)
+}
+
 // withRetries calls fn until it succeeds, fails with an error that is not
 // retryable (store.IsRetryable), or has been retried maxRetries times,
 // waiting between tries with exponential backoff and full jitter.
@@ -31,8 +38,7 @@ func withRetries(ctx context.Context, fn func() error) error {
 		if err == nil || !store.IsRetryable(err) || n >= maxRetries || ctx.Err() != nil {
 			return err
 		}
-		ceil := min(retryBase<<n, maxBackoff)
-		t := time.NewTimer(time.Duration(rand.Int64N(int64(ceil)) + 1))
+		t := time.NewTimer(backoff(n + 1))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -42,18 +48,17 @@ func withRetries(ctx context.Context, fn func() error) error {
 	}
 }
 
-// readRange reads a range of key in full, retrying retryable errors, and
-// racing an attempt that has not finished after hedgeAfter with a second
-// one: the first to succeed wins and the other is cancelled.
-func (r *footerReader) readRange(ctx context.Context, key string, rg store.Range, opts store.ReadOptions) (b []byte, info store.ObjectInfo, err error) {
-	err = withRetries(ctx, func() error {
-		b, info, err = r.hedged(ctx, key, rg, opts)
-		return err
-	})
-	return b, info, err
-}
+// maxFooterAttempts bounds the requests one footer read makes: its
+// retries and the duplicates raced against slow ones.
+const maxFooterAttempts = 2 * maxRetries
 
-func (r *footerReader) hedged(ctx context.Context, key string, rg store.Range, opts store.ReadOptions) ([]byte, store.ObjectInfo, error) {
+// readRange reads a range of key in full. An attempt still running after
+// hedgeAfter is raced by a second one, and an attempt that fails with a
+// retryable error is replaced after a backoff, at most two running at
+// once; the first to succeed wins and the others are cancelled. A failed
+// duplicate must not leave the read waiting on a stalled original, so a
+// failure is replaced even while another attempt runs.
+func (r *footerReader) readRange(ctx context.Context, key string, rg store.Range, opts store.ReadOptions) ([]byte, store.ObjectInfo, error) {
 	type result struct {
 		b    []byte
 		info store.ObjectInfo
@@ -61,31 +66,49 @@ func (r *footerReader) hedged(ctx context.Context, key string, rg store.Range, o
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	out := make(chan result, 2) // buffered: the loser never blocks
-	try := func() {
-		b, info, err := r.readOnce(ctx, key, rg, opts)
-		out <- result{b, info, err}
+	out := make(chan result, maxFooterAttempts) // the losers never block
+	running, attempts, failures := 0, 0, 0
+	start := func() {
+		if running >= 2 || attempts >= maxFooterAttempts {
+			return
+		}
+		running++
+		attempts++
+		go func() {
+			b, info, err := r.readOnce(ctx, key, rg, opts)
+			out <- result{b, info, err}
+		}()
 	}
-	go try()
-	t := time.NewTimer(hedgeAfter)
-	defer t.Stop()
-	running := 1
-	var last result
+	start()
+	hedge := time.NewTimer(hedgeAfter)
+	defer hedge.Stop()
+	var retry <-chan time.Time
 	for {
 		select {
-		case <-t.C:
-			running++
-			go try()
-			continue
+		case <-hedge.C:
+			start()
+			hedge.Reset(hedgeAfter)
+		case <-retry:
+			retry = nil
+			start()
+			hedge.Reset(hedgeAfter)
 		case res := <-out:
 			running--
 			if res.err == nil {
 				return res.b, res.info, nil
 			}
-			last = res
-		}
-		if running == 0 {
-			return nil, last.info, last.err
+			if store.IsRetryable(res.err) && failures < maxRetries && attempts < maxFooterAttempts {
+				failures++
+				if retry == nil {
+					retry = time.After(backoff(failures))
+				}
+				continue
+			}
+			if running == 0 && retry == nil {
+				return nil, res.info, res.err
+			}
+		case <-ctx.Done():
+			return nil, store.ObjectInfo{}, context.Cause(ctx)
 		}
 	}
 }

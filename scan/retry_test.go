@@ -13,8 +13,9 @@ import (
 )
 
 // flakyDriver throttles the first two listings and the first two footer
-// reads of every file, and stalls the third footer read of one file
-// mid-body until it is cancelled.
+// reads of every file, stalls the third footer read of one file mid-body
+// for 10s (unless cancelled), and throttles the fourth, the duplicate
+// raced against the stall.
 type flakyDriver struct {
 	store.Driver
 	stallKey string
@@ -52,11 +53,14 @@ func (d *flakyDriver) ReadRange(ctx context.Context, key string, r store.Range, 
 			return rc, info, err
 		}
 		return &stalledBody{ctx: ctx, rc: rc}, info, nil
+	case n == 4 && key == d.stallKey:
+		return nil, store.ObjectInfo{}, sim.ErrSlowDown
 	}
 	return d.Driver.ReadRange(ctx, key, r, o)
 }
 
-// stalledBody gives one byte, then nothing until its context ends.
+// stalledBody gives one byte, then nothing for 10s or until its context
+// ends.
 type stalledBody struct {
 	ctx  context.Context
 	rc   io.ReadCloser
@@ -68,14 +72,19 @@ func (b *stalledBody) Read(p []byte) (int, error) {
 		b.sent = true
 		return b.rc.Read(p[:1])
 	}
-	<-b.ctx.Done()
-	return 0, b.ctx.Err()
+	select {
+	case <-b.ctx.Done():
+		return 0, b.ctx.Err()
+	case <-time.After(10 * time.Second):
+		return b.rc.Read(p)
+	}
 }
 
 func (b *stalledBody) Close() error { return b.rc.Close() }
 
 // Throttled listings and footer reads are retried and a stalled footer
-// read is raced, so Open succeeds promptly with the same data.
+// read is raced (by a duplicate replaced in turn when it is throttled),
+// so Open succeeds promptly with the same data.
 func TestOpenRetriesAndRaces(t *testing.T) {
 	mem, files := genStore(t, "lineitem", gen.Options{Rows: 20_000, Files: 3, RowGroupRows: 5000})
 	d := &flakyDriver{Driver: mem.Driver(), stallKey: "lineitem/part-00001.parquet", reads: map[string]int{}}
