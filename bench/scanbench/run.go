@@ -435,8 +435,9 @@ func (b *Bench) run(ctx context.Context, i int) (r Run, err error) {
 			}
 			s.MiBps = b.mibps(s.Elapsed)
 			*side.into = &s
-			b.logf("run %d: %-6s scan  %8.1f MiB/s (%v; %d requests, %d retries, %d duplicates; %s)", n, side.name,
-				s.MiBps, s.Elapsed.Round(time.Millisecond), s.Requests, s.Retries, s.Hedges, s.Sum)
+			b.logf("run %d: %-6s scan  %8.1f MiB/s (%v, open %v; %d requests, %d retries, %d duplicates, %s fetched; %.1f cores, others %.1f; %s)",
+				n, side.name, s.MiBps, s.Elapsed.Round(time.Millisecond), s.Stats.Open.Round(time.Millisecond), s.Requests, s.Retries, s.Hedges,
+				mib(s.BytesFetched), s.CPU.Own, s.CPU.Others, s.Sum)
 		}
 	}
 	return r, nil
