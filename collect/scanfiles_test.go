@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
@@ -38,14 +39,14 @@ func TestScanFiles(t *testing.T) {
 					t.Fatal(err)
 				}
 				fs := ScanFiles(context.Background(), st, c.pattern, ds, c.so, Options{Order: Dataset, Parallel: parallel, Window: 2})
-				var got checksum
+				var got arrowtest.Checksum
 				var last Pos
 				err = Drain(fs.Stream, func(b Batch) error {
 					if b.Pos.Compare(last) < 0 {
 						t.Errorf("%v after %v", b.Pos, last)
 					}
 					last = b.Pos
-					got.add(b.RecordBatch)
+					got.Add(b.RecordBatch)
 					return nil
 				})
 				if err != nil {
@@ -54,8 +55,8 @@ func TestScanFiles(t *testing.T) {
 				if got != want {
 					t.Fatalf("ScanFiles %v, scan %v", got, want)
 				}
-				if s := fs.ScanStats(); s.Rows != want.rows {
-					t.Errorf("stats count %d rows, want %d", s.Rows, want.rows)
+				if s := fs.ScanStats(); s.Rows != want.Rows {
+					t.Errorf("stats count %d rows, want %d", s.Rows, want.Rows)
 				}
 			})
 		}

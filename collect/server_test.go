@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"net"
 	"slices"
@@ -24,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
@@ -65,29 +65,8 @@ func startServer(t *testing.T, roots []Root, opts ServerOptions) string {
 	return lis.Addr().String()
 }
 
-// checksum hashes every value of every row, in order, whatever the
-// batch boundaries.
-type checksum struct {
-	rows int64
-	h    uint64
-}
-
-func (c *checksum) add(rec arrow.RecordBatch) {
-	h := fnv.New64a()
-	for r := 0; r < int(rec.NumRows()); r++ {
-		h.Reset()
-		for _, col := range rec.Columns() {
-			fmt.Fprintf(h, "%s\x00", col.ValueStr(r))
-		}
-		c.h = c.h*1099511628211 ^ h.Sum64()
-		c.rows++
-	}
-}
-
-func (c checksum) String() string { return fmt.Sprintf("%d rows %016x", c.rows, c.h) }
-
 // localChecksum scans a dataset in-process and sums it in dataset order.
-func localChecksum(t *testing.T, st *store.Store, pattern string, opts scan.Options) checksum {
+func localChecksum(t *testing.T, st *store.Store, pattern string, opts scan.Options) arrowtest.Checksum {
 	t.Helper()
 	ds, err := scan.Open(context.Background(), st, pattern, opts)
 	if err != nil {
@@ -103,9 +82,9 @@ func localChecksum(t *testing.T, st *store.Store, pattern string, opts scan.Opti
 		t.Fatal(err)
 	}
 	slices.SortFunc(bs, func(a, b scan.Batch) int { return Pos{Position: a.Pos}.Compare(Pos{Position: b.Pos}) })
-	var c checksum
+	var c arrowtest.Checksum
 	for _, b := range bs {
-		c.add(b.RecordBatch)
+		c.Add(b.RecordBatch)
 		b.Release()
 	}
 	return c
@@ -165,9 +144,9 @@ func TestServeAndGet(t *testing.T) {
 }
 
 // readChecksum reads an output back with arrow-go's readers.
-func readChecksum(t *testing.T, b []byte, f Format) checksum {
+func readChecksum(t *testing.T, b []byte, f Format) arrowtest.Checksum {
 	t.Helper()
-	var c checksum
+	var c arrowtest.Checksum
 	switch f {
 	case IPCFile:
 		r, err := ipc.NewFileReader(bytes.NewReader(b))
@@ -180,7 +159,7 @@ func readChecksum(t *testing.T, b []byte, f Format) checksum {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.add(rec)
+			c.Add(rec)
 		}
 	case IPCStream:
 		r, err := ipc.NewReader(bytes.NewReader(b))
@@ -189,7 +168,7 @@ func readChecksum(t *testing.T, b []byte, f Format) checksum {
 		}
 		defer r.Release()
 		for r.Next() {
-			c.add(r.RecordBatch())
+			c.Add(r.RecordBatch())
 		}
 		if err := r.Err(); err != nil {
 			t.Fatal(err)
@@ -210,7 +189,7 @@ func readChecksum(t *testing.T, b []byte, f Format) checksum {
 		}
 		defer rr.Release()
 		for rr.Next() {
-			c.add(rr.RecordBatch())
+			c.Add(rr.RecordBatch())
 		}
 		if err := rr.Err(); err != nil && err != io.EOF {
 			t.Fatal(err)
@@ -280,9 +259,9 @@ func TestFlightClientParallelDoGet(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.SortFunc(items, func(a, b item) int { return a.pos.Compare(b.pos) })
-	var got checksum
+	var got arrowtest.Checksum
 	for _, it := range items {
-		got.add(it.rec)
+		got.Add(it.rec)
 		it.rec.Release()
 	}
 	if got != want {

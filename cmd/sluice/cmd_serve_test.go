@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"os/exec"
@@ -26,6 +24,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/sluice-data/sluice/collect"
+	"github.com/sluice-data/sluice/internal/arrowtest"
 )
 
 // startServe runs `sluice serve` until the test ends and returns its
@@ -69,30 +68,10 @@ func startServe(t *testing.T, args ...string) string {
 	return addr
 }
 
-// sum hashes every value of every row in order, whatever the batches.
-type sum struct {
-	rows int64
-	h    uint64
-}
-
-func (c *sum) add(rec arrow.RecordBatch) {
-	h := fnv.New64a()
-	for r := 0; r < int(rec.NumRows()); r++ {
-		h.Reset()
-		for _, col := range rec.Columns() {
-			fmt.Fprintf(h, "%s\x00", col.ValueStr(r))
-		}
-		c.h = c.h*1099511628211 ^ h.Sum64()
-		c.rows++
-	}
-}
-
-func (c sum) String() string { return fmt.Sprintf("%d rows, checksum %016x", c.rows, c.h) }
-
 // sumOf reads an .arrow, .arrows or .parquet output with arrow-go.
-func sumOf(t *testing.T, data []byte, format collect.Format) sum {
+func sumOf(t *testing.T, data []byte, format collect.Format) arrowtest.Checksum {
 	t.Helper()
-	var c sum
+	var c arrowtest.Checksum
 	switch format {
 	case collect.IPCFile:
 		r, err := ipc.NewFileReader(bytes.NewReader(data))
@@ -105,7 +84,7 @@ func sumOf(t *testing.T, data []byte, format collect.Format) sum {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.add(rec)
+			c.Add(rec)
 		}
 	case collect.IPCStream:
 		r, err := ipc.NewReader(bytes.NewReader(data))
@@ -114,7 +93,7 @@ func sumOf(t *testing.T, data []byte, format collect.Format) sum {
 		}
 		defer r.Release()
 		for r.Next() {
-			c.add(r.RecordBatch())
+			c.Add(r.RecordBatch())
 		}
 		if err := r.Err(); err != nil {
 			t.Fatal(err)
@@ -135,7 +114,7 @@ func sumOf(t *testing.T, data []byte, format collect.Format) sum {
 		}
 		defer rr.Release()
 		for rr.Next() {
-			c.add(rr.RecordBatch())
+			c.Add(rr.RecordBatch())
 		}
 	}
 	return c
@@ -144,7 +123,7 @@ func sumOf(t *testing.T, data []byte, format collect.Format) sum {
 // flightSum fetches a dataset with a plain arrow-go Flight client:
 // GetFlightInfo, then every endpoint's DoGet in parallel, the batches put
 // in dataset order by the position in their app_metadata.
-func flightSum(t *testing.T, addr, cmd string) (sum, int) {
+func flightSum(t *testing.T, addr, cmd string) (arrowtest.Checksum, int) {
 	t.Helper()
 	client, err := collect.Dial(addr, "")
 	if err != nil {
@@ -198,9 +177,9 @@ func flightSum(t *testing.T, addr, cmd string) (sum, int) {
 		t.Fatal(err)
 	}
 	slices.SortFunc(items, func(a, b item) int { return a.pos.Compare(b.pos) })
-	var c sum
+	var c arrowtest.Checksum
 	for _, it := range items {
-		c.add(it.rec)
+		c.Add(it.rec)
 		it.rec.Release()
 	}
 	return c, len(info.Endpoint)
@@ -227,8 +206,8 @@ func TestServeGetEndToEnd(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			want, endpoints := flightSum(t, addr, c.cmd)
-			if endpoints != 5 || want.rows == 0 {
-				t.Fatalf("%d endpoints, %d rows", endpoints, want.rows)
+			if endpoints != 5 || want.Rows == 0 {
+				t.Fatalf("%d endpoints, %d rows", endpoints, want.Rows)
 			}
 			t.Logf("Flight client, %d parallel DoGets: %v", endpoints, want)
 			for _, o := range []struct {
