@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/sluice-data/sluice/internal/arrowfile"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -128,8 +130,11 @@ type objectWriter struct {
 	w     *store.Writer
 	sink  *dropAfterError
 	write func(arrow.RecordBatch) error
-	end   func() error // flushes the format's footer
-	rows  int64
+	// writeAt, for formats that can take batches out of order, writes
+	// the batch whose ordinal in the stream is ord.
+	writeAt func(rec arrow.RecordBatch, ord int64) error
+	end     func() error // flushes the format's footer
+	rows    int64
 }
 
 // dropAfterError keeps the first write error and drops every later byte,
@@ -174,14 +179,22 @@ func newObjectWriter(ctx context.Context, e *env, st *store.Store, key string, s
 	case fmtArrowFile:
 		// A file holds one dictionary per column; each row group's
 		// differs, so dictionary columns are written as their values.
-		vs, write := valuesWriter(e.mem, schema, nil)
-		fw, err := ipc.NewFileWriter(ow.sink, ipc.WithSchema(vs), ipc.WithAllocator(e.mem))
+		vs, _ := valuesSchema(schema)
+		// The footer lists batches by their ordinal in the stream, so
+		// batches written as they finish read back in stream order.
+		fw, err := arrowfile.NewWriter(ow.sink, vs, e.mem, cmp.Compare[int64])
 		if err != nil {
 			_ = w.Abort()
 			return nil, err
 		}
-		_, write = valuesWriter(e.mem, schema, fw.Write)
-		ow.write, ow.end = write, fw.Close
+		var ord int64
+		_, write := valuesWriter(e.mem, schema, func(rec arrow.RecordBatch) error { return fw.Write(rec, ord) })
+		ow.writeAt = func(rec arrow.RecordBatch, o int64) error {
+			ord = o
+			return write(rec)
+		}
+		ow.write = func(rec arrow.RecordBatch) error { return ow.writeAt(rec, int64(fw.Batches())) }
+		ow.end = fw.Close
 	case fmtArrowStream:
 		sw := ipc.NewWriter(ow.sink, ipc.WithSchema(schema), ipc.WithAllocator(e.mem))
 		ow.write, ow.end = sw.Write, sw.Close
@@ -195,11 +208,21 @@ func newObjectWriter(ctx context.Context, e *env, st *store.Store, key string, s
 }
 
 func (o *objectWriter) writeBatch(rec arrow.RecordBatch) error {
+	return o.checked(rec, func() error { return o.write(rec) })
+}
+
+// writeBatchAt writes the batch at ordinal ord of the stream, which may
+// come before batches with lower ordinals; only formats with writeAt.
+func (o *objectWriter) writeBatchAt(rec arrow.RecordBatch, ord int64) error {
+	return o.checked(rec, func() error { return o.writeAt(rec, ord) })
+}
+
+func (o *objectWriter) checked(rec arrow.RecordBatch, write func() error) error {
 	if o.sink.err != nil {
 		return o.sink.err
 	}
 	o.rows += rec.NumRows()
-	if err := o.write(rec); err != nil {
+	if err := write(); err != nil {
 		return err
 	}
 	return o.sink.err
@@ -281,6 +304,20 @@ func (o *writeOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 		return err
 	}
 	if err := o.ow.writeBatch(rec); err != nil {
+		return fmt.Errorf("write: %s: %w", o.url, err)
+	}
+	return nil
+}
+
+// takesAnyOrder: an Arrow IPC file lists its batches in its footer, so
+// it can store them as they come and list them in stream order.
+func (o *writeOp) takesAnyOrder() bool { return formatOf(o.url) == fmtArrowFile }
+
+func (o *writeOp) pushAt(ctx context.Context, rec arrow.RecordBatch, ord int64) error {
+	if err := o.start(ctx); err != nil {
+		return err
+	}
+	if err := o.ow.writeBatchAt(rec, ord); err != nil {
 		return fmt.Errorf("write: %s: %w", o.url, err)
 	}
 	return nil

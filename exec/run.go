@@ -18,7 +18,10 @@ import (
 // batches handed on in stream order, so the result is the same whatever
 // the number of workers (and the same as running each stage as its own
 // process over Arrow IPC). Stages after that see one batch at a time, in
-// order.
+// order. A sink right after the per-batch stages that can take batches
+// out of order (write to an Arrow IPC file, whose footer lists them in
+// stream order) gets each as soon as it is mapped instead; the file reads
+// back the same.
 //
 // Errors that come from how the pipeline is written wrap ErrInvalid and
 // are found before any data is read from the source's files.
@@ -77,9 +80,16 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 		mappers[i] = plans[i].mapper
 	}
 
-	if len(mappers) == 0 && agg == nil {
+	var sink arrivalSink
+	if len(mappers) > 0 && agg == nil && tailStart == len(plans)-1 {
+		sink, _ = arrivalSinkOf(next)
+	}
+	switch {
+	case len(mappers) == 0 && agg == nil:
 		err = runSerial(ctx, src, next)
-	} else {
+	case sink != nil:
+		err = runArrival(ctx, e.workers, src, mappers, sink)
+	default:
 		err = runParallel(ctx, e.workers, src, mappers, agg, next)
 	}
 	if errors.Is(err, errEnough) {
