@@ -39,7 +39,10 @@ See sluice STAGE --help for each (scan's flags are --columns, --dict,
 The stages before the first that needs its input in order (select, drop,
 rename, filter) run on several batches at once, and so does the partial
 side of an aggregation right after them; the aggregation's final merge and
-the later stages see the batches in dataset order.`,
+the later stages see the batches in dataset order. A write to an Arrow file
+(.arrow, .feather, .ipc) right after them stores each batch as soon as it is
+done and lists the batches in dataset order in the file's footer, so a slow
+batch holds up none after it and any Arrow reader reads them in order.`,
 		Example: `  # query A: the 9 days with the most miles
   sluice run 'scan ./data/taxi --columns pickup_date,trip_distance
       | sum-by pickup_date trip_distance | top 9 --by trip_distance --desc | show'

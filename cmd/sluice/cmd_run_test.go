@@ -9,6 +9,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // pipeData generates small taxi and lineitem datasets for a test.
@@ -141,6 +146,68 @@ func TestPipedEqualsFusedCLI(t *testing.T) {
 		if want := map[bool]int{true: 1, false: 4}[strings.HasPrefix(sink, "write")]; n != want {
 			t.Errorf("%s: %d objects, want %d", sink, n, want)
 		}
+	}
+}
+
+// TestRunWriteArrowFile: `run '... | filter | write x.arrow'` stores the
+// batches as the workers finish them, and the file reads back, batch by
+// batch, as the piped stages' file (written in stream order) does.
+func TestRunWriteArrowFile(t *testing.T) {
+	dir := t.TempDir()
+	taxi := filepath.Join(dir, "taxi")
+	if r := sluice(t, nil, "gen", "taxi", "--rows", "30000", "--files", "2", "--row-group-rows", "5000", "--out", taxi, "-q"); r.code != 0 {
+		t.Fatalf("gen: %s", r.stderr)
+	}
+	scan := "scan " + taxi + " --batch-rows 700 --dict payment_type --columns pickup_date,payment_type,trip_distance,fare_amount"
+	filter := `filter "trip_distance > 2 and payment_type != 'cash'"`
+	fused, piped := filepath.Join(dir, "fused.arrow"), filepath.Join(dir, "piped.arrow")
+	if r := sluice(t, nil, "run", "--workers", "4", scan+" | "+filter+" | select fare_amount,payment_type | write "+fused); r.code != 0 {
+		t.Fatalf("fused: %s", r.stderr)
+	}
+	if _, stderr, code := bash(t, "sluice run "+shellQuote(scan)+" | sluice "+filter+" | sluice select fare_amount,payment_type | sluice write "+piped); code != 0 {
+		t.Fatalf("piped: %s", stderr)
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	got, want := readArrowFileBatches(t, mem, fused), readArrowFileBatches(t, mem, piped)
+	defer releaseBatches(got)
+	defer releaseBatches(want)
+	if len(want) < 10 || len(got) != len(want) {
+		t.Fatalf("fused file lists %d batches, piped %d", len(got), len(want))
+	}
+	for i := range got {
+		if !array.RecordEqual(got[i], want[i]) {
+			t.Fatalf("batch %d differs between the fused and the piped file", i)
+		}
+	}
+}
+
+func readArrowFileBatches(t *testing.T, mem memory.Allocator, path string) []arrow.RecordBatch {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := ipc.NewFileReader(bytes.NewReader(b), ipc.WithAllocator(mem))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	defer rd.Close()
+	var out []arrow.RecordBatch
+	for i := range rd.NumRecords() {
+		rec, err := rd.RecordBatch(i)
+		if err != nil {
+			t.Fatalf("%s: batch %d: %v", path, i, err)
+		}
+		rec.Retain()
+		out = append(out, rec)
+	}
+	return out
+}
+
+func releaseBatches(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
 	}
 }
 
