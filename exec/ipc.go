@@ -1,14 +1,17 @@
 package exec
 
 import (
-	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // ReadIPC is a source that reads an Arrow IPC stream, as a stage run as
@@ -17,6 +20,9 @@ import (
 // The stream must end with the end-of-stream marker: a stream cut at a
 // message boundary (an upstream stage that died between batches) is an
 // error, never a short result.
+//
+// A pipe is read through a non-blocking descriptor of its own, so that
+// waiting for the stage before parks a goroutine instead of a thread.
 func ReadIPC(r io.Reader) SourceStage { return ipcSourceStage{r} }
 
 type ipcSourceStage struct{ r io.Reader }
@@ -24,20 +30,29 @@ type ipcSourceStage struct{ r io.Reader }
 func (ipcSourceStage) Name() string { return "stdin" }
 
 func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
-	t := &eofTracker{r: s.r}
-	rd, err := ipc.NewReader(t, ipc.WithAllocator(e.mem))
-	if err != nil {
-		if t.sawEOF && t.n == 0 {
+	r, own := s.r, (*os.File)(nil)
+	if f, ok := r.(*os.File); ok {
+		if own = reopenPipe(f, os.O_RDONLY); own != nil {
+			r = own
+		}
+	}
+	mr := newMessageReader(r, e.mem)
+	rd, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(e.mem))
+	if err != nil { // the reader released mr
+		if own != nil {
+			own.Close()
+		}
+		if mr.n == 0 {
 			return nil, errors.New("input: empty: expected an Arrow IPC stream (did the stage before this one fail?)")
 		}
 		return nil, fmt.Errorf("input: not an Arrow IPC stream: %w", err)
 	}
-	return &ipcSource{rd: rd, t: t}, nil
+	return &ipcSource{rd: rd, own: own}, nil
 }
 
 type ipcSource struct {
 	rd   *ipc.Reader
-	t    *eofTracker
+	own  *os.File // the descriptor opened here, if any
 	done bool
 }
 
@@ -57,42 +72,151 @@ func (s *ipcSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	s.done = true
 	if err := s.rd.Err(); err != nil {
+		if errors.Is(err, errNoEndMarker) {
+			return nil, errors.New("input: Arrow IPC stream ended without its end-of-stream marker (did the stage before this one fail?)")
+		}
 		return nil, fmt.Errorf("input: broken Arrow IPC stream: %w", err)
-	}
-	// A proper end is the 8-byte end-of-stream marker, read without
-	// reaching the end of the input; running into the end instead means
-	// the writer stopped between batches.
-	if s.t.sawEOF {
-		return nil, errors.New("input: Arrow IPC stream ended without its end-of-stream marker (did the stage before this one fail?)")
 	}
 	return nil, io.EOF
 }
 
 func (s *ipcSource) Close() error {
 	s.rd.Release()
+	if s.own != nil {
+		s.own.Close()
+	}
 	return nil
 }
 
-// eofTracker notes whether the reader above it ever ran into the end.
-type eofTracker struct {
-	r      io.Reader
-	n      int64
-	sawEOF bool
+// errNoEndMarker is the input ending at a message boundary: the writer
+// stopped between batches.
+var errNoEndMarker = errors.New("stream ended without its end-of-stream marker")
+
+// messageReader reads the messages of an IPC stream as arrow-go's own
+// does, but takes each body from the Pool without zeroing it first: the
+// read overwrites every byte, and on these machines clearing a batch's
+// worth of memory costs about as much as a pipe moving it.
+type messageReader struct {
+	r    io.Reader
+	mem  memory.Allocator
+	pool *Pool // mem, when it is a Pool
+	n    int64 // bytes read
+	msg  *ipc.Message
+	refs atomic.Int64
+	hdr  [4]byte
 }
 
-func (t *eofTracker) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	t.n += int64(n)
-	if err == io.EOF {
-		t.sawEOF = true
+func newMessageReader(r io.Reader, mem memory.Allocator) *messageReader {
+	m := &messageReader{r: r, mem: mem}
+	m.pool, _ = mem.(*Pool)
+	m.refs.Add(1)
+	return m
+}
+
+func (m *messageReader) Retain() { m.refs.Add(1) }
+
+func (m *messageReader) Release() {
+	if m.refs.Add(-1) == 0 && m.msg != nil {
+		m.msg.Release()
+		m.msg = nil
 	}
-	return n, err
+}
+
+func (m *messageReader) read(p []byte) error {
+	n, err := io.ReadFull(m.r, p)
+	m.n += int64(n)
+	return err
+}
+
+// Message returns the next message, valid until the next call; io.EOF
+// after the end-of-stream marker.
+func (m *messageReader) Message() (msg *ipc.Message, err error) {
+	if m.msg != nil {
+		m.msg.Release()
+		m.msg = nil
+	}
+	if err := m.read(m.hdr[:]); err != nil {
+		if err == io.EOF {
+			return nil, errNoEndMarker
+		}
+		return nil, fmt.Errorf("arrow/ipc: could not read continuation indicator: %w", err)
+	}
+	var size int32
+	switch cid := binary.LittleEndian.Uint32(m.hdr[:]); cid {
+	case 0:
+		return nil, io.EOF
+	case 0xFFFFFFFF:
+		if err := m.read(m.hdr[:]); err != nil {
+			return nil, fmt.Errorf("arrow/ipc: could not read message length: %w", noEOF(err))
+		}
+		size = int32(binary.LittleEndian.Uint32(m.hdr[:]))
+		if size == 0 {
+			return nil, io.EOF
+		}
+	default:
+		size = int32(cid) // before format 0.15, no continuation marker
+	}
+	if size < 4 {
+		return nil, fmt.Errorf("arrow/ipc: invalid message metadata length %d", size)
+	}
+	meta := make([]byte, size)
+	if err := m.read(meta); err != nil {
+		return nil, fmt.Errorf("arrow/ipc: could not read message metadata: %w", noEOF(err))
+	}
+	metaBuf := memory.NewBufferBytes(meta)
+	defer metaBuf.Release()
+	bodyLen, err := bodyLength(metaBuf)
+	if err != nil {
+		return nil, err
+	}
+	var body *memory.Buffer
+	if m.pool != nil {
+		body = memory.NewBufferWithAllocator(m.pool.allocateDirty(int(bodyLen)), m.pool)
+	} else {
+		body = memory.NewResizableBuffer(m.mem)
+		body.Resize(int(bodyLen))
+	}
+	defer body.Release()
+	if err := m.read(body.Bytes()); err != nil {
+		return nil, fmt.Errorf("arrow/ipc: could not read message body: %w", noEOF(err))
+	}
+	m.msg = ipc.NewMessage(metaBuf, body)
+	return m.msg, nil
+}
+
+// bodyLength is the body length a message's metadata gives.
+func bodyLength(meta *memory.Buffer) (n int64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("arrow/ipc: invalid message metadata: %v", r)
+		}
+	}()
+	msg := ipc.NewMessage(meta, memory.NewBufferBytes(nil))
+	defer msg.Release()
+	n = msg.BodyLen()
+	if n < 0 || n > int64(^uint(0)>>1) {
+		return 0, fmt.Errorf("arrow/ipc: invalid message body length %d", n)
+	}
+	return n, nil
+}
+
+// noEOF makes the end of the input inside a message an unexpected one.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // WriteIPC is a sink that writes the stream as Arrow IPC, as a stage run
 // as its own process writes its standard output. The end-of-stream
 // marker is written only when the whole pipeline succeeded, so a reader
 // can tell a failure from a short result.
+//
+// Each message goes out in one gathered write of its buffers, not copied
+// into a buffer first; a pipe is written through a non-blocking
+// descriptor of its own, so that waiting for the stage after parks a
+// goroutine instead of a thread.
 func WriteIPC(w io.Writer) Stage { return ipcSinkStage{w} }
 
 type ipcSinkStage struct{ w io.Writer }
@@ -102,15 +226,19 @@ func (ipcSinkStage) isSink()      {}
 
 func (s ipcSinkStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	return &plan{name: s.Name(), newOp: func(operator) (operator, error) {
-		bw := bufio.NewWriterSize(s.w, 1<<20)
-		g := &gate{w: bw}
-		return &ipcSink{bw: bw, g: g, w: ipc.NewWriter(g, ipc.WithSchema(in), ipc.WithAllocator(e.mem))}, nil
+		pw := &payloadWriter{w: s.w}
+		if f, ok := s.w.(*os.File); ok {
+			pw.file = f
+			if own := reopenPipe(f, os.O_WRONLY); own != nil {
+				pw.w, pw.file, pw.own = own, own, own
+			}
+		}
+		return &ipcSink{pw: pw, w: ipc.NewWriterWithPayloadWriter(pw, ipc.WithSchema(in), ipc.WithAllocator(e.mem))}, nil
 	}}, nil
 }
 
 type ipcSink struct {
-	bw       *bufio.Writer
-	g        *gate
+	pw       *payloadWriter
 	w        *ipc.Writer
 	finished bool
 }
@@ -124,10 +252,8 @@ func (s *ipcSink) push(ctx context.Context, rec arrow.RecordBatch) error {
 
 func (s *ipcSink) finish(ctx context.Context) error {
 	s.finished = true
+	s.pw.end = true
 	if err := s.w.Close(); err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
-	if err := s.bw.Flush(); err != nil {
 		return fmt.Errorf("output: %w", err)
 	}
 	return nil
@@ -135,25 +261,97 @@ func (s *ipcSink) finish(ctx context.Context) error {
 
 func (s *ipcSink) release() {
 	if !s.finished {
-		// Close releases the writer's memory; the gate keeps its
-		// end-of-stream marker off the output, and what was written
-		// before the failure is flushed so the reader sees a stream
-		// without an end.
-		s.g.closed = true
+		// Close releases the writer's memory; without end set, the
+		// payload writer leaves the end-of-stream marker off, so the
+		// reader sees a stream without an end.
 		_ = s.w.Close()
-		_ = s.bw.Flush()
+	}
+	if s.pw.own != nil {
+		s.pw.own.Close()
+		s.pw.own = nil
 	}
 }
 
-// gate drops writes once closed.
-type gate struct {
-	w      io.Writer
-	closed bool
+// payloadWriter writes each IPC message as soon as arrow-go has encoded
+// it, in one gathered write: the metadata and padding (small writes,
+// copied) and the batch's buffers (written from where they are). The
+// buffers are alive only during WritePayload, so nothing is kept past it.
+type payloadWriter struct {
+	w    io.Writer
+	file *os.File // w, when it is a file
+	own  *os.File // the descriptor opened here, if any
+	end  bool     // the stream is complete: write the end-of-stream marker
+
+	small []byte
+	segs  []segment
+	vec   [][]byte
 }
 
-func (g *gate) Write(p []byte) (int, error) {
-	if g.closed {
+// segment is a piece of a message: a buffer of the batch, or (p nil)
+// small[off:off+n].
+type segment struct {
+	p      []byte
+	off, n int
+}
+
+// copyBelow is the size under which a write is copied rather than
+// referenced: arrow-go reuses a small scratch slice for length prefixes.
+const copyBelow = 4 << 10
+
+func (pw *payloadWriter) Start() error { return nil }
+
+func (pw *payloadWriter) WritePayload(p ipc.Payload) error {
+	pw.small, pw.segs = pw.small[:0], pw.segs[:0]
+	if _, err := p.WritePayload((*gather)(pw)); err != nil {
+		return err
+	}
+	pw.vec = pw.vec[:0]
+	for _, s := range pw.segs {
+		if s.p == nil {
+			s.p = pw.small[s.off : s.off+s.n]
+		}
+		pw.vec = append(pw.vec, s.p)
+	}
+	err := pw.writeVec(pw.vec)
+	clear(pw.vec) // keep no batch's buffers reachable
+	clear(pw.segs)
+	return err
+}
+
+var endOfStream = [8]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}
+
+func (pw *payloadWriter) Close() error {
+	if !pw.end {
+		return nil
+	}
+	return pw.writeVec([][]byte{endOfStream[:]})
+}
+
+func (pw *payloadWriter) writeVec(vec [][]byte) error {
+	if pw.file != nil {
+		return writev(pw.file, vec)
+	}
+	for _, b := range vec {
+		if _, err := pw.w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gather is the io.Writer that arrow-go writes a message to.
+type gather payloadWriter
+
+func (g *gather) Write(p []byte) (int, error) {
+	if len(p) >= copyBelow {
+		g.segs = append(g.segs, segment{p: p})
 		return len(p), nil
 	}
-	return g.w.Write(p)
+	if n := len(g.segs); n > 0 && g.segs[n-1].p == nil {
+		g.segs[n-1].n += len(p) // extends the last small piece
+	} else {
+		g.segs = append(g.segs, segment{off: len(g.small), n: len(p)})
+	}
+	g.small = append(g.small, p...)
+	return len(p), nil
 }

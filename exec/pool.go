@@ -68,7 +68,14 @@ func class(n int) int {
 // Allocate returns size zeroed bytes. Like the Go allocator's, the
 // slice's capacity is its length (arrow-go's builders rely on it); the
 // Pool remembers which size class is behind it.
-func (p *Pool) Allocate(size int) []byte {
+func (p *Pool) Allocate(size int) []byte { return p.allocate(size, true) }
+
+// allocateDirty is Allocate for a caller that overwrites every byte
+// before reading any (a message body read from a stream): a reused
+// buffer is not zeroed first.
+func (p *Pool) allocateDirty(size int) []byte { return p.allocate(size, false) }
+
+func (p *Pool) allocate(size int, zero bool) []byte {
 	c := class(size)
 	if c < 0 {
 		return memory.DefaultAllocator.Allocate(size)
@@ -88,7 +95,7 @@ func (p *Pool) Allocate(size int) []byte {
 		shift := int(-uintptr(unsafe.Pointer(unsafe.SliceData(buf))) & (alignment - 1))
 		full = buf[shift : shift+n : shift+n]
 		p.mu.Lock()
-	} else {
+	} else if zero {
 		clear(full[:size])
 	}
 	p.out[unsafe.SliceData(full)] = c
