@@ -8,8 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
+	"github.com/sluice-data/sluice/internal/arrowsize"
 	"github.com/sluice-data/sluice/scan"
 )
 
@@ -205,7 +204,7 @@ func (s *Stream) emit(part int, sb scan.Batch) error {
 		return fmt.Errorf("collect: part %d: nil batch", part)
 	}
 	b := Batch{RecordBatch: sb.RecordBatch, Pos: Pos{Part: part, Position: sb.Pos}}
-	size := recordSize(b.RecordBatch)
+	size := arrowsize.Record(b.RecordBatch)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
@@ -255,7 +254,7 @@ func (s *Stream) add(size int64) {
 // take removes a delivered batch from the counts; s.mu is held.
 func (s *Stream) take(b Batch) {
 	s.queued--
-	s.queuedB -= recordSize(b.RecordBatch)
+	s.queuedB -= arrowsize.Record(b.RecordBatch)
 	s.batches++
 	s.rows += b.NumRows()
 	s.notify()
@@ -301,7 +300,7 @@ func (s *Stream) Next() bool {
 				s.head++
 				for _, b := range s.queues[s.head] {
 					s.held--
-					s.heldB -= recordSize(b.RecordBatch)
+					s.heldB -= arrowsize.Record(b.RecordBatch)
 				}
 				s.notify()
 			}
@@ -394,29 +393,4 @@ func Drain(s *Stream, fn func(Batch) error) error {
 		}
 	}
 	return s.Err()
-}
-
-// recordSize is the bytes of a batch's buffers.
-func recordSize(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		n += dataSize(c.Data())
-	}
-	return n
-}
-
-func dataSize(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataSize(c)
-	}
-	if d.DataType().ID() == arrow.DICTIONARY {
-		n += dataSize(d.Dictionary())
-	}
-	return n
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/internal/arrowsize"
 )
 
 // Sort orders the rows by keys; rows that tie keep their input order. It
@@ -73,7 +75,7 @@ func (o *sortOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 	}
 	rec.Retain()
 	o.held = append(o.held, rec)
-	o.bytes += recordBytes(rec)
+	o.bytes += arrowsize.Record(rec)
 	if o.bytes > o.budget {
 		return o.spill(ctx)
 	}
@@ -334,29 +336,4 @@ func (s *closing) Close() error {
 		err = cerr
 	}
 	return err
-}
-
-// recordBytes is the size of the buffers a batch holds.
-func recordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		n += dataBytes(c.Data())
-	}
-	return n
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataBytes(c)
-	}
-	if d.DataType().ID() == arrow.DICTIONARY {
-		n += dataBytes(d.Dictionary())
-	}
-	return n
 }
