@@ -30,15 +30,19 @@ type Options struct {
 	Filter string
 	// BatchRows is the most rows in a batch. Default 64Ki.
 	BatchRows int
-	// Memory is the budget of fetched bytes not yet decoded (see
-	// fetch.Options.Memory). Default 256 MiB. Decoded batches waiting for
-	// the consumer are on top of it, a few per worker at most.
+	// Memory is the budget of one scan: the bytes fetched ahead of
+	// decoding (see fetch.Options.Memory) and decoding's own working
+	// memory (page buffers, batches being built, queued or held by the
+	// consumer), estimated from the footers and kept out of what fetch
+	// may hold. Default 256 MiB. What the consumer keeps of the batches
+	// it takes is its own.
 	Memory int64
 	// Mem allocates the batches and arrow-go's decoding buffers; nil means
 	// memory.DefaultAllocator.
 	Mem memory.Allocator
 	// Concurrency is how many row groups are decoded at once. Default
-	// GOMAXPROCS.
+	// GOMAXPROCS; fewer when their decoding would take more than three
+	// quarters of Memory.
 	Concurrency int
 	// Fetcher, when set, is used instead of the dataset's own
 	// fetch.Fetcher over the store (to share what it learned about the
@@ -59,6 +63,7 @@ type Options struct {
 
 const (
 	defaultBatchRows = 64 << 10
+	defaultMemory    = 256 << 20
 	footerReaders    = 32
 )
 
@@ -68,6 +73,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = runtime.GOMAXPROCS(0)
+	}
+	if o.Memory <= 0 {
+		o.Memory = defaultMemory
 	}
 	if o.Mem == nil {
 		o.Mem = memory.DefaultAllocator
@@ -121,6 +129,8 @@ type group struct {
 	ranges []store.Range // the column chunks of the leaves, as arrow-go reads them
 	merged []store.Range
 	bytes  int64
+	// pages and batch estimate decoding's memory (see decodeMemory).
+	pages, batch int64
 }
 
 type openStats struct {
@@ -207,19 +217,18 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 	if gerr != nil {
 		return nil, firstError(ctx, errs, gerr)
 	}
-	if d.fetcher == nil {
-		// The footer reads measured the link's first-byte latency: the
-		// fetcher starts from it, rather than from an instance next to S3,
-		// so its first units coalesce as the link deserves (a local disk
-		// reads no holes through, S3 reads through a megabyte).
-		d.fetcher = fetch.New(st, fetch.Options{Memory: opts.Memory, TTFB: fr.medianTTFB()})
-	}
-
 	if err := d.resolveSchema(opts.Columns, filter); err != nil {
 		return nil, err
 	}
 	if err := d.choose(); err != nil {
 		return nil, err
+	}
+	if d.fetcher == nil {
+		// The footer reads measured the link's first-byte latency: the
+		// fetcher starts from it, rather than from an instance next to S3,
+		// so its first units coalesce as the link deserves (a local disk
+		// reads no holes through, S3 reads through a megabyte).
+		d.fetcher = fetch.New(st, fetch.Options{Memory: d.fetchMemory(), TTFB: fr.medianTTFB()})
 	}
 	d.open.elapsed = time.Since(start)
 	return d, nil
@@ -424,6 +433,7 @@ func (d *Dataset) choose() error {
 				g.bytes += r.Len
 			}
 			g.merged = mergeRanges(g.ranges)
+			g.pages, g.batch = decodeMemory(f.md, rg, f.leaves, int64(d.opts.BatchRows))
 			d.groups = append(d.groups, g)
 			d.open.rowGroups++
 			d.open.bytesNeeded += g.bytes

@@ -21,8 +21,10 @@ import (
 )
 
 // decode turns one fetched row group into batches and sends them. arrow-go
-// reads each column chunk with one ReadAt (buffered streams off), which
-// unitReader serves from the unit's memory; a panic of the decoder on a
+// reads each column chunk through a small buffered stream whose ReadAts
+// unitReader serves from the unit's memory, so pages are decoded as their
+// bytes arrive and no chunk is copied whole (unbuffered, arrow-go copies
+// every chunk into fresh memory first); a panic of the decoder on a
 // corrupt file becomes an error.
 func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
 	start := time.Now()
@@ -53,7 +55,8 @@ func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
 
 	mem := s.ds.opts.Mem
 	props := parquet.NewReaderProperties(mem)
-	props.BufferedStreamEnabled = false
+	props.BufferedStreamEnabled = true
+	props.BufferSize = streamBuffer
 	pf, err := file.NewParquetReader(src, file.WithReadProps(props), file.WithMetadata(g.file.md))
 	if err != nil {
 		return err

@@ -44,7 +44,8 @@ type Batch struct {
 var errClosed = errors.New("scan: closed")
 
 // Scanner is one running scan of a dataset: row groups are fetched in
-// dataset order and decoded by Options.Concurrency workers at once, each
+// dataset order and decoded by Options.Concurrency workers at once (fewer
+// when the memory budget cannot hold their buffers), each
 // taking the next row group as it finishes one, and batches come out of
 // Next in the order they are ready (see Position for restoring dataset
 // order). A Scanner is used from one goroutine; Close it when done.
@@ -81,7 +82,7 @@ func (d *Dataset) Scan(ctx context.Context) *Scanner {
 	ctx, cancel := context.WithCancelCause(ctx)
 	ec := compute.DefaultExecCtx()
 	ec.NumParallel = 1 // row groups are the unit of parallelism
-	workers := max(min(d.opts.Concurrency, len(d.groups)), 1)
+	workers := d.workers()
 	s := &Scanner{
 		ds:     d,
 		ctx:    ctx,

@@ -1,0 +1,100 @@
+package scan
+
+import (
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+)
+
+// How arrow-go decodes a column chunk read through buffered streams: a
+// read buffer, then each page copied out compressed and decompressed into
+// a buffer of its own; pages are rarely over a megabyte.
+const (
+	streamBuffer = 256 << 10
+	pageGuess    = 1 << 20
+)
+
+// decodeMemory estimates what decoding row group rg of a file holds at
+// once besides its fetched bytes: the page buffers of every column read,
+// and the Arrow batches of batchRows rows that are built, queued and
+// handed over (batches at once, shared by the scan's workers).
+func decodeMemory(md *metadata.FileMetaData, rg *metadata.RowGroupMetaData, leaves []int, batchRows int64) (pages, batch int64) {
+	rows := max(rg.NumRows(), 1)
+	n := min(batchRows, rows)
+	for _, leaf := range leaves {
+		cc, err := rg.ColumnChunk(leaf)
+		if err != nil {
+			continue
+		}
+		pages += min(cc.TotalCompressedSize(), streamBuffer) + 2*min(cc.TotalUncompressedSize(), pageGuess)
+		// Parquet's plain size is close to Arrow's; a dictionary-encoded
+		// column is far smaller in Parquet than in Arrow, hence the floor.
+		perRow := max(cc.TotalUncompressedSize()/rows, arrowWidth(md.Schema.Column(leaf)))
+		batch += (perRow + 1) * n // + a validity bit, generously
+	}
+	// Builders round their buffers up, and a batch's strings may be
+	// longer than the row group's average.
+	return pages, batch + batch/8
+}
+
+// arrowWidth is a lower bound of a value's Arrow size in bytes.
+func arrowWidth(c interface {
+	PhysicalType() parquet.Type
+	TypeLength() int
+}) int64 {
+	switch c.PhysicalType() {
+	case parquet.Types.Boolean:
+		return 1
+	case parquet.Types.Int32, parquet.Types.Float:
+		return 4
+	case parquet.Types.Int64, parquet.Types.Double, parquet.Types.Int96:
+		return 8
+	case parquet.Types.FixedLenByteArray:
+		return int64(max(c.TypeLength(), 1))
+	default: // byte arrays: an offset and a short value
+		return 4 + 8
+	}
+}
+
+// decodeReserve is the share of the memory budget kept for decoding when
+// workers row groups are decoded at once: their page buffers, and per
+// worker a batch being built, one waiting to be sent and one in the
+// channel, plus the one the consumer holds.
+func (d *Dataset) decodeReserve(workers int) int64 {
+	var pages, batch int64
+	for _, g := range d.groups {
+		pages = max(pages, g.pages)
+		batch = max(batch, g.batch)
+	}
+	w := int64(workers)
+	return w*pages + (3*w+1)*batch
+}
+
+// workers is how many row groups are decoded at once: Options.Concurrency,
+// fewer when there are fewer row groups, and fewer when decoding that many
+// at once would take more than three quarters of the budget.
+func (d *Dataset) workers() int {
+	w := max(min(d.opts.Concurrency, len(d.groups)), 1)
+	for w > 1 && d.decodeReserve(w) > d.opts.Memory/4*3 {
+		w--
+	}
+	return w
+}
+
+// fetchMemory is what fetch may hold: the budget less decoding's reserve,
+// but never under a quarter of it, so a budget too small for the estimate
+// still reads ahead a little (fetch admits one unit larger than its budget
+// when nothing else is held).
+func (d *Dataset) fetchMemory() int64 {
+	return max(d.opts.Memory-d.decodeReserve(d.workers()), d.opts.Memory/4)
+}
+
+// MinMemory is the least budget a scan of the dataset keeps to: one row
+// group's column chunks and one worker's decoding buffers. A smaller
+// Options.Memory is exceeded by that much.
+func (d *Dataset) MinMemory() int64 {
+	var unit int64
+	for _, g := range d.groups {
+		unit = max(unit, g.bytes)
+	}
+	return unit + d.decodeReserve(1)
+}
