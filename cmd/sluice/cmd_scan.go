@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-data/sluice/collect"
+	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
@@ -86,7 +87,7 @@ scan succeeds.`,
 	f.StringVar(&opts.columns, "columns", "", "comma-separated columns to read, in that order (default: all)")
 	f.StringVar(&opts.filter, "filter", "", `keep rows matching comparisons joined by "and", e.g. "l_quantity < 10 and l_shipmode = 'AIR'"`)
 	f.IntVar(&opts.batchRows, "batch-rows", 64<<10, "most rows in a record batch")
-	f.StringVar(&opts.memory, "memory", "512MiB", "most fetched bytes held ahead of decoding")
+	f.StringVar(&opts.memory, "memory", "512MiB", "memory the scan holds: bytes fetched ahead of decoding and decoding's buffers (the process stays within about this + 64 MiB, writing Parquet aside)")
 	f.IntVar(&opts.concurrency, "concurrency", 0, "row groups decoded at once (default: the number of cores)")
 	f.StringVarP(&opts.output, "output", "o", "", "write the batches to a .arrow, .arrows or .parquet path or URL, or - for stdout")
 	f.BoolVar(&opts.stats, "stats", false, "print scan and fetch statistics to stderr at the end")
@@ -147,13 +148,18 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url s
 	// The bar's total is known once the footers are read; the scan
 	// reports each row group's bytes as it is decoded.
 	var prog *progress
+	// Released buffers are reused rather than left to the collector:
+	// fresh pages cost more than decoding them, and garbage would make the
+	// heap outgrow the budget. What the pool keeps is part of the budget.
+	keep := min(memBudget/8, 32<<20)
+	pool := exec.NewPool(keep)
 	so := scan.Options{
 		Columns:     columns,
 		Filter:      opts.filter,
 		BatchRows:   opts.batchRows,
-		Memory:      memBudget,
+		Memory:      memBudget - keep,
 		Concurrency: opts.concurrency,
-		Mem:         memory.DefaultAllocator,
+		Mem:         pool,
 		Progress:    func(n int64) { prog.Add(n) },
 	}
 	ds, err := scan.Open(ctx, st, key, so)
@@ -163,6 +169,24 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url s
 	}
 	if err != nil {
 		return err
+	}
+	if need := ds.MinMemory() + keep; need > memBudget {
+		fmt.Fprintf(errOut, "sluice: warning: --memory %s is less than reading one row group of this dataset takes; using %.0f MiB\n",
+			opts.memory, float64(need)/(1<<20))
+		memBudget = need
+	}
+	// Parquet output buffers a row group of up to 1 M rows, which no
+	// budget here covers; the other outputs hold a buffer, an upload part
+	// or the batches of a reorder window.
+	if sink.kind != sinkParquet {
+		var extra int64
+		if sink.kind != sinkCount && opts.output != "-" {
+			extra += 32 << 20
+		}
+		if order == collect.Dataset {
+			extra += 64 << 20
+		}
+		boundHeap(memBudget, extra)
 	}
 
 	if err := sink.open(ctx, ds.Schema(), out); err != nil {

@@ -1,0 +1,22 @@
+package main
+
+import (
+	"os"
+	"runtime/debug"
+)
+
+// heapSlack is the room a soft heap limit leaves above a scan's --memory
+// budget for the Go runtime's own memory and garbage not yet collected;
+// with the binary's pages that keeps the process within budget + 64 MiB.
+const heapSlack = 32 << 20
+
+// boundHeap puts a soft limit of budget + heapSlack + extra on the Go heap,
+// unless GOMEMLIMIT is set: by default the collector lets the heap grow to
+// twice what is live, and a scan keeps most of its budget live. extra is
+// what the output holds beyond the scan (a multipart part being uploaded).
+func boundHeap(budget, extra int64) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(budget + heapSlack + extra)
+}
