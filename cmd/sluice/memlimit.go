@@ -6,9 +6,11 @@ import (
 )
 
 // heapSlack is the room a soft heap limit leaves above a scan's --memory
-// budget for the Go runtime's own memory and garbage not yet collected;
-// with the binary's pages that keeps the process within budget + 64 MiB.
-const heapSlack = 32 << 20
+// budget for the Go runtime's own memory and garbage not yet collected.
+// The binary's resident pages (some 36 MiB) come on top, and the process
+// stays within budget + 64 MiB; decoding into a reusing pool makes little
+// garbage, so the collector seldom runs for want of room.
+const heapSlack = 16 << 20
 
 // boundHeap puts a soft limit of budget + heapSlack + extra on the Go heap,
 // unless GOMEMLIMIT is set: by default the collector lets the heap grow to
