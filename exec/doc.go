@@ -17,7 +17,9 @@
 // stream order, and ties in sort, top and merge go to the earlier row.
 // The leading per-batch stages and the partial side of an aggregation run
 // on several batches at once; whatever comes after them sees the batches
-// in order.
+// in order, except a Write to an Arrow file right after them, which
+// stores each batch as it is ready and lists them in stream order in the
+// file's footer (so a reader still sees stream order).
 //
 // Mistakes in how a pipeline is written (a malformed expression, with the
 // position of the problem; a missing column or a wrong type, naming the
