@@ -190,9 +190,8 @@ func copyRunsFixed(mem memory.Allocator, col arrow.Array, runs [][2]int, n int) 
 	}
 	w := fw.BitWidth() / 8
 	src := d.Buffers()[1].Bytes()[d.Offset()*w:]
-	vals := memory.NewResizableBuffer(mem)
+	vals := dirtyBuffer(mem, n*w) // the runs fill it
 	defer vals.Release()
-	vals.Resize(n * w)
 	out := vals.Bytes()
 	pos := 0
 	for _, r := range runs {

@@ -63,10 +63,9 @@ func gatherColumn(ctx context.Context, mem memory.Allocator, dt arrow.DataType, 
 		defer nulls.Release()
 	}
 	if fw, ok := dt.(arrow.FixedWidthDataType); ok && fw.BitWidth()%8 == 0 && dt.ID() != arrow.DICTIONARY {
-		vals := memory.NewResizableBuffer(mem)
-		defer vals.Release()
 		w := fw.BitWidth() / 8
-		vals.Resize(n * w)
+		vals := dirtyBuffer(mem, n*w) // every row is written
+		defer vals.Release()
 		switch w {
 		case 1:
 			gatherFixed[uint8](arrs, refs, vals.Bytes())

@@ -99,7 +99,6 @@ var errNoEndMarker = errors.New("stream ended without its end-of-stream marker")
 type messageReader struct {
 	r    io.Reader
 	mem  memory.Allocator
-	pool *Pool // mem, when it is a Pool
 	n    int64 // bytes read
 	msg  *ipc.Message
 	refs atomic.Int64
@@ -108,7 +107,6 @@ type messageReader struct {
 
 func newMessageReader(r io.Reader, mem memory.Allocator) *messageReader {
 	m := &messageReader{r: r, mem: mem}
-	m.pool, _ = mem.(*Pool)
 	m.refs.Add(1)
 	return m
 }
@@ -169,13 +167,7 @@ func (m *messageReader) Message() (msg *ipc.Message, err error) {
 	if err != nil {
 		return nil, err
 	}
-	var body *memory.Buffer
-	if m.pool != nil {
-		body = memory.NewBufferWithAllocator(m.pool.allocateDirty(int(bodyLen)), m.pool)
-	} else {
-		body = memory.NewResizableBuffer(m.mem)
-		body.Resize(int(bodyLen))
-	}
+	body := dirtyBuffer(m.mem, int(bodyLen))
 	defer body.Release()
 	if err := m.read(body.Bytes()); err != nil {
 		return nil, fmt.Errorf("arrow/ipc: could not read message body: %w", noEOF(err))

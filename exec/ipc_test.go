@@ -144,3 +144,24 @@ func TestWritevPartialWrites(t *testing.T) {
 		t.Fatalf("read %d bytes, want %d, or they differ", len(got), len(want))
 	}
 }
+
+// TestDirtyPoolSameResults: the stages that fill buffers without zeroing
+// them first (filter's copies, gathers for sort and top) give the same
+// stream from a Pool full of stale bytes as from fresh memory.
+func TestDirtyPoolSameResults(t *testing.T) {
+	taxi, _ := testData(t)
+	must := mustStage(t)
+	cols := []string{"pickup_date", "trip_distance", "payment_type", "fare_amount"}
+	for _, stages := range [][]Stage{
+		{must(Filter("trip_distance > 0.5"))},
+		{must(Filter("trip_distance > 9"))},
+		{Sort([]SortKey{{Column: "fare_amount", Desc: true}})},
+		{Top(100, []SortKey{{Column: "trip_distance"}})},
+	} {
+		src := Scan([]string{taxi}, ScanOptions{Columns: cols, BatchRows: 5000})
+		want := fused(t, checkedMem(t), 2, src, stages...)
+		if got := fused(t, dirtyPool(), 2, src, stages...); !bytes.Equal(got, want) {
+			t.Errorf("%s: from a Pool of stale buffers the stream differs", stages[0].Name())
+		}
+	}
+}

@@ -148,3 +148,15 @@ func (p *Pool) Free(b []byte) {
 }
 
 var _ memory.Allocator = (*Pool)(nil)
+
+// dirtyBuffer is a buffer of n bytes for a caller that writes every one
+// of them before reading any: from a Pool, a reused buffer is not zeroed
+// first (clearing it would touch the same bytes once more).
+func dirtyBuffer(mem memory.Allocator, n int) *memory.Buffer {
+	if p, ok := mem.(*Pool); ok {
+		return memory.NewBufferWithAllocator(p.allocateDirty(n), p)
+	}
+	b := memory.NewResizableBuffer(mem)
+	b.Resize(n)
+	return b
+}
