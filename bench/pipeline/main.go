@@ -228,7 +228,7 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12s %12s\n", q.name, "fused", f.wall, f.cpu, f.rss/(1<<20), "-", "1.00", "1.00")
 		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f %12.2f   (round by round: wall %.2f)\n", q.name, "piped", p.wall, p.cpu, p.rss/(1<<20),
 			float64(pipeBytes)/(1<<20), p.wall/f.wall, p.cpu/f.cpu, pairedRatio(ps, fs))
-		var parts []string
+		var parts, where []string
 		for i, st := range byStage {
 			m := median(st)
 			name := stages[i][0]
@@ -236,8 +236,11 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 				name = "run " + name
 			}
 			parts = append(parts, fmt.Sprintf("%s %.3f (sys %.3f)", name, m.cpu, m.sys))
+			where = append(where, fmt.Sprintf("%s %.0fk faults %.0fk switches", name, m.faults/1e3, m.switches/1e3))
 		}
 		fmt.Printf("%-6s %-8s cpu s by process: %s\n", q.name, "piped", strings.Join(parts, ", "))
+		fmt.Printf("%-6s %-8s by process: %s; fused: sys %.3f, %.0fk faults %.0fk switches\n", q.name, "piped", strings.Join(where, ", "),
+			f.sys, f.faults/1e3, f.switches/1e3)
 		floor := perByte * float64(pipeBytes)
 		fmt.Printf("%-6s %-8s moving %.0f MiB through pipes alone costs %.3f cpu s: piped >= fused + that = %.2fx fused cpu\n",
 			q.name, "piped", float64(pipeBytes)/(1<<20), floor, (f.cpu+floor)/f.cpu)
@@ -270,8 +273,11 @@ func pairedRatio(a, b []sample) float64 {
 
 // sample is one run of a command: wall seconds, CPU seconds (user and
 // system, of the command and every process it waited for; sys is the
-// system part) and the largest resident set among them.
-type sample struct{ wall, cpu, sys, rss float64 }
+// system part), the largest resident set among them, and the page faults
+// and context switches they took (on these VMs a fault on fresh memory
+// and a wakeup each cost microseconds: they are where much of the system
+// time goes).
+type sample struct{ wall, cpu, sys, rss, faults, switches float64 }
 
 func measure(cmd *exec.Cmd) (sample, string, error) {
 	var out, errb bytes.Buffer
@@ -293,6 +299,8 @@ func usage(ps *os.ProcessState) sample {
 		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 		s.sys = time.Duration(ru.Stime.Nano()).Seconds()
 		s.rss = float64(ru.Maxrss) * 1024
+		s.faults = float64(ru.Minflt + ru.Majflt)
+		s.switches = float64(ru.Nvcsw + ru.Nivcsw)
 	}
 	return s
 }
@@ -357,6 +365,8 @@ func measurePipeline(bin string, stages [][]string) (total sample, each []sample
 		total.cpu += s.cpu
 		total.sys += s.sys
 		total.rss = max(total.rss, s.rss)
+		total.faults += s.faults
+		total.switches += s.switches
 	}
 	return total, each, stdout.String(), nil
 }
@@ -419,6 +429,9 @@ func median(s []sample) sample {
 		cpu:  pick(func(x sample) float64 { return x.cpu }),
 		sys:  pick(func(x sample) float64 { return x.sys }),
 		rss:  pick(func(x sample) float64 { return x.rss }),
+
+		faults:   pick(func(x sample) float64 { return x.faults }),
+		switches: pick(func(x sample) float64 { return x.switches }),
 	}
 }
 
