@@ -94,8 +94,8 @@ var errNoEndMarker = errors.New("stream ended without its end-of-stream marker")
 
 // messageReader reads the messages of an IPC stream as arrow-go's own
 // does, but takes each body from the Pool without zeroing it first: the
-// read overwrites every byte, and on these machines clearing a batch's
-// worth of memory costs about as much as a pipe moving it.
+// read overwrites every byte, so clearing would only pass over the
+// batch's memory once more.
 type messageReader struct {
 	r    io.Reader
 	mem  memory.Allocator
