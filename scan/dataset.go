@@ -34,7 +34,7 @@ type Options struct {
 	// decoding (see fetch.Options.Memory) and decoding's own working
 	// memory (page buffers, batches being built, queued or held by the
 	// consumer), estimated from the footers and kept out of what fetch
-	// may hold. Default 256 MiB. What the consumer keeps of the batches
+	// may hold. Default 512 MiB. What the consumer keeps of the batches
 	// it takes is its own.
 	Memory int64
 	// Mem allocates the batches and arrow-go's decoding buffers; nil means
@@ -63,7 +63,7 @@ type Options struct {
 
 const (
 	defaultBatchRows = 64 << 10
-	defaultMemory    = 256 << 20
+	defaultMemory    = 512 << 20
 	footerReaders    = 32
 )
 

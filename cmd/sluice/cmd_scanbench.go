@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/bench/scanbench"
+	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
@@ -238,6 +239,9 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 		Runs: opts.runs, Only: only, Memory: budget,
 		RawConcurrency: rawC, FileConcurrency: fileC, Resweep: opts.resweep,
 		Checksum: opts.checksum, Projection: scanBenchList(opts.projection),
+		// Every reader decodes into the same kind of reusing pool that
+		// sluice scan uses, so the ratios compare how they read.
+		Mem: exec.NewPool(64 << 20),
 	}
 	if !opts.quiet {
 		cfg.Log = errOut
