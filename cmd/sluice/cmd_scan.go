@@ -186,7 +186,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url s
 		if order == collect.Dataset {
 			extra += 64 << 20
 		}
-		boundHeap(memBudget, extra)
+		defer boundHeap(memBudget, extra)()
 	}
 
 	if err := sink.open(ctx, ds.Schema(), out); err != nil {

@@ -16,9 +16,11 @@ const heapSlack = 16 << 20
 // unless GOMEMLIMIT is set: by default the collector lets the heap grow to
 // twice what is live, and a scan keeps most of its budget live. extra is
 // what the output holds beyond the scan (a multipart part being uploaded).
-func boundHeap(budget, extra int64) {
+// The returned func puts the previous limit back.
+func boundHeap(budget, extra int64) (restore func()) {
 	if os.Getenv("GOMEMLIMIT") != "" {
-		return
+		return func() {}
 	}
-	debug.SetMemoryLimit(budget + heapSlack + extra)
+	prev := debug.SetMemoryLimit(budget + heapSlack + extra)
+	return func() { debug.SetMemoryLimit(prev) }
 }
