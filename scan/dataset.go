@@ -59,6 +59,17 @@ type Options struct {
 	// Parquet dictionary. Columns of other types, partition columns and
 	// columns the row filter reads are read as values.
 	ReadDict []string
+	// RowGroups, when set, limits the scan to the row groups for which it
+	// returns true: key is the file's key in the store, rowGroup the row
+	// group's index in that file (a range of them is a piece of a file
+	// that another scan reads the rest of). Open calls it for each row
+	// group of the files not pruned by partition; pruning by statistics
+	// still applies to those it keeps. Positions keep the row groups'
+	// indices in their files. An index a file does not have is never
+	// asked about, so asking for one reads nothing rather than failing:
+	// a caller that must know checks against File.RowGroups. Row groups it
+	// leaves out are not counted in Stats, as read or as pruned.
+	RowGroups func(key string, rowGroup int) bool
 }
 
 const (
@@ -405,6 +416,9 @@ func (d *Dataset) choose() error {
 			continue
 		}
 		for i := 0; i < n; i++ {
+			if d.opts.RowGroups != nil && !d.opts.RowGroups(f.key, i) {
+				continue
+			}
 			rg := f.md.RowGroup(i)
 			if rg.NumRows() == 0 {
 				continue
@@ -460,3 +474,22 @@ func (d *Dataset) RowGroups() int { return len(d.groups) }
 // BytesNeeded is what a scan must read: the column chunks of the row
 // groups it reads (as arrow-go reads them).
 func (d *Dataset) BytesNeeded() int64 { return d.open.bytesNeeded }
+
+// RowGroup is one row group a scan reads.
+type RowGroup struct {
+	File  int // index in Files
+	Index int // in the file
+	Rows  int64
+	// Bytes are its column chunks a scan reads (see BytesNeeded).
+	Bytes int64
+}
+
+// Plan lists the row groups a scan reads, in dataset order, so a caller
+// can cut the dataset into pieces of similar size (see Options.RowGroups).
+func (d *Dataset) Plan() []RowGroup {
+	out := make([]RowGroup, len(d.groups))
+	for i, g := range d.groups {
+		out[i] = RowGroup{File: g.file.index, Index: g.rg, Rows: g.rows, Bytes: g.bytes}
+	}
+	return out
+}
