@@ -76,9 +76,10 @@ func ParseDescriptor(d *flight.FlightDescriptor) (Request, error) {
 	return Request{}, fmt.Errorf("unsupported descriptor type %v", d.Type)
 }
 
-// ticket is what one endpoint's Ticket holds: the request, the root and
-// the file (one piece of work) to read, and a hash of the schema the
-// FlightInfo announced, which the piece must produce.
+// ticket is what one endpoint's Ticket holds: the request, the root, the
+// piece of work to read (row groups [Lo, Hi) of one file, by their
+// indices in the file), and a hash of the schema the FlightInfo
+// announced, which the piece must produce.
 type ticket struct {
 	V       int      `json:"v"`
 	Root    int      `json:"root"`
@@ -89,10 +90,14 @@ type ticket struct {
 	Part    int      `json:"part"`
 	File    int      `json:"file"`
 	Key     string   `json:"key"`
+	Lo      int      `json:"rg_lo"`
+	Hi      int      `json:"rg_hi"`
 	Schema  string   `json:"schema"`
 }
 
-const ticketVersion = 1
+// ticketVersion 2 added the row group range: a version 1 ticket, which
+// meant a whole file, is refused rather than guessed at.
+const ticketVersion = 2
 
 func (t ticket) encode() []byte {
 	b, _ := json.Marshal(t)
@@ -106,6 +111,9 @@ func parseTicket(b []byte) (ticket, error) {
 	}
 	if t.V != ticketVersion {
 		return t, fmt.Errorf("ticket version %d, want %d", t.V, ticketVersion)
+	}
+	if t.Lo < 0 || t.Hi <= t.Lo {
+		return t, fmt.Errorf("ticket asks for row groups [%d, %d) of %s: not a range", t.Lo, t.Hi, t.Key)
 	}
 	return t, nil
 }

@@ -43,6 +43,13 @@ type ServerOptions struct {
 	// once (an ordered stream decodes one at a time, in order; clients
 	// fetch endpoints in parallel). Default 2.
 	Concurrency int
+	// PieceBytes is the size GetFlightInfo cuts a file's row groups into
+	// endpoints by, in column-chunk bytes the request reads: a file of
+	// at least twice as much is cut into contiguous row group ranges of
+	// PieceBytes to twice as much (never splitting a row group), so a
+	// dataset of a few large files still gives clients endpoints to fetch
+	// in parallel; a smaller file is one endpoint. Default 64 MiB.
+	PieceBytes int64
 }
 
 // Root is a store and the prefix in it whose datasets a Server serves.
@@ -53,7 +60,8 @@ type Root struct {
 
 // Server is an Arrow Flight service over the Parquet datasets under its
 // roots: ListFlights lists them, GetFlightInfo plans a Request (one
-// endpoint per file to read, FlightInfo.ordered as requested), DoGet
+// endpoint per piece of work: a file, or a range of row groups of a large
+// one; FlightInfo.ordered as requested), DoGet
 // streams an endpoint's batches with their Pos (MarshalPos) as
 // app_metadata, and GetSchema answers a request's schema.
 type Server struct {
@@ -74,6 +82,9 @@ func NewServer(roots []Root, opts ServerOptions) *Server {
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 2
+	}
+	if opts.PieceBytes <= 0 {
+		opts.PieceBytes = 64 << 20
 	}
 	s := &Server{roots: roots, opts: opts}
 	for i, r := range roots {
@@ -202,8 +213,8 @@ func schemaHash(sc *arrow.Schema) string {
 	return strconv.FormatUint(h.Sum64(), 16)
 }
 
-// GetFlightInfo plans a request: one endpoint per file with something to
-// read, in dataset order.
+// GetFlightInfo plans a request: one endpoint per piece of work with
+// something to read (see ServerOptions.PieceBytes), in dataset order.
 func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	r, err := ParseDescriptor(d)
 	if err != nil {
@@ -222,20 +233,59 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 		TotalBytes:       ds.BytesNeeded(),
 		TotalRecords:     -1,
 	}
+	files := ds.Files()
 	var rows int64
-	for i, f := range ds.Files() {
-		if f.Pruned || f.RowGroups == 0 {
-			continue
+	for _, f := range files {
+		if !f.Pruned {
+			rows += f.Rows
 		}
-		rows += f.Rows
+	}
+	for _, p := range pieces(ds.Plan(), s.opts.PieceBytes) {
 		t := ticket{V: ticketVersion, Root: root, Dataset: r.Dataset, Columns: r.Columns, Filter: r.Filter,
-			Ordered: r.Ordered, Part: len(info.Endpoint), File: i, Key: f.Key, Schema: hash}
+			Ordered: r.Ordered, Part: len(info.Endpoint), File: p.file, Key: files[p.file].Key, Lo: p.lo, Hi: p.hi, Schema: hash}
 		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: t.encode()}})
 	}
 	if r.Filter == "" {
 		info.TotalRecords = rows
 	}
 	return info, nil
+}
+
+// piece is row groups [lo, hi) of a file, by their indices in it.
+type piece struct{ file, lo, hi int }
+
+// pieces cuts the row groups a scan reads (in dataset order) into pieces
+// of whole files, or of contiguous row groups of a file of at least
+// twice size bytes: n = bytes/size pieces of about equal bytes, so each
+// holds size to twice size give or take a row group. A range may span
+// row groups pruned by statistics; the piece's scan prunes them again.
+func pieces(plan []scan.RowGroup, size int64) []piece {
+	var out []piece
+	for len(plan) > 0 {
+		n := 1
+		for n < len(plan) && plan[n].File == plan[0].File {
+			n++
+		}
+		groups := plan[:n]
+		plan = plan[n:]
+		var total int64
+		for _, g := range groups {
+			total += g.Bytes
+		}
+		parts := max(total/size, 1)
+		lo, k, cum := 0, int64(1), int64(0)
+		for i, g := range groups {
+			cum += g.Bytes
+			// Cut once the piece reaches its share of the file; the last
+			// piece takes what is left.
+			if i == len(groups)-1 || (k < parts && cum*parts >= k*total) {
+				out = append(out, piece{g.File, groups[lo].Index, g.Index + 1})
+				lo = i + 1
+				k++
+			}
+		}
+	}
+	return out
 }
 
 // GetSchema answers a request's schema without planning it.
@@ -324,8 +374,10 @@ func datasetNames(ctx context.Context, root Root) ([]string, error) {
 	return names, err
 }
 
-// DoGet streams one endpoint: the batches of one file of the request,
-// each with its Pos as app_metadata. An error while streaming ends the
+// DoGet streams one endpoint: the batches of one piece of the request
+// (row groups of one file), each with its Pos as app_metadata: the
+// position in the whole dataset, so that clients restore dataset order
+// by it whatever the pieces. An error while streaming ends the
 // call with that error, so the client never takes a short stream for a
 // whole one. A client that goes away cancels the call's context, which
 // stops the scan.
@@ -339,9 +391,17 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 		return status.Errorf(codes.InvalidArgument, "ticket names root %d of %d", t.Root, len(s.roots))
 	}
 	root := s.roots[t.Root]
-	ds, err := openPiece(ctx, root.Store, root.Prefix, t.Dataset, t.Key, s.scanOptions(t.Root, t.Columns, t.Filter, t.Ordered))
+	so := s.scanOptions(t.Root, t.Columns, t.Filter, t.Ordered)
+	so.RowGroups = func(key string, rg int) bool { return key == t.Key && rg >= t.Lo && rg < t.Hi }
+	ds, err := openPiece(ctx, root.Store, root.Prefix, t.Dataset, t.Key, so)
 	if err != nil {
 		return grpcError(err)
+	}
+	// scan reads nothing of row groups the file does not have; a ticket
+	// asking for them is wrong (or the file changed since the plan).
+	if n := ds.Files()[0].RowGroups; t.Hi > n {
+		return status.Errorf(codes.InvalidArgument, "ticket asks for row groups [%d, %d) of %s, which has %d",
+			t.Lo, t.Hi, root.Store.URL(t.Key), n)
 	}
 	if h := schemaHash(ds.Schema()); h != t.Schema {
 		return status.Errorf(codes.FailedPrecondition, "%s: its schema %v differs from the dataset's (changed since the flight was planned?)",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/collect"
 )
 
@@ -19,6 +20,7 @@ type serveOptions struct {
 	token       string
 	memory      string
 	concurrency int
+	pieceSize   string
 }
 
 func newServeCommand() *cobra.Command {
@@ -31,8 +33,10 @@ Flight service, until interrupted.
 
   ListFlights    the datasets: each directory right below a root with Parquet
                  files under it (and each Parquet file right in a root)
-  GetFlightInfo  plans a request: one endpoint per file to read, in dataset
-                 order, FlightInfo.ordered as requested
+  GetFlightInfo  plans a request: one endpoint per file to read, or per range
+                 of row groups of a file of at least twice --piece-size
+                 (column-chunk bytes read), in dataset order,
+                 FlightInfo.ordered as requested
   DoGet          streams an endpoint's Arrow record batches, each with its
                  place in the dataset as JSON app_metadata:
                  {"part":0,"file":3,"key":"...","row_group":1,"batch":0,"row":0}
@@ -70,6 +74,7 @@ error, never with a short stream. A client that goes away stops its scans.`,
 	f.StringVar(&opts.token, "token", "", "bearer token to require (default: none on loopback, else generated)")
 	f.StringVar(&opts.memory, "memory", "64MiB", "most fetched bytes held ahead of decoding, per stream")
 	f.IntVar(&opts.concurrency, "concurrency", 2, "row groups one unordered stream decodes at once")
+	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes read per endpoint a large file is cut into (whole row groups)")
 	return cmd
 }
 
@@ -92,6 +97,13 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 	}
 	if opts.concurrency < 1 {
 		return usagef("--concurrency %d: want at least 1", opts.concurrency)
+	}
+	pieceSize, err := bench.ParseSize(opts.pieceSize)
+	if err == nil && pieceSize < 1 {
+		err = fmt.Errorf("want at least 1B")
+	}
+	if err != nil {
+		return usagef("--piece-size: %v", err)
 	}
 	loopback, err := isLoopback(opts.addr)
 	if err != nil {
@@ -116,7 +128,7 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	srv := collect.NewServer(roots, collect.ServerOptions{Token: token, Memory: memory, Concurrency: opts.concurrency})
+	srv := collect.NewServer(roots, collect.ServerOptions{Token: token, Memory: memory, Concurrency: opts.concurrency, PieceBytes: pieceSize})
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 

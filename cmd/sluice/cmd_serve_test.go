@@ -195,6 +195,9 @@ func TestServeGetEndToEnd(t *testing.T) {
 		t.Fatalf("gen: %+v", r)
 	}
 	addr := startServe(t, data)
+	// The same data cut into an endpoint per few row groups: every
+	// output holds the same rows in the same order.
+	piecedAddr := startServe(t, data, "--piece-size", "1KiB")
 
 	for _, c := range []struct {
 		name, cmd string
@@ -210,17 +213,26 @@ func TestServeGetEndToEnd(t *testing.T) {
 				t.Fatalf("%d endpoints, %d rows", endpoints, want.Rows)
 			}
 			t.Logf("Flight client, %d parallel DoGets: %v", endpoints, want)
+			pieced, piecedEndpoints := flightSum(t, piecedAddr, c.cmd)
+			if piecedEndpoints <= endpoints || pieced != want {
+				t.Fatalf("served in pieces: %d endpoints, %v; want more than %d, %v", piecedEndpoints, pieced, endpoints, want)
+			}
 			for _, o := range []struct {
 				name   string
 				format collect.Format
 				order  string
+				addr   string
 			}{
-				{"out.arrow", collect.IPCFile, ""},
-				{"out.arrows", collect.IPCStream, "dataset"},
-				{"out.parquet", collect.Parquet, "dataset"},
-				{"-", collect.IPCStream, "dataset"},
+				{"out.arrow", collect.IPCFile, "", addr},
+				{"out.arrows", collect.IPCStream, "dataset", addr},
+				{"out.parquet", collect.Parquet, "dataset", addr},
+				{"-", collect.IPCStream, "dataset", addr},
+				{"out.arrow", collect.IPCFile, "", piecedAddr},
+				{"out.arrows", collect.IPCStream, "dataset", piecedAddr},
+				{"out.parquet", collect.Parquet, "dataset", piecedAddr},
+				{"-", collect.IPCStream, "dataset", piecedAddr},
 			} {
-				args := append([]string{"get", addr, "taxi/", "-o", o.name}, c.args...)
+				args := append([]string{"get", o.addr, "taxi/", "-o", o.name}, c.args...)
 				if o.order != "" {
 					args = append(args, "--order", o.order)
 				}
@@ -240,7 +252,7 @@ func TestServeGetEndToEnd(t *testing.T) {
 					}
 				}
 				if got := sumOf(t, b, o.format); got != want {
-					t.Errorf("get -o %s: %v, Flight client %v", o.name, got, want)
+					t.Errorf("get %s -o %s: %v, Flight client %v", o.addr, o.name, got, want)
 				}
 			}
 			// sluice scan of the same data: the IPC file by its footer, and
@@ -265,9 +277,11 @@ func TestServeGetEndToEnd(t *testing.T) {
 		})
 	}
 
-	r := sluice(t, nil, "get", addr, "taxi/")
-	if r.code != 0 || r.stdout != "60000 rows\n" {
-		t.Fatalf("get without -o: %+v", r)
+	for _, a := range []string{addr, piecedAddr} {
+		r := sluice(t, nil, "get", a, "taxi/", "--order", "arrival")
+		if r.code != 0 || r.stdout != "60000 rows\n" {
+			t.Fatalf("get %s without -o: %+v", a, r)
+		}
 	}
 	assertCleanFailure(t, sluice(t, nil, "get", addr, "nosuch/"), exitNotFound, "nosuch")
 	assertCleanFailure(t, sluice(t, nil, "get", addr, "taxi/", "--filter", "nope = 1"), exitUsage, "nope")
@@ -326,6 +340,9 @@ func TestServeGetHelp(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
 			t.Errorf("%s --help has no Examples section (exit %d)", c, r.code)
 		}
+	}
+	for _, size := range []string{"0", "lots"} {
+		assertCleanFailure(t, sluice(t, nil, "serve", "--addr", "127.0.0.1:0", "--piece-size", size, t.TempDir()), exitUsage, "--piece-size")
 	}
 }
 

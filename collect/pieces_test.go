@@ -1,0 +1,333 @@
+package collect
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/internal/arrowtest"
+	"github.com/sluice-data/sluice/scan"
+	"github.com/sluice-data/sluice/store"
+)
+
+// TestPieces: every row group read is in exactly one piece, pieces are
+// contiguous ranges of one file in dataset order, a small file is one
+// piece and a large one is cut into pieces of size to twice size.
+func TestPieces(t *testing.T) {
+	var plan []scan.RowGroup
+	plan = append(plan, scan.RowGroup{File: 0, Index: 0, Bytes: 25}) // small: one piece
+	for i := range 40 {
+		if i%7 == 3 {
+			continue // pruned by statistics
+		}
+		plan = append(plan, scan.RowGroup{File: 2, Index: i, Bytes: int64(5 + i%4)})
+	}
+	plan = append(plan, scan.RowGroup{File: 3, Index: 0, Bytes: 100}, scan.RowGroup{File: 3, Index: 1, Bytes: 1})
+	const size = 30
+	got := pieces(plan, size)
+
+	next := 0 // the next plan entry a piece must start at
+	bytesOf := map[int]int64{}
+	for i, p := range got {
+		if p.lo >= p.hi {
+			t.Fatalf("piece %d %+v: empty range", i, p)
+		}
+		var b int64
+		for next < len(plan) && plan[next].File == p.file && plan[next].Index < p.hi {
+			if plan[next].Index < p.lo {
+				t.Fatalf("piece %d %+v leaves out row group %+v", i, p, plan[next])
+			}
+			b += plan[next].Bytes
+			next++
+		}
+		if b == 0 {
+			t.Fatalf("piece %d %+v holds no row group read", i, p)
+		}
+		if i > 0 && got[i-1].file == p.file && got[i-1].hi > p.lo {
+			t.Fatalf("pieces %+v and %+v overlap", got[i-1], p)
+		}
+		bytesOf[i] = b
+	}
+	if next != len(plan) {
+		t.Fatalf("pieces %+v leave out %+v", got, plan[next:])
+	}
+	var file2 int
+	for i, p := range got {
+		if p.file == 2 {
+			file2++
+			// A share of the file, give or take a row group (8 bytes).
+			if b := bytesOf[i]; b < size-8 || b >= 2*size+8 {
+				t.Errorf("piece %+v: %d bytes, want about %d to %d", p, b, size, 2*size)
+			}
+		}
+	}
+	if file2 < 5 {
+		t.Errorf("a file of about 8 pieces' worth cut into %d", file2)
+	}
+	if got[0] != (piece{0, 0, 1}) {
+		t.Errorf("small file: %+v, want one piece", got[0])
+	}
+	// One row group is never split, however large.
+	if last := got[len(got)-2:]; last[0].file != 3 || last[1].file != 3 || last[0] != (piece{3, 0, 1}) {
+		t.Errorf("file 3 (a row group of 100 bytes, then 1): %+v", last)
+	}
+}
+
+// pieceStore holds "big/": two files of 20 row groups each; it returns
+// a piece size that cuts them.
+func pieceStore(t *testing.T) (*store.Store, int64) {
+	t.Helper()
+	st := testStore(t)
+	if _, err := gen.Taxi(context.Background(), st, "big/", gen.Options{Rows: 20000, Files: 2, RowGroupRows: 500, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := scan.Open(context.Background(), st, "big/", scan.Options{Columns: []string{"trip_distance"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// About five pieces a file for the narrowest request the tests make,
+	// up to one a row group for the widest.
+	return st, ds.BytesNeeded() / 10
+}
+
+// fetched is a batch as a plain Flight client got it, with the ticket
+// of the endpoint that streamed it.
+type fetched struct {
+	pos Pos
+	tk  ticket
+	rec arrow.RecordBatch
+}
+
+// doGets fetches every endpoint of info at once with plain DoGets.
+func doGets(t *testing.T, client flight.Client, info *flight.FlightInfo) []fetched {
+	t.Helper()
+	var (
+		mu    sync.Mutex
+		items []fetched
+		wg    sync.WaitGroup
+	)
+	errs := make([]error, len(info.Endpoint))
+	for i, ep := range info.Endpoint {
+		wg.Go(func() {
+			tk, err := parseTicket(ep.Ticket.Ticket)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			st, err := client.DoGet(context.Background(), ep.Ticket)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			r, err := flight.NewRecordReader(st)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer r.Release()
+			for r.Next() {
+				pos, err := UnmarshalPos(r.LatestAppMetadata())
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				rec := r.RecordBatch()
+				rec.Retain()
+				mu.Lock()
+				items = append(items, fetched{pos, tk, rec})
+				mu.Unlock()
+			}
+			errs[i] = r.Err()
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, it := range items {
+			it.rec.Release()
+		}
+		t.Fatal(err)
+	}
+	return items
+}
+
+// localPositions scans a dataset in-process and lists its batches'
+// positions in dataset order.
+func localPositions(t *testing.T, st *store.Store, pattern string, opts scan.Options) []scan.Position {
+	t.Helper()
+	ds, err := scan.Open(context.Background(), st, pattern, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := ds.Scan(context.Background())
+	defer sc.Close()
+	var out []scan.Position
+	for sc.Next() {
+		b := sc.Batch()
+		out = append(out, b.Pos)
+		b.Release()
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(out, func(a, b scan.Position) int { return Pos{Position: a}.Compare(Pos{Position: b}) })
+	return out
+}
+
+// TestServeRowGroupPieces: files of many row groups are served as
+// several endpoints of row group ranges; parallel DoGets of them give
+// what a local scan reads, with the same positions, and so does Get in
+// every order and format.
+func TestServeRowGroupPieces(t *testing.T) {
+	s, size := pieceStore(t)
+	smem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer smem.AssertSize(t, 0)
+	addr := startServer(t, []Root{{Store: s}}, ServerOptions{Mem: smem, PieceBytes: size})
+	client, err := Dial(addr, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+
+	for _, c := range []struct {
+		columns []string
+		filter  string
+		ordered bool
+	}{
+		{nil, "", true},
+		{nil, "", false},
+		{[]string{"fare_amount", "passenger_count"}, "passenger_count > 2", true},
+		{[]string{"trip_distance"}, "trip_distance > 5", false},
+	} {
+		name := fmt.Sprintf("%v/%q/ordered=%v", c.columns, c.filter, c.ordered)
+		t.Run(name, func(t *testing.T) {
+			so := scan.Options{Columns: c.columns, Filter: c.filter}
+			want := localChecksum(t, s, "big/", so)
+			wantPos := localPositions(t, s, "big/", so)
+			req := Request{Dataset: "big/", Columns: c.columns, Filter: c.filter, Ordered: c.ordered}
+			info, err := client.GetFlightInfo(context.Background(), req.Descriptor())
+			if err != nil {
+				t.Fatal(err)
+			}
+			perFile := map[int]int{}
+			for _, ep := range info.Endpoint {
+				tk, err := parseTicket(ep.Ticket.Ticket)
+				if err != nil {
+					t.Fatal(err)
+				}
+				perFile[tk.File]++
+			}
+			if len(perFile) != 2 || perFile[0] < 3 || perFile[1] < 3 {
+				t.Fatalf("endpoints per file %v, want several for each of the 2 files", perFile)
+			}
+
+			items := doGets(t, client, info)
+			defer func() {
+				for _, it := range items {
+					it.rec.Release()
+				}
+			}()
+			for _, it := range items {
+				if it.pos.File != it.tk.File || it.pos.Key != it.tk.Key || it.pos.RowGroup < it.tk.Lo || it.pos.RowGroup >= it.tk.Hi {
+					t.Fatalf("endpoint for row groups [%d, %d) of file %d streamed a batch at %v", it.tk.Lo, it.tk.Hi, it.tk.File, it.pos)
+				}
+			}
+			// Dataset order from the positions alone (the part is only
+			// the endpoint's number), exactly as a local scan has it.
+			slices.SortFunc(items, func(a, b fetched) int {
+				return Pos{Position: a.pos.Position}.Compare(Pos{Position: b.pos.Position})
+			})
+			var got arrowtest.Checksum
+			var gotPos []scan.Position
+			for _, it := range items {
+				got.Add(it.rec)
+				gotPos = append(gotPos, it.pos.Position)
+			}
+			if got != want {
+				t.Fatalf("parallel DoGets %v, local scan %v", got, want)
+			}
+			if !slices.Equal(gotPos, wantPos) {
+				t.Fatalf("positions differ from a local scan's:\n%v\n%v", gotPos, wantPos)
+			}
+		})
+	}
+
+	want := localChecksum(t, s, "big/", scan.Options{})
+	for _, order := range []Order{Arrival, Dataset} {
+		for _, f := range []Format{IPCFile, IPCStream, Parquet} {
+			if order == Arrival && f != IPCFile {
+				continue
+			}
+			cmem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			r, err := Get(context.Background(), addr, "big/", GetOptions{Order: order, Parallel: 4, Mem: cmem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			sink, err := NewSink(&out, f, r.Schema, cmem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = WriteStream(r.Stream, sink)
+			n := len(r.Info.Endpoint)
+			r.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readChecksum(t, out.Bytes(), f); got != want || n < 6 {
+				t.Errorf("get %v %v: %v from %d endpoints, local scan %v", order, f, got, n, want)
+			}
+			cmem.AssertSize(t, 0)
+		}
+	}
+}
+
+// TestTicketBadRange: a ticket for row groups a file does not have, or
+// for no row groups, is refused with InvalidArgument.
+func TestTicketBadRange(t *testing.T) {
+	s, size := pieceStore(t)
+	addr := startServer(t, []Root{{Store: s}}, ServerOptions{PieceBytes: size})
+	client, err := Dial(addr, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	info, err := client.GetFlightInfo(context.Background(), Request{Dataset: "big/", Ordered: true}.Descriptor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := parseTicket(info.Endpoint[0].Ticket.Ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]int{{18, 21}, {20, 22}, {3, 3}, {4, 2}, {-1, 2}} {
+		tk := good
+		tk.Lo, tk.Hi = r[0], r[1]
+		b, _ := json.Marshal(tk)
+		st, err := client.DoGet(context.Background(), &flight.Ticket{Ticket: b})
+		if err == nil {
+			var rr *flight.Reader
+			rr, err = flight.NewRecordReader(st)
+			if err == nil {
+				for rr.Next() {
+				}
+				err = rr.Err()
+				rr.Release()
+			}
+		}
+		if status.Code(err) != codes.InvalidArgument {
+			t.Errorf("ticket for row groups [%d, %d) of a file of 20: err = %v, want InvalidArgument", r[0], r[1], err)
+		}
+	}
+}
