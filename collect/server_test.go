@@ -9,11 +9,9 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -218,47 +216,8 @@ func TestFlightClientParallelDoGet(t *testing.T) {
 	if len(info.Endpoint) != 4 || info.TotalRecords != 20000 {
 		t.Fatalf("%d endpoints, %d records; want 4, 20000", len(info.Endpoint), info.TotalRecords)
 	}
-	type item struct {
-		pos Pos
-		rec arrow.RecordBatch
-	}
-	var mu sync.Mutex
-	var items []item
-	var wg sync.WaitGroup
-	errs := make([]error, len(info.Endpoint))
-	for i, ep := range info.Endpoint {
-		wg.Go(func() {
-			st, err := client.DoGet(ctx, ep.Ticket)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			r, err := flight.NewRecordReader(st)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			defer r.Release()
-			for r.Next() {
-				pos, err := UnmarshalPos(r.LatestAppMetadata())
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				rec := r.RecordBatch()
-				rec.Retain()
-				mu.Lock()
-				items = append(items, item{pos, rec})
-				mu.Unlock()
-			}
-			errs[i] = r.Err()
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(items, func(a, b item) int { return a.pos.Compare(b.pos) })
+	items := doGets(t, client, info)
+	slices.SortFunc(items, func(a, b fetched) int { return a.pos.Compare(b.pos) })
 	var got arrowtest.Checksum
 	for _, it := range items {
 		got.Add(it.rec)
