@@ -13,10 +13,10 @@ const (
 	pageGuess    = 1 << 20
 )
 
-// decodeMemory estimates what decoding row group rg of a file holds at
-// once besides its fetched bytes: the page buffers of every column read,
-// and the Arrow batches of batchRows rows that are built, queued and
-// handed over (batches at once, shared by the scan's workers).
+// decodeMemory estimates what decoding row group rg of a file holds
+// besides its fetched bytes: the page buffers of the columns read, and
+// one Arrow batch of at most batchRows rows (decodeReserve counts how
+// many batches are alive at once).
 func decodeMemory(md *metadata.FileMetaData, rg *metadata.RowGroupMetaData, leaves []int, batchRows int64) (pages, batch int64) {
 	rows := max(rg.NumRows(), 1)
 	n := min(batchRows, rows)
