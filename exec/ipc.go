@@ -67,6 +67,10 @@ func (s *ipcSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	if s.rd.Next() {
 		rec := s.rd.RecordBatch()
+		if err := validBatch(rec); err != nil {
+			s.done = true
+			return nil, fmt.Errorf("input: broken Arrow IPC stream: %w", err)
+		}
 		rec.Retain()
 		return rec, nil
 	}
@@ -154,12 +158,15 @@ func (m *messageReader) Message() (msg *ipc.Message, err error) {
 	default:
 		size = int32(cid) // before format 0.15, no continuation marker
 	}
-	if size < 4 {
+	if size < 4 || size > maxMetadata {
 		return nil, fmt.Errorf("arrow/ipc: invalid message metadata length %d", size)
 	}
 	meta := make([]byte, size)
 	if err := m.read(meta); err != nil {
 		return nil, fmt.Errorf("arrow/ipc: could not read message metadata: %w", noEOF(err))
+	}
+	if err := checkMetadata(meta); err != nil {
+		return nil, err
 	}
 	metaBuf := memory.NewBufferBytes(meta)
 	defer metaBuf.Release()
@@ -167,13 +174,46 @@ func (m *messageReader) Message() (msg *ipc.Message, err error) {
 	if err != nil {
 		return nil, err
 	}
-	body := dirtyBuffer(m.mem, int(bodyLen))
-	defer body.Release()
-	if err := m.read(body.Bytes()); err != nil {
+	body, err := m.readBody(bodyLen)
+	if err != nil {
 		return nil, fmt.Errorf("arrow/ipc: could not read message body: %w", noEOF(err))
 	}
+	defer body.Release()
 	m.msg = ipc.NewMessage(metaBuf, body)
 	return m.msg, nil
+}
+
+// A message's metadata is a flatbuffer of a few hundred bytes a column;
+// a length beyond this is a corrupt stream, not a wide schema.
+const maxMetadata = 64 << 20
+
+// bodyStep is the most a body takes before its bytes arrive: a length
+// the input does not back fails at the input's end instead of being
+// allocated first.
+const bodyStep = 64 << 20
+
+// readBody reads a body of n bytes into a buffer of the allocator; one
+// over bodyStep grows as it arrives.
+func (m *messageReader) readBody(n int64) (*memory.Buffer, error) {
+	have := min(n, bodyStep)
+	buf := dirtyBuffer(m.mem, int(have))
+	if err := m.read(buf.Bytes()); err != nil {
+		buf.Release()
+		return nil, err
+	}
+	for have < n {
+		next := min(n, 2*have)
+		grown := dirtyBuffer(m.mem, int(next))
+		copy(grown.Bytes(), buf.Bytes())
+		buf.Release()
+		buf = grown
+		if err := m.read(buf.Bytes()[have:next]); err != nil {
+			buf.Release()
+			return nil, err
+		}
+		have = next
+	}
+	return buf, nil
 }
 
 // bodyLength is the body length a message's metadata gives.

@@ -1,0 +1,118 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// validBatch checks what arrow-go's IPC reader leaves unchecked and the
+// stages index by: validity bitmaps and fixed-width values long enough
+// for the rows, string and list offsets inside their data, dictionary
+// indices inside their dictionary. A batch from outside that fails
+// would otherwise panic in whichever stage first reads the bad value.
+func validBatch(rec arrow.RecordBatch) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("invalid batch: %v", r)
+		}
+	}()
+	for i, c := range rec.Columns() {
+		if int64(c.Len()) != rec.NumRows() {
+			return fmt.Errorf("column %q has %d values in a batch of %d rows", rec.ColumnName(i), c.Len(), rec.NumRows())
+		}
+		if err := validArray(c); err != nil {
+			return fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
+		}
+	}
+	return nil
+}
+
+func validArray(a arrow.Array) error {
+	d := a.Data()
+	end := int64(d.Offset() + d.Len())
+	bufs := d.Buffers()
+	if len(bufs) > 0 && bufs[0] != nil && int64(bufs[0].Len())*8 < end {
+		return fmt.Errorf("validity bitmap of %d bytes for %d values", bufs[0].Len(), end)
+	}
+	switch a := a.(type) {
+	case *array.Dictionary:
+		if err := validFixed(d, a.Indices().DataType().(arrow.FixedWidthDataType)); err != nil {
+			return err
+		}
+		dict := a.Dictionary()
+		if err := validArray(dict); err != nil {
+			return fmt.Errorf("dictionary: %w", err)
+		}
+		return validIndices(a.Indices(), dict.Len())
+	case interface{ ValidateFull() error }: // strings, binaries, lists, views
+		if err := a.ValidateFull(); err != nil {
+			return err
+		}
+	case *array.Struct:
+		for k := range a.NumField() {
+			f := a.Field(k)
+			if f.Len() < a.Len() {
+				return fmt.Errorf("struct field %d has %d values for %d", k, f.Len(), a.Len())
+			}
+			if err := validArray(f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if fw, ok := a.DataType().(arrow.FixedWidthDataType); ok {
+		return validFixed(d, fw)
+	}
+	if l, ok := a.(array.ListLike); ok {
+		return validArray(l.ListValues())
+	}
+	return nil
+}
+
+// validFixed checks a fixed-width array's values buffer covers its rows.
+func validFixed(d arrow.ArrayData, fw arrow.FixedWidthDataType) error {
+	end := int64(d.Offset() + d.Len())
+	if end == 0 || fw.BitWidth() == 0 {
+		return nil
+	}
+	bufs := d.Buffers()
+	if len(bufs) < 2 || bufs[1] == nil || int64(bufs[1].Len())*8 < end*int64(fw.BitWidth()) {
+		return fmt.Errorf("values buffer too short for %d values", end)
+	}
+	return nil
+}
+
+// validIndices checks every valid index is in [0, n).
+func validIndices(idx arrow.Array, n int) error {
+	switch x := idx.(type) {
+	case *array.Int8:
+		return indicesIn(x, x.Int8Values(), n)
+	case *array.Int16:
+		return indicesIn(x, x.Int16Values(), n)
+	case *array.Int32:
+		return indicesIn(x, x.Int32Values(), n)
+	case *array.Int64:
+		return indicesIn(x, x.Int64Values(), n)
+	case *array.Uint8:
+		return indicesIn(x, x.Uint8Values(), n)
+	case *array.Uint16:
+		return indicesIn(x, x.Uint16Values(), n)
+	case *array.Uint32:
+		return indicesIn(x, x.Uint32Values(), n)
+	case *array.Uint64:
+		return indicesIn(x, x.Uint64Values(), n)
+	}
+	return fmt.Errorf("dictionary indices of type %s", idx.DataType())
+}
+
+func indicesIn[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](a arrow.Array, vals []T, n int) error {
+	nulls := a.NullN() > 0
+	for i, k := range vals {
+		if (int64(k) < 0 || uint64(k) >= uint64(n)) && (!nulls || a.IsValid(i)) {
+			return fmt.Errorf("dictionary index %d of a dictionary of %d", int64(k), n)
+		}
+	}
+	return nil
+}

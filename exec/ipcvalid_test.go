@@ -1,0 +1,48 @@
+package exec
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// TestValidBatch: batches whose buffers lie about their values are
+// refused with what is wrong, sound ones pass.
+func TestValidBatch(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	buf := func(b []byte) *memory.Buffer { return memory.NewBufferBytes(b) }
+	i32 := func(vs ...int32) []byte { return arrow.Int32Traits.CastToBytes(vs) }
+
+	dictValues := array.NewData(arrow.BinaryTypes.String, 2, []*memory.Buffer{nil, buf(i32(0, 1, 3)), buf([]byte("abc"))}, nil, 0, 0)
+	defer dictValues.Release()
+	dictType := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	for _, tc := range []struct {
+		name, want string
+		data       arrow.ArrayData
+	}{
+		{"ints", "", array.NewData(arrow.PrimitiveTypes.Int32, 3, []*memory.Buffer{nil, buf(i32(1, 2, 3))}, nil, 0, 0)},
+		{"dictionary", "", array.NewDataWithDictionary(dictType, 3, []*memory.Buffer{nil, buf(i32(0, 1, 1))}, 0, 0, dictValues)},
+		{"short bitmap", "validity bitmap", array.NewData(arrow.PrimitiveTypes.Int32, 9, []*memory.Buffer{buf([]byte{0xff}), buf(i32(1, 2, 3, 4, 5, 6, 7, 8, 9))}, nil, 1, 0)},
+		{"index past the dictionary", "dictionary index 2 of a dictionary of 2", array.NewDataWithDictionary(dictType, 3, []*memory.Buffer{nil, buf(i32(0, 2, 1))}, 0, 0, dictValues)},
+		{"negative index", "dictionary index -1", array.NewDataWithDictionary(dictType, 1, []*memory.Buffer{nil, buf(i32(-1))}, 0, 0, dictValues)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer tc.data.Release()
+			col := array.MakeFromData(tc.data)
+			defer col.Release()
+			rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "c", Type: col.DataType(), Nullable: true}}, nil), []arrow.Array{col}, int64(col.Len()))
+			defer rec.Release()
+			err := validBatch(rec)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("sound batch refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `column "c"`)):
+				t.Fatalf("got %v, want an error naming column c and %q", err, tc.want)
+			}
+		})
+	}
+}
