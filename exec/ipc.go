@@ -47,12 +47,13 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 		}
 		return nil, fmt.Errorf("input: not an Arrow IPC stream: %w", err)
 	}
-	return &ipcSource{rd: rd, own: own}, nil
+	return &ipcSource{rd: rd, own: own, name: "input"}, nil
 }
 
 type ipcSource struct {
 	rd   *ipc.Reader
 	own  *os.File // the descriptor opened here, if any
+	name string   // what errors call the input
 	done bool
 }
 
@@ -69,7 +70,7 @@ func (s *ipcSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		rec := s.rd.RecordBatch()
 		if err := validBatch(rec); err != nil {
 			s.done = true
-			return nil, fmt.Errorf("input: broken Arrow IPC stream: %w", err)
+			return nil, fmt.Errorf("%s: broken Arrow IPC stream: %w", s.name, err)
 		}
 		rec.Retain()
 		return rec, nil
@@ -77,9 +78,9 @@ func (s *ipcSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	s.done = true
 	if err := s.rd.Err(); err != nil {
 		if errors.Is(err, errNoEndMarker) {
-			return nil, errors.New("input: Arrow IPC stream ended without its end-of-stream marker (did the stage before this one fail?)")
+			return nil, fmt.Errorf("%s: Arrow IPC stream ended without its end-of-stream marker (did the stage before this one fail?)", s.name)
 		}
-		return nil, fmt.Errorf("input: broken Arrow IPC stream: %w", err)
+		return nil, fmt.Errorf("%s: broken Arrow IPC stream: %w", s.name, err)
 	}
 	return nil, io.EOF
 }

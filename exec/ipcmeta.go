@@ -59,7 +59,7 @@ type fbWalk struct {
 
 func (w *fbWalk) fail(format string, a ...any) {
 	if w.err == nil {
-		w.err = fmt.Errorf("arrow/ipc: invalid message metadata: "+format, a...)
+		w.err = fmt.Errorf("arrow/ipc: invalid metadata: "+format, a...)
 	}
 }
 

@@ -62,11 +62,15 @@ func openObject(ctx context.Context, e *env, st *store.Store, key string) (Sourc
 		if err != nil {
 			return nil, err
 		}
-		rd, err := ipc.NewFileReader(io.NewSectionReader(ra, 0, ra.Size()), ipc.WithAllocator(e.mem))
+		fm, err := newFileMessages(ra, ra.Size(), e.mem)
 		if err != nil {
 			return nil, fmt.Errorf("%s: not an Arrow IPC file: %w", name, err)
 		}
-		return &ipcFileSource{rd: rd}, nil
+		rd, err := ipc.NewReaderFromMessageReader(fm, ipc.WithAllocator(e.mem))
+		if err != nil { // the reader released fm
+			return nil, fmt.Errorf("%s: not an Arrow IPC file: %w", name, err)
+		}
+		return &ipcSource{rd: rd, name: name}, nil
 	case fmtArrowStream, fmtCSV:
 		rc, _, err := st.ReadRange(ctx, key, store.Range{Off: 0, Len: -1}, store.ReadOptions{})
 		if err != nil {
@@ -98,31 +102,6 @@ func (s *scanStage) openFiles(ctx context.Context, e *env, files []*pqFile) (Sou
 	}
 	return newPQSource(ctx, e, files, schema, 64<<10), nil
 }
-
-type ipcFileSource struct {
-	rd *ipc.FileReader
-	i  int
-}
-
-func (s *ipcFileSource) Schema() *arrow.Schema { return s.rd.Schema() }
-
-func (s *ipcFileSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if s.i >= s.rd.NumRecords() {
-		return nil, io.EOF
-	}
-	rec, err := s.rd.RecordBatch(s.i)
-	if err != nil {
-		return nil, err
-	}
-	s.i++
-	rec.Retain()
-	return rec, nil
-}
-
-func (s *ipcFileSource) Close() error { return s.rd.Close() }
 
 // objectWriter writes batches into one object in a format by suffix. The
 // object is committed by close and discarded by abort.
