@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/sluice-data/sluice/internal/ipccheck"
 	"github.com/sluice-data/sluice/scan"
 )
 
@@ -133,7 +134,7 @@ func fetchEndpoint(ctx context.Context, client flight.Client, ep *flight.FlightE
 	if err != nil {
 		return err
 	}
-	r, err := flight.NewRecordReader(st, ipc.WithAllocator(mem))
+	r, err := flight.NewRecordReader(checkedStream{st}, ipc.WithAllocator(mem))
 	if err != nil {
 		return err
 	}
@@ -143,6 +144,9 @@ func fetchEndpoint(ctx context.Context, client flight.Client, ep *flight.FlightE
 	}
 	for seq := 0; r.Next(); seq++ {
 		rec := r.RecordBatch()
+		if err := ipccheck.Batch(rec); err != nil {
+			return err
+		}
 		pos := Pos{Position: scan.Position{Batch: seq}}
 		if md := r.LatestAppMetadata(); len(md) > 0 {
 			if pos, err = UnmarshalPos(md); err != nil {
@@ -158,6 +162,20 @@ func fetchEndpoint(ctx context.Context, client flight.Client, ep *flight.FlightE
 		return err
 	}
 	return nil
+}
+
+// checkedStream refuses a message whose metadata would make arrow-go
+// allocate or slice beyond what arrived, before arrow-go reads it.
+type checkedStream struct{ flight.DataStreamReader }
+
+func (c checkedStream) Recv() (*flight.FlightData, error) {
+	fd, err := c.DataStreamReader.Recv()
+	if err == nil && len(fd.DataHeader) > 0 {
+		if err := ipccheck.Message(fd.DataHeader, int64(len(fd.DataBody))); err != nil {
+			return nil, err
+		}
+	}
+	return fd, err
 }
 
 // IsUnauthenticated reports whether err is the service refusing a call

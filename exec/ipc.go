@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/internal/ipccheck"
 )
 
 // ReadIPC is a source that reads an Arrow IPC stream, as a stage run as
@@ -68,7 +70,7 @@ func (s *ipcSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	if s.rd.Next() {
 		rec := s.rd.RecordBatch()
-		if err := validBatch(rec); err != nil {
+		if err := ipccheck.Batch(rec); err != nil {
 			s.done = true
 			return nil, fmt.Errorf("%s: broken Arrow IPC stream: %w", s.name, err)
 		}
@@ -166,7 +168,7 @@ func (m *messageReader) Message() (msg *ipc.Message, err error) {
 	if err := m.read(meta); err != nil {
 		return nil, fmt.Errorf("arrow/ipc: could not read message metadata: %w", noEOF(err))
 	}
-	if err := checkMetadata(meta); err != nil {
+	if err := ipccheck.Metadata(meta); err != nil {
 		return nil, err
 	}
 	metaBuf := memory.NewBufferBytes(meta)

@@ -9,7 +9,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/sluice-data/sluice/internal/ipccheck"
 )
 
 // An Arrow IPC file is the stream format between a leading and a
@@ -22,14 +23,11 @@ import (
 
 var arrowMagic = []byte("ARROW1")
 
-// block is where one message lies in the file.
-type block struct{ off, len int64 }
-
 // fileMessages hands out a file's messages in reading order.
 type fileMessages struct {
 	*messageReader
 	ra     io.ReaderAt
-	blocks []block
+	blocks []ipccheck.Block
 	next   int
 }
 
@@ -43,10 +41,10 @@ func (f *fileMessages) Message() (*ipc.Message, error) {
 	}
 	b := f.blocks[f.next]
 	f.next++
-	f.r = io.NewSectionReader(f.ra, b.off, b.len)
+	f.r = io.NewSectionReader(f.ra, b.Off, b.Len)
 	msg, err := f.messageReader.Message()
 	if err == io.EOF || errors.Is(err, errNoEndMarker) {
-		return nil, fmt.Errorf("arrow/ipc: no message at offset %d", b.off)
+		return nil, fmt.Errorf("arrow/ipc: no message at offset %d", b.Off)
 	}
 	return msg, err
 }
@@ -78,46 +76,14 @@ func newFileMessages(ra io.ReaderAt, size int64, mem memory.Allocator) (*fileMes
 	if _, err := ra.ReadAt(footer, size-tail-footerLen); err != nil {
 		return nil, err
 	}
-	dicts, recs, err := footerBlocks(footer, 8+body-footerLen)
+	dicts, recs, err := ipccheck.FooterBlocks(footer, 8+body-footerLen)
 	if err != nil {
 		return nil, err
 	}
 	f := &fileMessages{messageReader: newMessageReader(nil, mem), ra: ra}
 	// The schema message has no block of its own: it opens the stream.
-	f.blocks = append(f.blocks, block{8, body - footerLen})
+	f.blocks = append(f.blocks, ipccheck.Block{Off: 8, Len: body - footerLen})
 	f.blocks = append(f.blocks, dicts...)
 	f.blocks = append(f.blocks, recs...)
 	return f, nil
-}
-
-// footerBlocks reads the Footer table's dictionary and record batch
-// blocks (Block structs of offset, metadata length, body length), each
-// of which must lie in [8, limit).
-func footerBlocks(footer []byte, limit int64) (dicts, recs []block, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("invalid footer: %v", r)
-		}
-	}()
-	w := &fbWalk{buf: footer, budget: len(footer)}
-	t := w.table(flatbuffers.GetUOffsetT(footer))
-	read := func(slot int) []block {
-		start, n := w.vector(t, slot, 24)
-		out := make([]block, 0, n)
-		for k := range n {
-			at := start + flatbuffers.UOffsetT(24*k)
-			off, meta, body := t.GetInt64(at), int64(t.GetInt32(at+8)), t.GetInt64(at+16)
-			if off < 8 || meta <= 0 || body < 0 || off > limit || meta > limit-off || body > limit-off-meta {
-				w.fail("a block of %d + %d bytes at %d of a file body ending at %d", meta, body, off, limit)
-				return nil
-			}
-			out = append(out, block{off, meta + body})
-		}
-		return out
-	}
-	dicts, recs = read(2), read(3)
-	if w.err != nil {
-		return nil, nil, w.err
-	}
-	return dicts, recs, nil
 }

@@ -1,4 +1,4 @@
-package exec
+package ipccheck
 
 import (
 	"strings"
@@ -36,7 +36,7 @@ func TestValidBatch(t *testing.T) {
 			defer col.Release()
 			rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "c", Type: col.DataType(), Nullable: true}}, nil), []arrow.Array{col}, int64(col.Len()))
 			defer rec.Release()
-			err := validBatch(rec)
+			err := Batch(rec)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("sound batch refused: %v", err)

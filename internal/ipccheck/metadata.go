@@ -1,4 +1,4 @@
-package exec
+package ipccheck
 
 import (
 	"errors"
@@ -7,14 +7,21 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
-// checkMetadata walks a message's metadata flatbuffer far enough to see
-// that every vector and string in it lies inside it. arrow-go sizes
-// allocations by those lengths before it reads anything else, and in Go a
-// failed allocation is not an error but the end of the process, so a
-// corrupt stream on a stage's input must be refused here.
+// Metadata walks a message's metadata flatbuffer far enough to see that
+// every vector and string in it lies inside it, and that the record
+// batch lengths and buffers it gives fit the message's body. arrow-go
+// sizes allocations by those lengths before it reads anything else (in
+// Go a failed allocation is not an error but the end of the process) and
+// slices the body by them, so a corrupt message must be refused first.
 //
 // The slots are those of Arrow's Message.fbs and Schema.fbs.
-func checkMetadata(meta []byte) (err error) {
+func Metadata(meta []byte) error { return metadata(meta, -1) }
+
+// Message is Metadata for a message whose body has already arrived, as
+// in a Flight stream: its body must also be as long as the metadata says.
+func Message(meta []byte, body int64) error { return metadata(meta, body) }
+
+func metadata(meta []byte, body int64) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("arrow/ipc: invalid message metadata: %v", r)
@@ -23,9 +30,12 @@ func checkMetadata(meta []byte) (err error) {
 	if len(meta) < 4 {
 		return errors.New("arrow/ipc: invalid message metadata: too short")
 	}
-	w := &fbWalk{buf: meta, budget: len(meta)}
+	w := &walk{buf: meta, budget: len(meta)}
 	msg := w.table(flatbuffers.GetUOffsetT(meta))
 	w.body = msg.GetInt64Slot(10, 0) // bodyLength
+	if body >= 0 && w.body > body {
+		return fmt.Errorf("arrow/ipc: invalid metadata: a body of %d bytes where %d arrived", w.body, body)
+	}
 	w.keyValues(msg, 4)
 	switch msg.GetUint8Slot(6, 0) { // header_type
 	case 1: // Schema
@@ -48,16 +58,16 @@ func checkMetadata(meta []byte) (err error) {
 	return w.err
 }
 
-// fbWalk checks a flatbuffer's vectors against its bounds. budget bounds
+// walk checks a flatbuffer's vectors against its bounds. budget bounds
 // the tables visited, since offsets may point anywhere, also backwards.
-type fbWalk struct {
+type walk struct {
 	buf    []byte
 	body   int64 // the message's body length
 	budget int
 	err    error
 }
 
-func (w *fbWalk) fail(format string, a ...any) {
+func (w *walk) fail(format string, a ...any) {
 	if w.err == nil {
 		w.err = fmt.Errorf("arrow/ipc: invalid metadata: "+format, a...)
 	}
@@ -65,7 +75,7 @@ func (w *fbWalk) fail(format string, a ...any) {
 
 const maxFieldDepth = 64
 
-func (w *fbWalk) table(pos flatbuffers.UOffsetT) flatbuffers.Table {
+func (w *walk) table(pos flatbuffers.UOffsetT) flatbuffers.Table {
 	if w.budget--; w.budget < 0 {
 		panic("too many tables")
 	}
@@ -80,7 +90,7 @@ func slot(t flatbuffers.Table, i int) flatbuffers.UOffsetT {
 	return flatbuffers.UOffsetT(t.Offset(flatbuffers.VOffsetT(4 + 2*i)))
 }
 
-func (w *fbWalk) child(t flatbuffers.Table, i int) (flatbuffers.Table, bool) {
+func (w *walk) child(t flatbuffers.Table, i int) (flatbuffers.Table, bool) {
 	o := slot(t, i)
 	if o == 0 {
 		return flatbuffers.Table{}, false
@@ -90,7 +100,7 @@ func (w *fbWalk) child(t flatbuffers.Table, i int) (flatbuffers.Table, bool) {
 
 // vector checks field i of t, a vector of elements of size bytes, and
 // returns where its elements start and how many there are.
-func (w *fbWalk) vector(t flatbuffers.Table, i int, size int) (flatbuffers.UOffsetT, int) {
+func (w *walk) vector(t flatbuffers.Table, i int, size int) (flatbuffers.UOffsetT, int) {
 	o := slot(t, i)
 	if o == 0 {
 		return 0, 0
@@ -103,7 +113,7 @@ func (w *fbWalk) vector(t flatbuffers.Table, i int, size int) (flatbuffers.UOffs
 	return start, n
 }
 
-func (w *fbWalk) tables(t flatbuffers.Table, i int, each func(flatbuffers.Table)) {
+func (w *walk) tables(t flatbuffers.Table, i int, each func(flatbuffers.Table)) {
 	start, n := w.vector(t, i, 4)
 	for k := range n {
 		if w.err != nil {
@@ -114,14 +124,14 @@ func (w *fbWalk) tables(t flatbuffers.Table, i int, each func(flatbuffers.Table)
 	}
 }
 
-func (w *fbWalk) keyValues(t flatbuffers.Table, i int) {
+func (w *walk) keyValues(t flatbuffers.Table, i int) {
 	w.tables(t, i, func(kv flatbuffers.Table) {
 		w.vector(kv, 0, 1)
 		w.vector(kv, 1, 1)
 	})
 }
 
-func (w *fbWalk) fields(t flatbuffers.Table, i int, depth int) {
+func (w *walk) fields(t flatbuffers.Table, i int, depth int) {
 	if depth > maxFieldDepth {
 		panic("fields nested too deep")
 	}
@@ -144,7 +154,7 @@ func (w *fbWalk) fields(t flatbuffers.Table, i int, depth int) {
 // recordBatch checks the lengths and buffers arrow-go builds arrays from:
 // it slices the body by them before it can fail cleanly, and arrays made
 // before such a failure are never released.
-func (w *fbWalk) recordBatch(rb flatbuffers.Table) {
+func (w *walk) recordBatch(rb flatbuffers.Table) {
 	if n := rb.GetInt64Slot(4, 0); n < 0 {
 		w.fail("%d rows", n)
 	}

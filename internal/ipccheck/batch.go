@@ -1,4 +1,4 @@
-package exec
+package ipccheck
 
 import (
 	"fmt"
@@ -7,12 +7,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
-// validBatch checks what arrow-go's IPC reader leaves unchecked and the
-// stages index by: validity bitmaps and fixed-width values long enough
+// Batch checks what arrow-go's IPC reader leaves unchecked and readers
+// of the values index by: validity bitmaps and fixed-width values long enough
 // for the rows, string and list offsets inside their data, dictionary
 // indices inside their dictionary. A batch from outside that fails
-// would otherwise panic in whichever stage first reads the bad value.
-func validBatch(rec arrow.RecordBatch) (err error) {
+// would otherwise panic wherever the bad value is first read.
+func Batch(rec arrow.RecordBatch) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("invalid batch: %v", r)
