@@ -243,6 +243,14 @@ func TestPipelineBadInput(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "broken Arrow IPC stream") {
 		t.Errorf("truncated stream: exit %d, %q", code, stderr)
 	}
+	// A corrupt stream (a message claiming 2 GiB of metadata; one whose
+	// schema is cut) is one line and exit 1, not a crash or an allocation.
+	for _, in := range []string{`\xff\xff\xff\xff\x00\x00\x00\x7f`, `\xff\xff\xff\xff\x10\x00\x00\x00\x0c\x00\x00\x00\x08\x00\x0c\x00`} {
+		out, stderr, code := bash(t, "printf '"+in+"' | sluice count-by payment_type")
+		if code != 1 || len(out) != 0 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "not an Arrow IPC stream") {
+			t.Errorf("corrupt stream %s: exit %d, out %q, stderr %q", in, code, out, stderr)
+		}
+	}
 	// A failing stage fails the pipeline, and the stage after it fails
 	// too rather than printing an empty result.
 	out, stderr, code := bash(t, "sluice run "+shellQuote("scan "+filepath.Join(dir, "nothing"))+" | sluice show")
