@@ -36,7 +36,7 @@ type ServerOptions struct {
 	Token string
 	// Mem allocates the batches (nil: memory.DefaultAllocator).
 	Mem memory.Allocator
-	// Memory is each stream's budget of fetched bytes not yet decoded.
+	// Memory is each stream's scan budget (scan.Options.Memory).
 	// Default 64 MiB.
 	Memory int64
 	// Concurrency is how many row groups one unordered stream decodes at

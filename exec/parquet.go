@@ -26,8 +26,9 @@ type ScanOptions struct {
 	Columns []string
 	// BatchRows is the most rows in a batch; zero means 64Ki.
 	BatchRows int
-	// Memory is the budget of fetched bytes not yet decoded; zero means
-	// scan's default.
+	// Memory is the scan's budget (fetched bytes ahead of decoding and
+	// decoding's buffers, see scan.Options.Memory); zero means scan's
+	// default.
 	Memory int64
 	// Concurrency is how many row groups are decoded at once; zero means
 	// GOMAXPROCS.

@@ -72,7 +72,7 @@ error, never with a short stream. A client that goes away stops its scans.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:8815", "listen address (port 0 picks a free one)")
 	f.StringVar(&opts.token, "token", "", "bearer token to require (default: none on loopback, else generated)")
-	f.StringVar(&opts.memory, "memory", "64MiB", "most fetched bytes held ahead of decoding, per stream")
+	f.StringVar(&opts.memory, "memory", "64MiB", "memory each stream's scan holds: bytes fetched ahead of decoding and decoding's buffers (at least one row group's worth)")
 	f.IntVar(&opts.concurrency, "concurrency", 2, "row groups one unordered stream decodes at once")
 	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes read per endpoint a large file is cut into (whole row groups)")
 	return cmd

@@ -132,7 +132,7 @@ sluice run 'scan URL ...', which writes the batches as an Arrow IPC stream.`,
 			fs.StringVar(&columns, "columns", "", "comma-separated columns to read, in that order (default: all)")
 			fs.StringVar(&dict, "dict", "", "comma-separated string columns to read as dictionary arrays (for few distinct values: less to decode, pipe and group)")
 			fs.IntVar(&batchRows, "batch-rows", 64<<10, "most rows in a record batch")
-			fs.StringVar(&mem, "memory", "256MiB", "most fetched bytes held ahead of decoding")
+			fs.StringVar(&mem, "memory", "256MiB", "memory the scan holds: bytes fetched ahead of decoding and decoding's buffers")
 			fs.IntVar(&concurrency, "concurrency", 0, "row groups decoded at once (default: the number of cores)")
 			return func(args []string, _ stageIO) (built, error) {
 				opts := exec.ScanOptions{BatchRows: batchRows, Concurrency: concurrency}
