@@ -46,7 +46,15 @@ func validArray(a arrow.Array) error {
 			return fmt.Errorf("dictionary: %w", err)
 		}
 		return validIndices(a.Indices(), dict.Len())
-	case interface{ ValidateFull() error }: // strings, binaries, lists, views
+	case *array.String:
+		return validOffsets(a.ValueOffsets(), d)
+	case *array.Binary:
+		return validOffsets(a.ValueOffsets(), d)
+	case *array.LargeString:
+		return validOffsets(a.ValueOffsets(), d)
+	case *array.LargeBinary:
+		return validOffsets(a.ValueOffsets(), d)
+	case interface{ ValidateFull() error }: // lists, views
 		if err := a.ValidateFull(); err != nil {
 			return err
 		}
@@ -113,6 +121,34 @@ func indicesIn[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64
 		if (int64(k) < 0 || uint64(k) >= uint64(n)) && (!nulls || a.IsValid(i)) {
 			return fmt.Errorf("dictionary index %d of a dictionary of %d", int64(k), n)
 		}
+	}
+	return nil
+}
+
+// validOffsets checks a string or binary array's offsets rise and stay
+// inside its data. (arrow-go's ValidateFull also checks every string is
+// UTF-8, which costs more than reading the values and is no risk: Go
+// strings may hold any bytes.)
+func validOffsets[T int32 | int64](offs []T, d arrow.ArrayData) error {
+	if len(offs) == 0 {
+		return nil
+	}
+	var size int64
+	if bufs := d.Buffers(); len(bufs) > 2 && bufs[2] != nil {
+		size = int64(bufs[2].Len())
+	}
+	prev := offs[0]
+	if prev < 0 {
+		return fmt.Errorf("negative offset %d", prev)
+	}
+	for _, o := range offs[1:] {
+		if o < prev {
+			return fmt.Errorf("offsets fall from %d to %d", prev, o)
+		}
+		prev = o
+	}
+	if int64(prev) > size {
+		return fmt.Errorf("offsets reach %d in %d bytes of data", prev, size)
 	}
 	return nil
 }

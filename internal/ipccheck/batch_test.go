@@ -46,3 +46,29 @@ func TestValidBatch(t *testing.T) {
 		})
 	}
 }
+
+// TestValidOffsets: string offsets that fall or run past the data are
+// refused; any bytes inside are accepted (Go strings need not be UTF-8).
+func TestValidOffsets(t *testing.T) {
+	buf := func(b []byte) *memory.Buffer { return memory.NewBufferBytes(b) }
+	i32 := func(vs ...int32) []byte { return arrow.Int32Traits.CastToBytes(vs) }
+	for _, tc := range []struct {
+		name, want string
+		offs       []int32
+		data       string
+	}{
+		{"sound", "", []int32{0, 1, 3}, "abc"},
+		{"not utf-8", "", []int32{0, 1, 2}, "\xff\xfe"},
+		{"falling", "offsets fall from 3 to 1", []int32{0, 3, 1}, "abc"},
+		{"past the data", "offsets reach 4 in 3 bytes", []int32{0, 1, 4}, "abc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := array.NewData(arrow.BinaryTypes.Binary, len(tc.offs)-1, []*memory.Buffer{nil, buf(i32(tc.offs...)), buf([]byte(tc.data))}, nil, 0, 0)
+			defer d.Release()
+			err := validOffsets(tc.offs, d)
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
