@@ -1,7 +1,6 @@
 package collect
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -270,22 +269,11 @@ func TestServeRowGroupPieces(t *testing.T) {
 				continue
 			}
 			cmem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			r, err := Get(context.Background(), addr, "big/", GetOptions{Order: order, Parallel: 4, Mem: cmem})
+			out, n, err := getInto(t, addr, "big/", GetOptions{Order: order, Parallel: 4, Mem: cmem}, f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var out bytes.Buffer
-			sink, err := NewSink(&out, f, r.Schema, cmem)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = WriteStream(r.Stream, sink)
-			n := len(r.Info.Endpoint)
-			r.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := readChecksum(t, out.Bytes(), f); got != want || n < 6 {
+			if got := readChecksum(t, out, f); got != want || n < 6 {
 				t.Errorf("get %v %v: %v from %d endpoints, local scan %v", order, f, got, n, want)
 			}
 			cmem.AssertSize(t, 0)

@@ -118,27 +118,36 @@ func TestServeAndGet(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%v/%v/%v", c.dataset, c.columns, order, f), func(t *testing.T) {
 					cmem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 					defer cmem.AssertSize(t, 0)
-					r, err := Get(context.Background(), addr, c.dataset, GetOptions{Columns: c.columns, Filter: c.filter, Order: order, Parallel: 3, Mem: cmem})
+					out, _, err := getInto(t, addr, c.dataset, GetOptions{Columns: c.columns, Filter: c.filter, Order: order, Parallel: 3, Mem: cmem}, f)
 					if err != nil {
 						t.Fatal(err)
 					}
-					var out bytes.Buffer
-					sink, err := NewSink(&out, f, r.Schema, cmem)
-					if err != nil {
-						t.Fatal(err)
-					}
-					err = WriteStream(r.Stream, sink)
-					r.Close()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got := readChecksum(t, out.Bytes(), f); got != want {
+					if got := readChecksum(t, out, f); got != want {
 						t.Fatalf("fetched %v, local scan %v", got, want)
 					}
 				})
 			}
 		}
 	}
+}
+
+// getInto fetches a dataset with Get and writes it in format f; it
+// returns the output, how many endpoints the flight had, and the error of
+// writing the stream (a failed Get fails the test).
+func getInto(t *testing.T, addr, dataset string, opts GetOptions, f Format) ([]byte, int, error) {
+	t.Helper()
+	r, err := Get(context.Background(), addr, dataset, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out bytes.Buffer
+	sink, err := NewSink(&out, f, r.Schema, opts.Mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = WriteStream(r.Stream, sink)
+	return out.Bytes(), len(r.Info.Endpoint), err
 }
 
 // readChecksum reads an output back with arrow-go's readers.
@@ -305,21 +314,11 @@ func TestGetErrors(t *testing.T) {
 	addr := startServer(t, []Root{{Store: bad}}, ServerOptions{})
 	for _, order := range []Order{Arrival, Dataset} {
 		cmem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		r, err := Get(context.Background(), addr, "taxi/", GetOptions{Order: order, Parallel: 2, Mem: cmem})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		sink, err := NewSink(&out, IPCFile, r.Schema, cmem)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = WriteStream(r.Stream, sink)
-		r.Close()
+		out, _, err := getInto(t, addr, "taxi/", GetOptions{Order: order, Parallel: 2, Mem: cmem}, IPCFile)
 		if err == nil || !strings.Contains(err.Error(), errDisk.Error()) {
 			t.Errorf("%v: err = %v, want the injected read failure", order, err)
 		}
-		if _, rerr := ipc.NewFileReader(bytes.NewReader(out.Bytes())); rerr == nil {
+		if _, rerr := ipc.NewFileReader(bytes.NewReader(out)); rerr == nil {
 			t.Errorf("%v: the failed fetch left a valid IPC file", order)
 		}
 		cmem.AssertSize(t, 0)
