@@ -108,7 +108,8 @@ type Dataset struct {
 	fetcher *fetch.Fetcher
 
 	files  []*fileInfo
-	groups []*group // to read, in dataset order
+	groups []*group    // to read, in dataset order
+	mem    memEstimate // over groups
 
 	schema   *arrow.Schema   // what batches carry
 	fileCols []string        // output columns that come from the files
@@ -140,8 +141,6 @@ type group struct {
 	ranges []store.Range // the column chunks of the leaves, as arrow-go reads them
 	merged []store.Range
 	bytes  int64
-	// pages and batch estimate decoding's memory (see decodeMemory).
-	pages, batch int64
 }
 
 type openStats struct {
@@ -447,7 +446,9 @@ func (d *Dataset) choose() error {
 				g.bytes += r.Len
 			}
 			g.merged = mergeRanges(g.ranges)
-			g.pages, g.batch = decodeMemory(f.md, rg, f.leaves, int64(d.opts.BatchRows))
+			pages, batch := decodeMemory(f.md, rg, f.leaves, int64(d.opts.BatchRows))
+			d.mem.pages, d.mem.batch = max(d.mem.pages, pages), max(d.mem.batch, batch)
+			d.mem.unit = max(d.mem.unit, g.bytes)
 			d.groups = append(d.groups, g)
 			d.open.rowGroups++
 			d.open.bytesNeeded += g.bytes

@@ -55,18 +55,17 @@ func arrowWidth(c interface {
 	}
 }
 
+// memEstimate is the most any row group read takes, over those chosen:
+// its fetched bytes, its page buffers, one of its batches.
+type memEstimate struct{ unit, pages, batch int64 }
+
 // decodeReserve is the share of the memory budget kept for decoding when
 // workers row groups are decoded at once: their page buffers, and per
 // worker a batch being built, one waiting to be sent and one in the
 // channel, plus the one the consumer holds.
 func (d *Dataset) decodeReserve(workers int) int64 {
-	var pages, batch int64
-	for _, g := range d.groups {
-		pages = max(pages, g.pages)
-		batch = max(batch, g.batch)
-	}
 	w := int64(workers)
-	return w*pages + (3*w+1)*batch
+	return w*d.mem.pages + (3*w+1)*d.mem.batch
 }
 
 // workers is how many row groups are decoded at once: Options.Concurrency,
@@ -92,9 +91,5 @@ func (d *Dataset) fetchMemory() int64 {
 // group's column chunks and one worker's decoding buffers. A smaller
 // Options.Memory is exceeded by that much.
 func (d *Dataset) MinMemory() int64 {
-	var unit int64
-	for _, g := range d.groups {
-		unit = max(unit, g.bytes)
-	}
-	return unit + d.decodeReserve(1)
+	return d.mem.unit + d.decodeReserve(1)
 }
