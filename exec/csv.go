@@ -67,6 +67,9 @@ type concatSource struct {
 	cur    Source
 	rc     io.Closer
 	schema *arrow.Schema
+	// err is the first object's open error when Schema met it: Schema
+	// cannot return it, so Next does, before anything else.
+	err error
 }
 
 func (s *concatSource) openNext() error {
@@ -96,14 +99,18 @@ func (s *concatSource) openNext() error {
 
 func (s *concatSource) Schema() *arrow.Schema {
 	if s.schema == nil && s.i == 0 {
-		if err := s.openNext(); err != nil {
-			return arrow.NewSchema(nil, nil)
-		}
+		s.err = s.openNext()
+	}
+	if s.schema == nil {
+		return arrow.NewSchema(nil, nil)
 	}
 	return s.schema
 }
 
 func (s *concatSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
 	for {
 		if s.cur == nil {
 			if s.i >= len(s.urls) {

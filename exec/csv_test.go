@@ -1,0 +1,36 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// A CSV object that cannot be opened is the run's error, not an empty
+// result: show and to-csv must not print a valid-looking empty table.
+func TestFromCSVOpenErrorIsTheRunsError(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.csv")
+	if err := os.WriteFile(good, []byte("a,b\n1,x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, urls := range [][]string{
+		{filepath.Join(dir, "nope.csv")},
+		{filepath.Join(dir, "nope.csv"), good},
+	} {
+		mem := checkedMem(t)
+		var out bytes.Buffer
+		err := Run(context.Background(), Pipeline{Source: FromCSV(urls, nil, CSVOptions{}), Stages: []Stage{Show(&out, 10)}}, Options{Mem: mem})
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%v: err = %v, want one wrapping store.ErrNotFound", urls, err)
+		}
+		if out.Len() != 0 {
+			t.Errorf("%v: show printed %q for a failed run", urls, out.String())
+		}
+	}
+}
