@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -162,6 +163,9 @@ func inferCSV(br *bufio.Reader, opts CSVOptions) (*arrow.Schema, error) {
 	peek, err := br.Peek(br.Size())
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, err
+	}
+	if kind := binaryKind(peek); kind != "" {
+		return nil, fmt.Errorf("this is %s, not CSV", kind)
 	}
 	// Only whole lines of the peeked bytes, unless that is all there is.
 	if len(peek) == br.Size() {
@@ -369,4 +373,18 @@ func fieldNames(s *arrow.Schema) []string {
 		names[i] = f.Name
 	}
 	return names
+}
+
+// binaryKind names the columnar format data starts with, or "": such
+// input read as CSV would give a table of garbage instead of an error.
+func binaryKind(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("PAR1")):
+		return "a Parquet file (read it with scan)"
+	case bytes.HasPrefix(head, []byte("ARROW1")):
+		return "an Arrow IPC file"
+	case bytes.HasPrefix(head, []byte{0xff, 0xff, 0xff, 0xff}):
+		return "an Arrow IPC stream"
+	}
+	return ""
 }

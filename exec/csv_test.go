@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sluice-data/sluice/store"
@@ -31,6 +32,19 @@ func TestFromCSVOpenErrorIsTheRunsError(t *testing.T) {
 		}
 		if out.Len() != 0 {
 			t.Errorf("%v: show printed %q for a failed run", urls, out.String())
+		}
+	}
+}
+
+// Parquet or Arrow bytes given to from-csv are refused by name instead of
+// read as a one-column table of garbage.
+func TestFromCSVRefusesColumnarFiles(t *testing.T) {
+	for _, head := range []string{"PAR1\x15\x04", "ARROW1\x00\x00", "\xff\xff\xff\xff\x10\x00"} {
+		mem := checkedMem(t)
+		var out bytes.Buffer
+		err := Run(context.Background(), Pipeline{Source: FromCSV(nil, strings.NewReader(head+"rest,of\n1,2\n"), CSVOptions{}), Stages: []Stage{Show(&out, 10)}}, Options{Mem: mem})
+		if err == nil || !strings.Contains(err.Error(), "not CSV") {
+			t.Errorf("%q: err = %v, want a 'not CSV' error", head, err)
 		}
 	}
 }
