@@ -63,6 +63,14 @@ func runGen(ctx context.Context, out io.Writer, opts genOptions, dataset string)
 	if opts.out == "" {
 		return usagef("gen: --out is required")
 	}
+	switch {
+	case opts.rows <= 0:
+		return usagef("gen: --rows must be at least 1, got %d", opts.rows)
+	case opts.files <= 0:
+		return usagef("gen: --files must be at least 1, got %d", opts.files)
+	case opts.rowGroupRows < 0:
+		return usagef("gen: --row-group-rows must be 0 (the default) or more, got %d", opts.rowGroupRows)
+	}
 	st, prefix, err := globals.openStore(ctx, opts.out, 0)
 	if err != nil {
 		return err

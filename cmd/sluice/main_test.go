@@ -110,6 +110,13 @@ func TestGenAndLs(t *testing.T) {
 	}
 }
 
+func TestVersionFlag(t *testing.T) {
+	r := sluice(t, nil, "--version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "sluice ") || strings.Count(r.stdout, "\n") != 1 {
+		t.Fatalf("--version: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct {
@@ -125,8 +132,9 @@ func TestBadInput(t *testing.T) {
 		{"bad sim", []string{"ls", dir, "--sim", "ttfb=fast"}, exitUsage, "ttfb"},
 		{"gen without out", []string{"gen", "lineitem"}, exitUsage, "--out"},
 		{"gen bad dataset", []string{"gen", "orders", "--out", dir}, exitUsage, "lineitem or taxi"},
-		{"gen zero rows", []string{"gen", "taxi", "--rows", "0", "--out", dir}, exitError, "Rows must be > 0"},
+		{"gen zero rows", []string{"gen", "taxi", "--rows", "0", "--out", dir}, exitUsage, "--rows must be at least 1"},
 		{"unreachable endpoint", []string{"ls", "s3://b/", "--endpoint", "http://127.0.0.1:1"}, exitError, "127.0.0.1:1"},
+		{"from-csv missing file", []string{"from-csv", filepath.Join(dir, "nope.csv")}, exitNotFound, "nope.csv"},
 	}
 	env := []string{"AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=y", "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true"}
 	for _, c := range cases {

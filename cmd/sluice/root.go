@@ -43,6 +43,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
   sluice ls s3://bucket/lineitem/ --sim s3`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(),
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			p, err := sim.Parse(globals.sim)
 			if err != nil {
@@ -52,6 +53,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 			return nil
 		},
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	f := root.PersistentFlags()
 	f.StringVar(&globals.endpoint, "endpoint", "", "S3 endpoint URL (default: AWS_ENDPOINT_URL, else AWS)")
