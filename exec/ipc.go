@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -38,6 +39,21 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 			r = own
 		}
 	}
+	if f, ok := s.r.(*os.File); ok && own == nil {
+		// A file given as stdin (< q.arrow) may be an Arrow IPC file:
+		// read it in its footer's order, as any Arrow reader does.
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && hasArrowMagic(f) {
+			fm, err := newFileMessages(f, fi.Size(), e.mem)
+			if err != nil {
+				return nil, fmt.Errorf("input: %w", err)
+			}
+			rd, err := ipc.NewReaderFromMessageReader(fm, ipc.WithAllocator(e.mem))
+			if err != nil {
+				return nil, fmt.Errorf("input: broken Arrow IPC file: %w", err)
+			}
+			return &ipcSource{rd: rd, name: "input"}, nil
+		}
+	}
 	mr := newMessageReader(r, e.mem)
 	rd, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(e.mem))
 	if err != nil { // the reader released mr
@@ -47,9 +63,37 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 		if mr.n == 0 {
 			return nil, errors.New("input: empty: expected an Arrow IPC stream (did the stage before this one fail?)")
 		}
+		if what := describeStart(mr.first[:min(mr.n, int64(len(mr.first)))]); what != "" {
+			return nil, fmt.Errorf("input: not an Arrow IPC stream: it is %s", what)
+		}
 		return nil, fmt.Errorf("input: not an Arrow IPC stream: %w", err)
 	}
 	return &ipcSource{rd: rd, own: own, name: "input"}, nil
+}
+
+func hasArrowMagic(ra io.ReaderAt) bool {
+	head := make([]byte, len(arrowMagic))
+	_, err := ra.ReadAt(head, 0)
+	return err == nil && bytes.Equal(head, arrowMagic)
+}
+
+// describeStart says what input that is not an IPC stream looks like, so
+// the error tells the user which command reads it; "" when unsure.
+func describeStart(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, arrowMagic[:4]): // only the first word is read before the length check fails
+		return "an Arrow IPC file, which a pipe cannot read in its footer's order (redirect it: sluice show < FILE)"
+	case bytes.HasPrefix(head, []byte("PAR1")):
+		return "a Parquet file (read it with sluice scan FILE -o -)"
+	}
+	text := true
+	for _, c := range head {
+		text = text && (c == '\t' || c == '\n' || c == '\r' || c >= 0x20 && c < 0x7f)
+	}
+	if text {
+		return fmt.Sprintf("text starting %q (CSV is read by sluice from-csv)", head)
+	}
+	return ""
 }
 
 type ipcSource struct {
@@ -104,12 +148,15 @@ var errNoEndMarker = errors.New("stream ended without its end-of-stream marker")
 // read overwrites every byte, so clearing would only pass over the
 // batch's memory once more.
 type messageReader struct {
-	r    io.Reader
-	mem  memory.Allocator
-	n    int64 // bytes read
-	msg  *ipc.Message
-	refs atomic.Int64
-	hdr  [4]byte
+	r   io.Reader
+	mem memory.Allocator
+	n   int64 // bytes read
+	// first holds the input's first bytes, to say what it is when it
+	// is not an IPC stream.
+	first [8]byte
+	msg   *ipc.Message
+	refs  atomic.Int64
+	hdr   [4]byte
 }
 
 func newMessageReader(r io.Reader, mem memory.Allocator) *messageReader {
@@ -129,6 +176,9 @@ func (m *messageReader) Release() {
 
 func (m *messageReader) read(p []byte) error {
 	n, err := io.ReadFull(m.r, p)
+	if m.n < int64(len(m.first)) {
+		copy(m.first[m.n:], p[:n])
+	}
 	m.n += int64(n)
 	return err
 }
