@@ -545,6 +545,10 @@ func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (b
 	}
 	p := exec.Pipeline{Source: b.source}
 	if b.source == nil {
+		if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			// Waiting for a person to type an Arrow stream would look like a hang.
+			return usagef("%s reads an Arrow IPC stream on stdin, and stdin is a terminal: pipe a stage into it (sluice scan DIR -o - | sluice %s) or redirect a file (< q.arrow)", d.name, d.name)
+		}
 		p.Source = exec.ReadIPC(stdin)
 		p.Stages = []exec.Stage{b.stage}
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -199,5 +200,21 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, r.stdout)
 		}
+	}
+}
+
+// A stage run with nothing piped in says so at once instead of waiting
+// for a person to type an Arrow stream. script(1) gives it a terminal.
+func TestStageOnATerminalSaysWhatItWants(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("no script(1) to make a terminal")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, script, "-qec", sluiceBin+" show", "/dev/null").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), "stdin is a terminal") {
+		t.Fatalf("show on a terminal: %v, output %q", err, out)
 	}
 }
