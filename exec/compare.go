@@ -7,8 +7,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// SortKey is a column to order by. Nulls come first in ascending order
-// (last in descending), and NaN before every other float.
+// SortKey is a column to order by. Nulls come last in either direction,
+// as in DuckDB (NULLS LAST is its default), and NaN before every other
+// float in ascending order.
 type SortKey struct {
 	Column string
 	Desc   bool
@@ -57,6 +58,12 @@ func (o *orderBy) keys(rec arrow.RecordBatch) []vec {
 // compare orders row i of a against row j of b.
 func (o *orderBy) compare(a []vec, i int, b []vec, j int) int {
 	for k := range a {
+		if av, bv := a[k].isValid(i), b[k].isValid(j); av != bv {
+			if av {
+				return -1 // nulls last, whatever the direction
+			}
+			return 1
+		}
 		c := compareAt(a[k], i, b[k], j)
 		if c != 0 {
 			if o.desc[k] {
@@ -68,16 +75,10 @@ func (o *orderBy) compare(a []vec, i int, b []vec, j int) int {
 	return 0
 }
 
+// compareAt orders two values of which both or neither are null.
 func compareAt(a vec, i int, b vec, j int) int {
-	av, bv := a.isValid(i), b.isValid(j)
-	if !av || !bv {
-		switch {
-		case av == bv:
-			return 0
-		case !av:
-			return -1
-		}
-		return 1
+	if !a.isValid(i) {
+		return 0
 	}
 	switch a.k {
 	case kFloat:

@@ -153,7 +153,7 @@ func openCSV(r io.Reader, name string, e *env, opts CSVOptions) (Source, error) 
 		batch = 64 << 10
 	}
 	rd := acsv.NewReader(br, schema, acsv.WithHeader(true), acsv.WithChunk(batch),
-		acsv.WithAllocator(e.mem), acsv.WithNullReader(false, ""))
+		acsv.WithAllocator(e.mem), acsv.WithNullReader(true, ""))
 	return &csvSource{rd: rd, name: name}, nil
 }
 

@@ -291,10 +291,10 @@ func TestAggregatesAndNulls(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"(null) 8 2 1 2 5 2 18",
 		"a 1 2 2 0.5 1 1 3",
 		"b 12 2 1 4 10 4 26",
 		"c (null) 1 0 (null) (null) (null) (null)",
+		"(null) 8 2 1 2 5 2 18",
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))

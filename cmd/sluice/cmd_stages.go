@@ -320,7 +320,7 @@ sum(x) is called sum_x and count() count. Groups come out in key order.`,
 		name: "sort", kind: kindStage, cli: true, args: exactArgs(0),
 		use: "sort --by KEYS [--desc]", short: "Sort rows by key columns, spilling to disk past a memory budget",
 		long: `Sort the rows by the key columns (name, or name:desc / name:asc for one key);
-rows that tie keep their input order, nulls come first. Past --memory of
+rows that tie keep their input order, nulls come last (as in DuckDB). Past --memory of
 batches, sorted runs are spilled to temporary files and merged at the end.`,
 		example: `  sluice sort --by fare_amount --desc
   sluice sort --by payment_type,trip_distance:desc --memory 64MiB`,
