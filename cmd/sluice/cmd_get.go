@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -74,6 +76,10 @@ func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, d
 	if !strings.HasPrefix(addr, "grpc://") && !strings.HasPrefix(addr, "grpc+tcp://") {
 		return usagef("get %s: want a grpc://HOST:PORT address", addr)
 	}
+	if _, port, err := net.SplitHostPort(addr[strings.Index(addr, "://")+3:]); err != nil || port == "" {
+		// gRPC would quietly take 443.
+		return usagef("get %s: want a grpc://HOST:PORT address (sluice serve prints it; the default is port 8815)", addr)
+	}
 	order, err := collect.ParseOrder(opts.order)
 	if err != nil {
 		return usagef("--order: %v", err)
@@ -115,7 +121,7 @@ func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, d
 		Columns: columns, Filter: opts.filter, Order: order, Parallel: opts.parallel, Token: token,
 	})
 	if err != nil {
-		return flightError(err)
+		return flightError(ctx, addr, err)
 	}
 	defer r.Close()
 
@@ -146,7 +152,7 @@ func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, d
 		sink = s
 	}
 	if err := collect.WriteStream(r.Stream, sink); err != nil {
-		return flightError(err)
+		return flightError(ctx, addr, err)
 	}
 	s := r.Stats()
 	if opts.stats {
@@ -160,9 +166,23 @@ func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, d
 }
 
 // flightError gives a service's refusal the exit code of the same
-// refusal by a store.
-func flightError(err error) error {
+// refusal by a store, and says in words what gRPC's codes mean.
+func flightError(ctx context.Context, addr string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err() // interrupted: main says so and exits 130
+	}
 	switch status.Code(err) {
+	case codes.Unavailable:
+		// The innermost cause ("connection refused"), not gRPC's layers of it.
+		msg := err.Error()
+		var gs interface{ GRPCStatus() *status.Status }
+		if errors.As(err, &gs) {
+			msg = gs.GRPCStatus().Message()
+		}
+		if i := strings.LastIndex(msg, ": "); i >= 0 {
+			msg = strings.Trim(msg[i+2:], `"`)
+		}
+		return fmt.Errorf("Flight service at %s unreachable: %s (is sluice serve running there?)", addr, msg)
 	case codes.NotFound:
 		return fmt.Errorf("%w: %v", store.ErrNotFound, err)
 	case codes.PermissionDenied, codes.Unauthenticated:

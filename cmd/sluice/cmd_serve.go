@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/collect"
+	"github.com/sluice-data/sluice/store"
 )
 
 type serveOptions struct {
@@ -122,6 +124,9 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 			return err
 		}
 		defer st.Close()
+		if err := hasObjects(ctx, st, key); err != nil {
+			return err
+		}
 		roots = append(roots, collect.Root{Store: st, Prefix: key})
 	}
 	lis, err := net.Listen("tcp", opts.addr)
@@ -152,4 +157,18 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
 	}
+}
+
+// hasObjects fails with a not-found error when nothing is under prefix:
+// serving an empty root is almost always a mistyped path.
+func hasObjects(ctx context.Context, st *store.Store, prefix string) error {
+	found := errors.New("found")
+	err := st.Walk(ctx, prefix, func(store.ObjectInfo) error { return found })
+	switch {
+	case err == found:
+		return nil
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("serve %s: %w: nothing there to serve", st.URL(prefix), store.ErrNotFound)
 }

@@ -135,6 +135,9 @@ func TestBadInput(t *testing.T) {
 		{"gen bad dataset", []string{"gen", "orders", "--out", dir}, exitUsage, "lineitem or taxi"},
 		{"gen zero rows", []string{"gen", "taxi", "--rows", "0", "--out", dir}, exitUsage, "--rows must be at least 1"},
 		{"unreachable endpoint", []string{"ls", "s3://b/", "--endpoint", "http://127.0.0.1:1"}, exitError, "127.0.0.1:1"},
+		{"get without port", []string{"get", "grpc://127.0.0.1", "x"}, exitUsage, "grpc://HOST:PORT"},
+		{"get unreachable", []string{"get", "grpc://127.0.0.1:1", "x"}, exitError, "unreachable: connection refused"},
+		{"serve nothing", []string{"serve", filepath.Join(dir, "nope"), "--addr", "127.0.0.1:0"}, exitNotFound, "nothing there to serve"},
 		{"from-csv missing file", []string{"from-csv", filepath.Join(dir, "nope.csv")}, exitNotFound, "nope.csv"},
 	}
 	env := []string{"AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=y", "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true"}
