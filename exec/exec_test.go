@@ -624,7 +624,13 @@ func TestCSVRoundTripAndShow(t *testing.T) {
 	if err := Run(context.Background(), Pipeline{Source: FromCSV(nil, strings.NewReader(csvOut.String()), CSVOptions{}), Stages: []Stage{Show(&shown, 2)}}, Options{Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
-	want := "k       n      x\n---  ----  -----\na,b     1    1.5\nc    null  -2.25\n(3 rows, first 2 shown)\n"
+	want := "" +
+		"k           n        x\n" +
+		"string  int64  float64\n" +
+		"------  -----  -------\n" +
+		"a,b         1      1.5\n" +
+		"c        null    -2.25\n" +
+		"(3 rows, first 2 shown)\n"
 	if shown.String() != want {
 		t.Fatalf("show:\n%s\nwant:\n%s", shown.String(), want)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -17,11 +18,28 @@ import (
 // Show is a sink that prints the stream as a table for a person: a
 // header, up to maxRows rows (all when maxRows <= 0), and the row count.
 // It reads the whole stream either way.
-func Show(w io.Writer, maxRows int) Stage { return &showStage{w: w, max: maxRows} }
+func Show(w io.Writer, maxRows int) Stage { return ShowTable(w, ShowOptions{MaxRows: maxRows}) }
+
+// ShowOptions shape the table Show prints.
+type ShowOptions struct {
+	// MaxRows is the most rows printed; <= 0 means all.
+	MaxRows int
+	// Width is the widest a line may be (a terminal's width): columns
+	// that do not fit are left out and named below the table. Zero
+	// means no limit.
+	Width int
+}
+
+// ShowTable is Show with every option: the header, each column's type,
+// the rows, and the row count.
+func ShowTable(w io.Writer, opts ShowOptions) Stage {
+	return &showStage{w: w, max: opts.MaxRows, width: opts.Width}
+}
 
 type showStage struct {
-	w   io.Writer
-	max int
+	w     io.Writer
+	max   int
+	width int
 }
 
 func (s *showStage) Name() string { return "show" }
@@ -29,13 +47,14 @@ func (s *showStage) isSink()      {}
 
 func (s *showStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	return &plan{name: "show", newOp: func(operator) (operator, error) {
-		return &showOp{w: s.w, max: s.max, schema: in}, nil
+		return &showOp{w: s.w, max: s.max, width: s.width, schema: in}, nil
 	}}, nil
 }
 
 type showOp struct {
 	w      io.Writer
 	max    int
+	width  int
 	schema *arrow.Schema
 	rows   [][]string
 	total  int64
@@ -87,21 +106,44 @@ func formatCell(a arrow.Array, i int) string {
 	return s
 }
 
-// formatFloat prints a float exactly but without an exponent for the
-// sizes people read.
+// formatFloat prints a float to 12 significant digits, without an
+// exponent for the sizes people read: a sum that is 7846.3599999999915
+// to the last bit reads 7846.36, as in DuckDB's and a spreadsheet's
+// display (the stream itself keeps every bit).
 func formatFloat(f float64) string {
-	if a := max(f, -f); a != 0 && (a >= 1e15 || a < 1e-6) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return strconv.FormatFloat(f, 'g', -1, 64)
 	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', 12, 64), 64)
+	if a := math.Abs(r); a != 0 && (a >= 1e15 || a < 1e-6) {
+		return strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// typeName is a column's type as the table shows it: a dictionary column
+// by its values' type, since the encoding is not what a person reads.
+func typeName(dt arrow.DataType) string {
+	if d, ok := dt.(*arrow.DictionaryType); ok {
+		dt = d.ValueType
+	}
+	switch dt.ID() {
+	case arrow.STRING:
+		return "string" // pyarrow's name; Arrow's own is utf8
+	case arrow.LARGE_STRING:
+		return "large_string"
+	}
+	return dt.String()
 }
 
 func (o *showOp) finish(ctx context.Context) error {
 	cols := o.schema.NumFields()
 	width := make([]int, cols)
 	right := make([]bool, cols)
+	types := make([]string, cols)
 	for c, f := range o.schema.Fields() {
-		width[c] = utf8.RuneCountInString(f.Name)
+		types[c] = typeName(f.Type)
+		width[c] = max(utf8.RuneCountInString(f.Name), utf8.RuneCountInString(types[c]))
 		switch f.Type.ID() {
 		case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.DECIMAL256:
 			right[c] = true
@@ -112,8 +154,19 @@ func (o *showOp) finish(ctx context.Context) error {
 			width[c] = max(width[c], utf8.RuneCountInString(v))
 		}
 	}
+	// The leading columns that fit the width; the rest are named below.
+	shown, used := cols, 0
+	if o.width > 0 {
+		for c := range cols {
+			if used += width[c] + 2*min(c, 1); used > o.width && c > 0 {
+				shown = c
+				break
+			}
+		}
+	}
 	bw := bufio.NewWriter(o.w)
 	line := func(cells []string) {
+		cells = cells[:min(len(cells), shown)]
 		for c, v := range cells {
 			if c > 0 {
 				bw.WriteString("  ")
@@ -130,6 +183,7 @@ func (o *showOp) finish(ctx context.Context) error {
 		bw.WriteByte('\n')
 	}
 	line(fieldNames(o.schema))
+	line(types)
 	rule := make([]string, cols)
 	for c := range rule {
 		rule[c] = strings.Repeat("-", width[c])
@@ -145,6 +199,14 @@ func (o *showOp) finish(ctx context.Context) error {
 		fmt.Fprintln(bw, "(1 row)")
 	default:
 		fmt.Fprintf(bw, "(%d rows)\n", o.total)
+	}
+	if shown < cols {
+		hidden := fieldNames(o.schema)[shown:]
+		list := strings.Join(hidden, ", ")
+		if o.width > 0 && utf8.RuneCountInString(list) > 2*o.width {
+			list = string([]rune(list)[:2*o.width]) + "…"
+		}
+		fmt.Fprintf(bw, "(%d more columns than fit the width: %s; choose some with select)\n", len(hidden), list)
 	}
 	return bw.Flush()
 }

@@ -470,7 +470,9 @@ The object appears only when the whole input was read without error.`,
 		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
 			var rows int
 			fs.IntVar(&rows, "rows", 100, "most rows printed (0: all); the row count is printed either way")
-			return func(args []string, sio stageIO) (built, error) { return stage(exec.Show(sio.stdout, rows)) }
+			return func(args []string, sio stageIO) (built, error) {
+				return stage(exec.ShowTable(sio.stdout, exec.ShowOptions{MaxRows: rows, Width: termWidth(sio.stdout)}))
+			}
 		},
 	},
 }
@@ -563,10 +565,23 @@ func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (b
 // outputStage is how a pipeline that ends in a stream writes it: as Arrow
 // IPC, or as a table when stdout is a terminal.
 func outputStage(stdout io.Writer) exec.Stage {
-	if f, ok := stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return exec.Show(stdout, 100)
+	if w := termWidth(stdout); w > 0 {
+		return exec.ShowTable(stdout, exec.ShowOptions{MaxRows: 100, Width: w})
 	}
 	return exec.WriteIPC(stdout)
+}
+
+// termWidth is the width of the terminal w writes to, or 0 when w is not
+// a terminal.
+func termWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
+		return width
+	}
+	return 80
 }
 
 // stageError classifies a pipeline's error for the exit code: a mistake
