@@ -69,7 +69,7 @@ func (o *orderBy) compare(a []vec, i int, b []vec, j int) int {
 }
 
 func compareAt(a vec, i int, b vec, j int) int {
-	av, bv := a.isValid(i), b.isValid(j)
+	av, bv := a.IsValid(i), b.IsValid(j)
 	if !av || !bv {
 		switch {
 		case av == bv:
@@ -79,19 +79,19 @@ func compareAt(a vec, i int, b vec, j int) int {
 		}
 		return 1
 	}
-	switch a.k {
+	switch a.K {
 	case kFloat:
-		return cmp.Compare(a.f[i], b.f[j])
+		return cmp.Compare(a.F[i], b.F[j])
 	case kString:
-		return strings.Compare(a.s(i), b.s(j))
+		return strings.Compare(a.S(i), b.S(j))
 	case kBool:
 		switch {
-		case a.b[i] == b.b[j]:
+		case a.B[i] == b.B[j]:
 			return 0
-		case !a.b[i]:
+		case !a.B[i]:
 			return -1
 		}
 		return 1
 	}
-	return cmp.Compare(a.i[i], b.i[j])
+	return cmp.Compare(a.I[i], b.I[j])
 }
