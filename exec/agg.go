@@ -137,7 +137,7 @@ func (s *aggStage) Name() string { return s.name }
 type boundAgg struct {
 	fn   aggFn
 	arg  *expr.Expr // nil for count()
-	k    kind      // the argument's kind
+	k    kind       // the argument's kind
 	name string
 	out  arrow.DataType
 }
