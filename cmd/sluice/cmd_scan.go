@@ -163,10 +163,6 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url s
 		Progress:    func(n int64) { prog.Add(n) },
 	}
 	ds, err := scan.Open(ctx, st, key, so)
-	var fe *scan.FilterError
-	if errors.As(err, &fe) {
-		return usageError{err}
-	}
 	if err != nil {
 		return err
 	}
