@@ -79,6 +79,12 @@ type Options struct {
 	// a caller that must know checks against File.RowGroups. Row groups it
 	// leaves out are not counted in Stats, as read or as pruned.
 	RowGroups func(key string, rowGroup int) bool
+	// Ordered makes Scanner.Next deliver batches in dataset order (file,
+	// row group, batch) rather than as they are decoded. A worker starts
+	// a row group only when it is fewer than Concurrency row groups ahead
+	// of the one being delivered, so what waits for a slow row group is
+	// at most the batches of Concurrency row groups.
+	Ordered bool
 }
 
 const (
