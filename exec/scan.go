@@ -119,14 +119,8 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 			}
 			return nil, err
 		}
-		for _, name := range s.opts.Dict {
-			f, ok := ds.Schema().FieldsByName(name)
-			switch {
-			case !ok:
-				return nil, invalidf("scan: --dict names %q, which is not among the columns read (columns: %s)", name, columnList(ds.Schema()))
-			case f[0].Type.ID() != arrow.DICTIONARY:
-				return nil, invalidf("scan: --dict names %q, a %s column, which cannot be read as a dictionary (string and binary columns of the files can)", name, f[0].Type)
-			}
+		if err := CheckDict(ds.Schema(), s.opts.Dict); err != nil {
+			return nil, err
 		}
 		if schema == nil {
 			schema = ds.Schema()
@@ -138,6 +132,22 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 		})
 	}
 	return &concatSources{schema: schema, parts: parts}, nil
+}
+
+// CheckDict checks that every column dict names (to read as a
+// dictionary) is read, and read as a dictionary: a string or binary
+// column of the files. The error wraps ErrInvalid.
+func CheckDict(schema *arrow.Schema, dict []string) error {
+	for _, name := range dict {
+		f, ok := schema.FieldsByName(name)
+		switch {
+		case !ok:
+			return invalidf("scan: --dict names %q, which is not among the columns read (columns: %s)", name, columnList(schema))
+		case f[0].Type.ID() != arrow.DICTIONARY:
+			return invalidf("scan: --dict names %q, a %s column, which cannot be read as a dictionary (string and binary columns of the files can)", name, f[0].Type)
+		}
+	}
+	return nil
 }
 
 // splitGlob cuts a URL with a glob into the part a store can be opened

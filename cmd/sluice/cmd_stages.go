@@ -34,7 +34,9 @@ const (
 type stageIO struct {
 	stdin  io.Reader
 	stdout io.Writer
-	first  bool // the stage starts the pipeline
+	stderr io.Writer
+	first  bool      // the stage starts the pipeline
+	stores *storeSet // the run's stores, closed when it ends
 }
 
 // built is a stage made from its command line: a source or a stage.
@@ -116,47 +118,24 @@ func stageOrErr(s exec.Stage, err error) (built, error) { return built{stage: s}
 var stageDefs = []*stageDef{
 	{
 		name: "scan", kind: kindSource, args: minArgs(1),
-		use:   "scan URL... [--columns a,b]",
+		use:   "scan URL... [--columns a,b] [--filter EXPR]",
 		short: "Read Parquet datasets (first stage of sluice run)",
 		long: `Read Parquet datasets in dataset order: each URL is a file, a prefix (its
-.parquet objects in key order) or a glob. As a separate process, use
-sluice run 'scan URL ...', which writes the batches as an Arrow IPC stream.`,
+.parquet objects in key order) or a glob. The flags are sluice scan's (see
+sluice scan --help); -o and --quiet belong to sluice scan alone. A filter
+stage right after the scan also skips the row groups the filter's
+conjuncts exclude, as --filter does. As a separate process, use
+sluice scan URL -o - (or sluice run 'scan URL ...'), which writes the
+batches as an Arrow IPC stream.`,
 		example: `  sluice run 'scan ./data/taxi --columns pickup_date,trip_distance | head 5 | show'
 
   # flag columns of few distinct values as dictionaries: cheaper to decode, pipe and group by
   sluice run 'scan ./data/lineitem --dict l_returnflag,l_linestatus --columns l_returnflag,l_linestatus,l_quantity
       | agg-by l_returnflag,l_linestatus "sum(l_quantity), count()" | show'`,
 		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
-			var columns, mem, dict string
-			var batchRows, concurrency int
-			fs.StringVar(&columns, "columns", "", "comma-separated columns to read, in that order (default: all)")
-			fs.StringVar(&dict, "dict", "", "comma-separated string columns to read as dictionary arrays (for few distinct values: less to decode, pipe and group)")
-			fs.IntVar(&batchRows, "batch-rows", 64<<10, "most rows in a record batch")
-			fs.StringVar(&mem, "memory", "256MiB", "memory the scan holds: bytes fetched ahead of decoding and decoding's buffers")
-			fs.IntVar(&concurrency, "concurrency", 0, "row groups decoded at once (default: the number of cores)")
-			return func(args []string, _ stageIO) (built, error) {
-				opts := exec.ScanOptions{BatchRows: batchRows, Concurrency: concurrency}
-				if columns != "" {
-					cols, err := splitList("scan --columns", columns)
-					if err != nil {
-						return built{}, err
-					}
-					opts.Columns = cols
-				}
-				if dict != "" {
-					cols, err := splitList("scan --dict", dict)
-					if err != nil {
-						return built{}, err
-					}
-					opts.Dict = cols
-				}
-				m, err := parseMemory(mem)
-				if err != nil {
-					return built{}, err
-				}
-				opts.Memory = m
-				return built{source: exec.Scan(args, opts)}, nil
-			}
+			var o scanFlags // the same flags as sluice scan's
+			o.register(fs)
+			return o.scanStage
 		},
 	},
 	{
@@ -528,7 +507,7 @@ func stageCommands(root *cobra.Command) []*cobra.Command {
 				return err
 			}
 			defer stop()
-			return runStage(cmd.Context(), d, build, args, cmd.InOrStdin(), cmd.OutOrStdout())
+			return runStage(cmd.Context(), d, build, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}
 		cmds = append(cmds, cmd)
 	}
@@ -536,10 +515,12 @@ func stageCommands(root *cobra.Command) []*cobra.Command {
 }
 
 // runStage runs one stage as its own process.
-func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (built, error), args []string, stdin io.Reader, stdout io.Writer) error {
+func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (built, error), args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	quietPipes(stdin, stdout)
 	first := d.kind == kindSource || d.kind == kindEither && !isPipe(stdin)
-	b, err := build(args, stageIO{stdin: stdin, stdout: stdout, first: first})
+	stores := newStoreSet()
+	defer stores.Close()
+	b, err := build(args, stageIO{stdin: stdin, stdout: stdout, stderr: stderr, first: first, stores: stores})
 	if err != nil {
 		return stageError(err)
 	}
@@ -551,8 +532,6 @@ func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (b
 	if len(p.Stages) == 0 || !exec.IsSink(p.Stages[len(p.Stages)-1]) {
 		p.Stages = append(p.Stages, outputStage(stdout))
 	}
-	stores := newStoreSet()
-	defer stores.Close()
 	return stageError(exec.Run(ctx, p, exec.Options{Open: stores.open, Mem: exec.NewPool(0)}))
 }
 
