@@ -220,20 +220,28 @@ names them; an empty value is null.`,
 	{
 		name: "filter", kind: kindStage, cli: true, args: minArgs(1),
 		use: "filter EXPR", short: "Keep the rows for which an expression is true",
-		long: `Keep the rows for which EXPR is true (null is not true). EXPR has
+		long: `Keep the rows for which EXPR is true (null is not true). EXPR is sluice's
+one expression language, the same as scan --filter and agg-by's arguments:
   comparisons   = != < <= > >= (also == and <>), between numbers, strings,
-                dates and timestamps
+                dates and timestamps; a quoted string compared with a date
+                or timestamp is read as one (l_shipdate <= '1998-09-02')
   logic         and or not (also && || !), with SQL's rules for null
-  arithmetic    + - * / % on numbers; date + days, date - days, date - date
+  sets, ranges  x in (1, 2, 3), x not in ('a', 'b'), x between 1 and 5
+  patterns      s like 'RE%' (% any run, _ one character), s not like '%x'
+  arithmetic    + - * / % on numbers; date + days, date - days, date - date,
+                date or timestamp + or - interval 'N' day
   literals      12, 1.5, 'text' (a quote doubled inside), true, false,
                 date 'YYYY-MM-DD', timestamp 'YYYY-MM-DD HH:MM:SS'
   functions     starts_with(s, 'p'), ends_with(s, 'x'), contains(s, 'y'), abs(x)
   nulls         x is null, x is not null
 Columns are named as they are, or in double quotes ("odd name"). Several
 arguments are joined with spaces. A malformed expression is reported with
-the position of the problem.`,
+the position of the problem. Right after a scan in sluice run, the filter
+also skips the row groups whose statistics exclude it, as scan --filter does.`,
 		example: `  sluice filter "l_shipdate <= date '1998-09-02'"
-  sluice filter "starts_with(l_shipmode, 'RE') and l_quantity * 2 > 40"`,
+  sluice filter "starts_with(l_shipmode, 'RE') and l_quantity * 2 > 40"
+  sluice filter "l_shipmode in ('AIR', 'RAIL') and l_shipdate between '1994-01-01' and '1994-12-31'"
+  sluice run "scan ./lineitem | filter \"l_shipdate >= date '1998-12-01' - interval '90' day\" | count-by l_returnflag"`,
 		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
 			return func(args []string, _ stageIO) (built, error) {
 				return stageOrErr(exec.Filter(strings.Join(args, " ")))
