@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -228,23 +229,29 @@ func (s *Scanner) filterMask(rec arrow.RecordBatch, col func(string) arrow.Array
 	frec := array.NewRecordBatch(d.filterSchema, cols, n)
 	defer frec.Release()
 	v := d.filter.Eval(frec)
-	b := array.NewBooleanBuilder(d.opts.Mem)
-	defer b.Release()
-	b.Reserve(int(n))
+	buf := memory.NewResizableBuffer(d.opts.Mem)
+	defer buf.Release()
+	buf.Resize(int(bitutil.BytesForBits(n)))
+	bits := buf.Bytes()
+	clear(bits)
 	all := true
-	for i := range int(n) {
-		j := i
-		if v.Const {
-			j = 0
+	if v.Const {
+		all = v.B[0] && v.IsValid(0) // when false, every bit stays clear
+	} else {
+		for i := range int(n) {
+			if v.B[i] && v.IsValid(i) {
+				bitutil.SetBit(bits, i)
+			} else {
+				all = false
+			}
 		}
-		keep := v.B[j] && v.IsValid(j)
-		all = all && keep
-		b.UnsafeAppend(keep)
 	}
 	if all {
 		return nil, nil
 	}
-	return b.NewArray(), nil
+	data := array.NewData(arrow.FixedWidthTypes.Boolean, int(n), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	defer data.Release()
+	return array.MakeFromData(data), nil
 }
 
 func countTrue(mask arrow.Array) int64 {
