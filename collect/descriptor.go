@@ -20,8 +20,8 @@ import (
 //	    that has Parquet files for it serves it.
 //	  - columns: the columns to read, in order; absent or null means all,
 //	    [] means none (batches carry only a row count).
-//	  - filter: a scan filter (comparisons joined by "and"), see
-//	    scan.ParseFilter.
+//	  - filter: a filter in sluice's expression language (package expr),
+//	    see scan.Options.Filter.
 //	  - ordered: true asks for FlightInfo.ordered: endpoints listed in
 //	    dataset order and each endpoint's batches streamed in dataset
 //	    order. false lets each endpoint stream its batches as they are

@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/fetch"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
@@ -158,7 +159,8 @@ func grpcError(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	var fe *scan.FilterError
+	var ee *expr.Error
+	var ce *expr.ColumnError
 	var ne *scan.NoFilesError
 	switch {
 	case errors.Is(err, context.Canceled):
@@ -167,7 +169,7 @@ func grpcError(err error) error {
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	case errors.As(err, &ne), store.KindOf(err) == store.KindNotFound:
 		return status.Error(codes.NotFound, err.Error())
-	case errors.As(err, &fe), store.KindOf(err) == store.KindInvalid:
+	case errors.As(err, &ee), errors.As(err, &ce), store.KindOf(err) == store.KindInvalid:
 		return status.Error(codes.InvalidArgument, err.Error())
 	case store.KindOf(err) == store.KindPermission:
 		return status.Error(codes.PermissionDenied, err.Error())

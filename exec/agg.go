@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/expr"
 )
 
 // Hash aggregation groups rows by key columns and computes aggregates per
@@ -36,7 +38,7 @@ var aggNames = map[string]aggFn{"sum": aggSum, "count": aggCount, "min": aggMin,
 // aggSpec is one aggregate as written.
 type aggSpec struct {
 	fn   aggFn
-	arg  node // nil for count()
+	arg  expr.Node // nil for count()
 	name string
 }
 
@@ -53,7 +55,7 @@ func SumBy(keys, values []string) Stage {
 	s := &aggStage{name: "sum-by", keys: keys, input: strings.Join(values, ",")}
 	pos := 1
 	for _, v := range values {
-		s.aggs = append(s.aggs, aggSpec{fn: aggSum, arg: &colNode{name: v, pos: pos}, name: v})
+		s.aggs = append(s.aggs, aggSpec{fn: aggSum, arg: &expr.Column{Name: v, Pos: pos}, name: v})
 		pos += len(v) + 1
 	}
 	return s
@@ -75,87 +77,56 @@ func CountBy(keys []string) Stage {
 func AggBy(keys []string, aggs string) (Stage, error) {
 	specs, err := parseAggs(aggs)
 	if err != nil {
-		return nil, fmt.Errorf("agg-by: %w", err)
+		return nil, stageExprError("agg-by", err)
 	}
 	return &aggStage{name: "agg-by", keys: keys, aggs: specs, input: aggs}, nil
 }
 
 func parseAggs(input string) ([]aggSpec, error) {
-	toks, err := lex(input)
+	items, err := expr.ParseList(input)
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{input: input, toks: toks}
-	var specs []aggSpec
-	for {
-		start := p.peek()
-		if start.kind == tEOF {
-			return nil, p.errAt(start, "expected an aggregate such as sum(x), count(), min(x), max(x) or mean(x)")
+	specs := make([]aggSpec, len(items))
+	for i, it := range items {
+		bad := func(format string, a ...any) error {
+			return &expr.Error{Input: input, Pos: it.Pos, Msg: fmt.Sprintf(format, a...)}
 		}
-		n, err := p.expr()
-		if err != nil {
-			return nil, err
-		}
-		call, ok := n.(*callNode)
+		call, ok := it.Node.(*expr.Call)
 		if !ok {
-			return nil, p.errAt(start, "expected an aggregate such as sum(x), count(), min(x), max(x) or mean(x)")
+			return nil, bad("expected an aggregate such as sum(x), count(), min(x), max(x) or mean(x)")
 		}
-		fn, ok := aggNames[call.fn]
+		fn, ok := aggNames[call.Fn]
 		if !ok {
-			return nil, p.errAt(start, "unknown aggregate %s (there are sum, count, min, max, mean)", call.fn)
+			return nil, bad("unknown aggregate %s (there are sum, count, min, max, mean)", call.Fn)
 		}
-		spec := aggSpec{fn: fn}
+		spec := aggSpec{fn: fn, name: it.As}
 		switch {
-		case len(call.args) > 1:
-			return nil, p.errAt(start, "%s takes one argument", call.fn)
-		case len(call.args) == 0 && fn != aggCount:
-			return nil, p.errAt(start, "%s needs an argument", call.fn)
-		case len(call.args) == 1:
-			spec.arg = call.args[0]
+		case len(call.Args) > 1:
+			return nil, bad("%s takes one argument", call.Fn)
+		case len(call.Args) == 0 && fn != aggCount:
+			return nil, bad("%s needs an argument", call.Fn)
+		case len(call.Args) == 1:
+			spec.arg = call.Args[0]
 		}
-		end := p.peek()
-		spec.name = defaultAggName(call, input[runeOffset(input, start.pos):runeOffset(input, end.pos)])
-		if isKeyword(end, "as") {
-			p.next()
-			nt := p.next()
-			if nt.kind != tName && nt.kind != tQuotedName {
-				return nil, p.errAt(nt, "expected a name after as, found %s", nt)
-			}
-			spec.name = nt.text
+		if spec.name == "" {
+			spec.name = defaultAggName(call, it.Text)
 		}
-		specs = append(specs, spec)
-		t := p.next()
-		if t.kind == tEOF {
-			return specs, nil
-		}
-		if t.kind != tOp || t.text != "," {
-			return nil, p.errAt(t, "expected , between aggregates, found %s", t)
-		}
+		specs[i] = spec
 	}
+	return specs, nil
 }
 
-// runeOffset is the byte offset of 1-based character position pos.
-func runeOffset(s string, pos int) int {
-	n := 1
-	for i := range s {
-		if n == pos {
-			return i
-		}
-		n++
-	}
-	return len(s)
-}
-
-func defaultAggName(call *callNode, text string) string {
-	if len(call.args) == 0 {
+func defaultAggName(call *expr.Call, text string) string {
+	if len(call.Args) == 0 {
 		return "count"
 	}
-	if c, ok := call.args[0].(*colNode); ok {
-		fn := call.fn
+	if c, ok := call.Args[0].(*expr.Column); ok {
+		fn := call.Fn
 		if fn == "avg" {
 			fn = "mean"
 		}
-		return fn + "_" + c.name
+		return fn + "_" + c.Name
 	}
 	return strings.TrimSpace(text)
 }
@@ -165,8 +136,8 @@ func (s *aggStage) Name() string { return s.name }
 // boundAgg is an aggregate bound to the input schema.
 type boundAgg struct {
 	fn   aggFn
-	arg  *compiled // nil for count()
-	k    kind      // the argument's kind
+	arg  *expr.Expr // nil for count()
+	k    kind       // the argument's kind
 	name string
 	out  arrow.DataType
 }
@@ -183,22 +154,21 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 		fields = append(fields, arrow.Field{Name: c.name, Type: c.out, Nullable: in.Field(c.idx).Nullable})
 	}
 	var aggs []boundAgg
-	c := &compiler{input: s.input, schema: in, stage: s.name, cols: map[int]bool{}}
 	for _, spec := range s.aggs {
 		b := boundAgg{fn: spec.fn, name: spec.name}
 		if spec.arg != nil {
-			x, err := c.compile(spec.arg)
+			x, err := expr.Bind(s.input, spec.arg, in)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", s.name, err)
+				return nil, stageExprError(s.name, err)
 			}
-			b.arg, b.k = x, x.k
+			b.arg, b.k = x, x.Kind
 		}
 		nullable := true
 		switch spec.fn {
 		case aggCount:
 			b.out, nullable = arrow.PrimitiveTypes.Int64, false
 		case aggMean:
-			if !b.k.numeric() {
+			if !b.k.Numeric() {
 				return nil, s.typeErr(spec, b.k)
 			}
 			b.out = arrow.PrimitiveTypes.Float64
@@ -244,8 +214,8 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 func (s *aggStage) typeErr(spec aggSpec, k kind) error {
 	fn := [...]string{"sum", "count", "min", "max", "mean"}[spec.fn]
 	what := "its argument"
-	if c, ok := spec.arg.(*colNode); ok {
-		what = fmt.Sprintf("column %q", c.name)
+	if c, ok := spec.arg.(*expr.Column); ok {
+		what = fmt.Sprintf("column %q", c.Name)
 	}
 	return invalidf("%s: cannot take the %s of %s: it is a %s", s.name, fn, what, k)
 }
@@ -315,7 +285,7 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []boo
 			}
 			continue
 		}
-		v := a.arg.eval(rec)
+		v := a.arg.Eval(rec)
 		if err := accumulate(a, acc, v, gids); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", h.stage, a.name, err)
 		}
@@ -388,35 +358,37 @@ func groupRows(kr *keyRows, keep []bool, gids []int32, keys *[]string) {
 // accumulate folds the values of one batch into per-group states; rows
 // whose group is -1 are left out.
 func accumulate(a boundAgg, acc *accum, v vec, gids []int32) error {
-	if v.konst {
+	if v.Const {
 		// A constant argument: expand it (rare: sum(1)).
 		n := len(gids)
-		switch v.k {
+		switch v.K {
 		case kFloat:
-			v.f = slices.Repeat(v.f[:1], n)
+			v.F = slices.Repeat(v.F[:1], n)
+		case kBool:
+			v.B = slices.Repeat(v.B[:1], n)
 		case kString:
 		default:
-			v.i = slices.Repeat(v.i[:1], n)
+			v.I = slices.Repeat(v.I[:1], n)
 		}
-		if v.valid != nil {
-			v.valid = slices.Repeat(v.valid[:1], n)
+		if v.Valid != nil {
+			v.Valid = slices.Repeat(v.Valid[:1], n)
 		}
-		if v.k == kString {
-			s := v.s
-			v.s = func(int) string { return s(0) }
+		if v.K == kString {
+			s := v.S
+			v.S = func(int) string { return s(0) }
 		}
-		v.konst = false
+		v.Const = false
 	}
 	sumLike := a.fn == aggSum || a.fn == aggMean
 	switch {
 	case a.fn == aggCount:
 		for i, g := range gids {
-			if g >= 0 && v.isValid(i) {
+			if g >= 0 && v.IsValid(i) {
 				acc.n[g]++
 			}
 		}
-	case sumLike && a.k == kFloat && v.valid == nil:
-		f, sum, cnt := v.f[:len(gids)], acc.f, acc.n
+	case sumLike && a.k == kFloat && v.Valid == nil:
+		f, sum, cnt := v.F[:len(gids)], acc.f, acc.n
 		for i, g := range gids {
 			if g >= 0 {
 				sum[g] += f[i]
@@ -425,17 +397,17 @@ func accumulate(a boundAgg, acc *accum, v vec, gids []int32) error {
 		}
 	case sumLike && a.k == kFloat:
 		for i, g := range gids {
-			if g >= 0 && v.valid[i] {
-				acc.f[g] += v.f[i]
+			if g >= 0 && v.Valid[i] {
+				acc.f[g] += v.F[i]
 				acc.n[g]++
 			}
 		}
 	case sumLike:
 		for i, g := range gids {
-			if g < 0 || !v.isValid(i) {
+			if g < 0 || !v.IsValid(i) {
 				continue
 			}
-			s, ok := addInt(acc.i[g], v.i[i])
+			s, ok := addInt(acc.i[g], v.I[i])
 			if !ok {
 				return fmt.Errorf("sum overflows int64")
 			}
@@ -445,22 +417,22 @@ func accumulate(a boundAgg, acc *accum, v vec, gids []int32) error {
 	default: // min, max
 		isMin := a.fn == aggMin
 		for i, g := range gids {
-			if g < 0 || !v.isValid(i) {
+			if g < 0 || !v.IsValid(i) {
 				continue
 			}
 			seen := acc.n[g] > 0
 			acc.n[g]++
 			switch a.k {
 			case kFloat:
-				if x := v.f[i]; !seen || (x < acc.f[g]) == isMin && x != acc.f[g] {
+				if x := v.F[i]; !seen || (x < acc.f[g]) == isMin && x != acc.f[g] {
 					acc.f[g] = x
 				}
 			case kString:
-				if x := v.s(i); !seen || (x < acc.s[g]) == isMin && x != acc.s[g] {
+				if x := v.S(i); !seen || (x < acc.s[g]) == isMin && x != acc.s[g] {
 					acc.s[g] = strings.Clone(x)
 				}
 			default:
-				if x := v.i[i]; !seen || (x < acc.i[g]) == isMin && x != acc.i[g] {
+				if x := v.I[i]; !seen || (x < acc.i[g]) == isMin && x != acc.i[g] {
 					acc.i[g] = x
 				}
 			}

@@ -58,7 +58,7 @@ func (o *orderBy) keys(rec arrow.RecordBatch) []vec {
 // compare orders row i of a against row j of b.
 func (o *orderBy) compare(a []vec, i int, b []vec, j int) int {
 	for k := range a {
-		if av, bv := a[k].isValid(i), b[k].isValid(j); av != bv {
+		if av, bv := a[k].IsValid(i), b[k].IsValid(j); av != bv {
 			if av {
 				return -1 // nulls last, whatever the direction
 			}
@@ -77,22 +77,22 @@ func (o *orderBy) compare(a []vec, i int, b []vec, j int) int {
 
 // compareAt orders two values of which both or neither are null.
 func compareAt(a vec, i int, b vec, j int) int {
-	if !a.isValid(i) {
+	if !a.IsValid(i) {
 		return 0
 	}
-	switch a.k {
+	switch a.K {
 	case kFloat:
-		return cmp.Compare(a.f[i], b.f[j])
+		return cmp.Compare(a.F[i], b.F[j])
 	case kString:
-		return strings.Compare(a.s(i), b.s(j))
+		return strings.Compare(a.S(i), b.S(j))
 	case kBool:
 		switch {
-		case a.b[i] == b.b[j]:
+		case a.B[i] == b.B[j]:
 			return 0
-		case !a.b[i]:
+		case !a.B[i]:
 			return -1
 		}
 		return 1
 	}
-	return cmp.Compare(a.i[i], b.i[j])
+	return cmp.Compare(a.I[i], b.I[j])
 }

@@ -32,9 +32,15 @@
 // retains, on failure and cancellation too. Sort holds up to
 // Options.Memory bytes before it spills sorted runs to temporary files.
 //
+// Every Parquet read goes through package scan, in dataset order. A
+// Filter right after a Scan hands its filter to the scan as well, which
+// skips the row groups and files it excludes (the rows are still
+// filtered by the stage), so the pipeline reads what Scan with that
+// Filter option reads.
+//
 // exec is not a query planner or SQL engine: a pipeline runs its stages
-// as written, with no reordering and no pushdown into the scan, and
-// expressions cover comparisons, arithmetic, boolean logic, a few string
-// predicates and date literals, not a full SQL dialect. Nor is it
+// as written, with no reordering, and expressions (package expr) cover
+// comparisons, arithmetic, boolean logic, in, between, like, a few string
+// functions, dates, timestamps and intervals, not a full SQL dialect. Nor is it
 // distributed: stages run in one process (see package dist for fan-out).
 package exec

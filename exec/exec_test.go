@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
 
+	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/store"
 )
@@ -377,9 +378,9 @@ func TestParseErrorsPointAtPosition(t *testing.T) {
 		{"12abc > 1", 3, "after a number"},
 	} {
 		_, err := Filter(c.expr)
-		var pe *ParseError
+		var pe *expr.Error
 		if !errors.As(err, &pe) {
-			t.Fatalf("%q: %v, want a ParseError", c.expr, err)
+			t.Fatalf("%q: %v, want an *expr.Error", c.expr, err)
 		}
 		if pe.Pos != c.pos || !strings.Contains(pe.Msg, c.msg) || !errors.Is(err, ErrInvalid) {
 			t.Errorf("%q: %v (pos %d), want pos %d and %q", c.expr, err, pe.Pos, c.pos, c.msg)
@@ -737,10 +738,10 @@ func TestFilterCopiesRuns(t *testing.T) {
 						if err2 != nil {
 							return err2
 						}
-						v := c.eval(rec)
+						v := c.Eval(rec)
 						var keep []int32
-						for i, b := range v.b {
-							if b && v.isValid(i) {
+						for i, b := range v.B {
+							if b && v.IsValid(i) {
 								keep = append(keep, int32(i))
 							}
 						}

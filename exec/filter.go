@@ -2,24 +2,25 @@ package exec
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	cexec "github.com/apache/arrow-go/v18/arrow/compute/exec"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/expr"
 )
 
 // Filter keeps the rows for which expr is true (a null is not true). The
 // expression is parsed here, so a malformed one fails before anything
 // runs, with the position of the problem; its columns and types are
 // checked when the stage meets its input.
-func Filter(expr string) (Stage, error) {
-	if _, err := parseExpr(expr); err != nil {
-		return nil, fmt.Errorf("filter: %w", err)
+func Filter(text string) (Stage, error) {
+	if _, err := expr.Parse(text); err != nil {
+		return nil, stageExprError("filter", err)
 	}
-	return &filterStage{expr: expr}, nil
+	return &filterStage{expr: text}, nil
 }
 
 type filterStage struct{ expr string }
@@ -27,18 +28,15 @@ type filterStage struct{ expr string }
 func (s *filterStage) Name() string { return "filter" }
 
 func (s *filterStage) bind(e *env, in *arrow.Schema) (*plan, error) {
-	c, err := compileExpr("filter", s.expr, in)
+	c, err := expr.CompileFilter(s.expr, in)
 	if err != nil {
-		return nil, err
-	}
-	if c.k != kBool {
-		return nil, invalidf("filter: %q is a %s, not a condition", s.expr, c.k)
+		return nil, stageExprError("filter", err)
 	}
 	return &plan{name: "filter", out: in, mapper: &filterer{pred: c, mem: e.mem}}, nil
 }
 
 type filterer struct {
-	pred *compiled
+	pred *expr.Expr
 	mem  memory.Allocator
 }
 
@@ -49,18 +47,18 @@ func (f *filterer) mask(in arrow.RecordBatch) (keep []bool, all bool) {
 	if n == 0 {
 		return nil, false
 	}
-	v := f.pred.eval(in)
-	if v.konst {
-		if v.b[0] && v.isValid(0) {
+	v := f.pred.Eval(in)
+	if v.Const {
+		if v.B[0] && v.IsValid(0) {
 			return nil, true
 		}
 		return make([]bool, n), false
 	}
-	keep = v.b
-	if v.valid != nil {
+	keep = v.B
+	if v.Valid != nil {
 		keep = make([]bool, n)
-		for i, b := range v.b {
-			keep[i] = b && v.valid[i]
+		for i, b := range v.B {
+			keep[i] = b && v.Valid[i]
 		}
 	}
 	all = true
@@ -75,17 +73,17 @@ func (f *filterer) mapBatch(ctx context.Context, in arrow.RecordBatch) (arrow.Re
 	if n == 0 {
 		return nil, nil
 	}
-	v := f.pred.eval(in)
-	if v.konst {
-		if v.b[0] && v.isValid(0) {
+	v := f.pred.Eval(in)
+	if v.Const {
+		if v.B[0] && v.IsValid(0) {
 			in.Retain()
 			return in, nil
 		}
 		return nil, nil
 	}
 	keep := 0
-	for i, b := range v.b {
-		if b && v.isValid(i) {
+	for i, b := range v.B {
+		if b && v.IsValid(i) {
 			keep++
 		}
 	}
@@ -101,12 +99,12 @@ func (f *filterer) mapBatch(ctx context.Context, in arrow.RecordBatch) (arrow.Re
 	// few long ones, which copy in one piece.
 	var runs [][2]int
 	for i := 0; i < n; {
-		if !v.b[i] || !v.isValid(i) {
+		if !v.B[i] || !v.IsValid(i) {
 			i++
 			continue
 		}
 		j := i + 1
-		for j < n && v.b[j] && v.isValid(j) {
+		for j < n && v.B[j] && v.IsValid(j) {
 			j++
 		}
 		runs = append(runs, [2]int{i, j})

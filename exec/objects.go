@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/sluice-data/sluice/internal/arrowfile"
+	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -51,12 +52,22 @@ func formatOf(key string) format {
 
 const formatsHelp = ".parquet, .arrow (or .feather, .ipc), .arrows or .csv"
 
+// objectScanMemory is the scan budget of one Parquet object read as an
+// input (merge may read many at once); a row group larger than it is
+// still read, exceeding it by that much (see scan.Dataset.MinMemory).
+const objectScanMemory = 64 << 20
+
 // openObject reads one object as a source, in its format by suffix.
 func openObject(ctx context.Context, e *env, st *store.Store, key string) (Source, error) {
 	name := st.URL(key)
 	switch formatOf(key) {
 	case fmtParquet:
-		return (&scanStage{urls: nil}).openFiles(ctx, e, []*pqFile{{st: st, key: key}})
+		// Through scan, as every Parquet read: one object, in dataset order.
+		ds, err := scan.Open(ctx, st, key, scan.Options{Mem: e.mem, Ordered: true, Memory: objectScanMemory})
+		if err != nil {
+			return nil, err
+		}
+		return &scanSource{sc: ds.Scan(ctx), schema: ds.Schema(), url: name}, nil
 	case fmtArrowFile:
 		ra, err := st.NewReaderAt(ctx, key)
 		if err != nil {
@@ -89,18 +100,6 @@ func openObject(ctx context.Context, e *env, st *store.Store, key string) (Sourc
 		return &closing{Source: src, c: rc}, nil
 	}
 	return nil, invalidf("%s: unknown format: name it %s", name, formatsHelp)
-}
-
-func (s *scanStage) openFiles(ctx context.Context, e *env, files []*pqFile) (Source, error) {
-	var schema *arrow.Schema
-	for _, f := range files {
-		sc, err := f.openFooter(ctx, nil)
-		if err != nil {
-			return nil, err
-		}
-		schema = sc
-	}
-	return newPQSource(ctx, e, files, schema, 64<<10), nil
 }
 
 // objectWriter writes batches into one object in a format by suffix. The

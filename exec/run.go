@@ -30,7 +30,15 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 		return invalidf("pipeline: no source")
 	}
 	e := newEnv(opts)
-	src, err := p.Source.open(ctx, e)
+	source := p.Source
+	if sc, ok := source.(*scanStage); ok && len(p.Stages) > 0 {
+		// A filter right after a scan skips what the scan would skip
+		// with the same filter, so both forms fetch the same bytes.
+		if f, ok := p.Stages[0].(*filterStage); ok {
+			source = sc.withPrune(f.expr)
+		}
+	}
+	src, err := source.open(ctx, e)
 	if err != nil {
 		return err
 	}

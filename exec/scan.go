@@ -9,94 +9,145 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/scan"
+	"github.com/sluice-data/sluice/store"
 )
 
-// openScan reads each URL's dataset with package scan (footers in one
-// read, fetches ahead, parallel decode) and puts its batches back in
-// dataset order. scan delivers batches as they are decoded, tagged with
-// their file and row group; with no filter and no pruning the row groups
-// it reads are every non-empty one, so the order to restore is known.
-// When a dataset has an empty row group that order is not known from
-// scan's Files, and that dataset is read with the plain reader instead.
-func (s *scanStage) openScan(ctx context.Context, e *env) (Source, error) {
+// ScanOptions configure Scan.
+type ScanOptions struct {
+	// Columns to read, in this order; empty means all.
+	Columns []string
+	// Filter keeps the rows for which it is true (package expr's
+	// language); row groups and files it excludes are not read.
+	Filter string
+	// BatchRows is the most rows in a batch; zero means 64Ki.
+	BatchRows int
+	// Memory is the scan's budget (fetched bytes ahead of decoding and
+	// decoding's buffers, see scan.Options.Memory); zero means scan's
+	// default.
+	Memory int64
+	// Concurrency is how many row groups are decoded at once; zero means
+	// GOMAXPROCS.
+	Concurrency int
+	// Dict names string columns to read as dictionary arrays (see
+	// scan.Options.ReadDict): for columns of few distinct values, less to
+	// decode, to send between stages and to group by.
+	Dict []string
+	// Arrival hands batches on as they are decoded instead of in dataset
+	// order: sooner, but the order (and so the results of order-sensitive
+	// stages, and float sums to the last bit) may differ between runs.
+	Arrival bool
+	// Stats, when set, is called with each dataset's scan figures when
+	// its scan ends (after the last batch, or when the pipeline stops).
+	Stats func(url string, st scan.Stats)
+	// Open, when set, opens the URLs instead of Options.Open (a scan
+	// through a modelled link, say).
+	Open func(ctx context.Context, url string) (*store.Store, string, error)
+}
+
+// Scan is a source that reads Parquet datasets with package scan: each
+// URL names a file, a prefix (its .parquet objects in key order) or a
+// glob. Row groups are decoded on several workers at once and come out
+// in dataset order (URL, file, row group, batch), so every run gives the
+// same batches. A Filter stage right after it hands its filter to the
+// scan too, which then skips the row groups and files the filter's
+// conjuncts exclude (see scan.Options.Prune), as Filter does.
+func Scan(urls []string, opts ScanOptions) SourceStage { return &scanStage{urls: urls, opts: opts} }
+
+type scanStage struct {
+	urls []string
+	opts ScanOptions
+	// prune is the filter of the stage after the scan, for skipping.
+	prune string
+}
+
+func (s *scanStage) Name() string { return "scan" }
+
+// withPrune is the scan with the filter of the stage after it to skip by.
+func (s *scanStage) withPrune(filter string) *scanStage {
+	c := *s
+	c.prune = filter
+	return &c
+}
+
+// invalidScan marks a scan error that comes from how the pipeline is
+// written (a column the data lacks, a malformed filter), keeping its
+// type for errors.As.
+type invalidScan struct{ error }
+
+func (e invalidScan) Unwrap() error        { return e.error }
+func (e invalidScan) Is(target error) bool { return target == ErrInvalid }
+
+func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
+	if len(s.urls) == 0 {
+		return nil, invalidf("scan: no URL given")
+	}
+	open := e.open
+	if s.opts.Open != nil {
+		open = s.opts.Open
+	}
 	var parts []func() (Source, error)
 	var schema *arrow.Schema
 	for _, u := range s.urls {
 		base, rest := splitGlob(u)
-		st, key, err := e.open(ctx, base)
+		st, key, err := open(ctx, base)
 		if err != nil {
 			return nil, err
 		}
 		key += rest
 		ds, err := scan.Open(ctx, st, key, scan.Options{
 			Columns:     s.opts.Columns,
+			Filter:      s.opts.Filter,
+			Prune:       s.prune,
 			BatchRows:   s.opts.BatchRows,
 			Memory:      s.opts.Memory,
 			Concurrency: s.opts.Concurrency,
 			ReadDict:    s.opts.Dict,
 			Mem:         e.mem,
+			Ordered:     !s.opts.Arrival,
 		})
 		if err != nil {
 			var nf *scan.NoFilesError
-			if errors.As(err, &nf) {
+			var ce *expr.ColumnError
+			var ee *expr.Error
+			switch {
+			case errors.As(err, &nf):
 				return nil, fmt.Errorf("scan: %w", err)
-			}
-			// scan names the column and the dataset; it is a mistake in
-			// the pipeline, not in the data.
-			if strings.Contains(err.Error(), ": no column ") {
-				return nil, invalidf("%v", err)
+			case errors.As(err, &ce), errors.As(err, &ee):
+				return nil, invalidScan{err}
 			}
 			return nil, err
 		}
-		for _, name := range s.opts.Dict {
-			f, ok := ds.Schema().FieldsByName(name)
-			switch {
-			case !ok:
-				return nil, invalidf("scan: --dict names %q, which is not among the columns read (columns: %s)", name, columnList(ds.Schema()))
-			case f[0].Type.ID() != arrow.DICTIONARY:
-				return nil, invalidf("scan: --dict names %q, a %s column, which cannot be read as a dictionary (string and binary columns of the files can)", name, f[0].Type)
-			}
+		if err := CheckDict(ds.Schema(), s.opts.Dict); err != nil {
+			return nil, err
 		}
 		if schema == nil {
 			schema = ds.Schema()
 		} else if !schema.Equal(ds.Schema()) {
 			return nil, fmt.Errorf("scan: %s has schema %s, unlike the URLs before it (%s)", u, schemaString(ds.Schema()), schemaString(schema))
 		}
-		var order []groupID
-		for fi, f := range ds.Files() {
-			if f.Pruned {
-				continue
-			}
-			for rg := range f.RowGroups {
-				order = append(order, groupID{fi, rg})
-			}
-		}
-		if len(order) == ds.RowGroups() {
-			parts = append(parts, func() (Source, error) {
-				return &orderedScan{sc: ds.Scan(ctx), order: order, schema: schema, buf: map[groupID]*groupBuf{}}, nil
-			})
-			continue
-		}
-		// Some row group is empty: read these files in order ourselves.
-		files := make([]*pqFile, 0, len(ds.Files()))
-		for _, f := range ds.Files() {
-			files = append(files, &pqFile{st: st, key: f.Key})
-		}
 		parts = append(parts, func() (Source, error) {
-			for _, f := range files {
-				if _, err := f.openFooter(ctx, s.opts.Columns); err != nil {
-					return nil, err
-				}
-			}
-			batch := s.opts.BatchRows
-			if batch <= 0 {
-				batch = 64 << 10
-			}
-			return newPQSource(ctx, e, files, schema, batch), nil
+			return &scanSource{sc: ds.Scan(ctx), schema: schema, url: u, stats: s.opts.Stats}, nil
 		})
 	}
 	return &concatSources{schema: schema, parts: parts}, nil
+}
+
+// CheckDict checks that every column dict names (to read as a
+// dictionary) is read, and read as a dictionary: a string or binary
+// column of the files. The error wraps ErrInvalid.
+func CheckDict(schema *arrow.Schema, dict []string) error {
+	for _, name := range dict {
+		f, ok := schema.FieldsByName(name)
+		switch {
+		case !ok:
+			return invalidf("scan: --dict names %q, which is not among the columns read (columns: %s)", name, columnList(schema))
+		case f[0].Type.ID() != arrow.DICTIONARY:
+			return invalidf("scan: --dict names %q, a %s column, which cannot be read as a dictionary (string and binary columns of the files can)", name, f[0].Type)
+		}
+	}
+	return nil
 }
 
 // splitGlob cuts a URL with a glob into the part a store can be opened
@@ -110,79 +161,44 @@ func splitGlob(url string) (base, rest string) {
 	return url[:j+1], url[j+1:]
 }
 
-type groupID struct{ file, rg int }
-
-type groupBuf struct {
-	recs []arrow.RecordBatch
-	done bool
-}
-
-// orderedScan hands on a scanner's batches in dataset order. Batches of
-// row groups ahead of the one due wait here; the scanner decodes row
-// groups in dataset order, a few at a time, so that is a few row groups.
-type orderedScan struct {
+// scanSource hands on a scanner's batches, in the order it delivers them
+// (dataset order unless the scan is in arrival order), leaving out empty
+// ones.
+type scanSource struct {
 	sc     *scan.Scanner
-	order  []groupID
-	head   int
-	buf    map[groupID]*groupBuf
 	schema *arrow.Schema
-	ended  bool
+	url    string
+	stats  func(string, scan.Stats)
+	done   bool
 }
 
-func (o *orderedScan) Schema() *arrow.Schema { return o.schema }
+func (o *scanSource) Schema() *arrow.Schema { return o.schema }
 
-func (o *orderedScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
+func (o *scanSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
-		}
-		if o.head >= len(o.order) {
-			return nil, io.EOF
-		}
-		g := o.buf[o.order[o.head]]
-		if g != nil && len(g.recs) > 0 {
-			rec := g.recs[0]
-			g.recs[0] = nil
-			g.recs = g.recs[1:]
-			return rec, nil
-		}
-		if g != nil && g.done {
-			delete(o.buf, o.order[o.head])
-			o.head++
-			continue
-		}
-		if o.ended {
-			return nil, fmt.Errorf("scan: row group %d of file %d never arrived", o.order[o.head].rg, o.order[o.head].file)
 		}
 		if !o.sc.Next() {
 			if err := o.sc.Err(); err != nil {
 				return nil, err
 			}
-			o.ended = true
-			continue
+			return nil, io.EOF
 		}
 		b := o.sc.Batch()
-		id := groupID{b.Pos.File, b.Pos.RowGroup}
-		gb := o.buf[id]
-		if gb == nil {
-			gb = &groupBuf{}
-			o.buf[id] = gb
-		}
 		if b.NumRows() > 0 {
-			gb.recs = append(gb.recs, b.RecordBatch)
-		} else {
-			b.Release()
+			return b.RecordBatch, nil
 		}
-		gb.done = gb.done || b.Pos.Last
+		b.Release()
 	}
 }
 
-func (o *orderedScan) Close() error {
+func (o *scanSource) Close() error {
 	o.sc.Close()
-	for _, g := range o.buf {
-		releaseAll(g.recs)
+	if o.stats != nil && !o.done {
+		o.done = true
+		o.stats(o.url, o.sc.Stats())
 	}
-	o.buf = nil
 	return nil
 }
 
@@ -224,4 +240,30 @@ func (c *concatSources) Close() error {
 	}
 	c.parts = nil
 	return nil
+}
+
+// listInputs returns the object key names, or the objects under it as a
+// prefix that end in suffix, in key order.
+func listInputs(ctx context.Context, st *store.Store, key, suffix string) ([]store.ObjectInfo, error) {
+	if key != "" && !strings.HasSuffix(key, "/") {
+		info, err := st.Stat(ctx, key)
+		if err == nil {
+			return []store.ObjectInfo{info}, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		key += "/"
+	}
+	objs, err := st.List(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.ObjectInfo
+	for _, o := range objs {
+		if strings.HasSuffix(o.Key, suffix) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -189,7 +190,7 @@ func colIndex(stage string, s *arrow.Schema, name string) (int, error) {
 	for i, f := range s.Fields() {
 		names[i] = f.Name
 	}
-	return 0, invalidf("%s: no column %q in its input (columns: %s)", stage, name, strings.Join(names, ", "))
+	return 0, &exprError{stage: stage, err: &expr.ColumnError{Column: name, Have: names}}
 }
 
 // readAll drains a source into a slice (for tests and small inputs).

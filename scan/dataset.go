@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/fetch"
 	"github.com/sluice-data/sluice/store"
 )
@@ -24,10 +25,18 @@ type Options struct {
 	// every column (the files' columns, then the partition columns); an
 	// empty non-nil slice means none (batches then carry only a row count).
 	Columns []string
-	// Filter keeps the rows satisfying it; see ParseFilter. Row groups
-	// whose statistics prove no row can satisfy it, and files whose
-	// partition values cannot, are not read at all.
+	// Filter keeps the rows for which it is true: an expression of
+	// package expr over the dataset's columns (partition columns
+	// included). Row groups whose statistics prove no row can satisfy it,
+	// and files whose partition values cannot, are not read at all (see
+	// expr.Expr.Conjuncts for what can be proved).
 	Filter string
+	// Prune is a filter used only to skip row groups and files, as
+	// Filter does; the rows of those read are not filtered by it, since a
+	// later stage evaluates it. A Prune that does not fit the dataset
+	// (an unknown column, a wrong type) prunes nothing and is no error
+	// here: the stage that evaluates it reports that.
+	Prune string
 	// BatchRows is the most rows in a batch. Default 64Ki.
 	BatchRows int
 	// Memory is the budget of one scan: the bytes fetched ahead of
@@ -70,6 +79,12 @@ type Options struct {
 	// a caller that must know checks against File.RowGroups. Row groups it
 	// leaves out are not counted in Stats, as read or as pruned.
 	RowGroups func(key string, rowGroup int) bool
+	// Ordered makes Scanner.Next deliver batches in dataset order (file,
+	// row group, batch) rather than as they are decoded. A worker starts
+	// a row group only when it is fewer than Concurrency row groups ahead
+	// of the one being delivered, so what waits for a slow row group is
+	// at most the batches of Concurrency row groups.
+	Ordered bool
 }
 
 const (
@@ -115,7 +130,12 @@ type Dataset struct {
 	fileCols []string        // output columns that come from the files
 	readDict map[string]bool // output columns read as dictionaries
 	parts    []partCol
-	terms    []*boundTerm // on file columns, for the row filter
+	conds    []boundCond // what the filters say about single columns
+	// filter is the row filter, bound to filterSchema: its columns as
+	// decoded (dictionaries where read so) and partition columns.
+	filter       *expr.Expr
+	filterSchema *arrow.Schema
+	filterCols   []filterCol
 
 	open openStats
 }
@@ -173,11 +193,10 @@ type File struct {
 func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*Dataset, error) {
 	start := time.Now()
 	opts = opts.withDefaults()
-	var filter *Filter
 	if opts.Filter != "" {
-		var err error
-		if filter, err = ParseFilter(opts.Filter); err != nil {
-			return nil, err
+		// A malformed filter fails before anything is read.
+		if _, err := expr.Parse(opts.Filter); err != nil {
+			return nil, fmt.Errorf("scan: filter %w", err)
 		}
 	}
 	var root string
@@ -227,7 +246,7 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 	if gerr != nil {
 		return nil, firstError(ctx, errs, gerr)
 	}
-	if err := d.resolveSchema(opts.Columns, filter); err != nil {
+	if err := d.resolveSchema(opts.Columns); err != nil {
 		return nil, err
 	}
 	if err := d.choose(); err != nil {
@@ -272,7 +291,7 @@ func arrowSchema(md *metadata.FileMetaData) (sc *arrow.Schema, err error) {
 // resolveSchema builds the dataset schema from the first file and the
 // partition columns, checks the projection and the filter against it,
 // and checks every other file has the columns needed with the same types.
-func (d *Dataset) resolveSchema(columns []string, filter *Filter) error {
+func (d *Dataset) resolveSchema(columns []string) error {
 	first := d.files[0]
 	fsc, err := arrowSchema(first.md)
 	if err != nil {
@@ -303,28 +322,31 @@ func (d *Dataset) resolveSchema(columns []string, filter *Filter) error {
 		seen := map[string]bool{}
 		for _, c := range columns {
 			if seen[c] {
-				return fmt.Errorf("scan: column %s asked for twice", quoteIdent(c))
+				return fmt.Errorf("scan: column %s asked for twice", expr.QuoteName(c))
 			}
 			seen[c] = true
 			idx := full.FieldIndices(c)
 			if len(idx) == 0 {
-				return fmt.Errorf("scan %s: no column %s (have %s)", d.st.URL(d.pattern), quoteIdent(c), fieldList(full))
+				return fmt.Errorf("scan %s: %w", d.st.URL(d.pattern), &expr.ColumnError{Column: c, Have: fieldNames(full)})
 			}
 			out = append(out, full.Field(idx[0]))
 		}
 	}
-	terms, err := bind(filter, full, d.parts)
-	if err != nil {
-		return err
+	var filter *expr.Expr
+	if d.opts.Filter != "" {
+		if filter, err = expr.CompileFilter(d.opts.Filter, full); err != nil {
+			return fmt.Errorf("scan %s: filter %w", d.st.URL(d.pattern), err)
+		}
+		d.conds = bindConds(filter.Conjuncts(), full, d.parts)
+	}
+	if d.opts.Prune != "" {
+		if prune, err := expr.CompileFilter(d.opts.Prune, full); err == nil {
+			d.conds = append(d.conds, bindConds(prune.Conjuncts(), full, d.parts)...)
+		}
 	}
 	d.readDict = map[string]bool{}
 	for _, name := range d.opts.ReadDict {
 		d.readDict[name] = !isPart(name)
-	}
-	for _, t := range terms {
-		if t.part < 0 {
-			d.readDict[t.Column] = false
-		}
 	}
 	out = append([]arrow.Field(nil), out...) // it may be fields, which full shares
 	for i, f := range out {
@@ -356,10 +378,9 @@ func (d *Dataset) resolveSchema(columns []string, filter *Filter) error {
 			d.fileCols = append(d.fileCols, f.Name)
 		}
 	}
-	for _, t := range terms {
-		if t.part < 0 {
-			add(t.Column)
-			d.terms = append(d.terms, t)
+	if filter != nil {
+		if err := d.bindFilter(filter, full, add); err != nil {
+			return err
 		}
 	}
 	want := map[string]arrow.DataType{}
@@ -376,20 +397,73 @@ func (d *Dataset) resolveSchema(columns []string, filter *Filter) error {
 		for _, name := range needOrder {
 			idx := sc.FieldIndices(name)
 			if len(idx) == 0 {
-				return fileError(f.url, fmt.Errorf("no column %s, which %s has", quoteIdent(name), first.url))
+				return fileError(f.url, fmt.Errorf("no column %s, which %s has", expr.QuoteName(name), first.url))
 			}
 			if t := sc.Field(idx[0]).Type; !arrow.TypeEqual(t, want[name]) {
-				return fileError(f.url, fmt.Errorf("column %s is %s, but %s in %s", quoteIdent(name), t, want[name], first.url))
+				return fileError(f.url, fmt.Errorf("column %s is %s, but %s in %s", expr.QuoteName(name), t, want[name], first.url))
 			}
 		}
 		f.leaves = leavesOf(f.md, need)
-		for _, t := range terms {
-			if t.part >= 0 && !partHolds(t, f.parts[t.part]) {
-				f.pruned = true
-			}
-		}
+		f.pruned = d.partitionsExclude(f)
 	}
 	return nil
+}
+
+// partitionsExclude reports whether the file's partition values alone
+// prove the filters keep none of its rows.
+func (d *Dataset) partitionsExclude(f *fileInfo) bool {
+	for _, c := range d.conds {
+		holds := false
+		for _, t := range c {
+			if t.part < 0 || partHolds(t, f.parts[t.part]) {
+				holds = true
+				break
+			}
+		}
+		if !holds {
+			return true
+		}
+	}
+	return false
+}
+
+// filterCol is a column the row filter reads: one the files have, or a
+// partition column.
+type filterCol struct {
+	name string
+	part int // index of the partition column, or -1
+}
+
+// bindFilter binds the row filter to the columns it reads as they will
+// be decoded, and adds the files' columns among them to what is read.
+func (d *Dataset) bindFilter(filter *expr.Expr, full *arrow.Schema, add func(string)) error {
+	var fields []arrow.Field
+	for _, i := range filter.Columns() {
+		f := full.Field(i)
+		fc := filterCol{name: f.Name, part: d.partIndex(f.Name)}
+		if fc.part < 0 {
+			add(f.Name)
+			if id := f.Type.ID(); d.readDict[f.Name] && (id == arrow.STRING || id == arrow.BINARY || id == arrow.LARGE_STRING || id == arrow.LARGE_BINARY) {
+				f.Type = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: f.Type}
+			}
+		}
+		d.filterCols = append(d.filterCols, fc)
+		fields = append(fields, f)
+	}
+	d.filterSchema = arrow.NewSchema(fields, nil)
+	n, err := expr.Parse(d.opts.Filter)
+	if err == nil {
+		d.filter, err = expr.Bind(d.opts.Filter, n, d.filterSchema)
+	}
+	return err
+}
+
+func fieldNames(sc *arrow.Schema) []string {
+	names := make([]string, sc.NumFields())
+	for i, f := range sc.Fields() {
+		names[i] = f.Name
+	}
+	return names
 }
 
 // leavesOf lists the leaf columns under the named top-level columns.
@@ -423,8 +497,8 @@ func (d *Dataset) choose() error {
 				continue
 			}
 			excluded := false
-			for _, t := range d.terms {
-				if rowGroupExcluded(t, f.md, rg) {
+			for _, c := range d.conds {
+				if condExcluded(c, f, rg) {
 					excluded = true
 					break
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/store"
 )
@@ -124,6 +125,24 @@ func TestHivePartitions(t *testing.T) {
 	if n != 100 {
 		t.Fatalf("region != 'eu' gave %d rows (null regions never match)", n)
 	}
+	for _, c := range []struct {
+		filter  string
+		columns []string
+		rows    int64
+		pruned  int
+	}{
+		{"year = 2023 or region = 'eu'", nil, 300, 1},
+		{"region is null", nil, 100, 3},
+		{"region in ('us/west', 'asia') and a < 150", nil, 50, 3},
+		{"year + 1 = 2024", []string{"year"}, 200, 0},   // no file column read: the filter holds per file
+		{"year + 1 = 2024", []string{"a"}, 200, 0},      // evaluated on rows
+		{"not year = 2024", []string{"region"}, 200, 0}, // not: no pruning, but the same rows
+	} {
+		n, _, stats := count(Options{Filter: c.filter, Columns: c.columns})
+		if n != c.rows || stats.FilesPruned != c.pruned {
+			t.Errorf("%s (columns %v): %d rows and %d files pruned, want %d and %d", c.filter, c.columns, n, stats.FilesPruned, c.rows, c.pruned)
+		}
+	}
 
 	put(t, st, "t/year=2025/part-0.parquet", 0, 10, 10, nil)
 	if _, err := Open(context.Background(), st, "t/", Options{}); err == nil || !strings.Contains(err.Error(), "partition directories") {
@@ -180,20 +199,32 @@ func TestOpenErrors(t *testing.T) {
 	st := memStore(t.Name())
 	put(t, st, "d/a.parquet", 0, 10, 10, nil)
 	cases := []struct {
-		opts Options
-		want string
+		opts   Options
+		want   string
+		column bool // a *expr.ColumnError
+		pos    int  // of an *expr.Error, or 0
 	}{
-		{Options{Columns: []string{"nope"}}, `no column nope (have a, s)`},
-		{Options{Columns: []string{"a", "a"}}, "asked for twice"},
-		{Options{Filter: "a <"}, `filter "a <": at the end: expected a column or a value after "<"`},
-		{Options{Filter: "b = 1"}, `filter "b = 1": at position 1: no column b in the dataset (have a, s)`},
-		{Options{Filter: "a = 'x'"}, `filter "a = 'x'": at position 5: a is int64: compare it with a number, not the string 'x'`},
-		{Options{Filter: "s > 3"}, `s is utf8: compare it with a quoted string, not the number 3`},
+		{Options{Columns: []string{"nope"}}, `scan mem://TestOpenErrors/d/: no column "nope" (columns: a, s)`, true, 0},
+		{Options{Columns: []string{"a", "a"}}, "asked for twice", false, 0},
+		{Options{Filter: "a <"}, `filter at position 4 of "a <": expected a value, found the end`, false, 4},
+		{Options{Filter: "b = 1"}, `filter at position 1 of "b = 1": no column "b" (columns: a, s)`, true, 1},
+		{Options{Filter: "a = 'x'"}, `cannot compare a integer with a string`, false, 3},
+		{Options{Filter: "s > 3"}, `cannot compare a string with a integer`, false, 3},
+		{Options{Filter: "a + 1"}, `not a condition`, false, 3},
 	}
 	for _, c := range cases {
 		_, err := Open(context.Background(), st, "d/", c.opts)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want %q", c.opts, err, c.want)
+			continue
+		}
+		var ce *expr.ColumnError
+		if errors.As(err, &ce) != c.column {
+			t.Errorf("%+v: %v: a column error %v, want %v", c.opts, err, !c.column, c.column)
+		}
+		var ee *expr.Error
+		if c.pos > 0 && (!errors.As(err, &ee) || ee.Pos != c.pos) {
+			t.Errorf("%+v: %v: want an *expr.Error at %d", c.opts, err, c.pos)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package scan
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -83,7 +83,7 @@ func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
 		row += rec.NumRows()
 		s.c.rowsDecoded.Add(rec.NumRows())
 		pos.Last = row >= g.rows
-		out, err := s.finish(rec, consts)
+		out, err := s.finish(rec, g, consts)
 		if err != nil {
 			return fmt.Errorf("row group %d: %w", g.rg, err)
 		}
@@ -109,6 +109,24 @@ func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
 func (s *Scanner) countOnly(g *group, consts []arrow.Array, emit func(Batch) error) error {
 	step := int64(s.ds.opts.BatchRows)
 	n := 0
+	if s.ds.filter != nil {
+		// The filter reads only partition columns: it holds for every row
+		// of the file or for none.
+		one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
+		mask, err := s.filterMask(one, nil, g)
+		one.Release()
+		if err != nil {
+			return err
+		}
+		if mask != nil {
+			mask.Release()
+			s.c.rowsDecoded.Add(g.rows)
+			cols := sliceAll(consts, 0)
+			rec := array.NewRecordBatch(s.ds.schema, cols, 0)
+			releaseAll(cols)
+			return emit(Batch{RecordBatch: rec, Pos: Position{File: g.file.index, Key: g.file.key, RowGroup: g.rg, Last: true}})
+		}
+	}
 	for row := int64(0); row < g.rows; row += step {
 		k := min(step, g.rows-row)
 		s.c.rowsDecoded.Add(k)
@@ -127,34 +145,21 @@ func (s *Scanner) countOnly(g *group, consts []arrow.Array, emit func(Batch) err
 // finish filters a decoded batch and arranges its columns as the dataset
 // schema says, adding partition columns. The result is a new batch the
 // caller owns; rec is left as it was.
-func (s *Scanner) finish(rec arrow.RecordBatch, consts []arrow.Array) (arrow.RecordBatch, error) {
+func (s *Scanner) finish(rec arrow.RecordBatch, g *group, consts []arrow.Array) (arrow.RecordBatch, error) {
 	d := s.ds
 	sc := rec.Schema()
 	col := func(name string) arrow.Array { return rec.Column(sc.FieldIndices(name)[0]) }
 
 	var mask arrow.Array
-	defer func() {
-		if mask != nil {
-			mask.Release()
-		}
-	}()
-	for _, t := range d.terms {
-		m, err := compare(s.cctx, t, col(t.Column))
-		if err != nil {
-			return nil, fmt.Errorf("filter %s: %w", t.Term, err)
-		}
-		if mask == nil {
-			mask = m
-			continue
-		}
-		both, err := compute.CallFunction(s.cctx, "and", nil, compute.NewDatumWithoutOwning(mask), compute.NewDatumWithoutOwning(m))
-		m.Release()
+	if d.filter != nil {
+		m, err := s.filterMask(rec, col, g)
 		if err != nil {
 			return nil, err
 		}
-		mask.Release()
-		mask = both.(*compute.ArrayDatum).MakeArray()
-		both.Release()
+		if m != nil {
+			mask = m
+			defer mask.Release()
+		}
 	}
 
 	data := make([]arrow.Array, len(d.fileCols))
@@ -204,19 +209,49 @@ func fieldsOf(cols []arrow.Array, names []string) []arrow.Field {
 	return fs
 }
 
-// compare evaluates one term over a column: true, false, or null where
-// the value is null.
-func compare(ctx context.Context, t *boundTerm, a arrow.Array) (arrow.Array, error) {
-	out, err := compute.CallFunction(ctx, t.fn, nil, compute.NewDatumWithoutOwning(a), compute.NewDatumWithoutOwning(t.scalar))
-	if err != nil {
-		return nil, err
+// filterMask evaluates the row filter over a decoded batch: nil when it
+// keeps every row, else a boolean array of the rows it keeps.
+func (s *Scanner) filterMask(rec arrow.RecordBatch, col func(string) arrow.Array, g *group) (arrow.Array, error) {
+	d := s.ds
+	n := rec.NumRows()
+	cols := make([]arrow.Array, len(d.filterCols))
+	var made []arrow.Array
+	defer func() { releaseAll(made) }()
+	for i, fc := range d.filterCols {
+		if fc.part < 0 {
+			cols[i] = col(fc.name)
+			continue
+		}
+		a := constArray(d.opts.Mem, d.parts[fc.part].typ, g.file.parts[fc.part], int(n))
+		made = append(made, a)
+		cols[i] = a
 	}
-	defer out.Release()
-	ad, ok := out.(*compute.ArrayDatum)
-	if !ok {
-		return nil, errors.New("comparison did not give an array")
+	frec := array.NewRecordBatch(d.filterSchema, cols, n)
+	defer frec.Release()
+	v := d.filter.Eval(frec)
+	buf := memory.NewResizableBuffer(d.opts.Mem)
+	defer buf.Release()
+	buf.Resize(int(bitutil.BytesForBits(n)))
+	bits := buf.Bytes()
+	clear(bits)
+	all := true
+	if v.Const {
+		all = v.B[0] && v.IsValid(0) // when false, every bit stays clear
+	} else {
+		for i := range int(n) {
+			if v.B[i] && v.IsValid(i) {
+				bitutil.SetBit(bits, i)
+			} else {
+				all = false
+			}
+		}
 	}
-	return ad.MakeArray(), nil
+	if all {
+		return nil, nil
+	}
+	data := array.NewData(arrow.FixedWidthTypes.Boolean, int(n), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	defer data.Release()
+	return array.MakeFromData(data), nil
 }
 
 func countTrue(mask arrow.Array) int64 {

@@ -58,11 +58,18 @@
 //
 // # Filters
 //
-// A filter is comparisons joined by "and" (see ParseFilter). Terms on
-// partition columns skip whole files; other terms skip row groups whose
-// statistics exclude them (only statistics arrow-go considers correct
-// for the file's writer) and then filter rows with Arrow compute. A
-// comparison with null does not hold.
+// Options.Filter is an expression of package expr (the language of
+// every sluice filter: and/or/not, in, between, like, is null, SQL's
+// reading of '1998-09-02' against a date column), bound to the dataset's
+// schema in Open, so a mistake fails before any data is read (an
+// *expr.Error; a missing column is also an *expr.ColumnError). What its
+// top-level conjuncts say of single columns (expr.Expr.Conjuncts) skips
+// files by their partition values and row groups by their statistics
+// (only statistics arrow-go considers correct for the file's writer);
+// the whole expression then filters the rows of what is read. A
+// comparison with null does not hold. Options.Prune skips row groups
+// the same way without filtering rows, for a caller that evaluates the
+// filter itself.
 //
 // # What it is not
 //

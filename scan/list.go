@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -182,10 +183,20 @@ func describeKeys(ks []string) string {
 	return strings.Join(ks, "=…/") + "=…"
 }
 
-// partHolds evaluates a term on a partition value; null satisfies nothing.
+// partHolds evaluates a term on a partition value; null satisfies no
+// comparison.
 func partHolds(t *boundTerm, v partVal) bool {
+	switch t.Op {
+	case expr.OpIsNull:
+		return v.null
+	case expr.OpNotNull:
+		return !v.null
+	}
 	if v.null {
 		return false
+	}
+	if !t.hasStat {
+		return true // cannot decide here: keep the file
 	}
 	val := statVal{kind: kBytes, b: []byte(v.s)}
 	if t.typ.ID() == arrow.INT64 {
@@ -193,18 +204,18 @@ func partHolds(t *boundTerm, v partVal) bool {
 	}
 	c, ok := compareStat(val, t.stat)
 	if !ok {
-		return true // cannot decide here: keep the file (cannot happen for bound terms)
+		return true
 	}
 	switch t.Op {
-	case OpEq:
+	case expr.OpEq:
 		return c == 0
-	case OpNe:
+	case expr.OpNe:
 		return c != 0
-	case OpLt:
+	case expr.OpLt:
 		return c < 0
-	case OpLe:
+	case expr.OpLe:
 		return c <= 0
-	case OpGt:
+	case expr.OpGt:
 		return c > 0
 	}
 	return c >= 0

@@ -7,7 +7,24 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/sluice-data/sluice/expr"
 )
+
+// condExcluded reports whether a row group's statistics, or its file's
+// partition values, prove that no term of c holds on any of its rows.
+func condExcluded(c boundCond, f *fileInfo, rg *metadata.RowGroupMetaData) bool {
+	for _, t := range c {
+		if t.part >= 0 {
+			if partHolds(t, f.parts[t.part]) {
+				return false
+			}
+		} else if !rowGroupExcluded(t, f.md, rg) {
+			return false
+		}
+	}
+	return true
+}
 
 // rowGroupExcluded reports whether the statistics of a row group prove
 // that no row satisfies t. Only statistics arrow-go itself trusts
@@ -17,7 +34,8 @@ import (
 // timestamps in the file's unit, floats without NaN, strings compared as
 // bytes); anything else keeps the row group.
 func rowGroupExcluded(t *boundTerm, md *metadata.FileMetaData, rg *metadata.RowGroupMetaData) (excluded bool) {
-	if !t.hasStat && !t.isTime {
+	nullTest := t.Op == expr.OpIsNull || t.Op == expr.OpNotNull
+	if !t.hasStat && !t.isTime && !nullTest {
 		return false
 	}
 	defer func() {
@@ -44,8 +62,14 @@ func rowGroupExcluded(t *boundTerm, md *metadata.FileMetaData, rg *metadata.RowG
 	if err != nil || st == nil {
 		return false
 	}
+	if t.Op == expr.OpIsNull {
+		return st.HasNullCount() && st.NullCount() == 0
+	}
 	if st.HasNullCount() && rg.NumRows() > 0 && st.NullCount() >= rg.NumRows() {
-		return true // all null: no comparison holds
+		return true // all null: no comparison holds, nor is not null
+	}
+	if nullTest {
+		return false
 	}
 	if !st.HasMinMax() {
 		return false

@@ -48,7 +48,8 @@ var errClosed = errors.New("scan: closed")
 // when the memory budget cannot hold their buffers), each
 // taking the next row group as it finishes one, and batches come out of
 // Next in the order they are ready (see Position for restoring dataset
-// order). A Scanner is used from one goroutine; Close it when done.
+// order), or in dataset order with Options.Ordered. A Scanner is used
+// from one goroutine; Close it when done.
 type Scanner struct {
 	ds     *Dataset
 	ctx    context.Context
@@ -66,6 +67,7 @@ type Scanner struct {
 
 	cur       Batch
 	closeOnce sync.Once
+	order     *order // nil unless Options.Ordered
 
 	c counters
 }
@@ -95,6 +97,9 @@ func (d *Dataset) Scan(ctx context.Context) *Scanner {
 	for i, g := range d.groups {
 		reqs[i] = fetch.Request{Key: g.file.key, Ranges: g.ranges, ETag: g.file.etag, Size: g.file.size, Tag: i}
 	}
+	if d.opts.Ordered {
+		s.order = newOrder(d, workers)
+	}
 	s.plan = d.fetcher.Plan(ctx, reqs)
 	s.wg.Add(workers)
 	for range workers {
@@ -119,7 +124,15 @@ func (s *Scanner) work() {
 			s.fail(attribute(err, ""))
 			return
 		}
-		g := s.ds.groups[u.Tag().(int)]
+		i := u.Tag().(int)
+		g := s.ds.groups[i]
+		if s.order != nil {
+			if err := s.waitTurn(i); err != nil {
+				u.Release()
+				s.fail(context.Cause(s.ctx))
+				return
+			}
+		}
 		err = s.decode(u, g)
 		u.Release()
 		if err != nil {
@@ -185,7 +198,13 @@ func (s *Scanner) send(b Batch) error {
 func (s *Scanner) Next() bool {
 	s.cur = Batch{}
 	t := time.Now()
-	b, ok := <-s.out
+	var b Batch
+	var ok bool
+	if s.order != nil {
+		b, ok = s.nextOrdered()
+	} else {
+		b, ok = <-s.out
+	}
 	s.c.consumerWait.Add(int64(time.Since(t)))
 	if !ok {
 		s.mu.Lock()
@@ -229,6 +248,9 @@ func (s *Scanner) Close() {
 		s.cancel(errClosed)
 		for b := range s.out {
 			b.Release()
+		}
+		if s.order != nil {
+			s.order.release()
 		}
 		s.plan.Close()
 	})

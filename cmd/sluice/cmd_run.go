@@ -33,8 +33,8 @@ partition, to-csv, show), else the stream is written to stdout as an Arrow
 IPC stream, or shown as a table on a terminal.
 
 Stages: ` + stageNames() + `.
-See sluice STAGE --help for each (scan's flags are --columns, --dict,
---batch-rows, --memory and --concurrency).
+See sluice STAGE --help for each; scan takes sluice scan's flags
+(--columns, --filter, --dict, --order, --sim, --stats, ...).
 
 The stages before the first that needs its input in order (select, drop,
 rename, filter) run on several batches at once, and so does the partial
@@ -74,21 +74,21 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		return err
 	}
 	defer stop()
-	p, err := parsePipeline(text, stdin, stdout)
+	stores := newStoreSet()
+	defer stores.Close()
+	p, err := parsePipeline(text, stageIO{stdin: stdin, stdout: stdout, stderr: os.Stderr, stores: stores})
 	if err != nil {
 		return err
 	}
 	if n := len(p.Stages); n == 0 || !exec.IsSink(p.Stages[n-1]) {
 		p.Stages = append(p.Stages, outputStage(stdout))
 	}
-	stores := newStoreSet()
-	defer stores.Close()
 	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.workers, Open: stores.open, Mem: exec.NewPool(0)}))
 }
 
 // parsePipeline builds the stages of a run's text, each with a fresh copy
 // of its command's flags.
-func parsePipeline(text string, stdin io.Reader, stdout io.Writer) (exec.Pipeline, error) {
+func parsePipeline(text string, sio stageIO) (exec.Pipeline, error) {
 	var p exec.Pipeline
 	stages, err := splitPipeline(text)
 	if err != nil {
@@ -119,7 +119,8 @@ func parsePipeline(text string, stdin io.Reader, stdout io.Writer) (exec.Pipelin
 		case !last && d.kind == kindSink:
 			return p, usagef("run: %s writes no stream: it must be the last stage", d.name)
 		}
-		b, err := build(args, stageIO{stdin: stdin, stdout: stdout, first: i == 0})
+		sio.first = i == 0
+		b, err := build(args, sio)
 		if err != nil {
 			return p, stageError(err)
 		}

@@ -22,20 +22,8 @@ import (
 	"github.com/sluice-data/sluice/store"
 )
 
-type scanOptions struct {
-	columns     string
-	filter      string
-	batchRows   int
-	memory      string
-	concurrency int
-	output      string
-	stats       bool
-	quiet       bool
-	order       string // collect: --order for streams
-}
-
 func newScanCommand() *cobra.Command {
-	var opts scanOptions
+	var opts scanFlags
 	cmd := &cobra.Command{
 		Use:   "scan URL",
 		Short: "Read a Parquet dataset into Arrow: count it, or write it as Arrow IPC or Parquet",
@@ -47,10 +35,12 @@ URL is one file, a prefix (every *.parquet object under it, skipping names
 starting with _ or . such as _SUCCESS), or a glob (s3://b/t/*.parquet; *
 does not cross a /). Directories named key=value below it become columns.
 
---filter takes comparisons joined by "and": column op value, with op one of
-= != < <= > >=, and value a number, a 'quoted string', a date 'YYYY-MM-DD'
-(against date and timestamp columns), or true/false. Rows where the column
-is null never match.
+--filter takes an expression in the language of sluice filter (see its
+--help): comparisons, and/or/not, in, between, like, is null, arithmetic,
+date 'YYYY-MM-DD' and interval 'N' day; a quoted string compared with a
+date or timestamp column is read as one (l_shipdate <= '1998-09-02'). A
+comparison with null never holds. What its top-level "and" terms say of
+single columns skips row groups by their statistics.
 
 With no -o, scan reads everything and prints the number of rows. -o writes
 the batches to
@@ -83,16 +73,7 @@ scan succeeds.`,
 			return runScan(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, args[0])
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.columns, "columns", "", "comma-separated columns to read, in that order (default: all)")
-	f.StringVar(&opts.filter, "filter", "", `keep rows matching comparisons joined by "and", e.g. "l_quantity < 10 and l_shipmode = 'AIR'"`)
-	f.IntVar(&opts.batchRows, "batch-rows", 64<<10, "most rows in a record batch")
-	f.StringVar(&opts.memory, "memory", "512MiB", "memory the scan holds: bytes fetched ahead of decoding and decoding's buffers (the process stays within about this + 64 MiB, writing Parquet aside)")
-	f.IntVar(&opts.concurrency, "concurrency", 0, "row groups decoded at once (default: the number of cores)")
-	f.StringVarP(&opts.output, "output", "o", "", "write the batches to a .arrow, .arrows or .parquet path or URL, or - for stdout")
-	f.BoolVar(&opts.stats, "stats", false, "print scan and fetch statistics to stderr at the end")
-	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress")
-	f.StringVar(&opts.order, "order", "arrival", "order of a stream or Parquet output: arrival or dataset")
+	opts.register(cmd.Flags()) // the same flags as run's scan stage
 	return cmd
 }
 
@@ -107,37 +88,19 @@ func splitGlob(url string) (base, rest string) {
 	return url[:j+1], url[j+1:]
 }
 
-func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url string) error {
-	memBudget, err := parseMemory(opts.memory)
+func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url string) error {
+	flags, err := opts.parse(collect.Arrival)
 	if err != nil {
 		return err
 	}
-	if opts.batchRows <= 0 {
-		return usagef("--batch-rows %d: want at least 1", opts.batchRows)
-	}
-	if opts.concurrency < 0 {
-		return usagef("--concurrency %d: want 0 (the number of cores) or more", opts.concurrency)
-	}
-	var columns []string
-	if strings.TrimSpace(opts.columns) != "" {
-		for _, c := range strings.Split(opts.columns, ",") {
-			if c = strings.TrimSpace(c); c == "" {
-				return usagef("--columns %q: an empty column name", opts.columns)
-			}
-			columns = append(columns, c)
-		}
-	}
+	memBudget, columns, order := flags.memory, flags.columns, flags.order
 	sink, err := newScanSink(opts.output)
 	if err != nil {
 		return err
 	}
-	order, err := collect.ParseOrder(opts.order)
-	if err != nil {
-		return usagef("--order: %v", err)
-	}
 
 	base, rest := splitGlob(url)
-	st, key, err := globals.openStore(ctx, base, maxInFlight)
+	st, key, err := openStoreSim(ctx, base, maxInFlight, flags.profile)
 	if err != nil {
 		return err
 	}
@@ -159,16 +122,16 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url s
 		BatchRows:   opts.batchRows,
 		Memory:      memBudget - keep,
 		Concurrency: opts.concurrency,
+		ReadDict:    flags.dict,
 		Mem:         pool,
 		Progress:    func(n int64) { prog.Add(n) },
 	}
 	ds, err := scan.Open(ctx, st, key, so)
-	var fe *scan.FilterError
-	if errors.As(err, &fe) {
-		return usageError{err}
-	}
 	if err != nil {
 		return err
+	}
+	if err := exec.CheckDict(ds.Schema(), flags.dict); err != nil {
+		return usageError{err}
 	}
 	if need := ds.MinMemory() + keep; need > memBudget {
 		fmt.Fprintf(errOut, "sluice: warning: --memory %s is less than reading one row group of this dataset takes; using %.0f MiB\n",
@@ -221,7 +184,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url s
 		return err
 	}
 	if opts.stats {
-		printScanStats(errOut, stats, globals.profile.Link)
+		printScanStats(errOut, stats, flags.profile.Link)
 	}
 	if sink.kind == sinkCount {
 		fmt.Fprintf(out, "%d rows\n", stats.Rows)

@@ -240,10 +240,12 @@ func TestScanBadInput(t *testing.T) {
 		code    int
 		mention string
 	}{
-		{"bad filter", []string{"scan", dir, "--filter", "l_orderkey <"}, exitUsage, `at the end: expected a column or a value after "<"`},
-		{"filter on a missing column", []string{"scan", dir, "--filter", "nope = 1"}, exitUsage, "at position 1: no column nope"},
-		{"filter type", []string{"scan", dir, "--filter", "l_shipdate < 5"}, exitUsage, "compare it with a date"},
-		{"missing column", []string{"scan", dir, "--columns", "l_orderkey,nope"}, exitError, "no column nope"},
+		{"bad filter", []string{"scan", dir, "--filter", "l_orderkey <"}, exitUsage, `at position 13 of "l_orderkey <": expected a value, found the end`},
+		{"filter on a missing column", []string{"scan", dir, "--filter", "nope = 1"}, exitUsage, `at position 1 of "nope = 1": no column "nope"`},
+		{"filter type", []string{"scan", dir, "--filter", "l_shipdate < 5"}, exitUsage, "cannot compare a date with a integer"},
+		{"not a date", []string{"scan", dir, "--filter", "l_shipdate < '1998-13-01'"}, exitUsage, "'1998-13-01' is not a date"},
+		// The same mistake as in sluice run: a usage error.
+		{"missing column", []string{"scan", dir, "--columns", "l_orderkey,nope"}, exitUsage, `no column "nope"`},
 		{"no files", []string{"scan", filepath.Join(out, "nothing")}, exitNotFound, "no parquet files under"},
 		{"bad output name", []string{"scan", dir, "-o", filepath.Join(dest, "x.csv")}, exitUsage, ".arrow"},
 		{"bad batch rows", []string{"scan", dir, "--batch-rows", "0"}, exitUsage, "--batch-rows"},

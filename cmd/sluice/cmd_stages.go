@@ -34,7 +34,9 @@ const (
 type stageIO struct {
 	stdin  io.Reader
 	stdout io.Writer
-	first  bool // the stage starts the pipeline
+	stderr io.Writer
+	first  bool      // the stage starts the pipeline
+	stores *storeSet // the run's stores, closed when it ends
 }
 
 // built is a stage made from its command line: a source or a stage.
@@ -116,47 +118,24 @@ func stageOrErr(s exec.Stage, err error) (built, error) { return built{stage: s}
 var stageDefs = []*stageDef{
 	{
 		name: "scan", kind: kindSource, args: minArgs(1),
-		use:   "scan URL... [--columns a,b]",
+		use:   "scan URL... [--columns a,b] [--filter EXPR]",
 		short: "Read Parquet datasets (first stage of sluice run)",
 		long: `Read Parquet datasets in dataset order: each URL is a file, a prefix (its
-.parquet objects in key order) or a glob. As a separate process, use
-sluice run 'scan URL ...', which writes the batches as an Arrow IPC stream.`,
+.parquet objects in key order) or a glob. The flags are sluice scan's (see
+sluice scan --help); -o and --quiet belong to sluice scan alone. A filter
+stage right after the scan also skips the row groups the filter's
+conjuncts exclude, as --filter does. As a separate process, use
+sluice scan URL -o - (or sluice run 'scan URL ...'), which writes the
+batches as an Arrow IPC stream.`,
 		example: `  sluice run 'scan ./data/taxi --columns pickup_date,trip_distance | head 5 | show'
 
   # flag columns of few distinct values as dictionaries: cheaper to decode, pipe and group by
   sluice run 'scan ./data/lineitem --dict l_returnflag,l_linestatus --columns l_returnflag,l_linestatus,l_quantity
       | agg-by l_returnflag,l_linestatus "sum(l_quantity), count()" | show'`,
 		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
-			var columns, mem, dict string
-			var batchRows, concurrency int
-			fs.StringVar(&columns, "columns", "", "comma-separated columns to read, in that order (default: all)")
-			fs.StringVar(&dict, "dict", "", "comma-separated string columns to read as dictionary arrays (for few distinct values: less to decode, pipe and group)")
-			fs.IntVar(&batchRows, "batch-rows", 64<<10, "most rows in a record batch")
-			fs.StringVar(&mem, "memory", "256MiB", "memory the scan holds: bytes fetched ahead of decoding and decoding's buffers")
-			fs.IntVar(&concurrency, "concurrency", 0, "row groups decoded at once (default: the number of cores)")
-			return func(args []string, _ stageIO) (built, error) {
-				opts := exec.ScanOptions{BatchRows: batchRows, Concurrency: concurrency}
-				if columns != "" {
-					cols, err := splitList("scan --columns", columns)
-					if err != nil {
-						return built{}, err
-					}
-					opts.Columns = cols
-				}
-				if dict != "" {
-					cols, err := splitList("scan --dict", dict)
-					if err != nil {
-						return built{}, err
-					}
-					opts.Dict = cols
-				}
-				m, err := parseMemory(mem)
-				if err != nil {
-					return built{}, err
-				}
-				opts.Memory = m
-				return built{source: exec.Scan(args, opts)}, nil
-			}
+			var o scanFlags // the same flags as sluice scan's
+			o.register(fs)
+			return o.scanStage
 		},
 	},
 	{
@@ -241,20 +220,28 @@ names them; an empty value is null.`,
 	{
 		name: "filter", kind: kindStage, cli: true, args: minArgs(1),
 		use: "filter EXPR", short: "Keep the rows for which an expression is true",
-		long: `Keep the rows for which EXPR is true (null is not true). EXPR has
+		long: `Keep the rows for which EXPR is true (null is not true). EXPR is sluice's
+one expression language, the same as scan --filter and agg-by's arguments:
   comparisons   = != < <= > >= (also == and <>), between numbers, strings,
-                dates and timestamps
+                dates and timestamps; a quoted string compared with a date
+                or timestamp is read as one (l_shipdate <= '1998-09-02')
   logic         and or not (also && || !), with SQL's rules for null
-  arithmetic    + - * / % on numbers; date + days, date - days, date - date
+  sets, ranges  x in (1, 2, 3), x not in ('a', 'b'), x between 1 and 5
+  patterns      s like 'RE%' (% any run, _ one character), s not like '%x'
+  arithmetic    + - * / % on numbers; date + days, date - days, date - date,
+                date or timestamp + or - interval 'N' day
   literals      12, 1.5, 'text' (a quote doubled inside), true, false,
                 date 'YYYY-MM-DD', timestamp 'YYYY-MM-DD HH:MM:SS'
   functions     starts_with(s, 'p'), ends_with(s, 'x'), contains(s, 'y'), abs(x)
   nulls         x is null, x is not null
 Columns are named as they are, or in double quotes ("odd name"). Several
 arguments are joined with spaces. A malformed expression is reported with
-the position of the problem.`,
+the position of the problem. Right after a scan in sluice run, the filter
+also skips the row groups whose statistics exclude it, as scan --filter does.`,
 		example: `  sluice filter "l_shipdate <= date '1998-09-02'"
-  sluice filter "starts_with(l_shipmode, 'RE') and l_quantity * 2 > 40"`,
+  sluice filter "starts_with(l_shipmode, 'RE') and l_quantity * 2 > 40"
+  sluice filter "l_shipmode in ('AIR', 'RAIL') and l_shipdate between '1994-01-01' and '1994-12-31'"
+  sluice run "scan ./lineitem | filter \"l_shipdate >= date '1998-12-01' - interval '90' day\" | count-by l_returnflag"`,
 		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
 			return func(args []string, _ stageIO) (built, error) {
 				return stageOrErr(exec.Filter(strings.Join(args, " ")))
@@ -530,7 +517,7 @@ func stageCommands(root *cobra.Command) []*cobra.Command {
 				return err
 			}
 			defer stop()
-			return runStage(cmd.Context(), d, build, args, cmd.InOrStdin(), cmd.OutOrStdout())
+			return runStage(cmd.Context(), d, build, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}
 		cmds = append(cmds, cmd)
 	}
@@ -538,10 +525,12 @@ func stageCommands(root *cobra.Command) []*cobra.Command {
 }
 
 // runStage runs one stage as its own process.
-func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (built, error), args []string, stdin io.Reader, stdout io.Writer) error {
+func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (built, error), args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	quietPipes(stdin, stdout)
 	first := d.kind == kindSource || d.kind == kindEither && !isPipe(stdin)
-	b, err := build(args, stageIO{stdin: stdin, stdout: stdout, first: first})
+	stores := newStoreSet()
+	defer stores.Close()
+	b, err := build(args, stageIO{stdin: stdin, stdout: stdout, stderr: stderr, first: first, stores: stores})
 	if err != nil {
 		return stageError(err)
 	}
@@ -557,8 +546,6 @@ func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (b
 	if len(p.Stages) == 0 || !exec.IsSink(p.Stages[len(p.Stages)-1]) {
 		p.Stages = append(p.Stages, outputStage(stdout))
 	}
-	stores := newStoreSet()
-	defer stores.Close()
 	return stageError(exec.Run(ctx, p, exec.Options{Open: stores.open, Mem: exec.NewPool(0)}))
 }
 

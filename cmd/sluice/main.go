@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -43,8 +44,14 @@ func exitCode(err error, interrupted bool) int {
 		return exitOK
 	}
 	var ue usageError
+	var ee *expr.Error
+	var ce *expr.ColumnError
 	switch {
 	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &ee), errors.As(err, &ce):
+		// A malformed expression, a type mismatch or a column the data
+		// lacks: the same mistake is a usage error from every command.
 		return exitUsage
 	case interrupted || errors.Is(err, context.Canceled):
 		return exitInterrupt

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sluice-data/sluice/collect"
+	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/scan"
+	"github.com/sluice-data/sluice/sim"
+	"github.com/sluice-data/sluice/store"
+)
+
+// scanFlags are the flags of a scan, defined once for sluice scan and for
+// the scan stage of sluice run.
+type scanFlags struct {
+	columns     string
+	filter      string
+	dict        string
+	batchRows   int
+	memory      string
+	concurrency int
+	order       string
+	sim         string
+	stats       bool
+	output      string
+	quiet       bool
+}
+
+func (o *scanFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&o.columns, "columns", "", "comma-separated columns to read, in that order (default: all)")
+	fs.StringVar(&o.filter, "filter", "", `keep the rows for which an expression is true (see sluice filter --help), e.g. "l_shipdate <= '1998-09-02' and l_shipmode in ('AIR', 'RAIL')"`)
+	fs.StringVar(&o.dict, "dict", "", "comma-separated string columns to read as dictionary arrays (for few distinct values: less to decode, pipe and group)")
+	fs.IntVar(&o.batchRows, "batch-rows", 64<<10, "most rows in a record batch")
+	fs.StringVar(&o.memory, "memory", "512MiB", "memory the scan holds: bytes fetched ahead of decoding and decoding's buffers (sluice scan stays within about this + 64 MiB, writing Parquet aside)")
+	fs.IntVar(&o.concurrency, "concurrency", 0, "row groups decoded at once (default: the number of cores)")
+	fs.StringVar(&o.order, "order", "", "batch order: arrival (as decoded) or dataset (default: dataset as a stage of sluice run, arrival for sluice scan's outputs)")
+	fs.StringVar(&o.sim, "sim", "", "read through a modelled link (see sluice --help): a profile (s3) or ttfb=15ms,stream=90MiB/s,...")
+	fs.BoolVar(&o.stats, "stats", false, "print scan and fetch statistics to stderr at the end")
+	fs.StringVarP(&o.output, "output", "o", "", "sluice scan only: write the batches to a .arrow, .arrows or .parquet path or URL, or - for stdout")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "sluice scan only: no progress bar")
+}
+
+// parsed are the flags checked and converted.
+type parsedScan struct {
+	columns, dict []string
+	memory        int64
+	order         collect.Order
+	profile       sim.Profile
+}
+
+func (o *scanFlags) parse(defaultOrder collect.Order) (parsedScan, error) {
+	var p parsedScan
+	var err error
+	if p.memory, err = parseMemory(o.memory); err != nil {
+		return p, err
+	}
+	if o.batchRows <= 0 {
+		return p, usagef("--batch-rows %d: want at least 1", o.batchRows)
+	}
+	if o.concurrency < 0 {
+		return p, usagef("--concurrency %d: want 0 (the number of cores) or more", o.concurrency)
+	}
+	if strings.TrimSpace(o.columns) != "" {
+		if p.columns, err = splitList("--columns", o.columns); err != nil {
+			return p, err
+		}
+	}
+	if o.dict != "" {
+		if p.dict, err = splitList("--dict", o.dict); err != nil {
+			return p, err
+		}
+	}
+	p.order = defaultOrder
+	if o.order != "" {
+		if p.order, err = collect.ParseOrder(o.order); err != nil {
+			return p, usagef("--order: %v", err)
+		}
+	}
+	p.profile = globals.profile
+	if o.sim != "" {
+		if p.profile, err = sim.Parse(o.sim); err != nil {
+			return p, usageError{err}
+		}
+	}
+	return p, nil
+}
+
+// openStoreSim opens a URL with the global flags and the link model p.
+func openStoreSim(ctx context.Context, url string, concurrency int, p sim.Profile) (*store.Store, string, error) {
+	return store.Open(ctx, url, store.Options{
+		Endpoint:    globals.endpoint,
+		Region:      globals.region,
+		Concurrency: concurrency,
+		Wrap:        sim.WrapOption(p),
+	})
+}
+
+// scanStage builds the scan stage of a pipeline from its flags.
+func (o *scanFlags) scanStage(args []string, sio stageIO) (built, error) {
+	if o.output != "" {
+		return built{}, usagef("scan -o: as a stage, the scan's batches go down the pipeline: end it with write")
+	}
+	p, err := o.parse(collect.Dataset)
+	if err != nil {
+		return built{}, err
+	}
+	opts := exec.ScanOptions{
+		Columns:     p.columns,
+		Filter:      o.filter,
+		BatchRows:   o.batchRows,
+		Memory:      p.memory,
+		Concurrency: o.concurrency,
+		Dict:        p.dict,
+		Arrival:     p.order == collect.Arrival,
+	}
+	if o.sim != "" {
+		opts.Open = sio.stores.withLink(o.sim, p.profile)
+	}
+	if o.stats {
+		stderr := sio.stderr
+		opts.Stats = func(url string, st scan.Stats) {
+			if len(args) > 1 {
+				fmt.Fprintf(stderr, "scan %s:\n", url)
+			}
+			printScanStats(stderr, st, p.profile.Link)
+		}
+	}
+	return built{source: exec.Scan(args, opts)}, nil
+}
+
+// withLink opens URLs through the link model p (named by spec), each
+// store once, closed with the set.
+func (s *storeSet) withLink(spec string, p sim.Profile) func(ctx context.Context, url string) (*store.Store, string, error) {
+	return func(ctx context.Context, url string) (*store.Store, string, error) {
+		st, key, err := openStoreSim(ctx, url, maxInFlight, p)
+		if err != nil {
+			return nil, "", err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		id := spec + "|" + st.URL("")
+		if have, ok := s.byBase[id]; ok {
+			st.Close()
+			return have, key, nil
+		}
+		s.byBase[id] = st
+		return st, key, nil
+	}
+}

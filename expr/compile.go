@@ -1,0 +1,463 @@
+package expr
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Expr is an expression bound to a schema.
+type Expr struct {
+	// Kind is the type of its values.
+	Kind   Kind
+	eval   func(rec arrow.RecordBatch) Vec
+	node   Node
+	input  string
+	schema *arrow.Schema
+	cols   map[int]bool
+}
+
+// Eval evaluates the expression over a batch of the schema it was bound
+// to. The result may share the batch's memory.
+func (e *Expr) Eval(rec arrow.RecordBatch) Vec { return e.eval(rec) }
+
+// Columns are the indices in the schema of the columns it reads, in
+// schema order.
+func (e *Expr) Columns() []int {
+	var out []int
+	for i := range e.schema.NumFields() {
+		if e.cols[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// String is the expression as it parses back.
+func (e *Expr) String() string { return String(e.node) }
+
+// Compile parses input and binds it to schema.
+func Compile(input string, schema *arrow.Schema) (*Expr, error) {
+	n, err := Parse(input)
+	if err != nil {
+		return nil, err
+	}
+	return Bind(input, n, schema)
+}
+
+// CompileFilter is Compile for a condition: its kind must be boolean.
+func CompileFilter(input string, schema *arrow.Schema) (*Expr, error) {
+	e, err := Compile(input, schema)
+	if err != nil {
+		return nil, err
+	}
+	if e.Kind != KindBool {
+		return nil, &Error{Input: input, Pos: e.node.position(), Msg: fmt.Sprintf("this is a %s, not a condition", e.Kind)}
+	}
+	return e, nil
+}
+
+// Bind checks the columns and types of n, parsed from input, against
+// schema and prepares its evaluation.
+func Bind(input string, n Node, schema *arrow.Schema) (*Expr, error) {
+	c := &compiler{input: input, schema: schema, cols: map[int]bool{}}
+	x, err := c.compile(n)
+	if err != nil {
+		return nil, err
+	}
+	return &Expr{Kind: x.k, eval: x.eval, node: n, input: input, schema: schema, cols: c.cols}, nil
+}
+
+// compiled is a node bound to the schema.
+type compiled struct {
+	k    Kind
+	eval func(rec arrow.RecordBatch) Vec
+}
+
+type compiler struct {
+	input  string
+	schema *arrow.Schema
+	cols   map[int]bool // columns the expression reads
+}
+
+func (c *compiler) errAt(n Node, format string, a ...any) error {
+	return &Error{Input: c.input, Pos: n.position(), Msg: fmt.Sprintf(format, a...)}
+}
+
+func (c *compiler) compile(n Node) (*compiled, error) {
+	switch n := n.(type) {
+	case *Column:
+		return c.column(n)
+	case *literal:
+		return c.literal(n)
+	case *unary:
+		x, err := c.compile(n.x)
+		if err != nil {
+			return nil, err
+		}
+		if n.op == "not" {
+			if x.k != KindBool {
+				return nil, c.errAt(n, "not needs a boolean, got a %s", x.k)
+			}
+			return notOf(x), nil
+		}
+		if !x.k.Numeric() && x.k != KindInterval {
+			return nil, c.errAt(n, "- needs a number, got a %s", x.k)
+		}
+		return &compiled{x.k, func(r arrow.RecordBatch) Vec { return negVec(x.eval(r)) }}, nil
+	case *isNull:
+		x, err := c.compile(n.x)
+		if err != nil {
+			return nil, err
+		}
+		return &compiled{KindBool, func(r arrow.RecordBatch) Vec { return isNullVec(x.eval(r), n.not, int(r.NumRows())) }}, nil
+	case *binary:
+		return c.binary(n)
+	case *between:
+		lo, err := c.comparison(&binary{op: ">=", x: n.x, y: n.lo, pos: n.pos})
+		if err != nil {
+			return nil, err
+		}
+		hi, err := c.comparison(&binary{op: "<=", x: n.x, y: n.hi, pos: n.pos})
+		if err != nil {
+			return nil, err
+		}
+		return maybeNot(andOr(true, lo, hi), n.not), nil
+	case *inList:
+		var acc *compiled
+		for _, item := range n.list {
+			eq, err := c.comparison(&binary{op: "=", x: n.x, y: item, pos: item.position()})
+			if err != nil {
+				return nil, err
+			}
+			if acc == nil {
+				acc = eq
+			} else {
+				acc = andOr(false, acc, eq)
+			}
+		}
+		return maybeNot(acc, n.not), nil
+	case *like:
+		x, err := c.compile(n.x)
+		if err != nil {
+			return nil, err
+		}
+		if x.k != KindString {
+			return nil, c.errAt(n, "like needs a string, got a %s", x.k)
+		}
+		m := likeMatcher(n.pattern)
+		return maybeNot(&compiled{KindBool, func(r arrow.RecordBatch) Vec {
+			return stringMatch(m, x.eval(r), int(r.NumRows()))
+		}}, n.not), nil
+	case *Call:
+		return c.call(n)
+	}
+	return nil, c.errAt(n, "unsupported expression")
+}
+
+func notOf(x *compiled) *compiled {
+	return &compiled{KindBool, func(r arrow.RecordBatch) Vec { return notVec(x.eval(r)) }}
+}
+
+func maybeNot(x *compiled, not bool) *compiled {
+	if not {
+		return notOf(x)
+	}
+	return x
+}
+
+func andOr(and bool, x, y *compiled) *compiled {
+	return &compiled{KindBool, func(r arrow.RecordBatch) Vec { return logicVec(and, x.eval(r), y.eval(r), int(r.NumRows())) }}
+}
+
+func schemaNames(s *arrow.Schema) []string {
+	names := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		names[i] = f.Name
+	}
+	return names
+}
+
+func (c *compiler) column(n *Column) (*compiled, error) {
+	idx := c.schema.FieldIndices(n.Name)
+	if len(idx) == 0 {
+		ce := &ColumnError{Column: n.Name, Have: schemaNames(c.schema)}
+		return nil, &Error{Input: c.input, Pos: n.Pos, Msg: ce.Error(), Err: ce}
+	}
+	i := idx[0]
+	dt := c.schema.Field(i).Type
+	k, load := Loader(dt)
+	if load == nil {
+		return nil, c.errAt(n, "column %q has type %s, which expressions do not support", n.Name, dt)
+	}
+	c.cols[i] = true
+	return &compiled{k, func(r arrow.RecordBatch) Vec { return load(r.Column(i)) }}, nil
+}
+
+func constant(v Vec) *compiled {
+	v.Const = true
+	return &compiled{v.K, func(arrow.RecordBatch) Vec { return v }}
+}
+
+// literalVec is the value of a literal.
+func (c *compiler) literalVec(n *literal) (Vec, error) {
+	t := n.tok
+	switch {
+	case n.kind == "date":
+		d, ok := parseDate(t.text)
+		if !ok {
+			return Vec{}, c.errAt(n, "'%s' is not a date (want 'YYYY-MM-DD')", t.text)
+		}
+		return Vec{K: KindDate, I: []int64{d}}, nil
+	case n.kind == "timestamp":
+		ts, ok := parseTimestamp(t.text)
+		if !ok {
+			return Vec{}, c.errAt(n, "'%s' is not a timestamp (want 'YYYY-MM-DD[ HH:MM:SS[.fff][Z07:00]]')", t.text)
+		}
+		return Vec{K: KindTime, I: []int64{ts}}, nil
+	case n.kind == "interval":
+		d, err := strconv.ParseInt(t.text, 10, 32)
+		if err != nil {
+			return Vec{}, c.errAt(n, "bad interval '%s'", t.text)
+		}
+		return Vec{K: KindInterval, I: []int64{d}}, nil
+	case t.kind == tInt:
+		x, err := strconv.ParseInt(strings.ReplaceAll(t.text, "_", ""), 10, 64)
+		if err != nil {
+			// Beyond int64: a float, as SQL engines read it.
+			f, ferr := strconv.ParseFloat(strings.ReplaceAll(t.text, "_", ""), 64)
+			if ferr != nil {
+				return Vec{}, c.errAt(n, "number %s out of range", t.text)
+			}
+			return Vec{K: KindFloat, F: []float64{f}}, nil
+		}
+		return Vec{K: KindInt, I: []int64{x}}, nil
+	case t.kind == tFloat:
+		x, err := strconv.ParseFloat(strings.ReplaceAll(t.text, "_", ""), 64)
+		if err != nil {
+			return Vec{}, c.errAt(n, "number %s out of range", t.text)
+		}
+		return Vec{K: KindFloat, F: []float64{x}}, nil
+	case t.kind == tString:
+		s := t.text
+		return Vec{K: KindString, S: func(int) string { return s }}, nil
+	}
+	return Vec{K: KindBool, B: []bool{t.text == "true"}}, nil // true, false
+}
+
+func (c *compiler) literal(n *literal) (*compiled, error) {
+	v, err := c.literalVec(n)
+	if err != nil {
+		return nil, err
+	}
+	return constant(v), nil
+}
+
+// parseDate reads 'YYYY-MM-DD' as days since 1970-01-01.
+func parseDate(s string) (int64, bool) {
+	d, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		return 0, false
+	}
+	return floorDiv(d.Unix(), 86400), true
+}
+
+// timestampLayouts are what a timestamp may be written as; without a
+// zone the time is UTC.
+var timestampLayouts = []string{
+	"2006-01-02",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999Z07:00",
+}
+
+// parseTimestamp reads a timestamp as nanoseconds since 1970-01-01 UTC.
+func parseTimestamp(s string) (int64, bool) {
+	for _, layout := range timestampLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			if y := t.Year(); y < 1678 || y > 2261 { // beyond int64 nanoseconds
+				return 0, false
+			}
+			return t.UnixNano(), true
+		}
+	}
+	return 0, false
+}
+
+func (c *compiler) binary(n *binary) (*compiled, error) {
+	switch n.op {
+	case "and", "or":
+		x, err := c.compile(n.x)
+		if err != nil {
+			return nil, err
+		}
+		y, err := c.compile(n.y)
+		if err != nil {
+			return nil, err
+		}
+		if x.k != KindBool || y.k != KindBool {
+			return nil, c.errAt(n, "%s needs booleans on both sides, got %s and %s", n.op, x.k, y.k)
+		}
+		return andOr(n.op == "and", x, y), nil
+	case "=", "!=", "<", "<=", ">", ">=":
+		return c.comparison(n)
+	}
+	return c.arithmetic(n)
+}
+
+// operands compiles both sides of a comparison. As in SQL, a quoted
+// string compared with a date or timestamp is read as one.
+func (c *compiler) operands(n *binary) (x, y *compiled, err error) {
+	if x, err = c.compile(n.x); err != nil {
+		return nil, nil, err
+	}
+	if y, err = c.compile(n.y); err != nil {
+		return nil, nil, err
+	}
+	if x.k == KindDate || x.k == KindTime {
+		if y, err = c.coerce(n.y, y, x.k); err != nil {
+			return nil, nil, err
+		}
+	}
+	if y.k == KindDate || y.k == KindTime {
+		if x, err = c.coerce(n.x, x, y.k); err != nil {
+			return nil, nil, err
+		}
+	}
+	return x, y, nil
+}
+
+// coerce reads a string literal as a date or timestamp; anything else is
+// left as it is.
+func (c *compiler) coerce(n Node, x *compiled, to Kind) (*compiled, error) {
+	lit, ok := n.(*literal)
+	if !ok || x.k != KindString || lit.kind != "" {
+		return x, nil
+	}
+	s := lit.tok.text
+	if to == KindDate {
+		if d, ok := parseDate(s); ok {
+			return constant(Vec{K: KindDate, I: []int64{d}}), nil
+		}
+		if ts, ok := parseTimestamp(s); ok {
+			return constant(Vec{K: KindTime, I: []int64{ts}}), nil
+		}
+		return nil, c.errAt(n, "'%s' is not a date (want 'YYYY-MM-DD')", s)
+	}
+	ts, ok := parseTimestamp(s)
+	if !ok {
+		return nil, c.errAt(n, "'%s' is not a timestamp (want 'YYYY-MM-DD[ HH:MM:SS[.fff][Z07:00]]')", s)
+	}
+	return constant(Vec{K: KindTime, I: []int64{ts}}), nil
+}
+
+func (c *compiler) comparison(n *binary) (*compiled, error) {
+	x, y, err := c.operands(n)
+	if err != nil {
+		return nil, err
+	}
+	op := n.op
+	mk := func(f func(a, b Vec, n int) Vec) (*compiled, error) {
+		return &compiled{KindBool, func(r arrow.RecordBatch) Vec { return f(x.eval(r), y.eval(r), int(r.NumRows())) }}, nil
+	}
+	switch {
+	case x.k == KindInt && y.k == KindInt, x.k == KindDate && y.k == KindDate, x.k == KindTime && y.k == KindTime,
+		x.k == KindInterval && y.k == KindInterval:
+		return mk(func(a, b Vec, n int) Vec { return compareVec(op, a.I, b.I, a, b, n) })
+	case x.k.Numeric() && y.k.Numeric():
+		return mk(func(a, b Vec, n int) Vec { return compareVec(op, asFloat(a).F, asFloat(b).F, a, b, n) })
+	case x.k == KindDate && y.k == KindTime || x.k == KindTime && y.k == KindDate:
+		return mk(func(a, b Vec, n int) Vec { return compareVec(op, asTime(a).I, asTime(b).I, a, b, n) })
+	case x.k == KindString && y.k == KindString:
+		return mk(func(a, b Vec, n int) Vec { return compareStrings(op, a, b, n) })
+	case x.k == KindBool && y.k == KindBool:
+		return mk(func(a, b Vec, n int) Vec { return compareBools(op, a, b, n) })
+	}
+	return nil, c.errAt(n, "cannot compare a %s with a %s", x.k, y.k)
+}
+
+func (c *compiler) arithmetic(n *binary) (*compiled, error) {
+	x, err := c.compile(n.x)
+	if err != nil {
+		return nil, err
+	}
+	y, err := c.compile(n.y)
+	if err != nil {
+		return nil, err
+	}
+	op := n.op
+	mk := func(k Kind, f func(a, b Vec, n int) Vec) (*compiled, error) {
+		return &compiled{k, func(r arrow.RecordBatch) Vec {
+			v := f(x.eval(r), y.eval(r), int(r.NumRows()))
+			v.K = k
+			return v
+		}}, nil
+	}
+	addSub := op == "+" || op == "-"
+	switch {
+	case x.k == KindInt && y.k == KindInt && op != "/":
+		return mk(KindInt, func(a, b Vec, n int) Vec { return arithInt(op, a, b, n) })
+	case x.k.Numeric() && y.k.Numeric():
+		return mk(KindFloat, func(a, b Vec, n int) Vec { return arithFloat(op, asFloat(a), asFloat(b), n) })
+	case x.k == KindDate && (y.k == KindInt || y.k == KindInterval) && addSub,
+		(x.k == KindInt || x.k == KindInterval) && y.k == KindDate && op == "+":
+		return mk(KindDate, func(a, b Vec, n int) Vec { return arithInt(op, a, b, n) })
+	case x.k == KindTime && y.k == KindInterval && addSub:
+		return mk(KindTime, func(a, b Vec, n int) Vec { return arithInt(op, a, dayNanos(b), n) })
+	case x.k == KindInterval && y.k == KindTime && op == "+":
+		return mk(KindTime, func(a, b Vec, n int) Vec { return arithInt(op, dayNanos(a), b, n) })
+	case x.k == KindInterval && y.k == KindInterval && addSub:
+		return mk(KindInterval, func(a, b Vec, n int) Vec { return arithInt(op, a, b, n) })
+	case x.k == KindDate && y.k == KindDate && op == "-":
+		return mk(KindInt, func(a, b Vec, n int) Vec { return arithInt(op, a, b, n) })
+	}
+	return nil, c.errAt(n, "cannot apply %s to a %s and a %s", op, x.k, y.k)
+}
+
+func dayNanos(v Vec) Vec {
+	v.I = scale(v.I, 86_400e9)
+	return v
+}
+
+func (c *compiler) call(n *Call) (*compiled, error) {
+	args := make([]*compiled, len(n.Args))
+	for i, a := range n.Args {
+		x, err := c.compile(a)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = x
+	}
+	want := func(kinds ...Kind) error {
+		if len(args) != len(kinds) {
+			return c.errAt(n, "%s takes %d argument(s), got %d", n.Fn, len(kinds), len(args))
+		}
+		for i, k := range kinds {
+			if args[i].k != k && !(k == KindFloat && args[i].k.Numeric()) {
+				return c.errAt(n.Args[i], "argument %d of %s must be a %s, got a %s", i+1, n.Fn, k, args[i].k)
+			}
+		}
+		return nil
+	}
+	switch n.Fn {
+	case "starts_with", "ends_with", "contains":
+		if err := want(KindString, KindString); err != nil {
+			return nil, err
+		}
+		f := map[string]func(s, p string) bool{"starts_with": strings.HasPrefix, "ends_with": strings.HasSuffix, "contains": strings.Contains}[n.Fn]
+		return &compiled{KindBool, func(r arrow.RecordBatch) Vec {
+			return stringPredicate(f, args[0].eval(r), args[1].eval(r), int(r.NumRows()))
+		}}, nil
+	case "abs":
+		if err := want(KindFloat); err != nil {
+			return nil, err
+		}
+		x := args[0]
+		return &compiled{x.k, func(r arrow.RecordBatch) Vec { return absVec(x.eval(r)) }}, nil
+	}
+	return nil, c.errAt(n, "unknown function %s (there are starts_with, ends_with, contains, abs)", n.Fn)
+}

@@ -1,0 +1,25 @@
+// Package expr is sluice's one expression language: the grammar, the
+// type checker and the vectorised evaluator behind scan's --filter, the
+// filter stage, agg-by's arguments and every other expression, so a text
+// that one of them accepts means the same in all of them.
+//
+// An expression is parsed once (Parse), bound to a schema (Bind or
+// Compile), which checks its columns and types before any data is read,
+// and evaluated over Arrow record batches (Expr.Eval) a column at a time:
+// no per-row interface call on the hot paths. Comparisons follow SQL: a
+// comparison with null is null, and/or are three-valued, and a quoted
+// string compared with a date or timestamp is read as one
+// (l_shipdate <= '1998-09-02').
+//
+// For readers that can skip data by statistics, Conjuncts lists what the
+// top-level "and" terms of a bound filter say about single columns
+// (column op constant, in, between, is null, and "or"s of those); the
+// rest is for the evaluator.
+//
+// Mistakes are an *Error with the 1-based character position of the
+// problem; a column the input lacks is also a *ColumnError.
+//
+// expr is not a query planner: there are no joins, subqueries or
+// aggregates here (exec's agg-by uses ParseList and Bind for its
+// arguments), and it reads only the columns of one batch.
+package expr

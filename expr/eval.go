@@ -1,0 +1,482 @@
+package expr
+
+import (
+	"cmp"
+	"math"
+	"regexp"
+	"strings"
+)
+
+func bothValid(a, b Vec, n int) []bool {
+	switch {
+	case a.Valid == nil && b.Valid == nil:
+		return nil
+	case a.Const && b.Const:
+		return []bool{a.IsValid(0) && b.IsValid(0)}
+	}
+	out := make([]bool, n)
+	for i := range out {
+		out[i] = a.IsValid(at(a, i)) && b.IsValid(at(b, i))
+	}
+	return out
+}
+
+func at(v Vec, i int) int {
+	if v.Const {
+		return 0
+	}
+	return i
+}
+
+func asFloat(v Vec) Vec {
+	if v.K == KindFloat {
+		return v
+	}
+	f := make([]float64, len(v.I))
+	for i, x := range v.I {
+		f[i] = float64(x)
+	}
+	return Vec{K: KindFloat, Const: v.Const, F: f, Valid: v.Valid, own: true}
+}
+
+func asTime(v Vec) Vec {
+	if v.K == KindTime {
+		return v
+	}
+	return Vec{K: KindTime, Const: v.Const, I: scale(v.I, 86_400e9), Valid: v.Valid}
+}
+
+func compareVec[T cmp.Ordered](op string, xs, ys []T, a, b Vec, n int) Vec {
+	if a.Const && b.Const {
+		n = 1
+	}
+	out := make([]bool, n)
+	switch {
+	case a.Const && !b.Const:
+		compareConst(flip(op), ys, xs[0], out)
+	case b.Const && !a.Const:
+		compareConst(op, xs, ys[0], out)
+	default:
+		compareSlices(op, xs[:n], ys[:n], out)
+	}
+	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(a, b, n)}
+}
+
+func flip(op string) string {
+	switch op {
+	case "<":
+		return ">"
+	case "<=":
+		return ">="
+	case ">":
+		return "<"
+	case ">=":
+		return "<="
+	}
+	return op
+}
+
+func compareConst[T cmp.Ordered](op string, xs []T, c T, out []bool) {
+	xs = xs[:len(out)]
+	switch op {
+	case "=":
+		for i, x := range xs {
+			out[i] = x == c
+		}
+	case "!=":
+		for i, x := range xs {
+			out[i] = x != c
+		}
+	case "<":
+		for i, x := range xs {
+			out[i] = x < c
+		}
+	case "<=":
+		for i, x := range xs {
+			out[i] = x <= c
+		}
+	case ">":
+		for i, x := range xs {
+			out[i] = x > c
+		}
+	case ">=":
+		for i, x := range xs {
+			out[i] = x >= c
+		}
+	}
+}
+
+func compareSlices[T cmp.Ordered](op string, xs, ys []T, out []bool) {
+	ys = ys[:len(xs)]
+	switch op {
+	case "=":
+		for i, x := range xs {
+			out[i] = x == ys[i]
+		}
+	case "!=":
+		for i, x := range xs {
+			out[i] = x != ys[i]
+		}
+	case "<":
+		for i, x := range xs {
+			out[i] = x < ys[i]
+		}
+	case "<=":
+		for i, x := range xs {
+			out[i] = x <= ys[i]
+		}
+	case ">":
+		for i, x := range xs {
+			out[i] = x > ys[i]
+		}
+	case ">=":
+		for i, x := range xs {
+			out[i] = x >= ys[i]
+		}
+	}
+}
+
+func compareStrings(op string, a, b Vec, n int) Vec {
+	if a.Const && b.Const {
+		n = 1
+	}
+	out := make([]bool, n)
+	for i := range out {
+		c := strings.Compare(a.S(at(a, i)), b.S(at(b, i)))
+		switch op {
+		case "=":
+			out[i] = c == 0
+		case "!=":
+			out[i] = c != 0
+		case "<":
+			out[i] = c < 0
+		case "<=":
+			out[i] = c <= 0
+		case ">":
+			out[i] = c > 0
+		case ">=":
+			out[i] = c >= 0
+		}
+	}
+	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(a, b, n)}
+}
+
+func compareBools(op string, a, b Vec, n int) Vec {
+	if a.Const && b.Const {
+		n = 1
+	}
+	out := make([]bool, n)
+	for i := range out {
+		x, y := 0, 0
+		if a.B[at(a, i)] {
+			x = 1
+		}
+		if b.B[at(b, i)] {
+			y = 1
+		}
+		out[i] = holds(op, cmp.Compare(x, y))
+	}
+	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(a, b, n)}
+}
+
+func holds(op string, c int) bool {
+	switch op {
+	case "=":
+		return c == 0
+	case "!=":
+		return c != 0
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case ">":
+		return c > 0
+	}
+	return c >= 0
+}
+
+// likeMatcher is SQL's like: % is any run of characters, _ any one.
+// Patterns without _ and with % only at the ends are matched without a
+// regular expression.
+func likeMatcher(pattern string) func(string) bool {
+	if !strings.Contains(pattern, "_") {
+		inner := strings.Trim(pattern, "%")
+		if !strings.Contains(inner, "%") {
+			pre, suf := strings.HasPrefix(pattern, "%"), strings.HasSuffix(pattern, "%") && len(pattern) > 1
+			switch {
+			case pre && suf:
+				return func(s string) bool { return strings.Contains(s, inner) }
+			case pre:
+				return func(s string) bool { return strings.HasSuffix(s, inner) }
+			case suf:
+				return func(s string) bool { return strings.HasPrefix(s, inner) }
+			}
+			return func(s string) bool { return s == pattern }
+		}
+	}
+	var b strings.Builder
+	b.WriteString("(?s)^")
+	for _, r := range pattern {
+		switch r {
+		case '%':
+			b.WriteString(".*")
+		case '_':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString("$")
+	re := regexp.MustCompile(b.String())
+	return re.MatchString
+}
+
+func stringMatch(f func(string) bool, a Vec, n int) Vec {
+	if a.Const {
+		n = 1
+	}
+	out := make([]bool, n)
+	for i := range out {
+		if a.IsValid(i) {
+			out[i] = f(a.S(i))
+		}
+	}
+	return Vec{K: KindBool, Const: a.Const, B: out, Valid: a.Valid}
+}
+
+func stringPredicate(f func(s, p string) bool, a, b Vec, n int) Vec {
+	if a.Const && b.Const {
+		n = 1
+	}
+	out := make([]bool, n)
+	for i := range out {
+		if a.IsValid(at(a, i)) && b.IsValid(at(b, i)) {
+			out[i] = f(a.S(at(a, i)), b.S(at(b, i)))
+		}
+	}
+	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(a, b, n)}
+}
+
+// logicVec is SQL's three-valued and/or: false and null is false, true
+// or null is true.
+func logicVec(and bool, a, b Vec, n int) Vec {
+	if a.Const && b.Const {
+		n = 1
+	}
+	out := make([]bool, n)
+	if a.Valid == nil && b.Valid == nil {
+		for i := range out {
+			if and {
+				out[i] = a.B[at(a, i)] && b.B[at(b, i)]
+			} else {
+				out[i] = a.B[at(a, i)] || b.B[at(b, i)]
+			}
+		}
+		return Vec{K: KindBool, Const: a.Const && b.Const, B: out}
+	}
+	valid := make([]bool, n)
+	for i := range out {
+		av, bv := a.IsValid(at(a, i)), b.IsValid(at(b, i))
+		ab, bb := av && a.B[at(a, i)], bv && b.B[at(b, i)]
+		if and {
+			switch {
+			case av && !ab || bv && !bb:
+				valid[i] = true
+			case av && bv:
+				out[i], valid[i] = true, true
+			}
+		} else {
+			switch {
+			case ab || bb:
+				out[i], valid[i] = true, true
+			case av && bv:
+				valid[i] = true
+			}
+		}
+	}
+	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: valid}
+}
+
+func notVec(a Vec) Vec {
+	out := make([]bool, len(a.B))
+	for i, x := range a.B {
+		out[i] = !x
+	}
+	return Vec{K: KindBool, Const: a.Const, B: out, Valid: a.Valid}
+}
+
+func negVec(a Vec) Vec {
+	if a.K == KindFloat {
+		out := make([]float64, len(a.F))
+		for i, x := range a.F {
+			out[i] = -x
+		}
+		return Vec{K: KindFloat, Const: a.Const, F: out, Valid: a.Valid}
+	}
+	out := make([]int64, len(a.I))
+	for i, x := range a.I {
+		out[i] = -x
+	}
+	return Vec{K: a.K, Const: a.Const, I: out, Valid: a.Valid}
+}
+
+func absVec(a Vec) Vec {
+	if a.K == KindFloat {
+		out := make([]float64, len(a.F))
+		for i, x := range a.F {
+			out[i] = math.Abs(x)
+		}
+		return Vec{K: KindFloat, Const: a.Const, F: out, Valid: a.Valid}
+	}
+	out := make([]int64, len(a.I))
+	for i, x := range a.I {
+		if x < 0 {
+			x = -x
+		}
+		out[i] = x
+	}
+	return Vec{K: a.K, Const: a.Const, I: out, Valid: a.Valid}
+}
+
+func isNullVec(a Vec, not bool, n int) Vec {
+	if a.Const {
+		return Vec{K: KindBool, Const: true, B: []bool{a.IsValid(0) == not}}
+	}
+	out := make([]bool, n)
+	for i := range out {
+		out[i] = a.IsValid(i) == not
+	}
+	return Vec{K: KindBool, B: out}
+}
+
+// arithInt adds, subtracts, multiplies or takes remainders of integers
+// (and days); a remainder by zero is null.
+func arithInt(op string, a, b Vec, n int) Vec {
+	if a.Const && b.Const {
+		n = 1
+	}
+	out := make([]int64, n)
+	valid := bothValid(a, b, n)
+	xs, ys := a.I, b.I
+	switch {
+	case op == "+" && !a.Const && !b.Const:
+		for i := range out {
+			out[i] = xs[i] + ys[i]
+		}
+	case op == "-" && !a.Const && !b.Const:
+		for i := range out {
+			out[i] = xs[i] - ys[i]
+		}
+	case op == "*" && !a.Const && !b.Const:
+		for i := range out {
+			out[i] = xs[i] * ys[i]
+		}
+	default:
+		for i := range out {
+			x, y := xs[at(a, i)], ys[at(b, i)]
+			switch op {
+			case "+":
+				out[i] = x + y
+			case "-":
+				out[i] = x - y
+			case "*":
+				out[i] = x * y
+			case "%":
+				if y == 0 {
+					if valid == nil {
+						valid = allValid(n)
+					}
+					valid[i] = false
+					continue
+				}
+				out[i] = x % y
+			}
+		}
+	}
+	return Vec{K: KindInt, Const: a.Const && b.Const, I: out, Valid: valid}
+}
+
+func allValid(n int) []bool {
+	v := make([]bool, n)
+	for i := range v {
+		v[i] = true
+	}
+	return v
+}
+
+// arithFloat is float arithmetic; division or remainder by zero is null.
+func arithFloat(op string, a, b Vec, n int) Vec {
+	if a.Const && b.Const {
+		n = 1
+	}
+	// Each element is read before its result is written, so a result can
+	// go over an operand the evaluation made: an expression like
+	// x * (1 - y) * (1 + z) then makes two slices, not four.
+	var out []float64
+	switch {
+	case a.own && !a.Const && len(a.F) >= n:
+		out = a.F[:n]
+	case b.own && !b.Const && len(b.F) >= n:
+		out = b.F[:n]
+	default:
+		out = make([]float64, n)
+	}
+	valid := bothValid(a, b, n)
+	xs, ys := a.F, b.F
+	switch {
+	case !a.Const && !b.Const && op == "+":
+		for i := range out {
+			out[i] = xs[i] + ys[i]
+		}
+	case !a.Const && !b.Const && op == "-":
+		for i := range out {
+			out[i] = xs[i] - ys[i]
+		}
+	case !a.Const && !b.Const && op == "*":
+		for i := range out {
+			out[i] = xs[i] * ys[i]
+		}
+	case a.Const && !b.Const && op == "-":
+		c := xs[0]
+		for i := range out {
+			out[i] = c - ys[i]
+		}
+	case a.Const && !b.Const && op == "+":
+		c := xs[0]
+		for i := range out {
+			out[i] = c + ys[i]
+		}
+	case !a.Const && b.Const && op == "*":
+		c := ys[0]
+		for i := range out {
+			out[i] = xs[i] * c
+		}
+	default:
+		for i := range out {
+			x, y := xs[at(a, i)], ys[at(b, i)]
+			switch op {
+			case "+":
+				out[i] = x + y
+			case "-":
+				out[i] = x - y
+			case "*":
+				out[i] = x * y
+			case "/", "%":
+				if y == 0 {
+					if valid == nil {
+						valid = allValid(n)
+					}
+					valid[i] = false
+					out[i] = 0
+					continue
+				}
+				if op == "/" {
+					out[i] = x / y
+				} else {
+					out[i] = math.Mod(x, y)
+				}
+			}
+		}
+	}
+	return Vec{K: KindFloat, Const: a.Const && b.Const, F: out, Valid: valid, own: true}
+}

@@ -1,0 +1,79 @@
+package expr
+
+import (
+	"errors"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// FuzzExpr: any text parses or fails with an *Error pointing inside it
+// (or just past its end); what parses prints as text that parses to the
+// same expression; what binds evaluates without panicking, one value per
+// row, and its conjuncts can be taken.
+func FuzzExpr(f *testing.F) {
+	for _, s := range []string{
+		// exec's filter and agg-by seeds
+		"x > 1", "k = 'a''b' and not n is null", "starts_with(k, 'ap') or -x * 2 <= n % 3",
+		"n / 0 > 1", `"k" != 'x' || !(x >= 1.5e3)`, "date '2023-01-01' - 1 < date '2023-01-02'",
+		"timestamp '2023-01-01 10:00:00' = timestamp '2023-01-01T10:00:00'", "((((x))))", "abs(-n) = 1",
+		"sum(x), count(*) as c, mean(n * 2)", "count()", "x > (1 + )", "'unterminated", "1.5.5", "a.b.c",
+		// scan's --filter seeds
+		"a = 1", "l_shipdate >= '1994-01-01' and l_discount < 0.05", `"x y" <> 'it''s'`,
+		"5 < x", "d < date '1998-09-02'", "a = true AND b != -1e-3", "a = 'open", "`q` >= .5",
+		// the SQL additions
+		"d <= '1998-09-02'", "n in (1, 2, 3) or k not like 'a_%'", "x not between -1 and 2.5",
+		"d + interval '3' day >= '1998-09-02'", "t between '2020-01-01' and timestamp '2020-02-01 00:00:00'",
+	} {
+		f.Add(s)
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	rec := testBatch(f, mem)
+	f.Cleanup(func() {
+		rec.Release()
+		mem.AssertSize(f, 0)
+	})
+	f.Fuzz(func(t *testing.T, s string) {
+		check := func(err error) {
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("%q: %v is not an *Error", s, err)
+			}
+			if n := utf8.RuneCountInString(s); e.Pos < 1 || e.Pos > n+1 {
+				t.Fatalf("%q: position %d outside 1..%d", s, e.Pos, n+1)
+			}
+		}
+		if _, err := ParseList(s); err != nil {
+			check(err)
+		}
+		n, err := Parse(s)
+		if err != nil {
+			check(err)
+			return
+		}
+		printed := String(n)
+		again, err := Parse(printed)
+		if err != nil {
+			t.Fatalf("%q printed as %q, which does not parse: %v", s, printed, err)
+		}
+		if String(again) != printed {
+			t.Fatalf("%q: printed %q, then %q", s, printed, String(again))
+		}
+		e, err := Bind(s, n, testSchema)
+		if err != nil {
+			check(err)
+			return
+		}
+		v := e.Eval(rec)
+		if v.K != e.Kind {
+			t.Fatalf("%q: a %s expression gave a %s", s, e.Kind, v.K)
+		}
+		if !v.Const && e.Kind == KindBool && len(v.B) != int(rec.NumRows()) {
+			t.Fatalf("%q: %d results for %d rows", s, len(v.B), rec.NumRows())
+		}
+		if e.Kind == KindBool {
+			e.Conjuncts()
+		}
+	})
+}

@@ -1,0 +1,191 @@
+package expr
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// Kind is the type of an expression's values. Integers of every width
+// are int64, floats float64, dates days since 1970-01-01, timestamps
+// nanoseconds since 1970-01-01 UTC, and intervals days.
+type Kind uint8
+
+// The kinds of values.
+const (
+	KindBool Kind = iota + 1
+	KindInt
+	KindFloat
+	KindString
+	KindDate
+	KindTime
+	KindInterval
+)
+
+func (k Kind) String() string {
+	if k > KindInterval {
+		return "?"
+	}
+	return [...]string{"", "boolean", "integer", "float", "string", "date", "timestamp", "interval"}[k]
+}
+
+// Numeric is true for integers and floats.
+func (k Kind) Numeric() bool { return k == KindInt || k == KindFloat }
+
+// Vec is the value of an expression over a batch: B for booleans, I for
+// integers, dates, timestamps and intervals, F for floats, S for strings.
+// A constant (Const) holds one value and stands for every row. Valid is
+// nil when every value is valid. A Vec may share a column's memory: it is
+// valid while the batch it came from is.
+type Vec struct {
+	K     Kind
+	Const bool
+	B     []bool
+	I     []int64
+	F     []float64
+	S     func(int) string
+	Valid []bool
+	// own says F was made by the evaluation (not a column's memory), so
+	// the operation that consumes it may write its result over it.
+	own bool
+}
+
+// IsValid says whether value i is not null.
+func (v Vec) IsValid(i int) bool { return v.Valid == nil || v.Valid[i] }
+
+func validity(a arrow.Array) []bool {
+	if a.NullN() == 0 {
+		return nil
+	}
+	v := make([]bool, a.Len())
+	for i := range v {
+		v[i] = a.IsValid(i)
+	}
+	return v
+}
+
+func widen[T int8 | int16 | int32 | uint8 | uint16 | uint32 | uint64](vals []T) []int64 {
+	out := make([]int64, len(vals))
+	for i, v := range vals {
+		out[i] = int64(v)
+	}
+	return out
+}
+
+func scale(vals []int64, by int64) []int64 {
+	out := make([]int64, len(vals))
+	for i, v := range vals {
+		out[i] = v * by
+	}
+	return out
+}
+
+// Loader returns how to read a column of type dt as a Vec, and its kind;
+// nil for a type expressions do not support.
+func Loader(dt arrow.DataType) (Kind, func(arrow.Array) Vec) {
+	ints := func(f func(a arrow.Array) []int64, k Kind) (Kind, func(arrow.Array) Vec) {
+		return k, func(a arrow.Array) Vec { return Vec{K: k, I: f(a), Valid: validity(a)} }
+	}
+	switch t := dt.(type) {
+	case *arrow.Int64Type:
+		return ints(func(a arrow.Array) []int64 { return a.(*array.Int64).Int64Values() }, KindInt)
+	case *arrow.Int32Type:
+		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Int32).Int32Values()) }, KindInt)
+	case *arrow.Int16Type:
+		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Int16).Int16Values()) }, KindInt)
+	case *arrow.Int8Type:
+		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Int8).Int8Values()) }, KindInt)
+	case *arrow.Uint64Type:
+		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Uint64).Uint64Values()) }, KindInt)
+	case *arrow.Uint32Type:
+		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Uint32).Uint32Values()) }, KindInt)
+	case *arrow.Uint16Type:
+		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Uint16).Uint16Values()) }, KindInt)
+	case *arrow.Uint8Type:
+		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Uint8).Uint8Values()) }, KindInt)
+	case *arrow.Date32Type:
+		return ints(func(a arrow.Array) []int64 {
+			return widen(arrow.Int32Traits.CastFromBytes(arrow.Date32Traits.CastToBytes(a.(*array.Date32).Date32Values())))
+		}, KindDate)
+	case *arrow.Date64Type:
+		return ints(func(a arrow.Array) []int64 {
+			v := a.(*array.Date64).Date64Values()
+			out := make([]int64, len(v))
+			for i, d := range v {
+				out[i] = floorDiv(int64(d), 86_400_000)
+			}
+			return out
+		}, KindDate)
+	case *arrow.TimestampType:
+		by := map[arrow.TimeUnit]int64{arrow.Second: 1e9, arrow.Millisecond: 1e6, arrow.Microsecond: 1e3, arrow.Nanosecond: 1}[t.Unit]
+		return ints(func(a arrow.Array) []int64 {
+			v := arrow.Int64Traits.CastFromBytes(arrow.TimestampTraits.CastToBytes(a.(*array.Timestamp).TimestampValues()))
+			if by == 1 {
+				return v
+			}
+			return scale(v, by)
+		}, KindTime)
+	case *arrow.Float64Type:
+		return KindFloat, func(a arrow.Array) Vec {
+			return Vec{K: KindFloat, F: a.(*array.Float64).Float64Values(), Valid: validity(a)}
+		}
+	case *arrow.Float32Type:
+		return KindFloat, func(a arrow.Array) Vec {
+			v := a.(*array.Float32).Float32Values()
+			out := make([]float64, len(v))
+			for i, x := range v {
+				out[i] = float64(x)
+			}
+			return Vec{K: KindFloat, F: out, Valid: validity(a)}
+		}
+	case *arrow.BooleanType:
+		return KindBool, func(a arrow.Array) Vec {
+			b := a.(*array.Boolean)
+			out := make([]bool, b.Len())
+			for i := range out {
+				out[i] = b.Value(i)
+			}
+			return Vec{K: KindBool, B: out, Valid: validity(a)}
+		}
+	}
+	if s := StringAccessor(dt); s != nil {
+		return KindString, func(a arrow.Array) Vec { return Vec{K: KindString, S: s(a), Valid: validity(a)} }
+	}
+	return 0, nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// StringAccessor returns how to read values of a string-like column
+// (string, binary, their large and view forms, and dictionaries of
+// those), or nil for another type.
+func StringAccessor(dt arrow.DataType) func(arrow.Array) func(int) string {
+	switch t := dt.(type) {
+	case *arrow.StringType:
+		return func(a arrow.Array) func(int) string { return a.(*array.String).Value }
+	case *arrow.LargeStringType:
+		return func(a arrow.Array) func(int) string { return a.(*array.LargeString).Value }
+	case *arrow.StringViewType:
+		return func(a arrow.Array) func(int) string { return a.(*array.StringView).Value }
+	case *arrow.BinaryType:
+		return func(a arrow.Array) func(int) string { return a.(*array.Binary).ValueString }
+	case *arrow.LargeBinaryType:
+		return func(a arrow.Array) func(int) string { return a.(*array.LargeBinary).ValueString }
+	case *arrow.DictionaryType:
+		inner := StringAccessor(t.ValueType)
+		if inner == nil {
+			return nil
+		}
+		return func(a arrow.Array) func(int) string {
+			d := a.(*array.Dictionary)
+			vals := inner(d.Dictionary())
+			return func(i int) string { return vals(d.GetValueIndex(i)) }
+		}
+	}
+	return nil
+}
