@@ -24,6 +24,11 @@ type Options struct {
 	// Concurrency is how many requests the caller intends to keep in
 	// flight; the S3 transport keeps at least that many idle connections.
 	Concurrency int
+	// Attempts is how many times the S3 driver itself tries one request
+	// (the SDK's retries). Zero means 3. A caller that retries above the
+	// store (fetch, scan, internal/retry) sets 1, so that retries do not
+	// multiply.
+	Attempts int
 	// StallTimeout cancels an S3 response body that makes no progress for
 	// this long. Zero means 30s; negative disables the watchdog.
 	StallTimeout time.Duration
