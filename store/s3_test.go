@@ -249,6 +249,18 @@ func TestS3Throttled(t *testing.T) {
 	if n := calls.Load(); n != 3 {
 		t.Errorf("%d attempts, want 3", n)
 	}
+
+	// A caller that retries above the store asks for one attempt, so
+	// that retries do not multiply.
+	calls.Store(0)
+	st = s3Target{endpoint: srv.URL, accessKey: "k", secretKey: "s"}.open(t, "b", func(o *store.Options) { o.Attempts = 1 })
+	_, _, err = st.ReadRange(context.Background(), "k", store.Range{Off: 0, Len: 10}, store.ReadOptions{})
+	if !store.IsRetryable(err) {
+		t.Fatalf("kind %v, want retryable: %v", store.KindOf(err), err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d attempts with Attempts 1, want 1", n)
+	}
 }
 
 func pendingUploads(t *testing.T, tg s3Target, key string) int {

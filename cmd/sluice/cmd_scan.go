@@ -137,7 +137,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanOptions, url s
 	}
 
 	base, rest := splitGlob(url)
-	st, key, err := globals.openStore(ctx, base, maxInFlight)
+	st, key, err := globals.openRetried(ctx, base, maxInFlight)
 	if err != nil {
 		return err
 	}

@@ -79,12 +79,24 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 
 // openStore opens a URL with the global flags applied, the link model included.
 func (g *globalOptions) openStore(ctx context.Context, url string, concurrency int) (*store.Store, string, error) {
-	return store.Open(ctx, url, store.Options{
+	return store.Open(ctx, url, g.storeOptions(concurrency, 0))
+}
+
+// openRetried opens a URL for a command whose every request is retried
+// above the store (by fetch, scan or internal/retry): the S3 SDK then
+// makes one attempt per request, so that retries do not multiply.
+func (g *globalOptions) openRetried(ctx context.Context, url string, concurrency int) (*store.Store, string, error) {
+	return store.Open(ctx, url, g.storeOptions(concurrency, 1))
+}
+
+func (g *globalOptions) storeOptions(concurrency, attempts int) store.Options {
+	return store.Options{
 		Endpoint:    g.endpoint,
 		Region:      g.region,
 		Concurrency: concurrency,
+		Attempts:    attempts,
 		Wrap:        sim.WrapOption(g.profile),
-	})
+	}
 }
 
 func exactArgs(n int) cobra.PositionalArgs {
