@@ -114,7 +114,10 @@ func isolateAWSConfig(t *testing.T) (configFile string) {
 // config, the ways the aws CLI takes it; without it the error says what
 // to set.
 func TestS3CABundle(t *testing.T) {
-	tg := embedded(t)
+	forEachS3(t, testCABundle)
+}
+
+func testCABundle(t *testing.T, tg s3Target) {
 	caPEM, leaf := privateCA(t)
 	ts := httptest.NewUnstartedServer(proxy(t, tg.endpoint))
 	ts.TLS = &tls.Config{Certificates: []tls.Certificate{leaf}}
