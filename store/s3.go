@@ -373,6 +373,18 @@ func (d *s3Driver) Delete(ctx context.Context, key string) error {
 	return d.convert(err)
 }
 
+// MakeBucket creates the bucket, in the driver's region.
+func (d *s3Driver) MakeBucket(ctx context.Context) error {
+	c := d.c()
+	in := &s3.CreateBucketInput{Bucket: &d.bucket}
+	// us-east-1 is S3's default and refuses to be named as a constraint.
+	if r := c.Options().Region; r != "" && r != "us-east-1" {
+		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(r)}
+	}
+	_, err := c.CreateBucket(ctx, in)
+	return d.convert(err)
+}
+
 func (d *s3Driver) Classify(err error) Kind {
 	var se *s3Error
 	if errors.As(d.convert(err), &se) {
@@ -728,6 +740,12 @@ func (d *s3Driver) convert(err error) error {
 		switch code {
 		case "NoSuchBucket":
 			return d.noSuchBucket(err)
+		case "BucketAlreadyOwnedByYou":
+			return mk(KindPermanent, "bucket %q already exists", d.bucket)
+		case "BucketAlreadyExists":
+			return mk(KindPermanent, "bucket %q already exists (the name is taken)", d.bucket)
+		case "InvalidBucketName":
+			return mk(KindInvalid, "bucket name %q is not valid (3-63 characters: a-z, 0-9, '.', '-')", d.bucket)
 		case "NoSuchKey", "NotFound":
 			return mk(KindNotFound, "no such object")
 		case "NoSuchUpload":

@@ -104,8 +104,8 @@ func runCp(ctx context.Context, out, errOut io.Writer, opts cpOptions, srcURL, d
 		return err
 	}
 	secs := time.Since(start).Seconds()
-	fmt.Fprintf(out, "copied %d objects, %s in %.1fs (%.1f MiB/s) to %s\n",
-		len(jobs), humanBytes(total), secs, float64(total)/(1<<20)/max(secs, 1e-9), dst.URL(dstKey))
+	fmt.Fprintf(out, "copied %s, %s in %.1fs (%.1f MiB/s) to %s\n",
+		plural(len(jobs), "object"), humanBytes(total), secs, float64(total)/(1<<20)/max(secs, 1e-9), dst.URL(dstKey))
 	return nil
 }
 

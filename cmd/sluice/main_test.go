@@ -83,7 +83,7 @@ func TestVersionAndHelp(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "sluice ") {
 		t.Fatalf("version: %+v", r)
 	}
-	for _, c := range []string{"ls", "gen", "server", "demo", "version"} {
+	for _, c := range []string{"ls", "rm", "mb", "cp", "gen", "server", "demo", "version"} {
 		r := sluice(t, nil, c, "--help")
 		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
 			t.Errorf("%s --help has no Examples section (exit %d)", c, r.code)

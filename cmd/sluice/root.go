@@ -60,6 +60,8 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 
 	root.AddCommand(
 		newLsCommand(),
+		newRmCommand(),
+		newMbCommand(),
 		newVersionCommand(),
 		newGenCommand(),
 		newServerCommand(),
