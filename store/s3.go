@@ -787,6 +787,10 @@ func (d *s3Driver) convert(err error) error {
 		}
 		return mk(KindPermanent, "%s (HTTP %d): %s", code, status, oneLine(errors.New(msg)))
 	}
+	var de *smithy.DeserializationError
+	if errors.As(err, &de) {
+		return mk(KindPermanent, "endpoint %s does not answer as an S3 server (%s)", d.endpoint, oneLine(innermost(err)))
+	}
 	if untrustedCert(err) {
 		return mk(KindPermanent, "TLS certificate of %s not trusted (%s): set AWS_CA_BUNDLE (or ca_bundle in the AWS config) to the PEM file of its CA",
 			d.endpoint, oneLine(innermost(err)))

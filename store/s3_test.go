@@ -540,3 +540,21 @@ func FuzzS3ContentRange(f *testing.F) {
 		io.Copy(io.Discard, rc)
 	})
 }
+
+// An endpoint that is some other HTTP server (a web page where S3 was
+// expected) is named as such, in one line.
+func TestS3NotAnS3Server(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<!DOCTYPE html>\n<html><head><meta charset=utf-8></head><body>hello</body></html>\n"))
+	}))
+	defer srv.Close()
+	st := s3Target{endpoint: srv.URL, accessKey: "k", secretKey: "s"}.open(t, "b")
+	_, err := st.List(context.Background(), "")
+	if err == nil {
+		t.Fatal("a web page was taken for a listing")
+	}
+	if got, want := oneLine(t, err), "endpoint "+srv.URL+" does not answer as an S3 server"; !strings.Contains(got, want) {
+		t.Errorf("message %q, want it to say %q", got, want)
+	}
+}
