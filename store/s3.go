@@ -55,6 +55,10 @@ type s3Driver struct {
 	bucket   string
 	endpoint string // named in "unreachable" messages
 	tr       *Transport
+	// partAttempts gives multipart part uploads the SDK's retries even
+	// when Options.Attempts turned them off: no caller can retry one part,
+	// and retrying the whole object instead costs all of its bytes again.
+	partAttempts func(*s3.Options)
 	// bufs recycles part buffers across writers: fresh memory is slow
 	// to fault in, and a writer of many objects would otherwise fault in
 	// a part's worth for each.
@@ -146,7 +150,8 @@ func openS3(ctx context.Context, bucket string, opts Options) (Driver, error) {
 		}
 		endpoint = *ep
 	}
-	d := &s3Driver{bucket: bucket, endpoint: endpoint, tr: tr}
+	d := &s3Driver{bucket: bucket, endpoint: endpoint, tr: tr,
+		partAttempts: func(o *s3.Options) { o.Retryer = newS3Retryer(max(opts.Attempts, s3MaxAttempts)) }}
 	d.cur.Store(client)
 	return d, nil
 }
@@ -551,7 +556,7 @@ func (w *s3Writer) flushPart() error {
 				PartNumber:    &num,
 				Body:          bytes.NewReader(data),
 				ContentLength: aws.Int64(int64(len(data))),
-			})
+			}, w.d.partAttempts)
 		})
 		w.partMu.Lock()
 		if err != nil {

@@ -558,3 +558,52 @@ func TestS3NotAnS3Server(t *testing.T) {
 		t.Errorf("message %q, want it to say %q", got, want)
 	}
 }
+
+// With Attempts 1 (a caller that retries whole requests itself), the
+// parts of a multipart upload still get the SDK's retries: no caller can
+// retry one part. Everything else makes one attempt.
+func TestS3PartsKeepRetries(t *testing.T) {
+	tg := embedded(t)
+	rp := proxy(t, tg.endpoint)
+	var throttle, partPuts, puts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			if r.URL.Query().Has("partNumber") {
+				partPuts.Add(1)
+			} else {
+				puts.Add(1)
+			}
+			if throttle.Add(-1) >= 0 {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	st := s3Target{endpoint: srv.URL, accessKey: tg.accessKey, secretKey: tg.secretKey}.open(t, tg.bucket,
+		func(o *store.Options) { o.Attempts = 1 })
+	ctx := context.Background()
+
+	throttle.Store(2) // the first part's first two tries
+	big := bytes.Repeat([]byte("sluice!!"), (11<<20)/8)
+	if _, err := st.Put(ctx, "parts/big", bytes.NewReader(big), store.WriteOptions{PartSize: 5 << 20, Concurrency: 1}); err != nil {
+		t.Fatalf("multipart upload with two throttled part tries: %v", err)
+	}
+	if n := partPuts.Load(); n != 3+2 {
+		t.Errorf("%d part uploads, want 3 parts + 2 retries", n)
+	}
+	got, err := st.ReadAll(ctx, "parts/big")
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("read back %d bytes: %v", len(got), err)
+	}
+
+	throttle.Store(1)
+	_, err = st.Put(ctx, "parts/small", strings.NewReader("x"), store.WriteOptions{})
+	if !store.IsRetryable(err) || puts.Load() != 1 {
+		t.Errorf("single PUT throttled once: %d tries, %v; want 1 try and a retryable error", puts.Load(), err)
+	}
+}

@@ -27,7 +27,8 @@ type Options struct {
 	// Attempts is how many times the S3 driver itself tries one request
 	// (the SDK's retries). Zero means 3. A caller that retries above the
 	// store (fetch, scan, internal/retry) sets 1, so that retries do not
-	// multiply.
+	// multiply. The parts of a multipart upload keep at least 3: no caller
+	// can retry one part.
 	Attempts int
 	// StallTimeout cancels an S3 response body that makes no progress for
 	// this long. Zero means 30s; negative disables the watchdog.
