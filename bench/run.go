@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	mrand "math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -187,6 +187,10 @@ func Run(ctx context.Context, st *store.Store, prefix string, cfg Config) (res R
 		return Result{}, err
 	}
 	r := &runner{st: st, cfg: cfg.withDefaults(), start: time.Now(), written: map[string]bool{}}
+	r.retry = retry.Policy{Retries: r.cfg.Attempts - 1, Base: 50 * time.Millisecond, Max: 2 * time.Second}
+	if r.retry.Retries == 0 {
+		r.retry.Retries = -1 // one attempt: no retries
+	}
 	res.Start = r.start
 	defer func() {
 		res.Records = r.records
@@ -262,6 +266,7 @@ type object struct {
 type runner struct {
 	st      *store.Store
 	cfg     Config
+	retry   retry.Policy
 	start   time.Time
 	payload *Payload
 	bufs    [][]byte
@@ -495,8 +500,8 @@ func (w *worker) do(ctx context.Context, kind Kind, it item) error {
 		case store.KindNotFound, store.KindPermission, store.KindInvalid, store.KindCanceled:
 			return err
 		case store.KindRetryable:
-			if attempt < w.r.cfg.Attempts {
-				if err := sleep(ctx, backoff(attempt)); err != nil {
+			if w.r.retry.Again(err, attempt-1) {
+				if err := w.r.retry.Wait(ctx, attempt); err != nil {
 					return err
 				}
 				continue
@@ -561,23 +566,6 @@ func (w *worker) get(ctx context.Context, rec *Record, it item) error {
 	return nil
 }
 
-// backoff is full jitter over an exponential ceiling, 50ms doubling to 2s.
-func backoff(attempt int) time.Duration {
-	ceil := min(50*time.Millisecond<<(attempt-1), 2*time.Second)
-	return time.Duration(mrand.Int64N(int64(ceil)) + 1)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 func (r *runner) track(key string) {
 	r.writtenMu.Lock()
 	r.written[key] = true
@@ -591,7 +579,7 @@ func (r *runner) delete(ctx context.Context, keys []string) error {
 	g.SetLimit(16)
 	for _, k := range keys {
 		g.Go(func() error {
-			err := r.retry(gctx, func() error { return r.st.Delete(gctx, k) })
+			err := r.retry.Do(gctx, func() error { return r.st.Delete(gctx, k) })
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
@@ -628,23 +616,9 @@ func (r *runner) cleanup(ctx context.Context, prefix string) error {
 	return r.delete(ctx, keys)
 }
 
-// retry runs fn (a list or a delete, not measured) until it succeeds, fails
-// for good, or has had the configured attempts.
-func (r *runner) retry(ctx context.Context, fn func() error) error {
-	for attempt := 1; ; attempt++ {
-		err := fn()
-		if err == nil || !store.IsRetryable(err) || attempt >= r.cfg.Attempts {
-			return err
-		}
-		if err := sleep(ctx, backoff(attempt)); err != nil {
-			return err
-		}
-	}
-}
-
 func (r *runner) list(ctx context.Context, prefix string) ([]store.ObjectInfo, error) {
 	var objs []store.ObjectInfo
-	err := r.retry(ctx, func() error {
+	err := r.retry.Do(ctx, func() error {
 		var err error
 		objs, err = r.st.List(ctx, prefix)
 		return err

@@ -1,11 +1,9 @@
 package fetch
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"time"
 
 	"github.com/sluice-data/sluice/store"
@@ -45,7 +43,7 @@ func (p *Plan) run(pt *part, a *attempt, slot bool) {
 			pt.mu.Unlock()
 			return
 		}
-		if err == nil || !store.IsRetryable(err) || pt.retries >= p.f.opts.MaxRetries {
+		if !p.f.retry.Again(err, pt.retries) {
 			pt.mu.Unlock()
 			if err == nil {
 				err = fmt.Errorf("fetch: %s: request ended without its bytes", pt.u.obj.url)
@@ -57,7 +55,7 @@ func (p *Plan) run(pt *part, a *attempt, slot bool) {
 		n := pt.retries
 		pt.mu.Unlock()
 		p.stats.retries.Add(1)
-		if !sleep(p.ctx, backoff(p.f.opts.RetryBase, n)) {
+		if p.f.retry.Wait(p.ctx, n) != nil {
 			return
 		}
 		pt.mu.Lock()
@@ -67,27 +65,6 @@ func (p *Plan) run(pt *part, a *attempt, slot bool) {
 		}
 		a = pt.newAttempt(p.ctx, a.hedge)
 		pt.mu.Unlock()
-	}
-}
-
-// backoff is exponential with full jitter: a uniform draw below
-// base x 2^(n-1), capped, so retries of many parts spread out.
-func backoff(base time.Duration, n int) time.Duration {
-	ceil := base << min(n-1, 20)
-	if ceil <= 0 || ceil > maxBackoff {
-		ceil = maxBackoff
-	}
-	return time.Duration(rand.Int64N(int64(ceil)) + 1)
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 

@@ -19,8 +19,10 @@
 //   - keeps requests in flight up to a limit that starts at 16 and grows,
 //     while the aggregate throughput keeps rising, up to 64; it does not
 //     depend on the number of cores;
-//   - retries throttling, resets and short bodies with exponential backoff
-//     and full jitter, resuming from the byte a body reached, and re-issues
+//   - retries throttling, resets and short bodies with internal/retry's
+//     policy (exponential backoff, full jitter; open an S3 store with
+//     store.Options{Attempts: 1} so the SDK's retries do not multiply
+//     with it), resuming from the byte a body reached, and re-issues
 //     stragglers (no progress for several first-byte p99s, or far slower
 //     than the typical request and than the requests running beside it):
 //     the duplicate races the original, the first to finish wins, the other

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"sync"
 
+	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -17,6 +18,7 @@ import (
 type Fetcher struct {
 	st    *store.Store
 	opts  Options
+	retry retry.Policy
 	link  *linkModel
 	pages *pages
 
@@ -36,6 +38,7 @@ func New(st *store.Store, opts Options) *Fetcher {
 	return &Fetcher{
 		st:         st,
 		opts:       opts,
+		retry:      retry.Policy{Retries: opts.MaxRetries, Base: opts.RetryBase, Max: maxBackoff},
 		link:       newLinkModel(opts),
 		pages:      newPages(opts.Memory),
 		minHole:    minHole,

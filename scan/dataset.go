@@ -201,7 +201,7 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 	}
 	var root string
 	var objs []store.ObjectInfo
-	err := withRetries(ctx, func() (err error) {
+	err := policy.Do(ctx, func() (err error) {
 		root, objs, err = listFiles(ctx, st, pattern)
 		return err
 	})

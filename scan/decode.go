@@ -391,12 +391,20 @@ func (s *Scanner) readDirect(f *fileInfo, p []byte, off int64) (int, error) {
 	}
 	n := min(int64(len(p)), f.size-off)
 	s.c.fallbacks.Add(1)
-	rc, _, err := s.ds.st.ReadRange(s.ctx, f.key, store.Range{Off: off, Len: n}, store.ReadOptions{IfMatch: f.etag})
-	if err != nil {
+	var m int
+	opened := false
+	err := policy.Do(s.ctx, func() error {
+		rc, _, err := s.ds.st.ReadRange(s.ctx, f.key, store.Range{Off: off, Len: n}, store.ReadOptions{IfMatch: f.etag})
+		if opened = err == nil; !opened {
+			return err
+		}
+		defer rc.Close()
+		m, err = io.ReadFull(rc, p[:n])
+		return err
+	})
+	if err != nil && !opened {
 		return 0, err
 	}
-	defer rc.Close()
-	m, err := io.ReadFull(rc, p[:n])
 	s.c.fallbackBytes.Add(int64(m))
 	if err != nil {
 		return m, fmt.Errorf("read [%d, %d): %w", off, off+n, err)

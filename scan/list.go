@@ -23,10 +23,8 @@ func listFiles(ctx context.Context, st *store.Store, pattern string) (root strin
 			return "", nil, &store.Error{Op: "scan", URL: st.URL(pattern), Kind: store.KindInvalid, Err: fmt.Errorf("bad glob: %v", err)}
 		}
 		root = pattern[:strings.LastIndex(pattern[:i], "/")+1]
-		err = st.Walk(ctx, pattern[:i], func(o store.ObjectInfo) error {
-			if ok, _ := path.Match(pattern, o.Key); ok {
-				objs = append(objs, o)
-			}
+		err = st.Glob(ctx, pattern, func(o store.ObjectInfo) error {
+			objs = append(objs, o)
 			return nil
 		})
 		return root, objs, err

@@ -2,9 +2,9 @@ package scan
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 
+	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -12,41 +12,16 @@ import (
 // package fetch, which retries and races its own. They need the same
 // care: without it one 503 SlowDown fails the whole scan, and one footer
 // read stalled mid-body holds Open up for as long as the stall lasts.
+// policy is sluice's one retry policy, as fetch uses it.
+var policy = retry.Policy{Retries: maxRetries}
+
 const (
-	maxRetries = 10
-	retryBase  = 50 * time.Millisecond
-	maxBackoff = 5 * time.Second
+	maxRetries = retry.DefaultRetries
 	// hedgeAfter is how long a footer read runs before a second one races
 	// it: several first-byte p99s of object storage (80 ms), and far
 	// longer than a footer of a few KiB takes once its first byte is in.
 	hedgeAfter = 500 * time.Millisecond
 )
-
-// backoff is the wait before retry n (from 1): exponential with full
-// jitter, so retries of many reads spread out.
-func backoff(n int) time.Duration {
-	ceil := min(retryBase<<min(n-1, 20), maxBackoff)
-	return time.Duration(rand.Int64N(int64(ceil)) + 1)
-}
-
-// withRetries calls fn until it succeeds, fails with an error that is not
-// retryable (store.IsRetryable), or has been retried maxRetries times,
-// waiting between tries with exponential backoff and full jitter.
-func withRetries(ctx context.Context, fn func() error) error {
-	for n := 0; ; n++ {
-		err := fn()
-		if err == nil || !store.IsRetryable(err) || n >= maxRetries || ctx.Err() != nil {
-			return err
-		}
-		t := time.NewTimer(backoff(n + 1))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		}
-	}
-}
 
 // maxFooterAttempts bounds the requests one footer read makes: its
 // retries and the duplicates raced against slow ones.
@@ -82,14 +57,14 @@ func (r *footerReader) readRange(ctx context.Context, key string, rg store.Range
 	start()
 	hedge := time.NewTimer(hedgeAfter)
 	defer hedge.Stop()
-	var retry <-chan time.Time
+	var again <-chan time.Time
 	for {
 		select {
 		case <-hedge.C:
 			start()
 			hedge.Reset(hedgeAfter)
-		case <-retry:
-			retry = nil
+		case <-again:
+			again = nil
 			start()
 			hedge.Reset(hedgeAfter)
 		case res := <-out:
@@ -97,14 +72,14 @@ func (r *footerReader) readRange(ctx context.Context, key string, rg store.Range
 			if res.err == nil {
 				return res.b, res.info, nil
 			}
-			if store.IsRetryable(res.err) && failures < maxRetries && attempts < maxFooterAttempts {
+			if policy.Again(res.err, failures) && attempts < maxFooterAttempts {
 				failures++
-				if retry == nil {
-					retry = time.After(backoff(failures))
+				if again == nil {
+					again = time.After(policy.Backoff(failures))
 				}
 				continue
 			}
-			if running == 0 && retry == nil {
+			if running == 0 && again == nil {
 				return nil, res.info, res.err
 			}
 		case <-ctx.Done():

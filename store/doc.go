@@ -9,7 +9,12 @@
 // here, not in each driver. Every driver passes the conformance suite in
 // store/storetest.
 //
-// It is not a cache, a scheduler or a retry layer: one call is one request.
-// Coalescing, concurrency, retries and version pinning across many ranges
-// belong to package fetch above it.
+// It is not a cache, a scheduler or a retry layer. Retries belong above it,
+// to internal/retry's one policy (fetch, scan, bench and the CLI use it);
+// a caller that retries opens the store with Options.Attempts 1, so that
+// one call is one request (the default keeps the S3 SDK's 3 attempts, for
+// callers that do not retry). The exception is an answer that names the
+// bucket's region: the request goes once more, to that region.
+// Coalescing, concurrency and version pinning across many ranges belong to
+// package fetch above it.
 package store

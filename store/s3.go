@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,10 +48,17 @@ const (
 // s3Driver is the s3:// driver: any S3-compatible endpoint through
 // aws-sdk-go-v2, on the tuned Transport.
 type s3Driver struct {
-	client   *s3.Client
+	// cur is the client of the bucket's region: replaced (under regionMu)
+	// when the server names another one.
+	cur      atomic.Pointer[s3.Client]
+	regionMu sync.Mutex
 	bucket   string
 	endpoint string // named in "unreachable" messages
 	tr       *Transport
+	// partAttempts gives multipart part uploads the SDK's retries even
+	// when Options.Attempts turned them off: no caller can retry one part,
+	// and retrying the whole object instead costs all of its bytes again.
+	partAttempts func(*s3.Options)
 	// bufs recycles part buffers across writers: fresh memory is slow
 	// to fault in, and a writer of many objects would otherwise fault in
 	// a part's worth for each.
@@ -58,6 +66,8 @@ type s3Driver struct {
 }
 
 // getBuf returns an empty pooled buffer of at least size bytes, or nil.
+func (d *s3Driver) c() *s3.Client { return d.cur.Load() }
+
 func (d *s3Driver) getBuf(size int64) []byte {
 	if p, ok := d.bufs.Get().(*[]byte); ok && int64(cap(*p)) >= size {
 		return (*p)[:0]
@@ -79,7 +89,10 @@ func (d *s3Driver) putBuf(b []byte) {
 // or endpoint_url in the shared config, else AWS. Any custom endpoint is
 // addressed path-style (http://host/bucket/key), which every S3-compatible
 // server accepts. The region is opts.Region, else AWS_REGION or the shared
-// config, else us-east-1. Opening sends no request.
+// config, else us-east-1; a bucket that lives in another region is found
+// from the server's answer (as the aws CLI does) and used from then on.
+// A private CA is trusted through AWS_CA_BUNDLE or the shared config's
+// ca_bundle. Opening sends no request.
 func openS3(ctx context.Context, bucket string, opts Options) (Driver, error) {
 	if opts.Endpoint != "" {
 		if err := checkEndpoint(opts.Endpoint); err != nil {
@@ -107,6 +120,9 @@ func openS3(ctx context.Context, bucket string, opts Options) (Driver, error) {
 		cfg.Region = "us-east-1"
 	}
 	tr := NewTransport(opts)
+	if err := useCABundle(tr, cfg); err != nil {
+		return nil, err
+	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if opts.Endpoint != "" {
 			o.BaseEndpoint = aws.String(opts.Endpoint)
@@ -114,8 +130,15 @@ func openS3(ctx context.Context, bucket string, opts Options) (Driver, error) {
 		// Virtual-host addressing needs DNS for bucket.host, which
 		// custom endpoints (MinIO, 127.0.0.1) rarely have.
 		o.UsePathStyle = o.BaseEndpoint != nil
-		o.HTTPClient = &http.Client{Transport: tr}
-		o.Retryer = newS3Retryer()
+		o.HTTPClient = &http.Client{
+			Transport: tr,
+			// A redirect is S3 naming the bucket's region (handled by
+			// call); following a Location would resend signed requests to
+			// another host.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+		o.Retryer = newS3Retryer(opts.Attempts)
+		o.APIOptions = append(o.APIOptions, addRegionHint)
 		// Ranged GETs never carry a whole-object checksum; the SDK would
 		// log a warning for each one.
 		o.DisableLogOutputChecksumValidationSkipped = true
@@ -127,7 +150,10 @@ func openS3(ctx context.Context, bucket string, opts Options) (Driver, error) {
 		}
 		endpoint = *ep
 	}
-	return &s3Driver{client: client, bucket: bucket, endpoint: endpoint, tr: tr}, nil
+	d := &s3Driver{bucket: bucket, endpoint: endpoint, tr: tr,
+		partAttempts: func(o *s3.Options) { o.Retryer = newS3Retryer(max(opts.Attempts, s3MaxAttempts)) }}
+	d.cur.Store(client)
+	return d, nil
 }
 
 // loopbackEndpoint reports whether the first non-empty endpoint is on this machine.
@@ -155,9 +181,12 @@ func checkEndpoint(ep string) error {
 	return nil
 }
 
-func newS3Retryer() aws.Retryer {
+func newS3Retryer(attempts int) aws.Retryer {
+	if attempts <= 0 {
+		attempts = s3MaxAttempts
+	}
 	return retry.NewStandard(func(o *retry.StandardOptions) {
-		o.MaxAttempts = s3MaxAttempts
+		o.MaxAttempts = attempts
 		o.MaxBackoff = 2 * time.Second
 		// The token bucket would turn a burst of throttling across many
 		// parallel requests into "retry quota exceeded" failures; the
@@ -176,13 +205,15 @@ func newS3Retryer() aws.Retryer {
 }
 
 func (d *s3Driver) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
-	in := &s3.ListObjectsV2Input{Bucket: &d.bucket}
-	if prefix != "" {
-		in.Prefix = &prefix
-	}
-	p := s3.NewListObjectsV2Paginator(d.client, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	var token *string
+	for {
+		page, err := call(ctx, d, func(c *s3.Client) (*s3.ListObjectsV2Output, error) {
+			in := &s3.ListObjectsV2Input{Bucket: &d.bucket, ContinuationToken: token}
+			if prefix != "" {
+				in.Prefix = &prefix
+			}
+			return c.ListObjectsV2(ctx, in)
+		})
 		if err != nil {
 			return d.convert(err)
 		}
@@ -197,12 +228,17 @@ func (d *s3Driver) List(ctx context.Context, prefix string, fn func(ObjectInfo) 
 				return err
 			}
 		}
+		token = page.NextContinuationToken
+		if !aws.ToBool(page.IsTruncated) || aws.ToString(token) == "" {
+			return nil
+		}
 	}
-	return nil
 }
 
 func (d *s3Driver) Stat(ctx context.Context, key string) (ObjectInfo, error) {
-	out, err := d.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &d.bucket, Key: &key})
+	out, err := call(ctx, d, func(c *s3.Client) (*s3.HeadObjectOutput, error) {
+		return c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &d.bucket, Key: &key})
+	})
 	if err != nil {
 		return ObjectInfo{}, d.headErr(ctx, err)
 	}
@@ -220,7 +256,7 @@ func (d *s3Driver) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 func (d *s3Driver) headErr(ctx context.Context, err error) error {
 	err = d.convert(err)
 	if KindOf(err) == KindNotFound {
-		_, berr := d.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &d.bucket})
+		_, berr := d.c().HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &d.bucket})
 		if berr != nil && KindOf(d.convert(berr)) == KindNotFound {
 			return d.noSuchBucket(berr)
 		}
@@ -260,7 +296,7 @@ func (d *s3Driver) ReadRange(ctx context.Context, key string, r Range, opts Read
 	if opts.IfMatch != "" {
 		in.IfMatch = &opts.IfMatch
 	}
-	out, err := d.client.GetObject(ctx, in)
+	out, err := call(ctx, d, func(c *s3.Client) (*s3.GetObjectOutput, error) { return c.GetObject(ctx, in) })
 	if err != nil {
 		if statusOf(err) == http.StatusRequestedRangeNotSatisfiable {
 			return d.emptyRead(ctx, key, opts)
@@ -336,7 +372,21 @@ func (d *s3Driver) Delete(ctx context.Context, key string) error {
 	if _, err := d.Stat(ctx, key); err != nil {
 		return err
 	}
-	_, err := d.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &d.bucket, Key: &key})
+	_, err := call(ctx, d, func(c *s3.Client) (*s3.DeleteObjectOutput, error) {
+		return c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &d.bucket, Key: &key})
+	})
+	return d.convert(err)
+}
+
+// MakeBucket creates the bucket, in the driver's region.
+func (d *s3Driver) MakeBucket(ctx context.Context) error {
+	c := d.c()
+	in := &s3.CreateBucketInput{Bucket: &d.bucket}
+	// us-east-1 is S3's default and refuses to be named as a constraint.
+	if r := c.Options().Region; r != "" && r != "us-east-1" {
+		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(r)}
+	}
+	_, err := c.CreateBucket(ctx, in)
 	return d.convert(err)
 }
 
@@ -470,7 +520,9 @@ func (w *s3Writer) failure() error {
 // flushPart starts uploading the buffered part, once a slot is free.
 func (w *s3Writer) flushPart() error {
 	if w.uploadID == "" {
-		out, err := w.d.client.CreateMultipartUpload(w.ctx, &s3.CreateMultipartUploadInput{Bucket: &w.d.bucket, Key: &w.key})
+		out, err := call(w.ctx, w.d, func(c *s3.Client) (*s3.CreateMultipartUploadOutput, error) {
+			return c.CreateMultipartUpload(w.ctx, &s3.CreateMultipartUploadInput{Bucket: &w.d.bucket, Key: &w.key})
+		})
 		if err != nil {
 			return w.d.convert(err)
 		}
@@ -496,13 +548,15 @@ func (w *s3Writer) flushPart() error {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		out, err := w.d.client.UploadPart(w.ctx, &s3.UploadPartInput{
-			Bucket:        &w.d.bucket,
-			Key:           &w.key,
-			UploadId:      &w.uploadID,
-			PartNumber:    &num,
-			Body:          bytes.NewReader(data),
-			ContentLength: aws.Int64(int64(len(data))),
+		out, err := call(w.ctx, w.d, func(c *s3.Client) (*s3.UploadPartOutput, error) {
+			return c.UploadPart(w.ctx, &s3.UploadPartInput{
+				Bucket:        &w.d.bucket,
+				Key:           &w.key,
+				UploadId:      &w.uploadID,
+				PartNumber:    &num,
+				Body:          bytes.NewReader(data),
+				ContentLength: aws.Int64(int64(len(data))),
+			}, w.d.partAttempts)
 		})
 		w.partMu.Lock()
 		if err != nil {
@@ -537,11 +591,13 @@ func (w *s3Writer) Close() error {
 		if err := w.failure(); err != nil {
 			return err
 		}
-		_, err := w.d.client.PutObject(w.ctx, &s3.PutObjectInput{
-			Bucket:        &w.d.bucket,
-			Key:           &w.key,
-			Body:          bytes.NewReader(w.buf),
-			ContentLength: aws.Int64(int64(len(w.buf))),
+		_, err := call(w.ctx, w.d, func(c *s3.Client) (*s3.PutObjectOutput, error) {
+			return c.PutObject(w.ctx, &s3.PutObjectInput{
+				Bucket:        &w.d.bucket,
+				Key:           &w.key,
+				Body:          bytes.NewReader(w.buf),
+				ContentLength: aws.Int64(int64(len(w.buf))),
+			})
 		})
 		w.d.putBuf(w.buf)
 		w.buf = nil
@@ -557,7 +613,7 @@ func (w *s3Writer) Close() error {
 		return w.abortUpload(err)
 	}
 	sort.Slice(w.parts, func(i, j int) bool { return *w.parts[i].PartNumber < *w.parts[j].PartNumber })
-	_, err := w.d.client.CompleteMultipartUpload(w.ctx, &s3.CompleteMultipartUploadInput{
+	_, err := w.d.c().CompleteMultipartUpload(w.ctx, &s3.CompleteMultipartUploadInput{
 		Bucket:          &w.d.bucket,
 		Key:             &w.key,
 		UploadId:        &w.uploadID,
@@ -599,7 +655,7 @@ func (w *s3Writer) abortUpload(cause error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.parent), 30*time.Second)
 	defer cancel()
 	for attempt := 1; ; attempt++ {
-		_, err := w.d.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+		_, err := w.d.c().AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
 			Bucket:   &w.d.bucket,
 			Key:      &w.key,
 			UploadId: &w.uploadID,
@@ -622,7 +678,7 @@ func (w *s3Writer) abortUpload(cause error) error {
 		case <-ctx.Done():
 			return cause
 		}
-		_, err = w.d.client.ListParts(ctx, &s3.ListPartsInput{Bucket: &w.d.bucket, Key: &w.key, UploadId: &w.uploadID})
+		_, err = w.d.c().ListParts(ctx, &s3.ListPartsInput{Bucket: &w.d.bucket, Key: &w.key, UploadId: &w.uploadID})
 		if err != nil {
 			return cause // gone (NoSuchUpload), or we cannot tell
 		}
@@ -689,6 +745,12 @@ func (d *s3Driver) convert(err error) error {
 		switch code {
 		case "NoSuchBucket":
 			return d.noSuchBucket(err)
+		case "BucketAlreadyOwnedByYou":
+			return mk(KindPermanent, "bucket %q already exists", d.bucket)
+		case "BucketAlreadyExists":
+			return mk(KindPermanent, "bucket %q already exists (the name is taken)", d.bucket)
+		case "InvalidBucketName":
+			return mk(KindInvalid, "bucket name %q is not valid (3-63 characters: a-z, 0-9, '.', '-')", d.bucket)
 		case "NoSuchKey", "NotFound":
 			return mk(KindNotFound, "no such object")
 		case "NoSuchUpload":
@@ -701,6 +763,11 @@ func (d *s3Driver) convert(err error) error {
 			return mk(KindPermission, "credentials expired or invalid: refresh AWS_SESSION_TOKEN / AWS_PROFILE")
 		case "AccessDenied", "AllAccessDisabled", "AccountProblem", "Forbidden":
 			return mk(KindPermission, "access denied: %s", credentialsHint)
+		case "PermanentRedirect", "AuthorizationHeaderMalformed", "IllegalLocationConstraintException":
+			if r, ok := wrongRegion(err); ok && r != "" {
+				return mk(KindPermanent, "bucket %q is in region %s: set --region or AWS_REGION", d.bucket, r)
+			}
+			return mk(KindPermanent, "bucket %q is in another region than %s (%s): set --region or AWS_REGION", d.bucket, d.region(), code)
 		case "PreconditionFailed":
 			return mk(KindPrecondition, preconditionMsg)
 		case "SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
@@ -724,6 +791,14 @@ func (d *s3Driver) convert(err error) error {
 			return mk(KindPermanent, "%s (HTTP %d)", code, status)
 		}
 		return mk(KindPermanent, "%s (HTTP %d): %s", code, status, oneLine(errors.New(msg)))
+	}
+	var de *smithy.DeserializationError
+	if errors.As(err, &de) {
+		return mk(KindPermanent, "endpoint %s does not answer as an S3 server (%s)", d.endpoint, oneLine(innermost(err)))
+	}
+	if untrustedCert(err) {
+		return mk(KindPermanent, "TLS certificate of %s not trusted (%s): set AWS_CA_BUNDLE (or ca_bundle in the AWS config) to the PEM file of its CA",
+			d.endpoint, oneLine(innermost(err)))
 	}
 	if reason := unreachableReason(err); reason != "" {
 		return mk(KindPermanent, "endpoint %s unreachable (%s)", d.endpoint, reason)

@@ -249,6 +249,18 @@ func TestS3Throttled(t *testing.T) {
 	if n := calls.Load(); n != 3 {
 		t.Errorf("%d attempts, want 3", n)
 	}
+
+	// A caller that retries above the store asks for one attempt, so
+	// that retries do not multiply.
+	calls.Store(0)
+	st = s3Target{endpoint: srv.URL, accessKey: "k", secretKey: "s"}.open(t, "b", func(o *store.Options) { o.Attempts = 1 })
+	_, _, err = st.ReadRange(context.Background(), "k", store.Range{Off: 0, Len: 10}, store.ReadOptions{})
+	if !store.IsRetryable(err) {
+		t.Fatalf("kind %v, want retryable: %v", store.KindOf(err), err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d attempts with Attempts 1, want 1", n)
+	}
 }
 
 func pendingUploads(t *testing.T, tg s3Target, key string) int {
@@ -527,4 +539,71 @@ func FuzzS3ContentRange(f *testing.F) {
 		}
 		io.Copy(io.Discard, rc)
 	})
+}
+
+// An endpoint that is some other HTTP server (a web page where S3 was
+// expected) is named as such, in one line.
+func TestS3NotAnS3Server(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<!DOCTYPE html>\n<html><head><meta charset=utf-8></head><body>hello</body></html>\n"))
+	}))
+	defer srv.Close()
+	st := s3Target{endpoint: srv.URL, accessKey: "k", secretKey: "s"}.open(t, "b")
+	_, err := st.List(context.Background(), "")
+	if err == nil {
+		t.Fatal("a web page was taken for a listing")
+	}
+	if got, want := oneLine(t, err), "endpoint "+srv.URL+" does not answer as an S3 server"; !strings.Contains(got, want) {
+		t.Errorf("message %q, want it to say %q", got, want)
+	}
+}
+
+// With Attempts 1 (a caller that retries whole requests itself), the
+// parts of a multipart upload still get the SDK's retries: no caller can
+// retry one part. Everything else makes one attempt.
+func TestS3PartsKeepRetries(t *testing.T) {
+	tg := embedded(t)
+	rp := proxy(t, tg.endpoint)
+	var throttle, partPuts, puts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			if r.URL.Query().Has("partNumber") {
+				partPuts.Add(1)
+			} else {
+				puts.Add(1)
+			}
+			if throttle.Add(-1) >= 0 {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	st := s3Target{endpoint: srv.URL, accessKey: tg.accessKey, secretKey: tg.secretKey}.open(t, tg.bucket,
+		func(o *store.Options) { o.Attempts = 1 })
+	ctx := context.Background()
+
+	throttle.Store(2) // the first part's first two tries
+	big := bytes.Repeat([]byte("sluice!!"), (11<<20)/8)
+	if _, err := st.Put(ctx, "parts/big", bytes.NewReader(big), store.WriteOptions{PartSize: 5 << 20, Concurrency: 1}); err != nil {
+		t.Fatalf("multipart upload with two throttled part tries: %v", err)
+	}
+	if n := partPuts.Load(); n != 3+2 {
+		t.Errorf("%d part uploads, want 3 parts + 2 retries", n)
+	}
+	got, err := st.ReadAll(ctx, "parts/big")
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("read back %d bytes: %v", len(got), err)
+	}
+
+	throttle.Store(1)
+	_, err = st.Put(ctx, "parts/small", strings.NewReader("x"), store.WriteOptions{})
+	if !store.IsRetryable(err) || puts.Load() != 1 {
+		t.Errorf("single PUT throttled once: %d tries, %v; want 1 try and a retryable error", puts.Load(), err)
+	}
 }

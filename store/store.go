@@ -24,6 +24,12 @@ type Options struct {
 	// Concurrency is how many requests the caller intends to keep in
 	// flight; the S3 transport keeps at least that many idle connections.
 	Concurrency int
+	// Attempts is how many times the S3 driver itself tries one request
+	// (the SDK's retries). Zero means 3. A caller that retries above the
+	// store (fetch, scan, internal/retry) sets 1, so that retries do not
+	// multiply. The parts of a multipart upload keep at least 3: no caller
+	// can retry one part.
+	Attempts int
 	// StallTimeout cancels an S3 response body that makes no progress for
 	// this long. Zero means 30s; negative disables the watchdog.
 	StallTimeout time.Duration
@@ -76,6 +82,11 @@ func openDriver(ctx context.Context, rawURL string, opts Options) (Driver, strin
 	}
 	scheme, rest, ok := strings.Cut(rawURL, "://")
 	if !ok {
+		if s, _, ok := strings.Cut(rawURL, ":"); ok && urlSchemes[strings.ToLower(s)] {
+			// "s3:/bucket/key" or "s3:bucket": a URL missing a slash, not
+			// a local file named so.
+			return nil, "", "", invalid("not a URL: write %s://%s", strings.ToLower(s), strings.TrimLeft(rawURL[len(s)+1:], "/"))
+		}
 		return openFile(rawURL, rawURL)
 	}
 	switch scheme {
@@ -106,6 +117,13 @@ func openDriver(ctx context.Context, rawURL string, opts Options) (Driver, strin
 		return d, "s3://" + bucket + "/", key, nil
 	}
 	return nil, "", "", invalid("unknown scheme %q (want s3://, file:// or mem://)", scheme)
+}
+
+// urlSchemes are the schemes that, written with fewer than two slashes
+// ("s3:/bucket"), are taken for a mistyped URL rather than a local path.
+var urlSchemes = map[string]bool{
+	"s3": true, "s3a": true, "file": true, "mem": true,
+	"gs": true, "az": true, "abfs": true, "abfss": true, "http": true, "https": true,
 }
 
 // URL names a key of this store.
@@ -168,6 +186,29 @@ func (s *Store) Walk(ctx context.Context, prefix string, fn func(ObjectInfo) err
 		return fnErr
 	}
 	return s.wrap("list", prefix, err)
+}
+
+// IsGlob reports whether a key is a pattern: it has one of path.Match's
+// metacharacters *, ? or [.
+func IsGlob(key string) bool { return strings.ContainsAny(key, "*?[") }
+
+// Glob calls fn for every object whose key matches pattern (path.Match:
+// '*' and '?' do not cross a '/'), in key order. Only the objects under
+// the pattern's literal prefix are listed.
+func (s *Store) Glob(ctx context.Context, pattern string, fn func(ObjectInfo) error) error {
+	if _, err := path.Match(pattern, ""); err != nil {
+		return s.invalid("list", pattern, fmt.Errorf("bad glob: %v", err))
+	}
+	lit := pattern
+	if i := strings.IndexAny(pattern, "*?[\\"); i >= 0 {
+		lit = pattern[:i]
+	}
+	return s.Walk(ctx, lit, func(o ObjectInfo) error {
+		if ok, _ := path.Match(pattern, o.Key); ok {
+			return fn(o)
+		}
+		return nil
+	})
 }
 
 // List returns every object under prefix, in key order.
@@ -275,6 +316,21 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 		return s.invalid("delete", key, err)
 	}
 	return s.wrap("delete", key, s.d.Delete(ctx, key))
+}
+
+// BucketMaker is a driver that can create the bucket it was opened on.
+type BucketMaker interface {
+	MakeBucket(ctx context.Context) error
+}
+
+// MakeBucket creates the store's bucket. Only S3 stores have buckets to
+// make; a directory or an in-memory store needs none.
+func (s *Store) MakeBucket(ctx context.Context) error {
+	bm, ok := s.d.(BucketMaker)
+	if !ok {
+		return s.invalid("make bucket", "", errors.New("only s3:// stores have buckets to make"))
+	}
+	return s.wrap("make bucket", "", bm.MakeBucket(ctx))
 }
 
 // Close releases the driver.

@@ -76,7 +76,9 @@ func TestOpenURLs(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
-	for _, u := range []string{"", "gs://bucket/x", "s3://", "s3:///key", "mem://", "file://host/x"} {
+	for _, u := range []string{"", "gs://bucket/x", "s3://", "s3:///key", "mem://", "file://host/x",
+		// One slash, or none: a mistyped URL, never a local path.
+		"s3:/demo/x.parquet", "s3:demo", "S3:/demo", "mem:/m/k", "file:/tmp/x", "https:/host/x"} {
 		_, _, err := store.Open(ctx, u, store.Options{})
 		if !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("open %q: err = %v, want ErrInvalid", u, err)
@@ -105,5 +107,46 @@ func TestFileKeysCannotEscape(t *testing.T) {
 	// A symlinked object is followed only for reading what is already inside the root.
 	if _, err := st.Put(ctx, "in", strings.NewReader("x"), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A mistyped URL names what to write instead.
+func TestOpenOneSlashSaysWhatToWrite(t *testing.T) {
+	_, _, err := store.Open(context.Background(), "s3:/demo/x.parquet", store.Options{})
+	if err == nil || !strings.Contains(err.Error(), "write s3://demo/x.parquet") {
+		t.Fatalf("err %v, want one that says to write s3://demo/x.parquet", err)
+	}
+	// A local name with a colon further on is still a path.
+	dir := t.TempDir()
+	if _, _, err := store.Open(context.Background(), filepath.Join(dir, "a:b"), store.Options{}); err != nil {
+		t.Errorf("a path with a colon: %v", err)
+	}
+}
+
+func TestGlob(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(store.NewMemDriver(), "mem://glob/")
+	for _, k := range []string{"li/a.parquet", "li/b.parquet", "li/b.txt", "li/sub/c.parquet", "lj/d.parquet"} {
+		if _, err := st.Put(ctx, k, strings.NewReader("x"), store.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for pattern, want := range map[string]string{
+		"li/*.parquet":   "li/a.parquet li/b.parquet",
+		"l?/*.parquet":   "li/a.parquet li/b.parquet lj/d.parquet",
+		"li/*/*.parquet": "li/sub/c.parquet",
+		"li/[ab].*":      "li/a.parquet li/b.parquet li/b.txt",
+		"zz/*":           "",
+	} {
+		var got []string
+		if err := st.Glob(ctx, pattern, func(o store.ObjectInfo) error { got = append(got, o.Key); return nil }); err != nil {
+			t.Fatalf("%s: %v", pattern, err)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s: %q, want %q", pattern, got, want)
+		}
+	}
+	if err := st.Glob(ctx, "li/[", func(store.ObjectInfo) error { return nil }); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("bad glob: %v, want ErrInvalid", err)
 	}
 }

@@ -214,7 +214,7 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string,
 	if err := checkOutput("--plot", opts.plot, ".png"); err != nil {
 		return err
 	}
-	st, prefix, err := globals.openStore(ctx, url, conc)
+	st, prefix, err := globals.openRetried(ctx, url, conc)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -81,7 +82,7 @@ func runCat(ctx context.Context, out, errOut io.Writer, opts catOptions, urls []
 	if err != nil {
 		return err
 	}
-	stores := newStoreSet()
+	stores := newRetriedStoreSet()
 	defer stores.Close()
 	resolved, err := stores.resolveAll(ctx, urls)
 	if err != nil {
@@ -167,12 +168,25 @@ type objectGroup struct {
 type storeSet struct {
 	mu     sync.Mutex
 	byBase map[string]*store.Store
+	// retried: every request is retried above the store (fetch,
+	// internal/retry), so the SDK's own retries are off.
+	retried bool
 }
 
 func newStoreSet() *storeSet { return &storeSet{byBase: map[string]*store.Store{}} }
 
+// newRetriedStoreSet is a storeSet for a command that retries every
+// request it makes itself.
+func newRetriedStoreSet() *storeSet {
+	return &storeSet{byBase: map[string]*store.Store{}, retried: true}
+}
+
 func (s *storeSet) open(ctx context.Context, url string) (*store.Store, string, error) {
-	st, key, err := globals.openStore(ctx, url, maxInFlight)
+	open := globals.openStore
+	if s.retried {
+		open = globals.openRetried
+	}
+	st, key, err := open(ctx, url, maxInFlight)
 	if err != nil {
 		return nil, "", err
 	}
@@ -228,7 +242,11 @@ func (s *storeSet) resolve(ctx context.Context, url string) (objectGroup, error)
 		return objectGroup{}, err
 	}
 	if key != "" && !strings.HasSuffix(key, "/") {
-		info, err := st.Stat(ctx, key)
+		var info store.ObjectInfo
+		err := retry.Policy{}.Do(ctx, func() (err error) {
+			info, err = st.Stat(ctx, key)
+			return err
+		})
 		if err == nil {
 			return objectGroup{st: st, objects: []store.ObjectInfo{info}}, nil
 		}
@@ -236,13 +254,13 @@ func (s *storeSet) resolve(ctx context.Context, url string) (objectGroup, error)
 			return objectGroup{}, err
 		}
 		// Perhaps a prefix written without its slash.
-		objs, lerr := st.List(ctx, key+"/")
+		objs, lerr := listRetried(ctx, st, key+"/")
 		if lerr != nil || len(objs) == 0 {
 			return objectGroup{}, err
 		}
 		return objectGroup{st: st, listed: true, prefix: key + "/", objects: objs}, nil
 	}
-	objs, err := st.List(ctx, key)
+	objs, err := listRetried(ctx, st, key)
 	if err != nil {
 		return objectGroup{}, err
 	}
@@ -250,4 +268,14 @@ func (s *storeSet) resolve(ctx context.Context, url string) (objectGroup, error)
 		return objectGroup{}, &store.Error{Op: "list", URL: st.URL(key), Kind: store.KindNotFound, Err: errors.New("no objects under this prefix")}
 	}
 	return objectGroup{st: st, listed: true, prefix: key, objects: objs}, nil
+}
+
+// listRetried lists prefix with the retry policy's retries.
+func listRetried(ctx context.Context, st *store.Store, prefix string) ([]store.ObjectInfo, error) {
+	var objs []store.ObjectInfo
+	err := retry.Policy{}.Do(ctx, func() (err error) {
+		objs, err = st.List(ctx, prefix)
+		return err
+	})
+	return objs, err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -73,7 +73,7 @@ func runCp(ctx context.Context, out, errOut io.Writer, opts cpOptions, srcURL, d
 	if err != nil {
 		return err
 	}
-	stores := newStoreSet()
+	stores := newRetriedStoreSet()
 	defer stores.Close()
 	src, err := stores.resolve(ctx, srcURL)
 	if err != nil {
@@ -104,8 +104,8 @@ func runCp(ctx context.Context, out, errOut io.Writer, opts cpOptions, srcURL, d
 		return err
 	}
 	secs := time.Since(start).Seconds()
-	fmt.Fprintf(out, "copied %d objects, %s in %.1fs (%.1f MiB/s) to %s\n",
-		len(jobs), humanBytes(total), secs, float64(total)/(1<<20)/max(secs, 1e-9), dst.URL(dstKey))
+	fmt.Fprintf(out, "copied %s, %s in %.1fs (%.1f MiB/s) to %s\n",
+		plural(len(jobs), "object"), humanBytes(total), secs, float64(total)/(1<<20)/max(secs, 1e-9), dst.URL(dstKey))
 	return nil
 }
 
@@ -137,13 +137,13 @@ func copyJobs(src objectGroup, dstKey string, dstIsDir bool) []copyJob {
 // is read and written again, from the same version, with backoff.
 func copyObjects(ctx context.Context, f *fetch.Fetcher, dst *store.Store, jobs []copyJob, progress func(int64)) (fetch.Stats, error) {
 	var total fetch.Stats
-	for attempt := 0; ; attempt++ {
+	for n := 0; ; n++ {
 		failed, stats, err := copyPass(ctx, f, dst, jobs, progress)
 		total.Add(stats)
 		if err != nil || len(failed) == 0 {
 			return total, err
 		}
-		if attempt == cpRetries {
+		if !cpRetry.Again(failed[0].err, n) {
 			return total, failed[0].err
 		}
 		jobs = jobs[:0:0]
@@ -151,18 +151,16 @@ func copyObjects(ctx context.Context, f *fetch.Fetcher, dst *store.Store, jobs [
 			progress(-fj.written)
 			jobs = append(jobs, fj.job)
 		}
-		d := time.Duration(rand.Int64N(int64(100*time.Millisecond) << attempt))
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return total, context.Cause(ctx)
+		if err := cpRetry.Wait(ctx, n+1); err != nil {
+			return total, err
 		}
 	}
 }
 
-// cpRetries is how many more times an object whose write was throttled is
-// copied again.
-const cpRetries = 5
+// cpRetry is how often, and after what wait, objects whose write was
+// throttled are copied again: each retry costs a whole object, so fewer
+// and later than a ranged read's.
+var cpRetry = retry.Policy{Retries: 5, Base: 100 * time.Millisecond}
 
 // failedJob is an object whose write failed with a retryable error.
 type failedJob struct {

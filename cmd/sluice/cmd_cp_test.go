@@ -73,8 +73,12 @@ func TestCp(t *testing.T) {
 	})
 	t.Run("an object to a name, and into a directory", func(t *testing.T) {
 		dst := t.TempDir()
-		if r := sluice(t, nil, "cp", filepath.Join(src, "big.bin"), filepath.Join(dst, "renamed.bin")); r.code != 0 {
+		r := sluice(t, nil, "cp", filepath.Join(src, "big.bin"), filepath.Join(dst, "renamed.bin"))
+		if r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		if !strings.HasPrefix(r.stdout, "copied 1 object, ") {
+			t.Errorf("stdout: %q", r.stdout)
 		}
 		if r := sluice(t, nil, "cp", filepath.Join(src, "empty"), dst+"/"); r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)

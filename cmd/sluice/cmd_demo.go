@@ -122,7 +122,7 @@ func demoBench(ctx context.Context, out io.Writer, srv *s3server.Server, step fu
 	}
 	st, prefix, err := store.Open(ctx, "s3://demo/bench/", store.Options{
 		Endpoint: srv.Endpoint, AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey,
-		Concurrency: 16, Wrap: sim.WrapOption(p),
+		Concurrency: 16, Wrap: sim.WrapOption(p), Attempts: 1, // bench retries
 	})
 	if err != nil {
 		return err
@@ -148,7 +148,7 @@ func demoScan(ctx context.Context, out io.Writer, srv *s3server.Server, step fun
 	}
 	st, prefix, err := store.Open(ctx, "s3://demo/lineitem/", store.Options{
 		Endpoint: srv.Endpoint, AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey,
-		Concurrency: maxInFlight, Wrap: sim.WrapOption(p),
+		Concurrency: maxInFlight, Wrap: sim.WrapOption(p), Attempts: 1, // scan and fetch retry
 	})
 	if err != nil {
 		return err

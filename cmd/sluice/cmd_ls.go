@@ -2,26 +2,44 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/store"
 )
 
 type lsOptions struct {
-	long bool
+	long          bool
+	recursive     bool
+	humanReadable bool
 }
 
 func newLsCommand() *cobra.Command {
 	var opts lsOptions
 	cmd := &cobra.Command{
 		Use:   "ls URL",
-		Short: "List objects under a prefix with their sizes and a total",
-		Long: `List every object whose key starts with the URL's prefix, in key order,
-with its size, and a total at the end.`,
-		Example: `  sluice ls s3://bucket/lineitem/
+		Short: "List objects and prefixes, one level or all, with sizes and a total",
+		Long: `List what is under a URL, as the aws CLI's "s3 ls" does: one level, the
+objects there with their modification time, size and name, and each deeper
+prefix once as a PRE line; --recursive lists every object below instead.
+Names are relative to the level the URL names. A total ends the listing.
+
+The URL names a prefix (s3://bucket/lineitem/ or a directory), a prefix
+written without its slash (s3://bucket/lineitem), the start of names at
+one level (s3://bucket/lineitem/part-0), one object, or a glob whose
+matches are listed as scan reads them ('*' and '?' stay within one path
+element). Nothing there is "not found" (exit code 3); an empty bucket or
+directory lists nothing and succeeds.`,
+		Example: `  sluice ls s3://bucket/
+  sluice ls s3://bucket/lineitem/ --human-readable
+  sluice ls s3://bucket/ --recursive
+  sluice ls 's3://bucket/lineitem/*.parquet'
   sluice ls ./data/lineitem
   sluice ls -l s3://bucket/taxi/ --endpoint http://127.0.0.1:9000`,
 		Args: exactArgs(1),
@@ -29,30 +47,147 @@ with its size, and a total at the end.`,
 			return runLs(cmd.Context(), cmd.OutOrStdout(), opts, args[0])
 		},
 	}
-	cmd.Flags().BoolVarP(&opts.long, "long", "l", false, "also show ETag and modification time")
+	f := cmd.Flags()
+	f.BoolVarP(&opts.long, "long", "l", false, "also show each object's ETag")
+	f.BoolVarP(&opts.recursive, "recursive", "r", false, "list every object below the prefix, not one level")
+	f.BoolVarP(&opts.humanReadable, "human-readable", "H", false, "sizes in KiB, MiB, GiB...")
 	return cmd
 }
 
+// lsTimeFormat is the aws CLI's, in local time.
+const lsTimeFormat = "2006-01-02 15:04:05"
+
 func runLs(ctx context.Context, out io.Writer, opts lsOptions, url string) error {
-	st, prefix, err := globals.openStore(ctx, url, 0)
+	base, rest := splitGlob(url)
+	st, key, err := globals.openRetried(ctx, base, 0)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	var n, total int64
-	err = st.Walk(ctx, prefix, func(o store.ObjectInfo) error {
-		n++
-		total += o.Size
-		if opts.long {
-			fmt.Fprintf(out, "%14d  %s  %s  %s\n", o.Size, o.ModTime.UTC().Format("2006-01-02T15:04:05Z"), o.ETag, st.URL(o.Key))
-		} else {
-			fmt.Fprintf(out, "%14d  %s\n", o.Size, st.URL(o.Key))
-		}
-		return nil
-	})
+	key += rest
+
+	l, err := listLevel(ctx, st, key, opts.recursive)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%d objects, %d bytes (%s)\n", n, total, humanBytes(total))
+	if len(l.objects) == 0 && len(l.prefixes) == 0 && key != "" {
+		what := "not found: no object or prefix of this name"
+		if store.IsGlob(key) {
+			what = "not found: no object matches"
+		}
+		return &store.Error{Op: "list", URL: st.URL(key), Kind: store.KindNotFound, Err: errors.New(what)}
+	}
+	for _, p := range l.prefixes {
+		fmt.Fprintf(out, "%30s %s\n", "PRE", p)
+	}
+	var total int64
+	for _, o := range l.objects {
+		total += o.Size
+		size := strconv.FormatInt(o.Size, 10)
+		if opts.humanReadable {
+			size = humanBytes(o.Size)
+		}
+		name := strings.TrimPrefix(o.Key, l.dir)
+		if opts.long {
+			fmt.Fprintf(out, "%s %10s %s %s\n", o.ModTime.Local().Format(lsTimeFormat), size, o.ETag, name)
+		} else {
+			fmt.Fprintf(out, "%s %10s %s\n", o.ModTime.Local().Format(lsTimeFormat), size, name)
+		}
+	}
+	fmt.Fprintf(out, "%s, %s (%s)", plural(len(l.objects), "object"), plural(total, "byte"), humanBytes(total))
+	if len(l.prefixes) > 0 {
+		fmt.Fprintf(out, "; %s (--recursive lists them)", plural(len(l.prefixes), "prefix"))
+	}
+	fmt.Fprintln(out)
 	return nil
+}
+
+// listing is what ls shows: the objects, and the prefixes one level down.
+type listing struct {
+	// dir is the level the URL names; names are shown relative to it, so
+	// that a directory and a bucket prefix with the same objects list alike.
+	dir      string
+	prefixes []string
+	objects  []store.ObjectInfo
+}
+
+// listLevel lists key as ls shows it. The listing is retried as a whole,
+// so a throttled page never leaves a partial one.
+func listLevel(ctx context.Context, st *store.Store, key string, recursive bool) (listing, error) {
+	list := func(fn func(string, func(store.ObjectInfo) error) error, arg string) ([]store.ObjectInfo, error) {
+		var objs []store.ObjectInfo
+		err := retry.Policy{}.Do(ctx, func() error {
+			objs = objs[:0]
+			return fn(arg, func(o store.ObjectInfo) error {
+				objs = append(objs, o)
+				return nil
+			})
+		})
+		return objs, err
+	}
+	walk := func(prefix string, fn func(store.ObjectInfo) error) error { return st.Walk(ctx, prefix, fn) }
+	glob := func(pattern string, fn func(store.ObjectInfo) error) error { return st.Glob(ctx, pattern, fn) }
+
+	if store.IsGlob(key) {
+		objs, err := list(glob, key)
+		dir := key[:strings.LastIndex(key[:strings.IndexAny(key, "*?[\\")], "/")+1]
+		return listing{dir: dir, objects: objs}, err
+	}
+	objs, err := list(walk, key)
+	if err != nil {
+		return listing{}, err
+	}
+	dir, match := key, key
+	if key != "" && !strings.HasSuffix(key, "/") {
+		// A prefix written without its slash is listed as a directory,
+		// as cp and cat take it; otherwise, as the aws CLI does, the
+		// names at key's level that start with it.
+		exact, under := false, false
+		for _, o := range objs {
+			exact = exact || o.Key == key
+			under = under || strings.HasPrefix(o.Key, key+"/")
+		}
+		if under && !exact {
+			dir, match = key+"/", key+"/"
+		} else {
+			dir = key[:strings.LastIndex(key, "/")+1]
+		}
+	}
+	if recursive {
+		l := listing{dir: dir}
+		for _, o := range objs {
+			if strings.HasPrefix(o.Key, match) {
+				l.objects = append(l.objects, o)
+			}
+		}
+		return l, nil
+	}
+	l := listing{dir: dir}
+	for _, o := range objs {
+		if !strings.HasPrefix(o.Key, match) {
+			continue
+		}
+		rel := o.Key[len(dir):]
+		if i := strings.IndexByte(rel, '/'); i >= 0 {
+			// Keys under one prefix are contiguous in key order.
+			if p := rel[:i+1]; len(l.prefixes) == 0 || l.prefixes[len(l.prefixes)-1] != p {
+				l.prefixes = append(l.prefixes, p)
+			}
+			continue
+		}
+		l.objects = append(l.objects, o)
+	}
+	return l, nil
+}
+
+// plural is "1 object", "2 objects", "3 prefixes".
+func plural[N int | int64](n N, noun string) string {
+	s := strconv.FormatInt(int64(n), 10) + " " + noun
+	switch {
+	case n == 1:
+		return s
+	case strings.HasSuffix(noun, "x"):
+		return s + "es"
+	}
+	return s + "s"
 }

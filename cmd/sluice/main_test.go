@@ -84,7 +84,7 @@ func TestVersionAndHelp(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "sluice ") {
 		t.Fatalf("version: %+v", r)
 	}
-	for _, c := range []string{"ls", "gen", "server", "demo", "version"} {
+	for _, c := range []string{"ls", "rm", "mb", "cp", "gen", "server", "demo", "version"} {
 		r := sluice(t, nil, c, "--help")
 		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
 			t.Errorf("%s --help has no Examples section (exit %d)", c, r.code)
@@ -187,7 +187,7 @@ func TestServerEndToEnd(t *testing.T) {
 		t.Fatalf("the served directory does not hold the object: %v", err)
 	}
 	r = sluice(t, env, "ls", "s3://bkt/taxi/")
-	if r.code != 0 || !strings.Contains(r.stdout, "s3://bkt/taxi/part-00000.parquet") || !strings.Contains(r.stdout, "1 objects") {
+	if r.code != 0 || !strings.Contains(r.stdout, " part-00000.parquet\n") || !strings.Contains(r.stdout, "\n1 object, ") {
 		t.Fatalf("ls through the server: %+v", r)
 	}
 	r = sluice(t, env, "ls", "s3://nosuchbucket/")

@@ -57,11 +57,13 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	f := root.PersistentFlags()
 	f.StringVar(&globals.endpoint, "endpoint", "", "S3 endpoint URL (default: AWS_ENDPOINT_URL, else AWS)")
-	f.StringVar(&globals.region, "region", "", "S3 region (default: AWS_REGION or shared config, else us-east-1)")
+	f.StringVar(&globals.region, "region", "", "S3 region (default: AWS_REGION or shared config, else us-east-1; a bucket in another region is found from the server's answer)")
 	f.StringVar(&globals.sim, "sim", "", "model a remote link: a profile (s3) or ttfb=15ms,p99=80ms,stream=90MiB/s,link=1200MiB/s,slowdown=0.05,reset=0.01,stall=0.01:10s")
 
 	root.AddCommand(
 		newLsCommand(),
+		newRmCommand(),
+		newMbCommand(),
 		newVersionCommand(),
 		newGenCommand(),
 		newServerCommand(),
@@ -81,12 +83,24 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 
 // openStore opens a URL with the global flags applied, the link model included.
 func (g *globalOptions) openStore(ctx context.Context, url string, concurrency int) (*store.Store, string, error) {
-	return store.Open(ctx, url, store.Options{
+	return store.Open(ctx, url, g.storeOptions(concurrency, 0))
+}
+
+// openRetried opens a URL for a command whose every request is retried
+// above the store (by fetch, scan or internal/retry): the S3 SDK then
+// makes one attempt per request, so that retries do not multiply.
+func (g *globalOptions) openRetried(ctx context.Context, url string, concurrency int) (*store.Store, string, error) {
+	return store.Open(ctx, url, g.storeOptions(concurrency, 1))
+}
+
+func (g *globalOptions) storeOptions(concurrency, attempts int) store.Options {
+	return store.Options{
 		Endpoint:    g.endpoint,
 		Region:      g.region,
 		Concurrency: concurrency,
+		Attempts:    attempts,
 		Wrap:        sim.WrapOption(g.profile),
-	})
+	}
 }
 
 func exactArgs(n int) cobra.PositionalArgs {

@@ -91,12 +91,10 @@ func (o *scanFlags) parse(defaultOrder collect.Order) (parsedScan, error) {
 
 // openStoreSim opens a URL with the global flags and the link model p.
 func openStoreSim(ctx context.Context, url string, concurrency int, p sim.Profile) (*store.Store, string, error) {
-	return store.Open(ctx, url, store.Options{
-		Endpoint:    globals.endpoint,
-		Region:      globals.region,
-		Concurrency: concurrency,
-		Wrap:        sim.WrapOption(p),
-	})
+	// One SDK attempt: scan retries above the store.
+	o := globals.storeOptions(concurrency, 1)
+	o.Wrap = sim.WrapOption(p)
+	return store.Open(ctx, url, o)
 }
 
 // scanStage builds the scan stage of a pipeline from its flags.
