@@ -33,11 +33,12 @@ func (s Span) MarshalJSON() ([]byte, error) {
 // request per worker is all there is to do and they end unevenly.
 func SteadyWindow(recs []Record) (w Span, ok bool) {
 	type span struct{ first, last time.Duration }
-	workers := map[int]*span{}
+	type who struct{ process, worker int }
+	workers := map[who]*span{}
 	for _, r := range recs {
-		s := workers[r.Worker]
+		s := workers[who{r.Process, r.Worker}]
 		if s == nil {
-			workers[r.Worker] = &span{r.Start, r.LastByte}
+			workers[who{r.Process, r.Worker}] = &span{r.Start, r.LastByte}
 			continue
 		}
 		s.first = min(s.first, r.Start)
