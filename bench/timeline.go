@@ -18,7 +18,7 @@ import (
 // WriteTimeline draws every request attempt of recs as a PNG, PyWren's
 // figure: one horizontal line per request from issue to last byte, time on
 // x, requests in the order issued on y, coloured by the worker process
-// that made it (failed attempts black). Each cell (one run of a
+// that made it, gets dashed (failed attempts black). Each cell (one run of a
 // fanned-out sweep) gets a panel of its own.
 func WriteTimeline(w io.Writer, recs []Record) error {
 	byCell := map[int][]Record{}
@@ -57,33 +57,41 @@ func timelinePanel(recs []Record) *plot.Plot {
 		procs = max(procs, r.Processes, r.Process+1)
 	}
 	width := vg.Points(math.Max(0.3, math.Min(2, 300/float64(len(recs)))))
-	lines := make([]*segments, procs)
-	for i := range lines {
-		lines[i] = &segments{style: draw.LineStyle{Color: plotutil.Color(i), Width: width}}
+	dashes := []vg.Length{3 * width, 1.5 * width}
+	puts, gets := make([]*segments, procs), make([]*segments, procs)
+	for i := range puts {
+		puts[i] = &segments{style: draw.LineStyle{Color: plotutil.Color(i), Width: width}}
+		gets[i] = &segments{style: draw.LineStyle{Color: plotutil.Color(i), Width: width, Dashes: dashes}}
 	}
 	failed := &segments{style: draw.LineStyle{Color: color.Black, Width: width}}
+	first := math.Inf(1)
 	for i, r := range recs {
 		s := seg{r.Start.Seconds(), r.LastByte.Seconds(), float64(i)}
-		if !r.OK() {
+		first = math.Min(first, s.x0)
+		switch {
+		case !r.OK():
 			failed.segs = append(failed.segs, s)
-			continue
+		case r.Kind == Get:
+			gets[r.Process].segs = append(gets[r.Process].segs, s)
+		default:
+			puts[r.Process].segs = append(puts[r.Process].segs, s)
 		}
-		lines[r.Process].segs = append(lines[r.Process].segs, s)
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%d worker process(es), %d requests: issue to last byte", procs, len(recs))
 	p.X.Label.Text = "time (s)"
 	p.Y.Label.Text = "request, in the order issued"
-	p.X.Min, p.Y.Min = 0, 0
+	p.Title.Text = fmt.Sprintf("%d worker process(es), %d requests, issue to last byte: puts solid, gets dashed", procs, len(recs))
+	p.Y.Min = 0
 	p.Legend.Top = true
 	p.Legend.Left = true
-	for i, l := range lines {
-		if len(l.segs) == 0 {
-			continue
+	for i := range puts {
+		for _, l := range []*segments{puts[i], gets[i]} {
+			if len(l.segs) > 0 {
+				p.Add(l)
+			}
 		}
-		p.Add(l)
 		if procs <= 16 {
-			p.Legend.Add(fmt.Sprintf("worker %d", i), l)
+			p.Legend.Add(fmt.Sprintf("worker %d", i), puts[i])
 		}
 	}
 	if len(failed.segs) > 0 {
@@ -92,6 +100,8 @@ func timelinePanel(recs []Record) *plot.Plot {
 	}
 	// Headroom above the lines keeps the legend off them.
 	p.Y.Max = math.Max(p.Y.Max, float64(len(recs)))*1.15 + 1
+	// Runs of a sweep start late in it: each panel from its first request.
+	p.X.Min = math.Floor(first*10) / 10
 	return p
 }
 

@@ -22,8 +22,11 @@ import (
 type WorkerSpec struct {
 	// Index is which of Count workers this is, from 0.
 	Index, Count int
-	// URL is where the worker writes: a prefix of its own, empty.
-	URL string
+	// URL is the store (its root, as st.URL("") says it), Prefix the key
+	// prefix of the worker's own, empty, under it. They are apart so a
+	// worker opens the store as the driver did (a file:// store's root is
+	// where it stops pruning empty directories).
+	URL, Prefix string
 	// Start is when every worker of the run begins measuring (Config.Start);
 	// its records' times count from it.
 	Start time.Time
@@ -183,7 +186,7 @@ func runOnce(ctx context.Context, st *store.Store, res WorkersResult, round, k i
 	for i := range k {
 		g.Go(func() error {
 			spec := WorkerSpec{Index: i, Count: k, Start: start,
-				URL: st.URL(res.Prefix + fmt.Sprintf("r%d-k%d/w%03d/", round, k, i))}
+				URL: st.URL(""), Prefix: res.Prefix + fmt.Sprintf("r%d-k%d/w%03d/", round, k, i)}
 			recs, err := launch.Launch(gctx, spec)
 			for j := range recs {
 				rec := &recs[j]
