@@ -148,8 +148,9 @@ when any request failed for good.`,
       --out run.jsonl --plot timeline.png
 
   # S3's per-prefix request rate: one prefix meets SlowDown, 16 do not
-  sluice bench mem://b/ --sim s3 --size 1KiB -n 20000 -c 64 --write-only --retries 10
-  sluice bench mem://b/ --sim s3 --size 1KiB -n 20000 -c 64 --write-only --prefixes 16
+  sluice bench mem://b/ --sim s3 --size 1KiB -n 12000 -c 256 --retries 12 --out one.jsonl
+  sluice bench mem://b/ --sim s3 --size 1KiB -n 12000 -c 256 --retries 12 --prefixes 16
+  sluice bench --predict 1 --from one.jsonl    # the busiest prefix's rate, the SlowDowns
 
   # what 1000 and 2000 such workers would get, objects under one prefix or 64
   sluice bench --predict 1000,2000 --from run.jsonl
