@@ -96,15 +96,16 @@ func Measure(recs []Record, depth int) ([]Measured, error) {
 	if len(recs) == 0 {
 		return nil, errors.New("no records to model")
 	}
+	// Records made in this process say 0 processes: one.
 	byCell := map[int][]Record{}
-	procs := 0
+	procs := 1
 	for _, r := range recs {
 		byCell[r.Cell] = append(byCell[r.Cell], r)
 		procs = max(procs, r.Processes)
 	}
 	var cells []int
 	for c, rs := range byCell {
-		if rs[0].Processes == procs {
+		if max(rs[0].Processes, 1) == procs {
 			cells = append(cells, c)
 		}
 	}

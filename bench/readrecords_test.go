@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -122,6 +123,17 @@ func FuzzReadRecords(f *testing.F) {
 		}
 		if want := normal(recs); !reflect.DeepEqual(normal(again), want) {
 			t.Fatalf("round trip changed records:\n got %+v\nwant %+v", again, want)
+		}
+		// Whatever reads, the scale model takes without panicking, and
+		// its figures are numbers.
+		ms, err := Measure(recs, 1)
+		if err != nil {
+			return
+		}
+		for _, p := range Predict(ms, PredictConfig{Workers: []int{1, 1000}}) {
+			if math.IsNaN(p.MiBps) || p.MiBps < 0 || p.PrefixesNeeded < 1 {
+				t.Fatalf("prediction %+v from %+v", p, ms)
+			}
 		}
 	})
 }
