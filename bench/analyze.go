@@ -33,11 +33,12 @@ func (s Span) MarshalJSON() ([]byte, error) {
 // request per worker is all there is to do and they end unevenly.
 func SteadyWindow(recs []Record) (w Span, ok bool) {
 	type span struct{ first, last time.Duration }
-	workers := map[int]*span{}
+	type who struct{ process, worker int }
+	workers := map[who]*span{}
 	for _, r := range recs {
-		s := workers[r.Worker]
+		s := workers[who{r.Process, r.Worker}]
 		if s == nil {
-			workers[r.Worker] = &span{r.Start, r.LastByte}
+			workers[who{r.Process, r.Worker}] = &span{r.Start, r.LastByte}
 			continue
 		}
 		s.first = min(s.first, r.Start)
@@ -184,21 +185,24 @@ type Summary struct {
 // phase. Records of other phases must be left out.
 func Analyze(recs []Record, phase Span) Summary {
 	s := Summary{Phase: phase, Wall: phase.Len().Seconds()}
+	// Object numbers are per process: objects of two processes differ.
+	type obj struct{ process, object int }
 	type request struct {
-		object int
-		off    int64
+		obj
+		off int64
 	}
 	last := map[request]Record{}
-	objBytes := map[int]int64{}
-	objSize := map[int]int64{}
+	objBytes := map[obj]int64{}
+	objSize := map[obj]int64{}
 	var rates, first, lastB []float64
 	for _, r := range recs {
 		s.Kind, s.Cell, s.Concurrency = r.Kind, r.Cell, r.Concurrency
 		if r.Len < r.ObjectSize {
 			s.RangeSize = max(s.RangeSize, r.Len)
 		}
-		objSize[r.Object] = r.ObjectSize
-		k := request{r.Object, r.Off}
+		o := obj{r.Process, r.Object}
+		objSize[o] = r.ObjectSize
+		k := request{o, r.Off}
 		if prev, ok := last[k]; !ok || r.Attempt > prev.Attempt {
 			last[k] = r
 		}
@@ -210,7 +214,7 @@ func Analyze(recs []Record, phase Span) Summary {
 		}
 		s.Requests++
 		s.Bytes += r.Bytes
-		objBytes[r.Object] += r.Bytes
+		objBytes[o] += r.Bytes
 		if d := (r.LastByte - r.Start).Seconds(); d > 0 {
 			rates = append(rates, float64(r.Bytes)/mib/d)
 		}

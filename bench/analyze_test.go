@@ -91,6 +91,18 @@ func TestSteadyWindow(t *testing.T) {
 	}
 }
 
+// Worker 0 of process 1 is another worker than worker 0 of process 0: the
+// window starts when the later of the two processes starts.
+func TestSteadyWindowProcesses(t *testing.T) {
+	recs := []Record{
+		{Worker: 0, Process: 0, Processes: 2, Start: 0, LastByte: sec(3)},
+		{Worker: 0, Process: 1, Processes: 2, Start: sec(1), LastByte: sec(2)},
+	}
+	if w, ok := SteadyWindow(recs); !ok || w != (Span{sec(1), sec(2)}) {
+		t.Fatalf("window = %v, %v; want 1s..2s", w, ok)
+	}
+}
+
 func TestAnalyzeSteadyAndWhole(t *testing.T) {
 	s := Analyze(twoWorkers(), Span{0, sec(3)})
 	// Whole run: 50 MiB over the 3 s phase.

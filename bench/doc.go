@@ -16,6 +16,15 @@
 // before writing, and deletes what it wrote unless Config.Keep, also when
 // the run fails or its context is cancelled.
 //
-// What it is not: a load generator for many machines, or a model of the
-// network; pair it with package sim to see what a remote link would give.
+// RunWorkers runs the same benchmark from several worker processes at
+// once (a Launcher starts them: local child processes today, the dist
+// package's executor later) and reports aggregate and per-worker figures
+// and the scaling against the fewest workers; WriteTimeline draws every
+// request of every worker. Measure and Predict are the scale model: from a
+// run's records, what W workers would get under S3's per-prefix request
+// rates. ReadRecords reads saved records back.
+//
+// What it is not: a model of the network (pair it with package sim to see
+// what a remote link would give), or a scheduler: the workers of a run are
+// independent, and nothing but the store is shared between them.
 package bench

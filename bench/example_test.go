@@ -36,3 +36,17 @@ func ExampleRun() {
 	}
 	bench.WriteTable(os.Stdout, res.Summaries)
 }
+
+// The scale model: 2,000 workers that each read 40 MiB/s in 8 MiB GETs
+// (5 a second), all under one prefix or spread over 2.
+func ExamplePredict() {
+	ms := []bench.Measured{{Kind: bench.Get, WorkerMiBps: 40, WorkerReqps: 5}}
+	for _, prefixes := range []int{1, 2} {
+		p := bench.Predict(ms, bench.PredictConfig{Workers: []int{2000}, Prefixes: prefixes})[0]
+		fmt.Printf("%d prefix(es): %.0f GETs/s each, limit binds: %v, %.0f MiB/s, needs %d prefixes, binds from %d workers\n",
+			prefixes, p.PrefixReqps, p.Binds, p.MiBps, p.PrefixesNeeded, p.BindsFrom)
+	}
+	// Output:
+	// 1 prefix(es): 10000 GETs/s each, limit binds: true, 44000 MiB/s, needs 2 prefixes, binds from 1101 workers
+	// 2 prefix(es): 5000 GETs/s each, limit binds: false, 80000 MiB/s, needs 2 prefixes, binds from 2201 workers
+}

@@ -50,6 +50,9 @@ type Record struct {
 	Bytes int64
 	// Err is empty for success.
 	Err string
+	// Process is which of Processes worker processes made the request,
+	// in a run fanned out over processes (RunWorkers); 0 of 1 otherwise.
+	Process, Processes int
 }
 
 // OK reports whether the attempt succeeded.
@@ -72,6 +75,8 @@ var RecordFields = []struct{ Name, Doc string }{
 	{"last_byte", "seconds from the run's start to the end: last byte read, upload committed, or error"},
 	{"bytes", "body bytes moved (also for a failed attempt)"},
 	{"error", "empty/null on success, else the error"},
+	{"process", "which worker process made the request, from 0 (--workers; 0 otherwise)"},
+	{"processes", "worker processes in that run (--workers; 1 otherwise)"},
 }
 
 func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) }
@@ -86,6 +91,7 @@ func (r Record) columns() []string {
 		strconv.Itoa(r.Object), r.Key, strconv.FormatInt(r.ObjectSize, 10),
 		strconv.FormatInt(r.Off, 10), strconv.FormatInt(r.Len, 10), strconv.Itoa(r.Attempt),
 		secs(r.Start), fb, secs(r.LastByte), strconv.FormatInt(r.Bytes, 10), r.Err,
+		strconv.Itoa(r.Process), strconv.Itoa(max(r.Processes, 1)),
 	}
 }
 

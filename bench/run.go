@@ -49,6 +49,14 @@ type Config struct {
 	Attempts int
 	// Seed makes the object bytes (default 1).
 	Seed uint64
+	// Prefixes, above 1, spreads each cell's objects round robin over that
+	// many sub-prefixes (p000/, p001/, ...), so a store that limits
+	// requests per prefix sees a share of the rate on each.
+	Prefixes int
+	// Start, when set, is when the measured requests begin (Run waits for
+	// it after its checks) and what record times count from: processes
+	// of one fanned-out run share it, so their records line up.
+	Start time.Time
 	// Observer, when set, hears about phases and bytes as they move.
 	Observer Observer
 }
@@ -118,6 +126,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("range size must be positive, got %d", c.RangeSize)
 	case c.RangeSize > 0 && c.WriteOnly:
 		return errors.New("range size applies to reads, and write-only does none")
+	case c.Prefixes < 0 || c.Prefixes > maxPrefixes:
+		return fmt.Errorf("prefixes must be in 0..%d, got %d", maxPrefixes, c.Prefixes)
+	case c.Prefixes > 1 && c.ReadOnly:
+		return errors.New("prefixes spread what is written, and read-only writes nothing")
 	case c.Attempts < 0:
 		return fmt.Errorf("attempts must not be negative, got %d", c.Attempts)
 	case c.AutoMax < 0 || c.AutoMax > maxConcurrency:
@@ -139,6 +151,8 @@ func (c Config) Validate() error {
 }
 
 const maxConcurrency = 4096
+
+const maxPrefixes = 1000
 
 func (c Config) withDefaults() Config {
 	if c.AutoGain == 0 {
@@ -202,6 +216,9 @@ func Run(ctx context.Context, st *store.Store, prefix string, cfg Config) (res R
 	}()
 	if cfg.ReadOnly {
 		res.Prefix = prefix
+		if err := r.waitStart(ctx, &res); err != nil {
+			return res, err
+		}
 		return res, r.readOnly(ctx, prefix)
 	}
 	res.Prefix = freshPrefix(prefix)
@@ -223,6 +240,9 @@ func Run(ctx context.Context, st *store.Store, prefix string, cfg Config) (res R
 			}
 		}()
 	}
+	if err := r.waitStart(ctx, &res); err != nil {
+		return res, err
+	}
 	single := len(cfg.Sizes) == 1 && len(cfg.Concurrency) == 1 && !cfg.Auto
 	for _, size := range cfg.Sizes {
 		cellPrefix := func(c int) string {
@@ -238,7 +258,7 @@ func Run(ctx context.Context, st *store.Store, prefix string, cfg Config) (res R
 			}
 			objs := make([]object, n)
 			for i := range objs {
-				objs[i] = object{key: cellPrefix(c) + fmt.Sprintf("obj-%06d", i), size: size}
+				objs[i] = object{key: cellPrefix(c) + spread(cfg.Prefixes, i) + fmt.Sprintf("obj-%06d", i), size: size}
 			}
 			return objs
 		}
@@ -247,6 +267,30 @@ func Run(ctx context.Context, st *store.Store, prefix string, cfg Config) (res R
 		}
 	}
 	return res, nil
+}
+
+// spread is object i's sub-prefix when objects are spread over n.
+func spread(n, i int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("p%03d/", i%n)
+}
+
+// waitStart waits for cfg.Start and counts record times from it.
+func (r *runner) waitStart(ctx context.Context, res *Result) error {
+	if r.cfg.Start.IsZero() {
+		return nil
+	}
+	t := time.NewTimer(time.Until(r.cfg.Start))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	r.start, res.Start = r.cfg.Start, r.cfg.Start
+	return nil
 }
 
 // freshPrefix is a prefix no one else has used: the time to the second and

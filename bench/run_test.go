@@ -316,7 +316,7 @@ func TestRecordsAndPlotOutputs(t *testing.T) {
 	if err := WriteRecords(&cs, "csv", res.Records); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(cs.String(), "kind,cell,concurrency,worker,object,key,object_size,offset,length,attempt,start,first_byte,last_byte,bytes,error\nput,0,2,") {
+	if !strings.HasPrefix(cs.String(), "kind,cell,concurrency,worker,object,key,object_size,offset,length,attempt,start,first_byte,last_byte,bytes,error,process,processes\nput,0,2,") {
 		t.Fatalf("csv starts %q", cs.String()[:120])
 	}
 	if err := WritePlot(&img, res.Records); err != nil {

@@ -10,7 +10,10 @@
 //   - bandwidth per stream and for the whole link, downloads and uploads
 //     budgeted separately (full duplex);
 //   - faults: 503 SlowDown before any byte, a connection reset part way
-//     through a body, and a stall part way through a body.
+//     through a body, and a stall part way through a body;
+//   - S3's request rates per key prefix (3,500 writes and 5,500 reads a
+//     second in the s3 profile): a token bucket per prefix (see KeyPrefix)
+//     and class, a 503 SlowDown (ErrRateLimited) above it.
 //
 // Profiles come from Parse, by name ("s3": an instance next to S3) or in a
 // custom form ("ttfb=15ms,p99=80ms,stream=90MiB/s,link=1200MiB/s"), and go
@@ -18,8 +21,10 @@
 // source, so a serial run is reproducible given Profile.Seed.
 //
 // What it is not: a network emulator. It models no TCP (no slow start, no
-// congestion, no packet loss), no request rate limit per prefix, no
-// multipart concurrency inside a driver (a writer is one upload stream),
+// congestion, no packet loss), no repartitioning (a prefix's rate is fixed,
+// where S3 raises it under sustained load; and the buckets live in one
+// process, so processes each behind their own link each get the whole
+// rate), no multipart concurrency inside a driver (a writer is one upload stream),
 // and it never changes bytes: whatever it delivers is exactly what the
 // inner driver returned, possibly cut short by an error. It adds cost on
 // top of the inner driver; it cannot make a slow backend faster. Its clock

@@ -28,8 +28,9 @@ const listPage = 1000
 //
 // Every request (List and each further page of 1000 keys, Stat, ReadRange,
 // NewWriter, Delete) first waits a first-byte latency, then may fail with
-// ErrSlowDown. Read bodies and uploads are paced, and read bodies may reset
-// or stall part way.
+// ErrSlowDown, drawn or, when its key prefix is over its request rate,
+// for certain. Read bodies and uploads are paced, and read bodies may
+// reset or stall part way.
 func Wrap(d store.Driver, p Profile) store.Driver {
 	if err := p.Validate(); err != nil {
 		panic(err)
@@ -43,6 +44,7 @@ func Wrap(d store.Driver, p Profile) store.Driver {
 		rng:   rand.New(rand.NewPCG(p.Seed, 0x5eed_11ce_5eed_11ce)),
 		down:  newLimiter(p.Link),
 		up:    newLimiter(p.Link),
+		now:   time.Now,
 	}
 	if p.TTFB > 0 {
 		l.mu = math.Log(float64(p.TTFB))
@@ -70,6 +72,10 @@ type link struct {
 	rng   *rand.Rand
 
 	down, up *rate.Limiter // shared link budgets; nil when unlimited
+
+	now      func() time.Time // the request-rate clock; tests step it
+	prefixMu sync.Mutex
+	prefixes map[prefixClass]*rate.Limiter
 }
 
 // draw is everything random about one request, drawn at once so the
@@ -105,9 +111,10 @@ func (l *link) draw() draw {
 
 const maxSleep = 1 << 62
 
-// request models one round trip: the first-byte latency, then perhaps a
-// 503. The draw is returned for the body's faults.
-func (l *link) request(ctx context.Context) (draw, error) {
+// request models one round trip of a read or a write of key: the
+// first-byte latency, then perhaps a 503. The draw is returned for the
+// body's faults.
+func (l *link) request(ctx context.Context, write bool, key string) (draw, error) {
 	dr := l.draw()
 	if err := sleep(ctx, nil, dr.latency); err != nil {
 		return dr, err
@@ -115,18 +122,21 @@ func (l *link) request(ctx context.Context) (draw, error) {
 	if dr.slowDown {
 		return dr, ErrSlowDown
 	}
+	if err := l.admit(write, key); err != nil {
+		return dr, err
+	}
 	return dr, nil
 }
 
 func (l *link) List(ctx context.Context, prefix string, fn func(store.ObjectInfo) error) error {
-	if _, err := l.request(ctx); err != nil {
+	if _, err := l.request(ctx, false, prefix); err != nil {
 		return err
 	}
 	n := 0
 	return l.inner.List(ctx, prefix, func(o store.ObjectInfo) error {
 		n++
 		if n > listPage && n%listPage == 1 {
-			if _, err := l.request(ctx); err != nil {
+			if _, err := l.request(ctx, false, prefix); err != nil {
 				return err
 			}
 		}
@@ -135,14 +145,14 @@ func (l *link) List(ctx context.Context, prefix string, fn func(store.ObjectInfo
 }
 
 func (l *link) Stat(ctx context.Context, key string) (store.ObjectInfo, error) {
-	if _, err := l.request(ctx); err != nil {
+	if _, err := l.request(ctx, false, key); err != nil {
 		return store.ObjectInfo{}, err
 	}
 	return l.inner.Stat(ctx, key)
 }
 
 func (l *link) ReadRange(ctx context.Context, key string, r store.Range, opts store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error) {
-	dr, err := l.request(ctx)
+	dr, err := l.request(ctx, false, key)
 	if err != nil {
 		return nil, store.ObjectInfo{}, err
 	}
@@ -169,8 +179,10 @@ func bodyLen(r store.Range, n int64) int64 {
 
 func (l *link) NewWriter(ctx context.Context, key string, opts store.WriteOptions) (store.DriverWriter, error) {
 	// The round trip is paid up front (as a multipart upload's first
-	// request would), so a 503 leaves nothing to abort.
-	if _, err := l.request(ctx); err != nil {
+	// request would), so a 503 leaves nothing to abort. It counts as one
+	// write against the prefix's rate, though a large multipart upload
+	// would make one request per part.
+	if _, err := l.request(ctx, true, key); err != nil {
 		return nil, err
 	}
 	w, err := l.inner.NewWriter(ctx, key, opts)
@@ -181,7 +193,7 @@ func (l *link) NewWriter(ctx context.Context, key string, opts store.WriteOption
 }
 
 func (l *link) Delete(ctx context.Context, key string) error {
-	if _, err := l.request(ctx); err != nil {
+	if _, err := l.request(ctx, true, key); err != nil {
 		return err
 	}
 	return l.inner.Delete(ctx, key)

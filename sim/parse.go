@@ -10,21 +10,26 @@ import (
 )
 
 var (
-	fieldNames = []string{"ttfb", "p99", "stream", "link", "slowdown", "reset", "stall", "seed"}
+	fieldNames = []string{"ttfb", "p99", "stream", "link", "slowdown", "reset", "stall", "reqlimit", "prefixdepth", "seed"}
 	fieldList  = strings.Join(fieldNames, ", ")
 )
 
 // Parse reads a link profile:
 //
-//	s3                    an instance next to S3 (15ms/80ms first byte, 90 MiB/s a stream, 1200 MiB/s link)
+//	s3                    an instance next to S3 (15ms/80ms first byte, 90 MiB/s a stream, 1200 MiB/s link,
+//	                      3500 writes and 5500 reads a second per prefix)
 //	none, or ""           no shaping: the zero Profile, which WrapOption does not wrap
 //	ttfb=15ms,p99=80ms,stream=90MiB/s,link=400MiB/s,slowdown=0.05,reset=0.01,stall=0.01:10s,seed=7
 //	s3,link=200MiB/s      a named profile with overrides
+//	link=40MiB/s,reqlimit=3500:5500,prefixdepth=2
 //
 // Rates take B, KiB, MiB, GiB, TiB (or KB, MB, GB, TB: powers of 1000) with
 // an optional /s; 0 is unlimited. Probabilities are in [0,1]. p99 defaults
 // to ttfb (a fixed latency) and must not be below it. stall takes
-// probability:duration. Errors are one line naming the bad field.
+// probability:duration. reqlimit takes writes:reads a second per key
+// prefix (one number sets both; 0 is unlimited); prefixdepth is how many
+// leading path segments make a prefix (0, the default: the key's
+// directory). Errors are one line naming the bad field.
 func Parse(spec string) (Profile, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
@@ -112,6 +117,20 @@ func (p *Profile) set(k, v string) error {
 		if hasDur {
 			p.StallFor, err = parseDuration("stall duration", d)
 		}
+	case "reqlimit":
+		w, r, both := strings.Cut(v, ":")
+		if !both {
+			r = w
+		}
+		if p.ReqWrite, err = parseReqRate("reqlimit", w); err != nil {
+			return err
+		}
+		p.ReqRead, err = parseReqRate("reqlimit", r)
+	case "prefixdepth":
+		p.PrefixDepth, err = strconv.Atoi(v)
+		if err != nil || p.PrefixDepth < 0 || p.PrefixDepth > maxPrefixDepth {
+			err = fmt.Errorf("sim: bad prefixdepth %q: want 0 (the key's directory) to %d path segments", v, maxPrefixDepth)
+		}
 	case "seed":
 		p.Seed, err = strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -129,6 +148,18 @@ func parseDuration(k, v string) (time.Duration, error) {
 		return 0, fmt.Errorf("sim: bad %s %q: want a duration such as 15ms", k, v)
 	}
 	return d, nil
+}
+
+// maxPrefixDepth is far deeper than any key layout, and keeps the number
+// printable and parseable everywhere.
+const maxPrefixDepth = 1 << 16
+
+func parseReqRate(k, v string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "/s"), 64)
+	if err != nil || !(f == 0 || f >= minReqRate) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("sim: bad %s %q: want requests a second per prefix, writes:reads such as 3500:5500 (0 is unlimited)", k, v)
+	}
+	return f + 0, nil
 }
 
 func parseProb(k, v string) (float64, error) {

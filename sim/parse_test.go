@@ -33,6 +33,11 @@ func TestParse(t *testing.T) {
 		{"slowdown=1,reset=0,seed=18446744073709551615", Profile{SlowDown: 1, Seed: 1<<64 - 1}},
 		{"s3,ttfb=0,p99=0", func() Profile { p := s3; p.TTFB, p.TTFBP99 = 0, 0; return p }()},
 		{"s3,p99=0", func() Profile { p := s3; p.TTFBP99 = p.TTFB; return p }()},
+		{"reqlimit=3500:5500", Profile{ReqWrite: 3500, ReqRead: 5500}},
+		{"reqlimit=100/s", Profile{ReqWrite: 100, ReqRead: 100}},
+		{"link=40MiB/s,reqlimit=0:5.5,prefixdepth=2", Profile{Link: 40 * MiB, ReqRead: 5.5, PrefixDepth: 2}},
+		{"s3,reqlimit=0", func() Profile { p := s3; p.ReqWrite, p.ReqRead = 0, 0; return p }()},
+		{"prefixdepth=1", Profile{PrefixDepth: 1}},
 	} {
 		got, err := Parse(tc.spec)
 		if err != nil {
@@ -47,7 +52,7 @@ func TestParse(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct{ spec, want string }{
-		{"tttfb=5ms", `sim: unknown field "tttfb" (want ttfb, p99, stream, link, slowdown, reset, stall, seed)`},
+		{"tttfb=5ms", `sim: unknown field "tttfb" (want ttfb, p99, stream, link, slowdown, reset, stall, reqlimit, prefixdepth, seed)`},
 		{"s4", `unknown profile "s4"`},
 		{"ttfb=5ms,s3", `profile "s3" must come first`},
 		{"ttfb", `field "ttfb" has no value`},
@@ -72,6 +77,15 @@ func TestParseErrors(t *testing.T) {
 		{"stall=2:1s", `bad stall "2"`},
 		{"seed=-1", `bad seed "-1"`},
 		{"tt\nfb=1", `unknown field "tt\nfb"`},
+		{"reqlimit=fast", `bad reqlimit "fast"`},
+		{"reqlimit=-1:5", `bad reqlimit "-1"`},
+		{"reqlimit=1:NaN", `bad reqlimit "NaN"`},
+		{"reqlimit=1:2:3", `bad reqlimit "2:3"`},
+		{"reqlimit=1e-9", `bad reqlimit "1e-9"`},
+		{"reqlimit=inf", `bad reqlimit "inf"`},
+		{"prefixdepth=-1", `bad prefixdepth "-1"`},
+		{"prefixdepth=x", `bad prefixdepth "x"`},
+		{"prefixdepth=99999999", `bad prefixdepth "99999999"`},
 	} {
 		_, err := Parse(tc.spec)
 		if err == nil {
@@ -98,6 +112,9 @@ func TestString(t *testing.T) {
 		{"stream=90MB/s,link=1536KiB", "stream=90MB/s,link=1.5MiB/s"},
 		{"stream=1000", "stream=1KB/s"},
 		{"link=1023", "link=1023B/s"},
+		{"s3,reqlimit=350:550", "s3,reqlimit=350:550"},
+		{"reqlimit=7", "reqlimit=7:7"},
+		{"s3,reqlimit=0,prefixdepth=3", "s3,reqlimit=0:0,prefixdepth=3"},
 	} {
 		p, err := Parse(tc.spec)
 		if err != nil {
@@ -115,6 +132,7 @@ func FuzzParse(f *testing.F) {
 		"ttfb=15ms,p99=80ms,stream=90MiB/s,link=400MiB/s,slowdown=0.05,reset=0.01,stall=0.01:10s",
 		"stream=1.5GiB,link=3KB/s,seed=7", "stall=0:5s", "ttfb=1h2m3.000000004s", "link=1e-3TiB",
 		"tttfb=5ms", "ttfb=15ms,p99=5ms", "slowdown=NaN", "link=0x1p20", " s3 , seed = 1 ",
+		"reqlimit=3500:5500,prefixdepth=2", "s3,reqlimit=0.5", "reqlimit=1e308:0",
 	} {
 		f.Add(s)
 	}

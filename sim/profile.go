@@ -26,20 +26,36 @@ type Profile struct {
 	// for StallFor, then lets it continue.
 	SlowDown, Reset, Stall float64
 	StallFor               time.Duration
+	// ReqWrite and ReqRead cap the requests a second that one key prefix
+	// takes: writes (PUT, DELETE) and reads (GET, HEAD, LIST). Above them
+	// a request fails with a 503 SlowDown, as S3 answers while it
+	// repartitions. Zero means unlimited. PrefixDepth says what a prefix
+	// is: the key's first PrefixDepth path segments, or with 0 its
+	// directory (everything up to the last '/').
+	ReqWrite, ReqRead float64
+	PrefixDepth       int
 	// Seed seeds the draws (latencies, faults, fault points).
 	Seed uint64
 }
+
+// S3's published request rates per prefix, which the s3 profile models.
+const (
+	S3ReqWrite = 3500
+	S3ReqRead  = 5500
+)
 
 // named are the profiles Parse knows by name.
 var named = map[string]Profile{
 	// An instance in the same region as S3: first byte in 10-20 ms, p99
 	// near 80 ms, about 90 MB/s per connection.
 	"s3": {
-		Name:    "s3",
-		TTFB:    15 * time.Millisecond,
-		TTFBP99: 80 * time.Millisecond,
-		Stream:  90 * MiB,
-		Link:    1200 * MiB,
+		Name:     "s3",
+		TTFB:     15 * time.Millisecond,
+		TTFBP99:  80 * time.Millisecond,
+		Stream:   90 * MiB,
+		Link:     1200 * MiB,
+		ReqWrite: S3ReqWrite,
+		ReqRead:  S3ReqRead,
 	},
 }
 
@@ -54,12 +70,15 @@ const (
 // to wrap (Name and Seed alone change nothing).
 func (p Profile) IsNone() bool {
 	return p.TTFB == 0 && p.TTFBP99 == 0 && p.Stream == 0 && p.Link == 0 &&
-		p.SlowDown == 0 && p.Reset == 0 && p.Stall == 0
+		p.SlowDown == 0 && p.Reset == 0 && p.Stall == 0 && p.ReqWrite == 0 && p.ReqRead == 0
 }
 
 // minRate keeps pacing finite: below one byte a second a chunk would take
 // longer than a Duration can say.
 const minRate = 1
+
+// minReqRate keeps a prefix's bucket refilling within a Duration.
+const minReqRate = 0.001
 
 // Validate reports the first field that makes p unusable, in one line.
 func (p Profile) Validate() error {
@@ -96,6 +115,17 @@ func (p Profile) Validate() error {
 		if !(f.v >= 0 && f.v <= 1) {
 			return fmt.Errorf("sim: %s=%s: probability must be in [0,1]", f.name, formatFloat(f.v))
 		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"reqlimit writes", p.ReqWrite}, {"reqlimit reads", p.ReqRead}} {
+		if f.v != 0 && !(f.v >= minReqRate && !math.IsInf(f.v, 0)) {
+			return fmt.Errorf("sim: %s=%s: want 0 (unlimited) or a finite rate of at least %v requests a second", f.name, formatFloat(f.v), minReqRate)
+		}
+	}
+	if p.PrefixDepth < 0 {
+		return fmt.Errorf("sim: prefixdepth=%d: must not be negative", p.PrefixDepth)
 	}
 	if err := dur("stall duration", p.StallFor); err != nil {
 		return err
@@ -146,6 +176,12 @@ func (p Profile) String() string {
 			v += ":" + p.StallFor.String()
 		}
 		add("stall", v)
+	}
+	if p.ReqWrite != base.ReqWrite || p.ReqRead != base.ReqRead {
+		add("reqlimit", formatFloat(p.ReqWrite)+":"+formatFloat(p.ReqRead))
+	}
+	if p.PrefixDepth != base.PrefixDepth {
+		add("prefixdepth", strconv.Itoa(p.PrefixDepth))
 	}
 	if p.Seed != base.Seed {
 		add("seed", strconv.FormatUint(p.Seed, 10))

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sluice-data/sluice/bench"
+	"github.com/sluice-data/sluice/store"
 )
 
 type benchOptions struct {
@@ -32,6 +33,17 @@ type benchOptions struct {
 	quiet       bool
 	retries     int
 	seed        uint64
+	prefixes    int
+
+	// Fanned out over processes (bench_workers.go) and the scale model
+	// (bench_predict.go).
+	workers       string
+	runs          int
+	workerRecords string
+	workerStart   int64
+	workerPrefix  string
+	predict       string
+	from          string
 }
 
 func newBenchCommand() *cobra.Command {
@@ -86,6 +98,36 @@ from the run's start.
 --plot FILE.png draws the per-request throughput histogram, request durations
 against time, and aggregate throughput over time, puts blue and gets orange.
 
+--prefixes N spreads each cell's objects round robin over N sub-prefixes
+(p000/, p001/, ...): under a --sim reqlimit (S3's 3500 writes and 5500 reads
+a second per prefix; part of the s3 profile), objects under one prefix meet
+503 SlowDown at that rate, spread they need not.
+
+--workers N runs the same write-then-read benchmark from N worker processes
+at once: child processes of this binary, each with the flags given here, so
+each behind its own --sim link (--sim link=40MiB/s models N machines of 40
+MiB/s each; a reqlimit is per process too). Each writes --objects objects of
+--size under its own prefix; all start together. A list (1,2,4) sweeps, and
+--runs repeats the sweep. It reports each run's aggregate MiB/s (the steady
+window in which every worker of every process is busy) and each worker's,
+how far apart the workers started, and the scaling: each count's median
+aggregate and the median of each round's ratio against the fewest workers,
+beside the ideal. --out saves every request of every worker (process and
+processes columns say whose); --plot draws the timeline of the last round,
+a panel per count: one line per request, issue to last byte, coloured by
+worker. Ctrl-C or a failed worker stops every worker; each deletes what it
+wrote, and the rest under the run's prefix is deleted at the end.
+
+--predict W[,W...] --from RECORDS (no URL) is the scale model: from a run's
+records (--out, best of --workers with several processes) it takes one
+worker's steady MiB/s and requests a second (retries included), and
+predicts for W workers the aggregate MiB/s, the requests a second per
+prefix when they are spread over --prefixes prefixes (default 1), whether
+the per-prefix limit binds (--sim's reqlimit, else S3's), what the run
+then gets, the prefixes it needs to stay under the limit, and the worker
+count from which the limit binds. It assumes linear scaling beyond what
+was measured and no limit of the store but the per-prefix rates.
+
 A progress bar shows on a terminal, plain lines otherwise. With --sim the
 store is seen through the link model (see sluice --help). Exit status is 1
 when any request failed for good.`,
@@ -99,9 +141,33 @@ when any request failed for good.`,
   sluice bench mem://b/ --sim s3 --concurrency auto
 
   # read what is there in 8 MiB ranges; keep every request and plot them
-  sluice bench s3://bucket/data/ --read-only --range-size 8MiB --out reqs.jsonl --plot bench.png`,
-		Args: exactArgs(1),
+  sluice bench s3://bucket/data/ --read-only --range-size 8MiB --out reqs.jsonl --plot bench.png
+
+  # 1, 2 and 4 worker processes, each behind its own 40 MiB/s link, 3 rounds
+  sluice bench s3://bucket/scratch/ --workers 1,2,4 --runs 3 --sim link=40MiB/s -n 16 --size 8MiB \
+      --out run.jsonl --plot timeline.png
+
+  # S3's per-prefix request rate: one prefix meets SlowDown, 16 do not
+  sluice bench mem://b/ --sim s3 --size 1KiB -n 12000 -c 256 --retries 12 --out one.jsonl
+  sluice bench mem://b/ --sim s3 --size 1KiB -n 12000 -c 256 --retries 12 --prefixes 16
+  sluice bench --predict 1 --from one.jsonl    # the busiest prefix's rate, the SlowDowns
+
+  # what 1000 and 2000 such workers would get, objects under one prefix or 64
+  sluice bench --predict 1000,2000 --from run.jsonl
+  sluice bench --predict 1000,2000 --from run.jsonl --prefixes 64`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if opts.predict != "" {
+				return exactArgs(0)(cmd, args)
+			}
+			return exactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case opts.predict != "":
+				return runBenchPredict(cmd.OutOrStdout(), opts)
+			case opts.workers != "":
+				return runBenchWorkers(cmd.Context(), cmd.OutOrStdout(), opts, args[0], cmd.Flags().Changed("size"))
+			}
 			return runBench(cmd.Context(), cmd.OutOrStdout(), opts, args[0], cmd.Flags().Changed("size"))
 		},
 	}
@@ -119,6 +185,17 @@ when any request failed for good.`,
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress")
 	f.IntVar(&opts.retries, "retries", 3, "retries of a request that failed with a retryable error")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the object bytes")
+	f.IntVar(&opts.prefixes, "prefixes", 0, "spread each cell's objects over this many sub-prefixes (p000/, p001/, ...)")
+	f.StringVar(&opts.workers, "workers", "", "run from this many worker processes at once, each behind its own --sim link; a list (1,2,4) sweeps")
+	f.IntVar(&opts.runs, "runs", 1, "with --workers: rounds of the sweep; figures are medians over rounds")
+	f.StringVar(&opts.predict, "predict", "", "scale model: predict for these worker counts (1000,2000) from --from's records; no URL")
+	f.StringVar(&opts.from, "from", "", "with --predict: the records (.jsonl or .csv) of a measured run (--out)")
+	f.StringVar(&opts.workerRecords, "worker-records", "", "")
+	f.Int64Var(&opts.workerStart, "worker-start", 0, "")
+	f.StringVar(&opts.workerPrefix, "worker-prefix", "", "")
+	_ = f.MarkHidden("worker-prefix")
+	_ = f.MarkHidden("worker-records") // how a worker process is told where its records go
+	_ = f.MarkHidden("worker-start")
 	return cmd
 }
 
@@ -134,7 +211,7 @@ func recordFieldsHelp() string {
 func benchConfig(opts benchOptions, sizeGiven bool) (bench.Config, int, error) {
 	cfg := bench.Config{
 		Objects: opts.objects, ReadOnly: opts.readOnly, WriteOnly: opts.writeOnly, Keep: opts.keep,
-		Attempts: opts.retries + 1, Seed: opts.seed,
+		Attempts: opts.retries + 1, Seed: opts.seed, Prefixes: opts.prefixes,
 	}
 	if opts.retries < 0 {
 		return cfg, 0, usagef("bench: --retries must not be negative, got %d", opts.retries)
@@ -219,6 +296,9 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string,
 		return err
 	}
 	defer st.Close()
+	if opts.workerRecords != "" {
+		return runBenchWorker(ctx, st, store.Join(prefix, opts.workerPrefix), cfg, opts)
+	}
 	cfg.Observer = &benchProgress{quiet: opts.quiet}
 
 	res, runErr := bench.Run(ctx, st, prefix, cfg)
@@ -265,18 +345,30 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string,
 	return nil
 }
 
-func saveBenchFiles(opts benchOptions, res bench.Result) error {
-	write := func(name string, fn func(io.Writer) error) error {
-		f, err := os.Create(name)
-		if err != nil {
-			return err
-		}
-		if err := fn(f); err != nil {
-			f.Close()
-			return fmt.Errorf("writing %s: %w", name, err)
-		}
-		return f.Close()
+// writeFile writes name under a temporary name beside it and renames it
+// into place once complete, so a failed write never leaves a half file.
+func writeFile(name string, fn func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return err
 	}
+	defer os.Remove(f.Name()) // a no-op once renamed
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return os.Rename(f.Name(), name)
+}
+
+func saveBenchFiles(opts benchOptions, res bench.Result) error {
+	write := writeFile
 	if opts.out != "" {
 		format, err := bench.RecordFormat(opts.out)
 		if err != nil {

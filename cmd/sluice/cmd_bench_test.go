@@ -1,12 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sluice-data/sluice/bench"
 )
 
 func TestBenchBadInput(t *testing.T) {
@@ -119,5 +126,165 @@ func TestBenchKeepThenReadOnly(t *testing.T) {
 	}
 	if objs, _ := filepath.Glob(filepath.Join(dir, "sluice-bench-*", "obj-*")); len(objs) != 3 {
 		t.Errorf("read-only changed the kept objects: %v", objs)
+	}
+}
+
+func TestBenchWorkersAndPredict(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "theirs"), []byte("not ours"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, plot := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "timeline.png")
+	r := sluice(t, nil, "bench", "file://"+data+"/", "-q", "--json", "--workers", "1,2", "-n", "3", "--size", "256KiB", "-c", "2",
+		"--out", out, "--plot", plot, "--sim", "ttfb=1ms,link=32MiB/s")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var doc struct {
+		Sim  string `json:"sim"`
+		Runs []struct {
+			Workers      int       `json:"workers"`
+			PerWorkerGet []float64 `json:"per_worker_get_mib_s"`
+			Get          struct {
+				Objects     int     `json:"objects"`
+				SteadyMiBps float64 `json:"steady_mib_s"`
+			} `json:"get"`
+		} `json:"runs"`
+		Scaling []struct {
+			Workers  int     `json:"workers"`
+			GetRatio float64 `json:"get_ratio"`
+			Ideal    float64 `json:"ideal"`
+		} `json:"scaling"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	}
+	if len(doc.Runs) != 2 || len(doc.Scaling) != 2 || doc.Sim != "ttfb=1ms,link=32MiB/s" {
+		t.Fatalf("json: %+v", doc)
+	}
+	for i, run := range doc.Runs {
+		if run.Workers != i+1 || run.Get.Objects != 3*(i+1) || len(run.PerWorkerGet) != i+1 || run.Get.SteadyMiBps <= 0 {
+			t.Errorf("run %+v", run)
+		}
+	}
+	if doc.Scaling[1].Workers != 2 || doc.Scaling[1].Ideal != 2 || doc.Scaling[1].GetRatio <= 0 {
+		t.Errorf("scaling %+v", doc.Scaling)
+	}
+	if left, _ := os.ReadDir(data); len(left) != 1 || left[0].Name() != "theirs" {
+		t.Errorf("after the run %s holds %v; want only what was there", data, left)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := bench.ReadRecords(f, "jsonl")
+	f.Close()
+	if err != nil || len(recs) != 18 {
+		t.Fatalf("--out: %d records, %v; want 3 puts and 3 gets from each of 3 workers", len(recs), err)
+	}
+	procs := map[[2]int]bool{}
+	for _, rec := range recs {
+		procs[[2]int{rec.Processes, rec.Process}] = true
+	}
+	if len(procs) != 3 {
+		t.Errorf("records of %d (processes, process) pairs, want 3: %v", len(procs), procs)
+	}
+	img, err := os.Open(plot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer img.Close()
+	if _, err := png.Decode(img); err != nil {
+		t.Fatalf("--plot: %v", err)
+	}
+
+	r = sluice(t, nil, "bench", "--predict", "100,1000", "--from", out, "--prefixes", "4", "--sim", "reqlimit=100:200")
+	if r.code != 0 {
+		t.Fatalf("predict: exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"measured put: 1 run(s) of 2 worker process(es)", "measured get:", "at most 100 writes/s and 200 reads/s", "over 4 prefix(es)", "prefixes needed"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("predict output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if n := strings.Count(r.stdout, "  put  ") + strings.Count(r.stdout, "  get  "); n != 4 {
+		t.Errorf("%d prediction rows, want 4:\n%s", n, r.stdout)
+	}
+}
+
+func TestBenchWorkersBadInput(t *testing.T) {
+	dir := t.TempDir()
+	url := "file://" + dir + "/"
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(`{"kind":"put","start":3,"last_byte":1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args    []string
+		code    int
+		mention string
+	}{
+		{[]string{"bench", url, "--workers", "0"}, exitUsage, "workers must be in 1.."},
+		{[]string{"bench", url, "--workers", "two"}, exitUsage, "--workers"},
+		{[]string{"bench", url, "--workers", "2", "-c", "1,2"}, exitUsage, "one --concurrency"},
+		{[]string{"bench", url, "--workers", "2", "--read-only"}, exitUsage, "--read-only does not apply"},
+		{[]string{"bench", url, "--workers", "2", "--runs", "0"}, exitUsage, "--runs"},
+		{[]string{"bench", url, "--prefixes", "-1"}, exitUsage, "prefixes must be in"},
+		{[]string{"bench", "--predict", "1000"}, exitUsage, "needs --from"},
+		{[]string{"bench", "--predict", "x", "--from", bad}, exitUsage, "--predict"},
+		{[]string{"bench", url, "--predict", "1000", "--from", bad}, exitUsage, "argument"},
+		{[]string{"bench", "--predict", "1000", "--from", filepath.Join(dir, "r.txt")}, exitUsage, ".jsonl"},
+		{[]string{"bench", "--predict", "1000", "--from", bad}, exitError, "records line 1: last_byte 1s is before start 3s"},
+		{[]string{"bench", "--predict", "1000", "--from", filepath.Join(dir, "none.jsonl")}, exitError, "none.jsonl"},
+	} {
+		assertCleanFailure(t, sluice(t, nil, append(c.args, "-q")...), c.code, c.mention)
+	}
+	// A worker that cannot write: the run stops with its error, naming it.
+	r := sluice(t, nil, "bench", "file:///proc/sluice-bench-test/", "--workers", "2", "-q", "-n", "2", "--size", "1KiB")
+	assertCleanFailure(t, r, exitError, "worker ")
+	if left, _ := os.ReadDir(dir); len(left) != 1 {
+		t.Errorf("bad input left %d entries behind", len(left))
+	}
+}
+
+// Ctrl-C at the driver stops every worker, and nothing is left.
+func TestBenchWorkersInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sluiceBin, "bench", dir, "--workers", "3", "-q", "-n", "64", "--size", "1MiB", "-c", "2",
+		"--sim", "link=4MiB/s")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the workers have written something, then interrupt the
+	// driver alone: it must stop the workers itself.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		objs, _ := filepath.Glob(filepath.Join(dir, "sluice-bench-*", "*", "w*", "sluice-bench-*", "obj-*"))
+		if len(objs) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no objects written after a minute: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupt {
+		t.Errorf("exit %v, want %d; stderr %q", err, exitInterrupt, stderr.String())
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("after Ctrl-C %s holds %v", dir, left)
 	}
 }

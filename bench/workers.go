@@ -1,0 +1,354 @@
+package bench
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// WorkerSpec is one worker process of a fanned-out run: the same
+// write-then-read benchmark as Run, under its own prefix, behind its own
+// link.
+type WorkerSpec struct {
+	// Index is which of Count workers this is, from 0.
+	Index, Count int
+	// URL is the store (its root, as st.URL("") says it), Prefix the key
+	// prefix of the worker's own, empty, under it. They are apart so a
+	// worker opens the store as the driver did (a file:// store's root is
+	// where it stops pruning empty directories).
+	URL, Prefix string
+	// Start is when every worker of the run begins measuring (Config.Start);
+	// its records' times count from it.
+	Start time.Time
+}
+
+// Launcher runs one worker to completion and returns its records, also
+// when it fails part way (whatever it recorded). A worker cleans up what
+// it wrote, also when ctx is cancelled, as Run does; RunWorkers deletes
+// what a worker that died could not.
+//
+// Local child processes of the same binary are the launcher today
+// (cmd/sluice); the dist package's executor is meant to take its place,
+// which is why a worker needs nothing but its spec, its arguments and the
+// store.
+type Launcher interface {
+	Launch(ctx context.Context, w WorkerSpec) ([]Record, error)
+}
+
+// WorkersConfig says how a fanned-out run is swept.
+type WorkersConfig struct {
+	// Workers lists the numbers of worker processes to measure, each a
+	// run of its own (1, 2, 4: the scaling against one worker).
+	Workers []int
+	// Rounds repeats the sweep, rotating nothing: round r measures every
+	// count in order (default 1). Medians are over rounds.
+	Rounds int
+	// StartDelay is how long the processes get to start before they all
+	// begin (default 500ms + 25ms a worker). A worker that starts later
+	// begins at once; its lateness shows as the run's StartSkew.
+	StartDelay time.Duration
+	// Keep leaves the objects in place (the workers are told so too).
+	Keep bool
+	// Progress, when set, hears about each run as it ends.
+	Progress func(WorkersRun)
+}
+
+const maxWorkers = 1024
+
+// Validate reports the first setting that makes c unusable, in one line.
+func (c WorkersConfig) Validate() error {
+	if len(c.Workers) == 0 {
+		return errors.New("no worker count given")
+	}
+	for _, n := range c.Workers {
+		if n < 1 || n > maxWorkers {
+			return fmt.Errorf("workers must be in 1..%d, got %d", maxWorkers, n)
+		}
+	}
+	if c.Rounds < 0 || c.StartDelay < 0 {
+		return errors.New("rounds and start delay must not be negative")
+	}
+	return nil
+}
+
+// WorkersRun is one run of Workers processes at once.
+type WorkersRun struct {
+	Round   int `json:"round"`
+	Workers int `json:"workers"`
+	// Cell is the number the run's records carry in Record.Cell.
+	Cell int `json:"cell"`
+	// Put and Get are the aggregate over every process: the steady window
+	// is where every worker of every process is busy.
+	Put Summary `json:"put"`
+	Get Summary `json:"get"`
+	// PerWorkerPut and PerWorkerGet are each process's own steady MiB/s.
+	PerWorkerPut []float64 `json:"per_worker_put_mib_s"`
+	PerWorkerGet []float64 `json:"per_worker_get_mib_s"`
+	// StartSkew is how far apart the processes issued their first
+	// requests: the latest first request minus the earliest.
+	StartSkew time.Duration `json:"-"`
+	Err       string        `json:"error,omitempty"`
+}
+
+// Scaling is one worker count's medians over the rounds, and its ratio
+// against the smallest count measured (Base): ideal is Workers/Base.
+type Scaling struct {
+	Workers  int     `json:"workers"`
+	Base     int     `json:"base"`
+	PutMiBps float64 `json:"put_mib_s"`
+	GetMiBps float64 `json:"get_mib_s"`
+	// PutRatio and GetRatio are the medians over rounds of each round's
+	// aggregate over the same round's aggregate at Base workers.
+	PutRatio float64 `json:"put_ratio"`
+	GetRatio float64 `json:"get_ratio"`
+	Ideal    float64 `json:"ideal"`
+}
+
+// WorkersResult is a fanned-out sweep. Record times count from Start.
+type WorkersResult struct {
+	Start   time.Time
+	Prefix  string
+	Kept    bool
+	Runs    []WorkersRun
+	Scaling []Scaling
+	Records []Record
+}
+
+// RunWorkers measures the write-then-read benchmark from each count of
+// worker processes at once, launched by launch, under a fresh prefix
+// inside prefix (worker i of a run of k under r<round>-k<k>/w<i>/). Unless
+// cfg.Keep it deletes everything left under that prefix at the end, also
+// on error or cancellation, whatever the workers managed themselves. The
+// result holds what was measured even when err is not nil.
+func RunWorkers(ctx context.Context, st *store.Store, prefix string, cfg WorkersConfig, launch Launcher) (res WorkersResult, err error) {
+	if err := cfg.Validate(); err != nil {
+		return res, err
+	}
+	rounds := max(cfg.Rounds, 1)
+	res.Start = time.Now()
+	res.Prefix = freshPrefix(prefix)
+	res.Kept = cfg.Keep
+	r := &runner{st: st, cfg: Config{}.withDefaults(), written: map[string]bool{}}
+	if objs, err := r.list(ctx, res.Prefix); err != nil {
+		return res, err
+	} else if len(objs) > 0 {
+		return res, fmt.Errorf("refusing to write: %s already holds %d objects", st.URL(res.Prefix), len(objs))
+	}
+	if !cfg.Keep {
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			if cerr := r.cleanup(cctx, res.Prefix); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("cleaning up %s: %w", st.URL(res.Prefix), cerr))
+			}
+		}()
+	}
+	defer func() { res.Scaling = scaling(res.Runs) }()
+	for round := range rounds {
+		for _, k := range cfg.Workers {
+			run, recs, err := runOnce(ctx, st, res, round, k, cfg, launch)
+			res.Records = append(res.Records, recs...)
+			res.Runs = append(res.Runs, run)
+			if cfg.Progress != nil {
+				cfg.Progress(run)
+			}
+			if err != nil {
+				return res, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// runOnce launches k workers at once and analyzes their records together.
+func runOnce(ctx context.Context, st *store.Store, res WorkersResult, round, k int, cfg WorkersConfig, launch Launcher) (WorkersRun, []Record, error) {
+	run := WorkersRun{Round: round, Workers: k, Cell: len(res.Runs)}
+	delay := cfg.StartDelay
+	if delay == 0 {
+		delay = 500*time.Millisecond + time.Duration(k)*25*time.Millisecond
+	}
+	start := time.Now().Add(delay)
+	shift := start.Sub(res.Start)
+	perProc := make([][]Record, k)
+	var mu sync.Mutex
+	var errs []error
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range k {
+		g.Go(func() error {
+			spec := WorkerSpec{Index: i, Count: k, Start: start,
+				URL: st.URL(""), Prefix: res.Prefix + fmt.Sprintf("r%d-k%d/w%03d/", round, k, i)}
+			recs, err := launch.Launch(gctx, spec)
+			for j := range recs {
+				rec := &recs[j]
+				rec.Cell, rec.Process, rec.Processes = run.Cell, i, k
+				rec.Start += shift
+				rec.LastByte += shift
+				if rec.FirstByte > 0 {
+					rec.FirstByte += shift
+				}
+			}
+			perProc[i] = recs
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+			return err
+		})
+	}
+	_ = g.Wait()
+	// The first failure is the cause; the others are mostly workers that
+	// were stopped because of it.
+	var err error
+	if len(errs) > 0 {
+		err = errs[0]
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		run.Err = oneLine(err)
+	}
+	var all []Record
+	firsts := make([]time.Duration, 0, k)
+	for _, recs := range perProc {
+		all = append(all, recs...)
+		if len(recs) > 0 {
+			firsts = append(firsts, slices.MinFunc(recs, func(a, b Record) int { return cmp.Compare(a.Start, b.Start) }).Start)
+		}
+	}
+	slices.SortFunc(all, func(a, b Record) int { return cmp.Compare(a.Start, b.Start) })
+	if len(firsts) > 0 {
+		run.StartSkew = slices.Max(firsts) - slices.Min(firsts)
+	}
+	run.Put = analyzeKind(all, Put)
+	run.Get = analyzeKind(all, Get)
+	for _, recs := range perProc {
+		run.PerWorkerPut = append(run.PerWorkerPut, analyzeKind(recs, Put).SteadyMiBps)
+		run.PerWorkerGet = append(run.PerWorkerGet, analyzeKind(recs, Get).SteadyMiBps)
+	}
+	return run, all, err
+}
+
+// analyzeKind summarizes the records of one kind over their own span: from
+// the first request issued to the last one ended.
+func analyzeKind(recs []Record, kind Kind) Summary {
+	var of []Record
+	span := Span{Start: -1}
+	for _, r := range recs {
+		if r.Kind != kind {
+			continue
+		}
+		of = append(of, r)
+		if span.Start < 0 || r.Start < span.Start {
+			span.Start = r.Start
+		}
+		span.End = max(span.End, r.LastByte)
+	}
+	if len(of) == 0 {
+		return Summary{Kind: kind}
+	}
+	s := Analyze(of, span)
+	s.Kind = kind
+	return s
+}
+
+// scaling takes each worker count's medians over the rounds, and each
+// round's ratio against the smallest count of the same round.
+func scaling(runs []WorkersRun) []Scaling {
+	if len(runs) == 0 {
+		return nil
+	}
+	base := slices.MinFunc(runs, func(a, b WorkersRun) int { return cmp.Compare(a.Workers, b.Workers) }).Workers
+	baseOf := map[int]WorkersRun{} // by round
+	var counts []int
+	for _, r := range runs {
+		if r.Err != "" {
+			continue
+		}
+		if r.Workers == base {
+			baseOf[r.Round] = r
+		}
+		if !slices.Contains(counts, r.Workers) {
+			counts = append(counts, r.Workers)
+		}
+	}
+	slices.Sort(counts)
+	var out []Scaling
+	for _, k := range counts {
+		var put, get, putR, getR []float64
+		for _, r := range runs {
+			if r.Workers != k || r.Err != "" {
+				continue
+			}
+			put = append(put, r.Put.SteadyMiBps)
+			get = append(get, r.Get.SteadyMiBps)
+			if b, ok := baseOf[r.Round]; ok {
+				if b.Put.SteadyMiBps > 0 {
+					putR = append(putR, r.Put.SteadyMiBps/b.Put.SteadyMiBps)
+				}
+				if b.Get.SteadyMiBps > 0 {
+					getR = append(getR, r.Get.SteadyMiBps/b.Get.SteadyMiBps)
+				}
+			}
+		}
+		out = append(out, Scaling{Workers: k, Base: base, Ideal: float64(k) / float64(base),
+			PutMiBps: median(put), GetMiBps: median(get), PutRatio: median(putR), GetRatio: median(getR)})
+	}
+	return out
+}
+
+// median is the middle value (the mean of the two middle ones), 0 for none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return Percentile(s, 0.5)
+}
+
+// WriteWorkersReport prints each run (aggregate and per-worker steady
+// MiB/s, how far apart the workers started) and then the scaling: each
+// count's medians and ratios against the smallest count.
+func WriteWorkersReport(w io.Writer, res WorkersResult) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "round\tworkers\tput MiB/s\tper worker min/p50/max\tget MiB/s\tper worker min/p50/max\terrors\tretries\tstart skew ms\t")
+	for _, r := range res.Runs {
+		fmt.Fprintf(tw, "%d\t%d\t%.1f\t%s\t%.1f\t%s\t%d\t%d\t%.0f\t\n", r.Round+1, r.Workers,
+			r.Put.SteadyMiBps, spreadOf(r.PerWorkerPut), r.Get.SteadyMiBps, spreadOf(r.PerWorkerGet),
+			r.Put.Errors+r.Get.Errors, r.Put.Retries+r.Get.Retries, float64(r.StartSkew)/float64(time.Millisecond))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(res.Scaling) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nscaling (medians over %d round(s); ratio: each round's aggregate over the same round's at %d worker(s)):\n",
+		len(res.Runs)/max(len(res.Scaling), 1), res.Scaling[0].Base)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workers\tput MiB/s\tput ratio\tget MiB/s\tget ratio\tideal\tput/ideal\tget/ideal\t")
+	for _, s := range res.Scaling {
+		fmt.Fprintf(tw, "%d\t%.1f\t%.2f\t%.1f\t%.2f\t%.0f\t%.2f\t%.2f\t\n", s.Workers, s.PutMiBps, s.PutRatio,
+			s.GetMiBps, s.GetRatio, s.Ideal, s.PutRatio/s.Ideal, s.GetRatio/s.Ideal)
+	}
+	return tw.Flush()
+}
+
+func spreadOf(v []float64) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return fmt.Sprintf("%.1f/%.1f/%.1f", s[0], Percentile(s, 0.5), s[len(s)-1])
+}

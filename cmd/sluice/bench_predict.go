@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/sluice-data/sluice/bench"
+)
+
+// runBenchPredict is `sluice bench --predict W --from RECORDS`: the scale
+// model over a measured run's records. The per-prefix limits are --sim's
+// reqlimit when it has one, else S3's.
+func runBenchPredict(out io.Writer, opts benchOptions) error {
+	cfg := bench.PredictConfig{Prefixes: opts.prefixes, ReqWrite: globals.profile.ReqWrite,
+		ReqRead: globals.profile.ReqRead, PrefixDepth: globals.profile.PrefixDepth}
+	for _, s := range strings.Split(opts.predict, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return usagef("bench: --predict %q: want worker counts such as 1000,2000", opts.predict)
+		}
+		cfg.Workers = append(cfg.Workers, n)
+	}
+	if opts.from == "" {
+		return usagef("bench: --predict needs --from RECORDS (the .jsonl or .csv of a run's --out)")
+	}
+	if opts.prefixes < 0 {
+		return usagef("bench: --prefixes must not be negative, got %d", opts.prefixes)
+	}
+	format, err := bench.RecordFormat(opts.from)
+	if err != nil {
+		return usagef("bench: --from: %v", err)
+	}
+	f, err := os.Open(opts.from)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	recs, err := bench.ReadRecords(f, format)
+	if err != nil {
+		return fmt.Errorf("%s: %w", opts.from, err)
+	}
+	ms, err := bench.Measure(recs, cfg.PrefixDepth)
+	if err != nil {
+		return fmt.Errorf("%s: %w", opts.from, err)
+	}
+	ps := bench.Predict(ms, cfg)
+	if opts.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Measured    []bench.Measured   `json:"measured"`
+			Predictions []bench.Prediction `json:"predictions"`
+		}{ms, ps})
+	}
+	return bench.WritePrediction(out, ms, cfg, ps)
+}
