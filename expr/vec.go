@@ -80,7 +80,8 @@ func scale(vals []int64, by int64) []int64 {
 }
 
 // Loader returns how to read a column of type dt as a Vec, and its kind;
-// nil for a type expressions do not support.
+// nil for a type expressions do not support. Decimals are read as
+// float64 (exact to about 15 digits).
 func Loader(dt arrow.DataType) (Kind, func(arrow.Array) Vec) {
 	ints := func(f func(a arrow.Array) []int64, k Kind) (Kind, func(arrow.Array) Vec) {
 		return k, func(a arrow.Array) Vec { return Vec{K: k, I: f(a), Valid: validity(a)} }
@@ -134,6 +135,26 @@ func Loader(dt arrow.DataType) (Kind, func(arrow.Array) Vec) {
 			out := make([]float64, len(v))
 			for i, x := range v {
 				out[i] = float64(x)
+			}
+			return Vec{K: KindFloat, F: out, Valid: validity(a)}
+		}
+	case *arrow.Decimal128Type:
+		scale := t.Scale
+		return KindFloat, func(a arrow.Array) Vec {
+			v := a.(*array.Decimal128).Values()
+			out := make([]float64, len(v))
+			for i, x := range v {
+				out[i] = x.ToFloat64(scale)
+			}
+			return Vec{K: KindFloat, F: out, Valid: validity(a)}
+		}
+	case *arrow.Decimal256Type:
+		scale := t.Scale
+		return KindFloat, func(a arrow.Array) Vec {
+			v := a.(*array.Decimal256).Values()
+			out := make([]float64, len(v))
+			for i, x := range v {
+				out[i] = x.ToFloat64(scale)
 			}
 			return Vec{K: KindFloat, F: out, Valid: validity(a)}
 		}
