@@ -120,7 +120,7 @@ func TestErrors(t *testing.T) {
 		{"d < date '1998-13-01'", 5, "not a date"},
 		{"d < '1998-13-01'", 5, "not a date"},
 		{"t < 'soon'", 5, "not a timestamp"},
-		{"k < 1", 3, "cannot compare a string with a integer"},
+		{"k < 1", 3, "cannot compare a string with an integer"},
 		{"nope = 1", 1, "no column"},
 		{"n = null", 5, "null is only allowed"},
 		{"n in 1", 6, "expected ( after in"},

@@ -28,6 +28,14 @@ func (k Kind) String() string {
 	return [...]string{"", "boolean", "integer", "float", "string", "date", "timestamp", "interval"}[k]
 }
 
+// A is the kind with its article, for messages: "an integer".
+func (k Kind) A() string {
+	if k == KindInt || k == KindInterval {
+		return "an " + k.String()
+	}
+	return "a " + k.String()
+}
+
 // Numeric is true for integers and floats.
 func (k Kind) Numeric() bool { return k == KindInt || k == KindFloat }
 
