@@ -217,7 +217,7 @@ func (s *aggStage) typeErr(spec aggSpec, k kind) error {
 	if c, ok := spec.arg.(*expr.Column); ok {
 		what = fmt.Sprintf("column %q", c.Name)
 	}
-	return invalidf("%s: cannot take the %s of %s: it is a %s", s.name, fn, what, k)
+	return invalidf("%s: cannot take the %s of %s: it is %s", s.name, fn, what, k.A())
 }
 
 // accum holds one aggregate's state for every group: the running value

@@ -402,7 +402,7 @@ func TestBindErrorsNameColumnAndStage(t *testing.T) {
 	}{
 		{Select("k", "nope"), []string{"select:", `"nope"`, "columns: k, n, x"}},
 		{must(Filter("nope > 1")), []string{"filter:", `"nope"`, "position 1"}},
-		{must(Filter("k > 1")), []string{"filter:", "cannot compare a string with a integer", "position 3"}},
+		{must(Filter("k > 1")), []string{"filter:", "cannot compare a string with an integer", "position 3"}},
 		{must(Filter("n > 1 and k")), []string{"filter:", "needs booleans"}},
 		{must(Filter("n + 1")), []string{"filter:", "not a condition"}},
 		{SumBy([]string{"k"}, []string{"k"}), []string{"sum-by:", `column "k"`, "string"}},

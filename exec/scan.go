@@ -42,7 +42,8 @@ type ScanOptions struct {
 	// its scan ends (after the last batch, or when the pipeline stops).
 	Stats func(url string, st scan.Stats)
 	// Open, when set, opens the URLs instead of Options.Open (a scan
-	// through a modelled link, say).
+	// through a modelled link, say). As with Options.Open, the stores it
+	// returns are the caller's to close.
 	Open func(ctx context.Context, url string) (*store.Store, string, error)
 }
 

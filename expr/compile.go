@@ -55,7 +55,7 @@ func CompileFilter(input string, schema *arrow.Schema) (*Expr, error) {
 		return nil, err
 	}
 	if e.Kind != KindBool {
-		return nil, &Error{Input: input, Pos: e.node.position(), Msg: fmt.Sprintf("this is a %s, not a condition", e.Kind)}
+		return nil, &Error{Input: input, Pos: e.node.position(), Msg: fmt.Sprintf("this is %s, not a condition", e.Kind.A())}
 	}
 	return e, nil
 }
@@ -100,12 +100,12 @@ func (c *compiler) compile(n Node) (*compiled, error) {
 		}
 		if n.op == "not" {
 			if x.k != KindBool {
-				return nil, c.errAt(n, "not needs a boolean, got a %s", x.k)
+				return nil, c.errAt(n, "not needs a boolean, got %s", x.k.A())
 			}
 			return notOf(x), nil
 		}
 		if !x.k.Numeric() && x.k != KindInterval {
-			return nil, c.errAt(n, "- needs a number, got a %s", x.k)
+			return nil, c.errAt(n, "- needs a number, got %s", x.k.A())
 		}
 		return &compiled{x.k, func(r arrow.RecordBatch) Vec { return negVec(x.eval(r)) }}, nil
 	case *isNull:
@@ -146,7 +146,7 @@ func (c *compiler) compile(n Node) (*compiled, error) {
 			return nil, err
 		}
 		if x.k != KindString {
-			return nil, c.errAt(n, "like needs a string, got a %s", x.k)
+			return nil, c.errAt(n, "like needs a string, got %s", x.k.A())
 		}
 		m := likeMatcher(n.pattern)
 		return maybeNot(&compiled{KindBool, func(r arrow.RecordBatch) Vec {
@@ -377,7 +377,7 @@ func (c *compiler) comparison(n *binary) (*compiled, error) {
 	case x.k == KindBool && y.k == KindBool:
 		return mk(func(a, b Vec, n int) Vec { return compareBools(op, a, b, n) })
 	}
-	return nil, c.errAt(n, "cannot compare a %s with a %s", x.k, y.k)
+	return nil, c.errAt(n, "cannot compare %s with %s", x.k.A(), y.k.A())
 }
 
 func (c *compiler) arithmetic(n *binary) (*compiled, error) {
@@ -415,7 +415,7 @@ func (c *compiler) arithmetic(n *binary) (*compiled, error) {
 	case x.k == KindDate && y.k == KindDate && op == "-":
 		return mk(KindInt, func(a, b Vec, n int) Vec { return arithInt(op, a, b, n) })
 	}
-	return nil, c.errAt(n, "cannot apply %s to a %s and a %s", op, x.k, y.k)
+	return nil, c.errAt(n, "cannot apply %s to %s and %s", op, x.k.A(), y.k.A())
 }
 
 func dayNanos(v Vec) Vec {
@@ -438,7 +438,7 @@ func (c *compiler) call(n *Call) (*compiled, error) {
 		}
 		for i, k := range kinds {
 			if args[i].k != k && !(k == KindFloat && args[i].k.Numeric()) {
-				return c.errAt(n.Args[i], "argument %d of %s must be a %s, got a %s", i+1, n.Fn, k, args[i].k)
+				return c.errAt(n.Args[i], "argument %d of %s must be %s, got %s", i+1, n.Fn, k.A(), args[i].k.A())
 			}
 		}
 		return nil

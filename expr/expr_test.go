@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -119,7 +120,7 @@ func TestErrors(t *testing.T) {
 		{"d < date '1998-13-01'", 5, "not a date"},
 		{"d < '1998-13-01'", 5, "not a date"},
 		{"t < 'soon'", 5, "not a timestamp"},
-		{"k < 1", 3, "cannot compare a string with a integer"},
+		{"k < 1", 3, "cannot compare a string with an integer"},
 		{"nope = 1", 1, "no column"},
 		{"n = null", 5, "null is only allowed"},
 		{"n in 1", 6, "expected ( after in"},
@@ -202,5 +203,33 @@ func TestParseList(t *testing.T) {
 	want := "sum(x)||sum(x) count()|c|count(*) mean((n * 2))||mean(n * 2)"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("got %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+func TestDecimals(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dt := &arrow.Decimal128Type{Precision: 10, Scale: 2}
+	sc := arrow.NewSchema([]arrow.Field{{Name: "price", Type: dt, Nullable: true}}, nil)
+	b := array.NewDecimal128Builder(mem, dt)
+	defer b.Release()
+	for _, s := range []string{"1.25", "10.50", "-3.00"} {
+		n, err := decimal128.FromString(s, 10, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Append(n)
+	}
+	b.AppendNull()
+	col := b.NewArray()
+	defer col.Release()
+	rec := array.NewRecordBatch(sc, []arrow.Array{col}, 4)
+	defer rec.Release()
+	e, err := CompileFilter("price > 1.25 or price < -2", sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kept(e.Eval(rec), 4); got != "1,2" {
+		t.Fatalf("kept %q", got)
 	}
 }

@@ -155,6 +155,13 @@ func (n *literal) write(b *strings.Builder) {
 }
 
 func (n *unary) write(b *strings.Builder) {
+	if n.op == "-" {
+		// Minus binds tightest, and binaries are parenthesized: no
+		// parentheses needed (nor depth spent on them).
+		b.WriteString("- ")
+		n.x.write(b)
+		return
+	}
 	b.WriteString("(" + n.op + " ")
 	n.x.write(b)
 	b.WriteString(")")

@@ -28,6 +28,14 @@ func (k Kind) String() string {
 	return [...]string{"", "boolean", "integer", "float", "string", "date", "timestamp", "interval"}[k]
 }
 
+// A is the kind with its article, for messages: "an integer".
+func (k Kind) A() string {
+	if k == KindInt || k == KindInterval {
+		return "an " + k.String()
+	}
+	return "a " + k.String()
+}
+
 // Numeric is true for integers and floats.
 func (k Kind) Numeric() bool { return k == KindInt || k == KindFloat }
 
@@ -80,7 +88,8 @@ func scale(vals []int64, by int64) []int64 {
 }
 
 // Loader returns how to read a column of type dt as a Vec, and its kind;
-// nil for a type expressions do not support.
+// nil for a type expressions do not support. Decimals are read as
+// float64 (exact to about 15 digits).
 func Loader(dt arrow.DataType) (Kind, func(arrow.Array) Vec) {
 	ints := func(f func(a arrow.Array) []int64, k Kind) (Kind, func(arrow.Array) Vec) {
 		return k, func(a arrow.Array) Vec { return Vec{K: k, I: f(a), Valid: validity(a)} }
@@ -134,6 +143,26 @@ func Loader(dt arrow.DataType) (Kind, func(arrow.Array) Vec) {
 			out := make([]float64, len(v))
 			for i, x := range v {
 				out[i] = float64(x)
+			}
+			return Vec{K: KindFloat, F: out, Valid: validity(a)}
+		}
+	case *arrow.Decimal128Type:
+		scale := t.Scale
+		return KindFloat, func(a arrow.Array) Vec {
+			v := a.(*array.Decimal128).Values()
+			out := make([]float64, len(v))
+			for i, x := range v {
+				out[i] = x.ToFloat64(scale)
+			}
+			return Vec{K: KindFloat, F: out, Valid: validity(a)}
+		}
+	case *arrow.Decimal256Type:
+		scale := t.Scale
+		return KindFloat, func(a arrow.Array) Vec {
+			v := a.(*array.Decimal256).Values()
+			out := make([]float64, len(v))
+			for i, x := range v {
+				out[i] = x.ToFloat64(scale)
 			}
 			return Vec{K: KindFloat, F: out, Valid: validity(a)}
 		}

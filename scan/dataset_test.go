@@ -208,8 +208,8 @@ func TestOpenErrors(t *testing.T) {
 		{Options{Columns: []string{"a", "a"}}, "asked for twice", false, 0},
 		{Options{Filter: "a <"}, `filter at position 4 of "a <": expected a value, found the end`, false, 4},
 		{Options{Filter: "b = 1"}, `filter at position 1 of "b = 1": no column "b" (columns: a, s)`, true, 1},
-		{Options{Filter: "a = 'x'"}, `cannot compare a integer with a string`, false, 3},
-		{Options{Filter: "s > 3"}, `cannot compare a string with a integer`, false, 3},
+		{Options{Filter: "a = 'x'"}, `cannot compare an integer with a string`, false, 3},
+		{Options{Filter: "s > 3"}, `cannot compare a string with an integer`, false, 3},
 		{Options{Filter: "a + 1"}, `not a condition`, false, 3},
 	}
 	for _, c := range cases {

@@ -242,7 +242,7 @@ func TestScanBadInput(t *testing.T) {
 	}{
 		{"bad filter", []string{"scan", dir, "--filter", "l_orderkey <"}, exitUsage, `at position 13 of "l_orderkey <": expected a value, found the end`},
 		{"filter on a missing column", []string{"scan", dir, "--filter", "nope = 1"}, exitUsage, `at position 1 of "nope = 1": no column "nope"`},
-		{"filter type", []string{"scan", dir, "--filter", "l_shipdate < 5"}, exitUsage, "cannot compare a date with a integer"},
+		{"filter type", []string{"scan", dir, "--filter", "l_shipdate < 5"}, exitUsage, "cannot compare a date with an integer"},
 		{"not a date", []string{"scan", dir, "--filter", "l_shipdate < '1998-13-01'"}, exitUsage, "'1998-13-01' is not a date"},
 		// The same mistake as in sluice run: a usage error.
 		{"missing column", []string{"scan", dir, "--columns", "l_orderkey,nope"}, exitUsage, `no column "nope"`},

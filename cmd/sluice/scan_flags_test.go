@@ -206,6 +206,22 @@ func TestRunScanTakesScanFlags(t *testing.T) {
 		assertCleanFailure(t, sluice(t, nil, "run", "scan "+dir+" "+shellQuoteArgs(c.args)+" | head 1"), exitUsage, c.mention)
 	}
 	assertCleanFailure(t, sluice(t, nil, "run", "scan "+dir+" -o x.arrow | head 1"), exitUsage, "end it with write")
+
+	// A file without a column the first file has is bad data, not a
+	// mistake in the command: exit 1 from both.
+	mixed := filepath.Join(t.TempDir(), "mixed")
+	if r := sluice(t, nil, "gen", "taxi", "--rows", "100", "--files", "1", "--out", filepath.Join(mixed, "z"), "-q"); r.code != 0 {
+		t.Fatalf("gen: %+v", r)
+	}
+	first, err := os.ReadFile(filepath.Join(dir, "part-00000.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mixed, "a.parquet"), first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	assertCleanFailure(t, sluice(t, nil, "scan", mixed, "--columns", "l_orderkey"), exitError, "no column l_orderkey, which")
+	assertCleanFailure(t, sluice(t, nil, "run", "scan "+mixed+" --columns l_orderkey | head 1"), exitError, "no column l_orderkey, which")
 }
 
 func shellQuoteArgs(args []string) string {
