@@ -37,6 +37,23 @@ type ScanOptions struct {
 	// scan.Options.ReadDict): for columns of few distinct values, less to
 	// decode, to send between stages and to group by.
 	Dict []string
+	// RowGroups, when set, limits the scan to the row groups for which it
+	// returns true (see scan.Options.RowGroups): key is the file's key in
+	// its store, rowGroup its index in the file. Package dist reads a
+	// piece of a dataset this way; the batches are those a whole scan
+	// gives for the same row groups.
+	RowGroups func(key string, rowGroup int) bool
+}
+
+// ScanOf returns the URLs and options of a Scan source stage, so a
+// planner can cut its datasets into pieces; ok is false for other
+// sources.
+func ScanOf(s SourceStage) (urls []string, opts ScanOptions, ok bool) {
+	sc, ok := s.(*scanStage)
+	if !ok {
+		return nil, ScanOptions{}, false
+	}
+	return slices.Clone(sc.urls), sc.opts, true
 }
 
 // Scan is a source that reads Parquet datasets with package scan: each

@@ -35,6 +35,7 @@ func (s *scanStage) openScan(ctx context.Context, e *env) (Source, error) {
 			Memory:      s.opts.Memory,
 			Concurrency: s.opts.Concurrency,
 			ReadDict:    s.opts.Dict,
+			RowGroups:   s.opts.RowGroups,
 			Mem:         e.mem,
 		})
 		if err != nil {
@@ -64,6 +65,17 @@ func (s *scanStage) openScan(ctx context.Context, e *env) (Source, error) {
 			return nil, fmt.Errorf("scan: %s has schema %s, unlike the URLs before it (%s)", u, schemaString(ds.Schema()), schemaString(schema))
 		}
 		var order []groupID
+		if s.opts.RowGroups != nil {
+			// A piece: the row groups scan reads (empty ones are never
+			// read, so this order is complete).
+			for _, g := range ds.Plan() {
+				order = append(order, groupID{g.File, g.Index})
+			}
+			parts = append(parts, func() (Source, error) {
+				return &orderedScan{sc: ds.Scan(ctx), order: order, schema: schema, buf: map[groupID]*groupBuf{}}, nil
+			})
+			continue
+		}
 		for fi, f := range ds.Files() {
 			if f.Pruned {
 				continue
