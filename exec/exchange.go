@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -204,4 +205,15 @@ func (c *concatStage) open(ctx context.Context, e *env) (Source, error) {
 		})
 	}
 	return &concatSources{schema: schema, cur: first, parts: parts}, nil
+}
+
+// AggKeys returns the key columns of an aggregation stage (its output
+// starts with them, in this order, and its groups come out ordered by
+// them, ascending); ok is false for other stages.
+func AggKeys(s Stage) (keys []string, ok bool) {
+	a, ok := s.(*aggStage)
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(a.keys), true
 }

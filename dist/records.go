@@ -1,0 +1,157 @@
+package dist
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"regexp"
+	"strings"
+)
+
+// Where a job's objects live, relative to its prefix. Task outputs carry
+// their attempt's token in the name, so two attempts of one task never
+// write the same object; only the driver's manifest says which one
+// counts.
+const specKey = "job.json"
+
+func dataKey(phase, task int, token, ext string) string {
+	return fmt.Sprintf("p%d/t%05d-%s.%s", phase, task, token, ext)
+}
+
+// doneKey is the record an attempt writes once its output is complete:
+// the claim the driver commits (or, for a second attempt, ignores).
+func doneKey(phase, task int, token string) string {
+	return fmt.Sprintf("p%d/done/t%05d-%s.json", phase, task, token)
+}
+
+// failKey is where an attempt that failed leaves its error for the driver.
+func failKey(phase, task int, token string) string {
+	return fmt.Sprintf("p%d/fail/t%05d-%s.json", phase, task, token)
+}
+
+func taskPrefix(dir string, phase, task int) string {
+	return fmt.Sprintf("p%d/%s/t%05d-", phase, dir, task)
+}
+
+func manifestKey(phase int) string { return fmt.Sprintf("p%d/manifest.json", phase) }
+
+// Output is what one attempt of a task wrote: its done record, and an
+// entry of its phase's manifest once committed.
+type Output struct {
+	Task    int    `json:"task"`
+	Attempt string `json:"attempt"`
+	Worker  string `json:"worker,omitempty"`
+	Key     string `json:"key"`
+	Size    int64  `json:"size"`
+	Rows    int64  `json:"rows"`
+	// Parts index a shuffle object: part r is bytes [Off, Off+Len).
+	Parts []Part `json:"parts,omitempty"`
+}
+
+// Part is one reducer's share of a shuffle object: an Arrow IPC stream.
+type Part struct {
+	Off  int64  `json:"off"`
+	Len  int64  `json:"len"`
+	CRC  uint32 `json:"crc32c"`
+	Rows int64  `json:"rows"`
+}
+
+// Failure is what a failed attempt leaves behind.
+type Failure struct {
+	Task    int    `json:"task"`
+	Attempt string `json:"attempt"`
+	Worker  string `json:"worker,omitempty"`
+	Error   string `json:"error"`
+}
+
+// Manifest lists the committed output of every task of a phase, by task.
+type Manifest struct {
+	Phase   int      `json:"phase"`
+	Outputs []Output `json:"outputs"`
+}
+
+var tokenRE = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
+
+func parseOutput(b []byte, phase Phase) (*Output, error) {
+	var o Output
+	if err := json.Unmarshal(b, &o); err != nil {
+		return nil, err
+	}
+	if err := o.check(phase); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+func (o *Output) check(phase Phase) error {
+	switch {
+	case o.Task < 0 || o.Task >= phase.Tasks:
+		return fmt.Errorf("task %d of %d", o.Task, phase.Tasks)
+	case !tokenRE.MatchString(o.Attempt):
+		return fmt.Errorf("attempt %q", o.Attempt)
+	case o.Key == "" || strings.Contains(o.Key, ".."):
+		return fmt.Errorf("output key %q", o.Key)
+	case o.Size < 0 || o.Rows < 0:
+		return fmt.Errorf("size %d rows %d", o.Size, o.Rows)
+	}
+	if phase.Output != OutShuffle {
+		if len(o.Parts) != 0 {
+			return fmt.Errorf("%d parts in a %s output", len(o.Parts), phase.Output)
+		}
+		return nil
+	}
+	if len(o.Parts) != phase.Parts {
+		return fmt.Errorf("%d parts, the shuffle has %d", len(o.Parts), phase.Parts)
+	}
+	var end int64
+	for r, p := range o.Parts {
+		if p.Off != end || p.Len <= 0 || p.Rows < 0 {
+			return fmt.Errorf("part %d [%d, +%d) does not follow the one before (at %d)", r, p.Off, p.Len, end)
+		}
+		end += p.Len
+	}
+	if end > o.Size {
+		return fmt.Errorf("parts end at %d, past the object's %d bytes", end, o.Size)
+	}
+	return nil
+}
+
+func parseManifest(b []byte, phaseIndex int, phase Phase) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("manifest of phase %d: %w", phaseIndex, err)
+	}
+	if m.Phase != phaseIndex || len(m.Outputs) != phase.Tasks {
+		return nil, fmt.Errorf("manifest of phase %d: it is for phase %d with %d outputs, want %d", phaseIndex, m.Phase, len(m.Outputs), phase.Tasks)
+	}
+	for i := range m.Outputs {
+		if err := m.Outputs[i].check(phase); err != nil {
+			return nil, fmt.Errorf("manifest of phase %d: output %d: %w", phaseIndex, i, err)
+		}
+		if m.Outputs[i].Task != i {
+			return nil, fmt.Errorf("manifest of phase %d: output %d is task %d's", phaseIndex, i, m.Outputs[i].Task)
+		}
+	}
+	return &m, nil
+}
+
+// A shuffle object is its parts, one Arrow IPC stream per reducer, then
+// the index (the parts as JSON), the index's length as 4 bytes
+// little-endian and shuffleMagic; the manifest carries the same index, so
+// reducers read their parts without reading the footer.
+var shuffleMagic = []byte("SLUICESH")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+func shuffleFooter(parts []Part) ([]byte, error) {
+	idx, err := json.Marshal(parts)
+	if err != nil {
+		return nil, err
+	}
+	out := append(idx, 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(out[len(idx):], uint32(len(idx)))
+	return append(out, shuffleMagic...), nil
+}

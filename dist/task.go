@@ -1,0 +1,422 @@
+package dist
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/store"
+)
+
+// Env is what a worker needs besides the spec: how to parse the pipeline
+// text (the CLI's parser, so workers read it exactly as the driver did)
+// and how to open stores.
+type Env struct {
+	// Parse builds the pipeline from its text.
+	Parse func(text string) (exec.Pipeline, error)
+	// Open opens the store a URL names; nil means store.Open.
+	Open func(ctx context.Context, url string) (*store.Store, string, error)
+	// Mem allocates batches; nil means memory.DefaultAllocator.
+	Mem memory.Allocator
+	// Worker names this worker in records and errors (a host and pid).
+	Worker string
+}
+
+
+// Task identifies one attempt of a task: the spec's URL, the phase, the
+// task's index in it and, optionally, an attempt label from the driver
+// (a random suffix makes every attempt's token unique either way).
+type Task struct {
+	Spec    string
+	Phase   int
+	Index   int
+	Attempt string
+}
+
+// RunTask runs one attempt of a task in this process: it reads the
+// spec, runs its phase's stages over its input, writes its output under
+// a name no other attempt uses and then its done record. When it fails
+// after the spec was read, it leaves a failure record for the driver.
+func RunTask(ctx context.Context, t Task, env Env) (err error) {
+	if env.Mem == nil {
+		env.Mem = memory.DefaultAllocator
+	}
+	if env.Worker == "" {
+		host, _ := os.Hostname()
+		env.Worker = fmt.Sprintf("%s pid %d", host, os.Getpid())
+	}
+	base, ok := cutSuffix(t.Spec, specKey)
+	if !ok {
+		return fmt.Errorf("job spec URL %q does not end in %s", t.Spec, specKey)
+	}
+	st, prefix, err := openWith(ctx, env.Open, base)
+	if err != nil {
+		return fmt.Errorf("job store: %w", err)
+	}
+	defer closeStore(env.Open, st)
+	b, err := st.ReadAll(ctx, prefix+specKey)
+	if err != nil {
+		return err
+	}
+	spec, err := ParseSpec(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", t.Spec, err)
+	}
+	if t.Phase < 0 || t.Phase >= len(spec.Phases) {
+		return fmt.Errorf("phase %d: the job has %d", t.Phase, len(spec.Phases))
+	}
+	ph := spec.Phases[t.Phase]
+	if t.Index < 0 || t.Index >= ph.Tasks {
+		return fmt.Errorf("task %d: phase %d has %d", t.Index, t.Phase, ph.Tasks)
+	}
+	token, err := newToken(t.Attempt)
+	if err != nil {
+		return err
+	}
+	j := &job{st: st, prefix: prefix}
+	defer func() {
+		if err != nil && ctx.Err() == nil {
+			rec, _ := json.Marshal(Failure{Task: t.Index, Attempt: token, Worker: env.Worker, Error: oneLine(err)})
+			// Best effort: the driver falls back on the worker's exit.
+			j.put(context.WithoutCancel(ctx), failKey(t.Phase, t.Index, token), rec)
+		}
+	}()
+	p, err := env.Parse(spec.Pipeline)
+	if err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	if need := max(ph.To, ph.Agg+1); need > len(p.Stages) {
+		return fmt.Errorf("pipeline: %d stages after the source, the spec runs stage %d", len(p.Stages), need)
+	}
+	out := Output{Task: t.Index, Attempt: token, Worker: env.Worker}
+	w := &taskRun{ctx: ctx, env: env, spec: spec, j: j, phase: t.Phase, ph: ph, index: t.Index, out: &out}
+	if err := w.run(p); err != nil {
+		return err
+	}
+	if spec.PauseBeforeCommit > 0 {
+		select {
+		case <-time.After(time.Duration(spec.PauseBeforeCommit) * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	rec, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return j.put(ctx, doneKey(t.Phase, t.Index, token), rec)
+}
+
+func cutSuffix(s, suffix string) (string, bool) {
+	if len(s) < len(suffix) || s[len(s)-len(suffix):] != suffix {
+		return "", false
+	}
+	return s[:len(s)-len(suffix)], true
+}
+
+func newToken(label string) (string, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	tok := hex.EncodeToString(b[:])
+	if label != "" {
+		tok = label + "-" + tok
+	}
+	if !tokenRE.MatchString(tok) {
+		return "", fmt.Errorf("attempt label %q: want lower-case letters, digits and -", label)
+	}
+	return tok, nil
+}
+
+func oneLine(err error) string {
+	s := err.Error()
+	if i := bytes.IndexByte([]byte(s), '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// job is the store under a job's prefix.
+type job struct {
+	st     *store.Store
+	prefix string
+}
+
+func (j *job) put(ctx context.Context, key string, b []byte) error {
+	_, err := j.st.Put(ctx, j.prefix+key, bytes.NewReader(b), store.WriteOptions{})
+	return err
+}
+
+func (j *job) url(key string) string { return j.st.URL(j.prefix + key) }
+
+type taskRun struct {
+	ctx   context.Context
+	env   Env
+	spec  *Spec
+	j     *job
+	phase int
+	ph    Phase
+	index int
+	out   *Output
+}
+
+func (w *taskRun) opts() exec.Options {
+	return exec.Options{Mem: w.env.Mem, Workers: w.spec.Threads, Open: w.env.Open}
+}
+
+func (w *taskRun) run(p exec.Pipeline) error {
+	var src exec.SourceStage
+	var closeSrc func()
+	switch w.ph.Kind {
+	case PhaseMap:
+		s, err := pieceSource(p.Source, w.ph.Pieces[w.index])
+		if err != nil {
+			return err
+		}
+		src = s
+	case PhaseReduce:
+		s, done, err := w.partSource()
+		if err != nil {
+			return err
+		}
+		src, closeSrc = s, done
+		defer closeSrc()
+	}
+	stages := append([]exec.Stage(nil), p.Stages[w.ph.From:w.ph.To]...)
+	if w.ph.Agg >= 0 {
+		agg := p.Stages[w.ph.Agg]
+		if w.ph.Output == OutPartial {
+			partial, _, ok := exec.SplitAgg(agg)
+			if !ok {
+				return fmt.Errorf("pipeline: stage %d (%s) is not an aggregation", w.ph.Agg+2, agg.Name())
+			}
+			agg = partial
+		}
+		stages = append(stages, agg)
+	}
+	switch w.ph.Output {
+	case OutStream, OutPartial:
+		return w.writeStream(src, stages)
+	case OutShuffle:
+		return w.writeShuffle(src, stages)
+	case OutFile:
+		key := dataKey(w.phase, w.index, w.out.Attempt, "arrow")
+		if err := exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.Write(w.j.url(key)))}, w.opts()); err != nil {
+			return err
+		}
+		info, err := w.j.st.Stat(w.ctx, w.j.prefix+key)
+		if err != nil {
+			return err
+		}
+		w.out.Key, w.out.Size = key, info.Size
+		return nil
+	}
+	return fmt.Errorf("output %q", w.ph.Output)
+}
+
+// pieceSource is the scan of the pipeline restricted to one piece.
+func pieceSource(src exec.SourceStage, pc Piece) (exec.SourceStage, error) {
+	urls, opts, ok := exec.ScanOf(src)
+	if !ok {
+		return nil, fmt.Errorf("pipeline: the source is %s, not scan", src.Name())
+	}
+	if pc.URL >= len(urls) {
+		return nil, fmt.Errorf("pipeline: scan has %d URLs, the piece reads URL %d", len(urls), pc.URL+1)
+	}
+	if !pc.Whole {
+		key, lo, hi := pc.Key, pc.Lo, pc.Hi
+		opts.RowGroups = func(k string, rg int) bool { return k == key && rg >= lo && rg < hi }
+	}
+	return exec.Scan(urls[pc.URL:pc.URL+1], opts), nil
+}
+
+// writeStream runs the stages into one Arrow IPC stream object.
+func (w *taskRun) writeStream(src exec.SourceStage, stages []exec.Stage) error {
+	key := dataKey(w.phase, w.index, w.out.Attempt, "arrows")
+	sw, err := w.j.st.NewWriter(w.ctx, w.j.prefix+key, store.WriteOptions{})
+	if err != nil {
+		return err
+	}
+	err = exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.WriteIPC(sw))}, w.opts())
+	if err != nil {
+		sw.Abort()
+		return err
+	}
+	if err := sw.Close(); err != nil {
+		return err
+	}
+	w.out.Key, w.out.Size = key, sw.Written()
+	return nil
+}
+
+// writeShuffle splits the stages' output by the shuffle's keys into one
+// IPC stream per part, in memory, and writes them as one object.
+func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error {
+	n := w.ph.Parts
+	bufs := make([]bytes.Buffer, n)
+	writers := make([]*ipc.Writer, n)
+	rows := make([]int64, n)
+	var sp *exec.Splitter
+	var bindErr error
+	defer func() {
+		for _, wr := range writers {
+			if wr != nil {
+				wr.Close()
+			}
+		}
+	}()
+	sink := exec.Collect(func(s *arrow.Schema) {
+		sp, bindErr = exec.NewSplitter(s, w.ph.ShuffleBy, n, w.env.Mem)
+		for r := range writers {
+			writers[r] = ipc.NewWriter(&bufs[r], ipc.WithSchema(s), ipc.WithAllocator(w.env.Mem))
+		}
+	}, func(rec arrow.RecordBatch) error {
+		if bindErr != nil {
+			return bindErr
+		}
+		parts, err := sp.Split(w.ctx, rec)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			for _, b := range parts {
+				if b != nil {
+					b.Release()
+				}
+			}
+		}()
+		for r, b := range parts {
+			if b == nil {
+				continue
+			}
+			if err := writers[r].Write(b); err != nil {
+				return err
+			}
+			rows[r] += b.NumRows()
+		}
+		return nil
+	})
+	if err := exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, sink)}, w.opts()); err != nil {
+		return err
+	}
+	if bindErr != nil {
+		return bindErr
+	}
+	parts := make([]Part, n)
+	var off int64
+	for r, wr := range writers {
+		if err := wr.Close(); err != nil {
+			return err
+		}
+		writers[r] = nil
+		b := bufs[r].Bytes()
+		parts[r] = Part{Off: off, Len: int64(len(b)), CRC: checksum(b), Rows: rows[r]}
+		off += int64(len(b))
+		w.out.Rows += rows[r]
+	}
+	footer, err := shuffleFooter(parts)
+	if err != nil {
+		return err
+	}
+	readers := make([]io.Reader, 0, n+1)
+	for r := range bufs {
+		readers = append(readers, &bufs[r])
+	}
+	readers = append(readers, bytes.NewReader(footer))
+	key := dataKey(w.phase, w.index, w.out.Attempt, "shuffle")
+	size, err := w.j.st.Put(w.ctx, w.j.prefix+key, io.MultiReader(readers...), store.WriteOptions{})
+	if err != nil {
+		return err
+	}
+	w.out.Key, w.out.Size, w.out.Parts = key, size, parts
+	return nil
+}
+
+// partSource reads this reducer's part of every map object the manifest
+// before it lists, in map order: ranged reads through fetch, all in
+// flight together within its memory budget, each checked against its
+// checksum.
+func (w *taskRun) partSource() (exec.SourceStage, func(), error) {
+	prev := w.phase - 1
+	b, err := w.j.st.ReadAll(w.ctx, w.j.prefix+manifestKey(prev))
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := parseManifest(b, prev, w.spec.Phases[prev])
+	if err != nil {
+		return nil, nil, err
+	}
+	reqs := make([]fetch.Request, len(m.Outputs))
+	for i, o := range m.Outputs {
+		pt := o.Parts[w.index]
+		reqs[i] = fetch.Request{Key: w.j.prefix + o.Key, Ranges: []store.Range{{Off: pt.Off, Len: pt.Len}}, Size: o.Size}
+	}
+	return readInOrder(w.ctx, w.j.st, reqs, func(i int) (uint32, string) {
+		return m.Outputs[i].Parts[w.index].CRC, fmt.Sprintf("part %d of %s", w.index, w.j.url(m.Outputs[i].Key))
+	})
+}
+
+// readInOrder is a source over the IPC streams the requests read, one
+// after another; check, when not nil, gives each one's checksum and name.
+func readInOrder(ctx context.Context, st *store.Store, reqs []fetch.Request, check func(i int) (uint32, string)) (exec.SourceStage, func(), error) {
+	if len(reqs) == 0 {
+		return nil, nil, errors.New("no inputs")
+	}
+	f := fetch.New(st, fetch.Options{Memory: 256 << 20})
+	plan := f.Plan(ctx, reqs)
+	srcs := make([]exec.SourceStage, len(reqs))
+	for i := range reqs {
+		srcs[i] = exec.ReadIPC(&unitReader{ctx: ctx, plan: plan, i: i, rg: reqs[i].Ranges[0], check: check})
+	}
+	return exec.Concat(srcs...), plan.Close, nil
+}
+
+// unitReader reads the next unit of a plan when first read; units come
+// in plan order and the sources are read in that order too.
+type unitReader struct {
+	ctx   context.Context
+	plan  *fetch.Plan
+	i     int
+	rg    store.Range
+	check func(i int) (uint32, string)
+	r     *bytes.Reader
+}
+
+func (u *unitReader) Read(p []byte) (int, error) {
+	if u.r == nil {
+		unit, err := u.plan.Next(u.ctx)
+		if err != nil {
+			return 0, err
+		}
+		buf := make([]byte, u.rg.Len)
+		_, err = unit.ReadAt(buf, u.rg.Off)
+		unit.Release()
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
+		if unit.Index() != u.i {
+			return 0, fmt.Errorf("read %d came back as unit %d", u.i, unit.Index())
+		}
+		if u.check != nil {
+			if want, name := u.check(u.i); checksum(buf) != want {
+				return 0, fmt.Errorf("%s: checksum %08x, the index says %08x", name, checksum(buf), want)
+			}
+		}
+		u.r = bytes.NewReader(buf)
+	}
+	return u.r.Read(p)
+}
