@@ -35,7 +35,6 @@ type Env struct {
 	Worker string
 }
 
-
 // Task identifies one attempt of a task: the spec's URL, the phase, the
 // task's index in it and, optionally, an attempt label from the driver
 // (a random suffix makes every attempt's token unique either way).
