@@ -1,0 +1,261 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"go.uber.org/goleak"
+
+	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/store"
+)
+
+// The test binary is its own worker: the local executor starts it with
+// DIST_TEST_WORKER set, and TestMain runs the task instead of the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv("DIST_TEST_WORKER") != "" {
+		os.Exit(testWorker())
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func testWorker() int {
+	args := os.Args[1:]
+	if len(args) != 3 || args[1] != "--phase" {
+		fmt.Fprintf(os.Stderr, "sluice: worker arguments %q\n", args)
+		return 2
+	}
+	phase, _ := strconv.Atoi(args[2])
+	index, err := strconv.Atoi(os.Getenv("JOB_COMPLETION_INDEX"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sluice: no JOB_COMPLETION_INDEX")
+		return 2
+	}
+	t := Task{Spec: args[0], Phase: phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}
+	if err := RunTask(context.Background(), t, Env{Parse: testParse}); err != nil {
+		fmt.Fprintf(os.Stderr, "sluice: %s\n", oneLine(err))
+		return 1
+	}
+	return 0
+}
+
+// testParse stands for the CLI's parser: "A URL" is query A over the taxi
+// dataset at URL, "S URL" the same through a shuffle, "B URL" a filter and
+// aggregates over lineitem; other words are unknown stages.
+func testParse(text string) (exec.Pipeline, error) {
+	word, url, _ := strings.Cut(text, " ")
+	taxi := exec.Scan([]string{url}, exec.ScanOptions{BatchRows: 900, Columns: []string{"pickup_date", "payment_type", "trip_distance"}})
+	sum := exec.SumBy([]string{"pickup_date"}, []string{"trip_distance"})
+	top := exec.Top(9, []exec.SortKey{{Column: "trip_distance", Desc: true}})
+	switch word {
+	case "A":
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{sum, top}}, nil
+	case "S":
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Shuffle([]string{"pickup_date"}, 5), sum, top}}, nil
+	case "B":
+		f, err := exec.Filter("trip_distance > 1.5")
+		if err != nil {
+			return exec.Pipeline{}, err
+		}
+		agg, err := exec.AggBy([]string{"payment_type"}, "sum(trip_distance), mean(trip_distance), count(), min(pickup_date), max(trip_distance)")
+		if err != nil {
+			return exec.Pipeline{}, err
+		}
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Select("pickup_date", "payment_type", "trip_distance"), f, agg}}, nil
+	}
+	return exec.Pipeline{}, fmt.Errorf("unknown stage %q", word)
+}
+
+// testData writes a small taxi dataset: 4 files of 6 row groups.
+func testData(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	st, _, err := store.Open(context.Background(), dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := gen.Taxi(context.Background(), st, "taxi", gen.Options{Rows: 24_000, Files: 4, Seed: 3, RowGroupRows: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "taxi") + "/"
+}
+
+// rows runs p with a collecting sink and prints its rows, floats as
+// their bits.
+func rows(t *testing.T, run func(exec.Pipeline) error, p exec.Pipeline) []string {
+	t.Helper()
+	var out []string
+	p.Stages = append(p.Stages, exec.Collect(nil, func(rec arrow.RecordBatch) error {
+		for i := range int(rec.NumRows()) {
+			var cells []string
+			for _, c := range rec.Columns() {
+				if f, ok := c.(*array.Float64); ok && f.IsValid(i) {
+					cells = append(cells, strconv.FormatFloat(f.Value(i), 'x', -1, 64))
+					continue
+				}
+				cells = append(cells, c.ValueStr(i))
+			}
+			out = append(out, strings.Join(cells, "|"))
+		}
+		return nil
+	}))
+	if err := run(p); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func testOptions(jobs string) Options {
+	ex := NewLocal([]string{os.Args[0]})
+	ex.Env = []string{"DIST_TEST_WORKER=1"}
+	return Options{
+		Workers:    3,
+		Store:      jobs,
+		PieceBytes: 1 << 10, // several pieces per file
+		Executor:   ex,
+	}
+}
+
+// objects lists what is left under a store URL.
+func objects(t *testing.T, url string) []string {
+	t.Helper()
+	st, prefix, err := store.Open(context.Background(), url, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	infos, err := st.List(context.Background(), prefix)
+	if err != nil && store.KindOf(err) != store.KindNotFound {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, in := range infos {
+		keys = append(keys, strings.TrimPrefix(in.Key, prefix))
+	}
+	return keys
+}
+
+func TestRunMatchesOneProcess(t *testing.T) {
+	taxi := testData(t)
+	for _, q := range []string{"A", "S", "B"} {
+		t.Run(q, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			text := q + " " + taxi
+			p, err := testParse(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{Mem: mem}) }, p)
+			if len(want) == 0 {
+				t.Fatal("no rows")
+			}
+			jobs := t.TempDir()
+			opts := testOptions(jobs)
+			opts.Mem = mem
+			var phases []string
+			opts.Log = func(f string, a ...any) { phases = append(phases, fmt.Sprintf(f, a...)) }
+			p, _ = testParse(text)
+			got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+			if !slices.Equal(got, want) {
+				t.Fatalf("fanned out:\n%q\none process:\n%q", got, want)
+			}
+			if left := objects(t, jobs); len(left) != 0 {
+				t.Fatalf("objects left: %q", left)
+			}
+			var n, tasks int
+			if _, err := fmt.Sscanf(phases[0], "planned %d phase(s), %d map task(s)", &n, &tasks); err != nil || tasks <= 4 {
+				t.Fatalf("want more map tasks than the 4 files (pieces of row groups); log: %q", phases)
+			}
+		})
+	}
+}
+
+// With every task run twice at once and the job kept, each manifest
+// lists one output per task and no other attempt's objects are left.
+func TestDuplicateAttemptsCommitOnce(t *testing.T) {
+	taxi := testData(t)
+	text := "S " + taxi
+	p, _ := testParse(text)
+	want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{}) }, p)
+	jobs := t.TempDir()
+	opts := testOptions(jobs)
+	opts.DuplicateAll, opts.Keep = true, true
+	opts.PieceBytes = 64 << 20 // a task per file
+	p, _ = testParse(text)
+	got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+	if !slices.Equal(got, want) {
+		t.Fatalf("fanned out:\n%q\none process:\n%q", got, want)
+	}
+	left := objects(t, jobs)
+	var shuffles, files, other []string
+	for _, k := range left {
+		switch {
+		case strings.HasSuffix(k, ".shuffle"):
+			shuffles = append(shuffles, k)
+		case strings.HasSuffix(k, ".arrow"):
+			files = append(files, k)
+		case strings.HasSuffix(k, "/job.json") || strings.HasSuffix(k, "/manifest.json"):
+		default:
+			other = append(other, k)
+		}
+	}
+	if len(shuffles) != 4 || len(files) != 5 || len(other) != 0 {
+		t.Fatalf("%d shuffle objects (want 4, one per map task), %d reducer files (want 5), others %q", len(shuffles), len(files), other)
+	}
+}
+
+func TestTaskFailuresFailTheJob(t *testing.T) {
+	taxi := testData(t)
+	p, _ := testParse("A " + taxi)
+	cases := []struct {
+		name, text string
+		corrupt    bool
+		want       string
+	}{
+		{"unknown stage", "Q " + taxi, false, `unknown stage "Q"`},
+		{"corrupt spec", "A " + taxi, true, "job spec"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			jobs := t.TempDir()
+			opts := testOptions(jobs)
+			opts.Attempts = 2
+			if c.corrupt {
+				opts.afterSpec = func(ctx context.Context, st *store.Store, key string) {
+					if _, err := st.Put(ctx, key, strings.NewReader(`{"version": 1, "pipeline": "A", "phases": [{"kind": "map", "tasks": 99999999`), store.WriteOptions{}); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			start := time.Now()
+			err := Run(context.Background(), c.text, p, opts)
+			var te *TaskError
+			if !errors.As(err, &te) {
+				t.Fatalf("got %v, want a TaskError", err)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") || !strings.Contains(msg, c.want) || !strings.Contains(msg, "map task ") ||
+				!strings.Contains(msg, "worker pid ") || !strings.Contains(msg, "row groups") || te.Attempts != 2 {
+				t.Fatalf("error %q: want one line naming the task, its piece, the worker and %q, after 2 attempts", msg, c.want)
+			}
+			if left := objects(t, jobs); len(left) != 0 {
+				t.Fatalf("objects left: %q", left)
+			}
+			t.Logf("%v: %s", time.Since(start).Round(time.Millisecond), msg)
+		})
+	}
+}
