@@ -363,6 +363,7 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 		if ts.running == 0 {
 			retried++
 			queue = append(queue, ex.Task.Index)
+			d.logf("%s task %d: attempt %s on worker %s failed (%s); retrying", ph.Kind, ex.Task.Index, ex.Task.Attempt, ex.Worker, ts.lastErr)
 		}
 	}
 	progress()
