@@ -259,3 +259,49 @@ func TestTaskFailuresFailTheJob(t *testing.T) {
 		})
 	}
 }
+
+// A worker that cannot reach the job's store fails its task with one
+// line naming it, and the job leaves nothing in the store. The driver
+// reaches the MinIO of ./scripts/test; the workers are told to use a
+// port where nothing listens.
+func TestWorkerCannotReachStore(t *testing.T) {
+	endpoint := os.Getenv("SLUICE_TEST_S3_ENDPOINT")
+	if endpoint == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("SLUICE_TEST_S3_ENDPOINT is not set: CI must run the S3 tests against MinIO (run them through ./scripts/test)")
+		}
+		t.Skip("SLUICE_TEST_S3_ENDPOINT not set; ./scripts/test runs these against MinIO")
+	}
+	bucket := os.Getenv("SLUICE_TEST_S3_BUCKET")
+	if bucket == "" {
+		bucket = "sluice-test"
+	}
+	// Stores from an Open function are the caller's to close.
+	open := func(ctx context.Context, url string) (*store.Store, string, error) {
+		st, key, err := store.Open(ctx, url, store.Options{Endpoint: endpoint})
+		if err == nil {
+			t.Cleanup(func() { st.Close() })
+		}
+		return st, key, err
+	}
+	ensureBucket(t, endpoint, bucket)
+	taxi := testData(t)
+	p, _ := testParse("A " + taxi)
+	opts := testOptions("s3://" + bucket + "/dist-unreachable/" + strconv.FormatInt(time.Now().UnixNano(), 36) + "/")
+	opts.Open, opts.Attempts = open, 1
+	opts.Executor.(*Local).Env = append(opts.Executor.(*Local).Env, "AWS_ENDPOINT_URL=http://127.0.0.1:1", "AWS_MAX_ATTEMPTS=1")
+	err := Run(context.Background(), "A "+taxi, p, opts)
+	var te *TaskError
+	if !errors.As(err, &te) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "worker pid ") || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("got %v, want one line naming the task, the worker and the endpoint it could not reach", err)
+	}
+	t.Log(err)
+	st, prefix, err := open(context.Background(), opts.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := st.List(context.Background(), prefix)
+	if err != nil || len(infos) != 0 {
+		t.Fatalf("left under %s: %v %v", opts.Store, infos, err)
+	}
+}
