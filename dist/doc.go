@@ -20,7 +20,9 @@
 //	            after the shuffle up to and including an aggregation
 //	final       the driver folds the summaries, or merges the reducers'
 //	            groups by key, in dataset order, and runs the rest of the
-//	            pipeline, ending in its sink
+//	            pipeline, ending in its sink; or, with Options.Out, the
+//	            last phase's tasks write the results to a destination
+//	            prefix, one object each, and the driver a manifest there
 //
 // Results are those of exec.Run in one process, to the bit: exec sums
 // each batch in row order and folds the batches in stream order, and a

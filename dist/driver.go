@@ -30,6 +30,12 @@ type Options struct {
 	// Store is the URL under which the job's prefix (job-ID/) is made;
 	// empty means a temporary directory.
 	Store string
+	// Out, when set, is a prefix URL where the last phase's tasks write
+	// the results, one object per task (part-NNNNN.JOB.ATTEMPT.arrows, or
+	// .arrow for a reducer's groups), with manifest.json listing them in
+	// order; the pipeline must then end with the last stage the workers
+	// run (the per-batch stages, or a shuffle's aggregation), with no sink.
+	Out string
 	// Keep keeps the job's committed outputs and manifests at the end
 	// (losers and leftovers are deleted either way).
 	Keep bool
@@ -138,6 +144,17 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 		return err
 	}
 	logf("planned %d phase(s), %d map task(s) in %v", len(pl.phases), pl.phases[0].Tasks, time.Since(start).Round(time.Millisecond))
+	if opts.Out != "" {
+		if !strings.HasSuffix(opts.Out, "/") {
+			opts.Out += "/"
+		}
+		switch {
+		case pl.finalAgg >= 0:
+			return fmt.Errorf("%w: with a destination the workers run the whole pipeline, but %s folds in one process: put a shuffle before it, so reducers write its groups", exec.ErrInvalid, p.Stages[pl.finalAgg].Name())
+		case pl.finalFrom < len(p.Stages):
+			return fmt.Errorf("%w: with a destination the workers run the whole pipeline, but %s runs in one process: end the pipeline before it", exec.ErrInvalid, p.Stages[pl.finalFrom].Name())
+		}
+	}
 
 	jobURL, removeDir, err := newJobPrefix(opts.Store)
 	if err != nil {
@@ -158,13 +175,18 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 		if cerr := d.cleanup(cctx, opts.Keep && err == nil); err == nil && cerr != nil {
 			err = cerr
 		}
+		if opts.Out != "" && d.spec != nil {
+			if cerr := d.cleanupDest(cctx, err == nil); err == nil && cerr != nil {
+				err = cerr
+			}
+		}
 		if !(opts.Keep && err == nil) {
 			removeDir()
 		}
 	}()
 	logf("job %s", jobURL)
 
-	spec := &Spec{Version: specVersion, Pipeline: text, Job: jobURL, Threads: opts.Threads, Phases: pl.phases,
+	spec := &Spec{Version: specVersion, Pipeline: text, Job: jobURL, Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
 		PauseBeforeCommit: int(opts.PauseBeforeCommit / time.Millisecond)}
 	b, err := spec.Marshal()
 	if err != nil {
@@ -190,6 +212,9 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 		}
 		d.manifests = append(d.manifests, m)
 		logf("phase %d (%s): %d task(s) in %v", i, spec.Phases[i].Kind, spec.Phases[i].Tasks, time.Since(t0).Round(time.Millisecond))
+	}
+	if opts.Out != "" {
+		return d.publish()
 	}
 	t0 := time.Now()
 	err = d.final(p, pl)
@@ -479,6 +504,71 @@ func (d *driver) cleanup(ctx context.Context, keep bool) error {
 			continue
 		}
 		if err := d.j.st.Delete(ctx, info.Key); err != nil && store.KindOf(err) != store.KindNotFound {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DestManifest is what a job with a destination writes there: its
+// parts, in order.
+type DestManifest struct {
+	Job   string     `json:"job"`
+	Parts []DestPart `json:"parts"`
+}
+
+// DestPart is one object of a destination.
+type DestPart struct {
+	Key  string `json:"key"`
+	Size int64  `json:"size"`
+}
+
+// publish writes the destination's manifest.
+func (d *driver) publish() error {
+	st, prefix, err := openWith(d.ctx, d.opts.Open, d.spec.Out)
+	if err != nil {
+		return err
+	}
+	defer closeStore(d.opts.Open, st)
+	m := DestManifest{Job: d.spec.id()}
+	for _, o := range d.manifests[len(d.manifests)-1].Outputs {
+		m.Parts = append(m.Parts, DestPart{Key: o.Key, Size: o.Size})
+	}
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	_, err = st.Put(d.ctx, prefix+destManifestKey, strings.NewReader(string(b)), store.WriteOptions{})
+	return err
+}
+
+// cleanupDest deletes what the job's attempts wrote at the destination
+// and did not commit, or, when the job failed, all of it.
+func (d *driver) cleanupDest(ctx context.Context, ok bool) error {
+	st, prefix, err := openWith(ctx, d.opts.Open, d.spec.Out)
+	if err != nil {
+		return err
+	}
+	defer closeStore(d.opts.Open, st)
+	committed := map[string]bool{}
+	if ok {
+		for _, o := range d.manifests[len(d.manifests)-1].Outputs {
+			committed[prefix+o.Key] = true
+		}
+	}
+	infos, err := st.List(ctx, prefix+"part-")
+	if err != nil {
+		if store.KindOf(err) == store.KindNotFound {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	for _, info := range infos {
+		if !strings.Contains(info.Key, "."+d.spec.id()+".") || committed[info.Key] {
+			continue
+		}
+		if err := st.Delete(ctx, info.Key); err != nil && store.KindOf(err) != store.KindNotFound {
 			errs = append(errs, err)
 		}
 	}

@@ -36,6 +36,16 @@ func taskPrefix(dir string, phase, task int) string {
 
 func manifestKey(phase int) string { return fmt.Sprintf("p%d/manifest.json", phase) }
 
+// destKey names a task's output at a job's destination (Spec.Out): the
+// part's number first, so the parts list in order, then the job and the
+// attempt, so that the job's cleanup finds what it wrote and nothing else.
+func destKey(task int, job, token, ext string) string {
+	return fmt.Sprintf("part-%05d.%s.%s.%s", task, job, token, ext)
+}
+
+// destManifestKey lists, at the destination, the parts a job committed.
+const destManifestKey = "manifest.json"
+
 // Output is what one attempt of a task wrote: its done record, and an
 // entry of its phase's manifest once committed.
 type Output struct {
@@ -43,8 +53,10 @@ type Output struct {
 	Attempt string `json:"attempt"`
 	Worker  string `json:"worker,omitempty"`
 	Key     string `json:"key"`
-	Size    int64  `json:"size"`
-	Rows    int64  `json:"rows"`
+	// Dest says Key is under the job's destination, not its prefix.
+	Dest bool  `json:"dest,omitempty"`
+	Size int64 `json:"size"`
+	Rows int64 `json:"rows"`
 	// Parts index a shuffle object: part r is bytes [Off, Off+Len).
 	Parts []Part `json:"parts,omitempty"`
 }

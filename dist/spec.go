@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 )
 
@@ -25,6 +26,11 @@ type Spec struct {
 	// Phases run in order; each task of a phase reads only what the
 	// manifest of the phase before it lists.
 	Phases []Phase `json:"phases"`
+	// Out, when set, is the URL of a prefix (ending in /) where the
+	// tasks of the last phase write their outputs, one object per task,
+	// and the driver a manifest listing them in order, instead of the
+	// driver reading them.
+	Out string `json:"out,omitempty"`
 	// PauseBeforeCommit makes workers wait this many milliseconds after
 	// writing their output and before committing it (for tests that stop
 	// a worker mid-task).
@@ -124,6 +130,8 @@ func (s *Spec) check() error {
 		return fmt.Errorf("job prefix %q does not end in /", s.Job)
 	case len(s.Phases) == 0 || len(s.Phases) > maxPhases:
 		return fmt.Errorf("%d phases", len(s.Phases))
+	case s.Out != "" && !strings.HasSuffix(s.Out, "/"):
+		return fmt.Errorf("destination %q does not end in /", s.Out)
 	case s.Threads < 0 || s.PauseBeforeCommit < 0 || s.PauseBeforeCommit > 600_000:
 		return errors.New("threads or pause out of range")
 	}
@@ -176,6 +184,9 @@ func (p Phase) check(i int) error {
 	}
 	return nil
 }
+
+// id is the job's name: the last element of its prefix.
+func (s *Spec) id() string { return path.Base(strings.TrimSuffix(s.Job, "/")) }
 
 // Marshal is the spec as written to the store.
 func (s *Spec) Marshal() ([]byte, error) {

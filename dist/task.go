@@ -163,10 +163,14 @@ func (j *job) put(ctx context.Context, key string, b []byte) error {
 func (j *job) url(key string) string { return j.st.URL(j.prefix + key) }
 
 type taskRun struct {
-	ctx   context.Context
-	env   Env
-	spec  *Spec
-	j     *job
+	ctx  context.Context
+	env  Env
+	spec *Spec
+	j    *job
+	// dst and name say where the output goes: under the job's prefix,
+	// or, for the last phase of a job with Spec.Out, the destination.
+	dst   *job
+	name  func(ext string) string
 	phase int
 	ph    Phase
 	index int
@@ -178,6 +182,18 @@ func (w *taskRun) opts() exec.Options {
 }
 
 func (w *taskRun) run(p exec.Pipeline) error {
+	w.dst = w.j
+	w.name = func(ext string) string { return dataKey(w.phase, w.index, w.out.Attempt, ext) }
+	if w.spec.Out != "" && w.phase == len(w.spec.Phases)-1 {
+		st, prefix, err := openWith(w.ctx, w.env.Open, w.spec.Out)
+		if err != nil {
+			return fmt.Errorf("destination: %w", err)
+		}
+		defer closeStore(w.env.Open, st)
+		w.dst, w.out.Dest = &job{st: st, prefix: prefix}, true
+		id := w.spec.id()
+		w.name = func(ext string) string { return destKey(w.index, id, w.out.Attempt, ext) }
+	}
 	var src exec.SourceStage
 	var closeSrc func()
 	switch w.ph.Kind {
@@ -213,11 +229,11 @@ func (w *taskRun) run(p exec.Pipeline) error {
 	case OutShuffle:
 		return w.writeShuffle(src, stages)
 	case OutFile:
-		key := dataKey(w.phase, w.index, w.out.Attempt, "arrow")
-		if err := exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.Write(w.j.url(key)))}, w.opts()); err != nil {
+		key := w.name("arrow")
+		if err := exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.Write(w.dst.url(key)))}, w.opts()); err != nil {
 			return err
 		}
-		info, err := w.j.st.Stat(w.ctx, w.j.prefix+key)
+		info, err := w.dst.st.Stat(w.ctx, w.dst.prefix+key)
 		if err != nil {
 			return err
 		}
@@ -245,8 +261,8 @@ func pieceSource(src exec.SourceStage, pc Piece) (exec.SourceStage, error) {
 
 // writeStream runs the stages into one Arrow IPC stream object.
 func (w *taskRun) writeStream(src exec.SourceStage, stages []exec.Stage) error {
-	key := dataKey(w.phase, w.index, w.out.Attempt, "arrows")
-	sw, err := w.j.st.NewWriter(w.ctx, w.j.prefix+key, store.WriteOptions{})
+	key := w.name("arrows")
+	sw, err := w.dst.st.NewWriter(w.ctx, w.dst.prefix+key, store.WriteOptions{})
 	if err != nil {
 		return err
 	}
@@ -336,8 +352,8 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 		readers = append(readers, &bufs[r])
 	}
 	readers = append(readers, bytes.NewReader(footer))
-	key := dataKey(w.phase, w.index, w.out.Attempt, "shuffle")
-	size, err := w.j.st.Put(w.ctx, w.j.prefix+key, io.MultiReader(readers...), store.WriteOptions{})
+	key := w.name("shuffle")
+	size, err := w.dst.st.Put(w.ctx, w.dst.prefix+key, io.MultiReader(readers...), store.WriteOptions{})
 	if err != nil {
 		return err
 	}

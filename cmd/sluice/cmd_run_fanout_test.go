@@ -379,3 +379,47 @@ func TestRunFanOutFailingTask(t *testing.T) {
 		t.Fatalf("objects left: %q", left)
 	}
 }
+
+// TestRunFanOutToDestination: with --out, the reducers' groups land at
+// the destination, one object per reducer and a manifest listing them;
+// merged by key they are the one-process result, byte for byte.
+func TestRunFanOutToDestination(t *testing.T) {
+	tg := localTarget(t)
+	dir := t.TempDir()
+	dest := filepath.Join(dir, "dest")
+	agg := "sum-by l_orderkey l_quantity,l_extendedprice"
+	r := sluice(t, nil, "run", "--workers", "3", "--store", tg.jobs, "--out", dest+"/", "scan "+tg.lineitem+" | shuffle --by l_orderkey --to 5 | "+agg)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	parts, _ := filepath.Glob(filepath.Join(dest, "part-*.arrow"))
+	manifest, err := os.ReadFile(filepath.Join(dest, "manifest.json"))
+	if err != nil || len(parts) != 5 {
+		t.Fatalf("%d parts, manifest %v", len(parts), err)
+	}
+	for _, p := range parts {
+		if !bytes.Contains(manifest, []byte(filepath.Base(p))) {
+			t.Fatalf("manifest does not list %s", p)
+		}
+	}
+	if entries, _ := os.ReadDir(dest); len(entries) != 6 {
+		t.Fatalf("%d objects at the destination, want 5 parts and the manifest", len(entries))
+	}
+	merged, one := filepath.Join(dir, "merged.arrows"), filepath.Join(dir, "one.arrows")
+	if r := sluice(t, nil, "run", "merge --by l_orderkey "+strings.Join(parts, " ")+" | write "+merged); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := sluice(t, nil, "run", "scan "+tg.lineitem+" | "+agg+" | write "+one); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	a, _ := os.ReadFile(one)
+	b, _ := os.ReadFile(merged)
+	if len(a) < 1000 || !bytes.Equal(a, b) {
+		t.Fatalf("merged parts: %d bytes, one process: %d bytes, not the same", len(b), len(a))
+	}
+	if left := tg.left(t); len(left) != 0 {
+		t.Fatalf("objects left under the job store: %q", left)
+	}
+	r = sluice(t, nil, "run", "--workers", "3", "--out", dest+"2/", "scan "+tg.lineitem+" | "+agg)
+	assertCleanFailure(t, r, exitUsage, "put a shuffle before it")
+}
