@@ -305,3 +305,28 @@ func TestWorkerCannotReachStore(t *testing.T) {
 		t.Fatalf("left under %s: %v %v", opts.Store, infos, err)
 	}
 }
+
+// A piece whose key matches no file of the scan is an error after the
+// run, not an empty result.
+func TestPieceThatMatchesNothingFails(t *testing.T) {
+	taxi := testData(t)
+	p, _ := testParse("A " + taxi)
+	for _, pc := range []Piece{{Key: "part-00001.parquet", Lo: 0, Hi: 2}, {Key: "part-00001.parquet", Lo: 4, Hi: 9}, {Key: "nope.parquet", Lo: 0, Hi: 1}} {
+		src, check, err := pieceSource(p.Source, pc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows int64
+		sink := exec.Collect(nil, func(rec arrow.RecordBatch) error { rows += rec.NumRows(); return nil })
+		if err := exec.Run(context.Background(), exec.Pipeline{Source: src, Stages: []exec.Stage{sink}}, exec.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		err = check()
+		switch {
+		case pc.Hi == 2 && (err != nil || rows != 2000):
+			t.Errorf("%s: %d rows, %v; want 2000 rows", pc, rows, err)
+		case pc.Hi != 2 && err == nil:
+			t.Errorf("%s: %d rows and no error", pc, rows)
+		}
+	}
+}

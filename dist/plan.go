@@ -56,8 +56,8 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 			return nil, err
 		}
 		ds, err := scan.Open(ctx, st, key+rest, scan.Options{Columns: sopts.Columns, ReadDict: sopts.Dict, BatchRows: sopts.BatchRows, Memory: 16 << 20})
-		closeStore(opts.Open, st)
 		if err != nil {
+			closeStore(opts.Open, st)
 			return nil, fmt.Errorf("scan: %w", err)
 		}
 		if schema == nil {
@@ -75,11 +75,17 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 			// Empty row groups: exec reads such a dataset with its plain
 			// reader, whose batches a piece's scan would not reproduce.
 			pieces = append(pieces, Piece{URL: u, Whole: true})
+			closeStore(opts.Open, st)
 			continue
 		}
 		for _, pc := range collect.Pieces(groups, opts.PieceBytes) {
-			pieces = append(pieces, Piece{URL: u, Key: files[pc.File].Key, Lo: pc.Lo, Hi: pc.Hi})
+			p := Piece{URL: u, Key: files[pc.File].Key, Lo: pc.Lo, Hi: pc.Hi}
+			if pat, err := collect.PiecePattern("", key+rest, p.Key); err == nil {
+				p.Scan = st.URL(pat)
+			}
+			pieces = append(pieces, p)
 		}
+		closeStore(opts.Open, st)
 	}
 	if len(pieces) == 0 {
 		return nil, fmt.Errorf("scan: no row groups to read in %s", strings.Join(urls, " "))

@@ -75,8 +75,13 @@ type Phase struct {
 // the dataset of the scan's URL number URL, or, with Whole, all of that
 // URL's dataset.
 type Piece struct {
-	URL   int    `json:"url"`
-	Key   string `json:"key,omitempty"`
+	URL int    `json:"url"`
+	Key string `json:"key,omitempty"`
+	// Scan, when set, is the URL a task scans instead of the scan's URL
+	// number URL: a pattern naming the piece's file alone, with the same
+	// partition root (see collect.PiecePattern), so the task reads one
+	// footer instead of the dataset's.
+	Scan  string `json:"scan,omitempty"`
 	Lo    int    `json:"lo"`
 	Hi    int    `json:"hi"`
 	Whole bool   `json:"whole,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -181,7 +182,7 @@ func (w *taskRun) opts() exec.Options {
 	return exec.Options{Mem: w.env.Mem, Workers: w.spec.Threads, Open: w.env.Open}
 }
 
-func (w *taskRun) run(p exec.Pipeline) error {
+func (w *taskRun) run(p exec.Pipeline) (err error) {
 	w.dst = w.j
 	w.name = func(ext string) string { return dataKey(w.phase, w.index, w.out.Attempt, ext) }
 	if w.spec.Out != "" && w.phase == len(w.spec.Phases)-1 {
@@ -198,11 +199,16 @@ func (w *taskRun) run(p exec.Pipeline) error {
 	var closeSrc func()
 	switch w.ph.Kind {
 	case PhaseMap:
-		s, err := pieceSource(p.Source, w.ph.Pieces[w.index])
-		if err != nil {
-			return err
+		s, check, perr := pieceSource(p.Source, w.ph.Pieces[w.index])
+		if perr != nil {
+			return perr
 		}
 		src = s
+		defer func() {
+			if err == nil {
+				err = check()
+			}
+		}()
 	case PhaseReduce:
 		s, done, err := w.partSource()
 		if err != nil {
@@ -243,20 +249,45 @@ func (w *taskRun) run(p exec.Pipeline) error {
 	return fmt.Errorf("output %q", w.ph.Output)
 }
 
-// pieceSource is the scan of the pipeline restricted to one piece.
-func pieceSource(src exec.SourceStage, pc Piece) (exec.SourceStage, error) {
+// pieceSource is the scan of the pipeline restricted to one piece, and a
+// check, for after the run, that the scan found every row group of it (a
+// key that matched nothing would otherwise read as an empty piece).
+func pieceSource(src exec.SourceStage, pc Piece) (exec.SourceStage, func() error, error) {
 	urls, opts, ok := exec.ScanOf(src)
 	if !ok {
-		return nil, fmt.Errorf("pipeline: the source is %s, not scan", src.Name())
+		return nil, nil, fmt.Errorf("pipeline: the source is %s, not scan", src.Name())
 	}
 	if pc.URL >= len(urls) {
-		return nil, fmt.Errorf("pipeline: scan has %d URLs, the piece reads URL %d", len(urls), pc.URL+1)
+		return nil, nil, fmt.Errorf("pipeline: scan has %d URLs, the piece reads URL %d", len(urls), pc.URL+1)
 	}
-	if !pc.Whole {
-		key, lo, hi := pc.Key, pc.Lo, pc.Hi
-		opts.RowGroups = func(k string, rg int) bool { return k == key && rg >= lo && rg < hi }
+	url := urls[pc.URL]
+	if pc.Whole {
+		return exec.Scan([]string{url}, opts), func() error { return nil }, nil
 	}
-	return exec.Scan(urls[pc.URL:pc.URL+1], opts), nil
+	if pc.Scan != "" {
+		url = pc.Scan
+	}
+	var mu sync.Mutex
+	found := map[int]bool{}
+	key, lo, hi := pc.Key, pc.Lo, pc.Hi
+	opts.RowGroups = func(k string, rg int) bool {
+		if k != key || rg < lo || rg >= hi {
+			return false
+		}
+		mu.Lock()
+		found[rg] = true
+		mu.Unlock()
+		return true
+	}
+	check := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(found) != hi-lo {
+			return fmt.Errorf("piece %s: the scan of %s found %d of its %d row groups", pc, url, len(found), hi-lo)
+		}
+		return nil
+	}
+	return exec.Scan([]string{url}, opts), check, nil
 }
 
 // writeStream runs the stages into one Arrow IPC stream object.
