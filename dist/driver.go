@@ -89,8 +89,8 @@ func closeStore(open func(context.Context, string) (*store.Store, string, error)
 
 // Progress is the state of the running phase.
 type Progress struct {
-	Phase                         string
-	Tasks, Done, Running, Retried int
+	Phase                        string
+	Tasks, Done, Running, Failed int // Failed counts attempts
 }
 
 // TaskError is a task that failed every attempt; it fails the job.
@@ -288,13 +288,13 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 			queue = append(queue, i)
 		}
 	}
-	active, done, retried := 0, 0, 0
+	active, done, failed := 0, 0, 0
 	var took []time.Duration
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	progress := func() {
 		if d.opts.Progress != nil {
-			d.opts.Progress(Progress{Phase: ph.Kind, Tasks: ph.Tasks, Done: done, Running: active, Retried: retried})
+			d.opts.Progress(Progress{Phase: ph.Kind, Tasks: ph.Tasks, Done: done, Running: active, Failed: failed})
 		}
 	}
 	defer d.exe.Stop()
@@ -369,6 +369,7 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 			continue
 		}
 		ts.failures++
+		failed++
 		ts.lastOn = ex.Worker
 		switch {
 		case failure != nil:
@@ -386,7 +387,6 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 			return nil, te
 		}
 		if ts.running == 0 {
-			retried++
 			queue = append(queue, ex.Task.Index)
 			d.logf("%s task %d: attempt %s on worker %s failed (%s); retrying", ph.Kind, ex.Task.Index, ex.Task.Attempt, ex.Worker, ts.lastErr)
 		}

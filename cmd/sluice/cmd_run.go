@@ -311,7 +311,7 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 				return
 			}
 			last, shown = pr, true
-			fmt.Fprintf(os.Stderr, "\r%s: %d/%d tasks done, %d running, %d retried\x1b[K", pr.Phase, pr.Done, pr.Tasks, pr.Running, pr.Retried)
+			fmt.Fprintf(os.Stderr, "\r%s: %d/%d tasks done, %d running, %d failed attempts\x1b[K", pr.Phase, pr.Done, pr.Tasks, pr.Running, pr.Failed)
 		}
 		defer func() {
 			if shown {
