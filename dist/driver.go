@@ -156,6 +156,9 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 		}
 	}
 
+	if strings.HasPrefix(opts.Store, "mem://") {
+		return fmt.Errorf("%w: the job's store %s lives in this process; workers need one they can reach (file:// or s3://)", exec.ErrInvalid, opts.Store)
+	}
 	jobURL, removeDir, err := newJobPrefix(opts.Store)
 	if err != nil {
 		return err
