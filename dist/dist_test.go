@@ -330,3 +330,31 @@ func TestPieceThatMatchesNothingFails(t *testing.T) {
 		}
 	}
 }
+
+// A straggler gets a duplicate attempt once the other tasks are done;
+// the duplicate commits first, the job ends long before the straggler
+// would, and the result is still that of one process.
+func TestStragglerGetsADuplicate(t *testing.T) {
+	taxi := testData(t)
+	text := "S " + taxi
+	p, _ := testParse(text)
+	want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{}) }, p)
+	opts := testOptions(t.TempDir())
+	opts.PieceBytes = 64 << 20 // a task per file
+	opts.straggle = &Straggle{Phase: 0, Task: 2, Millis: 30_000}
+	var log []string
+	opts.Log = func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }
+	p, _ = testParse(text)
+	start := time.Now()
+	got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+	took := time.Since(start)
+	if !slices.Equal(got, want) {
+		t.Fatalf("fanned out:\n%q\none process:\n%q", got, want)
+	}
+	if took > 15*time.Second {
+		t.Fatalf("took %v: the straggler's duplicate did not finish the task first", took)
+	}
+	if !strings.Contains(strings.Join(log, "\n"), "map task 2: duplicate attempt a2") {
+		t.Fatalf("no duplicate of task 2 in the log: %q", log)
+	}
+}

@@ -63,6 +63,8 @@ type Options struct {
 	// PauseBeforeCommit makes each worker wait this long between writing
 	// its output and committing it (for tests that kill workers mid-task).
 	PauseBeforeCommit time.Duration
+	// straggle, in tests, slows one task's first attempt.
+	straggle *Straggle
 	// afterSpec, in tests, runs once the spec is written.
 	afterSpec func(ctx context.Context, st *store.Store, key string)
 }
@@ -190,7 +192,7 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 	logf("job %s", jobURL)
 
 	spec := &Spec{Version: specVersion, Pipeline: text, Job: jobURL, Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
-		PauseBeforeCommit: int(opts.PauseBeforeCommit / time.Millisecond)}
+		PauseBeforeCommit: int(opts.PauseBeforeCommit / time.Millisecond), Straggle: opts.straggle}
 	b, err := spec.Marshal()
 	if err != nil {
 		return err
@@ -340,6 +342,7 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 					if err := launch(i); err != nil {
 						return nil, err
 					}
+					d.logf("%s task %d: duplicate attempt a%d of a straggler running for %v", ph.Kind, i, ts.started, time.Since(ts.since).Round(time.Millisecond))
 				}
 			}
 		}

@@ -106,9 +106,13 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	if err := w.run(p); err != nil {
 		return err
 	}
-	if spec.PauseBeforeCommit > 0 {
+	pause := spec.PauseBeforeCommit
+	if sg := spec.Straggle; sg != nil && sg.Phase == t.Phase && sg.Task == t.Index && t.Attempt == "a1" {
+		pause += sg.Millis
+	}
+	if pause > 0 {
 		select {
-		case <-time.After(time.Duration(spec.PauseBeforeCommit) * time.Millisecond):
+		case <-time.After(time.Duration(pause) * time.Millisecond):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
