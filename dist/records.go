@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 	"regexp"
 	"strings"
+
+	"github.com/zeebo/xxh3"
 )
 
 // Where a job's objects live, relative to its prefix. Task outputs carry
@@ -15,8 +17,17 @@ import (
 // counts.
 const specKey = "job.json"
 
+// Outputs are spread over 256 prefixes by a hash of the task: S3 limits
+// requests per second per prefix and splits a busy key range only by
+// its prefixes, so a shuffle's many reads must not all share one.
 func dataKey(phase, task int, token, ext string) string {
-	return fmt.Sprintf("p%d/t%05d-%s.%s", phase, task, token, ext)
+	return fmt.Sprintf("p%d/%02x/t%05d-%s.%s", phase, spread(task), task, token, ext)
+}
+
+func spread(task int) byte {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(task))
+	return byte(xxh3.Hash(b[:]))
 }
 
 // doneKey is the record an attempt writes once its output is complete:
