@@ -245,6 +245,24 @@ func workerPids(t *testing.T, parent int) []int {
 	return pids
 }
 
+// processAge is how long ago a process started, from /proc.
+func processAge(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	stat, err1 := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	up, err2 := os.ReadFile("/proc/uptime")
+	i := bytes.LastIndexByte(stat, ')')
+	if err1 != nil || err2 != nil || i < 0 {
+		return time.Hour // gone: not a victim
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 20 {
+		return time.Hour
+	}
+	start, _ := strconv.ParseFloat(f[19], 64) // starttime, in clock ticks (100 a second on Linux)
+	now, _ := strconv.ParseFloat(strings.Fields(string(up))[0], 64)
+	return time.Duration((now - start/100) * float64(time.Second))
+}
+
 func randInt(n int) int {
 	v, _ := rand.Int(rand.Reader, big.NewInt(int64(n)))
 	return int(v.Int64())
@@ -288,14 +306,24 @@ func TestRunFanOutKilledWorker(t *testing.T) {
 		t.Fatal(want.stderr)
 	}
 	for run := range 3 {
+		// Every worker waits 1 s before it commits, so one that started
+		// less than 0.5 s ago is mid-task.
 		cmd, out, errb := startRun(t, nil, "run", "--workers", "4", "--store", tg.jobs, "--piece-size", "128KiB", "-v",
-			"--x-pause-before-commit", "300ms", tg.query("shuffle")+" | show")
-		pids := waitWorkers(t, cmd)
-		time.Sleep(time.Duration(50+randInt(200)) * time.Millisecond)
-		if now := workerPids(t, cmd.Process.Pid); len(now) > 0 {
-			pids = now
+			"--x-pause-before-commit", "1s", tg.query("shuffle")+" | show")
+		waitWorkers(t, cmd)
+		time.Sleep(time.Duration(randInt(1500)) * time.Millisecond)
+		var young []int
+		for deadline := time.Now().Add(20 * time.Second); len(young) == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			for _, pid := range workerPids(t, cmd.Process.Pid) {
+				if processAge(t, pid) < 500*time.Millisecond {
+					young = append(young, pid)
+				}
+			}
 		}
-		victim := pids[randInt(len(pids))]
+		if len(young) == 0 {
+			t.Fatalf("run %d: no worker started in 20 s", run)
+		}
+		victim := young[randInt(len(young))]
 		if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 			t.Fatalf("kill %d: %v", victim, err)
 		}
