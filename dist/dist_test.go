@@ -64,6 +64,14 @@ func testParse(text string) (exec.Pipeline, error) {
 		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{sum, top}}, nil
 	case "S":
 		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Shuffle([]string{"pickup_date"}, 5), sum, top}}, nil
+	case "T": // ties everywhere: few payment types
+		f, err := exec.Filter("trip_distance > 1")
+		if err != nil {
+			return exec.Pipeline{}, err
+		}
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{f, exec.Top(700, []exec.SortKey{{Column: "payment_type"}})}}, nil
+	case "H":
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Select("trip_distance", "pickup_date"), exec.Head(2500)}}, nil
 	case "B":
 		f, err := exec.Filter("trip_distance > 1.5")
 		if err != nil {
@@ -150,7 +158,7 @@ func objects(t *testing.T, url string) []string {
 
 func TestRunMatchesOneProcess(t *testing.T) {
 	taxi := testData(t)
-	for _, q := range []string{"A", "S", "B"} {
+	for _, q := range []string{"A", "S", "B", "T", "H"} {
 		t.Run(q, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
@@ -175,6 +183,9 @@ func TestRunMatchesOneProcess(t *testing.T) {
 			}
 			if left := objects(t, jobs); len(left) != 0 {
 				t.Fatalf("objects left: %q", left)
+			}
+			if ran := strings.Join(phases, "\n"); q == "T" && !strings.Contains(ran, "filter | top | write stream") || q == "H" && !strings.Contains(ran, "head | write stream") {
+				t.Fatalf("the map tasks do not run the head or top: %q", phases)
 			}
 			var n, tasks int
 			if _, err := fmt.Sscanf(phases[0], "planned %d phase(s), %d map task(s)", &n, &tasks); err != nil || tasks <= 4 {

@@ -146,6 +146,9 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 		return err
 	}
 	logf("planned %d phase(s), %d map task(s) in %v", len(pl.phases), pl.phases[0].Tasks, time.Since(start).Round(time.Millisecond))
+	for i, ph := range pl.phases {
+		logf("phase %d (%s): %s", i, ph.Kind, ph.describe(p))
+	}
 	if opts.Out != "" {
 		if !strings.HasSuffix(opts.Out, "/") {
 			opts.Out += "/"

@@ -217,3 +217,16 @@ func AggKeys(s Stage) (keys []string, ok bool) {
 	}
 	return slices.Clone(a.keys), true
 }
+
+// Distributive reports whether a stage gives over a stream what it gives
+// over the concatenation, in order, of its outputs over consecutive
+// pieces of that stream: head (the first n rows) and top (ties go to the
+// earlier row, and a piece's tied rows stay in their order). A planner
+// may run such a stage on every piece and once more over their outputs.
+func Distributive(s Stage) bool {
+	switch s.(type) {
+	case *headStage, *topStage:
+		return true
+	}
+	return false
+}
