@@ -369,3 +369,49 @@ func TestStragglerGetsADuplicate(t *testing.T) {
 		t.Fatalf("no duplicate of task 2 in the log: %q", log)
 	}
 }
+
+// readInOrder checks every input against its checksum before decoding.
+func TestReadInOrderChecksChecksums(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(store.NewMemDriver(), "mem://dist-test/")
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewInt64Builder(mem)
+	b.AppendValues([]int64{1, 2, 3}, nil)
+	col := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 3)
+	col.Release()
+	var buf strings.Builder
+	err := exec.Run(ctx, exec.Pipeline{Source: exec.FromBatches(schema, rec), Stages: []exec.Stage{exec.WriteIPC(&buf)}}, exec.Options{Mem: mem})
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(buf.String())
+	for i := range 2 {
+		if _, err := st.Put(ctx, fmt.Sprintf("o%d", i), strings.NewReader(string(data)), store.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(sums []uint32) (int64, error) {
+		reqs := []fetchRequest{{"o0", int64(len(data))}, {"o1", int64(len(data))}}
+		src, done, err := readInOrder(ctx, st, toFetch(reqs), func(i int) (uint32, string) { return sums[i], reqs[i].key })
+		if err != nil {
+			return 0, err
+		}
+		var rows int64
+		err = exec.Run(ctx, exec.Pipeline{Source: src, Stages: []exec.Stage{exec.Collect(nil, func(r arrow.RecordBatch) error { rows += r.NumRows(); return nil })}}, exec.Options{Mem: mem})
+		if rerr := done(); rerr != nil {
+			err = rerr
+		}
+		return rows, err
+	}
+	if rows, err := read([]uint32{checksum(data), checksum(data)}); err != nil || rows != 6 {
+		t.Fatalf("%d rows, %v", rows, err)
+	}
+	if _, err := read([]uint32{checksum(data), checksum(data) ^ 1}); err == nil || !strings.Contains(err.Error(), "o1: checksum") {
+		t.Fatalf("a wrong checksum: %v", err)
+	}
+}

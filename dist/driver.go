@@ -482,12 +482,17 @@ func (d *driver) final(p exec.Pipeline, pl *plan) error {
 	for i, o := range m.Outputs {
 		reqs[i] = fetch.Request{Key: d.j.prefix + o.Key, Ranges: []store.Range{{Off: 0, Len: o.Size}}, Size: o.Size}
 	}
-	src, closeSrc, err := readInOrder(d.ctx, d.j.st, reqs, nil)
+	src, closeSrc, err := readInOrder(d.ctx, d.j.st, reqs, func(i int) (uint32, string) {
+		return m.Outputs[i].CRC, d.j.url(m.Outputs[i].Key)
+	})
 	if err != nil {
 		return err
 	}
-	defer closeSrc()
-	return exec.Run(d.ctx, exec.Pipeline{Source: src, Stages: stages}, eopts)
+	err = exec.Run(d.ctx, exec.Pipeline{Source: src, Stages: stages}, eopts)
+	if rerr := closeSrc(); rerr != nil {
+		return rerr
+	}
+	return err
 }
 
 // cleanup deletes the job's objects: all of them, or with keep all but

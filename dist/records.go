@@ -67,7 +67,9 @@ type Output struct {
 	// Dest says Key is under the job's destination, not its prefix.
 	Dest bool  `json:"dest,omitempty"`
 	Size int64 `json:"size"`
-	Rows int64 `json:"rows"`
+	// CRC is the CRC-32C of an IPC stream output, checked by the driver.
+	CRC  uint32 `json:"crc32c,omitempty"`
+	Rows int64  `json:"rows"`
 	// Parts index a shuffle object: part r is bytes [Off, Off+Len).
 	Parts []Part `json:"parts,omitempty"`
 }

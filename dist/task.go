@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"sync"
@@ -200,7 +201,6 @@ func (w *taskRun) run(p exec.Pipeline) (err error) {
 		w.name = func(ext string) string { return destKey(w.index, id, w.out.Attempt, ext) }
 	}
 	var src exec.SourceStage
-	var closeSrc func()
 	switch w.ph.Kind {
 	case PhaseMap:
 		s, check, perr := pieceSource(p.Source, w.ph.Pieces[w.index])
@@ -214,12 +214,16 @@ func (w *taskRun) run(p exec.Pipeline) (err error) {
 			}
 		}()
 	case PhaseReduce:
-		s, done, err := w.partSource()
-		if err != nil {
-			return err
+		s, done, perr := w.partSource()
+		if perr != nil {
+			return perr
 		}
-		src, closeSrc = s, done
-		defer closeSrc()
+		src = s
+		defer func() {
+			if rerr := done(); rerr != nil {
+				err = rerr
+			}
+		}()
 	}
 	stages := append([]exec.Stage(nil), p.Stages[w.ph.From:w.ph.To]...)
 	if w.ph.Agg >= 0 {
@@ -301,7 +305,8 @@ func (w *taskRun) writeStream(src exec.SourceStage, stages []exec.Stage) error {
 	if err != nil {
 		return err
 	}
-	err = exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.WriteIPC(sw))}, w.opts())
+	sum := crc32.New(castagnoli)
+	err = exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.WriteIPC(io.MultiWriter(sw, sum)))}, w.opts())
 	if err != nil {
 		sw.Abort()
 		return err
@@ -309,7 +314,7 @@ func (w *taskRun) writeStream(src exec.SourceStage, stages []exec.Stage) error {
 	if err := sw.Close(); err != nil {
 		return err
 	}
-	w.out.Key, w.out.Size = key, sw.Written()
+	w.out.Key, w.out.Size, w.out.CRC = key, sw.Written(), sum.Sum32()
 	return nil
 }
 
@@ -400,7 +405,7 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 // before it lists, in map order: ranged reads through fetch, all in
 // flight together within its memory budget, each checked against its
 // checksum.
-func (w *taskRun) partSource() (exec.SourceStage, func(), error) {
+func (w *taskRun) partSource() (exec.SourceStage, func() error, error) {
 	prev := w.phase - 1
 	b, err := w.j.st.ReadAll(w.ctx, w.j.prefix+manifestKey(prev))
 	if err != nil {
@@ -422,17 +427,41 @@ func (w *taskRun) partSource() (exec.SourceStage, func(), error) {
 
 // readInOrder is a source over the IPC streams the requests read, one
 // after another; check, when not nil, gives each one's checksum and name.
-func readInOrder(ctx context.Context, st *store.Store, reqs []fetch.Request, check func(i int) (uint32, string)) (exec.SourceStage, func(), error) {
+// done ends the reads and returns the first error a read met: exec's
+// IPC reader reports a stream that fails before its first byte as an
+// empty input, so callers prefer this error to the run's.
+func readInOrder(ctx context.Context, st *store.Store, reqs []fetch.Request, check func(i int) (uint32, string)) (exec.SourceStage, func() error, error) {
 	if len(reqs) == 0 {
 		return nil, nil, errors.New("no inputs")
 	}
 	f := fetch.New(st, fetch.Options{Memory: 256 << 20})
 	plan := f.Plan(ctx, reqs)
+	first := &firstError{}
 	srcs := make([]exec.SourceStage, len(reqs))
 	for i := range reqs {
-		srcs[i] = exec.ReadIPC(&unitReader{ctx: ctx, plan: plan, i: i, rg: reqs[i].Ranges[0], check: check})
+		srcs[i] = exec.ReadIPC(&unitReader{ctx: ctx, plan: plan, i: i, rg: reqs[i].Ranges[0], check: check, errs: first})
 	}
-	return exec.Concat(srcs...), plan.Close, nil
+	return exec.Concat(srcs...), func() error { plan.Close(); return first.get() }, nil
+}
+
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstError) set(err error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = err
+	}
+	return err
+}
+
+func (f *firstError) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
 
 // unitReader reads the next unit of a plan when first read; units come
@@ -443,30 +472,39 @@ type unitReader struct {
 	i     int
 	rg    store.Range
 	check func(i int) (uint32, string)
+	errs  *firstError
 	r     *bytes.Reader
 }
 
 func (u *unitReader) Read(p []byte) (int, error) {
 	if u.r == nil {
-		unit, err := u.plan.Next(u.ctx)
+		buf, err := u.fill()
 		if err != nil {
-			return 0, err
-		}
-		buf := make([]byte, u.rg.Len)
-		_, err = unit.ReadAt(buf, u.rg.Off)
-		unit.Release()
-		if err != nil && err != io.EOF {
-			return 0, err
-		}
-		if unit.Index() != u.i {
-			return 0, fmt.Errorf("read %d came back as unit %d", u.i, unit.Index())
-		}
-		if u.check != nil {
-			if want, name := u.check(u.i); checksum(buf) != want {
-				return 0, fmt.Errorf("%s: checksum %08x, the index says %08x", name, checksum(buf), want)
-			}
+			return 0, u.errs.set(err)
 		}
 		u.r = bytes.NewReader(buf)
 	}
 	return u.r.Read(p)
+}
+
+func (u *unitReader) fill() ([]byte, error) {
+	unit, err := u.plan.Next(u.ctx)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, u.rg.Len)
+	_, err = unit.ReadAt(buf, u.rg.Off)
+	unit.Release()
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if unit.Index() != u.i {
+		return nil, fmt.Errorf("read %d came back as unit %d", u.i, unit.Index())
+	}
+	if u.check != nil {
+		if want, name := u.check(u.i); checksum(buf) != want {
+			return nil, fmt.Errorf("%s: checksum %08x, the index says %08x", name, checksum(buf), want)
+		}
+	}
+	return buf, nil
 }
