@@ -11,6 +11,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,7 +60,7 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 		host, _ := os.Hostname()
 		env.Worker = fmt.Sprintf("%s pid %d", host, os.Getpid())
 	}
-	base, ok := cutSuffix(t.Spec, specKey)
+	base, ok := strings.CutSuffix(t.Spec, specKey)
 	if !ok {
 		return fmt.Errorf("job spec URL %q does not end in %s", t.Spec, specKey)
 	}
@@ -125,13 +126,6 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	return j.put(ctx, doneKey(t.Phase, t.Index, token), rec)
 }
 
-func cutSuffix(s, suffix string) (string, bool) {
-	if len(s) < len(suffix) || s[len(s)-len(suffix):] != suffix {
-		return "", false
-	}
-	return s[:len(s)-len(suffix)], true
-}
-
 func newToken(label string) (string, error) {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -148,10 +142,7 @@ func newToken(label string) (string, error) {
 }
 
 func oneLine(err error) string {
-	s := err.Error()
-	if i := bytes.IndexByte([]byte(s), '\n'); i >= 0 {
-		s = s[:i]
-	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
 }
 

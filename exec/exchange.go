@@ -35,7 +35,8 @@ const (
 // Kinds binds each stage to the schema before it, as Run would, and
 // says what kind each is. Errors are those Run gives for the same
 // stages (ErrInvalid for mistakes in how the pipeline is written); the
-// last stage need not be a sink.
+// last stage need not be a sink. Binding has no effects, except that a
+// Collect's schema function is called.
 func Kinds(in *arrow.Schema, stages []Stage, opts Options) ([]StageKind, error) {
 	e := newEnv(opts)
 	kinds := make([]StageKind, len(stages))
