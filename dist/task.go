@@ -310,13 +310,18 @@ func (w *taskRun) writeStream(src exec.SourceStage, stages []exec.Stage) error {
 }
 
 // writeShuffle splits the stages' output by the shuffle's keys into one
-// IPC stream per part, in memory, and writes them as one object.
+// IPC stream per part, spilled to a temporary file as they grow, and
+// writes them as one object, part after part, with the index at its end.
 func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error {
 	n := w.ph.Parts
-	bufs := make([]bytes.Buffer, n)
+	sp, err := newSpill(n)
+	if err != nil {
+		return err
+	}
+	defer sp.close()
 	writers := make([]*ipc.Writer, n)
 	rows := make([]int64, n)
-	var sp *exec.Splitter
+	var split *exec.Splitter
 	var bindErr error
 	defer func() {
 		for _, wr := range writers {
@@ -326,15 +331,15 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 		}
 	}()
 	sink := exec.Collect(func(s *arrow.Schema) {
-		sp, bindErr = exec.NewSplitter(s, w.ph.ShuffleBy, n, w.env.Mem)
+		split, bindErr = exec.NewSplitter(s, w.ph.ShuffleBy, n, w.env.Mem)
 		for r := range writers {
-			writers[r] = ipc.NewWriter(&bufs[r], ipc.WithSchema(s), ipc.WithAllocator(w.env.Mem))
+			writers[r] = ipc.NewWriter(sp.writer(r), ipc.WithSchema(s), ipc.WithAllocator(w.env.Mem))
 		}
 	}, func(rec arrow.RecordBatch) error {
 		if bindErr != nil {
 			return bindErr
 		}
-		parts, err := sp.Split(w.ctx, rec)
+		parts, err := split.Split(w.ctx, rec)
 		if err != nil {
 			return err
 		}
@@ -363,30 +368,36 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 		return bindErr
 	}
 	parts := make([]Part, n)
+	readers := make([]io.Reader, 0, n+1)
 	var off int64
 	for r, wr := range writers {
-		if err := wr.Close(); err != nil {
+		if err := wr.Close(); err != nil { // writes the end-of-stream marker
 			return err
 		}
 		writers[r] = nil
-		b := bufs[r].Bytes()
-		parts[r] = Part{Off: off, Len: int64(len(b)), CRC: checksum(b), Rows: rows[r]}
-		off += int64(len(b))
+		parts[r] = Part{Off: off, Len: sp.size[r], CRC: sp.crc[r].Sum32(), Rows: rows[r]}
+		off += sp.size[r]
 		w.out.Rows += rows[r]
+	}
+	for r := range n {
+		rd, err := sp.reader(r)
+		if err != nil {
+			return err
+		}
+		readers = append(readers, rd)
 	}
 	footer, err := shuffleFooter(parts)
 	if err != nil {
 		return err
-	}
-	readers := make([]io.Reader, 0, n+1)
-	for r := range bufs {
-		readers = append(readers, &bufs[r])
 	}
 	readers = append(readers, bytes.NewReader(footer))
 	key := w.name("shuffle")
 	size, err := w.dst.st.Put(w.ctx, w.dst.prefix+key, io.MultiReader(readers...), store.WriteOptions{})
 	if err != nil {
 		return err
+	}
+	if want := off + int64(len(footer)); size != want {
+		return fmt.Errorf("shuffle object %s: wrote %d bytes, want %d", w.dst.url(key), size, want)
 	}
 	w.out.Key, w.out.Size, w.out.Parts = key, size, parts
 	return nil
