@@ -48,8 +48,8 @@
 // dist is not a scheduler or a query planner: it runs the stages as
 // written, places no exchange the pipeline does not name, reads only
 // scan sources, and allows one shuffle, which must come right after the
-// per-batch stages and be followed by an aggregation. A map task holds
-// its shuffle parts in memory until it writes them, and the driver runs
-// everything after the aggregation (sort, top, head, the sink) in one
-// process. Executors for Kubernetes and Slurm are not here yet.
+// per-batch stages and be followed by an aggregation. A map task keeps
+// its shuffle parts in a local temporary file until it writes them as
+// one object, and the driver runs everything after the aggregation
+// (sort, top, head, the sink) in one process. Executors for Kubernetes and Slurm are not here yet.
 package dist
