@@ -163,40 +163,11 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 			}
 			b.arg, b.k = x, x.Kind
 		}
-		nullable := true
-		switch spec.fn {
-		case aggCount:
-			b.out, nullable = arrow.PrimitiveTypes.Int64, false
-		case aggMean:
-			if !b.k.Numeric() {
-				return nil, s.typeErr(spec, b.k)
-			}
-			b.out = arrow.PrimitiveTypes.Float64
-		case aggSum:
-			switch b.k {
-			case kInt:
-				b.out = arrow.PrimitiveTypes.Int64
-			case kFloat:
-				b.out = arrow.PrimitiveTypes.Float64
-			default:
-				return nil, s.typeErr(spec, b.k)
-			}
-		case aggMin, aggMax:
-			switch b.k {
-			case kInt:
-				b.out = arrow.PrimitiveTypes.Int64
-			case kFloat:
-				b.out = arrow.PrimitiveTypes.Float64
-			case kDate:
-				b.out = arrow.FixedWidthTypes.Date32
-			case kTime:
-				b.out = &arrow.TimestampType{Unit: arrow.Nanosecond}
-			case kString:
-				b.out = arrow.BinaryTypes.String
-			default:
-				return nil, s.typeErr(spec, b.k)
-			}
+		out, nullable, ok := aggOut(spec.fn, b.k)
+		if !ok {
+			return nil, s.typeErr(spec, b.k)
 		}
+		b.out = out
 		if seen[b.name] {
 			return nil, invalidf("%s: two output columns would be named %q (name one with as)", s.name, b.name)
 		}
@@ -209,6 +180,41 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	h.acc = make([]accum, len(aggs))
 	h.rows.New = func() any { return new(keyRows) }
 	return &plan{name: s.name, out: out, agg: h}, nil
+}
+
+// aggOut is the type of an aggregate of an argument of kind k, whether it
+// may be null, and false when the aggregate cannot take that kind.
+func aggOut(fn aggFn, k kind) (arrow.DataType, bool, bool) {
+	switch fn {
+	case aggCount:
+		return arrow.PrimitiveTypes.Int64, false, true
+	case aggMean:
+		if !k.Numeric() {
+			return nil, true, false
+		}
+		return arrow.PrimitiveTypes.Float64, true, true
+	case aggSum:
+		switch k {
+		case kInt:
+			return arrow.PrimitiveTypes.Int64, true, true
+		case kFloat:
+			return arrow.PrimitiveTypes.Float64, true, true
+		}
+		return nil, true, false
+	}
+	switch k { // min, max
+	case kInt:
+		return arrow.PrimitiveTypes.Int64, true, true
+	case kFloat:
+		return arrow.PrimitiveTypes.Float64, true, true
+	case kDate:
+		return arrow.FixedWidthTypes.Date32, true, true
+	case kTime:
+		return &arrow.TimestampType{Unit: arrow.Nanosecond}, true, true
+	case kString:
+		return arrow.BinaryTypes.String, true, true
+	}
+	return nil, true, false
 }
 
 func (s *aggStage) typeErr(spec aggSpec, k kind) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -45,6 +46,23 @@ type ScanOptions struct {
 	// through a modelled link, say). As with Options.Open, the stores it
 	// returns are the caller's to close.
 	Open func(ctx context.Context, url string) (*store.Store, string, error)
+	// RowGroups, when set, limits the scan to the row groups for which it
+	// returns true (see scan.Options.RowGroups): key is the file's key in
+	// its store, rowGroup its index in the file. Package dist reads a
+	// piece of a dataset this way; the batches are those a whole scan
+	// gives for the same row groups.
+	RowGroups func(key string, rowGroup int) bool
+}
+
+// ScanOf returns the URLs and options of a Scan source stage, so a
+// planner can cut its datasets into pieces; ok is false for other
+// sources.
+func ScanOf(s SourceStage) (urls []string, opts ScanOptions, ok bool) {
+	sc, ok := s.(*scanStage)
+	if !ok {
+		return nil, ScanOptions{}, false
+	}
+	return slices.Clone(sc.urls), sc.opts, true
 }
 
 // Scan is a source that reads Parquet datasets with package scan: each
@@ -105,6 +123,7 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 			Memory:      s.opts.Memory,
 			Concurrency: s.opts.Concurrency,
 			ReadDict:    s.opts.Dict,
+			RowGroups:   s.opts.RowGroups,
 			Mem:         e.mem,
 			Ordered:     !s.opts.Arrival,
 		})

@@ -2,26 +2,41 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
+	"github.com/sluice-data/sluice/bench"
+	"github.com/sluice-data/sluice/dist"
 	"github.com/sluice-data/sluice/exec"
 )
 
 type runOptions struct {
+	threads    int
 	workers    int
+	store      string
+	out        string
+	keep       bool
+	attempts   int
+	pieceSize  string
+	verbose    bool
 	cpuProfile string
+	// for tests of exactly-once commits and of killed workers
+	duplicateAll      bool
+	pauseBeforeCommit time.Duration
 }
 
 func newRunCommand() *cobra.Command {
 	var opts runOptions
 	cmd := &cobra.Command{
 		Use:   "run 'STAGE ARGS | STAGE ARGS | ...'",
-		Short: "Run a pipeline of stages fused in one process",
+		Short: "Run a pipeline of stages fused in one process, or fanned out over worker processes",
 		Long: `Run a pipeline of stages in one process, with no serialization between
 them: the same stages, with the same arguments and flags, as running each
 as its own command connected by pipes, and the same results to the bit.
@@ -42,7 +57,18 @@ side of an aggregation right after them; the aggregation's final merge and
 the later stages see the batches in dataset order. A write to an Arrow file
 (.arrow, .feather, .ipc) right after them stores each batch as soon as it is
 done and lists the batches in dataset order in the file's footer, so a slow
-batch holds up none after it and any Arrow reader reads them in order.`,
+batch holds up none after it and any Arrow reader reads them in order.
+
+With --workers N the pipeline fans out over worker processes (sluice worker,
+this same binary), with object storage as all they share: map tasks run the
+leading per-batch stages over pieces of the scan's datasets (a file, or a
+range of row groups of a large one) and the partial side of an aggregation
+after them; a shuffle stage sends each key to one of R reducers; this
+process commits one attempt of each task, folds or merges what they wrote
+in dataset order and runs the rest. The results are those of one process,
+to the bit. The job lives under --store (default: a temporary directory)
+and is removed at the end; a failed or killed task is retried, a straggler
+gets a duplicate, and Ctrl-C stops every worker.`,
 		Example: `  # query A: the 9 days with the most miles
   sluice run 'scan ./data/taxi --columns pickup_date,trip_distance
       | sum-by pickup_date trip_distance | top 9 --by trip_distance --desc | show'
@@ -50,6 +76,18 @@ batch holds up none after it and any Arrow reader reads them in order.`,
   # query B: TPC-H Q1's shape
   sluice run "scan ./data/lineitem | filter \"l_shipdate <= date '1998-09-02'\"
       | agg-by l_returnflag,l_linestatus 'sum(l_quantity), mean(l_discount), count()' | show"
+
+  # fanned out over 4 worker processes, the job's objects in S3
+  sluice run --workers 4 --store s3://bucket/jobs/ 'scan s3://bucket/taxi/ --columns pickup_date,trip_distance
+      | sum-by pickup_date trip_distance | top 9 --by trip_distance --desc | show'
+
+  # a shuffle: 8 reducers each sum the orders whose key hashes to them
+  sluice run --workers 4 'scan ./data/lineitem | shuffle --by l_orderkey --to 8
+      | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show'
+
+  # the reducers' groups stay in storage: one object per reducer and a manifest
+  sluice run --workers 4 --out s3://bucket/by-order/ 'scan s3://bucket/lineitem/
+      | shuffle --by l_orderkey --to 16 | sum-by l_orderkey l_quantity'
 
   # the same, piped: each stage its own process
   sluice run 'scan ./data/taxi --columns pickup_date,trip_distance' | sluice sum-by pickup_date trip_distance \
@@ -59,14 +97,29 @@ batch holds up none after it and any Arrow reader reads them in order.`,
 			return runRun(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), opts, args[0])
 		},
 	}
-	cmd.Flags().IntVarP(&opts.workers, "workers", "w", 0, "batches worked on at once (default: the number of cores)")
+	f := cmd.Flags()
+	f.IntVarP(&opts.threads, "threads", "t", 0, "batches worked on at once in each process (default: the number of cores)")
+	f.IntVarP(&opts.workers, "workers", "w", 0, "worker processes to fan the pipeline out over (0: run it in this process)")
+	f.StringVar(&opts.store, "store", "", "URL under which the fanned-out job keeps its objects (default: a temporary directory)")
+	f.StringVar(&opts.out, "out", "", "with --workers: a prefix URL the last tasks write the results under, an object each and manifest.json (the pipeline then has no sink)")
+	f.BoolVar(&opts.keep, "keep", false, "keep the job's committed outputs and manifests")
+	f.IntVar(&opts.attempts, "attempts", 3, "times a task is started before the job fails")
+	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes of row groups per map task (a file at least twice as large is cut)")
+	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print the job's prefix and each phase's time on stderr")
+	f.BoolVar(&opts.duplicateAll, "x-duplicate-all", false, "start two attempts of every task (a test of exactly-once commits)")
+	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
+	_ = f.MarkHidden("x-duplicate-all")
+	_ = f.MarkHidden("x-pause-before-commit")
 	cmd.Flags().StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	return cmd
 }
 
 func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOptions, text string) error {
+	if opts.threads < 0 {
+		return usagef("--threads %d: want 0 (the number of cores) or more", opts.threads)
+	}
 	if opts.workers < 0 {
-		return usagef("--workers %d: want 0 (the number of cores) or more", opts.workers)
+		return usagef("--workers %d: want 0 (run in this process) or more", opts.workers)
 	}
 	quietPipes(stdin, stdout)
 	stop, err := startCPUProfile(opts.cpuProfile)
@@ -80,10 +133,16 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	if err != nil {
 		return err
 	}
-	if n := len(p.Stages); n == 0 || !exec.IsSink(p.Stages[n-1]) {
+	if opts.out != "" && opts.workers == 0 {
+		return usagef("--out takes the results of a fanned-out run: give --workers too")
+	}
+	if n := len(p.Stages); opts.out == "" && (n == 0 || !exec.IsSink(p.Stages[n-1])) {
 		p.Stages = append(p.Stages, outputStage(stdout))
 	}
-	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.workers, Open: stores.open, Mem: exec.NewPool(0)}))
+	if opts.workers > 0 {
+		return stageError(runFanOut(ctx, opts, text, p, stores))
+	}
+	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: exec.NewPool(0)}))
 }
 
 // parsePipeline builds the stages of a run's text, each with a fresh copy
@@ -222,4 +281,44 @@ func startCPUProfile(path string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// runFanOut runs the pipeline over opts.workers worker processes of this
+// binary, which get the global flags this process got.
+func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipeline, stores *storeSet) error {
+	piece, err := bench.ParseSize(opts.pieceSize)
+	if err != nil || piece < 1 {
+		return usagef("--piece-size %q: want a size such as 64MiB", opts.pieceSize)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	command := append(append([]string{self}, globals.args()...), "worker")
+	dopts := dist.Options{
+		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
+		Attempts: opts.attempts, PieceBytes: piece, Executor: dist.NewLocal(command),
+		Open: stores.open, Mem: exec.NewPool(0),
+		DuplicateAll: opts.duplicateAll, PauseBeforeCommit: opts.pauseBeforeCommit,
+	}
+	if opts.verbose {
+		dopts.Log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "sluice: "+format+"\n", a...) }
+	}
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		var last dist.Progress
+		shown := false
+		dopts.Progress = func(pr dist.Progress) {
+			if pr == last {
+				return
+			}
+			last, shown = pr, true
+			fmt.Fprintf(os.Stderr, "\r%s: %d/%d tasks done, %d running, %d failed attempts\x1b[K", pr.Phase, pr.Done, pr.Tasks, pr.Running, pr.Failed)
+		}
+		defer func() {
+			if shown {
+				fmt.Fprint(os.Stderr, "\r\x1b[K")
+			}
+		}()
+	}
+	return dist.Run(ctx, text, p, dopts)
 }

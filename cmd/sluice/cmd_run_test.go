@@ -161,7 +161,7 @@ func TestRunWriteArrowFile(t *testing.T) {
 	scan := "scan " + taxi + " --batch-rows 700 --dict payment_type --columns pickup_date,payment_type,trip_distance,fare_amount"
 	filter := `filter "trip_distance > 2 and payment_type != 'cash'"`
 	fused, piped := filepath.Join(dir, "fused.arrow"), filepath.Join(dir, "piped.arrow")
-	if r := sluice(t, nil, "run", "--workers", "4", scan+" | "+filter+" | select fare_amount,payment_type | write "+fused); r.code != 0 {
+	if r := sluice(t, nil, "run", "--threads", "4", scan+" | "+filter+" | select fare_amount,payment_type | write "+fused); r.code != 0 {
 		t.Fatalf("fused: %s", r.stderr)
 	}
 	if _, stderr, code := bash(t, "sluice run "+shellQuote(scan)+" | sluice "+filter+" | sluice select fare_amount,payment_type | sluice write "+piped); code != 0 {

@@ -399,6 +399,39 @@ out of order is an error naming it.`,
 		},
 	},
 	{
+		name: "shuffle", kind: kindStage, cli: true,
+		use: "shuffle --by KEYS --to R", short: "An exchange: with run --workers, R reducers each aggregate one hash part of the rows",
+		long: `Mark an exchange in a pipeline. Under sluice run --workers N, each map task
+hash-partitions its rows by the key columns into R parts (the hash of
+partition) and writes them as one object with an index; reducer r reads
+part r of every map task's object and runs the stages after the shuffle,
+up to and including an aggregation (sum-by, count-by, agg-by), and the
+driver merges the reducers' groups by key. The results are those of one
+process. Run in one process, or as a stage of its own, it passes every
+batch on unchanged.`,
+		example: `  sluice run --workers 4 'scan ./lineitem | shuffle --by l_orderkey --to 8
+      | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show'`,
+		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
+			var by string
+			var to int
+			fs.StringVar(&by, "by", "", "comma-separated key columns")
+			fs.IntVar(&to, "to", 0, "number of parts (reducers)")
+			return func(args []string, _ stageIO) (built, error) {
+				if len(args) > 0 {
+					return built{}, usagef("shuffle takes no arguments, got %q (use --by and --to)", args)
+				}
+				if by == "" || to < 1 {
+					return built{}, usagef("shuffle: --by KEYS and --to R (at least 1) are required")
+				}
+				keys, err := splitList("shuffle --by", by)
+				if err != nil {
+					return built{}, err
+				}
+				return stage(exec.Shuffle(keys, to))
+			}
+		},
+	},
+	{
 		name: "partition", kind: kindSink, cli: true, args: exactArgs(1),
 		use: "partition N --by KEYS --out URL", short: "Split rows into N objects by a hash of key columns",
 		long: `Write each row to one of N objects, URL/part-00000.arrow and on, chosen by

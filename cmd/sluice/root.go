@@ -20,6 +20,18 @@ type globalOptions struct {
 
 var globals globalOptions
 
+// args are the global flags as given, for a child process of this binary
+// (a worker) to open stores the same way.
+func (g *globalOptions) args() []string {
+	var a []string
+	for _, f := range []struct{ name, v string }{{"--endpoint", g.endpoint}, {"--region", g.region}, {"--sim", g.sim}} {
+		if f.v != "" {
+			a = append(a, f.name, f.v)
+		}
+	}
+	return a
+}
+
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "sluice",
@@ -76,6 +88,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 		newScanCommand(),
 		newScanBenchCommand(),
 		newRunCommand(),
+		newWorkerCommand(),
 	)
 	root.AddCommand(stageCommands(root)...)
 	return root

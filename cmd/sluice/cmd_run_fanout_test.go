@@ -1,0 +1,476 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// The queries of bench/pipeline (A and B) and a shuffle, as sluice run
+// takes them; {taxi} and {lineitem} are the datasets' URLs.
+var fanOutQueries = map[string]string{
+	"A": "scan {taxi} --columns pickup_date,trip_distance | sum-by pickup_date trip_distance | top 9 --by trip_distance --desc",
+	"B": `scan {lineitem} --dict l_returnflag,l_linestatus --columns l_returnflag,l_linestatus,l_quantity,l_extendedprice,l_discount,l_tax,l_shipdate` +
+		` | filter "l_shipdate <= date '1998-09-02'"` +
+		` | agg-by l_returnflag,l_linestatus 'sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price, ` +
+		`sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, ` +
+		`mean(l_quantity) as avg_qty, mean(l_extendedprice) as avg_price, mean(l_discount) as avg_disc, count() as count_order'`,
+	"shuffle": "scan {lineitem} | shuffle --by l_orderkey --to 8 | sum-by l_orderkey l_quantity,l_extendedprice | top 10 --by l_quantity --desc",
+}
+
+// fanOutTarget is where the datasets and the jobs live: local
+// directories, or a bucket of the MinIO that ./scripts/test starts.
+type fanOutTarget struct {
+	env            []string
+	taxi, lineitem string
+	jobs           string // --store
+	openOpts       store.Options
+}
+
+func (tg fanOutTarget) query(name string) string {
+	return strings.NewReplacer("{taxi}", tg.taxi, "{lineitem}", tg.lineitem).Replace(fanOutQueries[name])
+}
+
+// left lists the objects under the jobs URL.
+func (tg fanOutTarget) left(t *testing.T) []string {
+	t.Helper()
+	var keys []string
+	for _, in := range tg.objects(t) {
+		keys = append(keys, in.Key)
+	}
+	return keys
+}
+
+// objects are the objects under the jobs URL, keys relative to it.
+func (tg fanOutTarget) objects(t *testing.T) []store.ObjectInfo {
+	t.Helper()
+	st, prefix, err := store.Open(context.Background(), tg.jobs, tg.openOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	infos, err := st.List(context.Background(), prefix)
+	if err != nil && store.KindOf(err) != store.KindNotFound {
+		t.Fatal(err)
+	}
+	for i := range infos {
+		infos[i].Key = strings.TrimPrefix(infos[i].Key, prefix)
+	}
+	return infos
+}
+
+func localTarget(t *testing.T) fanOutTarget {
+	dir := pipeData(t)
+	return fanOutTarget{taxi: filepath.Join(dir, "taxi"), lineitem: filepath.Join(dir, "lineitem"), jobs: filepath.Join(t.TempDir(), "jobs") + "/"}
+}
+
+// minioBase is a fresh prefix of a bucket on the MinIO of ./scripts/test
+// (skipped without it, failing under CI), with the environment that
+// reaches it.
+func minioBase(t *testing.T) (env []string, base string, opts store.Options) {
+	endpoint := os.Getenv("SLUICE_TEST_S3_ENDPOINT")
+	if endpoint == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("SLUICE_TEST_S3_ENDPOINT is not set: CI must run the S3 tests against MinIO (run them through ./scripts/test)")
+		}
+		t.Skip("SLUICE_TEST_S3_ENDPOINT not set; ./scripts/test runs these against MinIO")
+	}
+	bucket := os.Getenv("SLUICE_TEST_S3_BUCKET")
+	if bucket == "" {
+		bucket = "sluice-test"
+	}
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true, HTTPClient: &http.Client{Transport: tr},
+		Credentials: credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), "")})
+	if _, err := c.HeadBucket(context.Background(), &s3.HeadBucketInput{Bucket: &bucket}); err != nil {
+		if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
+			t.Fatalf("create bucket %s: %v", bucket, err)
+		}
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	base = "s3://" + bucket + "/fanout-" + hex.EncodeToString(b[:]) + "/"
+	return []string{"AWS_ENDPOINT_URL=" + endpoint, "AWS_REGION=us-east-1"}, base, store.Options{Endpoint: endpoint}
+}
+
+// minioTarget copies the datasets into a fresh prefix on MinIO.
+func minioTarget(t *testing.T) fanOutTarget {
+	env, base, opts := minioBase(t)
+	dir := pipeData(t)
+	for _, ds := range []string{"taxi", "lineitem"} {
+		if r := sluice(t, env, "cp", filepath.Join(dir, ds)+"/", base+ds+"/"); r.code != 0 {
+			t.Fatalf("cp: %s", r.stderr)
+		}
+	}
+	return fanOutTarget{env: env, taxi: base + "taxi/", lineitem: base + "lineitem/", jobs: base + "jobs/", openOpts: opts}
+}
+
+// runBoth runs a query in one process and with --workers 4 (and extra
+// flags), each into an Arrow IPC stream file, and fails unless the two
+// files are the same bytes; it returns the fanned-out run's stderr.
+func runBoth(t *testing.T, tg fanOutTarget, name string, extra ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	one, many := filepath.Join(dir, "one.arrows"), filepath.Join(dir, "many.arrows")
+	q := tg.query(name)
+	if r := sluice(t, tg.env, "run", q+" | write "+one); r.code != 0 {
+		t.Fatalf("%s in one process: %s", name, r.stderr)
+	}
+	args := append([]string{"run", "--workers", "4", "--store", tg.jobs, "-v"}, extra...)
+	r := sluice(t, tg.env, append(args, q+" | write "+many)...)
+	if r.code != 0 {
+		t.Fatalf("%s with --workers 4: exit %d: %s", name, r.code, r.stderr)
+	}
+	a, errA := os.ReadFile(one)
+	b, errB := os.ReadFile(many)
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	if len(a) < 200 || !bytes.Equal(a, b) {
+		t.Fatalf("%s: %d bytes fanned out, %d in one process, not the same bytes", name, len(b), len(a))
+	}
+	return r.stderr
+}
+
+// TestRunFanOutMatchesOneProcess: queries A, B and a shuffle give the
+// same Arrow stream, byte for byte, in one process and over 4 workers
+// (map tasks of row group ranges), and the job leaves no object behind.
+func TestRunFanOutMatchesOneProcess(t *testing.T) {
+	for _, where := range []string{"file", "minio"} {
+		t.Run(where, func(t *testing.T) {
+			tg := map[string]func(*testing.T) fanOutTarget{"file": localTarget, "minio": minioTarget}[where](t)
+			for _, q := range []string{"A", "B", "shuffle"} {
+				stderr := runBoth(t, tg, q, "--piece-size", "128KiB")
+				if !strings.Contains(stderr, "phase 0 (map)") {
+					t.Errorf("%s: no map phase in the log: %s", q, stderr)
+				}
+				if left := tg.left(t); len(left) != 0 {
+					t.Fatalf("%s: objects left under %s: %q", q, tg.jobs, left)
+				}
+			}
+		})
+	}
+}
+
+// TestRunFanOutShuffleObjects: a shuffle of 16 map tasks into 16 parts
+// writes 16 map objects (not 16 x 16), kept with --keep beside the
+// reducers' 16 outputs and small manifests, and nothing else.
+func TestRunFanOutShuffleObjects(t *testing.T) {
+	for _, where := range []string{"file", "minio"} {
+		t.Run(where, func(t *testing.T) {
+			var tg fanOutTarget
+			li := filepath.Join(t.TempDir(), "lineitem")
+			if where == "file" {
+				tg.jobs = filepath.Join(t.TempDir(), "jobs") + "/"
+			} else {
+				env, base, opts := minioBase(t)
+				tg = fanOutTarget{env: env, jobs: base + "jobs/", openOpts: opts}
+				li = base + "lineitem/"
+			}
+			if r := sluice(t, tg.env, "gen", "lineitem", "--rows", "32000", "--files", "16", "--out", li, "-q"); r.code != 0 {
+				t.Fatalf("gen: %s", r.stderr)
+			}
+			q := "scan " + li + " | shuffle --by l_orderkey --to 16 | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show"
+			r := sluice(t, tg.env, "run", "--workers", "4", "--store", tg.jobs, "--keep", q)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			one := sluice(t, tg.env, "run", q)
+			if one.stdout != r.stdout || !strings.Contains(r.stdout, "(10 rows)") {
+				t.Fatalf("kept run:\n%s\none process:\n%s", r.stdout, one.stdout)
+			}
+			count := map[string]int{}
+			var small int
+			for _, o := range tg.objects(t) {
+				switch k := o.Key; {
+				case strings.HasSuffix(k, ".shuffle"):
+					count["map objects"]++
+				case strings.HasSuffix(k, ".arrow"):
+					count["reducer outputs"]++
+				case strings.HasSuffix(k, "/manifest.json"), strings.HasSuffix(k, "/job.json"):
+					if o.Size > 64<<10 {
+						t.Errorf("%s: %d bytes", k, o.Size)
+					}
+					small++
+				default:
+					t.Errorf("unexpected object %s", k)
+				}
+			}
+			if count["map objects"] != 16 || count["reducer outputs"] != 16 || small != 3 {
+				t.Fatalf("%v and %d manifests and specs: want 16 map objects, 16 reducer outputs, 2 manifests and the spec", count, small)
+			}
+		})
+	}
+}
+
+// TestRunFanOutDuplicateAttempts: with two attempts of every task at
+// once, results are those of one process (a row counted twice would
+// change the sums and counts) and no loser's object is left.
+func TestRunFanOutDuplicateAttempts(t *testing.T) {
+	tg := localTarget(t)
+	for _, q := range []string{"B", "shuffle"} {
+		runBoth(t, tg, q, "--x-duplicate-all")
+		if left := tg.left(t); len(left) != 0 {
+			t.Fatalf("%s: objects left: %q", q, left)
+		}
+	}
+}
+
+// workerPids are the running `sluice worker` children of a process.
+func workerPids(t *testing.T, parent int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so cut at ')'.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 || f[0] == "Z" || f[1] != strconv.Itoa(parent) {
+			continue
+		}
+		if cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); bytes.Contains(cmdline, []byte("worker")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// processAge is how long ago a process started, from /proc.
+func processAge(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	stat, err1 := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	up, err2 := os.ReadFile("/proc/uptime")
+	i := bytes.LastIndexByte(stat, ')')
+	if err1 != nil || err2 != nil || i < 0 {
+		return time.Hour // gone: not a victim
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 20 {
+		return time.Hour
+	}
+	start, _ := strconv.ParseFloat(f[19], 64) // starttime, in clock ticks (100 a second on Linux)
+	now, _ := strconv.ParseFloat(strings.Fields(string(up))[0], 64)
+	return time.Duration((now - start/100) * float64(time.Second))
+}
+
+func randInt(n int) int {
+	v, _ := rand.Int(rand.Reader, big.NewInt(int64(n)))
+	return int(v.Int64())
+}
+
+// startRun starts sluice run in the background.
+func startRun(t *testing.T, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(sluiceBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, &out, &errb
+}
+
+// waitWorkers waits until the run has at least one worker running.
+func waitWorkers(t *testing.T, cmd *exec.Cmd) []int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if pids := workerPids(t, cmd.Process.Pid); len(pids) > 0 {
+			return pids
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no worker started within 30s")
+	return nil
+}
+
+// TestRunFanOutKilledWorker: three runs in which a random worker is
+// killed (SIGKILL) mid-task, after writing its output and before
+// committing it, give the results of one process, and leave nothing.
+func TestRunFanOutKilledWorker(t *testing.T) {
+	tg := localTarget(t)
+	want := sluice(t, nil, "run", tg.query("shuffle")+" | show")
+	if want.code != 0 {
+		t.Fatal(want.stderr)
+	}
+	for run := range 3 {
+		// Every worker waits 1 s before it commits, so one that started
+		// less than 0.5 s ago is mid-task.
+		cmd, out, errb := startRun(t, nil, "run", "--workers", "4", "--store", tg.jobs, "--piece-size", "128KiB", "-v",
+			"--x-pause-before-commit", "1s", tg.query("shuffle")+" | show")
+		waitWorkers(t, cmd)
+		time.Sleep(time.Duration(randInt(1500)) * time.Millisecond)
+		var young []int
+		for deadline := time.Now().Add(20 * time.Second); len(young) == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			for _, pid := range workerPids(t, cmd.Process.Pid) {
+				if processAge(t, pid) < 500*time.Millisecond {
+					young = append(young, pid)
+				}
+			}
+		}
+		if len(young) == 0 {
+			t.Fatalf("run %d: no worker started in 20 s", run)
+		}
+		victim := young[randInt(len(young))]
+		if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill %d: %v", victim, err)
+		}
+		err := cmd.Wait()
+		if err != nil || out.String() != want.stdout {
+			t.Fatalf("run %d (killed pid %d): %v: %s\ngot:\n%s\nwant:\n%s", run, victim, err, errb.String(), out.String(), want.stdout)
+		}
+		if !strings.Contains(errb.String(), fmt.Sprintf("on worker pid %d failed (signal: killed); retrying", victim)) {
+			t.Fatalf("run %d: the driver did not retry the task of killed worker %d: %s", run, victim, errb.String())
+		}
+		if left := tg.left(t); len(left) != 0 {
+			t.Fatalf("run %d: objects left: %q", run, left)
+		}
+		t.Logf("run %d: killed worker %d mid-task; retried", run, victim)
+	}
+}
+
+// TestRunFanOutInterrupt: Ctrl-C at the driver stops every worker and
+// removes the job's objects.
+func TestRunFanOutInterrupt(t *testing.T) {
+	tg := localTarget(t)
+	cmd, _, errb := startRun(t, nil, "run", "--workers", "3", "--store", tg.jobs, "--x-pause-before-commit", "20s", tg.query("A")+" | show")
+	pids := waitWorkers(t, cmd)
+	time.Sleep(100 * time.Millisecond)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupt {
+		t.Fatalf("exit %d (%v), want %d: %s", code, err, exitInterrupt, errb.String())
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("took %v to stop", d)
+	}
+	if lines := strings.Split(strings.TrimSpace(errb.String()), "\n"); len(lines) != 1 {
+		t.Fatalf("stderr: %q", errb.String())
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); err == nil {
+			if stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !bytes.Contains(stat, []byte(") Z ")) {
+				t.Errorf("worker %d still runs", pid)
+			}
+		}
+	}
+	if left := tg.left(t); len(left) != 0 {
+		t.Fatalf("objects left: %q", left)
+	}
+}
+
+// TestRunFanOutFailingTask: a piece whose bytes are corrupt (its footer
+// is fine, so the driver plans it) fails its task every attempt; the
+// driver exits 1 with one line naming the task, its piece and the
+// worker, and leaves no object.
+func TestRunFanOutFailingTask(t *testing.T) {
+	dir := t.TempDir()
+	taxi := filepath.Join(dir, "taxi")
+	if r := sluice(t, nil, "gen", "taxi", "--rows", "20000", "--files", "2", "--row-group-rows", "5000", "--out", taxi, "-q"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	f := filepath.Join(taxi, "part-00001.parquet")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 4; i < len(b)/3; i++ { // the first row groups' pages, not the footer
+		b[i] ^= 0x5a
+	}
+	if err := os.WriteFile(f, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jobs := filepath.Join(dir, "jobs")
+	r := sluice(t, nil, "run", "--workers", "2", "--attempts", "2", "--store", jobs, "scan "+taxi+" | count-by payment_type | show")
+	assertCleanFailure(t, r, exitError, "task ")
+	for _, want := range []string{"part-00001.parquet row groups", "failed 2 time(s)", "worker pid "} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q does not say %q", r.stderr, want)
+		}
+	}
+	if left := (fanOutTarget{jobs: jobs + "/"}).left(t); len(left) != 0 {
+		t.Fatalf("objects left: %q", left)
+	}
+}
+
+// TestRunFanOutToDestination: with --out, the reducers' groups land at
+// the destination, one object per reducer and a manifest listing them;
+// merged by key they are the one-process result, byte for byte.
+func TestRunFanOutToDestination(t *testing.T) {
+	tg := localTarget(t)
+	dir := t.TempDir()
+	dest := filepath.Join(dir, "dest")
+	agg := "sum-by l_orderkey l_quantity,l_extendedprice"
+	r := sluice(t, nil, "run", "--workers", "3", "--store", tg.jobs, "--out", dest+"/", "scan "+tg.lineitem+" | shuffle --by l_orderkey --to 5 | "+agg)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	parts, _ := filepath.Glob(filepath.Join(dest, "part-*.arrow"))
+	manifest, err := os.ReadFile(filepath.Join(dest, "manifest.json"))
+	if err != nil || len(parts) != 5 {
+		t.Fatalf("%d parts, manifest %v", len(parts), err)
+	}
+	for _, p := range parts {
+		if !bytes.Contains(manifest, []byte(filepath.Base(p))) {
+			t.Fatalf("manifest does not list %s", p)
+		}
+	}
+	if entries, _ := os.ReadDir(dest); len(entries) != 6 {
+		t.Fatalf("%d objects at the destination, want 5 parts and the manifest", len(entries))
+	}
+	merged, one := filepath.Join(dir, "merged.arrows"), filepath.Join(dir, "one.arrows")
+	if r := sluice(t, nil, "run", "merge --by l_orderkey "+strings.Join(parts, " ")+" | write "+merged); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := sluice(t, nil, "run", "scan "+tg.lineitem+" | "+agg+" | write "+one); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	a, _ := os.ReadFile(one)
+	b, _ := os.ReadFile(merged)
+	if len(a) < 1000 || !bytes.Equal(a, b) {
+		t.Fatalf("merged parts: %d bytes, one process: %d bytes, not the same", len(b), len(a))
+	}
+	if left := tg.left(t); len(left) != 0 {
+		t.Fatalf("objects left under the job store: %q", left)
+	}
+	r = sluice(t, nil, "run", "--workers", "3", "--out", dest+"2/", "scan "+tg.lineitem+" | "+agg)
+	assertCleanFailure(t, r, exitUsage, "put a shuffle before it")
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-data/sluice/dist"
+	"github.com/sluice-data/sluice/exec"
+)
+
+type workerOptions struct {
+	phase int
+	index int
+}
+
+func newWorkerCommand() *cobra.Command {
+	opts := workerOptions{index: -1}
+	cmd := &cobra.Command{
+		Use:   "worker SPEC_URL",
+		Short: "Run one task of a fanned-out job (started by sluice run --workers)",
+		Long: `Run one task of a job that sluice run --workers planned: read the job's spec
+(SPEC_URL, job.json under the job's prefix), run the task's stages over its
+input, write the output under a name of this attempt's own and commit it
+with a done record the driver reads. The task's index comes from
+JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (a
+Slurm array job), or --index; SLUICE_ATTEMPT, when set, labels the attempt.
+Every executor runs this same command; the object store, not the executor,
+says which task is done.`,
+		Example: `  # what the local executor runs for task 3 of phase 0
+  JOB_COMPLETION_INDEX=3 sluice worker file:///tmp/sluice-1/job-5f2a/job.json --phase 0
+
+  # by hand, against S3
+  sluice worker s3://bucket/jobs/job-5f2a/job.json --phase 1 --index 7`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runWorker(cmd.Context(), opts, args[0])
+		},
+	}
+	cmd.Flags().IntVar(&opts.phase, "phase", 0, "the phase of the job the task belongs to")
+	cmd.Flags().IntVar(&opts.index, "index", -1, "the task's index (default: JOB_COMPLETION_INDEX, else SLURM_ARRAY_TASK_ID)")
+	return cmd
+}
+
+func runWorker(ctx context.Context, opts workerOptions, spec string) error {
+	index := opts.index
+	if index < 0 {
+		for _, name := range []string{"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"} {
+			v, ok := os.LookupEnv(name)
+			if !ok {
+				continue
+			}
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 0 {
+				return usagef("worker: %s=%q is not a task index", name, v)
+			}
+			index = n
+			break
+		}
+	}
+	if index < 0 {
+		return usagef("worker: no task index: set JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID, or give --index")
+	}
+	stores := newStoreSet()
+	defer stores.Close()
+	parse := func(text string) (exec.Pipeline, error) {
+		return parsePipeline(text, stageIO{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, stores: stores})
+	}
+	t := dist.Task{Spec: spec, Phase: opts.phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}
+	err := dist.RunTask(ctx, t, dist.Env{Parse: parse, Open: stores.open, Mem: exec.NewPool(0)})
+	if err != nil {
+		return stageError(err)
+	}
+	return nil
+}

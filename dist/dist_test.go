@@ -1,0 +1,417 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"go.uber.org/goleak"
+
+	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/store"
+)
+
+// The test binary is its own worker: the local executor starts it with
+// DIST_TEST_WORKER set, and TestMain runs the task instead of the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv("DIST_TEST_WORKER") != "" {
+		os.Exit(testWorker())
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func testWorker() int {
+	args := os.Args[1:]
+	if len(args) != 3 || args[1] != "--phase" {
+		fmt.Fprintf(os.Stderr, "sluice: worker arguments %q\n", args)
+		return 2
+	}
+	phase, _ := strconv.Atoi(args[2])
+	index, err := strconv.Atoi(os.Getenv("JOB_COMPLETION_INDEX"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sluice: no JOB_COMPLETION_INDEX")
+		return 2
+	}
+	t := Task{Spec: args[0], Phase: phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}
+	if err := RunTask(context.Background(), t, Env{Parse: testParse}); err != nil {
+		fmt.Fprintf(os.Stderr, "sluice: %s\n", oneLine(err))
+		return 1
+	}
+	return 0
+}
+
+// testParse stands for the CLI's parser: "A URL" is query A over the taxi
+// dataset at URL, "S URL" the same through a shuffle, "B URL" a filter and
+// aggregates over lineitem; other words are unknown stages.
+func testParse(text string) (exec.Pipeline, error) {
+	word, url, _ := strings.Cut(text, " ")
+	taxi := exec.Scan([]string{url}, exec.ScanOptions{BatchRows: 900, Columns: []string{"pickup_date", "payment_type", "trip_distance"}})
+	sum := exec.SumBy([]string{"pickup_date"}, []string{"trip_distance"})
+	top := exec.Top(9, []exec.SortKey{{Column: "trip_distance", Desc: true}})
+	switch word {
+	case "A":
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{sum, top}}, nil
+	case "S":
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Shuffle([]string{"pickup_date"}, 5), sum, top}}, nil
+	case "T": // ties everywhere: few payment types
+		f, err := exec.Filter("trip_distance > 1")
+		if err != nil {
+			return exec.Pipeline{}, err
+		}
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{f, exec.Top(700, []exec.SortKey{{Column: "payment_type"}})}}, nil
+	case "H":
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Select("trip_distance", "pickup_date"), exec.Head(2500)}}, nil
+	case "B":
+		f, err := exec.Filter("trip_distance > 1.5")
+		if err != nil {
+			return exec.Pipeline{}, err
+		}
+		agg, err := exec.AggBy([]string{"payment_type"}, "sum(trip_distance), mean(trip_distance), count(), min(pickup_date), max(trip_distance)")
+		if err != nil {
+			return exec.Pipeline{}, err
+		}
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Select("pickup_date", "payment_type", "trip_distance"), f, agg}}, nil
+	}
+	return exec.Pipeline{}, fmt.Errorf("unknown stage %q", word)
+}
+
+// testData writes a small taxi dataset: 4 files of 6 row groups.
+func testData(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	st, _, err := store.Open(context.Background(), dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := gen.Taxi(context.Background(), st, "taxi", gen.Options{Rows: 24_000, Files: 4, Seed: 3, RowGroupRows: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "taxi") + "/"
+}
+
+// rows runs p with a collecting sink and prints its rows, floats as
+// their bits.
+func rows(t *testing.T, run func(exec.Pipeline) error, p exec.Pipeline) []string {
+	t.Helper()
+	var out []string
+	p.Stages = append(p.Stages, exec.Collect(nil, func(rec arrow.RecordBatch) error {
+		for i := range int(rec.NumRows()) {
+			var cells []string
+			for _, c := range rec.Columns() {
+				if f, ok := c.(*array.Float64); ok && f.IsValid(i) {
+					cells = append(cells, strconv.FormatFloat(f.Value(i), 'x', -1, 64))
+					continue
+				}
+				cells = append(cells, c.ValueStr(i))
+			}
+			out = append(out, strings.Join(cells, "|"))
+		}
+		return nil
+	}))
+	if err := run(p); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func testOptions(jobs string) Options {
+	ex := NewLocal([]string{os.Args[0]})
+	ex.Env = []string{"DIST_TEST_WORKER=1"}
+	return Options{
+		Workers:    3,
+		Store:      jobs,
+		PieceBytes: 1 << 10, // several pieces per file
+		Executor:   ex,
+	}
+}
+
+// objects lists what is left under a store URL.
+func objects(t *testing.T, url string) []string {
+	t.Helper()
+	st, prefix, err := store.Open(context.Background(), url, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	infos, err := st.List(context.Background(), prefix)
+	if err != nil && store.KindOf(err) != store.KindNotFound {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, in := range infos {
+		keys = append(keys, strings.TrimPrefix(in.Key, prefix))
+	}
+	return keys
+}
+
+func TestRunMatchesOneProcess(t *testing.T) {
+	taxi := testData(t)
+	for _, q := range []string{"A", "S", "B", "T", "H"} {
+		t.Run(q, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			text := q + " " + taxi
+			p, err := testParse(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{Mem: mem}) }, p)
+			if len(want) == 0 {
+				t.Fatal("no rows")
+			}
+			jobs := t.TempDir()
+			opts := testOptions(jobs)
+			opts.Mem = mem
+			var phases []string
+			opts.Log = func(f string, a ...any) { phases = append(phases, fmt.Sprintf(f, a...)) }
+			p, _ = testParse(text)
+			got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+			if !slices.Equal(got, want) {
+				t.Fatalf("fanned out:\n%q\none process:\n%q", got, want)
+			}
+			if left := objects(t, jobs); len(left) != 0 {
+				t.Fatalf("objects left: %q", left)
+			}
+			if ran := strings.Join(phases, "\n"); q == "T" && !strings.Contains(ran, "filter | top | write stream") || q == "H" && !strings.Contains(ran, "head | write stream") {
+				t.Fatalf("the map tasks do not run the head or top: %q", phases)
+			}
+			var n, tasks int
+			if _, err := fmt.Sscanf(phases[0], "planned %d phase(s), %d map task(s)", &n, &tasks); err != nil || tasks <= 4 {
+				t.Fatalf("want more map tasks than the 4 files (pieces of row groups); log: %q", phases)
+			}
+		})
+	}
+}
+
+// With every task run twice at once and the job kept, each manifest
+// lists one output per task and no other attempt's objects are left.
+func TestDuplicateAttemptsCommitOnce(t *testing.T) {
+	taxi := testData(t)
+	text := "S " + taxi
+	p, _ := testParse(text)
+	want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{}) }, p)
+	jobs := t.TempDir()
+	opts := testOptions(jobs)
+	opts.DuplicateAll, opts.Keep = true, true
+	opts.PieceBytes = 64 << 20 // a task per file
+	p, _ = testParse(text)
+	got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+	if !slices.Equal(got, want) {
+		t.Fatalf("fanned out:\n%q\none process:\n%q", got, want)
+	}
+	left := objects(t, jobs)
+	var shuffles, files, other []string
+	for _, k := range left {
+		switch {
+		case strings.HasSuffix(k, ".shuffle"):
+			shuffles = append(shuffles, k)
+		case strings.HasSuffix(k, ".arrow"):
+			files = append(files, k)
+		case strings.HasSuffix(k, "/job.json") || strings.HasSuffix(k, "/manifest.json"):
+		default:
+			other = append(other, k)
+		}
+	}
+	if len(shuffles) != 4 || len(files) != 5 || len(other) != 0 {
+		t.Fatalf("%d shuffle objects (want 4, one per map task), %d reducer files (want 5), others %q", len(shuffles), len(files), other)
+	}
+}
+
+func TestTaskFailuresFailTheJob(t *testing.T) {
+	taxi := testData(t)
+	p, _ := testParse("A " + taxi)
+	cases := []struct {
+		name, text string
+		corrupt    bool
+		want       string
+	}{
+		{"unknown stage", "Q " + taxi, false, `unknown stage "Q"`},
+		{"corrupt spec", "A " + taxi, true, "job spec"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			jobs := t.TempDir()
+			opts := testOptions(jobs)
+			opts.Attempts = 2
+			if c.corrupt {
+				opts.afterSpec = func(ctx context.Context, st *store.Store, key string) {
+					if _, err := st.Put(ctx, key, strings.NewReader(`{"version": 1, "pipeline": "A", "phases": [{"kind": "map", "tasks": 99999999`), store.WriteOptions{}); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			start := time.Now()
+			err := Run(context.Background(), c.text, p, opts)
+			var te *TaskError
+			if !errors.As(err, &te) {
+				t.Fatalf("got %v, want a TaskError", err)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") || !strings.Contains(msg, c.want) || !strings.Contains(msg, "map task ") ||
+				!strings.Contains(msg, "worker pid ") || !strings.Contains(msg, "row groups") || te.Attempts != 2 {
+				t.Fatalf("error %q: want one line naming the task, its piece, the worker and %q, after 2 attempts", msg, c.want)
+			}
+			if left := objects(t, jobs); len(left) != 0 {
+				t.Fatalf("objects left: %q", left)
+			}
+			t.Logf("%v: %s", time.Since(start).Round(time.Millisecond), msg)
+		})
+	}
+}
+
+// A worker that cannot reach the job's store fails its task with one
+// line naming it, and the job leaves nothing in the store. The driver
+// reaches the MinIO of ./scripts/test; the workers are told to use a
+// port where nothing listens.
+func TestWorkerCannotReachStore(t *testing.T) {
+	endpoint := os.Getenv("SLUICE_TEST_S3_ENDPOINT")
+	if endpoint == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("SLUICE_TEST_S3_ENDPOINT is not set: CI must run the S3 tests against MinIO (run them through ./scripts/test)")
+		}
+		t.Skip("SLUICE_TEST_S3_ENDPOINT not set; ./scripts/test runs these against MinIO")
+	}
+	bucket := os.Getenv("SLUICE_TEST_S3_BUCKET")
+	if bucket == "" {
+		bucket = "sluice-test"
+	}
+	// Stores from an Open function are the caller's to close.
+	open := func(ctx context.Context, url string) (*store.Store, string, error) {
+		st, key, err := store.Open(ctx, url, store.Options{Endpoint: endpoint})
+		if err == nil {
+			t.Cleanup(func() { st.Close() })
+		}
+		return st, key, err
+	}
+	ensureBucket(t, endpoint, bucket)
+	taxi := testData(t)
+	p, _ := testParse("A " + taxi)
+	opts := testOptions("s3://" + bucket + "/dist-unreachable/" + strconv.FormatInt(time.Now().UnixNano(), 36) + "/")
+	opts.Open, opts.Attempts = open, 1
+	opts.Executor.(*Local).Env = append(opts.Executor.(*Local).Env, "AWS_ENDPOINT_URL=http://127.0.0.1:1", "AWS_MAX_ATTEMPTS=1")
+	err := Run(context.Background(), "A "+taxi, p, opts)
+	var te *TaskError
+	if !errors.As(err, &te) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "worker pid ") || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("got %v, want one line naming the task, the worker and the endpoint it could not reach", err)
+	}
+	t.Log(err)
+	st, prefix, err := open(context.Background(), opts.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := st.List(context.Background(), prefix)
+	if err != nil || len(infos) != 0 {
+		t.Fatalf("left under %s: %v %v", opts.Store, infos, err)
+	}
+}
+
+// A piece whose key matches no file of the scan is an error after the
+// run, not an empty result.
+func TestPieceThatMatchesNothingFails(t *testing.T) {
+	taxi := testData(t)
+	p, _ := testParse("A " + taxi)
+	for _, pc := range []Piece{{Key: "part-00001.parquet", Lo: 0, Hi: 2}, {Key: "part-00001.parquet", Lo: 4, Hi: 9}, {Key: "nope.parquet", Lo: 0, Hi: 1}} {
+		src, check, err := pieceSource(p.Source, pc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows int64
+		sink := exec.Collect(nil, func(rec arrow.RecordBatch) error { rows += rec.NumRows(); return nil })
+		if err := exec.Run(context.Background(), exec.Pipeline{Source: src, Stages: []exec.Stage{sink}}, exec.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		err = check()
+		switch {
+		case pc.Hi == 2 && (err != nil || rows != 2000):
+			t.Errorf("%s: %d rows, %v; want 2000 rows", pc, rows, err)
+		case pc.Hi != 2 && err == nil:
+			t.Errorf("%s: %d rows and no error", pc, rows)
+		}
+	}
+}
+
+// A straggler gets a duplicate attempt once the other tasks are done;
+// the duplicate commits first, the job ends long before the straggler
+// would, and the result is still that of one process.
+func TestStragglerGetsADuplicate(t *testing.T) {
+	taxi := testData(t)
+	text := "S " + taxi
+	p, _ := testParse(text)
+	want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{}) }, p)
+	opts := testOptions(t.TempDir())
+	opts.PieceBytes = 64 << 20 // a task per file
+	opts.straggle = &Straggle{Phase: 0, Task: 2, Millis: 30_000}
+	var log []string
+	opts.Log = func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }
+	p, _ = testParse(text)
+	start := time.Now()
+	got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+	took := time.Since(start)
+	if !slices.Equal(got, want) {
+		t.Fatalf("fanned out:\n%q\none process:\n%q", got, want)
+	}
+	if took > 15*time.Second {
+		t.Fatalf("took %v: the straggler's duplicate did not finish the task first", took)
+	}
+	if !strings.Contains(strings.Join(log, "\n"), "map task 2: duplicate attempt a2") {
+		t.Fatalf("no duplicate of task 2 in the log: %q", log)
+	}
+}
+
+// readInOrder checks every input against its checksum before decoding.
+func TestReadInOrderChecksChecksums(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(store.NewMemDriver(), "mem://dist-test/")
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewInt64Builder(mem)
+	b.AppendValues([]int64{1, 2, 3}, nil)
+	col := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 3)
+	col.Release()
+	var buf strings.Builder
+	err := exec.Run(ctx, exec.Pipeline{Source: exec.FromBatches(schema, rec), Stages: []exec.Stage{exec.WriteIPC(&buf)}}, exec.Options{Mem: mem})
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(buf.String())
+	for i := range 2 {
+		if _, err := st.Put(ctx, fmt.Sprintf("o%d", i), strings.NewReader(string(data)), store.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(sums []uint32) (int64, error) {
+		reqs := []fetchRequest{{"o0", int64(len(data))}, {"o1", int64(len(data))}}
+		src, done, err := readInOrder(ctx, st, toFetch(reqs), func(i int) (uint32, string) { return sums[i], reqs[i].key })
+		if err != nil {
+			return 0, err
+		}
+		var rows int64
+		err = exec.Run(ctx, exec.Pipeline{Source: src, Stages: []exec.Stage{exec.Collect(nil, func(r arrow.RecordBatch) error { rows += r.NumRows(); return nil })}}, exec.Options{Mem: mem})
+		if rerr := done(); rerr != nil {
+			err = rerr
+		}
+		return rows, err
+	}
+	if rows, err := read([]uint32{checksum(data), checksum(data)}); err != nil || rows != 6 {
+		t.Fatalf("%d rows, %v", rows, err)
+	}
+	if _, err := read([]uint32{checksum(data), checksum(data) ^ 1}); err == nil || !strings.Contains(err.Error(), "o1: checksum") {
+		t.Fatalf("a wrong checksum: %v", err)
+	}
+}

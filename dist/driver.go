@@ -1,0 +1,590 @@
+package dist
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/store"
+)
+
+// Options configure Run.
+type Options struct {
+	// Workers is how many tasks run at once (worker processes, pods).
+	// Default 4.
+	Workers int
+	// Threads is how many batches each worker maps at once (0: its cores).
+	Threads int
+	// Store is the URL under which the job's prefix (job-ID/) is made;
+	// empty means a temporary directory.
+	Store string
+	// Out, when set, is a prefix URL where the last phase's tasks write
+	// the results, one object per task (part-NNNNN.JOB.ATTEMPT.arrows, or
+	// .arrow for a reducer's groups), with manifest.json listing them in
+	// order; the pipeline must then end with the last stage the workers
+	// run (the per-batch stages, or a shuffle's aggregation), with no sink.
+	Out string
+	// Keep keeps the job's committed outputs and manifests at the end
+	// (losers and leftovers are deleted either way).
+	Keep bool
+	// Attempts is how many times a task is started before the job fails
+	// (retries and the straggler's duplicate included). Default 3.
+	Attempts int
+	// PieceBytes is the size the scan's files are cut into map tasks by
+	// (see collect.Pieces). Default 64 MiB.
+	PieceBytes int64
+	// Executor starts the workers; nil means NewLocal(nil).
+	Executor Executor
+	// Open opens the store a URL names, for the driver's own reads and
+	// writes; nil means store.Open.
+	Open func(ctx context.Context, url string) (*store.Store, string, error)
+	// Mem allocates the driver's batches.
+	Mem memory.Allocator
+	// Progress, when set, is called whenever a task starts or ends.
+	Progress func(Progress)
+	// Log, when set, gets the job's prefix and the time each phase took.
+	Log func(format string, a ...any)
+
+	// DuplicateAll starts two attempts of every task at once (for tests
+	// of exactly-once commits).
+	DuplicateAll bool
+	// PauseBeforeCommit makes each worker wait this long between writing
+	// its output and committing it (for tests that kill workers mid-task).
+	PauseBeforeCommit time.Duration
+	// straggle, in tests, slows one task's first attempt.
+	straggle *Straggle
+	// afterSpec, in tests, runs once the spec is written.
+	afterSpec func(ctx context.Context, st *store.Store, key string)
+}
+
+func (o Options) open(ctx context.Context, url string) (*store.Store, string, error) {
+	return openWith(ctx, o.Open, url)
+}
+
+// openWith opens url with open, or store.Open when it is nil.
+func openWith(ctx context.Context, open func(context.Context, string) (*store.Store, string, error), url string) (*store.Store, string, error) {
+	if open != nil {
+		return open(ctx, url)
+	}
+	return store.Open(ctx, url, store.Options{})
+}
+
+// closeStore closes a store this package opened itself; one from an
+// Open function belongs to its caller.
+func closeStore(open func(context.Context, string) (*store.Store, string, error), st *store.Store) {
+	if open == nil {
+		st.Close()
+	}
+}
+
+// Progress is the state of the running phase.
+type Progress struct {
+	Phase                        string
+	Tasks, Done, Running, Failed int // Failed counts attempts
+}
+
+// TaskError is a task that failed every attempt; it fails the job.
+type TaskError struct {
+	Phase    string
+	Task     int
+	Tasks    int
+	Piece    string // the map task's input, empty for a reducer
+	Worker   string
+	Attempts int
+	Err      string
+}
+
+func (e *TaskError) Error() string {
+	in := ""
+	if e.Piece != "" {
+		in = " (" + e.Piece + ")"
+	}
+	return fmt.Sprintf("%s task %d of %d%s failed %d time(s), last on worker %s: %s", e.Phase, e.Task, e.Tasks, in, e.Attempts, e.Worker, e.Err)
+}
+
+// Run runs pipeline p, written as text, over many workers: it plans the
+// phases, writes the job's spec under a new prefix of opts.Store, runs
+// each phase's tasks with the executor, commits one attempt per task in
+// the phase's manifest, and runs the driver's part of the pipeline (its
+// last stages, ending in p's sink) over the committed outputs. Results
+// are those of exec.Run(p) in one process, to the bit.
+//
+// The job's objects are removed at the end, on failure and cancellation
+// too, except with Keep.
+func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err error) {
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.Attempts <= 0 {
+		opts.Attempts = 3
+	}
+	if opts.PieceBytes <= 0 {
+		opts.PieceBytes = 64 << 20
+	}
+	if opts.Mem == nil {
+		opts.Mem = memory.DefaultAllocator
+	}
+	logf := opts.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	start := time.Now()
+	pl, err := makePlan(ctx, p, opts)
+	if err != nil {
+		return err
+	}
+	logf("planned %d phase(s), %d map task(s) in %v", len(pl.phases), pl.phases[0].Tasks, time.Since(start).Round(time.Millisecond))
+	for i, ph := range pl.phases {
+		logf("phase %d (%s): %s", i, ph.Kind, ph.describe(p))
+	}
+	if opts.Out != "" {
+		if !strings.HasSuffix(opts.Out, "/") {
+			opts.Out += "/"
+		}
+		switch {
+		case pl.finalAgg >= 0:
+			return fmt.Errorf("%w: with a destination the workers run the whole pipeline, but %s folds in one process: put a shuffle before it, so reducers write its groups", exec.ErrInvalid, p.Stages[pl.finalAgg].Name())
+		case pl.finalFrom < len(p.Stages):
+			return fmt.Errorf("%w: with a destination the workers run the whole pipeline, but %s runs in one process: end the pipeline before it", exec.ErrInvalid, p.Stages[pl.finalFrom].Name())
+		}
+	}
+
+	if strings.HasPrefix(opts.Store, "mem://") {
+		return fmt.Errorf("%w: the job's store %s lives in this process; workers need one they can reach (file:// or s3://)", exec.ErrInvalid, opts.Store)
+	}
+	jobURL, removeDir, err := newJobPrefix(opts.Store)
+	if err != nil {
+		return err
+	}
+	st, prefix, err := opts.open(ctx, jobURL)
+	if err != nil {
+		removeDir()
+		return fmt.Errorf("job store: %w", err)
+	}
+	defer closeStore(opts.Open, st)
+	j := &job{st: st, prefix: prefix}
+	d := &driver{ctx: ctx, opts: opts, j: j, jobURL: jobURL, logf: logf}
+	defer func() {
+		// Cleanup must happen even when ctx is cancelled (Ctrl-C).
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if cerr := d.cleanup(cctx, opts.Keep && err == nil); err == nil && cerr != nil {
+			err = cerr
+		}
+		if opts.Out != "" && d.spec != nil {
+			if cerr := d.cleanupDest(cctx, err == nil); err == nil && cerr != nil {
+				err = cerr
+			}
+		}
+		if !(opts.Keep && err == nil) {
+			removeDir()
+		}
+	}()
+	logf("job %s", jobURL)
+
+	spec := &Spec{Version: specVersion, Pipeline: text, Job: jobURL, Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
+		PauseBeforeCommit: int(opts.PauseBeforeCommit / time.Millisecond), Straggle: opts.straggle}
+	b, err := spec.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := j.put(ctx, specKey, b); err != nil {
+		return err
+	}
+	if opts.afterSpec != nil {
+		opts.afterSpec(ctx, st, prefix+specKey)
+	}
+	d.spec = spec
+	exe := opts.Executor
+	if exe == nil {
+		exe = NewLocal(nil)
+	}
+	d.exe = exe
+	for i := range spec.Phases {
+		t0 := time.Now()
+		m, err := d.runPhase(i)
+		if err != nil {
+			return err
+		}
+		d.manifests = append(d.manifests, m)
+		logf("phase %d (%s): %d task(s) in %v", i, spec.Phases[i].Kind, spec.Phases[i].Tasks, time.Since(t0).Round(time.Millisecond))
+	}
+	if opts.Out != "" {
+		return d.publish()
+	}
+	t0 := time.Now()
+	err = d.final(p, pl)
+	logf("final: %v", time.Since(t0).Round(time.Millisecond))
+	return err
+}
+
+// newJobPrefix makes a fresh job prefix under base, or a temporary
+// directory when base is empty (remove deletes it).
+func newJobPrefix(base string) (url string, remove func(), err error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", nil, err
+	}
+	id := "job-" + hex.EncodeToString(b[:])
+	if base == "" {
+		dir, err := os.MkdirTemp("", "sluice-")
+		if err != nil {
+			return "", nil, err
+		}
+		dir, _ = filepath.Abs(dir)
+		return "file://" + filepath.ToSlash(dir) + "/" + id + "/", func() { os.RemoveAll(dir) }, nil
+	}
+	return strings.TrimSuffix(base, "/") + "/" + id + "/", func() {}, nil
+}
+
+type driver struct {
+	ctx       context.Context
+	opts      Options
+	j         *job
+	jobURL    string
+	spec      *Spec
+	exe       Executor
+	manifests []*Manifest
+	logf      func(string, ...any)
+}
+
+type taskState struct {
+	committed *Output
+	running   int
+	started   int
+	failures  int
+	lastErr   string
+	lastOn    string
+	since     time.Time // the running attempt's start
+}
+
+// stragglerAfter is how long a task may run, against the median of those
+// done, before it gets a duplicate attempt.
+func stragglerAfter(took []time.Duration) time.Duration {
+	if len(took) == 0 {
+		return time.Hour
+	}
+	s := append([]time.Duration(nil), took...)
+	sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
+	return max(2*s[len(s)/2], 500*time.Millisecond)
+}
+
+// runPhase runs every task of a phase until each has a committed
+// attempt: failed attempts are retried up to Attempts, and once nothing
+// is left to start, tasks still running get a duplicate attempt (the
+// first to commit wins).
+func (d *driver) runPhase(pi int) (*Manifest, error) {
+	ph := d.spec.Phases[pi]
+	ctx := d.ctx
+	tasks := make([]taskState, ph.Tasks)
+	var queue []int
+	for i := range ph.Tasks {
+		queue = append(queue, i)
+		if d.opts.DuplicateAll {
+			queue = append(queue, i)
+		}
+	}
+	active, done, failed := 0, 0, 0
+	var took []time.Duration
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	progress := func() {
+		if d.opts.Progress != nil {
+			d.opts.Progress(Progress{Phase: ph.Kind, Tasks: ph.Tasks, Done: done, Running: active, Failed: failed})
+		}
+	}
+	defer d.exe.Stop()
+	launch := func(i int) error {
+		ts := &tasks[i]
+		ts.started++
+		ts.running++
+		if ts.running == 1 {
+			ts.since = time.Now()
+		}
+		active++
+		t := Task{Spec: d.jobURL + specKey, Phase: pi, Index: i, Attempt: fmt.Sprintf("a%d", ts.started)}
+		if err := d.exe.Start(ctx, t); err != nil {
+			return err
+		}
+		return nil
+	}
+	for done < ph.Tasks {
+		for active < d.opts.Workers && len(queue) > 0 {
+			i := queue[0]
+			queue = queue[1:]
+			if tasks[i].committed != nil {
+				continue
+			}
+			if err := launch(i); err != nil {
+				return nil, err
+			}
+		}
+		if len(queue) == 0 && active < d.opts.Workers {
+			// Stragglers: nothing is left to start and a slot is free; a
+			// task running alone for much longer than most took gets a
+			// second attempt.
+			slow := stragglerAfter(took)
+			for i := range tasks {
+				ts := &tasks[i]
+				if active >= d.opts.Workers {
+					break
+				}
+				if ts.committed == nil && ts.running == 1 && ts.started < d.opts.Attempts && ts.started == ts.failures+1 && time.Since(ts.since) > slow {
+					if err := launch(i); err != nil {
+						return nil, err
+					}
+					d.logf("%s task %d: duplicate attempt a%d of a straggler running for %v", ph.Kind, i, ts.started, time.Since(ts.since).Round(time.Millisecond))
+				}
+			}
+		}
+		progress()
+		var ex Exit
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-tick.C:
+			continue
+		case ex = <-d.exe.Exits():
+		}
+		if ex.Task.Phase != pi {
+			continue
+		}
+		active--
+		ts := &tasks[ex.Task.Index]
+		ts.running--
+		if ts.committed != nil {
+			continue
+		}
+		out, failure, err := d.claims(pi, ex.Task.Index)
+		if err != nil {
+			return nil, err
+		}
+		if out != nil {
+			ts.committed = out
+			took = append(took, time.Since(ts.since))
+			done++
+			continue
+		}
+		ts.failures++
+		failed++
+		ts.lastOn = ex.Worker
+		switch {
+		case failure != nil:
+			ts.lastErr = failure.Error
+		case ex.Err != nil:
+			ts.lastErr = ex.Err.Error()
+		default:
+			ts.lastErr = "the worker exited without committing its output"
+		}
+		if ts.failures >= d.opts.Attempts {
+			te := &TaskError{Phase: ph.Kind, Task: ex.Task.Index, Tasks: ph.Tasks, Worker: ts.lastOn, Attempts: ts.failures, Err: ts.lastErr}
+			if ph.Kind == PhaseMap {
+				te.Piece = ph.Pieces[ex.Task.Index].String()
+			}
+			return nil, te
+		}
+		if ts.running == 0 {
+			queue = append(queue, ex.Task.Index)
+			d.logf("%s task %d: attempt %s on worker %s failed (%s); retrying", ph.Kind, ex.Task.Index, ex.Task.Attempt, ex.Worker, ts.lastErr)
+		}
+	}
+	progress()
+	if err := d.exe.Stop(); err != nil {
+		return nil, err
+	}
+	m := &Manifest{Phase: pi}
+	for i := range tasks {
+		m.Outputs = append(m.Outputs, *tasks[i].committed)
+	}
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	if err := d.j.put(ctx, manifestKey(pi), b); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// claims reads what the attempts of a task left in the store: the
+// first done record (in key order; any one is a complete output) and
+// the latest failure record.
+func (d *driver) claims(pi, task int) (*Output, *Failure, error) {
+	ph := d.spec.Phases[pi]
+	infos, err := d.j.st.List(d.ctx, d.j.prefix+taskPrefix("done", pi, task))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, info := range infos {
+		b, err := d.j.st.ReadAll(d.ctx, info.Key)
+		if err != nil {
+			return nil, nil, err
+		}
+		o, err := parseOutput(b, ph)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", d.j.st.URL(info.Key), err)
+		}
+		if o.Task == task {
+			return o, nil, nil
+		}
+	}
+	fails, err := d.j.st.List(d.ctx, d.j.prefix+taskPrefix("fail", pi, task))
+	if err != nil || len(fails) == 0 {
+		return nil, nil, err
+	}
+	sort.Slice(fails, func(a, b int) bool { return fails[a].ModTime.Before(fails[b].ModTime) })
+	b, err := d.j.st.ReadAll(d.ctx, fails[len(fails)-1].Key)
+	if err != nil {
+		return nil, nil, err
+	}
+	var f Failure
+	if json.Unmarshal(b, &f) != nil || f.Error == "" {
+		f.Error = "a failure record that cannot be read"
+	}
+	return nil, &f, nil
+}
+
+// final runs the driver's part of the pipeline over the last phase's
+// committed outputs, in task order.
+func (d *driver) final(p exec.Pipeline, pl *plan) error {
+	last := len(d.spec.Phases) - 1
+	m := d.manifests[last]
+	stages := append([]exec.Stage(nil), p.Stages[pl.finalFrom:]...)
+	eopts := exec.Options{Mem: d.opts.Mem, Workers: d.opts.Threads, Open: d.opts.Open}
+	if pl.mergeBy != nil {
+		keys := make([]exec.SortKey, len(pl.mergeBy))
+		for i, k := range pl.mergeBy {
+			keys[i] = exec.SortKey{Column: k}
+		}
+		urls := make([]string, len(m.Outputs))
+		for i, o := range m.Outputs {
+			urls[i] = d.j.url(o.Key)
+		}
+		return exec.Run(d.ctx, exec.Pipeline{Source: exec.Merge(keys, urls), Stages: stages}, eopts)
+	}
+	if pl.finalAgg >= 0 {
+		_, final, _ := exec.SplitAgg(p.Stages[pl.finalAgg])
+		stages = append([]exec.Stage{final}, stages...)
+	}
+	reqs := make([]fetch.Request, len(m.Outputs))
+	for i, o := range m.Outputs {
+		reqs[i] = fetch.Request{Key: d.j.prefix + o.Key, Ranges: []store.Range{{Off: 0, Len: o.Size}}, Size: o.Size}
+	}
+	src, closeSrc, err := readInOrder(d.ctx, d.j.st, reqs, func(i int) (uint32, string) {
+		return m.Outputs[i].CRC, d.j.url(m.Outputs[i].Key)
+	})
+	if err != nil {
+		return err
+	}
+	err = exec.Run(d.ctx, exec.Pipeline{Source: src, Stages: stages}, eopts)
+	if rerr := closeSrc(); rerr != nil {
+		return rerr
+	}
+	return err
+}
+
+// cleanup deletes the job's objects: all of them, or with keep all but
+// the spec, the manifests and the outputs they list.
+func (d *driver) cleanup(ctx context.Context, keep bool) error {
+	listed := map[string]bool{d.j.prefix + specKey: true}
+	for i, m := range d.manifests {
+		listed[d.j.prefix+manifestKey(i)] = true
+		for _, o := range m.Outputs {
+			listed[d.j.prefix+o.Key] = true
+		}
+	}
+	infos, err := d.j.st.List(ctx, d.j.prefix)
+	if err != nil {
+		if store.KindOf(err) == store.KindNotFound {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	for _, info := range infos {
+		if keep && listed[info.Key] {
+			continue
+		}
+		if err := d.j.st.Delete(ctx, info.Key); err != nil && store.KindOf(err) != store.KindNotFound {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DestManifest is what a job with a destination writes there: its
+// parts, in order.
+type DestManifest struct {
+	Job   string     `json:"job"`
+	Parts []DestPart `json:"parts"`
+}
+
+// DestPart is one object of a destination.
+type DestPart struct {
+	Key  string `json:"key"`
+	Size int64  `json:"size"`
+}
+
+// publish writes the destination's manifest.
+func (d *driver) publish() error {
+	st, prefix, err := openWith(d.ctx, d.opts.Open, d.spec.Out)
+	if err != nil {
+		return err
+	}
+	defer closeStore(d.opts.Open, st)
+	m := DestManifest{Job: d.spec.id()}
+	for _, o := range d.manifests[len(d.manifests)-1].Outputs {
+		m.Parts = append(m.Parts, DestPart{Key: o.Key, Size: o.Size})
+	}
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	_, err = st.Put(d.ctx, prefix+destManifestKey, strings.NewReader(string(b)), store.WriteOptions{})
+	return err
+}
+
+// cleanupDest deletes what the job's attempts wrote at the destination
+// and did not commit, or, when the job failed, all of it.
+func (d *driver) cleanupDest(ctx context.Context, ok bool) error {
+	st, prefix, err := openWith(ctx, d.opts.Open, d.spec.Out)
+	if err != nil {
+		return err
+	}
+	defer closeStore(d.opts.Open, st)
+	committed := map[string]bool{}
+	if ok {
+		for _, o := range d.manifests[len(d.manifests)-1].Outputs {
+			committed[prefix+o.Key] = true
+		}
+	}
+	infos, err := st.List(ctx, prefix+"part-")
+	if err != nil {
+		if store.KindOf(err) == store.KindNotFound {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	for _, info := range infos {
+		if !strings.Contains(info.Key, "."+d.spec.id()+".") || committed[info.Key] {
+			continue
+		}
+		if err := st.Delete(ctx, info.Key); err != nil && store.KindOf(err) != store.KindNotFound {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,168 @@
+package dist
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluice-data/sluice/collect"
+	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/scan"
+)
+
+// plan is a pipeline cut at its exchanges: the phases the workers run
+// and what the driver runs over their committed outputs.
+type plan struct {
+	phases []Phase
+	// final is how the driver's part starts: the stages from finalFrom
+	// on, after the aggregation's final side when finalAgg >= 0 (over
+	// partial outputs) or a merge by mergeBy (over reducers' files).
+	finalFrom int
+	finalAgg  int
+	mergeBy   []string
+}
+
+// makePlan cuts p into phases:
+//
+//   - map: a task per piece of the scan's datasets (a file, or a range of
+//     row groups of a large one: collect.Pieces) runs the leading
+//     per-batch stages; when an aggregation follows them, its partial
+//     side too (exec.SplitAgg), and the driver folds the summaries in
+//     dataset order, so the result has the bits of one process's;
+//   - with a shuffle right after the per-batch stages, the map tasks
+//     write one object each with a part per reducer, and a reduce task
+//     per part runs the stages after the shuffle up to and including an
+//     aggregation; the driver merges the reducers' groups by key (each
+//     key is in one part only) and runs the rest.
+//
+// Whatever follows runs at the driver, in one process, in order; a head
+// or top right after the per-batch stages runs in the map tasks too.
+func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error) {
+	urls, sopts, ok := exec.ScanOf(p.Source)
+	if !ok {
+		name := "none"
+		if p.Source != nil {
+			name = p.Source.Name()
+		}
+		return nil, fmt.Errorf("%w: fan-out reads datasets with scan; this pipeline starts with %s", exec.ErrInvalid, name)
+	}
+	var pieces []Piece
+	var schema *arrow.Schema
+	for u, url := range urls {
+		base, rest := splitGlob(url)
+		st, key, err := opts.open(ctx, base)
+		if err != nil {
+			return nil, err
+		}
+		ds, err := scan.Open(ctx, st, key+rest, scan.Options{Columns: sopts.Columns, ReadDict: sopts.Dict, BatchRows: sopts.BatchRows, Memory: 16 << 20})
+		if err != nil {
+			closeStore(opts.Open, st)
+			return nil, fmt.Errorf("scan: %w", err)
+		}
+		if schema == nil {
+			schema = ds.Schema()
+		}
+		files := ds.Files()
+		groups := ds.Plan()
+		all := 0
+		for _, f := range files {
+			if !f.Pruned {
+				all += f.RowGroups
+			}
+		}
+		if all != len(groups) {
+			// Empty row groups: exec reads such a dataset with its plain
+			// reader, whose batches a piece's scan would not reproduce.
+			pieces = append(pieces, Piece{URL: u, Whole: true})
+			closeStore(opts.Open, st)
+			continue
+		}
+		for _, pc := range collect.Pieces(groups, opts.PieceBytes) {
+			p := Piece{URL: u, Key: files[pc.File].Key, Lo: pc.Lo, Hi: pc.Hi}
+			if pat, err := collect.PiecePattern("", key+rest, p.Key); err == nil {
+				p.Scan = st.URL(pat)
+			}
+			pieces = append(pieces, p)
+		}
+		closeStore(opts.Open, st)
+	}
+	if len(pieces) == 0 {
+		return nil, fmt.Errorf("scan: no row groups to read in %s", strings.Join(urls, " "))
+	}
+	kinds, err := exec.Kinds(schema, p.Stages, exec.Options{Open: opts.Open, Mem: opts.Mem})
+	if err != nil {
+		return nil, err
+	}
+	isShuffle := func(i int) bool { _, _, ok := exec.ShuffleOf(p.Stages[i]); return ok }
+	n := len(p.Stages)
+	i := 0
+	for i < n && kinds[i] == exec.PerBatch && !isShuffle(i) {
+		i++
+	}
+	mp := Phase{Kind: PhaseMap, From: 0, To: i, Agg: -1, Tasks: len(pieces), Pieces: pieces, Output: OutStream}
+	pl := &plan{finalFrom: i, finalAgg: -1}
+	switch {
+	case i < n && isShuffle(i):
+		keys, parts, _ := exec.ShuffleOf(p.Stages[i])
+		j := i + 1
+		for j < n && kinds[j] == exec.PerBatch && !isShuffle(j) {
+			j++
+		}
+		if j >= n || kinds[j] != exec.Aggregate {
+			return nil, fmt.Errorf("%w: shuffle: the stages after it must come to an aggregation (sum-by, count-by, agg-by), which the reducers run", exec.ErrInvalid)
+		}
+		aggKeys, _ := exec.AggKeys(p.Stages[j])
+		mp.Output, mp.ShuffleBy, mp.Parts = OutShuffle, keys, parts
+		rp := Phase{Kind: PhaseReduce, From: i + 1, To: j, Agg: j, Tasks: parts, Output: OutFile}
+		pl.phases = []Phase{mp, rp}
+		pl.finalFrom, pl.mergeBy = j+1, aggKeys
+	case i < n && kinds[i] == exec.Aggregate:
+		mp.Agg, mp.Output = i, OutPartial
+		pl.phases = []Phase{mp}
+		pl.finalFrom, pl.finalAgg = i+1, i
+	default:
+		if i < n && exec.Distributive(p.Stages[i]) {
+			// head or top: each map task keeps only what the driver's can
+			// keep, and the driver runs it again over them in order.
+			mp.To = i + 1
+		}
+		pl.phases = []Phase{mp}
+	}
+	return pl, nil
+}
+
+// splitGlob cuts a URL with a glob into the part a store opens on and
+// the rest, as exec's scan does.
+func splitGlob(url string) (base, rest string) {
+	i := strings.IndexAny(url, "*?[")
+	if i < 0 {
+		return url, ""
+	}
+	j := strings.LastIndex(url[:i], "/")
+	return url[:j+1], url[j+1:]
+}
+
+// describe says what a phase's tasks run, as stage names.
+func (ph Phase) describe(p exec.Pipeline) string {
+	names := []string{"scan a piece"}
+	if ph.Kind == PhaseReduce {
+		names = []string{"read a part of every map object"}
+	}
+	for _, st := range p.Stages[ph.From:ph.To] {
+		names = append(names, st.Name())
+	}
+	if ph.Agg >= 0 {
+		name := p.Stages[ph.Agg].Name()
+		if ph.Output == OutPartial {
+			name += " (partial)"
+		}
+		names = append(names, name)
+	}
+	names = append(names, "write "+ph.Output)
+	if ph.Output == OutShuffle {
+		names[len(names)-1] = fmt.Sprintf("write %d parts by %s", ph.Parts, strings.Join(ph.ShuffleBy, ","))
+	}
+	return strings.Join(names, " | ")
+}

@@ -1,0 +1,215 @@
+package dist
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Spec is a job as the driver writes it under the job's prefix
+// (job.json) and every worker reads it: the pipeline text, which stages
+// each phase runs and over what. Workers know nothing else: their task
+// index comes from the environment, and everything they read and write is
+// named from here.
+type Spec struct {
+	// Version of this format; a worker refuses one it does not know.
+	Version int `json:"version"`
+	// Pipeline is the text sluice run takes; workers parse it as the
+	// driver did.
+	Pipeline string `json:"pipeline"`
+	// Job is the URL of the job's prefix in object storage, ending in /.
+	Job string `json:"job"`
+	// Threads is how many batches a worker maps at once (0: its cores).
+	Threads int `json:"threads,omitempty"`
+	// Phases run in order; each task of a phase reads only what the
+	// manifest of the phase before it lists.
+	Phases []Phase `json:"phases"`
+	// Out, when set, is the URL of a prefix (ending in /) where the
+	// tasks of the last phase write their outputs, one object per task,
+	// and the driver a manifest listing them in order, instead of the
+	// driver reading them.
+	Out string `json:"out,omitempty"`
+	// PauseBeforeCommit makes workers wait this many milliseconds after
+	// writing their output and before committing it (for tests that stop
+	// a worker mid-task).
+	PauseBeforeCommit int `json:"pause_before_commit_ms,omitempty"`
+	// Straggle makes the first attempt of one task wait before
+	// committing (for tests of duplicate attempts of stragglers).
+	Straggle *Straggle `json:"straggle,omitempty"`
+}
+
+// Straggle names a task whose first attempt (labelled a1) waits Millis
+// milliseconds before committing.
+type Straggle struct {
+	Phase  int `json:"phase"`
+	Task   int `json:"task"`
+	Millis int `json:"ms"`
+}
+
+// Phase kinds.
+const (
+	PhaseMap    = "map"    // a task per input piece
+	PhaseReduce = "reduce" // a task per shuffle part
+)
+
+// Outputs of a phase's tasks.
+const (
+	OutStream  = "stream"  // an Arrow IPC stream of the segment's batches
+	OutPartial = "partial" // an IPC stream of per-batch aggregate summaries (exec.SplitAgg)
+	OutShuffle = "shuffle" // one object with a part per reducer and their index
+	OutFile    = "file"    // an Arrow IPC file (a reducer's sorted groups, merged at the end)
+)
+
+// Phase is one set of independent tasks.
+type Phase struct {
+	Kind string `json:"kind"`
+	// Stages [From, To) of the pipeline (after its source) run in each
+	// task; Agg, when not negative, is an aggregation stage run after
+	// them: its partial side in a map task with output partial, the whole
+	// aggregation in a reducer.
+	From int `json:"from"`
+	To   int `json:"to"`
+	Agg  int `json:"agg"`
+	// Tasks is the number of tasks: len(Pieces) for a map phase, the
+	// shuffle's part count for a reduce phase.
+	Tasks  int     `json:"tasks"`
+	Pieces []Piece `json:"pieces,omitempty"`
+	Output string  `json:"output"`
+	// ShuffleBy and Parts describe a shuffle output.
+	ShuffleBy []string `json:"shuffle_by,omitempty"`
+	Parts     int      `json:"parts,omitempty"`
+}
+
+// Piece is the input of a map task: row groups [Lo, Hi) of one file of
+// the dataset of the scan's URL number URL, or, with Whole, all of that
+// URL's dataset.
+type Piece struct {
+	URL int    `json:"url"`
+	Key string `json:"key,omitempty"`
+	// Scan, when set, is the URL a task scans instead of the scan's URL
+	// number URL: a pattern naming the piece's file alone, with the same
+	// partition root (see collect.PiecePattern), so the task reads one
+	// footer instead of the dataset's.
+	Scan  string `json:"scan,omitempty"`
+	Lo    int    `json:"lo"`
+	Hi    int    `json:"hi"`
+	Whole bool   `json:"whole,omitempty"`
+}
+
+func (p Piece) String() string {
+	if p.Whole {
+		return fmt.Sprintf("all of scan URL %d", p.URL+1)
+	}
+	return fmt.Sprintf("%s row groups %d-%d", p.Key, p.Lo, p.Hi-1)
+}
+
+const specVersion = 1
+
+// Limits a spec must keep to; a worker refuses anything beyond them
+// before acting on it.
+const (
+	maxTasks  = 1 << 20
+	maxParts  = 100000
+	maxPhases = 16
+)
+
+// errSpec wraps every problem found in a spec's bytes.
+var errSpec = errors.New("job spec")
+
+// ParseSpec reads a spec and checks it whole: every phase, index and
+// count within bounds, so a worker never acts on half of a corrupt one.
+func ParseSpec(b []byte) (*Spec, error) {
+	var s Spec
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%w: %v", errSpec, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: data after the spec", errSpec)
+	}
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("%w: %v", errSpec, err)
+	}
+	return &s, nil
+}
+
+func (s *Spec) check() error {
+	switch {
+	case s.Version != specVersion:
+		return fmt.Errorf("version %d, this worker reads version %d", s.Version, specVersion)
+	case strings.TrimSpace(s.Pipeline) == "":
+		return errors.New("no pipeline")
+	case s.Job == "" || !strings.HasSuffix(s.Job, "/"):
+		return fmt.Errorf("job prefix %q does not end in /", s.Job)
+	case len(s.Phases) == 0 || len(s.Phases) > maxPhases:
+		return fmt.Errorf("%d phases", len(s.Phases))
+	case s.Out != "" && !strings.HasSuffix(s.Out, "/"):
+		return fmt.Errorf("destination %q does not end in /", s.Out)
+	case s.Straggle != nil && (s.Straggle.Millis < 0 || s.Straggle.Millis > 600_000):
+		return errors.New("straggle out of range")
+	case s.Threads < 0 || s.PauseBeforeCommit < 0 || s.PauseBeforeCommit > 600_000:
+		return errors.New("threads or pause out of range")
+	}
+	for i, p := range s.Phases {
+		if err := p.check(i); err != nil {
+			return fmt.Errorf("phase %d: %v", i, err)
+		}
+	}
+	return nil
+}
+
+func (p Phase) check(i int) error {
+	switch {
+	case p.From < 0 || p.To < p.From || p.To > 1000:
+		return fmt.Errorf("stages [%d, %d)", p.From, p.To)
+	case p.Agg < -1 || p.Agg > 1000 || (p.Agg >= 0 && p.Agg < p.To):
+		return fmt.Errorf("aggregation stage %d", p.Agg)
+	case p.Tasks < 1 || p.Tasks > maxTasks:
+		return fmt.Errorf("%d tasks", p.Tasks)
+	}
+	switch p.Kind {
+	case PhaseMap:
+		if i != 0 || len(p.Pieces) != p.Tasks {
+			return fmt.Errorf("a map phase must be first with a piece per task (%d pieces, %d tasks)", len(p.Pieces), p.Tasks)
+		}
+		for _, pc := range p.Pieces {
+			if pc.URL < 0 || pc.URL > 1000 || (!pc.Whole && (pc.Key == "" || pc.Lo < 0 || pc.Hi <= pc.Lo)) {
+				return fmt.Errorf("piece %+v", pc)
+			}
+		}
+	case PhaseReduce:
+		if i == 0 || len(p.Pieces) != 0 {
+			return errors.New("a reduce phase follows a shuffle and has no pieces")
+		}
+	default:
+		return fmt.Errorf("unknown kind %q", p.Kind)
+	}
+	switch p.Output {
+	case OutStream, OutFile:
+	case OutPartial:
+		if p.Agg < 0 {
+			return errors.New("partial output without an aggregation")
+		}
+	case OutShuffle:
+		if p.Parts < 1 || p.Parts > maxParts || len(p.ShuffleBy) == 0 {
+			return fmt.Errorf("shuffle to %d parts by %q", p.Parts, p.ShuffleBy)
+		}
+	default:
+		return fmt.Errorf("unknown output %q", p.Output)
+	}
+	return nil
+}
+
+// id is the job's name: the last element of its prefix.
+func (s *Spec) id() string { return path.Base(strings.TrimSuffix(s.Job, "/")) }
+
+// Marshal is the spec as written to the store.
+func (s *Spec) Marshal() ([]byte, error) {
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("%w: %v", errSpec, err)
+	}
+	return json.MarshalIndent(s, "", " ")
+}

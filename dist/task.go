@@ -1,0 +1,512 @@
+package dist
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/store"
+)
+
+// Env is what a worker needs besides the spec: how to parse the pipeline
+// text (the CLI's parser, so workers read it exactly as the driver did)
+// and how to open stores.
+type Env struct {
+	// Parse builds the pipeline from its text.
+	Parse func(text string) (exec.Pipeline, error)
+	// Open opens the store a URL names; nil means store.Open.
+	Open func(ctx context.Context, url string) (*store.Store, string, error)
+	// Mem allocates batches; nil means memory.DefaultAllocator.
+	Mem memory.Allocator
+	// Worker names this worker in records and errors (a host and pid).
+	Worker string
+}
+
+// Task identifies one attempt of a task: the spec's URL, the phase, the
+// task's index in it and, optionally, an attempt label from the driver
+// (a random suffix makes every attempt's token unique either way).
+type Task struct {
+	Spec    string
+	Phase   int
+	Index   int
+	Attempt string
+}
+
+// RunTask runs one attempt of a task in this process: it reads the
+// spec, runs its phase's stages over its input, writes its output under
+// a name no other attempt uses and then its done record. When it fails
+// after the spec was read, it leaves a failure record for the driver.
+func RunTask(ctx context.Context, t Task, env Env) (err error) {
+	if env.Mem == nil {
+		env.Mem = memory.DefaultAllocator
+	}
+	if env.Worker == "" {
+		host, _ := os.Hostname()
+		env.Worker = fmt.Sprintf("%s pid %d", host, os.Getpid())
+	}
+	base, ok := strings.CutSuffix(t.Spec, specKey)
+	if !ok {
+		return fmt.Errorf("job spec URL %q does not end in %s", t.Spec, specKey)
+	}
+	st, prefix, err := openWith(ctx, env.Open, base)
+	if err != nil {
+		return fmt.Errorf("job store: %w", err)
+	}
+	defer closeStore(env.Open, st)
+	b, err := st.ReadAll(ctx, prefix+specKey)
+	if err != nil {
+		return err
+	}
+	spec, err := ParseSpec(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", t.Spec, err)
+	}
+	if t.Phase < 0 || t.Phase >= len(spec.Phases) {
+		return fmt.Errorf("phase %d: the job has %d", t.Phase, len(spec.Phases))
+	}
+	ph := spec.Phases[t.Phase]
+	if t.Index < 0 || t.Index >= ph.Tasks {
+		return fmt.Errorf("task %d: phase %d has %d", t.Index, t.Phase, ph.Tasks)
+	}
+	token, err := newToken(t.Attempt)
+	if err != nil {
+		return err
+	}
+	j := &job{st: st, prefix: prefix}
+	defer func() {
+		if err != nil && ctx.Err() == nil {
+			rec, _ := json.Marshal(Failure{Task: t.Index, Attempt: token, Worker: env.Worker, Error: oneLine(err)})
+			// Best effort: the driver falls back on the worker's exit.
+			j.put(context.WithoutCancel(ctx), failKey(t.Phase, t.Index, token), rec)
+		}
+	}()
+	p, err := env.Parse(spec.Pipeline)
+	if err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	if need := max(ph.To, ph.Agg+1); need > len(p.Stages) {
+		return fmt.Errorf("pipeline: %d stages after the source, the spec runs stage %d", len(p.Stages), need)
+	}
+	out := Output{Task: t.Index, Attempt: token, Worker: env.Worker}
+	w := &taskRun{ctx: ctx, env: env, spec: spec, j: j, phase: t.Phase, ph: ph, index: t.Index, out: &out}
+	if err := w.run(p); err != nil {
+		return err
+	}
+	pause := spec.PauseBeforeCommit
+	if sg := spec.Straggle; sg != nil && sg.Phase == t.Phase && sg.Task == t.Index && t.Attempt == "a1" {
+		pause += sg.Millis
+	}
+	if pause > 0 {
+		select {
+		case <-time.After(time.Duration(pause) * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	rec, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return j.put(ctx, doneKey(t.Phase, t.Index, token), rec)
+}
+
+func newToken(label string) (string, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	tok := hex.EncodeToString(b[:])
+	if label != "" {
+		tok = label + "-" + tok
+	}
+	if !tokenRE.MatchString(tok) {
+		return "", fmt.Errorf("attempt label %q: want lower-case letters, digits and -", label)
+	}
+	return tok, nil
+}
+
+func oneLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+// job is the store under a job's prefix.
+type job struct {
+	st     *store.Store
+	prefix string
+}
+
+func (j *job) put(ctx context.Context, key string, b []byte) error {
+	_, err := j.st.Put(ctx, j.prefix+key, bytes.NewReader(b), store.WriteOptions{})
+	return err
+}
+
+func (j *job) url(key string) string { return j.st.URL(j.prefix + key) }
+
+type taskRun struct {
+	ctx  context.Context
+	env  Env
+	spec *Spec
+	j    *job
+	// dst and name say where the output goes: under the job's prefix,
+	// or, for the last phase of a job with Spec.Out, the destination.
+	dst   *job
+	name  func(ext string) string
+	phase int
+	ph    Phase
+	index int
+	out   *Output
+}
+
+func (w *taskRun) opts() exec.Options {
+	return exec.Options{Mem: w.env.Mem, Workers: w.spec.Threads, Open: w.env.Open}
+}
+
+func (w *taskRun) run(p exec.Pipeline) (err error) {
+	w.dst = w.j
+	w.name = func(ext string) string { return dataKey(w.phase, w.index, w.out.Attempt, ext) }
+	if w.spec.Out != "" && w.phase == len(w.spec.Phases)-1 {
+		st, prefix, err := openWith(w.ctx, w.env.Open, w.spec.Out)
+		if err != nil {
+			return fmt.Errorf("destination: %w", err)
+		}
+		defer closeStore(w.env.Open, st)
+		w.dst, w.out.Dest = &job{st: st, prefix: prefix}, true
+		id := w.spec.id()
+		w.name = func(ext string) string { return destKey(w.index, id, w.out.Attempt, ext) }
+	}
+	var src exec.SourceStage
+	switch w.ph.Kind {
+	case PhaseMap:
+		s, check, perr := pieceSource(p.Source, w.ph.Pieces[w.index])
+		if perr != nil {
+			return perr
+		}
+		src = s
+		defer func() {
+			if err == nil {
+				err = check()
+			}
+		}()
+	case PhaseReduce:
+		s, done, perr := w.partSource()
+		if perr != nil {
+			return perr
+		}
+		src = s
+		defer func() {
+			if rerr := done(); rerr != nil {
+				err = rerr
+			}
+		}()
+	}
+	stages := append([]exec.Stage(nil), p.Stages[w.ph.From:w.ph.To]...)
+	if w.ph.Agg >= 0 {
+		agg := p.Stages[w.ph.Agg]
+		if w.ph.Output == OutPartial {
+			partial, _, ok := exec.SplitAgg(agg)
+			if !ok {
+				return fmt.Errorf("pipeline: stage %d (%s) is not an aggregation", w.ph.Agg+2, agg.Name())
+			}
+			agg = partial
+		}
+		stages = append(stages, agg)
+	}
+	switch w.ph.Output {
+	case OutStream, OutPartial:
+		return w.writeStream(src, stages)
+	case OutShuffle:
+		return w.writeShuffle(src, stages)
+	case OutFile:
+		key := w.name("arrow")
+		if err := exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.Write(w.dst.url(key)))}, w.opts()); err != nil {
+			return err
+		}
+		info, err := w.dst.st.Stat(w.ctx, w.dst.prefix+key)
+		if err != nil {
+			return err
+		}
+		w.out.Key, w.out.Size = key, info.Size
+		return nil
+	}
+	return fmt.Errorf("output %q", w.ph.Output)
+}
+
+// pieceSource is the scan of the pipeline restricted to one piece, and a
+// check, for after the run, that the scan found every row group of it (a
+// key that matched nothing would otherwise read as an empty piece).
+func pieceSource(src exec.SourceStage, pc Piece) (exec.SourceStage, func() error, error) {
+	urls, opts, ok := exec.ScanOf(src)
+	if !ok {
+		return nil, nil, fmt.Errorf("pipeline: the source is %s, not scan", src.Name())
+	}
+	if pc.URL >= len(urls) {
+		return nil, nil, fmt.Errorf("pipeline: scan has %d URLs, the piece reads URL %d", len(urls), pc.URL+1)
+	}
+	url := urls[pc.URL]
+	if pc.Whole {
+		return exec.Scan([]string{url}, opts), func() error { return nil }, nil
+	}
+	if pc.Scan != "" {
+		url = pc.Scan
+	}
+	var mu sync.Mutex
+	found := map[int]bool{}
+	key, lo, hi := pc.Key, pc.Lo, pc.Hi
+	opts.RowGroups = func(k string, rg int) bool {
+		if k != key || rg < lo || rg >= hi {
+			return false
+		}
+		mu.Lock()
+		found[rg] = true
+		mu.Unlock()
+		return true
+	}
+	check := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(found) != hi-lo {
+			return fmt.Errorf("piece %s: the scan of %s found %d of its %d row groups", pc, url, len(found), hi-lo)
+		}
+		return nil
+	}
+	return exec.Scan([]string{url}, opts), check, nil
+}
+
+// writeStream runs the stages into one Arrow IPC stream object.
+func (w *taskRun) writeStream(src exec.SourceStage, stages []exec.Stage) error {
+	key := w.name("arrows")
+	sw, err := w.dst.st.NewWriter(w.ctx, w.dst.prefix+key, store.WriteOptions{})
+	if err != nil {
+		return err
+	}
+	sum := crc32.New(castagnoli)
+	err = exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.WriteIPC(io.MultiWriter(sw, sum)))}, w.opts())
+	if err != nil {
+		sw.Abort()
+		return err
+	}
+	if err := sw.Close(); err != nil {
+		return err
+	}
+	w.out.Key, w.out.Size, w.out.CRC = key, sw.Written(), sum.Sum32()
+	return nil
+}
+
+// writeShuffle splits the stages' output by the shuffle's keys into one
+// IPC stream per part, spilled to a temporary file as they grow, and
+// writes them as one object, part after part, with the index at its end.
+func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error {
+	n := w.ph.Parts
+	sp, err := newSpill(n)
+	if err != nil {
+		return err
+	}
+	defer sp.close()
+	writers := make([]*ipc.Writer, n)
+	rows := make([]int64, n)
+	var split *exec.Splitter
+	var bindErr error
+	defer func() {
+		for _, wr := range writers {
+			if wr != nil {
+				wr.Close()
+			}
+		}
+	}()
+	sink := exec.Collect(func(s *arrow.Schema) {
+		split, bindErr = exec.NewSplitter(s, w.ph.ShuffleBy, n, w.env.Mem)
+		for r := range writers {
+			writers[r] = ipc.NewWriter(sp.writer(r), ipc.WithSchema(s), ipc.WithAllocator(w.env.Mem))
+		}
+	}, func(rec arrow.RecordBatch) error {
+		if bindErr != nil {
+			return bindErr
+		}
+		parts, err := split.Split(w.ctx, rec)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			for _, b := range parts {
+				if b != nil {
+					b.Release()
+				}
+			}
+		}()
+		for r, b := range parts {
+			if b == nil {
+				continue
+			}
+			if err := writers[r].Write(b); err != nil {
+				return err
+			}
+			rows[r] += b.NumRows()
+		}
+		return nil
+	})
+	if err := exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, sink)}, w.opts()); err != nil {
+		return err
+	}
+	if bindErr != nil {
+		return bindErr
+	}
+	parts := make([]Part, n)
+	readers := make([]io.Reader, 0, n+1)
+	var off int64
+	for r, wr := range writers {
+		if err := wr.Close(); err != nil { // writes the end-of-stream marker
+			return err
+		}
+		writers[r] = nil
+		parts[r] = Part{Off: off, Len: sp.size[r], CRC: sp.crc[r].Sum32(), Rows: rows[r]}
+		off += sp.size[r]
+		w.out.Rows += rows[r]
+	}
+	for r := range n {
+		rd, err := sp.reader(r)
+		if err != nil {
+			return err
+		}
+		readers = append(readers, rd)
+	}
+	footer, err := shuffleFooter(parts)
+	if err != nil {
+		return err
+	}
+	readers = append(readers, bytes.NewReader(footer))
+	key := w.name("shuffle")
+	size, err := w.dst.st.Put(w.ctx, w.dst.prefix+key, io.MultiReader(readers...), store.WriteOptions{})
+	if err != nil {
+		return err
+	}
+	if want := off + int64(len(footer)); size != want {
+		return fmt.Errorf("shuffle object %s: wrote %d bytes, want %d", w.dst.url(key), size, want)
+	}
+	w.out.Key, w.out.Size, w.out.Parts = key, size, parts
+	return nil
+}
+
+// partSource reads this reducer's part of every map object the manifest
+// before it lists, in map order: ranged reads through fetch, all in
+// flight together within its memory budget, each checked against its
+// checksum.
+func (w *taskRun) partSource() (exec.SourceStage, func() error, error) {
+	prev := w.phase - 1
+	b, err := w.j.st.ReadAll(w.ctx, w.j.prefix+manifestKey(prev))
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := parseManifest(b, prev, w.spec.Phases[prev])
+	if err != nil {
+		return nil, nil, err
+	}
+	reqs := make([]fetch.Request, len(m.Outputs))
+	for i, o := range m.Outputs {
+		pt := o.Parts[w.index]
+		reqs[i] = fetch.Request{Key: w.j.prefix + o.Key, Ranges: []store.Range{{Off: pt.Off, Len: pt.Len}}, Size: o.Size}
+	}
+	return readInOrder(w.ctx, w.j.st, reqs, func(i int) (uint32, string) {
+		return m.Outputs[i].Parts[w.index].CRC, fmt.Sprintf("part %d of %s", w.index, w.j.url(m.Outputs[i].Key))
+	})
+}
+
+// readInOrder is a source over the IPC streams the requests read, one
+// after another; check, when not nil, gives each one's checksum and name.
+// done ends the reads and returns the first error a read met: exec's
+// IPC reader reports a stream that fails before its first byte as an
+// empty input, so callers prefer this error to the run's.
+func readInOrder(ctx context.Context, st *store.Store, reqs []fetch.Request, check func(i int) (uint32, string)) (exec.SourceStage, func() error, error) {
+	if len(reqs) == 0 {
+		return nil, nil, errors.New("no inputs")
+	}
+	f := fetch.New(st, fetch.Options{Memory: 256 << 20})
+	plan := f.Plan(ctx, reqs)
+	first := &firstError{}
+	srcs := make([]exec.SourceStage, len(reqs))
+	for i := range reqs {
+		srcs[i] = exec.ReadIPC(&unitReader{ctx: ctx, plan: plan, i: i, rg: reqs[i].Ranges[0], check: check, errs: first})
+	}
+	return exec.Concat(srcs...), func() error { plan.Close(); return first.get() }, nil
+}
+
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstError) set(err error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = err
+	}
+	return err
+}
+
+func (f *firstError) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+// unitReader reads the next unit of a plan when first read; units come
+// in plan order and the sources are read in that order too.
+type unitReader struct {
+	ctx   context.Context
+	plan  *fetch.Plan
+	i     int
+	rg    store.Range
+	check func(i int) (uint32, string)
+	errs  *firstError
+	r     *bytes.Reader
+}
+
+func (u *unitReader) Read(p []byte) (int, error) {
+	if u.r == nil {
+		buf, err := u.fill()
+		if err != nil {
+			return 0, u.errs.set(err)
+		}
+		u.r = bytes.NewReader(buf)
+	}
+	return u.r.Read(p)
+}
+
+func (u *unitReader) fill() ([]byte, error) {
+	unit, err := u.plan.Next(u.ctx)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, u.rg.Len)
+	_, err = unit.ReadAt(buf, u.rg.Off)
+	unit.Release()
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if unit.Index() != u.i {
+		return nil, fmt.Errorf("read %d came back as unit %d", u.i, unit.Index())
+	}
+	if u.check != nil {
+		if want, name := u.check(u.i); checksum(buf) != want {
+			return nil, fmt.Errorf("%s: checksum %08x, the index says %08x", name, checksum(buf), want)
+		}
+	}
+	return buf, nil
+}

@@ -1,0 +1,274 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// SplitAgg cuts an aggregation stage (sum-by, count-by, agg-by) in two,
+// for running it over many workers with the result of one process:
+//
+//   - partial is a per-batch stage that turns each batch into its
+//     summary: one row per group of the batch, in first-seen order, with
+//     the key columns and each aggregate's state (its running value and
+//     how many values it saw), exactly what the aggregation itself makes
+//     of the batch;
+//   - final is an aggregation over those summaries that folds them, in
+//     stream order, as the stage folds its own, and emits what the stage
+//     emits.
+//
+// So agg | ... and partial | (any transport keeping batch order) | final
+// | ... give the same rows, float sums to the bit, as long as the final
+// sees the summaries of every batch in the order the batches had. ok is
+// false when st is not an aggregation.
+func SplitAgg(st Stage) (partial, final Stage, ok bool) {
+	a, ok := st.(*aggStage)
+	if !ok {
+		return nil, nil, false
+	}
+	return &partialAggStage{a}, &finalAggStage{a}, true
+}
+
+type partialAggStage struct{ s *aggStage }
+
+func (p *partialAggStage) Name() string { return p.s.name + " (partial)" }
+
+func (p *partialAggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+	pl, err := p.s.bind(e, in)
+	if err != nil {
+		return nil, err
+	}
+	h := pl.agg.(*hashAgg)
+	fields := append([]arrow.Field(nil), h.out.Fields()[:len(h.keys.cols)]...)
+	seen := map[string]bool{}
+	for _, f := range fields {
+		seen[f.Name] = true
+	}
+	for _, a := range h.aggs {
+		if a.fn != aggCount {
+			fields = append(fields, arrow.Field{Name: a.name, Type: stateType(a.k)})
+		}
+		fields = append(fields, arrow.Field{Name: stateCountName(a.name), Type: arrow.PrimitiveTypes.Int64})
+	}
+	for _, f := range fields[len(h.keys.cols):] {
+		if seen[f.Name] {
+			return nil, invalidf("%s: the partial aggregate would have two columns named %q", p.s.name, f.Name)
+		}
+		seen[f.Name] = true
+	}
+	out := arrow.NewSchema(fields, nil)
+	return &plan{name: p.Name(), out: out, mapper: &partialMapper{h: h, out: out}}, nil
+}
+
+func stateCountName(agg string) string { return agg + ".n" }
+
+// stateType is how an aggregate's running value of kind k is kept.
+func stateType(k kind) arrow.DataType {
+	switch k {
+	case kFloat:
+		return arrow.PrimitiveTypes.Float64
+	case kDate:
+		return arrow.FixedWidthTypes.Date32
+	case kTime:
+		return &arrow.TimestampType{Unit: arrow.Nanosecond}
+	case kString:
+		return arrow.BinaryTypes.String
+	}
+	return arrow.PrimitiveTypes.Int64
+}
+
+func stateKind(dt arrow.DataType) (kind, bool) {
+	switch dt.ID() {
+	case arrow.INT64:
+		return kInt, true
+	case arrow.FLOAT64:
+		return kFloat, true
+	case arrow.DATE32:
+		return kDate, true
+	case arrow.TIMESTAMP:
+		return kTime, true
+	case arrow.STRING:
+		return kString, true
+	}
+	return 0, false
+}
+
+type partialMapper struct {
+	h   *hashAgg
+	out *arrow.Schema
+}
+
+func (m *partialMapper) mapBatch(ctx context.Context, in arrow.RecordBatch) (arrow.RecordBatch, error) {
+	pa, err := m.h.partial(ctx, in, nil)
+	if err != nil || pa == nil {
+		return nil, err
+	}
+	p := pa.(*aggPartial)
+	h := m.h
+	groups := len(p.keys)
+	kb := h.keys.builders(h.mem)
+	cols := make([]arrow.Array, 0, len(m.out.Fields()))
+	defer func() {
+		for _, b := range kb {
+			b.Release()
+		}
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for _, k := range p.keys {
+		if err := h.keys.decode([]byte(k), kb); err != nil {
+			return nil, fmt.Errorf("%s: %w", h.stage, err)
+		}
+	}
+	for _, b := range kb {
+		cols = append(cols, b.NewArray())
+	}
+	for j, a := range h.aggs {
+		acc := &p.acc[j]
+		if a.fn != aggCount {
+			b := array.NewBuilder(h.mem, stateType(a.k))
+			for g := range groups {
+				switch bb := b.(type) {
+				case *array.Int64Builder:
+					bb.Append(acc.i[g])
+				case *array.Float64Builder:
+					bb.Append(acc.f[g])
+				case *array.Date32Builder:
+					bb.Append(arrow.Date32(acc.i[g]))
+				case *array.TimestampBuilder:
+					bb.Append(arrow.Timestamp(acc.i[g]))
+				case *array.StringBuilder:
+					bb.Append(acc.s[g])
+				}
+			}
+			cols = append(cols, b.NewArray())
+			b.Release()
+		}
+		nb := array.NewInt64Builder(h.mem)
+		nb.AppendValues(acc.n[:groups], nil)
+		cols = append(cols, nb.NewArray())
+		nb.Release()
+	}
+	return array.NewRecordBatch(m.out, cols, int64(groups)), nil
+}
+
+type finalAggStage struct{ s *aggStage }
+
+func (f *finalAggStage) Name() string { return f.s.name + " (final)" }
+
+func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+	s := f.s
+	keys, err := newKeyEncoder(s.name, in, s.keys)
+	if err != nil {
+		return nil, err
+	}
+	var fields []arrow.Field
+	for _, c := range keys.cols {
+		fields = append(fields, arrow.Field{Name: c.name, Type: c.out, Nullable: in.Field(c.idx).Nullable})
+	}
+	st := &stateAgg{valIdx: make([]int, len(s.aggs)), nIdx: make([]int, len(s.aggs))}
+	var aggs []boundAgg
+	for j, spec := range s.aggs {
+		b := boundAgg{fn: spec.fn, name: spec.name}
+		st.valIdx[j] = -1
+		if spec.fn != aggCount {
+			i, err := colIndex(f.Name(), in, spec.name)
+			if err != nil {
+				return nil, err
+			}
+			k, ok := stateKind(in.Field(i).Type)
+			if !ok {
+				return nil, invalidf("%s: column %q is a %s, not an aggregate's state", f.Name(), spec.name, in.Field(i).Type)
+			}
+			b.k, st.valIdx[j] = k, i
+		}
+		i, err := colIndex(f.Name(), in, stateCountName(spec.name))
+		if err != nil {
+			return nil, err
+		}
+		if in.Field(i).Type.ID() != arrow.INT64 {
+			return nil, invalidf("%s: column %q is a %s, not a count", f.Name(), stateCountName(spec.name), in.Field(i).Type)
+		}
+		st.nIdx[j] = i
+		out, nullable, ok := aggOut(spec.fn, b.k)
+		if !ok {
+			return nil, s.typeErr(spec, b.k)
+		}
+		b.out = out
+		fields = append(fields, arrow.Field{Name: b.name, Type: b.out, Nullable: nullable})
+		aggs = append(aggs, b)
+	}
+	out := arrow.NewSchema(fields, nil)
+	h := &hashAgg{stage: s.name, mem: e.mem, keys: keys, aggs: aggs, out: out, index: map[string]int32{}}
+	h.acc = make([]accum, len(aggs))
+	h.rows.New = func() any { return new(keyRows) }
+	st.hashAgg = h
+	return &plan{name: f.Name(), out: out, agg: st}, nil
+}
+
+// stateAgg folds summaries made by partialMapper: its partial reads a
+// summary batch back into the state the aggregation made of its batch.
+type stateAgg struct {
+	*hashAgg
+	valIdx []int // -1 for count
+	nIdx   []int
+}
+
+func (s *stateAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []bool) (any, error) {
+	n := int(rec.NumRows())
+	if n == 0 {
+		return nil, nil
+	}
+	kr := s.rows.Get().(*keyRows)
+	defer s.rows.Put(kr)
+	s.keys.encode(rec, kr)
+	var rows []int
+	p := &aggPartial{}
+	for i := range n {
+		if keep == nil || keep[i] {
+			rows = append(rows, i)
+			p.keys = append(p.keys, string(kr.row(i)))
+		}
+	}
+	p.acc = make([]accum, len(s.aggs))
+	for j, a := range s.aggs {
+		acc := &p.acc[j]
+		acc.grow(len(rows))
+		counts, ok := rec.Column(s.nIdx[j]).(*array.Int64)
+		if !ok || counts.NullN() > 0 {
+			return nil, fmt.Errorf("%s: the counts of %s are not int64 without nulls", s.stage, a.name)
+		}
+		for g, i := range rows {
+			acc.n[g] = counts.Value(i)
+		}
+		if s.valIdx[j] < 0 {
+			continue
+		}
+		col := rec.Column(s.valIdx[j])
+		if col.NullN() > 0 {
+			return nil, fmt.Errorf("%s: the state of %s has nulls", s.stage, a.name)
+		}
+		for g, i := range rows {
+			switch c := col.(type) {
+			case *array.Int64:
+				acc.i[g] = c.Value(i)
+			case *array.Float64:
+				acc.f[g] = c.Value(i)
+			case *array.Date32:
+				acc.i[g] = int64(c.Value(i))
+			case *array.Timestamp:
+				acc.i[g] = int64(c.Value(i))
+			case *array.String:
+				acc.s[g] = strings.Clone(c.Value(i)) // the batch is released after the fold
+			default:
+				return nil, fmt.Errorf("%s: the state of %s is a %s", s.stage, a.name, col.DataType())
+			}
+		}
+	}
+	return p, nil
+}
