@@ -69,7 +69,7 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 		gofakes3.WithTimeSkewLimit(0),
 	)
 	v := &verifier{accessKey: opts.AccessKey, secretKey: opts.SecretKey, now: time.Now}
-	handler := v.wrap(ifMatch(fake.Server()))
+	handler := v.wrap(onlyImplemented(ifMatch(fake.Server())))
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
