@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -38,6 +39,12 @@ type dirBackend struct {
 	root    string
 	tmp     string
 	uploads string
+
+	// fs is the only way to the buckets: every path a request names is
+	// resolved through it, so neither "..", nor an absolute path, nor a
+	// symbolic link (or a directory renamed meanwhile) reaches a file
+	// outside the root.
+	fs *os.Root
 
 	// mu orders the metadata operations that must not interleave: a
 	// conditional check and its rename, and pruning empty directories
@@ -89,19 +96,50 @@ func newDirBackend(dir string) (*dirBackend, error) {
 			return nil, err
 		}
 	}
+	if b.fs, err = os.OpenRoot(root); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
+func (b *dirBackend) close() error { return b.fs.Close() }
+
+// rel is the name under the root of one of the server's own files.
+func (b *dirBackend) rel(abs string) string {
+	r, err := filepath.Rel(b.root, abs)
+	if err != nil {
+		panic(err) // the server's own files are under the root by construction
+	}
+	return r
+}
+
+// isEscape reports an os.Root refusal: the name leads outside the root
+// (through "..", or a symbolic link pointing out). os does not export the
+// error, only its text.
+func isEscape(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if err.Error() == "path escapes from parent" {
+			return true
+		}
+	}
+	return false
+}
+
+// absent reports errors meaning there is no such file inside the root.
+func absent(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) || isEscape(err)
+}
+
+// bucketPath is the bucket's directory, relative to the root.
 func (b *dirBackend) bucketPath(bucket string) (string, error) {
 	if gofakes3.ValidateBucketName(bucket) != nil {
 		return "", gofakes3.BucketNotFound(bucket)
 	}
-	p := filepath.Join(b.root, bucket)
-	fi, err := os.Stat(p)
+	fi, err := b.fs.Stat(bucket)
 	if err != nil || !fi.IsDir() {
 		return "", gofakes3.BucketNotFound(bucket)
 	}
-	return p, nil
+	return bucket, nil
 }
 
 // checkKey rejects keys that have no file of their own: empty segments
@@ -119,6 +157,7 @@ func checkKey(key string) error {
 	return nil
 }
 
+// objectPath is the object's file, relative to the root.
 func (b *dirBackend) objectPath(bucket, key string) (string, error) {
 	bp, err := b.bucketPath(bucket)
 	if err != nil {
@@ -127,11 +166,11 @@ func (b *dirBackend) objectPath(bucket, key string) (string, error) {
 	if err := checkKey(key); err != nil {
 		return "", err
 	}
-	return filepath.Join(bp, filepath.FromSlash(key)), nil
+	return bp + "/" + key, nil
 }
 
 func (b *dirBackend) ListBuckets() ([]gofakes3.BucketInfo, error) {
-	ents, err := os.ReadDir(b.root)
+	ents, err := fs.ReadDir(b.fs.FS(), ".")
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +199,10 @@ func (b *dirBackend) CreateBucket(name string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	p := filepath.Join(b.root, name)
-	if _, err := os.Stat(p); err == nil {
+	if _, err := b.fs.Lstat(name); err == nil {
 		return gofakes3.ResourceError(gofakes3.ErrBucketAlreadyExists, name)
 	}
-	return os.Mkdir(p, 0o755)
+	return b.fs.Mkdir(name, 0o755)
 }
 
 func (b *dirBackend) DeleteBucket(name string) error {
@@ -175,7 +213,7 @@ func (b *dirBackend) DeleteBucket(name string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	empty := true
-	_ = filepath.WalkDir(bp, func(_ string, d fs.DirEntry, err error) error {
+	_ = fs.WalkDir(b.fs.FS(), bp, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			empty = false
 			return filepath.SkipAll
@@ -185,7 +223,7 @@ func (b *dirBackend) DeleteBucket(name string) error {
 	if !empty {
 		return gofakes3.ResourceError(gofakes3.ErrBucketNotEmpty, name)
 	}
-	return os.RemoveAll(bp)
+	return b.fs.RemoveAll(bp)
 }
 
 func (b *dirBackend) ForceDeleteBucket(name string) error {
@@ -195,7 +233,7 @@ func (b *dirBackend) ForceDeleteBucket(name string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return os.RemoveAll(bp)
+	return b.fs.RemoveAll(bp)
 }
 
 // listEntry is a key, or a common prefix when delimited.
@@ -219,21 +257,27 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 			delim = prefix.Delimiter
 		}
 	}
-	// Walk only the directory the prefix points into.
+	// Walk only the directory the prefix points into. If the prefix up to
+	// its last "/" is no path a key can have ("..", empty segments), no key
+	// starts with it.
 	start := bp
 	if i := strings.LastIndexByte(pfx, '/'); i >= 0 {
-		start = filepath.Join(bp, filepath.FromSlash(pfx[:i]))
+		if checkKey(pfx[:i]) != nil {
+			return gofakes3.NewObjectList(), nil
+		}
+		start = bp + "/" + pfx[:i]
 	}
 	var keys []listEntry
-	err = filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(b.fs.FS(), start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+			// Gone meanwhile, or the prefix runs through an object
+			// ("obj/sub/"): nothing there.
+			if absent(err) {
 				return nil
 			}
 			return err
 		}
-		rel, _ := filepath.Rel(bp, p)
-		key := filepath.ToSlash(rel)
+		key := strings.TrimPrefix(p, bp+"/")
 		if d.IsDir() {
 			if p != start && !strings.HasPrefix(key+"/", pfx) && !strings.HasPrefix(pfx, key+"/") {
 				return filepath.SkipDir
@@ -243,7 +287,7 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 		if !strings.HasPrefix(key, pfx) {
 			return nil
 		}
-		fi, err := os.Stat(p) // follows symlinks to files
+		fi, err := b.fs.Stat(p) // follows symbolic links that stay inside the root
 		if err != nil || !fi.Mode().IsRegular() {
 			return nil
 		}
@@ -282,8 +326,8 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 		}
 		sum, err := b.etagOfPath(e.path)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // deleted while listing
+			if absent(err) {
+				continue // deleted or replaced while listing
 			}
 			return nil, err
 		}
@@ -308,9 +352,9 @@ func (b *dirBackend) openObject(bucket, key string) (*os.File, os.FileInfo, []by
 		}
 		return nil, nil, nil, err
 	}
-	f, err := os.Open(p)
+	f, err := b.fs.Open(p)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		if absent(err) {
 			return nil, nil, nil, gofakes3.KeyNotFound(key)
 		}
 		return nil, nil, nil, err
@@ -474,7 +518,7 @@ func md5Of(f *os.File, size int64) ([]byte, error) {
 }
 
 func (b *dirBackend) etagOfPath(p string) ([]byte, error) {
-	f, err := os.Open(p)
+	f, err := b.fs.Open(p)
 	if err != nil {
 		return nil, err
 	}
@@ -545,6 +589,7 @@ func (b *dirBackend) commit(tmp, dst, key string, sum []byte, cond *gofakes3.Put
 	if err != nil {
 		return err
 	}
+	tmpRel := b.rel(tmp)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if cond != nil {
@@ -556,16 +601,17 @@ func (b *dirBackend) commit(tmp, dst, key string, sum []byte, cond *gofakes3.Put
 			return err
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := b.fs.MkdirAll(path.Dir(dst), 0o755); err != nil {
 		return conflict(key, err)
 	}
-	if old, err := os.Lstat(dst); err == nil {
+	// A symbolic link at dst is replaced, never written through.
+	if old, err := b.fs.Lstat(dst); err == nil {
 		if old.IsDir() {
 			return conflict(key, syscall.EISDIR)
 		}
 		b.forget(old)
 	}
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := b.fs.Rename(tmpRel, dst); err != nil {
 		return conflict(key, err)
 	}
 	if id, ok := idOf(fi); ok {
@@ -575,6 +621,9 @@ func (b *dirBackend) commit(tmp, dst, key string, sum []byte, cond *gofakes3.Put
 }
 
 func conflict(key string, err error) error {
+	if isEscape(err) {
+		return gofakes3.ErrorInvalidArgument("key", key, "the key's path leads out of the served directory")
+	}
 	if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTEMPTY) {
 		return gofakes3.ErrorInvalidArgument("key", key,
 			"this server stores objects as files: a key cannot be both an object and a prefix of another object (\"a\" and \"a/b\")")
@@ -610,21 +659,21 @@ func (b *dirBackend) DeleteObject(bucket, key string) (gofakes3.ObjectDeleteResu
 	if checkKey(key) != nil {
 		return gofakes3.ObjectDeleteResult{}, nil // cannot exist; S3 deletes are idempotent
 	}
-	p := filepath.Join(bp, filepath.FromSlash(key))
+	p := bp + "/" + key
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	fi, err := os.Lstat(p)
+	fi, err := b.fs.Lstat(p)
 	if err != nil || fi.IsDir() {
 		return gofakes3.ObjectDeleteResult{}, nil
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := b.fs.Remove(p); err != nil && !absent(err) {
 		return gofakes3.ObjectDeleteResult{}, err
 	}
 	b.forget(fi)
 	// Empty directories are not objects in S3; remove them so "a" can
 	// become an object again after "a/b" is deleted.
-	for d := filepath.Dir(p); d != bp && strings.HasPrefix(d, bp); d = filepath.Dir(d) {
-		if os.Remove(d) != nil {
+	for d := path.Dir(p); d != bp && strings.HasPrefix(d, bp+"/"); d = path.Dir(d) {
+		if b.fs.Remove(d) != nil {
 			break
 		}
 	}

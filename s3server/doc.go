@@ -5,8 +5,17 @@
 //
 // Each top-level subdirectory of the served directory is a bucket; every
 // regular file below it is an object, its key the slash-separated path.
-// Files put there by other means are served too, and symbolic links are
-// followed: serve a directory whose contents you mean to expose.
+// Files put there by other means are served too. Nothing outside the
+// directory is ever read, listed, hashed, written or deleted: every path
+// is resolved through an os.Root, so "..", absolute keys and symbolic
+// links that point out of the directory name no object (links that stay
+// inside are followed).
+//
+// Only the operations listed below are served; any other (ACLs, policies,
+// tagging, object lock, versioning, lifecycle, CORS, website, browser POST
+// uploads, select, restore, ...: any query parameter it does not know) is
+// answered 501 NotImplemented before the body is read, and changes
+// nothing.
 //
 // The S3 protocol comes from gofakes3; this package adds a backend over
 // the directory and the checks gofakes3 lacks. What clients get:

@@ -73,6 +73,7 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		b.close()
 		return nil, fmt.Errorf("s3server: %w", err)
 	}
 	s := &Server{
@@ -118,6 +119,9 @@ func (s *Server) Close() error {
 			s.closeErr = s.srv.Close()
 		}
 		<-s.served
+		if err := s.backend.close(); s.closeErr == nil {
+			s.closeErr = err
+		}
 	})
 	return s.closeErr
 }
