@@ -45,7 +45,10 @@ type authError struct {
 
 func (e *authError) Error() string { return e.code + ": " + e.msg }
 
+// writeError answers a request with an S3 error. The body the client may
+// still be sending is not read: the connection closes after the answer.
 func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	dropBody(w, r)
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Del("Content-Length")
 	w.WriteHeader(status)
