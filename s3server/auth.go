@@ -32,6 +32,7 @@ const (
 	unsignedPayload  = "UNSIGNED-PAYLOAD"
 	streamingSigned  = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
 	streamingTrailer = "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
+	streamingSignedT = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"
 	emptySHA256      = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 	maxClockSkew     = 15 * time.Minute
 )
@@ -324,8 +325,8 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 	switch payload {
 	case unsignedPayload:
 		return nil
-	case streamingSigned, streamingTrailer:
-		if payload == streamingSigned && cs == nil {
+	case streamingSigned, streamingTrailer, streamingSignedT:
+		if payload != streamingTrailer && cs == nil {
 			return malformed("a presigned request cannot stream signed chunks")
 		}
 		if payload == streamingTrailer {
@@ -335,7 +336,12 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 		if err != nil || n < 0 {
 			return &authError{http.StatusLengthRequired, "MissingContentLength", "aws-chunked uploads need X-Amz-Decoded-Content-Length"}
 		}
-		r.Body = &chunkReader{br: bufio.NewReaderSize(r.Body, 64<<10), body: r.Body, sig: cs, trailer: payload == streamingTrailer}
+		// The trailers (checksums) are known when the body has been read.
+		trailer := payload != streamingSigned
+		if trailer {
+			r.Trailer = http.Header{}
+		}
+		r.Body = &chunkReader{br: bufio.NewReaderSize(r.Body, 64<<10), body: r.Body, sig: cs, trailer: trailer, trailers: r.Trailer}
 		r.ContentLength = n
 		r.Header.Set("Content-Length", strconv.FormatInt(n, 10))
 		// Decoded here: gofakes3 must not decode again.
@@ -400,6 +406,14 @@ type chunkSigner struct {
 	prev    string
 }
 
+// verifyTrailer checks the signature of the trailer lines, which is
+// chained to the last chunk's.
+func (s *chunkSigner) verifyTrailer(canonical, got string) bool {
+	sts := "AWS4-HMAC-SHA256-TRAILER\n" + s.amzDate + "\n" + s.scope + "\n" + s.prev + "\n" + sha256Hex(canonical)
+	want := hex.EncodeToString(hmacSHA256(s.key, sts))
+	return hmac.Equal([]byte(want), []byte(got))
+}
+
 func (s *chunkSigner) verify(sum []byte, got string) bool {
 	sts := "AWS4-HMAC-SHA256-PAYLOAD\n" + s.amzDate + "\n" + s.scope + "\n" + s.prev + "\n" + emptySHA256 + "\n" + hex.EncodeToString(sum)
 	want := hex.EncodeToString(hmacSHA256(s.key, sts))
@@ -410,15 +424,16 @@ func (s *chunkSigner) verify(sum []byte, got string) bool {
 // chunkReader decodes "<hex size>[;chunk-signature=<sig>]\r\n<data>\r\n"
 // chunks up to the zero-size one, then any trailer lines.
 type chunkReader struct {
-	br      *bufio.Reader
-	body    io.Closer
-	sig     *chunkSigner // nil: chunks are not signed
-	trailer bool
-	left    int64
-	h       hash.Hash
-	chunk   string // signature of the current chunk
-	done    bool
-	err     error
+	br       *bufio.Reader
+	body     io.Closer
+	sig      *chunkSigner // nil: chunks are not signed
+	trailer  bool
+	trailers http.Header // filled from the trailer lines
+	left     int64
+	h        hash.Hash
+	chunk    string // signature of the current chunk
+	done     bool
+	err      error
 }
 
 var errChunkSig = gofakes3.ErrorMessage(gofakes3.ErrBadDigest, "SignatureDoesNotMatch: a chunk signature of the aws-chunked body does not match")
@@ -506,19 +521,43 @@ func (r *chunkReader) next() error {
 		return errChunkSig
 	}
 	// Trailer lines (checksums) end with an empty line; a signed stream
-	// without trailers ends with one CRLF.
+	// without trailers ends with one CRLF. Signed trailers end with their
+	// signature.
+	var canonical strings.Builder
+	signed := false
 	for {
 		l, err := r.line()
 		if err != nil {
 			return err
 		}
 		if l == "" {
-			return nil
+			break
 		}
 		if !r.trailer {
 			return badChunk("unexpected data after the last chunk")
 		}
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			return badChunk("malformed trailer line")
+		}
+		k = strings.ToLower(strings.TrimSpace(k))
+		v = strings.TrimSpace(v)
+		if k == "x-amz-trailer-signature" {
+			if r.sig == nil || !r.sig.verifyTrailer(canonical.String(), v) {
+				return errChunkSig
+			}
+			signed = true
+			continue
+		}
+		canonical.WriteString(k + ":" + v + "\n")
+		if r.trailers != nil {
+			r.trailers.Set(k, v)
+		}
 	}
+	if r.sig != nil && r.trailer && !signed {
+		return badChunk("signed trailers without x-amz-trailer-signature")
+	}
+	return nil
 }
 
 func (r *chunkReader) endChunk() error {

@@ -2,8 +2,10 @@ package s3server
 
 import (
 	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"net/http"
@@ -63,7 +65,7 @@ type fileID struct{ dev, ino uint64 }
 type etagEntry struct {
 	size  int64
 	mtime int64
-	sum   []byte
+	etag  string // quoted
 }
 
 func newDirBackend(dir string) (*dirBackend, error) {
@@ -86,6 +88,7 @@ func newDirBackend(dir string) (*dirBackend, error) {
 		etags:   map[fileID]etagEntry{},
 	}
 	b.mp.uploads = map[gofakes3.UploadID]*upload{}
+	b.mp.completed = map[gofakes3.UploadID]*completedUpload{}
 	// Uploads do not survive a restart (their index is in memory), so
 	// whatever a previous run left is garbage.
 	if err := os.RemoveAll(filepath.Join(root, stateDir)); err != nil {
@@ -324,7 +327,7 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 			out.AddPrefix(e.name)
 			continue
 		}
-		sum, err := b.etagOfPath(e.path)
+		etag, err := b.etagOfPath(e.path)
 		if err != nil {
 			if absent(err) {
 				continue // deleted or replaced while listing
@@ -334,94 +337,89 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 		out.Add(&gofakes3.Content{
 			Key:          e.name,
 			LastModified: gofakes3.NewContentTime(e.mtime),
-			ETag:         gofakes3.FormatETag(sum),
+			ETag:         etag,
 			Size:         e.size,
+			StorageClass: gofakes3.StorageStandard,
 		})
 	}
 	return out, nil
 }
 
 // openObject opens an object's file; the open file pins that version, so
-// its ETag, size and bytes agree even if it is replaced meanwhile.
-func (b *dirBackend) openObject(bucket, key string) (*os.File, os.FileInfo, []byte, error) {
+// its ETag, metadata, size and bytes agree even if it is replaced
+// meanwhile.
+func (b *dirBackend) openObject(bucket, key string) (*os.File, os.FileInfo, string, *objMeta, error) {
 	p, err := b.objectPath(bucket, key)
 	if err != nil {
 		var ia *gofakes3.ErrorInvalidArgumentResponse
 		if errors.As(err, &ia) {
-			return nil, nil, nil, gofakes3.KeyNotFound(key)
+			return nil, nil, "", nil, gofakes3.KeyNotFound(key)
 		}
-		return nil, nil, nil, err
+		return nil, nil, "", nil, err
 	}
 	f, err := b.fs.Open(p)
 	if err != nil {
 		if absent(err) {
-			return nil, nil, nil, gofakes3.KeyNotFound(key)
+			return nil, nil, "", nil, gofakes3.KeyNotFound(key)
 		}
-		return nil, nil, nil, err
+		return nil, nil, "", nil, err
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
 		err = gofakes3.KeyNotFound(key)
 	}
-	var sum []byte
+	var etag string
+	var m *objMeta
 	if err == nil {
-		sum, err = b.etag(f, fi)
+		etag, m, err = b.etag(f, fi)
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, nil, err
+		return nil, nil, "", nil, err
 	}
-	return f, fi, sum, nil
+	return f, fi, etag, m, nil
 }
 
-func objectMeta(fi os.FileInfo) map[string]string {
-	return map[string]string{
-		"Last-Modified": fi.ModTime().UTC().Format(http.TimeFormat),
-		"Content-Type":  "application/octet-stream",
-	}
-}
-
-func (b *dirBackend) HeadObject(bucket, key string) (*gofakes3.Object, error) {
-	f, fi, sum, err := b.openObject(bucket, key)
+// object is an open object as gofakes3 wants it.
+func (b *dirBackend) object(bucket, key string, rr *gofakes3.ObjectRangeRequest, head bool) (*gofakes3.Object, error) {
+	f, fi, etag, m, err := b.openObject(bucket, key)
 	if err != nil {
 		return nil, err
 	}
-	f.Close()
-	return &gofakes3.Object{
-		Name:     key,
-		Metadata: objectMeta(fi),
-		Size:     fi.Size(),
-		Hash:     sum,
-		Contents: io.NopCloser(strings.NewReader("")),
-	}, nil
-}
-
-func (b *dirBackend) GetObject(bucket, key string, rr *gofakes3.ObjectRangeRequest) (*gofakes3.Object, error) {
-	f, fi, sum, err := b.openObject(bucket, key)
-	if err != nil {
-		return nil, err
+	meta := map[string]string{"Last-Modified": fi.ModTime().UTC().Format(http.TimeFormat), "Content-Type": "application/octet-stream"}
+	if m != nil {
+		for k, v := range m.Headers {
+			meta[k] = v
+		}
+	}
+	hash, _ := hex.DecodeString(strings.Trim(etag, `"`))
+	obj := &gofakes3.Object{Name: key, Metadata: meta, Size: fi.Size(), Hash: hash, Contents: f}
+	if head {
+		f.Close()
+		obj.Contents = io.NopCloser(strings.NewReader(""))
+		return obj, nil
 	}
 	rng, err := resolveRange(rr, fi.Size())
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	var contents io.ReadCloser = f
 	if rng != nil {
 		if _, err := f.Seek(rng.Start, io.SeekStart); err != nil {
 			f.Close()
 			return nil, err
 		}
-		contents = &rangeFile{f: f, n: rng.Length}
+		obj.Contents, obj.Range = &rangeFile{f: f, n: rng.Length}, rng
 	}
-	return &gofakes3.Object{
-		Name:     key,
-		Metadata: objectMeta(fi),
-		Size:     fi.Size(),
-		Hash:     sum,
-		Range:    rng,
-		Contents: contents,
-	}, nil
+	return obj, nil
+}
+
+func (b *dirBackend) HeadObject(bucket, key string) (*gofakes3.Object, error) {
+	return b.object(bucket, key, nil, true)
+}
+
+func (b *dirBackend) GetObject(bucket, key string, rr *gofakes3.ObjectRangeRequest) (*gofakes3.Object, error) {
+	return b.object(bucket, key, rr, false)
 }
 
 // resolveRange applies a Range header the way S3 does: an end past the
@@ -478,35 +476,42 @@ func (r *rangeFile) WriteTo(w io.Writer) (int64, error) {
 
 func (r *rangeFile) Close() error { return r.f.Close() }
 
-// etag returns the MD5 of an open file's content, from the cache when
-// this version of the file was seen before.
-func (b *dirBackend) etag(f *os.File, fi os.FileInfo) ([]byte, error) {
+// etag returns the ETag of an open file: the one stored with it when the
+// server wrote it (a multipart ETag is not an MD5), else the MD5 of its
+// content, from the cache when this version of the file was seen before.
+func (b *dirBackend) etag(f *os.File, fi os.FileInfo) (string, *objMeta, error) {
+	if m := readMeta(f, fi); m != nil && m.ETag != "" {
+		return m.ETag, m, nil
+	}
 	id, ok := idOf(fi)
 	if ok {
 		b.etagMu.Lock()
 		e, hit := b.etags[id]
 		b.etagMu.Unlock()
 		if hit && e.size == fi.Size() && e.mtime == fi.ModTime().UnixNano() {
-			return e.sum, nil
+			return e.etag, nil, nil
 		}
 	}
 	if !ok {
-		return md5Of(f, fi.Size())
+		sum, err := md5Of(f, fi.Size())
+		return quoteETag(sum), nil, err
 	}
 	// Parallel range reads of a file not seen before would each hash all
 	// of it; one does, the others wait for its result.
 	key := fmt.Sprintf("%d:%d:%d:%d", id.dev, id.ino, fi.Size(), fi.ModTime().UnixNano())
 	v, err, _ := b.hashing.Do(key, func() (any, error) {
 		sum, err := md5Of(f, fi.Size())
-		if err == nil {
-			b.remember(id, fi, sum)
+		if err != nil {
+			return "", err
 		}
-		return sum, err
+		etag := quoteETag(sum)
+		b.remember(id, fi, etag)
+		return etag, nil
 	})
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	return v.([]byte), nil
+	return v.(string), nil, nil
 }
 
 func md5Of(f *os.File, size int64) ([]byte, error) {
@@ -517,22 +522,23 @@ func md5Of(f *os.File, size int64) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-func (b *dirBackend) etagOfPath(p string) ([]byte, error) {
+func (b *dirBackend) etagOfPath(p string) (string, error) {
 	f, err := b.fs.Open(p)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return b.etag(f, fi)
+	etag, _, err := b.etag(f, fi)
+	return etag, err
 }
 
-func (b *dirBackend) remember(id fileID, fi os.FileInfo, sum []byte) {
+func (b *dirBackend) remember(id fileID, fi os.FileInfo, etag string) {
 	b.etagMu.Lock()
-	b.etags[id] = etagEntry{size: fi.Size(), mtime: fi.ModTime().UnixNano(), sum: sum}
+	b.etags[id] = etagEntry{size: fi.Size(), mtime: fi.ModTime().UnixNano(), etag: etag}
 	b.etagMu.Unlock()
 }
 
@@ -553,9 +559,9 @@ func idOf(fi os.FileInfo) (fileID, bool) {
 }
 
 // writeTemp copies r, which must hold exactly size bytes, into a new
-// temporary file and returns it closed, with its MD5. On error nothing is
-// left behind.
-func (b *dirBackend) writeTemp(dir string, r io.Reader, size int64) (path string, sum []byte, err error) {
+// temporary file and returns it closed, with its MD5 (and the sums of the
+// extra hashes, fed the same bytes). On error nothing is left behind.
+func (b *dirBackend) writeTemp(dir string, r io.Reader, size int64, extra ...hash.Hash) (path string, sum []byte, err error) {
 	f, err := os.CreateTemp(dir, "put-*")
 	if err != nil {
 		return "", nil, err
@@ -567,9 +573,13 @@ func (b *dirBackend) writeTemp(dir string, r io.Reader, size int64) (path string
 		}
 	}()
 	h := md5.New()
-	// Read to EOF, not just size bytes: the readers gofakes3 and the
-	// signature check wrap around the body verify digests at EOF.
-	n, err := io.Copy(io.MultiWriter(f, h), r)
+	ws := []io.Writer{f, h}
+	for _, x := range extra {
+		ws = append(ws, x)
+	}
+	// Read to EOF, not just size bytes: the readers the signature check
+	// wraps around the body verify digests and trailers at EOF.
+	n, err := io.Copy(io.MultiWriter(ws...), r)
 	if err != nil {
 		return "", nil, err
 	}
@@ -583,8 +593,8 @@ func (b *dirBackend) writeTemp(dir string, r io.Reader, size int64) (path string
 }
 
 // commit renames a finished temporary file to the object's path, after
-// checking the put's conditions against the object it replaces.
-func (b *dirBackend) commit(tmp, dst, key string, sum []byte, cond *gofakes3.PutConditions) error {
+// checking the put's conditions (if any) against the object it replaces.
+func (b *dirBackend) commit(tmp, dst, key, etag string, cond func(exists bool, etag string) error) error {
 	fi, err := os.Stat(tmp)
 	if err != nil {
 		return err
@@ -593,11 +603,8 @@ func (b *dirBackend) commit(tmp, dst, key string, sum []byte, cond *gofakes3.Put
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if cond != nil {
-		info := &gofakes3.ConditionalObjectInfo{}
-		if cur, err := b.etagOfPath(dst); err == nil {
-			info.Exists, info.Hash = true, cur
-		}
-		if err := gofakes3.CheckPutConditions(cond, info); err != nil {
+		cur, err := b.etagOfPath(dst)
+		if err := cond(err == nil, cur); err != nil {
 			return err
 		}
 	}
@@ -615,7 +622,7 @@ func (b *dirBackend) commit(tmp, dst, key string, sum []byte, cond *gofakes3.Put
 		return conflict(key, err)
 	}
 	if id, ok := idOf(fi); ok {
-		b.remember(id, fi, sum)
+		b.remember(id, fi, etag)
 	}
 	return nil
 }
@@ -640,7 +647,14 @@ func (b *dirBackend) PutObject(bucket, key string, meta map[string]string, input
 	if err != nil {
 		return gofakes3.PutObjectResult{}, err
 	}
-	if err := b.commit(tmp, dst, key, sum, cond); err != nil {
+	var check func(bool, string) error
+	if cond != nil {
+		check = func(exists bool, etag string) error {
+			h, _ := hex.DecodeString(strings.Trim(etag, `"`))
+			return gofakes3.CheckPutConditions(cond, &gofakes3.ConditionalObjectInfo{Exists: exists, Hash: h})
+		}
+	}
+	if err := b.commit(tmp, dst, key, quoteETag(sum), check); err != nil {
 		os.Remove(tmp)
 		return gofakes3.PutObjectResult{}, err
 	}

@@ -212,11 +212,6 @@ func onlyImplemented(next http.Handler) http.Handler {
 				"A header or query you provided implies functionality that is not implemented: "+what)
 			return
 		}
-		if name == "UploadPart" && r.Header.Get("X-Amz-Copy-Source") != "" {
-			// gofakes3 would store the empty body as the part.
-			writeError(w, r, http.StatusNotImplemented, "NotImplemented", "UploadPartCopy is not implemented by this server")
-			return
-		}
 		if v := r.URL.Query().Get("versionId"); v != "" && v != "null" {
 			writeError(w, r, http.StatusNotImplemented, "NotImplemented", "versioning is not implemented by this server")
 			return

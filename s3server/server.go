@@ -103,7 +103,7 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 	// The order matters: deadlines bound every body read; a request is
 	// authenticated, then matched to an operation, before any of its body
 	// is read.
-	handler := bodyDeadlines(opts.IdleTimeout, v.wrap(onlyImplemented(ifMatch(fake.Server()))))
+	handler := bodyDeadlines(opts.IdleTimeout, v.wrap(onlyImplemented(b.objects(fake.Server()))))
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
