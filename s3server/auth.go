@@ -3,7 +3,9 @@ package s3server
 import (
 	"bufio"
 	"crypto/hmac"
+	"crypto/sha1"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
@@ -113,10 +115,17 @@ func parseCredential(s string) (credential, error) {
 
 func (v *verifier) verify(r *http.Request) error {
 	if auth := r.Header.Get("Authorization"); auth != "" {
+		if rest, ok := strings.CutPrefix(auth, "AWS "); ok {
+			return v.verifyV2(r, rest, false)
+		}
 		return v.verifyHeader(r, auth)
 	}
-	if r.URL.Query().Has("X-Amz-Signature") {
+	q := r.URL.Query()
+	if q.Has("X-Amz-Signature") {
 		return v.verifyPresigned(r)
+	}
+	if q.Has("Signature") && q.Has("AWSAccessKeyId") {
+		return v.verifyV2(r, q.Get("AWSAccessKeyId")+":"+q.Get("Signature"), true)
 	}
 	return &authError{http.StatusForbidden, "AccessDenied", "anonymous requests are not allowed: sign requests with the server's access key"}
 }
@@ -572,3 +581,111 @@ func (r *chunkReader) endChunk() error {
 }
 
 func (r *chunkReader) Close() error { return r.body.Close() }
+
+// Signature Version 2 is what `aws s3 presign` (AWS CLI v1) and boto3
+// still make for presigned URLs by default. It signs no payload, so the
+// body is taken as sent, as with UNSIGNED-PAYLOAD.
+
+// v2Subresources are the query parameters a V2 signature covers.
+var v2Subresources = map[string]bool{
+	"acl": true, "delete": true, "lifecycle": true, "location": true, "logging": true, "notification": true,
+	"partNumber": true, "policy": true, "requestPayment": true, "tagging": true, "torrent": true,
+	"uploadId": true, "uploads": true, "versionId": true, "versioning": true, "versions": true, "website": true,
+	"cors": true, "restore": true, "select": true, "select-type": true,
+	"response-cache-control": true, "response-content-disposition": true, "response-content-encoding": true,
+	"response-content-language": true, "response-content-type": true, "response-expires": true,
+}
+
+// verifyV2 checks "<access key>:<base64 HMAC-SHA1>", from the
+// Authorization header or a presigned URL (whose Expires stands for the
+// date).
+func (v *verifier) verifyV2(r *http.Request, cred string, presigned bool) error {
+	ak, sig, ok := strings.Cut(cred, ":")
+	if !ok || ak == "" || sig == "" {
+		return malformed("a Signature Version 2 authorization is AWS <access key>:<signature>")
+	}
+	if !hmac.Equal([]byte(ak), []byte(v.accessKey)) {
+		return &authError{http.StatusForbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records."}
+	}
+	date := r.Header.Get("Date")
+	if presigned {
+		date = r.URL.Query().Get("Expires")
+		exp, err := strconv.ParseInt(date, 10, 64)
+		if err != nil {
+			return &authError{http.StatusForbidden, "AccessDenied", "Expires must be a Unix time"}
+		}
+		if v.now().Unix() > exp {
+			return &authError{http.StatusForbidden, "AccessDenied", "Request has expired"}
+		}
+	} else {
+		t, err := http.ParseTime(date)
+		if xd := r.Header.Get("X-Amz-Date"); xd != "" {
+			date = ""
+			t, err = http.ParseTime(xd)
+		}
+		if err != nil {
+			return &authError{http.StatusForbidden, "AccessDenied", "AWS authentication requires a valid Date or x-amz-date header"}
+		}
+		if d := v.now().Sub(t); d > maxClockSkew || d < -maxClockSkew {
+			return &authError{http.StatusForbidden, "RequestTimeTooSkewed", "The difference between the request time and the server's time is too large."}
+		}
+	}
+	want := base64.StdEncoding.EncodeToString(hmacSHA1([]byte(v.secretKey), stringToSignV2(r, date)))
+	if !hmac.Equal([]byte(want), []byte(sig)) {
+		return errSignature
+	}
+	// Nothing of the body is signed; an aws-chunked one is not decoded.
+	if strings.HasPrefix(r.Header.Get("X-Amz-Content-Sha256"), "STREAMING-") {
+		return malformed("Signature Version 2 cannot sign a streaming upload")
+	}
+	return nil
+}
+
+func hmacSHA1(key []byte, s string) []byte {
+	h := hmac.New(sha1.New, key)
+	h.Write([]byte(s))
+	return h.Sum(nil)
+}
+
+func stringToSignV2(r *http.Request, date string) string {
+	var b strings.Builder
+	b.WriteString(r.Method + "\n" + r.Header.Get("Content-MD5") + "\n" + r.Header.Get("Content-Type") + "\n" + date + "\n")
+	var amz []string
+	for k := range r.Header {
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "x-amz-") {
+			amz = append(amz, lk)
+		}
+	}
+	sort.Strings(amz)
+	for _, k := range amz {
+		vals := r.Header.Values(k)
+		for i := range vals {
+			vals[i] = strings.TrimSpace(vals[i])
+		}
+		b.WriteString(k + ":" + strings.Join(vals, ",") + "\n")
+	}
+	uri := r.RequestURI
+	if i := strings.IndexByte(uri, '?'); i >= 0 {
+		uri = uri[:i]
+	}
+	if !strings.HasPrefix(uri, "/") {
+		uri = r.URL.EscapedPath()
+	}
+	b.WriteString(uri)
+	var sub []string
+	for k, vs := range r.URL.Query() {
+		if !v2Subresources[k] {
+			continue
+		}
+		if len(vs) == 0 || vs[0] == "" {
+			sub = append(sub, k)
+		} else {
+			sub = append(sub, k+"="+vs[0])
+		}
+	}
+	sort.Strings(sub)
+	if len(sub) > 0 {
+		b.WriteString("?" + strings.Join(sub, "&"))
+	}
+	return b.String()
+}

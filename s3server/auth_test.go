@@ -78,10 +78,17 @@ func TestVerifyAWSExampleGet(t *testing.T) {
 	if got := authCode(v.verify(r)); got != "AccessDenied" {
 		t.Errorf("anonymous: %q", got)
 	}
+	// Signature Version 2 headers are checked too.
 	r = exampleGet()
+	r.Header.Del("X-Amz-Date")
+	r.Header.Set("Date", "Fri, 24 May 2013 00:00:00 GMT")
 	r.Header.Set("Authorization", "AWS AKIAIOSFODNN7EXAMPLE:c2lnbmF0dXJl")
-	if got := authCode(v.verify(r)); got != "AuthorizationHeaderMalformed" {
-		t.Errorf("signature version 2: %q", got)
+	if got := authCode(v.verify(r)); got != "SignatureDoesNotMatch" {
+		t.Errorf("signature version 2, wrong signature: %q", got)
+	}
+	r.Header.Del("Date")
+	if got := authCode(v.verify(r)); got != "AccessDenied" {
+		t.Errorf("signature version 2 without a date: %q", got)
 	}
 }
 
@@ -202,4 +209,26 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("accepted auth %q query %q", auth, query)
 		}
 	})
+}
+
+// The query-string authentication example of the S3 Signature Version 2
+// documentation (virtual-host "johnsmith" bucket, here path-style, which
+// signs the same resource).
+func TestVerifyV2PresignedExample(t *testing.T) {
+	v := exampleKeys
+	v.now = func() time.Time { return time.Unix(1175139620-60, 0) }
+	const url = "/johnsmith/photos/puppy.jpg?AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Expires=1175139620&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D"
+	if err := v.verify(httptest.NewRequest(http.MethodGet, url, nil)); err != nil {
+		t.Fatalf("the AWS example is rejected: %v", err)
+	}
+	if got := authCode(v.verify(httptest.NewRequest(http.MethodGet, strings.Replace(url, "puppy", "kitten", 1), nil))); got != "SignatureDoesNotMatch" {
+		t.Errorf("another key: %q", got)
+	}
+	if got := authCode(v.verify(httptest.NewRequest(http.MethodPut, url, nil))); got != "SignatureDoesNotMatch" {
+		t.Errorf("another method: %q", got)
+	}
+	v.now = func() time.Time { return time.Unix(1175139620+1, 0) }
+	if got := authCode(v.verify(httptest.NewRequest(http.MethodGet, url, nil))); got != "AccessDenied" {
+		t.Errorf("expired: %q", got)
+	}
 }

@@ -253,6 +253,11 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 	if err != nil {
 		return nil, err
 	}
+	// gofakes3 passes the request's max-keys, 1000 when absent: 0 is
+	// asked for, and lists nothing.
+	if page.MaxKeys == 0 {
+		return gofakes3.NewObjectList(), nil
+	}
 	var pfx, delim string
 	if prefix != nil {
 		pfx = prefix.Prefix

@@ -100,9 +100,10 @@ var selectors = func() map[string]bool {
 
 // anyParam reports query parameters every operation accepts: the SDKs'
 // operation hint and the presigned-URL signature parameters (checked by
-// the verifier).
+// the verifier; Signature Version 2 ones too).
 func anyParam(k string) bool {
-	return k == "x-id" || len(k) > 6 && strings.EqualFold(k[:6], "x-amz-")
+	return k == "x-id" || k == "AWSAccessKeyId" || k == "Signature" || k == "Expires" ||
+		len(k) > 6 && strings.EqualFold(k[:6], "x-amz-")
 }
 
 // match finds the operation a request asks for; "" and the first

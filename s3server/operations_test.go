@@ -67,11 +67,7 @@ func (c *rawClient) do(method, pathAndQuery string, body string, hdr map[string]
 	payload := hex.EncodeToString(sum[:])
 	req.Header.Set("X-Amz-Content-Sha256", payload)
 	if c.sign {
-		creds := aws.Credentials{AccessKeyID: c.f.srv.AccessKey, SecretAccessKey: c.f.srv.SecretKey}
-		if err := v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }).
-			SignHTTP(context.Background(), creds, req, payload, "s3", "us-east-1", time.Now()); err != nil {
-			c.t.Fatal(err)
-		}
+		signReq(c.t, c.f, req, payload)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -208,5 +204,14 @@ func TestNotImplementedChangesNothing(t *testing.T) {
 	}
 	if status, _ := c.do("DELETE", "/empty", "", nil); status != http.StatusNoContent {
 		t.Errorf("delete of an empty bucket: %d", status)
+	}
+}
+
+func signReq(t *testing.T, f *fixture, req *http.Request, payload string) {
+	t.Helper()
+	creds := aws.Credentials{AccessKeyID: f.srv.AccessKey, SecretAccessKey: f.srv.SecretKey}
+	if err := v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }).
+		SignHTTP(context.Background(), creds, req, payload, "s3", "us-east-1", time.Now()); err != nil {
+		t.Fatal(err)
 	}
 }

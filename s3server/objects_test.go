@@ -1,0 +1,247 @@
+package s3server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// Content-Type, the other stored headers and x-amz-meta-* are kept with
+// the object, returned by HEAD and GET, carried by a copy unless it
+// replaces them, and an object cannot be copied onto itself unchanged.
+func TestMetadata(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	_, err := f.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("doc"), Body: strings.NewReader("{}"),
+		ContentType: aws.String("application/json"), ContentDisposition: aws.String("attachment"), CacheControl: aws.String("no-cache"),
+		Metadata: map[string]string{"Origin": "test", "n": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(key, ct string, meta map[string]string) {
+		t.Helper()
+		h, err := f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: &key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if aws.ToString(h.ContentType) != ct || len(h.Metadata) != len(meta) {
+			t.Errorf("%s: content type %q, metadata %v", key, aws.ToString(h.ContentType), h.Metadata)
+		}
+		for k, v := range meta {
+			if h.Metadata[k] != v {
+				t.Errorf("%s: metadata %s = %q, want %q", key, k, h.Metadata[k], v)
+			}
+		}
+	}
+	check("doc", "application/json", map[string]string{"origin": "test", "n": "1"})
+	_, out, err := f.get(t, "doc", "")
+	if err != nil || aws.ToString(out.ContentDisposition) != "attachment" || aws.ToString(out.CacheControl) != "no-cache" || out.Metadata["origin"] != "test" {
+		t.Errorf("get: %+v, %v", out, err)
+	}
+	if _, err := f.client.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("bkt"), Key: aws.String("kept"), CopySource: aws.String("bkt/doc")}); err != nil {
+		t.Fatal(err)
+	}
+	check("kept", "application/json", map[string]string{"origin": "test", "n": "1"})
+	if _, err := f.client.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("bkt"), Key: aws.String("replaced"), CopySource: aws.String("bkt/doc"),
+		MetadataDirective: types.MetadataDirectiveReplace, ContentType: aws.String("text/plain"), Metadata: map[string]string{"new": "yes"}}); err != nil {
+		t.Fatal(err)
+	}
+	check("replaced", "text/plain", map[string]string{"new": "yes"})
+	_, err = f.client.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("bkt"), Key: aws.String("doc"), CopySource: aws.String("bkt/doc")})
+	if apiCode(err) != "InvalidRequest" {
+		t.Errorf("copy onto itself unchanged: %v", err)
+	}
+	if _, err := f.client.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("bkt"), Key: aws.String("doc"), CopySource: aws.String("bkt/doc"),
+		MetadataDirective: types.MetadataDirectiveReplace, ContentType: aws.String("text/csv")}); err != nil {
+		t.Fatal(err)
+	}
+	check("doc", "text/csv", nil)
+	// Copy-source conditions.
+	_, err = f.client.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("bkt"), Key: aws.String("c2"), CopySource: aws.String("bkt/doc"), CopySourceIfMatch: aws.String(`"nope"`)})
+	if apiCode(err) != "PreconditionFailed" {
+		t.Errorf("copy with a failing source If-Match: %v", err)
+	}
+	_, err = f.client.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("bkt"), Key: aws.String("c2"), CopySource: aws.String("bkt/doc"), CopySourceIfModifiedSince: aws.Time(time.Now().Add(time.Hour))})
+	if apiCode(err) != "PreconditionFailed" {
+		t.Errorf("copy with a failing source If-Modified-Since: %v", err)
+	}
+}
+
+// Checksums of every algorithm are verified on the way in, stored, and
+// returned when asked; a wrong one is refused and stores nothing.
+func TestChecksums(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	data := []byte("checksummed content")
+	for _, algo := range []types.ChecksumAlgorithm{types.ChecksumAlgorithmCrc32, types.ChecksumAlgorithmCrc32c,
+		types.ChecksumAlgorithmCrc64nvme, types.ChecksumAlgorithmSha1, types.ChecksumAlgorithmSha256} {
+		key := "ck-" + string(algo)
+		put, err := f.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: &key, Body: bytes.NewReader(data), ChecksumAlgorithm: algo})
+		if err != nil {
+			t.Fatalf("%s: %v", algo, err)
+		}
+		// The SDK checks the checksum of the answer itself.
+		out, err := f.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: &key, ChecksumMode: types.ChecksumModeEnabled})
+		if err != nil {
+			t.Fatalf("%s: %v", algo, err)
+		}
+		b, err := io.ReadAll(out.Body)
+		out.Body.Close()
+		if err != nil || !bytes.Equal(b, data) {
+			t.Fatalf("%s: read %q, %v", algo, b, err)
+		}
+		got := map[types.ChecksumAlgorithm]*string{
+			types.ChecksumAlgorithmCrc32: out.ChecksumCRC32, types.ChecksumAlgorithmCrc32c: out.ChecksumCRC32C,
+			types.ChecksumAlgorithmCrc64nvme: out.ChecksumCRC64NVME, types.ChecksumAlgorithmSha1: out.ChecksumSHA1,
+			types.ChecksumAlgorithmSha256: out.ChecksumSHA256,
+		}[algo]
+		sent := map[types.ChecksumAlgorithm]*string{
+			types.ChecksumAlgorithmCrc32: put.ChecksumCRC32, types.ChecksumAlgorithmCrc32c: put.ChecksumCRC32C,
+			types.ChecksumAlgorithmCrc64nvme: put.ChecksumCRC64NVME, types.ChecksumAlgorithmSha1: put.ChecksumSHA1,
+			types.ChecksumAlgorithmSha256: put.ChecksumSHA256,
+		}[algo]
+		if aws.ToString(got) == "" || aws.ToString(got) != aws.ToString(sent) {
+			t.Errorf("%s: put answered %q, get returned %q", algo, aws.ToString(sent), aws.ToString(got))
+		}
+	}
+	crc := crc32.ChecksumIEEE(data)
+	want := base64.StdEncoding.EncodeToString([]byte{byte(crc >> 24), byte(crc >> 16), byte(crc >> 8), byte(crc)})
+	h, err := f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("ck-CRC32"), ChecksumMode: types.ChecksumModeEnabled})
+	if err != nil || aws.ToString(h.ChecksumCRC32) != want {
+		t.Errorf("head: crc32 %q, want %q (%v)", aws.ToString(h.ChecksumCRC32), want, err)
+	}
+
+	// A wrong checksum, in a header or in a trailer.
+	c := f.raw(t)
+	status, body := c.do("PUT", "/bkt/wrong", string(data), map[string]string{"X-Amz-Checksum-Crc32": "AAAAAA=="})
+	if status != http.StatusBadRequest || !strings.Contains(body, "BadDigest") {
+		t.Errorf("wrong crc32 header: %d %s", status, body)
+	}
+	chunked := "13\r\n" + string(data) + "\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"
+	req, _ := http.NewRequest("PUT", f.srv.Endpoint+"/bkt/wrong", strings.NewReader(chunked))
+	status, body = c.doReq(req, "STREAMING-UNSIGNED-PAYLOAD-TRAILER", map[string]string{
+		"Content-Encoding": "aws-chunked", "X-Amz-Decoded-Content-Length": "19", "X-Amz-Trailer": "x-amz-checksum-crc32"})
+	if status != http.StatusBadRequest || !strings.Contains(body, "BadDigest") {
+		t.Errorf("wrong crc32 trailer: %d %s", status, body)
+	}
+	if _, _, err := f.get(t, "wrong", ""); apiCode(err) != "NoSuchKey" {
+		t.Errorf("an upload with a wrong checksum was stored: %v", err)
+	}
+	// The right trailer is accepted and stored.
+	chunked = strings.Replace(chunked, "AAAAAA==", want, 1)
+	req, _ = http.NewRequest("PUT", f.srv.Endpoint+"/bkt/trailed", strings.NewReader(chunked))
+	status, body = c.doReq(req, "STREAMING-UNSIGNED-PAYLOAD-TRAILER", map[string]string{
+		"Content-Encoding": "aws-chunked", "X-Amz-Decoded-Content-Length": "19", "X-Amz-Trailer": "x-amz-checksum-crc32"})
+	if status != http.StatusOK {
+		t.Fatalf("right crc32 trailer: %d %s", status, body)
+	}
+	h, err = f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("trailed"), ChecksumMode: types.ChecksumModeEnabled})
+	if err != nil || aws.ToString(h.ChecksumCRC32) != want || aws.ToInt64(h.ContentLength) != int64(len(data)) {
+		t.Errorf("trailed object: %+v, %v", h, err)
+	}
+	f.assertNoState(t)
+}
+
+// UploadPartCopy copies a range of another object as a part, as the AWS
+// CLI does for large server-side copies.
+func TestUploadPartCopy(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	src := bytes.Repeat([]byte("0123456789"), 1<<20) // 10 MiB
+	f.put(t, "src", src)
+	up, err := f.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String("dst"), ContentType: aws.String("text/plain")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []types.CompletedPart
+	for i, rng := range []string{"bytes=0-6291455", "bytes=6291456-10485759"} {
+		n := int32(i + 1)
+		out, err := f.client.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String("bkt"), Key: aws.String("dst"), UploadId: up.UploadId,
+			PartNumber: &n, CopySource: aws.String("bkt/src"), CopySourceRange: &rng})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, types.CompletedPart{ETag: out.CopyPartResult.ETag, PartNumber: &n})
+	}
+	n := int32(3)
+	_, err = f.client.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String("bkt"), Key: aws.String("dst"), UploadId: up.UploadId,
+		PartNumber: &n, CopySource: aws.String("bkt/src"), CopySourceRange: aws.String("bytes=10485760-10485761")})
+	if apiCode(err) != "InvalidRange" {
+		t.Errorf("a range past the source: %v", err)
+	}
+	if _, err := f.client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String("dst"), UploadId: up.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}}); err != nil {
+		t.Fatal(err)
+	}
+	got, out, err := f.get(t, "dst", "")
+	if err != nil || !bytes.Equal(got, src) || aws.ToString(out.ContentType) != "text/plain" {
+		t.Errorf("copied object: %d bytes, %+v, %v", len(got), out, err)
+	}
+	f.assertNoState(t)
+}
+
+// Conditional GETs and the ranges S3 serves whole.
+func TestConditionsAndRanges(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	f.put(t, "o", []byte("0123456789"))
+	past, future := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	_, err := f.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("o"), IfUnmodifiedSince: &past})
+	if apiCode(err) != "PreconditionFailed" {
+		t.Errorf("If-Unmodified-Since in the past: %v", err)
+	}
+	if _, _, err := f.get(t, "o", ""); err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("o"), IfUnmodifiedSince: &future})
+	if err != nil {
+		t.Errorf("If-Unmodified-Since in the future: %v", err)
+	} else {
+		out.Body.Close()
+	}
+	c := f.raw(t)
+	for rng, want := range map[string]string{
+		"bytes=2-4": "234", "bytes=-3": "789", "bytes=8-": "89", "bytes=5-100": "56789",
+		"bytes=0-1,4-5": "0123456789", "bytes=abc": "0123456789", "bytes=4-2": "0123456789", "items=0-1": "0123456789",
+	} {
+		status, body := c.do("GET", "/bkt/o", "", map[string]string{"Range": rng})
+		if body != want || (status == http.StatusPartialContent) != (len(want) < 10) {
+			t.Errorf("Range %s: %d %q, want %q", rng, status, body, want)
+		}
+	}
+	if status, _ := c.do("GET", "/bkt/o", "", map[string]string{"Range": "bytes=10-"}); status != http.StatusRequestedRangeNotSatisfiable {
+		t.Errorf("a range past the end: %d", status)
+	}
+	// MaxKeys 0 lists nothing and says so.
+	l, err := f.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt"), MaxKeys: aws.Int32(0)})
+	if err != nil || len(l.Contents) != 0 || aws.ToInt32(l.KeyCount) != 0 {
+		t.Errorf("MaxKeys 0: %+v, %v", l, err)
+	}
+}
+
+// doReq sends a prepared request with the given payload mode, signed.
+func (c *rawClient) doReq(req *http.Request, payload string, hdr map[string]string) (int, string) {
+	c.t.Helper()
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("X-Amz-Content-Sha256", payload)
+	signReq(c.t, c.f, req, payload)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
