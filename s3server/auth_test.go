@@ -176,16 +176,18 @@ func newTestReader(s string) *bufio.Reader { return bufio.NewReaderSize(strings.
 // The chunk decoder reads bytes from the network: whatever they are, it
 // must fail cleanly or yield no more than was declared, never panic.
 func FuzzChunkReader(f *testing.F) {
-	f.Add([]byte("5\r\nhello\r\n0\r\n\r\n"), false)
-	f.Add([]byte("5\r\nhello\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"), true)
-	f.Add([]byte("5;chunk-signature=00\r\nhello\r\n0;chunk-signature=00\r\n\r\n"), false)
-	f.Add([]byte("ffffffffffffffff\r\n"), false)
-	f.Fuzz(func(t *testing.T, body []byte, trailer bool) {
+	f.Add([]byte("5\r\nhello\r\n0\r\n\r\n"), uint8(0))
+	f.Add([]byte("5\r\nhello\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"), uint8(1))
+	f.Add([]byte("5;chunk-signature=00\r\nhello\r\n0;chunk-signature=00\r\n\r\n"), uint8(0))
+	f.Add([]byte("5;chunk-signature=00\r\nhello\r\n0;chunk-signature=00\r\nx-amz-checksum-crc32:AAAAAA==\r\nx-amz-trailer-signature:00\r\n\r\n"), uint8(2))
+	f.Add([]byte("ffffffffffffffff\r\n"), uint8(0))
+	f.Fuzz(func(t *testing.T, body []byte, mode uint8) {
+		// mode 0: signed chunks; 1: unsigned with trailers; 2: signed with trailers.
 		var sig *chunkSigner
-		if !trailer {
+		if mode%3 != 1 {
 			sig = &chunkSigner{key: []byte("k"), amzDate: "20130524T000000Z", scope: "20130524/us-east-1/s3/aws4_request", prev: "seed"}
 		}
-		cr := &chunkReader{br: bufio.NewReaderSize(bytes.NewReader(body), 64<<10), body: io.NopCloser(nil), sig: sig, trailer: trailer}
+		cr := &chunkReader{br: bufio.NewReaderSize(bytes.NewReader(body), 64<<10), body: io.NopCloser(nil), sig: sig, trailer: mode%3 != 0, trailers: http.Header{}}
 		n, _ := io.Copy(io.Discard, cr)
 		if n > int64(len(body)) {
 			t.Fatalf("decoded %d bytes from a %d byte body", n, len(body))
@@ -198,6 +200,8 @@ func FuzzVerify(f *testing.F) {
 	f.Add(exampleGet().Header.Get("Authorization"), "", "20130524T000000Z")
 	f.Add("AWS4-HMAC-SHA256 Credential=/////,SignedHeaders=;;,Signature=", "", "x")
 	f.Add("", "X-Amz-Signature=00&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=a/b/c/s3/aws4_request&X-Amz-Date=2&X-Amz-Expires=9", "")
+	f.Add("AWS AKIAIOSFODNN7EXAMPLE:c2lnbmF0dXJl", "", "Fri, 24 May 2013 00:00:00 GMT")
+	f.Add("", "AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Expires=1369353600&Signature=c2ln", "")
 	f.Fuzz(func(t *testing.T, auth, query, date string) {
 		r := httptest.NewRequest(http.MethodGet, "/b/k", nil)
 		r.URL.RawQuery = query
