@@ -1,14 +1,19 @@
 package s3server
 
 import (
+	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
 	"hash"
 	"hash/crc32"
 	"hash/crc64"
 	"net/http"
 	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/zeebo/xxh3"
 )
 
 // S3's flexible checksums: a client names one algorithm and sends the
@@ -17,7 +22,15 @@ import (
 // body, refuses the write when it differs (400 BadDigest), stores it and
 // returns it with the object when asked (x-amz-checksum-mode: ENABLED).
 
-var checksumAlgos = []string{"crc32", "crc32c", "crc64nvme", "sha1", "sha256"}
+var checksumAlgos = []string{"crc32", "crc32c", "crc64nvme", "md5", "sha1", "sha256", "sha512", "xxhash64", "xxhash3", "xxhash128"}
+
+// errUnknownAlgo is S3's answer to an algorithm it does not know.
+var errUnknownAlgo = &s3Error{http.StatusBadRequest, "InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, MD5, SHA1, SHA256, SHA512, XXHASH128, XXHASH3, XXHASH64]"}
+
+// fullObjectOK and compositeOK say which multipart checksum types an
+// algorithm supports: a whole-object value needs a combinable CRC.
+func fullObjectOK(algo string) bool { return strings.HasPrefix(algo, "crc") }
+func compositeOK(algo string) bool  { return algo != "crc64nvme" }
 
 // crc64NVME is the NVMe polynomial in the reversed form crc64.MakeTable
 // takes.
@@ -36,10 +49,20 @@ func newChecksum(algo string) hash.Hash {
 		return crc32.New(crc32cTable)
 	case "crc64nvme":
 		return crc64.New(crc64NVMETable)
+	case "md5":
+		return md5.New()
 	case "sha1":
 		return sha1.New()
 	case "sha256":
 		return sha256.New()
+	case "sha512":
+		return sha512.New()
+	case "xxhash64":
+		return xxhash.New()
+	case "xxhash3":
+		return xxh3.New()
+	case "xxhash128":
+		return xxh3.New128()
 	}
 	return nil
 }
@@ -81,7 +104,7 @@ func checksumOf(r *http.Request) (*checksumReq, error) {
 	}
 	if sdk != "" {
 		if newChecksum(sdk) == nil {
-			return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]"}
+			return nil, errUnknownAlgo
 		}
 		if c == nil {
 			c = &checksumReq{algo: sdk}

@@ -78,46 +78,56 @@ func (b *dirBackend) getUpload(bucket, key string, id gofakes3.UploadID) (*uploa
 }
 
 func (b *dirBackend) CreateMultipartUpload(bucket, key string, meta map[string]string) (gofakes3.UploadID, error) {
-	if _, err := b.objectPath(bucket, key); err != nil {
-		return "", err
-	}
-	// gofakes3 hands over the request's headers, canonical.
 	hdr := http.Header{}
 	for k, v := range meta {
 		hdr.Set(k, v)
 	}
-	headers, err := headersOf(hdr)
+	u, err := b.newUpload(bucket, key, hdr)
 	if err != nil {
 		return "", err
+	}
+	return u.id, nil
+}
+
+// newUpload starts an upload with the headers to store with the object
+// and the checksum its parts must carry.
+func (b *dirBackend) newUpload(bucket, key string, hdr http.Header) (*upload, error) {
+	if _, err := b.objectPath(bucket, key); err != nil {
+		return nil, err
+	}
+	headers, err := headersOf(hdr)
+	if err != nil {
+		return nil, err
 	}
 	algo := strings.ToLower(hdr.Get("X-Amz-Checksum-Algorithm"))
 	typ := strings.ToUpper(hdr.Get("X-Amz-Checksum-Type"))
 	switch {
 	case algo == "" && typ != "":
-		return "", &s3Error{http.StatusBadRequest, "InvalidRequest", "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header."}
+		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header."}
 	case algo != "" && newChecksum(algo) == nil:
-		return "", &s3Error{http.StatusBadRequest, "InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]"}
+		return nil, errUnknownAlgo
 	case typ != "" && typ != "COMPOSITE" && typ != "FULL_OBJECT":
-		return "", &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-checksum-type header is invalid."}
-	case algo == "crc64nvme" && typ == "COMPOSITE", strings.HasPrefix(algo, "sha") && typ == "FULL_OBJECT":
-		return "", &s3Error{http.StatusBadRequest, "InvalidRequest", "The " + strings.ToUpper(algo) + " checksum algorithm does not support the " + typ + " checksum type."}
-	case algo == "crc64nvme":
-		typ = "FULL_OBJECT"
-	case algo != "" && typ == "":
+		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-checksum-type header is invalid."}
+	case typ == "FULL_OBJECT" && !fullObjectOK(algo), typ == "COMPOSITE" && !compositeOK(algo):
+		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "The " + strings.ToUpper(algo) + " checksum algorithm does not support the " + typ + " checksum type."}
+	case typ == "" && algo != "" && compositeOK(algo):
 		typ = "COMPOSITE"
+	case typ == "" && algo != "":
+		typ = "FULL_OBJECT"
 	}
 	var rnd [16]byte
 	rand.Read(rnd[:])
 	id := gofakes3.UploadID(hex.EncodeToString(rnd[:]))
 	dir := filepath.Join(b.uploads, string(id))
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		return "", err
+		return nil, err
 	}
-	b.mp.mu.Lock()
-	b.mp.uploads[id] = &upload{id: id, bucket: bucket, key: key, dir: dir, initiated: time.Now(), parts: map[int]part{},
+	u := &upload{id: id, bucket: bucket, key: key, dir: dir, initiated: time.Now(), parts: map[int]part{},
 		headers: headers, checksumAlgo: algo, checksumType: typ}
+	b.mp.mu.Lock()
+	b.mp.uploads[id] = u
 	b.mp.mu.Unlock()
-	return id, nil
+	return u, nil
 }
 
 func (b *dirBackend) UploadPart(bucket, key string, id gofakes3.UploadID, num int, size int64, input io.Reader) (string, error) {

@@ -79,6 +79,8 @@ func (b *dirBackend) objects(next http.Handler) http.Handler {
 			err = b.uploadPart(w, r, bucket, key, copySrc)
 		case name == "CompleteMultipartUpload":
 			err = b.completeUpload(w, r, bucket, key)
+		case name == "CreateMultipartUpload":
+			err = b.createUpload(w, r, bucket, key)
 		default:
 			next.ServeHTTP(w, r)
 			return
@@ -428,17 +430,28 @@ func (b *dirBackend) openSource(r *http.Request, src string) (*os.File, os.FileI
 }
 
 type copyResult struct {
-	XMLName           xml.Name
-	ETag              string `xml:"ETag"`
-	LastModified      string `xml:"LastModified"`
+	XMLName      xml.Name
+	ETag         string `xml:"ETag"`
+	LastModified string `xml:"LastModified"`
+	checksums
+}
+
+// checksums are the Checksum<ALGORITHM> elements of S3's answers.
+type checksums struct {
 	ChecksumCRC32     string `xml:"ChecksumCRC32,omitempty"`
 	ChecksumCRC32C    string `xml:"ChecksumCRC32C,omitempty"`
 	ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME,omitempty"`
+	ChecksumMD5       string `xml:"ChecksumMD5,omitempty"`
 	ChecksumSHA1      string `xml:"ChecksumSHA1,omitempty"`
 	ChecksumSHA256    string `xml:"ChecksumSHA256,omitempty"`
+	ChecksumSHA512    string `xml:"ChecksumSHA512,omitempty"`
+	ChecksumXXHASH64  string `xml:"ChecksumXXHASH64,omitempty"`
+	ChecksumXXHASH3   string `xml:"ChecksumXXHASH3,omitempty"`
+	ChecksumXXHASH128 string `xml:"ChecksumXXHASH128,omitempty"`
+	ChecksumType      string `xml:"ChecksumType,omitempty"`
 }
 
-func (c *copyResult) setChecksum(algo, v string) {
+func (c *checksums) setChecksum(algo, v string) {
 	switch algo {
 	case "crc32":
 		c.ChecksumCRC32 = v
@@ -446,10 +459,20 @@ func (c *copyResult) setChecksum(algo, v string) {
 		c.ChecksumCRC32C = v
 	case "crc64nvme":
 		c.ChecksumCRC64NVME = v
+	case "md5":
+		c.ChecksumMD5 = v
 	case "sha1":
 		c.ChecksumSHA1 = v
 	case "sha256":
 		c.ChecksumSHA256 = v
+	case "sha512":
+		c.ChecksumSHA512 = v
+	case "xxhash64":
+		c.ChecksumXXHASH64 = v
+	case "xxhash3":
+		c.ChecksumXXHASH3 = v
+	case "xxhash128":
+		c.ChecksumXXHASH128 = v
 	}
 }
 
@@ -471,7 +494,7 @@ func (b *dirBackend) copyObject(w http.ResponseWriter, r *http.Request, bucket, 
 	}
 	algo := strings.ToLower(r.Header.Get("X-Amz-Checksum-Algorithm"))
 	if algo != "" && newChecksum(algo) == nil {
-		return &s3Error{http.StatusBadRequest, "InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]"}
+		return errUnknownAlgo
 	}
 	f, fi, _, sm, sb, sk, err := b.openSource(r, src)
 	if err != nil {
@@ -536,13 +559,19 @@ func (b *dirBackend) uploadPart(w http.ResponseWriter, r *http.Request, bucket, 
 	if err != nil {
 		return err
 	}
-	if u.checksumAlgo != "" && (ck == nil || ck.algo != u.checksumAlgo) {
-		return &s3Error{http.StatusBadRequest, "InvalidRequest", "The upload was created using the " + strings.ToUpper(u.checksumAlgo) + " checksum algorithm; every part must carry it."}
+	// A composite checksum is made of the parts' own; a whole-object one
+	// is computed at the end, so its parts may come without.
+	if u.checksumAlgo != "" && (ck != nil && ck.algo != u.checksumAlgo || ck == nil && u.checksumType == "COMPOSITE") {
+		got := "null"
+		if ck != nil {
+			got = strings.ToUpper(ck.algo)
+		}
+		return &s3Error{http.StatusBadRequest, "InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: " + strings.ToUpper(u.checksumAlgo) + ", actual checksum Type: " + got}
 	}
 	if err := contentMD5Valid(r); err != nil {
 		return err
 	}
-	algo := ""
+	algo := u.checksumAlgo
 	if ck != nil {
 		algo = ck.algo
 	}
@@ -554,6 +583,9 @@ func (b *dirBackend) uploadPart(w http.ResponseWriter, r *http.Request, bucket, 
 	checksum, err := verifyBody(r, s, ck)
 	if err != nil {
 		return err
+	}
+	if ck == nil && algo != "" {
+		checksum = base64.StdEncoding.EncodeToString(s.checksum)
 	}
 	etag := quoteETag(s.md5)
 	if err := b.storePart(u, num, tmp, part{etag: etag, md5: s.md5, size: r.ContentLength, checksum: checksum}); err != nil {
@@ -622,16 +654,7 @@ type completeResult struct {
 	Bucket   string   `xml:"Bucket"`
 	Key      string   `xml:"Key"`
 	ETag     string   `xml:"ETag"`
-	copyChecksums
-	ChecksumType string `xml:"ChecksumType,omitempty"`
-}
-
-type copyChecksums struct {
-	ChecksumCRC32     string `xml:"ChecksumCRC32,omitempty"`
-	ChecksumCRC32C    string `xml:"ChecksumCRC32C,omitempty"`
-	ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME,omitempty"`
-	ChecksumSHA1      string `xml:"ChecksumSHA1,omitempty"`
-	ChecksumSHA256    string `xml:"ChecksumSHA256,omitempty"`
+	checksums
 }
 
 func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, bucket, key string) error {
@@ -657,11 +680,29 @@ func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, buck
 		Bucket:   bucket, Key: key, ETag: m.ETag,
 	}
 	if m.Checksum != "" {
-		c := copyResult{}
-		c.setChecksum(m.ChecksumAlgo, m.Checksum)
-		res.copyChecksums = copyChecksums{c.ChecksumCRC32, c.ChecksumCRC32C, c.ChecksumCRC64NVME, c.ChecksumSHA1, c.ChecksumSHA256}
+		res.setChecksum(m.ChecksumAlgo, m.Checksum)
 		res.ChecksumType = m.ChecksumType
 	}
 	writeXML(w, res)
+	return nil
+}
+
+type initiateResult struct {
+	XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
+	Bucket   string   `xml:"Bucket"`
+	Key      string   `xml:"Key"`
+	UploadID string   `xml:"UploadId"`
+}
+
+func (b *dirBackend) createUpload(w http.ResponseWriter, r *http.Request, bucket, key string) error {
+	u, err := b.newUpload(bucket, key, r.Header)
+	if err != nil {
+		return err
+	}
+	if u.checksumAlgo != "" {
+		w.Header().Set("X-Amz-Checksum-Algorithm", strings.ToUpper(u.checksumAlgo))
+		w.Header().Set("X-Amz-Checksum-Type", u.checksumType)
+	}
+	writeXML(w, &initiateResult{Bucket: bucket, Key: key, UploadID: string(u.id)})
 	return nil
 }
