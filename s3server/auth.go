@@ -14,12 +14,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/johannesboyne/gofakes3"
 )
 
 // gofakes3 accepts any request, signed or not. This file is the check it
@@ -44,13 +43,14 @@ type authError struct {
 	status int
 	code   string
 	msg    string
+	fields []string // further elements of the error: name, value, ...
 }
 
 func (e *authError) Error() string { return e.code + ": " + e.msg }
 
 // writeError answers a request with an S3 error. The body the client may
 // still be sending is not read: the connection closes after the answer.
-func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string, fields ...string) {
 	dropBody(w, r)
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Del("Content-Length")
@@ -63,7 +63,13 @@ func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg st
 	xml.EscapeText(&b, []byte(code))
 	b.WriteString("</Code><Message>")
 	xml.EscapeText(&b, []byte(msg))
-	b.WriteString("</Message></Error>")
+	b.WriteString("</Message>")
+	for i := 0; i+1 < len(fields); i += 2 {
+		b.WriteString("<" + fields[i] + ">")
+		xml.EscapeText(&b, []byte(fields[i+1]))
+		b.WriteString("</" + fields[i] + ">")
+	}
+	b.WriteString("</Error>")
 	io.WriteString(w, b.String())
 }
 
@@ -79,9 +85,9 @@ func (v *verifier) wrap(next http.Handler) http.Handler {
 			if err := v.verify(r); err != nil {
 				var ae *authError
 				if !errors.As(err, &ae) {
-					ae = &authError{http.StatusForbidden, "AccessDenied", err.Error()}
+					ae = &authError{status: http.StatusForbidden, code: "AccessDenied", msg: err.Error()}
 				}
-				writeError(w, r, ae.status, ae.code, ae.msg)
+				writeError(w, r, ae.status, ae.code, ae.msg, ae.fields...)
 				return
 			}
 		}
@@ -97,18 +103,47 @@ func (c credential) scope() string {
 	return c.date + "/" + c.region + "/" + c.service + "/aws4_request"
 }
 
+// The errors below are worded as S3 words them: clients and conformance
+// suites match on them.
+
 func malformed(format string, a ...any) error {
-	return &authError{http.StatusBadRequest, "AuthorizationHeaderMalformed", fmt.Sprintf(format, a...)}
+	return &authError{status: http.StatusBadRequest, code: "AuthorizationHeaderMalformed", msg: fmt.Sprintf(format, a...)}
 }
 
-func parseCredential(s string) (credential, error) {
+// credError is a malformed credential, in the header's or the query's
+// wording.
+func credError(query bool, format string, a ...any) error {
+	if query {
+		return &authError{status: http.StatusBadRequest, code: "AuthorizationQueryParametersError",
+			msg: "Error parsing the X-Amz-Credential parameter; " + fmt.Sprintf(format, a...)}
+	}
+	return malformed("The authorization header is malformed; "+format, a...)
+}
+
+func invalidArgument(msg, name, value string) error {
+	return &authError{status: http.StatusBadRequest, code: "InvalidArgument", msg: msg, fields: []string{"ArgumentName", name, "ArgumentValue", value}}
+}
+
+func queryError(msg string) error {
+	return &authError{status: http.StatusBadRequest, code: "AuthorizationQueryParametersError", msg: msg}
+}
+
+var errNoDate = &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "AWS authentication requires a valid Date or x-amz-date header."}
+
+func parseCredential(s string, query bool) (credential, error) {
 	parts := strings.Split(s, "/")
-	if len(parts) != 5 || parts[4] != "aws4_request" {
-		return credential{}, malformed("credential %q is not <key>/<date>/<region>/s3/aws4_request", s)
+	if len(parts) != 5 {
+		return credential{}, credError(query, `the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`)
 	}
 	c := credential{accessKey: parts[0], date: parts[1], region: parts[2], service: parts[3]}
+	if _, err := time.Parse("20060102", c.date); err != nil {
+		return credential{}, credError(query, `incorrect date format %q. This date in the credential must be in the format "yyyyMMdd".`, c.date)
+	}
 	if c.service != "s3" {
-		return credential{}, malformed("credential is for service %q, not s3", c.service)
+		return credential{}, credError(query, `incorrect service %q. This endpoint belongs to "s3".`, c.service)
+	}
+	if parts[4] != "aws4_request" {
+		return credential{}, credError(query, `incorrect terminal %q. This endpoint uses "aws4_request".`, parts[4])
 	}
 	return c, nil
 }
@@ -121,44 +156,71 @@ func (v *verifier) verify(r *http.Request) error {
 		return v.verifyHeader(r, auth)
 	}
 	q := r.URL.Query()
-	if q.Has("X-Amz-Signature") {
+	if q.Has("X-Amz-Signature") || q.Has("X-Amz-Algorithm") || q.Has("X-Amz-Credential") {
 		return v.verifyPresigned(r)
 	}
 	if q.Has("Signature") && q.Has("AWSAccessKeyId") {
 		return v.verifyV2(r, q.Get("AWSAccessKeyId")+":"+q.Get("Signature"), true)
 	}
-	return &authError{http.StatusForbidden, "AccessDenied", "anonymous requests are not allowed: sign requests with the server's access key"}
+	return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Access Denied"}
 }
 
 func (v *verifier) checkKey(c credential) error {
 	if !hmac.Equal([]byte(c.accessKey), []byte(v.accessKey)) {
-		return &authError{http.StatusForbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records."}
+		return &authError{status: http.StatusForbidden, code: "InvalidAccessKeyId",
+			msg: "The AWS Access Key Id you provided does not exist in our records.", fields: []string{"AWSAccessKeyId", c.accessKey}}
 	}
 	return nil
 }
 
-func (v *verifier) checkTime(amzDate string, c credential) (time.Time, error) {
-	t, err := time.Parse(amzDateFormat, amzDate)
-	if err != nil {
-		return t, &authError{http.StatusForbidden, "AccessDenied", "missing or malformed X-Amz-Date"}
+var errSignature = &authError{status: http.StatusForbidden, code: "SignatureDoesNotMatch",
+	msg: "The request signature we calculated does not match the signature you provided. Check your key and signing method."}
+
+// checkSignedHeaders refuses x-amz- headers the signature does not cover:
+// they would change what the request does unsigned.
+func checkSignedHeaders(r *http.Request, signed []string) error {
+	var missing []string
+	for k := range r.Header {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "x-amz-") && !slices.Contains(signed, lk) {
+			missing = append(missing, lk)
+		}
 	}
-	if amzDate[:8] != c.date {
-		return t, malformed("credential date %s does not match X-Amz-Date %s", c.date, amzDate)
+	if len(missing) == 0 {
+		return nil
 	}
-	return t, nil
+	sort.Strings(missing)
+	return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "There were headers present in the request which were not signed",
+		fields: []string{"HeadersNotSigned", strings.Join(missing, ", ")}}
 }
 
-var errSignature = &authError{http.StatusForbidden, "SignatureDoesNotMatch",
-	"The request signature we calculated does not match the signature you provided. Check your key and signing method."}
+func validPayload(p string) bool {
+	switch p {
+	case unsignedPayload, streamingSigned, streamingTrailer, streamingSignedT:
+		return true
+	}
+	return len(p) == 64 && strings.Trim(p, "0123456789abcdef") == ""
+}
 
 func (v *verifier) verifyHeader(r *http.Request, auth string) error {
-	rest, ok := strings.CutPrefix(auth, sigAlgorithm+" ")
-	if !ok {
-		return malformed("only AWS Signature Version 4 (%s) is supported", sigAlgorithm)
+	alg, rest, ok := strings.Cut(auth, " ")
+	if !ok || strings.Contains(strings.TrimSpace(rest), " ") && !strings.Contains(rest, ",") {
+		return invalidArgument("Authorization header is invalid -- one and only one ' ' (space) required.", "Authorization", auth)
+	}
+	if alg != sigAlgorithm {
+		return invalidArgument("Unsupported Authorization Type", "Authorization", alg)
 	}
 	var credStr, signedStr, sig string
-	for _, f := range strings.Split(rest, ",") {
-		k, val, _ := strings.Cut(strings.TrimSpace(f), "=")
+	comps := strings.Split(rest, ",")
+	if len(comps) < 3 {
+		return malformed("The authorization header is malformed; the authorization header requires three components: Credential, SignedHeaders, and Signature.")
+	}
+	for _, f := range comps {
+		f = strings.TrimSpace(f)
+		k, val, ok := strings.Cut(f, "=")
+		if !ok {
+			return malformed("The authorization header is malformed; the authorization component %q is malformed.", f)
+		}
 		switch k {
 		case "Credential":
 			credStr = val
@@ -168,10 +230,15 @@ func (v *verifier) verifyHeader(r *http.Request, auth string) error {
 			sig = val
 		}
 	}
-	if credStr == "" || signedStr == "" || sig == "" {
-		return malformed("Authorization needs Credential, SignedHeaders and Signature")
+	switch {
+	case credStr == "":
+		return malformed("The authorization header is malformed; missing Credential.")
+	case signedStr == "":
+		return malformed("The authorization header is malformed; missing SignedHeaders.")
+	case sig == "":
+		return malformed("The authorization header is malformed; missing Signature.")
 	}
-	c, err := parseCredential(credStr)
+	c, err := parseCredential(credStr, false)
 	if err != nil {
 		return err
 	}
@@ -179,16 +246,23 @@ func (v *verifier) verifyHeader(r *http.Request, auth string) error {
 		return err
 	}
 	amzDate := r.Header.Get("X-Amz-Date")
-	t, err := v.checkTime(amzDate, c)
+	t, err := time.Parse(amzDateFormat, amzDate)
 	if err != nil {
-		return err
+		return errNoDate
+	}
+	if amzDate[:8] != c.date {
+		return malformed("The authorization header is malformed; The authorization header is malformed; Invalid credential date. Date is not the same as X-Amz-Date.")
 	}
 	if d := v.now().Sub(t); d > maxClockSkew || d < -maxClockSkew {
-		return &authError{http.StatusForbidden, "RequestTimeTooSkewed", "The difference between the request time and the server's time is too large."}
+		return &authError{status: http.StatusForbidden, code: "RequestTimeTooSkewed", msg: "The difference between the request time and the current time is too large."}
 	}
 	payload := r.Header.Get("X-Amz-Content-Sha256")
 	if payload == "" {
-		return &authError{http.StatusBadRequest, "InvalidRequest", "Missing required header for this request: x-amz-content-sha256"}
+		return &authError{status: http.StatusBadRequest, code: "InvalidRequest", msg: "Missing required header for this request: x-amz-content-sha256"}
+	}
+	if !validPayload(payload) {
+		return invalidArgument("x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD, STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD-TRAILER or a valid sha256 value.",
+			"x-amz-content-sha256", payload)
 	}
 	signed := strings.Split(signedStr, ";")
 	key := signingKey(v.secretKey, c)
@@ -196,36 +270,56 @@ func (v *verifier) verifyHeader(r *http.Request, auth string) error {
 	if !hmac.Equal([]byte(want), []byte(sig)) {
 		return errSignature
 	}
+	if err := checkSignedHeaders(r, signed); err != nil {
+		return err
+	}
 	return wrapPayload(r, payload, &chunkSigner{key: key, amzDate: amzDate, scope: c.scope(), prev: sig})
 }
 
 func (v *verifier) verifyPresigned(r *http.Request) error {
 	q := r.URL.Query()
-	if q.Get("X-Amz-Algorithm") != sigAlgorithm {
-		return &authError{http.StatusBadRequest, "AuthorizationQueryParametersError", "X-Amz-Algorithm must be " + sigAlgorithm}
+	for _, p := range []string{"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders", "X-Amz-Expires"} {
+		if !q.Has(p) {
+			return queryError("Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.")
+		}
 	}
-	c, err := parseCredential(q.Get("X-Amz-Credential"))
+	switch q.Get("X-Amz-Algorithm") {
+	case sigAlgorithm:
+	case "AWS4-ECDSA-P256-SHA256":
+		return queryError(`X-Amz-Algorithm only supports "AWS4-HMAC-SHA256"`)
+	default:
+		return queryError(`X-Amz-Algorithm only supports "AWS4-HMAC-SHA256 and AWS4-ECDSA-P256-SHA256"`)
+	}
+	c, err := parseCredential(q.Get("X-Amz-Credential"), true)
 	if err != nil {
 		return err
+	}
+	amzDate := q.Get("X-Amz-Date")
+	t, err := time.Parse(amzDateFormat, amzDate)
+	if err != nil {
+		return queryError(`X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd'T'HHmmss'Z'"`)
+	}
+	if amzDate[:8] != c.date {
+		return queryError(fmt.Sprintf("Invalid credential date %q. This date is not the same as X-Amz-Date: %q.", c.date, amzDate[:8]))
+	}
+	expires, err := strconv.Atoi(q.Get("X-Amz-Expires"))
+	switch {
+	case err != nil:
+		return queryError("X-Amz-Expires should be a number")
+	case expires < 0:
+		return queryError("X-Amz-Expires must be non-negative")
+	case expires > 7*24*3600:
+		return queryError("X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds")
 	}
 	if err := v.checkKey(c); err != nil {
 		return err
 	}
-	amzDate := q.Get("X-Amz-Date")
-	t, err := v.checkTime(amzDate, c)
-	if err != nil {
-		return err
-	}
-	expires, err := strconv.Atoi(q.Get("X-Amz-Expires"))
-	if err != nil || expires < 1 || expires > 7*24*3600 {
-		return &authError{http.StatusBadRequest, "AuthorizationQueryParametersError", "X-Amz-Expires must be 1 to 604800 seconds"}
-	}
 	now := v.now()
 	if now.After(t.Add(time.Duration(expires) * time.Second)) {
-		return &authError{http.StatusForbidden, "AccessDenied", "Request has expired"}
+		return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Request has expired."}
 	}
 	if t.Sub(now) > maxClockSkew {
-		return &authError{http.StatusForbidden, "AccessDenied", "Request is not valid yet"}
+		return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Request is not valid yet"}
 	}
 	payload := q.Get("X-Amz-Content-Sha256")
 	if payload == "" {
@@ -236,6 +330,9 @@ func (v *verifier) verifyPresigned(r *http.Request) error {
 	want := signature(key, amzDate, c, canonicalRequest(r, signed, payload, true))
 	if !hmac.Equal([]byte(want), []byte(q.Get("X-Amz-Signature"))) {
 		return errSignature
+	}
+	if err := checkSignedHeaders(r, signed); err != nil {
+		return err
 	}
 	return wrapPayload(r, payload, nil)
 }
@@ -343,7 +440,7 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 		}
 		n, err := strconv.ParseInt(r.Header.Get("X-Amz-Decoded-Content-Length"), 10, 64)
 		if err != nil || n < 0 {
-			return &authError{http.StatusLengthRequired, "MissingContentLength", "aws-chunked uploads need X-Amz-Decoded-Content-Length"}
+			return &authError{status: http.StatusLengthRequired, code: "MissingContentLength", msg: "You must provide the Content-Length HTTP header."}
 		}
 		// The trailers (checksums) are known when the body has been read.
 		trailer := payload != streamingSigned
@@ -370,13 +467,13 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 	}
 	if len(payload) != 64 || strings.Trim(payload, "0123456789abcdef") != "" {
 		if strings.HasPrefix(payload, "STREAMING-") {
-			return &authError{http.StatusNotImplemented, "NotImplemented", "payload mode " + payload + " is not supported by this server"}
+			return &authError{status: http.StatusNotImplemented, code: "NotImplemented", msg: "payload mode " + payload + " is not supported by this server"}
 		}
-		return &authError{http.StatusBadRequest, "InvalidArgument", "x-amz-content-sha256 must be a hex SHA-256, UNSIGNED-PAYLOAD or a STREAMING- mode"}
+		return &authError{status: http.StatusBadRequest, code: "InvalidArgument", msg: "x-amz-content-sha256 must be a hex SHA-256, UNSIGNED-PAYLOAD or a STREAMING- mode"}
 	}
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		if payload != emptySHA256 {
-			return &authError{http.StatusBadRequest, "XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match what was computed."}
+			return &authError{status: http.StatusBadRequest, code: "XAmzContentSHA256Mismatch", msg: "The provided 'x-amz-content-sha256' header does not match what was computed."}
 		}
 		return nil
 	}
@@ -384,9 +481,9 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 	return nil
 }
 
-// errBodyDigest fails a write whose body is not what was signed; gofakes3
-// answers it as 400 BadDigest, and the backend discards the upload.
-var errBodyDigest = gofakes3.ErrorMessage(gofakes3.ErrBadDigest, "XAmzContentSHA256Mismatch: the body does not match x-amz-content-sha256")
+// errBodyDigest fails a write whose body is not what was signed; the
+// upload is discarded.
+var errBodyDigest = &s3Error{http.StatusBadRequest, "XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match what was computed."}
 
 type sha256Body struct {
 	rc   io.ReadCloser
@@ -430,6 +527,8 @@ func (s *chunkSigner) verify(sum []byte, got string) bool {
 	return hmac.Equal([]byte(want), []byte(got))
 }
 
+var errMalformedTrailer = &s3Error{http.StatusBadRequest, "MalformedTrailerError", "The request contained trailing data that was not well-formed or did not conform to our published schema."}
+
 // chunkReader decodes "<hex size>[;chunk-signature=<sig>]\r\n<data>\r\n"
 // chunks up to the zero-size one, then any trailer lines.
 type chunkReader struct {
@@ -445,10 +544,11 @@ type chunkReader struct {
 	err      error
 }
 
-var errChunkSig = gofakes3.ErrorMessage(gofakes3.ErrBadDigest, "SignatureDoesNotMatch: a chunk signature of the aws-chunked body does not match")
+var errChunkSig = &s3Error{http.StatusForbidden, "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided. Check your key and signing method."}
 
+// badChunk is a body that does not decode; S3 says no more than this.
 func badChunk(format string, a ...any) error {
-	return gofakes3.ErrorMessagef(gofakes3.ErrIncompleteBody, "malformed aws-chunked body: "+format, a...)
+	return &s3Error{http.StatusBadRequest, "IncompleteBody", "The request body terminated unexpectedly"}
 }
 
 func (r *chunkReader) Read(p []byte) (int, error) {
@@ -547,7 +647,7 @@ func (r *chunkReader) next() error {
 		}
 		k, v, ok := strings.Cut(l, ":")
 		if !ok {
-			return badChunk("malformed trailer line")
+			return errMalformedTrailer
 		}
 		k = strings.ToLower(strings.TrimSpace(k))
 		v = strings.TrimSpace(v)
@@ -564,7 +664,7 @@ func (r *chunkReader) next() error {
 		}
 	}
 	if r.sig != nil && r.trailer && !signed {
-		return badChunk("signed trailers without x-amz-trailer-signature")
+		return errMalformedTrailer
 	}
 	return nil
 }
@@ -605,17 +705,17 @@ func (v *verifier) verifyV2(r *http.Request, cred string, presigned bool) error 
 		return malformed("a Signature Version 2 authorization is AWS <access key>:<signature>")
 	}
 	if !hmac.Equal([]byte(ak), []byte(v.accessKey)) {
-		return &authError{http.StatusForbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records."}
+		return &authError{status: http.StatusForbidden, code: "InvalidAccessKeyId", msg: "The AWS Access Key Id you provided does not exist in our records."}
 	}
 	date := r.Header.Get("Date")
 	if presigned {
 		date = r.URL.Query().Get("Expires")
 		exp, err := strconv.ParseInt(date, 10, 64)
 		if err != nil {
-			return &authError{http.StatusForbidden, "AccessDenied", "Expires must be a Unix time"}
+			return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Expires must be a Unix time"}
 		}
 		if v.now().Unix() > exp {
-			return &authError{http.StatusForbidden, "AccessDenied", "Request has expired"}
+			return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Request has expired"}
 		}
 	} else {
 		t, err := http.ParseTime(date)
@@ -624,10 +724,10 @@ func (v *verifier) verifyV2(r *http.Request, cred string, presigned bool) error 
 			t, err = http.ParseTime(xd)
 		}
 		if err != nil {
-			return &authError{http.StatusForbidden, "AccessDenied", "AWS authentication requires a valid Date or x-amz-date header"}
+			return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "AWS authentication requires a valid Date or x-amz-date header"}
 		}
 		if d := v.now().Sub(t); d > maxClockSkew || d < -maxClockSkew {
-			return &authError{http.StatusForbidden, "RequestTimeTooSkewed", "The difference between the request time and the server's time is too large."}
+			return &authError{status: http.StatusForbidden, code: "RequestTimeTooSkewed", msg: "The difference between the request time and the server's time is too large."}
 		}
 	}
 	want := base64.StdEncoding.EncodeToString(hmacSHA1([]byte(v.secretKey), stringToSignV2(r, date)))

@@ -589,7 +589,7 @@ func (b *dirBackend) writeTemp(dir string, r io.Reader, size int64, extra ...has
 		return "", nil, err
 	}
 	if n != size {
-		return "", nil, gofakes3.ErrIncompleteBody
+		return "", nil, &s3Error{http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header"}
 	}
 	if err := f.Close(); err != nil {
 		return "", nil, err

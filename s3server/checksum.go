@@ -127,8 +127,8 @@ func (c *checksumReq) check(r *http.Request, sum []byte) (string, error) {
 	want := c.want
 	if c.trailer {
 		want = r.Trailer.Get("X-Amz-Checksum-" + c.algo)
-		if want == "" {
-			return "", &s3Error{http.StatusBadRequest, "InvalidRequest", "The x-amz-checksum-" + c.algo + " trailer announced in x-amz-trailer is missing"}
+		if b, err := base64.StdEncoding.DecodeString(want); err != nil || len(b) != len(sum) {
+			return "", &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-checksum-" + c.algo + " trailing header is invalid."}
 		}
 	}
 	if want != "" && want != got {
