@@ -391,7 +391,7 @@ func (b *dirBackend) object(bucket, key string, rr *gofakes3.ObjectRangeRequest,
 	if err != nil {
 		return nil, err
 	}
-	meta := map[string]string{"Last-Modified": fi.ModTime().UTC().Format(http.TimeFormat), "Content-Type": "application/octet-stream"}
+	meta := map[string]string{"Last-Modified": fi.ModTime().UTC().Format(http.TimeFormat), "Content-Type": "binary/octet-stream"}
 	if m != nil {
 		for k, v := range m.Headers {
 			meta[k] = v

@@ -65,7 +65,7 @@ func headersOf(h http.Header) (map[string]string, error) {
 		}
 	}
 	if user > maxUserMeta {
-		return nil, &s3Error{http.StatusBadRequest, "MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size."}
+		return nil, &s3Error{http.StatusBadRequest, "MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size"}
 	}
 	return m, nil
 }

@@ -224,16 +224,16 @@ func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []
 	for i, p := range parts {
 		if i > 0 && p.num <= parts[i-1].num {
 			b.mp.mu.Unlock()
-			return nil, &s3Error{http.StatusBadRequest, "InvalidPartOrder", "The list of parts was not in ascending order. The parts list must be specified in order by part number."}
+			return nil, &s3Error{http.StatusBadRequest, "InvalidPartOrder", "The list of parts was not in ascending order. Parts must be ordered by part number."}
 		}
 		have, ok := u.parts[p.num]
 		if !ok || strings.Trim(p.etag, `"`) != strings.Trim(have.etag, `"`) {
 			b.mp.mu.Unlock()
-			return nil, &s3Error{http.StatusBadRequest, "InvalidPart", fmt.Sprintf("One or more of the specified parts could not be found: part %d was not uploaded or its ETag differs.", p.num)}
+			return nil, &s3Error{http.StatusBadRequest, "InvalidPart", "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."}
 		}
 		if i < len(parts)-1 && have.size < minPartSize {
 			b.mp.mu.Unlock()
-			return nil, &s3Error{http.StatusBadRequest, "EntityTooSmall", fmt.Sprintf("Your proposed upload is smaller than the minimum allowed object size: part %d is %d bytes; every part but the last must be at least 5 MiB.", p.num, have.size)}
+			return nil, &s3Error{http.StatusBadRequest, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size"}
 		}
 		md5s.Write(have.md5)
 		if composite != nil {

@@ -34,7 +34,7 @@ func (e *s3Error) Error() string                 { return e.code + ": " + e.msg 
 func (e *s3Error) ErrorCode() gofakes3.ErrorCode { return gofakes3.ErrorCode(e.code) }
 
 var (
-	errPreconditionFailed = &s3Error{http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold"}
+	errPreconditionFailed = &s3Error{http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold."}
 	errMissingLength      = &s3Error{http.StatusLengthRequired, "MissingContentLength", "You must provide the Content-Length HTTP header."}
 	errTooLarge           = &s3Error{http.StatusBadRequest, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed object size."}
 )
@@ -50,10 +50,24 @@ func answer(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &se):
 		writeError(w, r, se.status, se.code, se.msg)
 	case errors.As(err, &ge):
-		writeError(w, r, ge.ErrorCode().Status(), string(ge.ErrorCode()), err.Error())
+		code := string(ge.ErrorCode())
+		msg, ok := s3Messages[code]
+		if !ok {
+			msg = err.Error()
+		}
+		writeError(w, r, ge.ErrorCode().Status(), code, msg)
 	default:
 		writeError(w, r, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
 	}
+}
+
+// s3Messages are S3's wording of the errors gofakes3's types stand for.
+var s3Messages = map[string]string{
+	"NoSuchBucket":   "The specified bucket does not exist.",
+	"NoSuchKey":      "The specified key does not exist.",
+	"NoSuchUpload":   "The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
+	"BucketNotEmpty": "The bucket you tried to delete is not empty.",
+	"InvalidPart":    "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.",
 }
 
 func splitPath(p string) (bucket, key string) {
@@ -82,6 +96,9 @@ func (b *dirBackend) objects(next http.Handler) http.Handler {
 		case name == "CreateMultipartUpload":
 			err = b.createUpload(w, r, bucket, key)
 		default:
+			if name == "HeadBucket" {
+				w.Header().Set("X-Amz-Bucket-Region", "us-east-1")
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -136,6 +153,9 @@ func parseRange(s string, size int64) (start, length int64, ok bool, err error) 
 		return 0, 0, false, nil
 	}
 	invalid := &s3Error{http.StatusRequestedRangeNotSatisfiable, "InvalidRange", "The requested range is not satisfiable"}
+	if size == 0 {
+		return 0, 0, false, invalid // no byte to serve
+	}
 	if first == "" {
 		n, err := strconv.ParseInt(last, 10, 64)
 		if err != nil || n < 0 {
@@ -165,7 +185,14 @@ func parseRange(s string, size int64) (start, length int64, ok bool, err error) 
 	return a, end - a + 1, true, nil
 }
 
+var errPartNumber = &s3Error{http.StatusBadRequest, "InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive."}
+
 func (b *dirBackend) getObject(w http.ResponseWriter, r *http.Request, bucket, key string) error {
+	if pn := r.URL.Query().Get("partNumber"); pn != "" {
+		if n, err := strconv.Atoi(pn); err != nil || n < 1 || n > gofakes3.MaxUploadPartNumber {
+			return errPartNumber
+		}
+	}
 	f, fi, etag, m, err := b.openObject(bucket, key)
 	if err != nil {
 		return err
@@ -190,10 +217,7 @@ func (b *dirBackend) getObject(w http.ResponseWriter, r *http.Request, bucket, k
 		if r.Header.Get("Range") != "" {
 			return &s3Error{http.StatusBadRequest, "InvalidRequest", "Cannot specify both Range header and partNumber query parameter"}
 		}
-		n, err := strconv.Atoi(pn)
-		if err != nil || n < 1 || n > gofakes3.MaxUploadPartNumber {
-			return &s3Error{http.StatusBadRequest, "InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive"}
-		}
+		n, _ := strconv.Atoi(pn)
 		parts := []int64{size}
 		if m != nil && len(m.Parts) > 0 {
 			parts = m.Parts
@@ -206,7 +230,7 @@ func (b *dirBackend) getObject(w http.ResponseWriter, r *http.Request, bucket, k
 			start += p
 		}
 		length, partial = parts[n-1], size > 0
-	} else if rng := r.Header.Get("Range"); rng != "" && size > 0 {
+	} else if rng := r.Header.Get("Range"); rng != "" {
 		s, l, ok, err := parseRange(rng, size)
 		if err != nil {
 			h.Set("Content-Range", fmt.Sprintf("bytes */%d", size))
@@ -220,7 +244,7 @@ func (b *dirBackend) getObject(w http.ResponseWriter, r *http.Request, bucket, k
 	h.Set("ETag", etag)
 	h.Set("Last-Modified", httpTime(fi.ModTime()))
 	h.Set("Accept-Ranges", "bytes")
-	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Type", "binary/octet-stream") // S3's, for an object stored without one
 	if m != nil {
 		for k, v := range m.Headers {
 			h.Set(k, v)
@@ -287,7 +311,7 @@ func verifyBody(r *http.Request, s sums, ck *checksumReq) (checksum string, err 
 	if v := r.Header.Get("Content-MD5"); v != "" {
 		want, err := base64.StdEncoding.DecodeString(v)
 		if err != nil || len(want) != 16 {
-			return "", &s3Error{http.StatusBadRequest, "InvalidDigest", "The Content-MD5 you specified is not valid."}
+			return "", &s3Error{http.StatusBadRequest, "InvalidDigest", "The Content-Md5 you specified is not valid."}
 		}
 		if string(want) != string(s.md5) {
 			return "", &s3Error{http.StatusBadRequest, "BadDigest", "The Content-MD5 you specified did not match what we received."}
@@ -303,7 +327,7 @@ func contentMD5Valid(r *http.Request) error {
 	if _, ok := r.Header["Content-Md5"]; ok {
 		v, err := base64.StdEncoding.DecodeString(r.Header.Get("Content-MD5"))
 		if err != nil || len(v) != 16 {
-			return &s3Error{http.StatusBadRequest, "InvalidDigest", "The Content-MD5 you specified is not valid."}
+			return &s3Error{http.StatusBadRequest, "InvalidDigest", "The Content-Md5 you specified is not valid."}
 		}
 	}
 	return nil
@@ -390,7 +414,7 @@ func putConditions(h http.Header) func(exists bool, etag string) error {
 // copySource parses x-amz-copy-source: "[/]bucket/key[?versionId=null]",
 // the key percent-encoded.
 func copySource(s string) (bucket, key string, err error) {
-	bad := &s3Error{http.StatusBadRequest, "InvalidArgument", "Invalid copy source: it must be bucket/key, URL-encoded"}
+	bad := &s3Error{http.StatusBadRequest, "InvalidArgument", "Invalid copy source encoding"}
 	path, query, _ := strings.Cut(s, "?")
 	if query != "" {
 		v, err := url.ParseQuery(query)
@@ -538,9 +562,12 @@ func (b *dirBackend) copyObject(w http.ResponseWriter, r *http.Request, bucket, 
 
 func (b *dirBackend) uploadPart(w http.ResponseWriter, r *http.Request, bucket, key, src string) error {
 	q := r.URL.Query()
+	if _, err := b.bucketPath(bucket); err != nil {
+		return err
+	}
 	num, err := strconv.Atoi(q.Get("partNumber"))
 	if err != nil || num < 1 || num > gofakes3.MaxUploadPartNumber {
-		return &s3Error{http.StatusBadRequest, "InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive"}
+		return errPartNumber
 	}
 	u, err := b.getUpload(bucket, key, gofakes3.UploadID(q.Get("uploadId")))
 	if err != nil {
@@ -616,7 +643,7 @@ func (b *dirBackend) uploadPartCopy(w http.ResponseWriter, r *http.Request, u *u
 			return bad
 		}
 		if last >= fi.Size() {
-			return &s3Error{http.StatusRequestedRangeNotSatisfiable, "InvalidRange", "The requested range is not satisfiable"}
+			return &s3Error{http.StatusBadRequest, "InvalidArgument", fmt.Sprintf("Range specified is not valid for source object of size: %d", fi.Size())}
 		}
 		start, length = first, last-first+1
 	}
@@ -658,6 +685,9 @@ type completeResult struct {
 }
 
 func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, bucket, key string) error {
+	if _, err := b.bucketPath(bucket); err != nil {
+		return err
+	}
 	var in completeRequest
 	if err := xml.NewDecoder(io.LimitReader(r.Body, 4<<20)).Decode(&in); err != nil {
 		return &s3Error{http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema."}
