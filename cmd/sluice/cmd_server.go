@@ -27,11 +27,13 @@ func newServerCommand() *cobra.Command {
 		Use:   "server --dir DIR",
 		Short: "Serve a directory over the S3 protocol (an embedded S3 endpoint)",
 		Long: `Serve a directory over the S3 protocol: each top-level directory of DIR is a
-bucket, files below it are objects. Supports ListObjects(V2), HEAD, ranged GET,
-PUT, copy, multipart upload and DELETE; every other S3 operation (ACLs, tagging,
-policies, versioning, object lock, ...) is answered 501 NotImplemented and
-changes nothing. Nothing outside DIR is served, even through symbolic links.
-Every request must be signed (AWS Signature Version 4) with the printed keys.
+bucket, files below it are objects. Supports ListObjects(V2), HEAD, GET (ranges,
+part numbers), PUT, copy, multipart upload (part copy too) and DELETE, with
+Content-Type and x-amz-meta-* kept, checksums verified and conditional requests;
+every other S3 operation (ACLs, tagging, policies, versioning, object lock, ...)
+is answered 501 NotImplemented and changes nothing. Nothing outside DIR is
+served, even through symbolic links. Every request must be signed (AWS
+Signature Version 4, or 2 as in aws s3 presign URLs) with the printed keys.
 Binds to loopback unless told otherwise, and prints the endpoint and the
 credentials to use; runs until interrupted.
 
