@@ -85,6 +85,8 @@ func (b *dirBackend) objects(next http.Handler) http.Handler {
 		switch {
 		case name == "GetObject" || name == "HeadObject":
 			err = b.getObject(w, r, bucket, key)
+		case name == "GetObjectAttributes":
+			err = b.getAttributes(w, r, bucket, key)
 		case name == "PutObject" && copySrc != "":
 			err = b.copyObject(w, r, bucket, key, copySrc)
 		case name == "PutObject":
@@ -153,9 +155,6 @@ func parseRange(s string, size int64) (start, length int64, ok bool, err error) 
 		return 0, 0, false, nil
 	}
 	invalid := &s3Error{http.StatusRequestedRangeNotSatisfiable, "InvalidRange", "The requested range is not satisfiable"}
-	if size == 0 {
-		return 0, 0, false, invalid // no byte to serve
-	}
 	if first == "" {
 		n, err := strconv.ParseInt(last, 10, 64)
 		if err != nil || n < 0 {
@@ -163,6 +162,9 @@ func parseRange(s string, size int64) (start, length int64, ok bool, err error) 
 		}
 		if n == 0 {
 			return 0, 0, false, invalid
+		}
+		if size == 0 {
+			return 0, 0, false, nil // the last n bytes of nothing: all of it
 		}
 		n = min(n, size)
 		return size - n, n, true, nil
@@ -179,7 +181,7 @@ func parseRange(s string, size int64) (start, length int64, ok bool, err error) 
 		}
 		end = min(e, size-1)
 	}
-	if a >= size {
+	if a >= size { // an empty object has no byte to start at
 		return 0, 0, false, invalid
 	}
 	return a, end - a + 1, true, nil
@@ -734,5 +736,71 @@ func (b *dirBackend) createUpload(w http.ResponseWriter, r *http.Request, bucket
 		w.Header().Set("X-Amz-Checksum-Type", u.checksumType)
 	}
 	writeXML(w, &initiateResult{Bucket: bucket, Key: key, UploadID: string(u.id)})
+	return nil
+}
+
+type attributesResult struct {
+	XMLName      xml.Name     `xml:"GetObjectAttributesResponse"`
+	ETag         string       `xml:"ETag,omitempty"`
+	Checksum     *checksums   `xml:"Checksum,omitempty"`
+	ObjectParts  *objectParts `xml:"ObjectParts,omitempty"`
+	StorageClass string       `xml:"StorageClass,omitempty"`
+	ObjectSize   *int64       `xml:"ObjectSize,omitempty"`
+}
+
+type objectParts struct {
+	TotalPartsCount int `xml:"TotalPartsCount"`
+}
+
+// getAttributes is GetObjectAttributes: what HEAD tells, asked for by
+// name in x-amz-object-attributes.
+func (b *dirBackend) getAttributes(w http.ResponseWriter, r *http.Request, bucket, key string) error {
+	var want []string
+	for _, v := range r.Header.Values("X-Amz-Object-Attributes") {
+		for _, a := range strings.Split(v, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				want = append(want, a)
+			}
+		}
+	}
+	if len(want) == 0 {
+		return &s3Error{http.StatusBadRequest, "InvalidRequest", "The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty"}
+	}
+	for _, a := range want {
+		switch a {
+		case "ETag", "Checksum", "ObjectParts", "StorageClass", "ObjectSize":
+		default:
+			return &s3Error{http.StatusBadRequest, "InvalidArgument", "Invalid attribute name specified."}
+		}
+	}
+	f, fi, etag, m, err := b.openObject(bucket, key)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	res := &attributesResult{}
+	for _, a := range want {
+		switch a {
+		case "ETag":
+			res.ETag = strings.Trim(etag, `"`)
+		case "Checksum":
+			if m != nil && m.Checksum != "" {
+				c := &checksums{ChecksumType: m.ChecksumType}
+				c.setChecksum(m.ChecksumAlgo, m.Checksum)
+				res.Checksum = c
+			}
+		case "ObjectParts":
+			if m != nil && len(m.Parts) > 0 {
+				res.ObjectParts = &objectParts{TotalPartsCount: len(m.Parts)}
+			}
+		case "StorageClass":
+			res.StorageClass = "STANDARD"
+		case "ObjectSize":
+			size := fi.Size()
+			res.ObjectSize = &size
+		}
+	}
+	w.Header().Set("Last-Modified", httpTime(fi.ModTime()))
+	writeXML(w, res)
 	return nil
 }

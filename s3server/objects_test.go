@@ -245,3 +245,29 @@ func (c *rawClient) doReq(req *http.Request, payload string, hdr map[string]stri
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// GetObjectAttributes tells what HEAD tells, by name.
+func TestObjectAttributes(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	data := []byte("attributes")
+	f.put(t, "o", data)
+	out, err := f.client.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: aws.String("bkt"), Key: aws.String("o"),
+		ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesEtag, types.ObjectAttributesObjectSize, types.ObjectAttributesStorageClass}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if `"`+aws.ToString(out.ETag)+`"` != md5hex(data) || aws.ToInt64(out.ObjectSize) != int64(len(data)) || out.StorageClass != types.StorageClassStandard {
+		t.Errorf("attributes: etag %s size %d class %s", aws.ToString(out.ETag), aws.ToInt64(out.ObjectSize), out.StorageClass)
+	}
+	_, err = f.client.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: aws.String("bkt"), Key: aws.String("o"),
+		ObjectAttributes: []types.ObjectAttributes{"Nonsense"}})
+	if apiCode(err) != "InvalidArgument" {
+		t.Errorf("an unknown attribute: %v", err)
+	}
+	_, err = f.client.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: aws.String("bkt"), Key: aws.String("missing"),
+		ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesEtag}})
+	if apiCode(err) != "NoSuchKey" {
+		t.Errorf("a missing object: %v", err)
+	}
+}

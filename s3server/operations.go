@@ -74,6 +74,7 @@ var (
 		{name: "DeleteObjects", method: "POST", target: bucket, selector: "delete"},
 
 		{name: "GetObject", method: "GET", target: object, params: getObjectParams},
+		{name: "GetObjectAttributes", method: "GET", target: object, selector: "attributes", params: []string{"versionId"}},
 		{name: "HeadObject", method: "HEAD", target: object, params: getObjectParams},
 		{name: "ListParts", method: "GET", target: object, selector: "uploadId",
 			params: []string{"max-parts", "part-number-marker", "encoding-type"}},
