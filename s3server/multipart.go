@@ -63,8 +63,9 @@ type part struct {
 }
 
 type completedPart struct {
-	num  int
-	etag string
+	num      int
+	etag     string
+	checksum string // as the client lists it, if it does
 }
 
 func (b *dirBackend) getUpload(bucket, key string, id gofakes3.UploadID) (*upload, error) {
@@ -182,7 +183,7 @@ func (b *dirBackend) CompleteMultipartUpload(bucket, key string, id gofakes3.Upl
 	for i, p := range in.Parts {
 		parts[i] = completedPart{num: p.PartNumber, etag: p.ETag}
 	}
-	m, err := b.complete(bucket, key, id, parts)
+	m, err := b.complete(bucket, key, id, parts, -1, nil)
 	if err != nil {
 		return "", "", err
 	}
@@ -193,7 +194,10 @@ func (b *dirBackend) CompleteMultipartUpload(bucket, key string, id gofakes3.Upl
 // "<md5 of the part md5s>-<number of parts>", its checksum (when the
 // upload has an algorithm) that of the whole object or of the part
 // checksums, as the upload's checksum type says.
-func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []completedPart) (*objMeta, error) {
+//
+// size, unless negative, is the object size the client expects; final,
+// if set, the object checksum it expects.
+func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []completedPart, size int64, final *checksumReq) (*objMeta, error) {
 	u, err := b.getUpload(bucket, key, id)
 	if errors.Is(err, gofakes3.ErrNoSuchUpload) {
 		b.mp.mu.Lock()
@@ -227,7 +231,7 @@ func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []
 			return nil, &s3Error{http.StatusBadRequest, "InvalidPartOrder", "The list of parts was not in ascending order. Parts must be ordered by part number."}
 		}
 		have, ok := u.parts[p.num]
-		if !ok || strings.Trim(p.etag, `"`) != strings.Trim(have.etag, `"`) {
+		if !ok || strings.Trim(p.etag, `"`) != strings.Trim(have.etag, `"`) || p.checksum != "" && p.checksum != have.checksum {
 			b.mp.mu.Unlock()
 			return nil, &s3Error{http.StatusBadRequest, "InvalidPart", "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."}
 		}
@@ -242,6 +246,22 @@ func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []
 		}
 		files = append(files, filepath.Join(u.dir, strconv.Itoa(p.num)))
 		sizes = append(sizes, have.size)
+	}
+	var total int64
+	for _, n := range sizes {
+		total += n
+	}
+	if size >= 0 && size != total {
+		b.mp.mu.Unlock()
+		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d", size, total)}
+	}
+	var compositeSum string
+	if composite != nil {
+		compositeSum = fmt.Sprintf("%s-%d", base64.StdEncoding.EncodeToString(composite.Sum(nil)), len(parts))
+		if final != nil && final.want != compositeSum && strings.SplitN(final.want, "-", 2)[0] != strings.SplitN(compositeSum, "-", 2)[0] {
+			b.mp.mu.Unlock()
+			return nil, &s3Error{http.StatusBadRequest, "BadDigest", "The " + strings.ToUpper(u.checksumAlgo) + " you specified did not match the calculated checksum."}
+		}
 	}
 	// Taking the upload out of the index makes a concurrent UploadPart,
 	// Abort or second Complete fail instead of racing the assembly.
@@ -258,6 +278,10 @@ func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []
 		return nil, err
 	}
 	defer os.Remove(tmp)
+	if full != nil && final != nil && final.want != base64.StdEncoding.EncodeToString(full.Sum(nil)) {
+		// The parts are gone with the upload, as when S3 refuses it.
+		return nil, &s3Error{http.StatusBadRequest, "BadDigest", "The " + strings.ToUpper(u.checksumAlgo) + " you specified did not match the calculated checksum."}
+	}
 	m := &objMeta{
 		ETag:    fmt.Sprintf(`"%x-%d"`, md5s.Sum(nil), len(parts)),
 		Parts:   sizes,
@@ -267,8 +291,7 @@ func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []
 	case full != nil:
 		m.ChecksumAlgo, m.Checksum, m.ChecksumType = u.checksumAlgo, base64.StdEncoding.EncodeToString(full.Sum(nil)), "FULL_OBJECT"
 	case composite != nil:
-		m.ChecksumAlgo, m.ChecksumType = u.checksumAlgo, "COMPOSITE"
-		m.Checksum = fmt.Sprintf("%s-%d", base64.StdEncoding.EncodeToString(composite.Sum(nil)), len(parts))
+		m.ChecksumAlgo, m.ChecksumType, m.Checksum = u.checksumAlgo, "COMPOSITE", compositeSum
 	}
 	if err := writeMeta(tmp, m); err != nil {
 		return nil, err

@@ -672,9 +672,51 @@ func (b *dirBackend) uploadPartCopy(w http.ResponseWriter, r *http.Request, u *u
 
 type completeRequest struct {
 	Parts []struct {
-		PartNumber int    `xml:"PartNumber"`
+		PartNumber *int   `xml:"PartNumber"`
 		ETag       string `xml:"ETag"`
+		checksums
 	} `xml:"Part"`
+}
+
+// checksum returns the part's checksum of algo, and whether it carries
+// one of another algorithm.
+func (c *checksums) checksum(algo string) (v string, other bool) {
+	for _, a := range checksumAlgos {
+		if val := fieldOf(c, a); val != "" {
+			if a == algo {
+				v = val
+			} else {
+				other = true
+			}
+		}
+	}
+	return v, other
+}
+
+func fieldOf(c *checksums, algo string) string {
+	switch algo {
+	case "crc32":
+		return c.ChecksumCRC32
+	case "crc32c":
+		return c.ChecksumCRC32C
+	case "crc64nvme":
+		return c.ChecksumCRC64NVME
+	case "md5":
+		return c.ChecksumMD5
+	case "sha1":
+		return c.ChecksumSHA1
+	case "sha256":
+		return c.ChecksumSHA256
+	case "sha512":
+		return c.ChecksumSHA512
+	case "xxhash64":
+		return c.ChecksumXXHASH64
+	case "xxhash3":
+		return c.ChecksumXXHASH3
+	case "xxhash128":
+		return c.ChecksumXXHASH128
+	}
+	return ""
 }
 
 type completeResult struct {
@@ -694,12 +736,55 @@ func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, buck
 	if err := xml.NewDecoder(io.LimitReader(r.Body, 4<<20)).Decode(&in); err != nil {
 		return &s3Error{http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema."}
 	}
+	id := gofakes3.UploadID(r.URL.Query().Get("uploadId"))
+	u, err := b.getUpload(bucket, key, id)
+	if err != nil && !errors.Is(err, gofakes3.ErrNoSuchUpload) {
+		return err
+	}
 	parts := make([]completedPart, len(in.Parts))
 	for i, p := range in.Parts {
-		parts[i] = completedPart{num: p.PartNumber, etag: p.ETag}
+		if p.PartNumber == nil || p.ETag == "" {
+			return &s3Error{http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema."}
+		}
+		if *p.PartNumber < 1 {
+			return &s3Error{http.StatusBadRequest, "InvalidArgument", "PartNumber must be >= 1"}
+		}
+		parts[i] = completedPart{num: *p.PartNumber, etag: p.ETag}
+		if u == nil || u.checksumAlgo == "" {
+			continue
+		}
+		v, other := p.checksums.checksum(u.checksumAlgo)
+		if other {
+			return &s3Error{http.StatusBadRequest, "BadDigest", "The " + strings.ToUpper(u.checksumAlgo) + " you specified did not match the calculated checksum."}
+		}
+		if v == "" && u.checksumType == "COMPOSITE" {
+			return &s3Error{http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("The upload was created using a %s checksum. The complete request must include the checksum for each part. It was missing for part %d in the request.", u.checksumAlgo, *p.PartNumber)}
+		}
+		parts[i].checksum = v
 	}
-	id := gofakes3.UploadID(r.URL.Query().Get("uploadId"))
-	m, err := b.complete(bucket, key, id, parts)
+	if u != nil {
+		if t := r.Header.Get("X-Amz-Checksum-Type"); t != "" && u.checksumAlgo != "" && !strings.EqualFold(t, u.checksumType) {
+			return &s3Error{http.StatusBadRequest, "InvalidRequest", "The upload was created using the " + u.checksumType + " checksum mode. The complete request must use the same checksum mode."}
+		}
+	}
+	var wantSize int64 = -1
+	if v := r.Header.Get("X-Amz-Mp-Object-Size"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-mp-object-size header is invalid."}
+		}
+		if n < 0 {
+			return &s3Error{http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("Value for x-amz-mp-object-size header is less than zero: '%d'", n)}
+		}
+		wantSize = n
+	}
+	var final *checksumReq
+	if u != nil && u.checksumAlgo != "" {
+		if v := r.Header.Get("X-Amz-Checksum-" + u.checksumAlgo); v != "" {
+			final = &checksumReq{algo: u.checksumAlgo, want: v}
+		}
+	}
+	m, err := b.complete(bucket, key, id, parts, wantSize, final)
 	if err != nil {
 		return err
 	}

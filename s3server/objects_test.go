@@ -3,6 +3,7 @@ package s3server_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"hash/crc32"
 	"io"
@@ -270,4 +271,53 @@ func TestObjectAttributes(t *testing.T) {
 	if apiCode(err) != "NoSuchKey" {
 		t.Errorf("a missing object: %v", err)
 	}
+}
+
+// A multipart upload created with a checksum algorithm: every part's
+// checksum is checked when listed in Complete, and the object gets the
+// composite checksum S3 gives it.
+func TestMultipartChecksums(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	key := aws.String("mp")
+	up, err := f.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("bkt"), Key: key,
+		ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := [][]byte{bytes.Repeat([]byte("x"), 5<<20), []byte("tail")}
+	var parts []types.CompletedPart
+	composite := sha256.New()
+	for i, b := range bodies {
+		n := int32(i + 1)
+		out, err := f.client.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("bkt"), Key: key, UploadId: up.UploadId, PartNumber: &n,
+			Body: bytes.NewReader(b), ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		if aws.ToString(out.ChecksumSHA256) != base64.StdEncoding.EncodeToString(sum[:]) {
+			t.Errorf("part %d checksum %s", n, aws.ToString(out.ChecksumSHA256))
+		}
+		composite.Write(sum[:])
+		parts = append(parts, types.CompletedPart{ETag: out.ETag, PartNumber: &n, ChecksumSHA256: out.ChecksumSHA256})
+	}
+	wrong := append([]types.CompletedPart(nil), parts...)
+	wrong[0].ChecksumSHA256 = aws.String(base64.StdEncoding.EncodeToString(make([]byte, 32)))
+	_, err = f.client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("bkt"), Key: key, UploadId: up.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: wrong}})
+	if apiCode(err) != "InvalidPart" {
+		t.Errorf("complete with a wrong part checksum: %v", err)
+	}
+	done, err := f.client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("bkt"), Key: key, UploadId: up.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := base64.StdEncoding.EncodeToString(composite.Sum(nil)) + "-2"
+	h, err := f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: key, ChecksumMode: types.ChecksumModeEnabled})
+	if err != nil || aws.ToString(done.ChecksumSHA256) != want || aws.ToString(h.ChecksumSHA256) != want || h.ChecksumType != types.ChecksumTypeComposite {
+		t.Errorf("composite checksum: complete %s, head %s %s, want %s (%v)", aws.ToString(done.ChecksumSHA256), aws.ToString(h.ChecksumSHA256), h.ChecksumType, want, err)
+	}
+	f.assertNoState(t)
 }
