@@ -546,10 +546,9 @@ type chunkReader struct {
 
 var errChunkSig = &s3Error{http.StatusForbidden, "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided. Check your key and signing method."}
 
-// badChunk is a body that does not decode; S3 says no more than this.
-func badChunk(format string, a ...any) error {
-	return &s3Error{http.StatusBadRequest, "IncompleteBody", "The request body terminated unexpectedly"}
-}
+// errBadChunk is a body that does not decode, however it fails: S3 says
+// no more than this.
+var errBadChunk = &s3Error{http.StatusBadRequest, "IncompleteBody", "The request body terminated unexpectedly"}
 
 func (r *chunkReader) Read(p []byte) (int, error) {
 	if r.err != nil {
@@ -573,7 +572,7 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 		r.h.Write(p[:n])
 	}
 	if err == io.EOF {
-		err = badChunk("body ends inside a chunk")
+		err = errBadChunk
 	}
 	if err == nil && r.left == 0 {
 		err = r.endChunk()
@@ -585,16 +584,13 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 }
 
 func (r *chunkReader) line() (string, error) {
-	b, err := r.br.ReadSlice('\n')
+	b, err := r.br.ReadSlice('\n') // a line longer than the buffer is an error too
 	if err != nil {
-		if err == bufio.ErrBufferFull {
-			return "", badChunk("line too long")
-		}
-		return "", badChunk("%v", err)
+		return "", errBadChunk
 	}
 	s, ok := strings.CutSuffix(string(b), "\r\n")
 	if !ok {
-		return "", badChunk("line does not end in CRLF")
+		return "", errBadChunk
 	}
 	return s, nil
 }
@@ -607,12 +603,12 @@ func (r *chunkReader) next() error {
 	sizeStr, ext, _ := strings.Cut(hdr, ";")
 	size, err := strconv.ParseInt(sizeStr, 16, 64)
 	if err != nil || size < 0 {
-		return badChunk("bad chunk size %q", sizeStr)
+		return errBadChunk
 	}
 	if r.sig != nil {
 		sig, ok := strings.CutPrefix(ext, "chunk-signature=")
 		if !ok {
-			return badChunk("chunk without a signature")
+			return errBadChunk
 		}
 		r.chunk = sig
 		if r.h == nil {
@@ -643,7 +639,7 @@ func (r *chunkReader) next() error {
 			break
 		}
 		if !r.trailer {
-			return badChunk("unexpected data after the last chunk")
+			return errBadChunk
 		}
 		k, v, ok := strings.Cut(l, ":")
 		if !ok {
@@ -672,7 +668,7 @@ func (r *chunkReader) next() error {
 func (r *chunkReader) endChunk() error {
 	var crlf [2]byte
 	if _, err := io.ReadFull(r.br, crlf[:]); err != nil || crlf != [2]byte{'\r', '\n'} {
-		return badChunk("chunk data not followed by CRLF")
+		return errBadChunk
 	}
 	if r.sig != nil && !r.sig.verify(r.h.Sum(nil), r.chunk) {
 		return errChunkSig
