@@ -36,6 +36,9 @@ type multipart struct {
 	completed map[gofakes3.UploadID]*completedUpload
 }
 
+// maxCompleted bounds the finished uploads remembered for retries.
+const maxCompleted = 4096
+
 type completedUpload struct {
 	bucket, key string
 	meta        *objMeta
@@ -300,6 +303,12 @@ func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []
 		return nil, err
 	}
 	b.mp.mu.Lock()
+	if len(b.mp.completed) >= maxCompleted {
+		for old := range b.mp.completed { // any one: retries come soon after
+			delete(b.mp.completed, old)
+			break
+		}
+	}
 	b.mp.completed[id] = &completedUpload{bucket: bucket, key: key, meta: m}
 	b.mp.mu.Unlock()
 	return m, nil
