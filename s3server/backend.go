@@ -146,15 +146,16 @@ func (b *dirBackend) bucketPath(bucket string) (string, error) {
 }
 
 // checkKey rejects keys that have no file of their own: empty segments
-// ("a//b", "dir/"), "." and "..", NUL. S3 allows them; a directory cannot.
+// ("a//b"), "." and "..", NUL. S3 allows them; a directory cannot. One
+// trailing "/" is a directory object (see dirobject.go).
 func checkKey(key string) error {
 	if key == "" || len(key) > gofakes3.KeySizeLimit || strings.ContainsRune(key, 0) {
 		return gofakes3.ErrorInvalidArgument("key", key, "key cannot be stored as a file")
 	}
-	for _, seg := range strings.Split(key, "/") {
+	for _, seg := range strings.Split(strings.TrimSuffix(key, "/"), "/") {
 		if seg == "" || seg == "." || seg == ".." {
 			return gofakes3.ErrorInvalidArgument("key", key,
-				"this server stores objects as files: a key may not have empty, '.' or '..' segments or end in '/'")
+				"this server stores objects as files: a key may not have empty, '.' or '..' segments")
 		}
 	}
 	return nil
@@ -169,7 +170,7 @@ func (b *dirBackend) objectPath(bucket, key string) (string, error) {
 	if err := checkKey(key); err != nil {
 		return "", err
 	}
-	return bp + "/" + key, nil
+	return bp + "/" + strings.TrimSuffix(key, "/"), nil
 }
 
 func (b *dirBackend) ListBuckets() ([]gofakes3.BucketInfo, error) {
@@ -216,8 +217,8 @@ func (b *dirBackend) DeleteBucket(name string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	empty := true
-	_ = fs.WalkDir(b.fs.FS(), bp, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+	_ = fs.WalkDir(b.fs.FS(), bp, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && (!d.IsDir() || p != bp && b.dirObject(p) != nil) {
 			empty = false
 			return filepath.SkipAll
 		}
@@ -246,6 +247,7 @@ type listEntry struct {
 	path   string
 	size   int64
 	mtime  time.Time
+	etag   string // known already (directory objects)
 }
 
 func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofakes3.ListBucketPage) (*gofakes3.ObjectList, error) {
@@ -270,7 +272,7 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 	// starts with it.
 	start := bp
 	if i := strings.LastIndexByte(pfx, '/'); i >= 0 {
-		if checkKey(pfx[:i]) != nil {
+		if d := pfx[:i]; checkKey(d) != nil || isDirKey(d) {
 			return gofakes3.NewObjectList(), nil
 		}
 		start = bp + "/" + pfx[:i]
@@ -289,6 +291,11 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 		if d.IsDir() {
 			if p != start && !strings.HasPrefix(key+"/", pfx) && !strings.HasPrefix(pfx, key+"/") {
 				return filepath.SkipDir
+			}
+			if p != bp && strings.HasPrefix(key+"/", pfx) {
+				if m := b.dirObject(p); m != nil {
+					keys = append(keys, listEntry{name: key + "/", mtime: time.Unix(0, m.MTime), etag: m.ETag})
+				}
 			}
 			return nil
 		}
@@ -332,7 +339,10 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 			out.AddPrefix(e.name)
 			continue
 		}
-		etag, err := b.etagOfPath(e.path)
+		etag, err := e.etag, error(nil)
+		if etag == "" {
+			etag, err = b.etagOfPath(e.path)
+		}
 		if err != nil {
 			if absent(err) {
 				continue // deleted or replaced while listing
@@ -370,6 +380,17 @@ func (b *dirBackend) openObject(bucket, key string) (*os.File, os.FileInfo, stri
 		return nil, nil, "", nil, err
 	}
 	fi, err := f.Stat()
+	if err == nil && isDirKey(key) {
+		var m *objMeta
+		if fi.IsDir() {
+			m = readDirMeta(f)
+		}
+		if m == nil {
+			f.Close()
+			return nil, nil, "", nil, gofakes3.KeyNotFound(key)
+		}
+		return f, dirObjInfo{fi, time.Unix(0, m.MTime)}, m.ETag, m, nil
+	}
 	if err == nil && !fi.Mode().IsRegular() {
 		err = gofakes3.KeyNotFound(key)
 	}
@@ -678,9 +699,12 @@ func (b *dirBackend) DeleteObject(bucket, key string) (gofakes3.ObjectDeleteResu
 	if checkKey(key) != nil {
 		return gofakes3.ObjectDeleteResult{}, nil // cannot exist; S3 deletes are idempotent
 	}
-	p := bp + "/" + key
+	p := bp + "/" + strings.TrimSuffix(key, "/")
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if isDirKey(key) {
+		return gofakes3.ObjectDeleteResult{}, b.deleteDirObject(bp, p)
+	}
 	fi, err := b.fs.Lstat(p)
 	if err != nil || fi.IsDir() {
 		return gofakes3.ObjectDeleteResult{}, nil
@@ -689,13 +713,7 @@ func (b *dirBackend) DeleteObject(bucket, key string) (gofakes3.ObjectDeleteResu
 		return gofakes3.ObjectDeleteResult{}, err
 	}
 	b.forget(fi)
-	// Empty directories are not objects in S3; remove them so "a" can
-	// become an object again after "a/b" is deleted.
-	for d := path.Dir(p); d != bp && strings.HasPrefix(d, bp+"/"); d = path.Dir(d) {
-		if b.fs.Remove(d) != nil {
-			break
-		}
-	}
+	b.prune(bp, path.Dir(p))
 	return gofakes3.ObjectDeleteResult{}, nil
 }
 

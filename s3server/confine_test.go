@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"golang.org/x/sys/unix"
 
 	"github.com/sluice-data/sluice/s3server"
 )
@@ -116,6 +117,7 @@ func TestNothingOutsideTheRoot(t *testing.T) {
 		"/bkt/..%2f..%2fsecret.txt", "/bkt/link-file", "/bkt/abs-link", "/bkt/link-dir/file",
 		"/bkt/" + url.PathEscape(filepath.Join(parent, "secret.txt")), "/bkt/" + filepath.Join(parent, "secret.txt"),
 		"/bkt//" + strings.TrimPrefix(filepath.Join(parent, "secret.txt"), "/"), "/linkbucket/file", "/../secret.txt",
+		"/bkt/link-dir/", "/bkt/link-dir/sub/", "/linkbucket/d/",
 	}
 	for _, p := range paths {
 		for _, m := range []string{"GET", "HEAD"} {
@@ -173,6 +175,13 @@ func TestNothingOutsideTheRoot(t *testing.T) {
 		}
 	}
 	sameTree(t, "requests", before, outside())
+	// Directory objects keep their metadata in an extended attribute of
+	// the directory: none was set outside either.
+	for _, p := range []string{parent, filepath.Join(parent, "outside"), filepath.Join(parent, "outside", "file"), filepath.Join(parent, "secret.txt")} {
+		if _, err := unix.Getxattr(p, "user.sluice.s3", nil); err == nil {
+			t.Errorf("%s got the server's metadata", p)
+		}
+	}
 
 	// Nothing inside the root holds the secret either (no copy, no part).
 	for p, v := range snapshot(t, f.dir) {

@@ -74,8 +74,9 @@
 // What it is not: a production object store. There is no TLS (it binds to
 // loopback by default), no versioning, and multipart uploads in progress
 // do not survive a restart. Keys must be valid file paths: no empty, "."
-// or ".." segments, no trailing "/" (so no "directory objects"), and "a"
-// cannot be an object while "a/b" is. Virtual-host addressing is not
+// or ".." segments, and "a" cannot be an object while "a/b" is. A key
+// ending in "/" (a "directory object") is the directory itself, with its
+// metadata in an extended attribute; it must be empty. Virtual-host addressing is not
 // supported; use path-style (the s3:// driver does so for any custom
 // endpoint). The server keeps its temporary files in DIR/.s3server, which
 // it empties at start.

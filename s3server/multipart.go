@@ -99,6 +99,9 @@ func (b *dirBackend) newUpload(bucket, key string, hdr http.Header) (*upload, er
 	if _, err := b.objectPath(bucket, key); err != nil {
 		return nil, err
 	}
+	if isDirKey(key) {
+		return nil, errDirObjectBody
+	}
 	headers, err := headersOf(hdr)
 	if err != nil {
 		return nil, err

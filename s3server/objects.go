@@ -361,6 +361,9 @@ func (b *dirBackend) putObject(w http.ResponseWriter, r *http.Request, bucket, k
 	if ck != nil {
 		algo = ck.algo
 	}
+	if isDirKey(key) && r.ContentLength != 0 {
+		return errDirObjectBody
+	}
 	tmp, s, err := b.receive(b.tmp, r.Body, r.ContentLength, algo)
 	if err != nil {
 		return err
@@ -374,10 +377,12 @@ func (b *dirBackend) putObject(w http.ResponseWriter, r *http.Request, bucket, k
 	if ck != nil {
 		m.ChecksumAlgo, m.Checksum, m.ChecksumType = ck.algo, checksum, "FULL_OBJECT"
 	}
-	if err := writeMeta(tmp, m); err != nil {
-		return err
+	if isDirKey(key) {
+		err = b.putDirObject(dst, key, m, putConditions(r.Header))
+	} else if err = writeMeta(tmp, m); err == nil {
+		err = b.commit(tmp, dst, key, m.ETag, putConditions(r.Header))
 	}
-	if err := b.commit(tmp, dst, key, m.ETag, putConditions(r.Header)); err != nil {
+	if err != nil {
 		return err
 	}
 	h := w.Header()
@@ -541,6 +546,9 @@ func (b *dirBackend) copyObject(w http.ResponseWriter, r *http.Request, bucket, 
 	if algo == "" && sm != nil && sm.ChecksumType == "FULL_OBJECT" {
 		algo = sm.ChecksumAlgo // the copy keeps its checksum
 	}
+	if isDirKey(key) && fi.Size() != 0 {
+		return errDirObjectBody
+	}
 	tmp, s, err := b.receive(b.tmp, io.NewSectionReader(f, 0, fi.Size()), fi.Size(), algo)
 	if err != nil {
 		return err
@@ -550,10 +558,12 @@ func (b *dirBackend) copyObject(w http.ResponseWriter, r *http.Request, bucket, 
 	if algo != "" {
 		m.ChecksumAlgo, m.Checksum, m.ChecksumType = algo, base64.StdEncoding.EncodeToString(s.checksum), "FULL_OBJECT"
 	}
-	if err := writeMeta(tmp, m); err != nil {
-		return err
+	if isDirKey(key) {
+		err = b.putDirObject(dst, key, m, nil)
+	} else if err = writeMeta(tmp, m); err == nil {
+		err = b.commit(tmp, dst, key, m.ETag, nil)
 	}
-	if err := b.commit(tmp, dst, key, m.ETag, nil); err != nil {
+	if err != nil {
 		return err
 	}
 	res := &copyResult{XMLName: xml.Name{Local: "CopyObjectResult"}, ETag: m.ETag, LastModified: time.Now().UTC().Format(time.RFC3339)}

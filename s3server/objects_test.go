@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -320,4 +322,84 @@ func TestMultipartChecksums(t *testing.T) {
 		t.Errorf("composite checksum: complete %s, head %s %s, want %s (%v)", aws.ToString(done.ChecksumSHA256), aws.ToString(h.ChecksumSHA256), h.ChecksumType, want, err)
 	}
 	f.assertNoState(t)
+}
+
+// Keys ending in "/" (folders of the AWS console, directory markers of
+// Hadoop's S3A) are empty objects of their own.
+func TestDirectoryObjects(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	keys := func(prefix, delim string) []string {
+		t.Helper()
+		in := &s3.ListObjectsV2Input{Bucket: aws.String("bkt"), Prefix: &prefix}
+		if delim != "" {
+			in.Delimiter = &delim
+		}
+		out, err := f.client.ListObjectsV2(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ks []string
+		for _, o := range out.Contents {
+			ks = append(ks, aws.ToString(o.Key))
+		}
+		for _, p := range out.CommonPrefixes {
+			ks = append(ks, "P:"+aws.ToString(p.Prefix))
+		}
+		return ks
+	}
+	if _, err := f.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("folder/"), Body: bytes.NewReader(nil),
+		ContentType: aws.String("application/x-directory")}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("folder/")})
+	if err != nil || aws.ToInt64(h.ContentLength) != 0 || aws.ToString(h.ContentType) != "application/x-directory" || aws.ToString(h.ETag) != md5hex(nil) {
+		t.Fatalf("head folder/: %+v, %v", h, err)
+	}
+	if _, err := f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("folder")}); err == nil {
+		t.Error("folder (no slash) is an object too")
+	}
+	f.put(t, "folder/file", []byte("inside"))
+	f.put(t, "plain/file", []byte("no marker"))
+	if got := strings.Join(keys("", ""), ","); got != "folder/,folder/file,plain/file" {
+		t.Errorf("list: %s", got)
+	}
+	if got := strings.Join(keys("", "/"), ","); got != "P:folder/,P:plain/" {
+		t.Errorf("list with delimiter: %s", got)
+	}
+	if got := strings.Join(keys("folder/", "/"), ","); got != "folder/,folder/file" {
+		t.Errorf("list of folder/: %s", got)
+	}
+	if _, err := f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("plain/")}); apiCode(err) != "NotFound" && apiCode(err) != "NoSuchKey" {
+		t.Errorf("a directory without its object: %v", err)
+	}
+	// Deleting the folder object keeps what is in it; deleting the last
+	// object leaves no directory behind.
+	if _, err := f.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("folder/")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(keys("folder", ""), ","); got != "folder/file" {
+		t.Errorf("after deleting folder/: %s", got)
+	}
+	if _, err := f.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("folder/file")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "bkt", "folder")); !os.IsNotExist(err) {
+		t.Errorf("empty directory left: %v", err)
+	}
+	// Only empty ones: a directory holds no bytes.
+	_, err = f.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("full/"), Body: strings.NewReader("bytes")})
+	if apiCode(err) != "InvalidArgument" {
+		t.Errorf("a directory object with content: %v", err)
+	}
+	// A bucket holding only a directory object is not empty.
+	if err := f.srv.CreateBucket("onlydir"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("onlydir"), Key: aws.String("d/"), Body: bytes.NewReader(nil)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String("onlydir")}); apiCode(err) != "BucketNotEmpty" {
+		t.Errorf("delete of a bucket holding a directory object: %v", err)
+	}
 }
