@@ -42,7 +42,10 @@ type objMeta struct {
 
 // storedHeaders are the request headers S3 stores with an object and
 // returns on GET and HEAD, besides x-amz-meta-*.
-var storedHeaders = []string{"Content-Type", "Content-Disposition", "Content-Encoding", "Content-Language", "Cache-Control", "Expires"}
+var storedHeaders = []string{"Content-Type", "Content-Disposition", "Content-Encoding", "Content-Language", "Cache-Control", "Expires",
+	// Stored and returned; it redirects only on a website endpoint, which
+	// this server is not.
+	"X-Amz-Website-Redirect-Location"}
 
 // maxUserMeta is S3's limit on the size of the x-amz-meta-* headers.
 const maxUserMeta = 2 << 10
@@ -55,6 +58,9 @@ func headersOf(h http.Header) (map[string]string, error) {
 		if v := h.Get(k); v != "" {
 			m[k] = v
 		}
+	}
+	if v := m["X-Amz-Website-Redirect-Location"]; v != "" && !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+		return nil, &s3Error{http.StatusBadRequest, "InvalidRedirectLocation", "The website redirect location must have a prefix of 'http://' or 'https://' or '/'."}
 	}
 	user := 0
 	for k, vs := range h {

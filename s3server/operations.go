@@ -166,7 +166,7 @@ func unsupportedHeader(r *http.Request) string {
 	h := r.Header
 	for _, k := range []string{
 		"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
-		"X-Amz-Tagging", "X-Amz-Website-Redirect-Location",
+		"X-Amz-Tagging",
 		"X-Amz-Grant-Read", "X-Amz-Grant-Write", "X-Amz-Grant-Read-Acp", "X-Amz-Grant-Write-Acp", "X-Amz-Grant-Full-Control",
 		"X-Amz-Server-Side-Encryption-Customer-Algorithm", "X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm",
 		"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id",

@@ -191,7 +191,6 @@ func TestNotImplementedChangesNothing(t *testing.T) {
 		{"PUT", "/bkt/k", map[string]string{"X-Amz-Acl": "public-read"}},
 		{"PUT", "/bkt/k", map[string]string{"X-Amz-Grant-Read": "uri=http://acs.amazonaws.com/groups/global/AllUsers"}},
 		{"PUT", "/bkt/k", map[string]string{"X-Amz-Server-Side-Encryption-Customer-Algorithm": "AES256"}},
-		{"PUT", "/bkt/k", map[string]string{"X-Amz-Website-Redirect-Location": "/other"}},
 		{"PUT", "/bkt/k2", map[string]string{"X-Amz-Copy-Source": "/bkt/k", "X-Amz-Tagging-Directive": "REPLACE", "X-Amz-Tagging": "a=b"}},
 		{"PUT", "/locked", map[string]string{"X-Amz-Bucket-Object-Lock-Enabled": "true"}},
 		{"OPTIONS", "/bkt/k", map[string]string{"Origin": "http://example.com", "Access-Control-Request-Method": "PUT"}},
