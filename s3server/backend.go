@@ -42,6 +42,9 @@ type dirBackend struct {
 	tmp     string
 	uploads string
 
+	// owner is the owner listings name: the access key.
+	owner string
+
 	// fs is the only way to the buckets: every path a request names is
 	// resolved through it, so neither "..", nor an absolute path, nor a
 	// symbolic link (or a directory renamed meanwhile) reaches a file
@@ -247,19 +250,11 @@ type listEntry struct {
 	path   string
 	size   int64
 	mtime  time.Time
-	etag   string // known already (directory objects)
+	etag   string
+	meta   *objMeta
 }
 
 func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofakes3.ListBucketPage) (*gofakes3.ObjectList, error) {
-	bp, err := b.bucketPath(name)
-	if err != nil {
-		return nil, err
-	}
-	// gofakes3 passes the request's max-keys, 1000 when absent: 0 is
-	// asked for, and lists nothing.
-	if page.MaxKeys == 0 {
-		return gofakes3.NewObjectList(), nil
-	}
 	var pfx, delim string
 	if prefix != nil {
 		pfx = prefix.Prefix
@@ -267,13 +262,46 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 			delim = prefix.Delimiter
 		}
 	}
+	marker := ""
+	if page.HasMarker {
+		marker = page.Marker
+	}
+	entries, truncated, err := b.list(name, pfx, delim, marker, page.MaxKeys)
+	if err != nil {
+		return nil, err
+	}
+	out := gofakes3.NewObjectList()
+	for _, e := range entries {
+		if e.prefix {
+			out.AddPrefix(e.name)
+			continue
+		}
+		out.Add(&gofakes3.Content{Key: e.name, LastModified: gofakes3.NewContentTime(e.mtime), ETag: e.etag, Size: e.size, StorageClass: gofakes3.StorageStandard})
+	}
+	if truncated && len(entries) > 0 {
+		out.IsTruncated, out.NextMarker = true, entries[len(entries)-1].name
+	}
+	return out, nil
+}
+
+// list returns, in S3 key order, up to max keys and common prefixes
+// (delimited by delim) that start with pfx and come after marker, with
+// their ETags and metadata, and whether more follow.
+func (b *dirBackend) list(bucket, pfx, delim, marker string, max int64) ([]listEntry, bool, error) {
+	bp, err := b.bucketPath(bucket)
+	if err != nil {
+		return nil, false, err
+	}
+	if max <= 0 {
+		return nil, false, nil
+	}
 	// Walk only the directory the prefix points into. If the prefix up to
 	// its last "/" is no path a key can have ("..", empty segments), no key
 	// starts with it.
 	start := bp
 	if i := strings.LastIndexByte(pfx, '/'); i >= 0 {
 		if d := pfx[:i]; checkKey(d) != nil || isDirKey(d) {
-			return gofakes3.NewObjectList(), nil
+			return nil, false, nil
 		}
 		start = bp + "/" + pfx[:i]
 	}
@@ -294,7 +322,7 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 			}
 			if p != bp && strings.HasPrefix(key+"/", pfx) {
 				if m := b.dirObject(p); m != nil {
-					keys = append(keys, listEntry{name: key + "/", mtime: time.Unix(0, m.MTime), etag: m.ETag})
+					keys = append(keys, listEntry{name: key + "/", mtime: time.Unix(0, m.MTime), etag: m.ETag, meta: m})
 				}
 			}
 			return nil
@@ -310,14 +338,13 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// Walk order is per directory; S3 order is by the whole key's bytes
 	// ("a-b" sorts before "a/b").
 	sort.Slice(keys, func(i, j int) bool { return keys[i].name < keys[j].name })
 
-	out := gofakes3.NewObjectList()
-	n := int64(0)
+	var out []listEntry
 	last := ""
 	for _, e := range keys {
 		if delim != "" {
@@ -325,39 +352,25 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 				e = listEntry{name: e.name[:len(pfx)+i+len(delim)], prefix: true}
 			}
 		}
-		if page.HasMarker && e.name <= page.Marker || e.prefix && e.name == last {
+		if marker != "" && e.name <= marker || e.prefix && e.name == last {
 			continue
 		}
-		if page.MaxKeys > 0 && n == page.MaxKeys {
-			out.IsTruncated = true
-			out.NextMarker = last
-			break
+		if int64(len(out)) == max {
+			return out, true, nil
 		}
-		n++
 		last = e.name
-		if e.prefix {
-			out.AddPrefix(e.name)
-			continue
-		}
-		etag, err := e.etag, error(nil)
-		if etag == "" {
-			etag, err = b.etagOfPath(e.path)
-		}
-		if err != nil {
-			if absent(err) {
-				continue // deleted or replaced while listing
+		if !e.prefix && e.etag == "" {
+			e.etag, e.meta, err = b.etagOfPath(e.path)
+			if err != nil {
+				if absent(err) {
+					continue // deleted or replaced while listing
+				}
+				return nil, false, err
 			}
-			return nil, err
 		}
-		out.Add(&gofakes3.Content{
-			Key:          e.name,
-			LastModified: gofakes3.NewContentTime(e.mtime),
-			ETag:         etag,
-			Size:         e.size,
-			StorageClass: gofakes3.StorageStandard,
-		})
+		out = append(out, e)
 	}
-	return out, nil
+	return out, false, nil
 }
 
 // openObject opens an object's file; the open file pins that version, so
@@ -548,18 +561,17 @@ func md5Of(f *os.File, size int64) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-func (b *dirBackend) etagOfPath(p string) (string, error) {
+func (b *dirBackend) etagOfPath(p string) (string, *objMeta, error) {
 	f, err := b.fs.Open(p)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	etag, _, err := b.etag(f, fi)
-	return etag, err
+	return b.etag(f, fi)
 }
 
 func (b *dirBackend) remember(id fileID, fi os.FileInfo, etag string) {
@@ -629,7 +641,7 @@ func (b *dirBackend) commit(tmp, dst, key, etag string, cond func(exists bool, e
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if cond != nil {
-		cur, err := b.etagOfPath(dst)
+		cur, _, err := b.etagOfPath(dst)
 		if err := cond(err == nil, cur); err != nil {
 			return err
 		}

@@ -45,10 +45,13 @@ const maxObjectSize = 5 << 30
 // answer writes err the way S3 does.
 func answer(w http.ResponseWriter, r *http.Request, err error) {
 	var se *s3Error
+	var ae *authError
 	var ge gofakes3.Error
 	switch {
 	case errors.As(err, &se):
 		writeError(w, r, se.status, se.code, se.msg)
+	case errors.As(err, &ae):
+		writeError(w, r, ae.status, ae.code, ae.msg, ae.fields...)
 	case errors.As(err, &ge):
 		code := string(ge.ErrorCode())
 		msg, ok := s3Messages[code]
@@ -87,6 +90,10 @@ func (b *dirBackend) objects(next http.Handler) http.Handler {
 			err = b.getObject(w, r, bucket, key)
 		case name == "GetObjectAttributes":
 			err = b.getAttributes(w, r, bucket, key)
+		case name == "ListObjects":
+			err = b.listObjects(w, r, bucket)
+		case name == "ListBuckets":
+			err = b.listBuckets(w, r)
 		case name == "PutObject" && copySrc != "":
 			err = b.copyObject(w, r, bucket, key, copySrc)
 		case name == "PutObject":

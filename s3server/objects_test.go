@@ -403,3 +403,73 @@ func TestDirectoryObjects(t *testing.T) {
 		t.Errorf("delete of a bucket holding a directory object: %v", err)
 	}
 }
+
+// Listings page as S3 pages them (V1 markers, V2 tokens and start-after),
+// encode keys when asked, and carry checksum algorithms and owners.
+func TestListingPages(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	for _, k := range []string{"a", "b b", "c+", "d/e", "f"} {
+		f.put(t, k, []byte(k))
+	}
+	if _, err := f.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("g"), Body: strings.NewReader("g"),
+		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var token *string
+	for pages := 0; ; pages++ {
+		out, err := f.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt"), MaxKeys: aws.Int32(2), ContinuationToken: token, StartAfter: aws.String("a")})
+		if err != nil || pages > 5 {
+			t.Fatalf("page %d: %v", pages, err)
+		}
+		for _, o := range out.Contents {
+			got = append(got, aws.ToString(o.Key))
+			if aws.ToString(o.Key) == "g" && (len(o.ChecksumAlgorithm) != 1 || o.ChecksumAlgorithm[0] != types.ChecksumAlgorithmCrc32c) {
+				t.Errorf("g listed with checksum algorithms %v", o.ChecksumAlgorithm)
+			}
+		}
+		if !aws.ToBool(out.IsTruncated) {
+			break
+		}
+		token = out.NextContinuationToken
+	}
+	if strings.Join(got, ",") != "b b,c+,d/e,f,g" {
+		t.Errorf("V2 pages after a: %q", got)
+	}
+	got = nil
+	var marker *string
+	for pages := 0; ; pages++ {
+		out, err := f.client.ListObjects(ctx, &s3.ListObjectsInput{Bucket: aws.String("bkt"), MaxKeys: aws.Int32(4), Marker: marker})
+		if err != nil || pages > 5 {
+			t.Fatalf("page %d: %v", pages, err)
+		}
+		for _, o := range out.Contents {
+			got = append(got, aws.ToString(o.Key))
+			if o.Owner == nil || aws.ToString(o.Owner.ID) != f.srv.AccessKey {
+				t.Errorf("V1 owner %+v", o.Owner)
+			}
+		}
+		if !aws.ToBool(out.IsTruncated) {
+			break
+		}
+		marker = out.NextMarker
+	}
+	if strings.Join(got, ",") != "a,b b,c+,d/e,f,g" {
+		t.Errorf("V1 pages: %q", got)
+	}
+	status, body := f.raw(t).do("GET", "/bkt?list-type=2&encoding-type=url&prefix=b", "", nil)
+	if status != http.StatusOK || !strings.Contains(body, "<Key>b+b</Key>") || !strings.Contains(body, "<EncodingType>url</EncodingType>") {
+		t.Errorf("url-encoded listing: %d %s", status, body)
+	}
+	if status, body := f.raw(t).do("GET", "/bkt?list-type=2&max-keys=-1", "", nil); status != http.StatusBadRequest {
+		t.Errorf("max-keys -1: %d %s", status, body)
+	}
+	if err := f.srv.CreateBucket("other"); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := f.client.ListBuckets(ctx, &s3.ListBucketsInput{Prefix: aws.String("bk")})
+	if err != nil || len(lb.Buckets) != 1 || aws.ToString(lb.Buckets[0].Name) != "bkt" || aws.ToString(lb.Owner.ID) != f.srv.AccessKey {
+		t.Errorf("list buckets with a prefix: %+v, %v", lb, err)
+	}
+}

@@ -93,6 +93,7 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 	if err != nil {
 		return nil, fmt.Errorf("s3server: %w", err)
 	}
+	b.owner = opts.AccessKey
 	fake := gofakes3.New(b,
 		gofakes3.WithoutVersioning(),
 		// The verifier checks the clock skew of signed requests; this
