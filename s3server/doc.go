@@ -18,13 +18,14 @@
 // answered 501 NotImplemented before the body is read, and changes
 // nothing.
 //
-// gofakes3 routes requests and serves buckets, listings and the multipart
-// bookkeeping; this package serves the object data path itself (gofakes3
-// keeps no metadata, verifies no checksum and knows no part numbers) over
-// a backend on the directory. What clients get:
+// gofakes3 routes requests and serves bucket creation and deletion,
+// multi-object delete and the lists of uploads and parts; this package
+// serves the object data path and the listings itself (gofakes3 keeps no
+// metadata, verifies no checksum and knows no part numbers) over a
+// backend on the directory. What clients get:
 //
-//   - ListObjectsV2 (and V1) with prefix, delimiter and pagination, in S3
-//     key order; HEAD; GET with a range or a part number (a list of
+//   - ListBuckets and ListObjectsV2 (and V1) with prefix, delimiter,
+//     pagination and url encoding, in S3 key order; HEAD; GET with a range or a part number (a list of
 //     ranges or an unparsable one gets the whole object, as from S3; a
 //     start at or past the end is 416 InvalidRange); PUT; DELETE and
 //     multi-object delete; copy, with the metadata directive and the
@@ -37,7 +38,8 @@
 //     aborted upload leaves nothing behind.
 //   - Metadata: Content-Type (binary/octet-stream when none was given),
 //     Content-Disposition, Content-Encoding, Content-Language,
-//     Cache-Control, Expires and x-amz-meta-* are stored with the object
+//     Cache-Control, Expires, x-amz-website-redirect-location and
+//     x-amz-meta-* are stored with the object
 //     in an extended attribute of its file (set before the rename, so they
 //     move with the bytes) and returned by GET and HEAD. A file changed by
 //     other means afterwards loses them; a file system without user
