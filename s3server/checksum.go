@@ -32,6 +32,9 @@ var errUnknownAlgo = &s3Error{http.StatusBadRequest, "InvalidRequest", "Checksum
 func fullObjectOK(algo string) bool { return strings.HasPrefix(algo, "crc") }
 func compositeOK(algo string) bool  { return algo != "crc64nvme" }
 
+// defaultChecksum is the one S3 keeps of objects written without one.
+const defaultChecksum = "crc64nvme"
+
 // crc64NVME is the NVMe polynomial in the reversed form crc64.MakeTable
 // takes.
 const crc64NVME = 0x9a6c9329ac4bc9b5

@@ -109,14 +109,14 @@ func (b *dirBackend) newUpload(bucket, key string, hdr http.Header) (*upload, er
 	algo := strings.ToLower(hdr.Get("X-Amz-Checksum-Algorithm"))
 	typ := strings.ToUpper(hdr.Get("X-Amz-Checksum-Type"))
 	switch {
+	case typ != "" && typ != "COMPOSITE" && typ != "FULL_OBJECT":
+		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-checksum-type header is invalid."}
 	case algo == "" && typ != "":
 		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header."}
 	case algo != "" && newChecksum(algo) == nil:
 		return nil, errUnknownAlgo
-	case typ != "" && typ != "COMPOSITE" && typ != "FULL_OBJECT":
-		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-checksum-type header is invalid."}
 	case typ == "FULL_OBJECT" && !fullObjectOK(algo), typ == "COMPOSITE" && !compositeOK(algo):
-		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "The " + strings.ToUpper(algo) + " checksum algorithm does not support the " + typ + " checksum type."}
+		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "The " + typ + " checksum type cannot be used with the " + algo + " checksum algorithm."}
 	case typ == "" && algo != "" && compositeOK(algo):
 		typ = "COMPOSITE"
 	case typ == "" && algo != "":
@@ -174,6 +174,9 @@ func (b *dirBackend) storePart(u *upload, num int, tmp string, p part) error {
 }
 
 func (b *dirBackend) AbortMultipartUpload(bucket, key string, id gofakes3.UploadID) error {
+	if _, err := b.bucketPath(bucket); err != nil {
+		return err
+	}
 	u, err := b.getUpload(bucket, key, id)
 	if err != nil {
 		return err
@@ -259,7 +262,8 @@ func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []
 	}
 	if size >= 0 && size != total {
 		b.mp.mu.Unlock()
-		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d", size, total)}
+		// The numbers in the order S3 words them.
+		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d", total, size)}
 	}
 	var compositeSum string
 	if composite != nil {
@@ -275,9 +279,14 @@ func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []
 	b.mp.mu.Unlock()
 	defer os.RemoveAll(u.dir)
 
+	// Without an algorithm asked for, S3 keeps a CRC64NVME of the object.
 	var full hash.Hash
-	if u.checksumType == "FULL_OBJECT" {
-		full = newChecksum(u.checksumAlgo)
+	fullAlgo := u.checksumAlgo
+	if u.checksumAlgo == "" {
+		fullAlgo = defaultChecksum
+	}
+	if u.checksumType == "FULL_OBJECT" || u.checksumAlgo == "" {
+		full = newChecksum(fullAlgo)
 	}
 	tmp, err := b.concat(files, full)
 	if err != nil {
@@ -286,7 +295,7 @@ func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []
 	defer os.Remove(tmp)
 	if full != nil && final != nil && final.want != base64.StdEncoding.EncodeToString(full.Sum(nil)) {
 		// The parts are gone with the upload, as when S3 refuses it.
-		return nil, &s3Error{http.StatusBadRequest, "BadDigest", "The " + strings.ToUpper(u.checksumAlgo) + " you specified did not match the calculated checksum."}
+		return nil, &s3Error{http.StatusBadRequest, "BadDigest", "The " + strings.ToUpper(fullAlgo) + " you specified did not match the calculated checksum."}
 	}
 	m := &objMeta{
 		ETag:    fmt.Sprintf(`"%x-%d"`, md5s.Sum(nil), len(parts)),
@@ -295,7 +304,7 @@ func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []
 	}
 	switch {
 	case full != nil:
-		m.ChecksumAlgo, m.Checksum, m.ChecksumType = u.checksumAlgo, base64.StdEncoding.EncodeToString(full.Sum(nil)), "FULL_OBJECT"
+		m.ChecksumAlgo, m.Checksum, m.ChecksumType = fullAlgo, base64.StdEncoding.EncodeToString(full.Sum(nil)), "FULL_OBJECT"
 	case composite != nil:
 		m.ChecksumAlgo, m.ChecksumType, m.Checksum = u.checksumAlgo, "COMPOSITE", compositeSum
 	}
@@ -391,6 +400,9 @@ func (b *dirBackend) ListMultipartUploads(bucket string, marker *gofakes3.Upload
 }
 
 func (b *dirBackend) ListParts(bucket, key string, id gofakes3.UploadID, marker int, limit int64) (*gofakes3.ListMultipartUploadPartsResult, error) {
+	if _, err := b.bucketPath(bucket); err != nil {
+		return nil, err
+	}
 	u, err := b.getUpload(bucket, key, id)
 	if err != nil {
 		return nil, err

@@ -364,7 +364,8 @@ func (b *dirBackend) putObject(w http.ResponseWriter, r *http.Request, bucket, k
 	if err := contentMD5Valid(r); err != nil {
 		return err
 	}
-	algo := ""
+	// Without a checksum asked for, S3 keeps a CRC64NVME of every object.
+	algo := defaultChecksum
 	if ck != nil {
 		algo = ck.algo
 	}
@@ -380,10 +381,10 @@ func (b *dirBackend) putObject(w http.ResponseWriter, r *http.Request, bucket, k
 	if err != nil {
 		return err
 	}
-	m := &objMeta{ETag: quoteETag(s.md5), Headers: hdrs}
-	if ck != nil {
-		m.ChecksumAlgo, m.Checksum, m.ChecksumType = ck.algo, checksum, "FULL_OBJECT"
+	if ck == nil {
+		checksum = base64.StdEncoding.EncodeToString(s.checksum)
 	}
+	m := &objMeta{ETag: quoteETag(s.md5), Headers: hdrs, ChecksumAlgo: algo, Checksum: checksum, ChecksumType: "FULL_OBJECT"}
 	if isDirKey(key) {
 		err = b.putDirObject(dst, key, m, putConditions(r.Header))
 	} else if err = writeMeta(tmp, m); err == nil {
@@ -394,10 +395,8 @@ func (b *dirBackend) putObject(w http.ResponseWriter, r *http.Request, bucket, k
 	}
 	h := w.Header()
 	h.Set("ETag", m.ETag)
-	if ck != nil {
-		h.Set("X-Amz-Checksum-"+ck.algo, checksum)
-		h.Set("X-Amz-Checksum-Type", "FULL_OBJECT")
-	}
+	h.Set("X-Amz-Checksum-"+algo, checksum)
+	h.Set("X-Amz-Checksum-Type", "FULL_OBJECT")
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -553,6 +552,9 @@ func (b *dirBackend) copyObject(w http.ResponseWriter, r *http.Request, bucket, 
 	if algo == "" && sm != nil && sm.ChecksumType == "FULL_OBJECT" {
 		algo = sm.ChecksumAlgo // the copy keeps its checksum
 	}
+	if algo == "" {
+		algo = defaultChecksum
+	}
 	if isDirKey(key) && fi.Size() != 0 {
 		return errDirObjectBody
 	}
@@ -638,8 +640,8 @@ func (b *dirBackend) uploadPart(w http.ResponseWriter, r *http.Request, bucket, 
 		return err
 	}
 	w.Header().Set("ETag", etag)
-	if ck != nil {
-		w.Header().Set("X-Amz-Checksum-"+ck.algo, checksum)
+	if checksum != "" {
+		w.Header().Set("X-Amz-Checksum-"+algo, checksum)
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -695,15 +697,15 @@ type completeRequest struct {
 	} `xml:"Part"`
 }
 
-// checksum returns the part's checksum of algo, and whether it carries
-// one of another algorithm.
-func (c *checksums) checksum(algo string) (v string, other bool) {
+// checksum returns the part's checksum of algo, and the name of another
+// algorithm it carries one of, if any.
+func (c *checksums) checksum(algo string) (v, other string) {
 	for _, a := range checksumAlgos {
 		if val := fieldOf(c, a); val != "" {
 			if a == algo {
 				v = val
 			} else {
-				other = true
+				other = a
 			}
 		}
 	}
@@ -771,8 +773,14 @@ func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, buck
 			continue
 		}
 		v, other := p.checksums.checksum(u.checksumAlgo)
-		if other {
-			return &s3Error{http.StatusBadRequest, "BadDigest", "The " + strings.ToUpper(u.checksumAlgo) + " you specified did not match the calculated checksum."}
+		if other != "" {
+			if v != "" {
+				return &s3Error{http.StatusBadRequest, "InvalidArgument", "The part carries more than one checksum."}
+			}
+			return &s3Error{http.StatusBadRequest, "BadDigest", fmt.Sprintf("The %s you specified for part %d did not match what we received.", other, *p.PartNumber)}
+		}
+		if raw, err := base64.StdEncoding.DecodeString(v); v != "" && (err != nil || len(raw) != newChecksum(u.checksumAlgo).Size()) {
+			return &s3Error{http.StatusBadRequest, "InvalidArgument", fmt.Sprintf("Invalid Base64 or multiple checksums present for part %d.", *p.PartNumber)}
 		}
 		if v == "" && u.checksumType == "COMPOSITE" {
 			return &s3Error{http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("The upload was created using a %s checksum. The complete request must include the checksum for each part. It was missing for part %d in the request.", u.checksumAlgo, *p.PartNumber)}
@@ -780,7 +788,11 @@ func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, buck
 		parts[i].checksum = v
 	}
 	if u != nil {
-		if t := r.Header.Get("X-Amz-Checksum-Type"); t != "" && u.checksumAlgo != "" && !strings.EqualFold(t, u.checksumType) {
+		t := r.Header.Get("X-Amz-Checksum-Type")
+		if t != "" && !strings.EqualFold(t, "COMPOSITE") && !strings.EqualFold(t, "FULL_OBJECT") {
+			return &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-checksum-type header is invalid."}
+		}
+		if t != "" && u.checksumAlgo != "" && !strings.EqualFold(t, u.checksumType) {
 			return &s3Error{http.StatusBadRequest, "InvalidRequest", "The upload was created using the " + u.checksumType + " checksum mode. The complete request must use the same checksum mode."}
 		}
 	}
@@ -795,11 +807,24 @@ func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, buck
 		}
 		wantSize = n
 	}
+	// The checksum of the whole object the client expects, if it says.
 	var final *checksumReq
-	if u != nil && u.checksumAlgo != "" {
-		if v := r.Header.Get("X-Amz-Checksum-" + u.checksumAlgo); v != "" {
-			final = &checksumReq{algo: u.checksumAlgo, want: v}
+	for _, a := range checksumAlgos {
+		v := r.Header.Get("X-Amz-Checksum-" + a)
+		if v == "" {
+			continue
 		}
+		if final != nil {
+			return &s3Error{http.StatusBadRequest, "InvalidRequest", "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed."}
+		}
+		raw, err := base64.StdEncoding.DecodeString(strings.SplitN(v, "-", 2)[0])
+		if err != nil || len(raw) != newChecksum(a).Size() {
+			return &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-checksum-" + a + " header is invalid."}
+		}
+		final = &checksumReq{algo: a, want: v}
+	}
+	if final != nil && u != nil && final.algo != u.checksumAlgo {
+		final = nil // S3 ignores a checksum of another algorithm than the upload's
 	}
 	m, err := b.complete(bucket, key, id, parts, wantSize, final)
 	if err != nil {

@@ -117,6 +117,18 @@ func TestChecksums(t *testing.T) {
 			t.Errorf("%s: put answered %q, get returned %q", algo, aws.ToString(sent), aws.ToString(got))
 		}
 	}
+	// Without one asked for, S3 keeps a CRC64NVME (the SDK checks the
+	// answer's itself, and checked the algorithm above).
+	f.put(t, "plain", data)
+	out, err := f.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("plain"), ChecksumMode: types.ChecksumModeEnabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, out.Body)
+	out.Body.Close()
+	if aws.ToString(out.ChecksumCRC64NVME) == "" || out.ChecksumType != types.ChecksumTypeFullObject {
+		t.Errorf("default checksum: %q %s", aws.ToString(out.ChecksumCRC64NVME), out.ChecksumType)
+	}
 	crc := crc32.ChecksumIEEE(data)
 	want := base64.StdEncoding.EncodeToString([]byte{byte(crc >> 24), byte(crc >> 16), byte(crc >> 8), byte(crc)})
 	h, err := f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("ck-CRC32"), ChecksumMode: types.ChecksumModeEnabled})
@@ -471,5 +483,23 @@ func TestListingPages(t *testing.T) {
 	lb, err := f.client.ListBuckets(ctx, &s3.ListBucketsInput{Prefix: aws.String("bk")})
 	if err != nil || len(lb.Buckets) != 1 || aws.ToString(lb.Buckets[0].Name) != "bkt" || aws.ToString(lb.Owner.ID) != f.srv.AccessKey {
 		t.Errorf("list buckets with a prefix: %+v, %v", lb, err)
+	}
+}
+
+// A missing bucket is named before a missing upload, as S3 does.
+func TestMissingBucketFirst(t *testing.T) {
+	f := start(t)
+	c := f.raw(t)
+	for _, req := range [][2]string{
+		{"POST", "/nobucket/k?uploadId=x"}, {"DELETE", "/nobucket/k?uploadId=x"},
+		{"GET", "/nobucket/k?uploadId=x"}, {"PUT", "/nobucket/k?uploadId=x&partNumber=1"},
+	} {
+		body := ""
+		if req[0] == "POST" {
+			body = "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>e</ETag></Part></CompleteMultipartUpload>"
+		}
+		if status, resp := c.do(req[0], req[1], body, nil); status != http.StatusNotFound || req[0] != "HEAD" && !strings.Contains(resp, "NoSuchBucket") {
+			t.Errorf("%s %s: %d %s", req[0], req[1], status, resp)
+		}
 	}
 }
