@@ -704,29 +704,47 @@ func (b *dirBackend) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, met
 }
 
 func (b *dirBackend) DeleteObject(bucket, key string) (gofakes3.ObjectDeleteResult, error) {
+	return gofakes3.ObjectDeleteResult{}, b.deleteObject(bucket, key, nil)
+}
+
+// deleteObject deletes an object if cond (when set) holds for it; the
+// check and the delete are one step for other writers.
+func (b *dirBackend) deleteObject(bucket, key string, cond func(exists bool, etag string) error) error {
 	bp, err := b.bucketPath(bucket)
 	if err != nil {
-		return gofakes3.ObjectDeleteResult{}, err
+		return err
 	}
 	if checkKey(key) != nil {
-		return gofakes3.ObjectDeleteResult{}, nil // cannot exist; S3 deletes are idempotent
+		if cond != nil {
+			return cond(false, "")
+		}
+		return nil // cannot exist; S3 deletes are idempotent
 	}
 	p := bp + "/" + strings.TrimSuffix(key, "/")
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if cond != nil {
+		f, _, etag, _, err := b.openObject(bucket, key)
+		if err == nil {
+			f.Close()
+		}
+		if err := cond(err == nil, etag); err != nil {
+			return err
+		}
+	}
 	if isDirKey(key) {
-		return gofakes3.ObjectDeleteResult{}, b.deleteDirObject(bp, p)
+		return b.deleteDirObject(bp, p)
 	}
 	fi, err := b.fs.Lstat(p)
 	if err != nil || fi.IsDir() {
-		return gofakes3.ObjectDeleteResult{}, nil
+		return nil
 	}
 	if err := b.fs.Remove(p); err != nil && !absent(err) {
-		return gofakes3.ObjectDeleteResult{}, err
+		return err
 	}
 	b.forget(fi)
 	b.prune(bp, path.Dir(p))
-	return gofakes3.ObjectDeleteResult{}, nil
+	return nil
 }
 
 func (b *dirBackend) DeleteMulti(bucket string, keys ...string) (gofakes3.MultiDeleteResult, error) {

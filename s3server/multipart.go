@@ -192,7 +192,7 @@ func (b *dirBackend) CompleteMultipartUpload(bucket, key string, id gofakes3.Upl
 	for i, p := range in.Parts {
 		parts[i] = completedPart{num: p.PartNumber, etag: p.ETag}
 	}
-	m, err := b.complete(bucket, key, id, parts, -1, nil)
+	m, err := b.complete(bucket, key, id, parts, -1, nil, nil)
 	if err != nil {
 		return "", "", err
 	}
@@ -206,7 +206,7 @@ func (b *dirBackend) CompleteMultipartUpload(bucket, key string, id gofakes3.Upl
 //
 // size, unless negative, is the object size the client expects; final,
 // if set, the object checksum it expects.
-func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []completedPart, size int64, final *checksumReq) (*objMeta, error) {
+func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []completedPart, size int64, final *checksumReq, cond func(bool, string) error) (*objMeta, error) {
 	u, err := b.getUpload(bucket, key, id)
 	if errors.Is(err, gofakes3.ErrNoSuchUpload) {
 		b.mp.mu.Lock()
@@ -273,6 +273,15 @@ func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []
 			return nil, &s3Error{http.StatusBadRequest, "BadDigest", "The " + strings.ToUpper(u.checksumAlgo) + " you specified did not match the calculated checksum."}
 		}
 	}
+	// A failed condition leaves the upload to retry; it is checked again,
+	// atomically, when the object is committed.
+	if cond != nil {
+		cur, _, err := b.etagOfPath(dst)
+		if err := cond(err == nil, cur); err != nil {
+			b.mp.mu.Unlock()
+			return nil, err
+		}
+	}
 	// Taking the upload out of the index makes a concurrent UploadPart,
 	// Abort or second Complete fail instead of racing the assembly.
 	delete(b.mp.uploads, id)
@@ -311,7 +320,7 @@ func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []
 	if err := writeMeta(tmp, m); err != nil {
 		return nil, err
 	}
-	if err := b.commit(tmp, dst, key, m.ETag, nil); err != nil {
+	if err := b.commit(tmp, dst, key, m.ETag, cond); err != nil {
 		return nil, err
 	}
 	b.mp.mu.Lock()

@@ -94,6 +94,13 @@ func (b *dirBackend) objects(next http.Handler) http.Handler {
 			err = b.listObjects(w, r, bucket)
 		case name == "ListBuckets":
 			err = b.listBuckets(w, r)
+		case name == "DeleteObjects":
+			err = b.deleteObjects(w, r, bucket)
+		case name == "DeleteObject" && r.Header.Get("If-Match") != "":
+			// gofakes3 would delete whatever the condition.
+			if err = b.deleteObject(bucket, key, putConditions(r.Header)); err == nil {
+				w.WriteHeader(http.StatusNoContent)
+			}
 		case name == "PutObject" && copySrc != "":
 			err = b.copyObject(w, r, bucket, key, copySrc)
 		case name == "PutObject":
@@ -826,7 +833,7 @@ func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, buck
 	if final != nil && u != nil && final.algo != u.checksumAlgo {
 		final = nil // S3 ignores a checksum of another algorithm than the upload's
 	}
-	m, err := b.complete(bucket, key, id, parts, wantSize, final)
+	m, err := b.complete(bucket, key, id, parts, wantSize, final, putConditions(r.Header))
 	if err != nil {
 		return err
 	}
@@ -928,6 +935,77 @@ func (b *dirBackend) getAttributes(w http.ResponseWriter, r *http.Request, bucke
 		}
 	}
 	w.Header().Set("Last-Modified", httpTime(fi.ModTime()))
+	writeXML(w, res)
+	return nil
+}
+
+type deleteRequest struct {
+	Quiet   bool `xml:"Quiet"`
+	Objects []struct {
+		Key       string `xml:"Key"`
+		VersionID string `xml:"VersionId"`
+		ETag      string `xml:"ETag"`
+	} `xml:"Object"`
+}
+
+type deleteResult struct {
+	XMLName xml.Name `xml:"DeleteResult"`
+	Xmlns   string   `xml:"xmlns,attr"`
+	Deleted []struct {
+		Key string `xml:"Key"`
+	} `xml:"Deleted"`
+	Errors []deleteError `xml:"Error"`
+}
+
+type deleteError struct {
+	Key     string `xml:"Key"`
+	Code    string `xml:"Code"`
+	Message string `xml:"Message"`
+}
+
+// deleteObjects is DeleteObjects, with the per-object ETag conditions
+// gofakes3 would ignore (deleting anyway).
+func (b *dirBackend) deleteObjects(w http.ResponseWriter, r *http.Request, bucket string) error {
+	if _, err := b.bucketPath(bucket); err != nil {
+		return err
+	}
+	var in deleteRequest
+	if err := xml.NewDecoder(io.LimitReader(r.Body, 4<<20)).Decode(&in); err != nil || len(in.Objects) == 0 || len(in.Objects) > 1000 {
+		return &s3Error{http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema."}
+	}
+	res := &deleteResult{Xmlns: s3NS}
+	for _, o := range in.Objects {
+		var err error
+		switch {
+		case o.VersionID != "" && o.VersionID != "null":
+			err = &s3Error{http.StatusNotImplemented, "NotImplemented", "versioning is not implemented by this server"}
+		case o.ETag != "":
+			h := http.Header{"If-Match": {o.ETag}}
+			err = b.deleteObject(bucket, o.Key, putConditions(h))
+		default:
+			err = b.deleteObject(bucket, o.Key, nil)
+		}
+		if err != nil {
+			code, msg := "InternalError", "We encountered an internal error. Please try again."
+			var se *s3Error
+			var ge gofakes3.Error
+			if errors.As(err, &se) {
+				code, msg = se.code, se.msg
+			} else if errors.As(err, &ge) {
+				code = string(ge.ErrorCode())
+				if m, ok := s3Messages[code]; ok {
+					msg = m
+				}
+			}
+			res.Errors = append(res.Errors, deleteError{o.Key, code, msg})
+			continue
+		}
+		if !in.Quiet {
+			res.Deleted = append(res.Deleted, struct {
+				Key string `xml:"Key"`
+			}{o.Key})
+		}
+	}
 	writeXML(w, res)
 	return nil
 }

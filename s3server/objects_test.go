@@ -503,3 +503,75 @@ func TestMissingBucketFirst(t *testing.T) {
 		}
 	}
 }
+
+// Conditional deletes and completes: the condition holds or nothing
+// changes.
+func TestConditionalWrites(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	f.put(t, "o", []byte("one"))
+	_, err := f.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("o"), IfMatch: aws.String(`"0123"`)})
+	if apiCode(err) != "PreconditionFailed" {
+		t.Errorf("delete with a stale If-Match: %v", err)
+	}
+	if got, _, err := f.get(t, "o", ""); err != nil || string(got) != "one" {
+		t.Fatalf("object after a refused delete: %q, %v", got, err)
+	}
+	if _, err := f.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("o"), IfMatch: aws.String(md5hex([]byte("one")))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.get(t, "o", ""); apiCode(err) != "NoSuchKey" {
+		t.Errorf("after a conditional delete: %v", err)
+	}
+	f.put(t, "taken", []byte("first"))
+	up, err := f.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String("taken")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int32(1)
+	part, err := f.client.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("bkt"), Key: aws.String("taken"), UploadId: up.UploadId, PartNumber: &n, Body: strings.NewReader("second")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &s3.CompleteMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String("taken"), UploadId: up.UploadId, IfNoneMatch: aws.String("*"),
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: part.ETag, PartNumber: &n}}}}
+	if _, err := f.client.CompleteMultipartUpload(ctx, in); apiCode(err) != "PreconditionFailed" {
+		t.Errorf("complete with If-None-Match * over an object: %v", err)
+	}
+	if got, _, err := f.get(t, "taken", ""); err != nil || string(got) != "first" {
+		t.Errorf("object after a refused complete: %q, %v", got, err)
+	}
+	// The upload is still there to complete without the condition.
+	in.IfNoneMatch = nil
+	if _, err := f.client.CompleteMultipartUpload(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := f.get(t, "taken", ""); err != nil || string(got) != "second" {
+		t.Errorf("object after complete: %q, %v", got, err)
+	}
+}
+
+// DeleteObjects keeps the ETag condition of each object.
+func TestDeleteObjectsConditions(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	f.put(t, "a", []byte("a"))
+	f.put(t, "b", []byte("b"))
+	out, err := f.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String("bkt"), Delete: &types.Delete{Objects: []types.ObjectIdentifier{
+		{Key: aws.String("a"), ETag: aws.String(`"stale"`)},
+		{Key: aws.String("b"), ETag: aws.String(md5hex([]byte("b")))},
+		{Key: aws.String("never-was")},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Errors) != 1 || aws.ToString(out.Errors[0].Key) != "a" || aws.ToString(out.Errors[0].Code) != "PreconditionFailed" || len(out.Deleted) != 2 {
+		t.Errorf("deleted %+v, errors %+v", out.Deleted, out.Errors)
+	}
+	if got, _, err := f.get(t, "a", ""); err != nil || string(got) != "a" {
+		t.Errorf("a after a refused delete: %q, %v", got, err)
+	}
+	if _, _, err := f.get(t, "b", ""); apiCode(err) != "NoSuchKey" {
+		t.Errorf("b after its delete: %v", err)
+	}
+}

@@ -170,6 +170,7 @@ func unsupportedHeader(r *http.Request) string {
 		"X-Amz-Grant-Read", "X-Amz-Grant-Write", "X-Amz-Grant-Read-Acp", "X-Amz-Grant-Write-Acp", "X-Amz-Grant-Full-Control",
 		"X-Amz-Server-Side-Encryption-Customer-Algorithm", "X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm",
 		"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id",
+		"X-Amz-If-Match-Last-Modified-Time", "X-Amz-If-Match-Size", "X-Amz-If-Match-Initiated-Time",
 	} {
 		if h.Get(k) != "" {
 			return k
