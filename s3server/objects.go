@@ -970,7 +970,7 @@ func (b *dirBackend) deleteObjects(w http.ResponseWriter, r *http.Request, bucke
 		return err
 	}
 	var in deleteRequest
-	if err := xml.NewDecoder(io.LimitReader(r.Body, 4<<20)).Decode(&in); err != nil || len(in.Objects) == 0 || len(in.Objects) > 1000 {
+	if err := xml.NewDecoder(io.LimitReader(r.Body, 4<<20)).Decode(&in); err != nil || len(in.Objects) > 1000 {
 		return &s3Error{http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema."}
 	}
 	res := &deleteResult{Xmlns: s3NS}
