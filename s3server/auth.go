@@ -3,7 +3,9 @@ package s3server
 import (
 	"bufio"
 	"crypto/hmac"
+	"crypto/sha1"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
@@ -12,12 +14,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/johannesboyne/gofakes3"
 )
 
 // gofakes3 accepts any request, signed or not. This file is the check it
@@ -32,6 +33,7 @@ const (
 	unsignedPayload  = "UNSIGNED-PAYLOAD"
 	streamingSigned  = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
 	streamingTrailer = "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
+	streamingSignedT = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"
 	emptySHA256      = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 	maxClockSkew     = 15 * time.Minute
 )
@@ -41,11 +43,15 @@ type authError struct {
 	status int
 	code   string
 	msg    string
+	fields []string // further elements of the error: name, value, ...
 }
 
 func (e *authError) Error() string { return e.code + ": " + e.msg }
 
-func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+// writeError answers a request with an S3 error. The body the client may
+// still be sending is not read: the connection closes after the answer.
+func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string, fields ...string) {
+	dropBody(w, r)
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Del("Content-Length")
 	w.WriteHeader(status)
@@ -57,7 +63,13 @@ func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg st
 	xml.EscapeText(&b, []byte(code))
 	b.WriteString("</Code><Message>")
 	xml.EscapeText(&b, []byte(msg))
-	b.WriteString("</Message></Error>")
+	b.WriteString("</Message>")
+	for i := 0; i+1 < len(fields); i += 2 {
+		b.WriteString("<" + fields[i] + ">")
+		xml.EscapeText(&b, []byte(fields[i+1]))
+		b.WriteString("</" + fields[i] + ">")
+	}
+	b.WriteString("</Error>")
 	io.WriteString(w, b.String())
 }
 
@@ -73,9 +85,9 @@ func (v *verifier) wrap(next http.Handler) http.Handler {
 			if err := v.verify(r); err != nil {
 				var ae *authError
 				if !errors.As(err, &ae) {
-					ae = &authError{http.StatusForbidden, "AccessDenied", err.Error()}
+					ae = &authError{status: http.StatusForbidden, code: "AccessDenied", msg: err.Error()}
 				}
-				writeError(w, r, ae.status, ae.code, ae.msg)
+				writeError(w, r, ae.status, ae.code, ae.msg, ae.fields...)
 				return
 			}
 		}
@@ -91,61 +103,124 @@ func (c credential) scope() string {
 	return c.date + "/" + c.region + "/" + c.service + "/aws4_request"
 }
 
+// The errors below are worded as S3 words them: clients and conformance
+// suites match on them.
+
 func malformed(format string, a ...any) error {
-	return &authError{http.StatusBadRequest, "AuthorizationHeaderMalformed", fmt.Sprintf(format, a...)}
+	return &authError{status: http.StatusBadRequest, code: "AuthorizationHeaderMalformed", msg: fmt.Sprintf(format, a...)}
 }
 
-func parseCredential(s string) (credential, error) {
+// credError is a malformed credential, in the header's or the query's
+// wording.
+func credError(query bool, format string, a ...any) error {
+	if query {
+		return &authError{status: http.StatusBadRequest, code: "AuthorizationQueryParametersError",
+			msg: "Error parsing the X-Amz-Credential parameter; " + fmt.Sprintf(format, a...)}
+	}
+	return malformed("The authorization header is malformed; "+format, a...)
+}
+
+func invalidArgument(msg, name, value string) error {
+	return &authError{status: http.StatusBadRequest, code: "InvalidArgument", msg: msg, fields: []string{"ArgumentName", name, "ArgumentValue", value}}
+}
+
+func queryError(msg string) error {
+	return &authError{status: http.StatusBadRequest, code: "AuthorizationQueryParametersError", msg: msg}
+}
+
+var errNoDate = &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "AWS authentication requires a valid Date or x-amz-date header."}
+
+func parseCredential(s string, query bool) (credential, error) {
 	parts := strings.Split(s, "/")
-	if len(parts) != 5 || parts[4] != "aws4_request" {
-		return credential{}, malformed("credential %q is not <key>/<date>/<region>/s3/aws4_request", s)
+	if len(parts) != 5 {
+		return credential{}, credError(query, `the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`)
 	}
 	c := credential{accessKey: parts[0], date: parts[1], region: parts[2], service: parts[3]}
+	if _, err := time.Parse("20060102", c.date); err != nil {
+		return credential{}, credError(query, `incorrect date format %q. This date in the credential must be in the format "yyyyMMdd".`, c.date)
+	}
 	if c.service != "s3" {
-		return credential{}, malformed("credential is for service %q, not s3", c.service)
+		return credential{}, credError(query, `incorrect service %q. This endpoint belongs to "s3".`, c.service)
+	}
+	if parts[4] != "aws4_request" {
+		return credential{}, credError(query, `incorrect terminal %q. This endpoint uses "aws4_request".`, parts[4])
 	}
 	return c, nil
 }
 
 func (v *verifier) verify(r *http.Request) error {
 	if auth := r.Header.Get("Authorization"); auth != "" {
+		if rest, ok := strings.CutPrefix(auth, "AWS "); ok {
+			return v.verifyV2(r, rest, false)
+		}
 		return v.verifyHeader(r, auth)
 	}
-	if r.URL.Query().Has("X-Amz-Signature") {
+	q := r.URL.Query()
+	if q.Has("X-Amz-Signature") || q.Has("X-Amz-Algorithm") || q.Has("X-Amz-Credential") {
 		return v.verifyPresigned(r)
 	}
-	return &authError{http.StatusForbidden, "AccessDenied", "anonymous requests are not allowed: sign requests with the server's access key"}
+	if q.Has("Signature") && q.Has("AWSAccessKeyId") {
+		return v.verifyV2(r, q.Get("AWSAccessKeyId")+":"+q.Get("Signature"), true)
+	}
+	return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Access Denied"}
 }
 
 func (v *verifier) checkKey(c credential) error {
 	if !hmac.Equal([]byte(c.accessKey), []byte(v.accessKey)) {
-		return &authError{http.StatusForbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records."}
+		return &authError{status: http.StatusForbidden, code: "InvalidAccessKeyId",
+			msg: "The AWS Access Key Id you provided does not exist in our records.", fields: []string{"AWSAccessKeyId", c.accessKey}}
 	}
 	return nil
 }
 
-func (v *verifier) checkTime(amzDate string, c credential) (time.Time, error) {
-	t, err := time.Parse(amzDateFormat, amzDate)
-	if err != nil {
-		return t, &authError{http.StatusForbidden, "AccessDenied", "missing or malformed X-Amz-Date"}
+var errSignature = &authError{status: http.StatusForbidden, code: "SignatureDoesNotMatch",
+	msg: "The request signature we calculated does not match the signature you provided. Check your key and signing method."}
+
+// checkSignedHeaders refuses x-amz- headers the signature does not cover:
+// they would change what the request does unsigned.
+func checkSignedHeaders(r *http.Request, signed []string) error {
+	var missing []string
+	for k := range r.Header {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "x-amz-") && !slices.Contains(signed, lk) {
+			missing = append(missing, lk)
+		}
 	}
-	if amzDate[:8] != c.date {
-		return t, malformed("credential date %s does not match X-Amz-Date %s", c.date, amzDate)
+	if len(missing) == 0 {
+		return nil
 	}
-	return t, nil
+	sort.Strings(missing)
+	return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "There were headers present in the request which were not signed",
+		fields: []string{"HeadersNotSigned", strings.Join(missing, ", ")}}
 }
 
-var errSignature = &authError{http.StatusForbidden, "SignatureDoesNotMatch",
-	"The request signature we calculated does not match the signature you provided. Check your key and signing method."}
+func validPayload(p string) bool {
+	switch p {
+	case unsignedPayload, streamingSigned, streamingTrailer, streamingSignedT:
+		return true
+	}
+	return len(p) == 64 && strings.Trim(p, "0123456789abcdef") == ""
+}
 
 func (v *verifier) verifyHeader(r *http.Request, auth string) error {
-	rest, ok := strings.CutPrefix(auth, sigAlgorithm+" ")
-	if !ok {
-		return malformed("only AWS Signature Version 4 (%s) is supported", sigAlgorithm)
+	alg, rest, ok := strings.Cut(auth, " ")
+	if !ok || strings.Contains(strings.TrimSpace(rest), " ") && !strings.Contains(rest, ",") {
+		return invalidArgument("Authorization header is invalid -- one and only one ' ' (space) required.", "Authorization", auth)
+	}
+	if alg != sigAlgorithm {
+		return invalidArgument("Unsupported Authorization Type", "Authorization", alg)
 	}
 	var credStr, signedStr, sig string
-	for _, f := range strings.Split(rest, ",") {
-		k, val, _ := strings.Cut(strings.TrimSpace(f), "=")
+	comps := strings.Split(rest, ",")
+	if len(comps) < 3 {
+		return malformed("The authorization header is malformed; the authorization header requires three components: Credential, SignedHeaders, and Signature.")
+	}
+	for _, f := range comps {
+		f = strings.TrimSpace(f)
+		k, val, ok := strings.Cut(f, "=")
+		if !ok {
+			return malformed("The authorization header is malformed; the authorization component %q is malformed.", f)
+		}
 		switch k {
 		case "Credential":
 			credStr = val
@@ -155,10 +230,15 @@ func (v *verifier) verifyHeader(r *http.Request, auth string) error {
 			sig = val
 		}
 	}
-	if credStr == "" || signedStr == "" || sig == "" {
-		return malformed("Authorization needs Credential, SignedHeaders and Signature")
+	switch {
+	case credStr == "":
+		return malformed("The authorization header is malformed; missing Credential.")
+	case signedStr == "":
+		return malformed("The authorization header is malformed; missing SignedHeaders.")
+	case sig == "":
+		return malformed("The authorization header is malformed; missing Signature.")
 	}
-	c, err := parseCredential(credStr)
+	c, err := parseCredential(credStr, false)
 	if err != nil {
 		return err
 	}
@@ -166,16 +246,23 @@ func (v *verifier) verifyHeader(r *http.Request, auth string) error {
 		return err
 	}
 	amzDate := r.Header.Get("X-Amz-Date")
-	t, err := v.checkTime(amzDate, c)
+	t, err := time.Parse(amzDateFormat, amzDate)
 	if err != nil {
-		return err
+		return errNoDate
+	}
+	if amzDate[:8] != c.date {
+		return malformed("The authorization header is malformed; The authorization header is malformed; Invalid credential date. Date is not the same as X-Amz-Date.")
 	}
 	if d := v.now().Sub(t); d > maxClockSkew || d < -maxClockSkew {
-		return &authError{http.StatusForbidden, "RequestTimeTooSkewed", "The difference between the request time and the server's time is too large."}
+		return &authError{status: http.StatusForbidden, code: "RequestTimeTooSkewed", msg: "The difference between the request time and the current time is too large."}
 	}
 	payload := r.Header.Get("X-Amz-Content-Sha256")
 	if payload == "" {
-		return &authError{http.StatusBadRequest, "InvalidRequest", "Missing required header for this request: x-amz-content-sha256"}
+		return &authError{status: http.StatusBadRequest, code: "InvalidRequest", msg: "Missing required header for this request: x-amz-content-sha256"}
+	}
+	if !validPayload(payload) {
+		return invalidArgument("x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD, STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD-TRAILER or a valid sha256 value.",
+			"x-amz-content-sha256", payload)
 	}
 	signed := strings.Split(signedStr, ";")
 	key := signingKey(v.secretKey, c)
@@ -183,36 +270,56 @@ func (v *verifier) verifyHeader(r *http.Request, auth string) error {
 	if !hmac.Equal([]byte(want), []byte(sig)) {
 		return errSignature
 	}
+	if err := checkSignedHeaders(r, signed); err != nil {
+		return err
+	}
 	return wrapPayload(r, payload, &chunkSigner{key: key, amzDate: amzDate, scope: c.scope(), prev: sig})
 }
 
 func (v *verifier) verifyPresigned(r *http.Request) error {
 	q := r.URL.Query()
-	if q.Get("X-Amz-Algorithm") != sigAlgorithm {
-		return &authError{http.StatusBadRequest, "AuthorizationQueryParametersError", "X-Amz-Algorithm must be " + sigAlgorithm}
+	for _, p := range []string{"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders", "X-Amz-Expires"} {
+		if !q.Has(p) {
+			return queryError("Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.")
+		}
 	}
-	c, err := parseCredential(q.Get("X-Amz-Credential"))
+	switch q.Get("X-Amz-Algorithm") {
+	case sigAlgorithm:
+	case "AWS4-ECDSA-P256-SHA256":
+		return queryError(`X-Amz-Algorithm only supports "AWS4-HMAC-SHA256"`)
+	default:
+		return queryError(`X-Amz-Algorithm only supports "AWS4-HMAC-SHA256 and AWS4-ECDSA-P256-SHA256"`)
+	}
+	c, err := parseCredential(q.Get("X-Amz-Credential"), true)
 	if err != nil {
 		return err
+	}
+	amzDate := q.Get("X-Amz-Date")
+	t, err := time.Parse(amzDateFormat, amzDate)
+	if err != nil {
+		return queryError(`X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd'T'HHmmss'Z'"`)
+	}
+	if amzDate[:8] != c.date {
+		return queryError(fmt.Sprintf("Invalid credential date %q. This date is not the same as X-Amz-Date: %q.", c.date, amzDate[:8]))
+	}
+	expires, err := strconv.Atoi(q.Get("X-Amz-Expires"))
+	switch {
+	case err != nil:
+		return queryError("X-Amz-Expires should be a number")
+	case expires < 0:
+		return queryError("X-Amz-Expires must be non-negative")
+	case expires > 7*24*3600:
+		return queryError("X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds")
 	}
 	if err := v.checkKey(c); err != nil {
 		return err
 	}
-	amzDate := q.Get("X-Amz-Date")
-	t, err := v.checkTime(amzDate, c)
-	if err != nil {
-		return err
-	}
-	expires, err := strconv.Atoi(q.Get("X-Amz-Expires"))
-	if err != nil || expires < 1 || expires > 7*24*3600 {
-		return &authError{http.StatusBadRequest, "AuthorizationQueryParametersError", "X-Amz-Expires must be 1 to 604800 seconds"}
-	}
 	now := v.now()
 	if now.After(t.Add(time.Duration(expires) * time.Second)) {
-		return &authError{http.StatusForbidden, "AccessDenied", "Request has expired"}
+		return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Request has expired."}
 	}
 	if t.Sub(now) > maxClockSkew {
-		return &authError{http.StatusForbidden, "AccessDenied", "Request is not valid yet"}
+		return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Request is not valid yet"}
 	}
 	payload := q.Get("X-Amz-Content-Sha256")
 	if payload == "" {
@@ -223,6 +330,9 @@ func (v *verifier) verifyPresigned(r *http.Request) error {
 	want := signature(key, amzDate, c, canonicalRequest(r, signed, payload, true))
 	if !hmac.Equal([]byte(want), []byte(q.Get("X-Amz-Signature"))) {
 		return errSignature
+	}
+	if err := checkSignedHeaders(r, signed); err != nil {
+		return err
 	}
 	return wrapPayload(r, payload, nil)
 }
@@ -321,8 +431,8 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 	switch payload {
 	case unsignedPayload:
 		return nil
-	case streamingSigned, streamingTrailer:
-		if payload == streamingSigned && cs == nil {
+	case streamingSigned, streamingTrailer, streamingSignedT:
+		if payload != streamingTrailer && cs == nil {
 			return malformed("a presigned request cannot stream signed chunks")
 		}
 		if payload == streamingTrailer {
@@ -330,9 +440,14 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 		}
 		n, err := strconv.ParseInt(r.Header.Get("X-Amz-Decoded-Content-Length"), 10, 64)
 		if err != nil || n < 0 {
-			return &authError{http.StatusLengthRequired, "MissingContentLength", "aws-chunked uploads need X-Amz-Decoded-Content-Length"}
+			return &authError{status: http.StatusLengthRequired, code: "MissingContentLength", msg: "You must provide the Content-Length HTTP header."}
 		}
-		r.Body = &chunkReader{br: bufio.NewReaderSize(r.Body, 64<<10), body: r.Body, sig: cs, trailer: payload == streamingTrailer}
+		// The trailers (checksums) are known when the body has been read.
+		trailer := payload != streamingSigned
+		if trailer {
+			r.Trailer = http.Header{}
+		}
+		r.Body = &chunkReader{br: bufio.NewReaderSize(r.Body, 64<<10), body: r.Body, sig: cs, trailer: trailer, trailers: r.Trailer}
 		r.ContentLength = n
 		r.Header.Set("Content-Length", strconv.FormatInt(n, 10))
 		// Decoded here: gofakes3 must not decode again.
@@ -352,13 +467,13 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 	}
 	if len(payload) != 64 || strings.Trim(payload, "0123456789abcdef") != "" {
 		if strings.HasPrefix(payload, "STREAMING-") {
-			return &authError{http.StatusNotImplemented, "NotImplemented", "payload mode " + payload + " is not supported by this server"}
+			return &authError{status: http.StatusNotImplemented, code: "NotImplemented", msg: "payload mode " + payload + " is not supported by this server"}
 		}
-		return &authError{http.StatusBadRequest, "InvalidArgument", "x-amz-content-sha256 must be a hex SHA-256, UNSIGNED-PAYLOAD or a STREAMING- mode"}
+		return &authError{status: http.StatusBadRequest, code: "InvalidArgument", msg: "x-amz-content-sha256 must be a hex SHA-256, UNSIGNED-PAYLOAD or a STREAMING- mode"}
 	}
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		if payload != emptySHA256 {
-			return &authError{http.StatusBadRequest, "XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match what was computed."}
+			return &authError{status: http.StatusBadRequest, code: "XAmzContentSHA256Mismatch", msg: "The provided 'x-amz-content-sha256' header does not match what was computed."}
 		}
 		return nil
 	}
@@ -366,9 +481,9 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 	return nil
 }
 
-// errBodyDigest fails a write whose body is not what was signed; gofakes3
-// answers it as 400 BadDigest, and the backend discards the upload.
-var errBodyDigest = gofakes3.ErrorMessage(gofakes3.ErrBadDigest, "XAmzContentSHA256Mismatch: the body does not match x-amz-content-sha256")
+// errBodyDigest fails a write whose body is not what was signed; the
+// upload is discarded.
+var errBodyDigest = &s3Error{http.StatusBadRequest, "XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match what was computed."}
 
 type sha256Body struct {
 	rc   io.ReadCloser
@@ -397,6 +512,14 @@ type chunkSigner struct {
 	prev    string
 }
 
+// verifyTrailer checks the signature of the trailer lines, which is
+// chained to the last chunk's.
+func (s *chunkSigner) verifyTrailer(canonical, got string) bool {
+	sts := "AWS4-HMAC-SHA256-TRAILER\n" + s.amzDate + "\n" + s.scope + "\n" + s.prev + "\n" + sha256Hex(canonical)
+	want := hex.EncodeToString(hmacSHA256(s.key, sts))
+	return hmac.Equal([]byte(want), []byte(got))
+}
+
 func (s *chunkSigner) verify(sum []byte, got string) bool {
 	sts := "AWS4-HMAC-SHA256-PAYLOAD\n" + s.amzDate + "\n" + s.scope + "\n" + s.prev + "\n" + emptySHA256 + "\n" + hex.EncodeToString(sum)
 	want := hex.EncodeToString(hmacSHA256(s.key, sts))
@@ -404,25 +527,28 @@ func (s *chunkSigner) verify(sum []byte, got string) bool {
 	return hmac.Equal([]byte(want), []byte(got))
 }
 
+var errMalformedTrailer = &s3Error{http.StatusBadRequest, "MalformedTrailerError", "The request contained trailing data that was not well-formed or did not conform to our published schema."}
+
 // chunkReader decodes "<hex size>[;chunk-signature=<sig>]\r\n<data>\r\n"
 // chunks up to the zero-size one, then any trailer lines.
 type chunkReader struct {
-	br      *bufio.Reader
-	body    io.Closer
-	sig     *chunkSigner // nil: chunks are not signed
-	trailer bool
-	left    int64
-	h       hash.Hash
-	chunk   string // signature of the current chunk
-	done    bool
-	err     error
+	br       *bufio.Reader
+	body     io.Closer
+	sig      *chunkSigner // nil: chunks are not signed
+	trailer  bool
+	trailers http.Header // filled from the trailer lines
+	left     int64
+	h        hash.Hash
+	chunk    string // signature of the current chunk
+	done     bool
+	err      error
 }
 
-var errChunkSig = gofakes3.ErrorMessage(gofakes3.ErrBadDigest, "SignatureDoesNotMatch: a chunk signature of the aws-chunked body does not match")
+var errChunkSig = &s3Error{http.StatusForbidden, "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided. Check your key and signing method."}
 
-func badChunk(format string, a ...any) error {
-	return gofakes3.ErrorMessagef(gofakes3.ErrIncompleteBody, "malformed aws-chunked body: "+format, a...)
-}
+// errBadChunk is a body that does not decode, however it fails: S3 says
+// no more than this.
+var errBadChunk = &s3Error{http.StatusBadRequest, "IncompleteBody", "The request body terminated unexpectedly"}
 
 func (r *chunkReader) Read(p []byte) (int, error) {
 	if r.err != nil {
@@ -446,7 +572,7 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 		r.h.Write(p[:n])
 	}
 	if err == io.EOF {
-		err = badChunk("body ends inside a chunk")
+		err = errBadChunk
 	}
 	if err == nil && r.left == 0 {
 		err = r.endChunk()
@@ -458,16 +584,13 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 }
 
 func (r *chunkReader) line() (string, error) {
-	b, err := r.br.ReadSlice('\n')
+	b, err := r.br.ReadSlice('\n') // a line longer than the buffer is an error too
 	if err != nil {
-		if err == bufio.ErrBufferFull {
-			return "", badChunk("line too long")
-		}
-		return "", badChunk("%v", err)
+		return "", errBadChunk
 	}
 	s, ok := strings.CutSuffix(string(b), "\r\n")
 	if !ok {
-		return "", badChunk("line does not end in CRLF")
+		return "", errBadChunk
 	}
 	return s, nil
 }
@@ -480,12 +603,12 @@ func (r *chunkReader) next() error {
 	sizeStr, ext, _ := strings.Cut(hdr, ";")
 	size, err := strconv.ParseInt(sizeStr, 16, 64)
 	if err != nil || size < 0 {
-		return badChunk("bad chunk size %q", sizeStr)
+		return errBadChunk
 	}
 	if r.sig != nil {
 		sig, ok := strings.CutPrefix(ext, "chunk-signature=")
 		if !ok {
-			return badChunk("chunk without a signature")
+			return errBadChunk
 		}
 		r.chunk = sig
 		if r.h == nil {
@@ -503,25 +626,49 @@ func (r *chunkReader) next() error {
 		return errChunkSig
 	}
 	// Trailer lines (checksums) end with an empty line; a signed stream
-	// without trailers ends with one CRLF.
+	// without trailers ends with one CRLF. Signed trailers end with their
+	// signature.
+	var canonical strings.Builder
+	signed := false
 	for {
 		l, err := r.line()
 		if err != nil {
 			return err
 		}
 		if l == "" {
-			return nil
+			break
 		}
 		if !r.trailer {
-			return badChunk("unexpected data after the last chunk")
+			return errBadChunk
+		}
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			return errMalformedTrailer
+		}
+		k = strings.ToLower(strings.TrimSpace(k))
+		v = strings.TrimSpace(v)
+		if k == "x-amz-trailer-signature" {
+			if r.sig == nil || !r.sig.verifyTrailer(canonical.String(), v) {
+				return errChunkSig
+			}
+			signed = true
+			continue
+		}
+		canonical.WriteString(k + ":" + v + "\n")
+		if r.trailers != nil {
+			r.trailers.Set(k, v)
 		}
 	}
+	if r.sig != nil && r.trailer && !signed {
+		return errMalformedTrailer
+	}
+	return nil
 }
 
 func (r *chunkReader) endChunk() error {
 	var crlf [2]byte
 	if _, err := io.ReadFull(r.br, crlf[:]); err != nil || crlf != [2]byte{'\r', '\n'} {
-		return badChunk("chunk data not followed by CRLF")
+		return errBadChunk
 	}
 	if r.sig != nil && !r.sig.verify(r.h.Sum(nil), r.chunk) {
 		return errChunkSig
@@ -530,3 +677,111 @@ func (r *chunkReader) endChunk() error {
 }
 
 func (r *chunkReader) Close() error { return r.body.Close() }
+
+// Signature Version 2 is what `aws s3 presign` (AWS CLI v1) and boto3
+// still make for presigned URLs by default. It signs no payload, so the
+// body is taken as sent, as with UNSIGNED-PAYLOAD.
+
+// v2Subresources are the query parameters a V2 signature covers.
+var v2Subresources = map[string]bool{
+	"acl": true, "delete": true, "lifecycle": true, "location": true, "logging": true, "notification": true,
+	"partNumber": true, "policy": true, "requestPayment": true, "tagging": true, "torrent": true,
+	"uploadId": true, "uploads": true, "versionId": true, "versioning": true, "versions": true, "website": true,
+	"cors": true, "restore": true, "select": true, "select-type": true,
+	"response-cache-control": true, "response-content-disposition": true, "response-content-encoding": true,
+	"response-content-language": true, "response-content-type": true, "response-expires": true,
+}
+
+// verifyV2 checks "<access key>:<base64 HMAC-SHA1>", from the
+// Authorization header or a presigned URL (whose Expires stands for the
+// date).
+func (v *verifier) verifyV2(r *http.Request, cred string, presigned bool) error {
+	ak, sig, ok := strings.Cut(cred, ":")
+	if !ok || ak == "" || sig == "" {
+		return malformed("a Signature Version 2 authorization is AWS <access key>:<signature>")
+	}
+	if !hmac.Equal([]byte(ak), []byte(v.accessKey)) {
+		return &authError{status: http.StatusForbidden, code: "InvalidAccessKeyId", msg: "The AWS Access Key Id you provided does not exist in our records."}
+	}
+	date := r.Header.Get("Date")
+	if presigned {
+		date = r.URL.Query().Get("Expires")
+		exp, err := strconv.ParseInt(date, 10, 64)
+		if err != nil {
+			return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Expires must be a Unix time"}
+		}
+		if v.now().Unix() > exp {
+			return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Request has expired"}
+		}
+	} else {
+		t, err := http.ParseTime(date)
+		if xd := r.Header.Get("X-Amz-Date"); xd != "" {
+			date = ""
+			t, err = http.ParseTime(xd)
+		}
+		if err != nil {
+			return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "AWS authentication requires a valid Date or x-amz-date header"}
+		}
+		if d := v.now().Sub(t); d > maxClockSkew || d < -maxClockSkew {
+			return &authError{status: http.StatusForbidden, code: "RequestTimeTooSkewed", msg: "The difference between the request time and the server's time is too large."}
+		}
+	}
+	want := base64.StdEncoding.EncodeToString(hmacSHA1([]byte(v.secretKey), stringToSignV2(r, date)))
+	if !hmac.Equal([]byte(want), []byte(sig)) {
+		return errSignature
+	}
+	// Nothing of the body is signed; an aws-chunked one is not decoded.
+	if strings.HasPrefix(r.Header.Get("X-Amz-Content-Sha256"), "STREAMING-") {
+		return malformed("Signature Version 2 cannot sign a streaming upload")
+	}
+	return nil
+}
+
+func hmacSHA1(key []byte, s string) []byte {
+	h := hmac.New(sha1.New, key)
+	h.Write([]byte(s))
+	return h.Sum(nil)
+}
+
+func stringToSignV2(r *http.Request, date string) string {
+	var b strings.Builder
+	b.WriteString(r.Method + "\n" + r.Header.Get("Content-MD5") + "\n" + r.Header.Get("Content-Type") + "\n" + date + "\n")
+	var amz []string
+	for k := range r.Header {
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "x-amz-") {
+			amz = append(amz, lk)
+		}
+	}
+	sort.Strings(amz)
+	for _, k := range amz {
+		vals := r.Header.Values(k)
+		for i := range vals {
+			vals[i] = strings.TrimSpace(vals[i])
+		}
+		b.WriteString(k + ":" + strings.Join(vals, ",") + "\n")
+	}
+	uri := r.RequestURI
+	if i := strings.IndexByte(uri, '?'); i >= 0 {
+		uri = uri[:i]
+	}
+	if !strings.HasPrefix(uri, "/") {
+		uri = r.URL.EscapedPath()
+	}
+	b.WriteString(uri)
+	var sub []string
+	for k, vs := range r.URL.Query() {
+		if !v2Subresources[k] {
+			continue
+		}
+		if len(vs) == 0 || vs[0] == "" {
+			sub = append(sub, k)
+		} else {
+			sub = append(sub, k+"="+vs[0])
+		}
+	}
+	sort.Strings(sub)
+	if len(sub) > 0 {
+		b.WriteString("?" + strings.Join(sub, "&"))
+	}
+	return b.String()
+}

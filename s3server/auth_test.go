@@ -78,10 +78,17 @@ func TestVerifyAWSExampleGet(t *testing.T) {
 	if got := authCode(v.verify(r)); got != "AccessDenied" {
 		t.Errorf("anonymous: %q", got)
 	}
+	// Signature Version 2 headers are checked too.
 	r = exampleGet()
+	r.Header.Del("X-Amz-Date")
+	r.Header.Set("Date", "Fri, 24 May 2013 00:00:00 GMT")
 	r.Header.Set("Authorization", "AWS AKIAIOSFODNN7EXAMPLE:c2lnbmF0dXJl")
-	if got := authCode(v.verify(r)); got != "AuthorizationHeaderMalformed" {
-		t.Errorf("signature version 2: %q", got)
+	if got := authCode(v.verify(r)); got != "SignatureDoesNotMatch" {
+		t.Errorf("signature version 2, wrong signature: %q", got)
+	}
+	r.Header.Del("Date")
+	if got := authCode(v.verify(r)); got != "AccessDenied" {
+		t.Errorf("signature version 2 without a date: %q", got)
 	}
 }
 
@@ -169,16 +176,18 @@ func newTestReader(s string) *bufio.Reader { return bufio.NewReaderSize(strings.
 // The chunk decoder reads bytes from the network: whatever they are, it
 // must fail cleanly or yield no more than was declared, never panic.
 func FuzzChunkReader(f *testing.F) {
-	f.Add([]byte("5\r\nhello\r\n0\r\n\r\n"), false)
-	f.Add([]byte("5\r\nhello\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"), true)
-	f.Add([]byte("5;chunk-signature=00\r\nhello\r\n0;chunk-signature=00\r\n\r\n"), false)
-	f.Add([]byte("ffffffffffffffff\r\n"), false)
-	f.Fuzz(func(t *testing.T, body []byte, trailer bool) {
+	f.Add([]byte("5\r\nhello\r\n0\r\n\r\n"), uint8(0))
+	f.Add([]byte("5\r\nhello\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"), uint8(1))
+	f.Add([]byte("5;chunk-signature=00\r\nhello\r\n0;chunk-signature=00\r\n\r\n"), uint8(0))
+	f.Add([]byte("5;chunk-signature=00\r\nhello\r\n0;chunk-signature=00\r\nx-amz-checksum-crc32:AAAAAA==\r\nx-amz-trailer-signature:00\r\n\r\n"), uint8(2))
+	f.Add([]byte("ffffffffffffffff\r\n"), uint8(0))
+	f.Fuzz(func(t *testing.T, body []byte, mode uint8) {
+		// mode 0: signed chunks; 1: unsigned with trailers; 2: signed with trailers.
 		var sig *chunkSigner
-		if !trailer {
+		if mode%3 != 1 {
 			sig = &chunkSigner{key: []byte("k"), amzDate: "20130524T000000Z", scope: "20130524/us-east-1/s3/aws4_request", prev: "seed"}
 		}
-		cr := &chunkReader{br: bufio.NewReaderSize(bytes.NewReader(body), 64<<10), body: io.NopCloser(nil), sig: sig, trailer: trailer}
+		cr := &chunkReader{br: bufio.NewReaderSize(bytes.NewReader(body), 64<<10), body: io.NopCloser(nil), sig: sig, trailer: mode%3 != 0, trailers: http.Header{}}
 		n, _ := io.Copy(io.Discard, cr)
 		if n > int64(len(body)) {
 			t.Fatalf("decoded %d bytes from a %d byte body", n, len(body))
@@ -191,6 +200,8 @@ func FuzzVerify(f *testing.F) {
 	f.Add(exampleGet().Header.Get("Authorization"), "", "20130524T000000Z")
 	f.Add("AWS4-HMAC-SHA256 Credential=/////,SignedHeaders=;;,Signature=", "", "x")
 	f.Add("", "X-Amz-Signature=00&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=a/b/c/s3/aws4_request&X-Amz-Date=2&X-Amz-Expires=9", "")
+	f.Add("AWS AKIAIOSFODNN7EXAMPLE:c2lnbmF0dXJl", "", "Fri, 24 May 2013 00:00:00 GMT")
+	f.Add("", "AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Expires=1369353600&Signature=c2ln", "")
 	f.Fuzz(func(t *testing.T, auth, query, date string) {
 		r := httptest.NewRequest(http.MethodGet, "/b/k", nil)
 		r.URL.RawQuery = query
@@ -202,4 +213,26 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("accepted auth %q query %q", auth, query)
 		}
 	})
+}
+
+// The query-string authentication example of the S3 Signature Version 2
+// documentation (virtual-host "johnsmith" bucket, here path-style, which
+// signs the same resource).
+func TestVerifyV2PresignedExample(t *testing.T) {
+	v := exampleKeys
+	v.now = func() time.Time { return time.Unix(1175139620-60, 0) }
+	const url = "/johnsmith/photos/puppy.jpg?AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Expires=1175139620&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D"
+	if err := v.verify(httptest.NewRequest(http.MethodGet, url, nil)); err != nil {
+		t.Fatalf("the AWS example is rejected: %v", err)
+	}
+	if got := authCode(v.verify(httptest.NewRequest(http.MethodGet, strings.Replace(url, "puppy", "kitten", 1), nil))); got != "SignatureDoesNotMatch" {
+		t.Errorf("another key: %q", got)
+	}
+	if got := authCode(v.verify(httptest.NewRequest(http.MethodPut, url, nil))); got != "SignatureDoesNotMatch" {
+		t.Errorf("another method: %q", got)
+	}
+	v.now = func() time.Time { return time.Unix(1175139620+1, 0) }
+	if got := authCode(v.verify(httptest.NewRequest(http.MethodGet, url, nil))); got != "AccessDenied" {
+		t.Errorf("expired: %q", got)
+	}
 }

@@ -2,12 +2,15 @@ package s3server
 
 import (
 	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -39,6 +42,15 @@ type dirBackend struct {
 	tmp     string
 	uploads string
 
+	// owner is the owner listings name: the access key.
+	owner string
+
+	// fs is the only way to the buckets: every path a request names is
+	// resolved through it, so neither "..", nor an absolute path, nor a
+	// symbolic link (or a directory renamed meanwhile) reaches a file
+	// outside the root.
+	fs *os.Root
+
 	// mu orders the metadata operations that must not interleave: a
 	// conditional check and its rename, and pruning empty directories
 	// against creating them. It is never held while data is copied.
@@ -56,7 +68,7 @@ type fileID struct{ dev, ino uint64 }
 type etagEntry struct {
 	size  int64
 	mtime int64
-	sum   []byte
+	etag  string // quoted
 }
 
 func newDirBackend(dir string) (*dirBackend, error) {
@@ -79,6 +91,7 @@ func newDirBackend(dir string) (*dirBackend, error) {
 		etags:   map[fileID]etagEntry{},
 	}
 	b.mp.uploads = map[gofakes3.UploadID]*upload{}
+	b.mp.completed = map[gofakes3.UploadID]*completedUpload{}
 	// Uploads do not survive a restart (their index is in memory), so
 	// whatever a previous run left is garbage.
 	if err := os.RemoveAll(filepath.Join(root, stateDir)); err != nil {
@@ -89,36 +102,69 @@ func newDirBackend(dir string) (*dirBackend, error) {
 			return nil, err
 		}
 	}
+	if b.fs, err = os.OpenRoot(root); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
+func (b *dirBackend) close() error { return b.fs.Close() }
+
+// rel is the name under the root of one of the server's own files.
+func (b *dirBackend) rel(abs string) string {
+	r, err := filepath.Rel(b.root, abs)
+	if err != nil {
+		panic(err) // the server's own files are under the root by construction
+	}
+	return r
+}
+
+// isEscape reports an os.Root refusal: the name leads outside the root
+// (through "..", or a symbolic link pointing out). os does not export the
+// error, only its text.
+func isEscape(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if err.Error() == "path escapes from parent" {
+			return true
+		}
+	}
+	return false
+}
+
+// absent reports errors meaning there is no such file inside the root.
+func absent(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) || isEscape(err)
+}
+
+// bucketPath is the bucket's directory, relative to the root.
 func (b *dirBackend) bucketPath(bucket string) (string, error) {
 	if gofakes3.ValidateBucketName(bucket) != nil {
 		return "", gofakes3.BucketNotFound(bucket)
 	}
-	p := filepath.Join(b.root, bucket)
-	fi, err := os.Stat(p)
+	fi, err := b.fs.Stat(bucket)
 	if err != nil || !fi.IsDir() {
 		return "", gofakes3.BucketNotFound(bucket)
 	}
-	return p, nil
+	return bucket, nil
 }
 
 // checkKey rejects keys that have no file of their own: empty segments
-// ("a//b", "dir/"), "." and "..", NUL. S3 allows them; a directory cannot.
+// ("a//b"), "." and "..", NUL. S3 allows them; a directory cannot. One
+// trailing "/" is a directory object (see dirobject.go).
 func checkKey(key string) error {
 	if key == "" || len(key) > gofakes3.KeySizeLimit || strings.ContainsRune(key, 0) {
 		return gofakes3.ErrorInvalidArgument("key", key, "key cannot be stored as a file")
 	}
-	for _, seg := range strings.Split(key, "/") {
+	for _, seg := range strings.Split(strings.TrimSuffix(key, "/"), "/") {
 		if seg == "" || seg == "." || seg == ".." {
 			return gofakes3.ErrorInvalidArgument("key", key,
-				"this server stores objects as files: a key may not have empty, '.' or '..' segments or end in '/'")
+				"this server stores objects as files: a key may not have empty, '.' or '..' segments")
 		}
 	}
 	return nil
 }
 
+// objectPath is the object's file, relative to the root.
 func (b *dirBackend) objectPath(bucket, key string) (string, error) {
 	bp, err := b.bucketPath(bucket)
 	if err != nil {
@@ -127,11 +173,11 @@ func (b *dirBackend) objectPath(bucket, key string) (string, error) {
 	if err := checkKey(key); err != nil {
 		return "", err
 	}
-	return filepath.Join(bp, filepath.FromSlash(key)), nil
+	return bp + "/" + strings.TrimSuffix(key, "/"), nil
 }
 
 func (b *dirBackend) ListBuckets() ([]gofakes3.BucketInfo, error) {
-	ents, err := os.ReadDir(b.root)
+	ents, err := fs.ReadDir(b.fs.FS(), ".")
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +206,10 @@ func (b *dirBackend) CreateBucket(name string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	p := filepath.Join(b.root, name)
-	if _, err := os.Stat(p); err == nil {
+	if _, err := b.fs.Lstat(name); err == nil {
 		return gofakes3.ResourceError(gofakes3.ErrBucketAlreadyExists, name)
 	}
-	return os.Mkdir(p, 0o755)
+	return b.fs.Mkdir(name, 0o755)
 }
 
 func (b *dirBackend) DeleteBucket(name string) error {
@@ -175,8 +220,8 @@ func (b *dirBackend) DeleteBucket(name string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	empty := true
-	_ = filepath.WalkDir(bp, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+	_ = fs.WalkDir(b.fs.FS(), bp, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && (!d.IsDir() || p != bp && b.dirObject(p) != nil) {
 			empty = false
 			return filepath.SkipAll
 		}
@@ -185,7 +230,7 @@ func (b *dirBackend) DeleteBucket(name string) error {
 	if !empty {
 		return gofakes3.ResourceError(gofakes3.ErrBucketNotEmpty, name)
 	}
-	return os.RemoveAll(bp)
+	return b.fs.RemoveAll(bp)
 }
 
 func (b *dirBackend) ForceDeleteBucket(name string) error {
@@ -195,7 +240,7 @@ func (b *dirBackend) ForceDeleteBucket(name string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return os.RemoveAll(bp)
+	return b.fs.RemoveAll(bp)
 }
 
 // listEntry is a key, or a common prefix when delimited.
@@ -205,13 +250,11 @@ type listEntry struct {
 	path   string
 	size   int64
 	mtime  time.Time
+	etag   string
+	meta   *objMeta
 }
 
 func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofakes3.ListBucketPage) (*gofakes3.ObjectList, error) {
-	bp, err := b.bucketPath(name)
-	if err != nil {
-		return nil, err
-	}
 	var pfx, delim string
 	if prefix != nil {
 		pfx = prefix.Prefix
@@ -219,31 +262,75 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 			delim = prefix.Delimiter
 		}
 	}
-	// Walk only the directory the prefix points into.
+	marker := ""
+	if page.HasMarker {
+		marker = page.Marker
+	}
+	entries, truncated, err := b.list(name, pfx, delim, marker, page.MaxKeys)
+	if err != nil {
+		return nil, err
+	}
+	out := gofakes3.NewObjectList()
+	for _, e := range entries {
+		if e.prefix {
+			out.AddPrefix(e.name)
+			continue
+		}
+		out.Add(&gofakes3.Content{Key: e.name, LastModified: gofakes3.NewContentTime(e.mtime), ETag: e.etag, Size: e.size, StorageClass: gofakes3.StorageStandard})
+	}
+	if truncated && len(entries) > 0 {
+		out.IsTruncated, out.NextMarker = true, entries[len(entries)-1].name
+	}
+	return out, nil
+}
+
+// list returns, in S3 key order, up to max keys and common prefixes
+// (delimited by delim) that start with pfx and come after marker, with
+// their ETags and metadata, and whether more follow.
+func (b *dirBackend) list(bucket, pfx, delim, marker string, max int64) ([]listEntry, bool, error) {
+	bp, err := b.bucketPath(bucket)
+	if err != nil {
+		return nil, false, err
+	}
+	if max <= 0 {
+		return nil, false, nil
+	}
+	// Walk only the directory the prefix points into. If the prefix up to
+	// its last "/" is no path a key can have ("..", empty segments), no key
+	// starts with it.
 	start := bp
 	if i := strings.LastIndexByte(pfx, '/'); i >= 0 {
-		start = filepath.Join(bp, filepath.FromSlash(pfx[:i]))
+		if d := pfx[:i]; checkKey(d) != nil || isDirKey(d) {
+			return nil, false, nil
+		}
+		start = bp + "/" + pfx[:i]
 	}
 	var keys []listEntry
-	err = filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(b.fs.FS(), start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+			// Gone meanwhile, or the prefix runs through an object
+			// ("obj/sub/"): nothing there.
+			if absent(err) {
 				return nil
 			}
 			return err
 		}
-		rel, _ := filepath.Rel(bp, p)
-		key := filepath.ToSlash(rel)
+		key := strings.TrimPrefix(p, bp+"/")
 		if d.IsDir() {
 			if p != start && !strings.HasPrefix(key+"/", pfx) && !strings.HasPrefix(pfx, key+"/") {
 				return filepath.SkipDir
+			}
+			if p != bp && strings.HasPrefix(key+"/", pfx) {
+				if m := b.dirObject(p); m != nil {
+					keys = append(keys, listEntry{name: key + "/", mtime: time.Unix(0, m.MTime), etag: m.ETag, meta: m})
+				}
 			}
 			return nil
 		}
 		if !strings.HasPrefix(key, pfx) {
 			return nil
 		}
-		fi, err := os.Stat(p) // follows symlinks to files
+		fi, err := b.fs.Stat(p) // follows symbolic links that stay inside the root
 		if err != nil || !fi.Mode().IsRegular() {
 			return nil
 		}
@@ -251,14 +338,13 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// Walk order is per directory; S3 order is by the whole key's bytes
 	// ("a-b" sorts before "a/b").
 	sort.Slice(keys, func(i, j int) bool { return keys[i].name < keys[j].name })
 
-	out := gofakes3.NewObjectList()
-	n := int64(0)
+	var out []listEntry
 	last := ""
 	for _, e := range keys {
 		if delim != "" {
@@ -266,118 +352,113 @@ func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofak
 				e = listEntry{name: e.name[:len(pfx)+i+len(delim)], prefix: true}
 			}
 		}
-		if page.HasMarker && e.name <= page.Marker || e.prefix && e.name == last {
+		if marker != "" && e.name <= marker || e.prefix && e.name == last {
 			continue
 		}
-		if page.MaxKeys > 0 && n == page.MaxKeys {
-			out.IsTruncated = true
-			out.NextMarker = last
-			break
+		if int64(len(out)) == max {
+			return out, true, nil
 		}
-		n++
 		last = e.name
-		if e.prefix {
-			out.AddPrefix(e.name)
-			continue
-		}
-		sum, err := b.etagOfPath(e.path)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // deleted while listing
+		if !e.prefix && e.etag == "" {
+			e.etag, e.meta, err = b.etagOfPath(e.path)
+			if err != nil {
+				if absent(err) {
+					continue // deleted or replaced while listing
+				}
+				return nil, false, err
 			}
-			return nil, err
 		}
-		out.Add(&gofakes3.Content{
-			Key:          e.name,
-			LastModified: gofakes3.NewContentTime(e.mtime),
-			ETag:         gofakes3.FormatETag(sum),
-			Size:         e.size,
-		})
+		out = append(out, e)
 	}
-	return out, nil
+	return out, false, nil
 }
 
 // openObject opens an object's file; the open file pins that version, so
-// its ETag, size and bytes agree even if it is replaced meanwhile.
-func (b *dirBackend) openObject(bucket, key string) (*os.File, os.FileInfo, []byte, error) {
+// its ETag, metadata, size and bytes agree even if it is replaced
+// meanwhile.
+func (b *dirBackend) openObject(bucket, key string) (*os.File, os.FileInfo, string, *objMeta, error) {
 	p, err := b.objectPath(bucket, key)
 	if err != nil {
 		var ia *gofakes3.ErrorInvalidArgumentResponse
 		if errors.As(err, &ia) {
-			return nil, nil, nil, gofakes3.KeyNotFound(key)
+			return nil, nil, "", nil, gofakes3.KeyNotFound(key)
 		}
-		return nil, nil, nil, err
+		return nil, nil, "", nil, err
 	}
-	f, err := os.Open(p)
+	f, err := b.fs.Open(p)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return nil, nil, nil, gofakes3.KeyNotFound(key)
+		if absent(err) {
+			return nil, nil, "", nil, gofakes3.KeyNotFound(key)
 		}
-		return nil, nil, nil, err
+		return nil, nil, "", nil, err
 	}
 	fi, err := f.Stat()
+	if err == nil && isDirKey(key) {
+		var m *objMeta
+		if fi.IsDir() {
+			m = readDirMeta(f)
+		}
+		if m == nil {
+			f.Close()
+			return nil, nil, "", nil, gofakes3.KeyNotFound(key)
+		}
+		return f, dirObjInfo{fi, time.Unix(0, m.MTime)}, m.ETag, m, nil
+	}
 	if err == nil && !fi.Mode().IsRegular() {
 		err = gofakes3.KeyNotFound(key)
 	}
-	var sum []byte
+	var etag string
+	var m *objMeta
 	if err == nil {
-		sum, err = b.etag(f, fi)
+		etag, m, err = b.etag(f, fi)
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, nil, err
+		return nil, nil, "", nil, err
 	}
-	return f, fi, sum, nil
+	return f, fi, etag, m, nil
 }
 
-func objectMeta(fi os.FileInfo) map[string]string {
-	return map[string]string{
-		"Last-Modified": fi.ModTime().UTC().Format(http.TimeFormat),
-		"Content-Type":  "application/octet-stream",
-	}
-}
-
-func (b *dirBackend) HeadObject(bucket, key string) (*gofakes3.Object, error) {
-	f, fi, sum, err := b.openObject(bucket, key)
+// object is an open object as gofakes3 wants it.
+func (b *dirBackend) object(bucket, key string, rr *gofakes3.ObjectRangeRequest, head bool) (*gofakes3.Object, error) {
+	f, fi, etag, m, err := b.openObject(bucket, key)
 	if err != nil {
 		return nil, err
 	}
-	f.Close()
-	return &gofakes3.Object{
-		Name:     key,
-		Metadata: objectMeta(fi),
-		Size:     fi.Size(),
-		Hash:     sum,
-		Contents: io.NopCloser(strings.NewReader("")),
-	}, nil
-}
-
-func (b *dirBackend) GetObject(bucket, key string, rr *gofakes3.ObjectRangeRequest) (*gofakes3.Object, error) {
-	f, fi, sum, err := b.openObject(bucket, key)
-	if err != nil {
-		return nil, err
+	meta := map[string]string{"Last-Modified": fi.ModTime().UTC().Format(http.TimeFormat), "Content-Type": "binary/octet-stream"}
+	if m != nil {
+		for k, v := range m.Headers {
+			meta[k] = v
+		}
+	}
+	hash, _ := hex.DecodeString(strings.Trim(etag, `"`))
+	obj := &gofakes3.Object{Name: key, Metadata: meta, Size: fi.Size(), Hash: hash, Contents: f}
+	if head {
+		f.Close()
+		obj.Contents = io.NopCloser(strings.NewReader(""))
+		return obj, nil
 	}
 	rng, err := resolveRange(rr, fi.Size())
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	var contents io.ReadCloser = f
 	if rng != nil {
 		if _, err := f.Seek(rng.Start, io.SeekStart); err != nil {
 			f.Close()
 			return nil, err
 		}
-		contents = &rangeFile{f: f, n: rng.Length}
+		obj.Contents, obj.Range = &rangeFile{f: f, n: rng.Length}, rng
 	}
-	return &gofakes3.Object{
-		Name:     key,
-		Metadata: objectMeta(fi),
-		Size:     fi.Size(),
-		Hash:     sum,
-		Range:    rng,
-		Contents: contents,
-	}, nil
+	return obj, nil
+}
+
+func (b *dirBackend) HeadObject(bucket, key string) (*gofakes3.Object, error) {
+	return b.object(bucket, key, nil, true)
+}
+
+func (b *dirBackend) GetObject(bucket, key string, rr *gofakes3.ObjectRangeRequest) (*gofakes3.Object, error) {
+	return b.object(bucket, key, rr, false)
 }
 
 // resolveRange applies a Range header the way S3 does: an end past the
@@ -434,35 +515,42 @@ func (r *rangeFile) WriteTo(w io.Writer) (int64, error) {
 
 func (r *rangeFile) Close() error { return r.f.Close() }
 
-// etag returns the MD5 of an open file's content, from the cache when
-// this version of the file was seen before.
-func (b *dirBackend) etag(f *os.File, fi os.FileInfo) ([]byte, error) {
+// etag returns the ETag of an open file: the one stored with it when the
+// server wrote it (a multipart ETag is not an MD5), else the MD5 of its
+// content, from the cache when this version of the file was seen before.
+func (b *dirBackend) etag(f *os.File, fi os.FileInfo) (string, *objMeta, error) {
+	if m := readMeta(f, fi); m != nil && m.ETag != "" {
+		return m.ETag, m, nil
+	}
 	id, ok := idOf(fi)
 	if ok {
 		b.etagMu.Lock()
 		e, hit := b.etags[id]
 		b.etagMu.Unlock()
 		if hit && e.size == fi.Size() && e.mtime == fi.ModTime().UnixNano() {
-			return e.sum, nil
+			return e.etag, nil, nil
 		}
 	}
 	if !ok {
-		return md5Of(f, fi.Size())
+		sum, err := md5Of(f, fi.Size())
+		return quoteETag(sum), nil, err
 	}
 	// Parallel range reads of a file not seen before would each hash all
 	// of it; one does, the others wait for its result.
 	key := fmt.Sprintf("%d:%d:%d:%d", id.dev, id.ino, fi.Size(), fi.ModTime().UnixNano())
 	v, err, _ := b.hashing.Do(key, func() (any, error) {
 		sum, err := md5Of(f, fi.Size())
-		if err == nil {
-			b.remember(id, fi, sum)
+		if err != nil {
+			return "", err
 		}
-		return sum, err
+		etag := quoteETag(sum)
+		b.remember(id, fi, etag)
+		return etag, nil
 	})
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	return v.([]byte), nil
+	return v.(string), nil, nil
 }
 
 func md5Of(f *os.File, size int64) ([]byte, error) {
@@ -473,22 +561,22 @@ func md5Of(f *os.File, size int64) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-func (b *dirBackend) etagOfPath(p string) ([]byte, error) {
-	f, err := os.Open(p)
+func (b *dirBackend) etagOfPath(p string) (string, *objMeta, error) {
+	f, err := b.fs.Open(p)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	return b.etag(f, fi)
 }
 
-func (b *dirBackend) remember(id fileID, fi os.FileInfo, sum []byte) {
+func (b *dirBackend) remember(id fileID, fi os.FileInfo, etag string) {
 	b.etagMu.Lock()
-	b.etags[id] = etagEntry{size: fi.Size(), mtime: fi.ModTime().UnixNano(), sum: sum}
+	b.etags[id] = etagEntry{size: fi.Size(), mtime: fi.ModTime().UnixNano(), etag: etag}
 	b.etagMu.Unlock()
 }
 
@@ -509,9 +597,9 @@ func idOf(fi os.FileInfo) (fileID, bool) {
 }
 
 // writeTemp copies r, which must hold exactly size bytes, into a new
-// temporary file and returns it closed, with its MD5. On error nothing is
-// left behind.
-func (b *dirBackend) writeTemp(dir string, r io.Reader, size int64) (path string, sum []byte, err error) {
+// temporary file and returns it closed, with its MD5 (and the sums of the
+// extra hashes, fed the same bytes). On error nothing is left behind.
+func (b *dirBackend) writeTemp(dir string, r io.Reader, size int64, extra ...hash.Hash) (path string, sum []byte, err error) {
 	f, err := os.CreateTemp(dir, "put-*")
 	if err != nil {
 		return "", nil, err
@@ -523,14 +611,18 @@ func (b *dirBackend) writeTemp(dir string, r io.Reader, size int64) (path string
 		}
 	}()
 	h := md5.New()
-	// Read to EOF, not just size bytes: the readers gofakes3 and the
-	// signature check wrap around the body verify digests at EOF.
-	n, err := io.Copy(io.MultiWriter(f, h), r)
+	ws := []io.Writer{f, h}
+	for _, x := range extra {
+		ws = append(ws, x)
+	}
+	// Read to EOF, not just size bytes: the readers the signature check
+	// wraps around the body verify digests and trailers at EOF.
+	n, err := io.Copy(io.MultiWriter(ws...), r)
 	if err != nil {
 		return "", nil, err
 	}
 	if n != size {
-		return "", nil, gofakes3.ErrIncompleteBody
+		return "", nil, &s3Error{http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header"}
 	}
 	if err := f.Close(); err != nil {
 		return "", nil, err
@@ -539,42 +631,44 @@ func (b *dirBackend) writeTemp(dir string, r io.Reader, size int64) (path string
 }
 
 // commit renames a finished temporary file to the object's path, after
-// checking the put's conditions against the object it replaces.
-func (b *dirBackend) commit(tmp, dst, key string, sum []byte, cond *gofakes3.PutConditions) error {
+// checking the put's conditions (if any) against the object it replaces.
+func (b *dirBackend) commit(tmp, dst, key, etag string, cond func(exists bool, etag string) error) error {
 	fi, err := os.Stat(tmp)
 	if err != nil {
 		return err
 	}
+	tmpRel := b.rel(tmp)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if cond != nil {
-		info := &gofakes3.ConditionalObjectInfo{}
-		if cur, err := b.etagOfPath(dst); err == nil {
-			info.Exists, info.Hash = true, cur
-		}
-		if err := gofakes3.CheckPutConditions(cond, info); err != nil {
+		cur, _, err := b.etagOfPath(dst)
+		if err := cond(err == nil, cur); err != nil {
 			return err
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := b.fs.MkdirAll(path.Dir(dst), 0o755); err != nil {
 		return conflict(key, err)
 	}
-	if old, err := os.Lstat(dst); err == nil {
+	// A symbolic link at dst is replaced, never written through.
+	if old, err := b.fs.Lstat(dst); err == nil {
 		if old.IsDir() {
 			return conflict(key, syscall.EISDIR)
 		}
 		b.forget(old)
 	}
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := b.fs.Rename(tmpRel, dst); err != nil {
 		return conflict(key, err)
 	}
 	if id, ok := idOf(fi); ok {
-		b.remember(id, fi, sum)
+		b.remember(id, fi, etag)
 	}
 	return nil
 }
 
 func conflict(key string, err error) error {
+	if isEscape(err) {
+		return gofakes3.ErrorInvalidArgument("key", key, "the key's path leads out of the served directory")
+	}
 	if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTEMPTY) {
 		return gofakes3.ErrorInvalidArgument("key", key,
 			"this server stores objects as files: a key cannot be both an object and a prefix of another object (\"a\" and \"a/b\")")
@@ -591,7 +685,14 @@ func (b *dirBackend) PutObject(bucket, key string, meta map[string]string, input
 	if err != nil {
 		return gofakes3.PutObjectResult{}, err
 	}
-	if err := b.commit(tmp, dst, key, sum, cond); err != nil {
+	var check func(bool, string) error
+	if cond != nil {
+		check = func(exists bool, etag string) error {
+			h, _ := hex.DecodeString(strings.Trim(etag, `"`))
+			return gofakes3.CheckPutConditions(cond, &gofakes3.ConditionalObjectInfo{Exists: exists, Hash: h})
+		}
+	}
+	if err := b.commit(tmp, dst, key, quoteETag(sum), check); err != nil {
 		os.Remove(tmp)
 		return gofakes3.PutObjectResult{}, err
 	}
@@ -603,32 +704,47 @@ func (b *dirBackend) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, met
 }
 
 func (b *dirBackend) DeleteObject(bucket, key string) (gofakes3.ObjectDeleteResult, error) {
+	return gofakes3.ObjectDeleteResult{}, b.deleteObject(bucket, key, nil)
+}
+
+// deleteObject deletes an object if cond (when set) holds for it; the
+// check and the delete are one step for other writers.
+func (b *dirBackend) deleteObject(bucket, key string, cond func(exists bool, etag string) error) error {
 	bp, err := b.bucketPath(bucket)
 	if err != nil {
-		return gofakes3.ObjectDeleteResult{}, err
+		return err
 	}
 	if checkKey(key) != nil {
-		return gofakes3.ObjectDeleteResult{}, nil // cannot exist; S3 deletes are idempotent
+		if cond != nil {
+			return cond(false, "")
+		}
+		return nil // cannot exist; S3 deletes are idempotent
 	}
-	p := filepath.Join(bp, filepath.FromSlash(key))
+	p := bp + "/" + strings.TrimSuffix(key, "/")
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	fi, err := os.Lstat(p)
-	if err != nil || fi.IsDir() {
-		return gofakes3.ObjectDeleteResult{}, nil
-	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return gofakes3.ObjectDeleteResult{}, err
-	}
-	b.forget(fi)
-	// Empty directories are not objects in S3; remove them so "a" can
-	// become an object again after "a/b" is deleted.
-	for d := filepath.Dir(p); d != bp && strings.HasPrefix(d, bp); d = filepath.Dir(d) {
-		if os.Remove(d) != nil {
-			break
+	if cond != nil {
+		f, _, etag, _, err := b.openObject(bucket, key)
+		if err == nil {
+			f.Close()
+		}
+		if err := cond(err == nil, etag); err != nil {
+			return err
 		}
 	}
-	return gofakes3.ObjectDeleteResult{}, nil
+	if isDirKey(key) {
+		return b.deleteDirObject(bp, p)
+	}
+	fi, err := b.fs.Lstat(p)
+	if err != nil || fi.IsDir() {
+		return nil
+	}
+	if err := b.fs.Remove(p); err != nil && !absent(err) {
+		return err
+	}
+	b.forget(fi)
+	b.prune(bp, path.Dir(p))
+	return nil
 }
 
 func (b *dirBackend) DeleteMulti(bucket string, keys ...string) (gofakes3.MultiDeleteResult, error) {

@@ -5,48 +5,81 @@
 //
 // Each top-level subdirectory of the served directory is a bucket; every
 // regular file below it is an object, its key the slash-separated path.
-// Files put there by other means are served too, and symbolic links are
-// followed: serve a directory whose contents you mean to expose.
+// Files put there by other means are served too. Nothing outside the
+// directory is ever read, listed, hashed, written or deleted: every path
+// is resolved through an os.Root, so "..", absolute keys and symbolic
+// links that point out of the directory name no object (links that stay
+// inside are followed).
 //
-// The S3 protocol comes from gofakes3; this package adds a backend over
-// the directory and the checks gofakes3 lacks. What clients get:
+// Only the operations listed below are served; any other (ACLs, policies,
+// tagging, object lock, versioning, lifecycle, CORS, website, browser POST
+// uploads, select, restore, object attributes, ...: any query parameter
+// it does not know, and the headers that ask for those features) is
+// answered 501 NotImplemented before the body is read, and changes
+// nothing.
 //
-//   - ListObjectsV2 (and V1) with prefix, delimiter and pagination, in S3
-//     key order; HEAD; GET with single ranges (suffix ranges longer than
-//     the object return all of it, a start at or past the end is 416
-//     InvalidRange); PUT; DELETE and multi-object delete; copy; multipart
-//     upload (create, upload part, list parts and uploads, complete,
-//     abort), parts kept on disk and at least 5 MiB except the last, as S3
-//     requires.
+// gofakes3 routes requests and serves bucket creation and deletion,
+// multi-object delete and the lists of uploads and parts; this package
+// serves the object data path and the listings itself (gofakes3 keeps no
+// metadata, verifies no checksum and knows no part numbers) over a
+// backend on the directory. What clients get:
+//
+//   - ListBuckets and ListObjectsV2 (and V1) with prefix, delimiter,
+//     pagination and url encoding, in S3 key order; HEAD; GET with a range or a part number (a list of
+//     ranges or an unparsable one gets the whole object, as from S3; a
+//     start at or past the end is 416 InvalidRange); PUT; DELETE and
+//     multi-object delete; copy, with the metadata directive and the
+//     copy-source conditions; multipart upload (create, upload part,
+//     upload part copy, list parts and uploads, complete, abort), parts
+//     kept on disk and at least 5 MiB except the last (EntityTooSmall);
+//     a repeated Complete answers as the first did.
 //   - Atomic writes: an object is written to a temporary file and renamed
 //     into place, so readers never see a partial object and a failed or
 //     aborted upload leaves nothing behind.
-//   - ETags are the MD5 of the content, for multipart objects too (S3 gives
-//     those "<md5 of part md5s>-<n>"); they are computed on first use for
-//     files the server did not write (so the first listing of a large
+//   - Metadata: Content-Type (binary/octet-stream when none was given),
+//     Content-Disposition, Content-Encoding, Content-Language,
+//     Cache-Control, Expires, x-amz-website-redirect-location and
+//     x-amz-meta-* are stored with the object
+//     in an extended attribute of its file (set before the rename, so they
+//     move with the bytes) and returned by GET and HEAD. A file changed by
+//     other means afterwards loses them; a file system without user
+//     extended attributes keeps none.
+//   - ETags: the MD5 of the content, and "<md5 of the part md5s>-<n>" for
+//     multipart objects, as from S3. Those of files the server did not
+//     write are computed on first use (so the first listing of a large
 //     directory reads all of it) and cached in memory per file version.
-//   - If-Match on GET and HEAD (gofakes3 ignores it): a mismatch is 412
-//     PreconditionFailed, checked against the very file being sent.
-//     If-None-Match, and If-Match / If-None-Match on PUT, come from gofakes3.
-//   - Authentication: gofakes3 verifies no signatures at all. This package
-//     does: every request must carry a valid AWS Signature Version 4 made
-//     with the server's key pair (Authorization header or presigned URL;
-//     any region; clock skew up to 15 minutes), or it is refused with 403
-//     InvalidAccessKeyId, SignatureDoesNotMatch or AccessDenied. Signed
-//     payload hashes are checked against the body; aws-chunked streaming
-//     uploads are decoded and their chunk signatures checked
-//     (STREAMING-AWS4-HMAC-SHA256-PAYLOAD; STREAMING-UNSIGNED-PAYLOAD-TRAILER
-//     is decoded but its trailing checksum is not verified). There is one
-//     key pair and no policies: a signed request may do anything.
+//   - Checksums (x-amz-checksum-*: CRC32, CRC32C, CRC64NVME, MD5, SHA1,
+//     SHA256, SHA512, XXHASH64, XXHASH3, XXHASH128), sent in a header or
+//     an aws-chunked trailer, and Content-MD5: verified against the body
+//     (400 BadDigest, nothing stored), stored, and returned with
+//     x-amz-checksum-mode: ENABLED. Multipart uploads keep a COMPOSITE or
+//     FULL_OBJECT checksum as created.
+//   - Conditions: If-Match, If-None-Match, If-Modified-Since and
+//     If-Unmodified-Since on GET and HEAD, checked against the very file
+//     being sent; If-Match and If-None-Match on PUT.
+//   - Authentication: every request must be signed with the server's key
+//     pair, with AWS Signature Version 4 (Authorization header or
+//     presigned URL; any region; clock skew up to 15 minutes) or Version 2
+//     (what `aws s3 presign` and boto3 make by default), or it is refused
+//     as S3 refuses it. Every x-amz- header must be signed. Signed payload
+//     hashes are checked against the body; aws-chunked streaming uploads
+//     are decoded and their chunk and trailer signatures checked
+//     (STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER],
+//     STREAMING-UNSIGNED-PAYLOAD-TRAILER). There is one key pair and no
+//     policies: a signed request may do anything.
+//   - Limits against slow or hostile clients (see Options): a header
+//     timeout, an idle timeout for request bodies, responses and
+//     keep-alive, a header size limit and a bound on open connections; a
+//     request refused before its body is read closes the connection
+//     rather than wait for the body.
 //
 // What it is not: a production object store. There is no TLS (it binds to
-// loopback by default), no versioning, no object metadata beyond size,
-// ETag and modification time (Content-Type is always
-// application/octet-stream; user metadata is dropped), and multipart
-// uploads in progress do not survive a restart. Keys must be valid file
-// paths: no empty, "." or ".." segments, no trailing "/", and "a" cannot be
-// an object while "a/b" is. Virtual-host addressing is not supported; use
-// path-style (the s3:// driver does so for any custom endpoint). The
-// server keeps its temporary files in DIR/.s3server, which it empties at
-// start.
+// loopback by default), no versioning, and multipart uploads in progress
+// do not survive a restart. Keys must be valid file paths: no empty, "."
+// or ".." segments, and "a" cannot be an object while "a/b" is. A key
+// ending in "/" (a "directory object") is the directory itself, with its
+// metadata in an extended attribute; it must be empty. Virtual-host addressing is not
+// supported; use path-style (the s3:// driver does so for any custom
+// endpoint). The server keeps its temporary files in DIR/.s3server, which
+// it empties at start.
 package s3server

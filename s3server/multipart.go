@@ -3,8 +3,13 @@ package s3server
 import (
 	"crypto/md5"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -26,6 +31,17 @@ const minPartSize = 5 << 20
 type multipart struct {
 	mu      sync.Mutex
 	uploads map[gofakes3.UploadID]*upload
+	// completed remembers finished uploads, so that a Complete retried
+	// after a lost answer gets the same answer, as from S3.
+	completed map[gofakes3.UploadID]*completedUpload
+}
+
+// maxCompleted bounds the finished uploads remembered for retries.
+const maxCompleted = 4096
+
+type completedUpload struct {
+	bucket, key string
+	meta        *objMeta
 }
 
 type upload struct {
@@ -35,12 +51,24 @@ type upload struct {
 	dir       string
 	initiated time.Time
 	parts     map[int]part
+	headers   map[string]string // stored with the object
+	// checksumAlgo, if set, is required of every part; checksumType is
+	// COMPOSITE (a checksum of the part checksums) or FULL_OBJECT.
+	checksumAlgo, checksumType string
 }
 
 type part struct {
-	etag  string // quoted MD5 of the part
-	size  int64
-	mtime time.Time
+	etag     string // quoted MD5 of the part
+	md5      []byte
+	size     int64
+	mtime    time.Time
+	checksum string // base64, of the upload's algorithm
+}
+
+type completedPart struct {
+	num      int
+	etag     string
+	checksum string // as the client lists it, if it does
 }
 
 func (b *dirBackend) getUpload(bucket, key string, id gofakes3.UploadID) (*upload, error) {
@@ -54,20 +82,59 @@ func (b *dirBackend) getUpload(bucket, key string, id gofakes3.UploadID) (*uploa
 }
 
 func (b *dirBackend) CreateMultipartUpload(bucket, key string, meta map[string]string) (gofakes3.UploadID, error) {
-	if _, err := b.objectPath(bucket, key); err != nil {
+	hdr := http.Header{}
+	for k, v := range meta {
+		hdr.Set(k, v)
+	}
+	u, err := b.newUpload(bucket, key, hdr)
+	if err != nil {
 		return "", err
+	}
+	return u.id, nil
+}
+
+// newUpload starts an upload with the headers to store with the object
+// and the checksum its parts must carry.
+func (b *dirBackend) newUpload(bucket, key string, hdr http.Header) (*upload, error) {
+	if _, err := b.objectPath(bucket, key); err != nil {
+		return nil, err
+	}
+	if isDirKey(key) {
+		return nil, errDirObjectBody
+	}
+	headers, err := headersOf(hdr)
+	if err != nil {
+		return nil, err
+	}
+	algo := strings.ToLower(hdr.Get("X-Amz-Checksum-Algorithm"))
+	typ := strings.ToUpper(hdr.Get("X-Amz-Checksum-Type"))
+	switch {
+	case typ != "" && typ != "COMPOSITE" && typ != "FULL_OBJECT":
+		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-checksum-type header is invalid."}
+	case algo == "" && typ != "":
+		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header."}
+	case algo != "" && newChecksum(algo) == nil:
+		return nil, errUnknownAlgo
+	case typ == "FULL_OBJECT" && !fullObjectOK(algo), typ == "COMPOSITE" && !compositeOK(algo):
+		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "The " + typ + " checksum type cannot be used with the " + algo + " checksum algorithm."}
+	case typ == "" && algo != "" && compositeOK(algo):
+		typ = "COMPOSITE"
+	case typ == "" && algo != "":
+		typ = "FULL_OBJECT"
 	}
 	var rnd [16]byte
 	rand.Read(rnd[:])
 	id := gofakes3.UploadID(hex.EncodeToString(rnd[:]))
 	dir := filepath.Join(b.uploads, string(id))
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		return "", err
+		return nil, err
 	}
+	u := &upload{id: id, bucket: bucket, key: key, dir: dir, initiated: time.Now(), parts: map[int]part{},
+		headers: headers, checksumAlgo: algo, checksumType: typ}
 	b.mp.mu.Lock()
-	b.mp.uploads[id] = &upload{id: id, bucket: bucket, key: key, dir: dir, initiated: time.Now(), parts: map[int]part{}}
+	b.mp.uploads[id] = u
 	b.mp.mu.Unlock()
-	return id, nil
+	return u, nil
 }
 
 func (b *dirBackend) UploadPart(bucket, key string, id gofakes3.UploadID, num int, size int64, input io.Reader) (string, error) {
@@ -82,23 +149,34 @@ func (b *dirBackend) UploadPart(bucket, key string, id gofakes3.UploadID, num in
 	if err != nil {
 		return "", err
 	}
-	b.mp.mu.Lock()
-	defer b.mp.mu.Unlock()
-	if b.mp.uploads[id] != u { // aborted or completed meanwhile
-		os.Remove(tmp)
-		return "", gofakes3.ErrNoSuchUpload
-	}
-	// Re-uploading a part number replaces it, as in S3.
-	if err := os.Rename(tmp, filepath.Join(u.dir, strconv.Itoa(num))); err != nil {
+	etag := quoteETag(sum)
+	if err := b.storePart(u, num, tmp, part{etag: etag, md5: sum, size: size}); err != nil {
 		os.Remove(tmp)
 		return "", err
 	}
-	etag := gofakes3.FormatETag(sum)
-	u.parts[num] = part{etag: etag, size: size, mtime: time.Now()}
 	return etag, nil
 }
 
+// storePart makes a received temporary file part num of an upload.
+func (b *dirBackend) storePart(u *upload, num int, tmp string, p part) error {
+	b.mp.mu.Lock()
+	defer b.mp.mu.Unlock()
+	if b.mp.uploads[u.id] != u { // aborted or completed meanwhile
+		return gofakes3.ErrNoSuchUpload
+	}
+	// Re-uploading a part number replaces it, as in S3.
+	if err := os.Rename(tmp, filepath.Join(u.dir, strconv.Itoa(num))); err != nil {
+		return err
+	}
+	p.mtime = time.Now()
+	u.parts[num] = p
+	return nil
+}
+
 func (b *dirBackend) AbortMultipartUpload(bucket, key string, id gofakes3.UploadID) error {
+	if _, err := b.bucketPath(bucket); err != nil {
+		return err
+	}
 	u, err := b.getUpload(bucket, key, id)
 	if err != nil {
 		return err
@@ -110,35 +188,99 @@ func (b *dirBackend) AbortMultipartUpload(bucket, key string, id gofakes3.Upload
 }
 
 func (b *dirBackend) CompleteMultipartUpload(bucket, key string, id gofakes3.UploadID, in *gofakes3.CompleteMultipartUploadRequest) (gofakes3.VersionID, string, error) {
-	u, err := b.getUpload(bucket, key, id)
+	parts := make([]completedPart, len(in.Parts))
+	for i, p := range in.Parts {
+		parts[i] = completedPart{num: p.PartNumber, etag: p.ETag}
+	}
+	m, err := b.complete(bucket, key, id, parts, -1, nil, nil)
 	if err != nil {
 		return "", "", err
+	}
+	return "", m.ETag, nil
+}
+
+// complete assembles the listed parts into the object. Its ETag is S3's
+// "<md5 of the part md5s>-<number of parts>", its checksum (when the
+// upload has an algorithm) that of the whole object or of the part
+// checksums, as the upload's checksum type says.
+//
+// size, unless negative, is the object size the client expects; final,
+// if set, the object checksum it expects.
+func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []completedPart, size int64, final *checksumReq, cond func(bool, string) error) (*objMeta, error) {
+	u, err := b.getUpload(bucket, key, id)
+	if errors.Is(err, gofakes3.ErrNoSuchUpload) {
+		b.mp.mu.Lock()
+		done := b.mp.completed[id]
+		b.mp.mu.Unlock()
+		if done != nil && done.bucket == bucket && done.key == key {
+			return done.meta, nil
+		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	dst, err := b.objectPath(bucket, key)
 	if err != nil {
-		return "", "", err
+		return nil, err
 	}
-	if len(in.Parts) == 0 {
-		return "", "", gofakes3.ErrorMessage(gofakes3.ErrMalformedXML, "a multipart upload needs at least one part")
+	if len(parts) == 0 {
+		return nil, &s3Error{http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema."}
 	}
 	b.mp.mu.Lock()
 	var files []string
-	for i, p := range in.Parts {
-		if i > 0 && p.PartNumber <= in.Parts[i-1].PartNumber {
+	var sizes []int64
+	md5s := md5.New()
+	var composite hash.Hash
+	if u.checksumType == "COMPOSITE" {
+		composite = newChecksum(u.checksumAlgo)
+	}
+	for i, p := range parts {
+		if i > 0 && p.num <= parts[i-1].num {
 			b.mp.mu.Unlock()
-			return "", "", gofakes3.ErrInvalidPartOrder
+			return nil, &s3Error{http.StatusBadRequest, "InvalidPartOrder", "The list of parts was not in ascending order. Parts must be ordered by part number."}
 		}
-		have, ok := u.parts[p.PartNumber]
-		if !ok || strings.Trim(p.ETag, `"`) != strings.Trim(have.etag, `"`) {
+		have, ok := u.parts[p.num]
+		if !ok || strings.Trim(p.etag, `"`) != strings.Trim(have.etag, `"`) || p.checksum != "" && p.checksum != have.checksum {
 			b.mp.mu.Unlock()
-			return "", "", gofakes3.ErrorMessagef(gofakes3.ErrInvalidPart, "part %d was not uploaded or its ETag differs", p.PartNumber)
+			return nil, &s3Error{http.StatusBadRequest, "InvalidPart", "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."}
 		}
-		if i < len(in.Parts)-1 && have.size < minPartSize {
+		if i < len(parts)-1 && have.size < minPartSize {
 			b.mp.mu.Unlock()
-			return "", "", gofakes3.ErrorMessagef(gofakes3.ErrInvalidPart,
-				"EntityTooSmall: part %d is %d bytes; every part but the last must be at least 5 MiB", p.PartNumber, have.size)
+			return nil, &s3Error{http.StatusBadRequest, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size"}
 		}
-		files = append(files, filepath.Join(u.dir, strconv.Itoa(p.PartNumber)))
+		md5s.Write(have.md5)
+		if composite != nil {
+			raw, _ := base64.StdEncoding.DecodeString(have.checksum)
+			composite.Write(raw)
+		}
+		files = append(files, filepath.Join(u.dir, strconv.Itoa(p.num)))
+		sizes = append(sizes, have.size)
+	}
+	var total int64
+	for _, n := range sizes {
+		total += n
+	}
+	if size >= 0 && size != total {
+		b.mp.mu.Unlock()
+		// The numbers in the order S3 words them.
+		return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d", total, size)}
+	}
+	var compositeSum string
+	if composite != nil {
+		compositeSum = fmt.Sprintf("%s-%d", base64.StdEncoding.EncodeToString(composite.Sum(nil)), len(parts))
+		if final != nil && final.want != compositeSum && strings.SplitN(final.want, "-", 2)[0] != strings.SplitN(compositeSum, "-", 2)[0] {
+			b.mp.mu.Unlock()
+			return nil, &s3Error{http.StatusBadRequest, "BadDigest", "The " + strings.ToUpper(u.checksumAlgo) + " you specified did not match the calculated checksum."}
+		}
+	}
+	// A failed condition leaves the upload to retry; it is checked again,
+	// atomically, when the object is committed.
+	if cond != nil {
+		cur, _, err := b.etagOfPath(dst)
+		if err := cond(err == nil, cur); err != nil {
+			b.mp.mu.Unlock()
+			return nil, err
+		}
 	}
 	// Taking the upload out of the index makes a concurrent UploadPart,
 	// Abort or second Complete fail instead of racing the assembly.
@@ -146,32 +288,67 @@ func (b *dirBackend) CompleteMultipartUpload(bucket, key string, id gofakes3.Upl
 	b.mp.mu.Unlock()
 	defer os.RemoveAll(u.dir)
 
-	tmp, sum, err := b.concat(files)
+	// Without an algorithm asked for, S3 keeps a CRC64NVME of the object.
+	var full hash.Hash
+	fullAlgo := u.checksumAlgo
+	if u.checksumAlgo == "" {
+		fullAlgo = defaultChecksum
+	}
+	if u.checksumType == "FULL_OBJECT" || u.checksumAlgo == "" {
+		full = newChecksum(fullAlgo)
+	}
+	tmp, err := b.concat(files, full)
 	if err != nil {
-		return "", "", err
+		return nil, err
 	}
-	if err := b.commit(tmp, dst, key, sum, nil); err != nil {
-		os.Remove(tmp)
-		return "", "", err
+	defer os.Remove(tmp)
+	if full != nil && final != nil && final.want != base64.StdEncoding.EncodeToString(full.Sum(nil)) {
+		// The parts are gone with the upload, as when S3 refuses it.
+		return nil, &s3Error{http.StatusBadRequest, "BadDigest", "The " + strings.ToUpper(fullAlgo) + " you specified did not match the calculated checksum."}
 	}
-	// S3 would answer "<md5 of the part md5s>-<parts>"; this server's
-	// ETags are always the MD5 of the content, so that the ETag returned
-	// here is the one HEAD, GET and List report.
-	return "", gofakes3.FormatETag(sum), nil
+	m := &objMeta{
+		ETag:    fmt.Sprintf(`"%x-%d"`, md5s.Sum(nil), len(parts)),
+		Parts:   sizes,
+		Headers: u.headers,
+	}
+	switch {
+	case full != nil:
+		m.ChecksumAlgo, m.Checksum, m.ChecksumType = fullAlgo, base64.StdEncoding.EncodeToString(full.Sum(nil)), "FULL_OBJECT"
+	case composite != nil:
+		m.ChecksumAlgo, m.ChecksumType, m.Checksum = u.checksumAlgo, "COMPOSITE", compositeSum
+	}
+	if err := writeMeta(tmp, m); err != nil {
+		return nil, err
+	}
+	if err := b.commit(tmp, dst, key, m.ETag, cond); err != nil {
+		return nil, err
+	}
+	b.mp.mu.Lock()
+	if len(b.mp.completed) >= maxCompleted {
+		for old := range b.mp.completed { // any one: retries come soon after
+			delete(b.mp.completed, old)
+			break
+		}
+	}
+	b.mp.completed[id] = &completedUpload{bucket: bucket, key: key, meta: m}
+	b.mp.mu.Unlock()
+	return m, nil
 }
 
-func (b *dirBackend) concat(files []string) (string, []byte, error) {
+func (b *dirBackend) concat(files []string, full hash.Hash) (string, error) {
 	out, err := os.CreateTemp(b.tmp, "complete-*")
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	fail := func(err error) (string, []byte, error) {
+	fail := func(err error) (string, error) {
 		out.Close()
 		os.Remove(out.Name())
-		return "", nil, err
+		return "", err
 	}
-	h := md5.New()
-	w := io.MultiWriter(out, h)
+	var w io.Writer = out
+	if full != nil {
+		w = io.MultiWriter(out, full)
+	}
 	for _, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
@@ -186,7 +363,7 @@ func (b *dirBackend) concat(files []string) (string, []byte, error) {
 	if err := out.Close(); err != nil {
 		return fail(err)
 	}
-	return out.Name(), h.Sum(nil), nil
+	return out.Name(), nil
 }
 
 func (b *dirBackend) ListMultipartUploads(bucket string, marker *gofakes3.UploadListMarker, prefix gofakes3.Prefix, limit int64) (*gofakes3.ListMultipartUploadsResult, error) {
@@ -232,6 +409,9 @@ func (b *dirBackend) ListMultipartUploads(bucket string, marker *gofakes3.Upload
 }
 
 func (b *dirBackend) ListParts(bucket, key string, id gofakes3.UploadID, marker int, limit int64) (*gofakes3.ListMultipartUploadPartsResult, error) {
+	if _, err := b.bucketPath(bucket); err != nil {
+		return nil, err
+	}
 	u, err := b.getUpload(bucket, key, id)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
+	"golang.org/x/net/netutil"
 )
 
 // Options configure Start. The zero value is usable.
@@ -22,6 +23,35 @@ type Options struct {
 	// AccessKey and SecretKey are the only credentials the server
 	// accepts. Empty: a random pair is generated (see Server).
 	AccessKey, SecretKey string
+
+	// HeaderTimeout bounds the time a client may take to send a request's
+	// headers. Zero: DefaultHeaderTimeout.
+	HeaderTimeout time.Duration
+	// IdleTimeout bounds the time a connection may make no progress: no
+	// byte of a request body arrives, no byte of a response is taken, or
+	// no next request comes. Zero: DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxHeaderSize bounds the size of a request's headers. Zero:
+	// DefaultMaxHeaderSize.
+	MaxHeaderSize int
+	// MaxConns bounds the connections open at once; more wait to be
+	// accepted until one closes. Zero: DefaultMaxConns.
+	MaxConns int
+}
+
+func (o *Options) defaults() {
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxHeaderSize <= 0 {
+		o.MaxHeaderSize = DefaultMaxHeaderSize
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
 }
 
 // Server is a running S3 endpoint over a directory.
@@ -58,10 +88,12 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
+	opts.defaults()
 	b, err := newDirBackend(dir)
 	if err != nil {
 		return nil, fmt.Errorf("s3server: %w", err)
 	}
+	b.owner = opts.AccessKey
 	fake := gofakes3.New(b,
 		gofakes3.WithoutVersioning(),
 		// The verifier checks the clock skew of signed requests; this
@@ -69,10 +101,14 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 		gofakes3.WithTimeSkewLimit(0),
 	)
 	v := &verifier{accessKey: opts.AccessKey, secretKey: opts.SecretKey, now: time.Now}
-	handler := v.wrap(ifMatch(fake.Server()))
+	// The order matters: deadlines bound every body read; a request is
+	// authenticated, then matched to an operation, before any of its body
+	// is read.
+	handler := bodyDeadlines(opts.IdleTimeout, v.wrap(onlyImplemented(b.objects(fake.Server()))))
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		b.close()
 		return nil, fmt.Errorf("s3server: %w", err)
 	}
 	s := &Server{
@@ -84,14 +120,16 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 		served:    make(chan struct{}),
 		srv: &http.Server{
 			Handler:           handler,
-			ReadHeaderTimeout: 30 * time.Second,
-			IdleTimeout:       2 * time.Minute,
+			ReadHeaderTimeout: opts.HeaderTimeout,
+			IdleTimeout:       opts.IdleTimeout,
+			MaxHeaderBytes:    opts.MaxHeaderSize,
 			ErrorLog:          log.New(io.Discard, "", 0),
 		},
 	}
+	lim := netutil.LimitListener(idleListener{Listener: ln, idle: opts.IdleTimeout}, opts.MaxConns)
 	go func() {
 		defer close(s.served)
-		s.srv.Serve(ln)
+		s.srv.Serve(lim)
 	}()
 	s.stop = context.AfterFunc(ctx, func() { s.Close() })
 	return s, nil
@@ -118,6 +156,9 @@ func (s *Server) Close() error {
 			s.closeErr = s.srv.Close()
 		}
 		<-s.served
+		if err := s.backend.close(); s.closeErr == nil {
+			s.closeErr = err
+		}
 	})
 	return s.closeErr
 }

@@ -18,6 +18,7 @@ type serverOptions struct {
 	accessKey string
 	secretKey string
 	buckets   []string
+	limits    s3server.Options
 }
 
 func newServerCommand() *cobra.Command {
@@ -26,9 +27,22 @@ func newServerCommand() *cobra.Command {
 		Use:   "server --dir DIR",
 		Short: "Serve a directory over the S3 protocol (an embedded S3 endpoint)",
 		Long: `Serve a directory over the S3 protocol: each top-level directory of DIR is a
-bucket, files below it are objects. Supports ListObjectsV2, HEAD, ranged GET,
-PUT, multipart upload and DELETE. Binds to loopback unless told otherwise,
-and prints the endpoint and the credentials to use; runs until interrupted.`,
+bucket, files below it are objects. Supports ListObjects(V2), HEAD, GET (ranges,
+part numbers), PUT, copy, multipart upload (part copy too) and DELETE, with
+Content-Type and x-amz-meta-* kept, checksums verified and conditional requests;
+every other S3 operation (ACLs, tagging, policies, versioning, object lock, ...)
+is answered 501 NotImplemented and changes nothing. Nothing outside DIR is
+served, even through symbolic links. Every request must be signed (AWS
+Signature Version 4, or 2 as in aws s3 presign URLs) with the printed keys.
+Binds to loopback unless told otherwise, and prints the endpoint and the
+credentials to use; runs until interrupted.
+
+Limits against slow or stalled clients (see the flags): headers must arrive
+within --header-timeout (default ` + s3server.DefaultHeaderTimeout.String() + `); a connection that moves no byte
+of a request body or of a response, or sends no next request, for
+--idle-timeout (default ` + s3server.DefaultIdleTimeout.String() + `) is closed; at most --max-conns connections
+(default ` + fmt.Sprint(s3server.DefaultMaxConns) + `) are served at once, the others wait; headers are at most
+` + fmt.Sprint(s3server.DefaultMaxHeaderSize>>10) + ` KiB. An unauthenticated request is refused before its body is read.`,
 		Example: `  sluice server --dir ./s3data --addr 127.0.0.1:9000 --bucket demo
   # then, in another shell, with the printed exports:
   sluice ls s3://demo/`,
@@ -43,6 +57,9 @@ and prints the endpoint and the credentials to use; runs until interrupted.`,
 	f.StringVar(&opts.accessKey, "access-key", "", "access key to require (default: generated)")
 	f.StringVar(&opts.secretKey, "secret-key", "", "secret key to require (default: generated)")
 	f.StringSliceVar(&opts.buckets, "bucket", nil, "bucket(s) to create if missing")
+	f.DurationVar(&opts.limits.HeaderTimeout, "header-timeout", s3server.DefaultHeaderTimeout, "time a client may take to send a request's headers")
+	f.DurationVar(&opts.limits.IdleTimeout, "idle-timeout", s3server.DefaultIdleTimeout, "close a connection that moves no byte of a body or response, or sends no request, for this long")
+	f.IntVar(&opts.limits.MaxConns, "max-conns", s3server.DefaultMaxConns, "connections served at once (more wait)")
 	return cmd
 }
 
@@ -55,7 +72,12 @@ func runServer(ctx context.Context, out io.Writer, opts serverOptions) error {
 	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		fmt.Fprintf(os.Stderr, "sluice server: warning: %s is reachable from other machines\n", opts.addr)
 	}
-	srv, err := s3server.Start(ctx, opts.dir, opts.addr, s3server.Options{AccessKey: opts.accessKey, SecretKey: opts.secretKey})
+	if opts.limits.HeaderTimeout <= 0 || opts.limits.IdleTimeout <= 0 || opts.limits.MaxConns <= 0 {
+		return usagef("server: --header-timeout, --idle-timeout and --max-conns must be positive")
+	}
+	so := opts.limits
+	so.AccessKey, so.SecretKey = opts.accessKey, opts.secretKey
+	srv, err := s3server.Start(ctx, opts.dir, opts.addr, so)
 	if err != nil {
 		return err
 	}
