@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/scan"
+	"github.com/sluice-data/sluice/store"
 )
 
 // plan is a pipeline cut at its exchanges: the phases the workers run
@@ -51,7 +52,7 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 	var pieces []Piece
 	var schema *arrow.Schema
 	for u, url := range urls {
-		base, rest := splitGlob(url)
+		base, rest := store.SplitGlob(url)
 		st, key, err := opts.open(ctx, base)
 		if err != nil {
 			return nil, err
@@ -131,17 +132,6 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 		pl.phases = []Phase{mp}
 	}
 	return pl, nil
-}
-
-// splitGlob cuts a URL with a glob into the part a store opens on and
-// the rest, as exec's scan does.
-func splitGlob(url string) (base, rest string) {
-	i := strings.IndexAny(url, "*?[")
-	if i < 0 {
-		return url, ""
-	}
-	j := strings.LastIndex(url[:i], "/")
-	return url[:j+1], url[j+1:]
 }
 
 // describe says what a phase's tasks run, as stage names.

@@ -109,7 +109,7 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 	var parts []func() (Source, error)
 	var schema *arrow.Schema
 	for _, u := range s.urls {
-		base, rest := splitGlob(u)
+		base, rest := store.SplitGlob(u)
 		st, key, err := open(ctx, base)
 		if err != nil {
 			return nil, err
@@ -168,17 +168,6 @@ func CheckDict(schema *arrow.Schema, dict []string) error {
 		}
 	}
 	return nil
-}
-
-// splitGlob cuts a URL with a glob into the part a store can be opened
-// on (up to the last / before the first wildcard) and the rest.
-func splitGlob(url string) (base, rest string) {
-	i := strings.IndexAny(url, "*?[")
-	if i < 0 {
-		return url, ""
-	}
-	j := strings.LastIndex(url[:i], "/")
-	return url[:j+1], url[j+1:]
 }
 
 // scanSource hands on a scanner's batches, in the order it delivers them

@@ -192,6 +192,18 @@ func (s *Store) Walk(ctx context.Context, prefix string, fn func(ObjectInfo) err
 // metacharacters *, ? or [.
 func IsGlob(key string) bool { return strings.ContainsAny(key, "*?[") }
 
+// SplitGlob cuts a URL (or key) with a glob into the part a store opens
+// on, up to the last / before the first wildcard, and the pattern after
+// it; a URL without a wildcard is all base.
+func SplitGlob(url string) (base, pattern string) {
+	i := strings.IndexAny(url, "*?[")
+	if i < 0 {
+		return url, ""
+	}
+	j := strings.LastIndex(url[:i], "/")
+	return url[:j+1], url[j+1:]
+}
+
 // Glob calls fn for every object whose key matches pattern (path.Match:
 // '*' and '?' do not cross a '/'), in key order. Only the objects under
 // the pattern's literal prefix are listed.

@@ -150,3 +150,16 @@ func TestGlob(t *testing.T) {
 		t.Errorf("bad glob: %v, want ErrInvalid", err)
 	}
 }
+
+func TestSplitGlob(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"s3://b/data/*.parquet":   {"s3://b/data/", "*.parquet"},
+		"s3://b/data/x.parquet":   {"s3://b/data/x.parquet", ""},
+		"./d/year=*/m?/p.parquet": {"./d/", "year=*/m?/p.parquet"},
+		"*.parquet":               {"", "*.parquet"},
+	} {
+		if b, p := store.SplitGlob(in); b != want[0] || p != want[1] {
+			t.Errorf("SplitGlob(%q) = %q, %q; want %q, %q", in, b, p, want[0], want[1])
+		}
+	}
+}

@@ -58,7 +58,7 @@ directory lists nothing and succeeds.`,
 const lsTimeFormat = "2006-01-02 15:04:05"
 
 func runLs(ctx context.Context, out io.Writer, opts lsOptions, url string) error {
-	base, rest := splitGlob(url)
+	base, rest := store.SplitGlob(url)
 	st, key, err := globals.openRetried(ctx, base, 0)
 	if err != nil {
 		return err

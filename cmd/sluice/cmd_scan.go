@@ -77,17 +77,6 @@ scan succeeds.`,
 	return cmd
 }
 
-// splitGlob cuts a URL with a glob into the part a store can be opened on
-// (up to the last / before the first wildcard) and the rest.
-func splitGlob(url string) (base, rest string) {
-	i := strings.IndexAny(url, "*?[")
-	if i < 0 {
-		return url, ""
-	}
-	j := strings.LastIndex(url[:i], "/")
-	return url[:j+1], url[j+1:]
-}
-
 func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url string) error {
 	flags, err := opts.parse(collect.Arrival)
 	if err != nil {
@@ -99,7 +88,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		return err
 	}
 
-	base, rest := splitGlob(url)
+	base, rest := store.SplitGlob(url)
 	st, key, err := openStoreSim(ctx, base, maxInFlight, flags.profile)
 	if err != nil {
 		return err

@@ -217,7 +217,7 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 		}
 	}
 
-	base, rest := splitGlob(url)
+	base, rest := store.SplitGlob(url)
 	open := func(wrap func(store.Driver) store.Driver) (*store.Store, string, error) {
 		st, key, err := store.Open(ctx, base, store.Options{
 			Endpoint: globals.endpoint, Region: globals.region, Concurrency: maxInFlight, Wrap: wrap,
