@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -51,27 +48,6 @@ func newBucket(t *testing.T, env []string) s3Target {
 }
 
 func (tg s3Target) url(key string) string { return "s3://" + tg.bucket + "/" + key }
-
-// sluiceIn runs sluice in dir, so that a relative path it writes by
-// mistake lands where the test can look for it.
-func sluiceIn(t *testing.T, dir string, env []string, args ...string) result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, sluiceBin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run sluice %v: %v", args, err)
-	}
-	return result{out.String(), errb.String(), code}
-}
 
 // lsLine matches an object line: date, time, size, name.
 var lsLine = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +(\S+(?: [KMGTPE]?i?B)?) (\S+)$`)

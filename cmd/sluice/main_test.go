@@ -44,9 +44,17 @@ type result struct {
 
 func sluice(t *testing.T, env []string, args ...string) result {
 	t.Helper()
+	return sluiceIn(t, "", env, args...)
+}
+
+// sluiceIn runs sluice in dir ("" for the test's own), so that a
+// relative path it writes by mistake lands where the test can look.
+func sluiceIn(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, sluiceBin, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
