@@ -185,8 +185,24 @@ func nextPow2(n int64) int64 {
 }
 
 // parseMetadata parses footer bytes, turning a panic of the decoder on
-// corrupt input into an error.
-func parseMetadata(b []byte) (md *metadata.FileMetaData, err error) {
+// corrupt input into an error. A footer arrow-go refuses or would misread
+// is rewritten into the equivalent it reads (legacy.go) and parsed again.
+func parseMetadata(b []byte) (*metadata.FileMetaData, error) {
+	md, err := parseRaw(b)
+	if err == nil && !legacySchema(md.Schema.Root()) {
+		return md, nil
+	}
+	fixed, changed, rerr := rewriteLegacy(b)
+	if rerr != nil || !changed {
+		if err == nil {
+			return md, nil
+		}
+		return nil, err
+	}
+	return parseRaw(fixed)
+}
+
+func parseRaw(b []byte) (md *metadata.FileMetaData, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			md, err = nil, fmt.Errorf("corrupt footer: %v", r)
