@@ -36,6 +36,11 @@ var beyondArrowGo = []struct {
 	{file: "unknown-logical-type.parquet", columns: []string{
 		`column with known type: utf8 = ["known string 1" "known string 2" "known string 3"]`,
 		`column with unknown type: binary = ["unknown string 1" "unknown string 2" "unknown string 3"]`}},
+	// int96_from_spark.md: microseconds since the epoch 1704141296123456,
+	// 1704070800000000, 253402225200000000, 1735599600000000, null,
+	// 9089380393200000000 (the last two beyond nanoseconds' 2262).
+	{file: "int96_from_spark.parquet", opts: Options{Int96Unit: "us"}, columns: []string{
+		"a: timestamp[us, tz=UTC] = [1704141296123456 1704070800000000 253402225200000000 1735599600000000 (null) 9089380393200000000]"}},
 }
 
 func TestBeyondArrowGo(t *testing.T) {
@@ -51,6 +56,17 @@ func TestBeyondArrowGo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInt96Hint: read in nanoseconds, as arrow-go does, a date past 2262
+// fails with one line that says how to read it.
+func TestInt96Hint(t *testing.T) {
+	path := filepath.Join(parquetTesting(t), "data", "int96_from_spark.parquet")
+	_, _, err := scanFile(t, path, Options{Mem: checked(t)})
+	if err == nil || !strings.Contains(err.Error(), "--int96-unit us") {
+		t.Fatalf("want an error suggesting --int96-unit, got %v", err)
+	}
+	checkCleanError(t, err, path)
 }
 
 // readColumns scans a file whole and formats each column as

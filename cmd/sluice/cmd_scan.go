@@ -125,6 +125,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		ReadDict:    flags.dict,
 		Mem:         pool,
 		Progress:    func(n int64) { prog.Add(n) },
+		Int96Unit:   opts.int96Unit,
 	}
 	ds, err := scan.Open(ctx, st, key, so)
 	if err != nil {
