@@ -98,6 +98,9 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	if err != nil {
 		return err
 	}
+	if opts.output == "-" && termWidth(out) > 0 {
+		return usagef("-o -: stdout is a terminal and the batches are binary Arrow IPC: pipe them on (| sluice show) or write a file (-o q.arrow)")
+	}
 
 	base, rest := splitGlob(url)
 	st, key, err := openStoreSim(ctx, base, maxInFlight, flags.profile)
