@@ -39,6 +39,8 @@ type ScanOptions struct {
 	// order: sooner, but the order (and so the results of order-sensitive
 	// stages, and float sums to the last bit) may differ between runs.
 	Arrival bool
+	// Int96Unit is scan.Options.Int96Unit.
+	Int96Unit string
 	// Stats, when set, is called with each dataset's scan figures when
 	// its scan ends (after the last batch, or when the pipeline stops).
 	Stats func(url string, st scan.Stats)
@@ -126,6 +128,7 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 			RowGroups:   s.opts.RowGroups,
 			Mem:         e.mem,
 			Ordered:     !s.opts.Arrival,
+			Int96Unit:   s.opts.Int96Unit,
 		})
 		if err != nil {
 			var nf *scan.NoFilesError

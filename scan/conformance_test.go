@@ -146,6 +146,11 @@ func TestParquetTesting(t *testing.T) {
 	for _, path := range files {
 		name, _ := filepath.Rel(root, path)
 		t.Run(name, func(t *testing.T) {
+			for _, c := range beyondArrowGo {
+				if name == filepath.Join("data", c.file) {
+					t.Skip("arrow-go alone refuses or misreads it: TestBeyondArrowGo checks it")
+				}
+			}
 			want, refErr := arrowGoRead(path)
 			mem := leakChecked(t)
 			got, stats, err := scanFile(t, path, Options{Mem: mem, Concurrency: 1, BatchRows: 1000})

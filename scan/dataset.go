@@ -85,6 +85,12 @@ type Options struct {
 	// of the one being delivered, so what waits for a slow row group is
 	// at most the batches of Concurrency row groups.
 	Ordered bool
+	// Int96Unit is the unit INT96 timestamps (Impala's and Spark's) are
+	// read in: "ns" (the default, as arrow-go reads them: dates from 1677
+	// to 2262), or a coarser "us", "ms" or "s" for files holding dates
+	// beyond, as pyarrow's coerce_int96_timestamp_unit.
+	Int96Unit string
+	int96     arrow.TimeUnit // Int96Unit's
 }
 
 const (
@@ -105,6 +111,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Mem == nil {
 		o.Mem = memory.DefaultAllocator
+	}
+	o.int96 = arrow.Nanosecond
+	switch o.Int96Unit {
+	case "s":
+		o.int96 = arrow.Second
+	case "ms":
+		o.int96 = arrow.Millisecond
+	case "us":
+		o.int96 = arrow.Microsecond
 	}
 	return o
 }
@@ -147,6 +162,9 @@ type fileInfo struct {
 	size     int64
 	etag     string
 	md       *metadata.FileMetaData
+	// decodeMD, when set, is what arrow-go decodes from: md with INT96
+	// columns as 12-byte binary, for Options.Int96Unit (int96.go).
+	decodeMD *metadata.FileMetaData
 	footer   int64 // footer bytes: metadata, length and magic
 	parts    []partVal
 	leaves   []int // leaf columns to decode, ascending
@@ -224,6 +242,7 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 	d.parts = parts
 
 	fr := newFooterReader(st)
+	fr.int96 = opts.int96 != arrow.Nanosecond
 	d.files = make([]*fileInfo, len(objs))
 	errs := make([]error, len(objs))
 	g, gctx := errgroup.WithContext(ctx)
@@ -238,6 +257,7 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 				return errs[i]
 			}
 			f.md, f.size, f.etag, f.footer = ft.md, ft.info.Size, ft.info.ETag, ft.len
+			f.decodeMD = ft.decodeMD
 			return nil
 		})
 	}
@@ -279,13 +299,17 @@ func firstError(ctx context.Context, errs []error, fallback error) error {
 
 // arrowSchema converts a file's Parquet schema the way pqarrow does,
 // turning a panic on a malformed schema into an error.
-func arrowSchema(md *metadata.FileMetaData) (sc *arrow.Schema, err error) {
+func (d *Dataset) arrowSchema(md *metadata.FileMetaData) (sc *arrow.Schema, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			sc, err = nil, fmt.Errorf("unsupported or corrupt schema: %v", r)
 		}
 	}()
-	return pqarrow.FromParquet(md.Schema, &pqarrow.ArrowReadProperties{}, md.KeyValueMetadata())
+	sc, err = pqarrow.FromParquet(md.Schema, &pqarrow.ArrowReadProperties{}, md.KeyValueMetadata())
+	if err == nil && d.opts.int96 != arrow.Nanosecond {
+		sc = withInt96Unit(md, sc, d.opts.int96)
+	}
+	return sc, err
 }
 
 // resolveSchema builds the dataset schema from the first file and the
@@ -293,7 +317,7 @@ func arrowSchema(md *metadata.FileMetaData) (sc *arrow.Schema, err error) {
 // and checks every other file has the columns needed with the same types.
 func (d *Dataset) resolveSchema(columns []string) error {
 	first := d.files[0]
-	fsc, err := arrowSchema(first.md)
+	fsc, err := d.arrowSchema(first.md)
 	if err != nil {
 		return fileError(first.url, err)
 	}
@@ -390,7 +414,7 @@ func (d *Dataset) resolveSchema(columns []string) error {
 	for _, f := range d.files {
 		sc := fsc
 		if f != first {
-			if sc, err = arrowSchema(f.md); err != nil {
+			if sc, err = d.arrowSchema(f.md); err != nil {
 				return fileError(f.url, err)
 			}
 		}

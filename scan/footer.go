@@ -40,6 +40,7 @@ type footerReader struct {
 	guess atomic.Int64
 
 	reads, bytes atomic.Int64 // requests made and bytes received
+	int96        bool         // also parse INT96 columns as binary (decodeMD)
 
 	mu   sync.Mutex
 	ttfb []time.Duration // of each read: request to first byte of body
@@ -66,9 +67,10 @@ func newFooterReader(st *store.Store) *footerReader {
 
 // footer is a file's parsed metadata and the version it was read from.
 type footer struct {
-	md   *metadata.FileMetaData
-	info store.ObjectInfo
-	len  int64 // metadata bytes, plus the 8 of length and magic
+	md       *metadata.FileMetaData
+	decodeMD *metadata.FileMetaData // see fileInfo.decodeMD
+	info     store.ObjectInfo
+	len      int64 // metadata bytes, plus the 8 of length and magic
 }
 
 // read fetches and parses the footer of key: one suffix read, and a second
@@ -134,7 +136,17 @@ func (r *footerReader) read(ctx context.Context, key string) (footer, error) {
 	if err := checkMetadata(md); err != nil {
 		return footer{}, err
 	}
-	return footer{md: md, info: info, len: flen + 8}, nil
+	ft := footer{md: md, info: info, len: flen + 8}
+	if r.int96 && hasInt96(md) {
+		if fixed, changed, err := rewriteLegacy(meta); err == nil && changed {
+			meta = fixed
+		}
+		if ft.decodeMD, err = int96Footer(meta); err != nil {
+			return footer{}, err
+		}
+		ft.decodeMD.SetSourceFileSize(size)
+	}
+	return ft, nil
 }
 
 // readOnce is one request for a range (see readRange).
@@ -185,8 +197,24 @@ func nextPow2(n int64) int64 {
 }
 
 // parseMetadata parses footer bytes, turning a panic of the decoder on
-// corrupt input into an error.
-func parseMetadata(b []byte) (md *metadata.FileMetaData, err error) {
+// corrupt input into an error. A footer arrow-go refuses or would misread
+// is rewritten into the equivalent it reads (legacy.go) and parsed again.
+func parseMetadata(b []byte) (*metadata.FileMetaData, error) {
+	md, err := parseRaw(b)
+	if err == nil && !legacySchema(md.Schema.Root()) {
+		return md, nil
+	}
+	fixed, changed, rerr := rewriteLegacy(b)
+	if rerr != nil || !changed {
+		if err == nil {
+			return md, nil
+		}
+		return nil, err
+	}
+	return parseRaw(fixed)
+}
+
+func parseRaw(b []byte) (md *metadata.FileMetaData, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			md, err = nil, fmt.Errorf("corrupt footer: %v", r)

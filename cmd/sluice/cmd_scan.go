@@ -87,6 +87,9 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	if err != nil {
 		return err
 	}
+	if opts.output == "-" && termWidth(out) > 0 {
+		return usagef("-o -: stdout is a terminal and the batches are binary Arrow IPC: pipe them on (| sluice show) or write a file (-o q.arrow)")
+	}
 
 	base, rest := store.SplitGlob(url)
 	st, key, err := openStoreSim(ctx, base, maxInFlight, flags.profile)
@@ -114,6 +117,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		ReadDict:    flags.dict,
 		Mem:         pool,
 		Progress:    func(n int64) { prog.Add(n) },
+		Int96Unit:   opts.int96Unit,
 	}
 	ds, err := scan.Open(ctx, st, key, so)
 	if err != nil {

@@ -23,6 +23,7 @@ func newVersionCommand() *cobra.Command {
 
 func versionString() string {
 	v := "(devel)"
+	stamped := false
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
 			v = bi.Main.Version
@@ -30,7 +31,14 @@ func versionString() string {
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
 				v += " " + s.Value[:12]
+				stamped = true
 			}
+		}
+	}
+	if !stamped {
+		// go run stamps no VCS information.
+		if rev := sourceRevision(); rev != "" {
+			v += " " + rev[:12] + " (source checkout)"
 		}
 	}
 	return fmt.Sprintf("sluice %s %s %s/%s", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)

@@ -229,3 +229,19 @@ func TestStageOnATerminalSaysWhatItWants(t *testing.T) {
 		t.Fatalf("show on a terminal: %v, output %q", err, out)
 	}
 }
+
+// scan -o - with stdout on a terminal refuses to dump binary there, in
+// one line with a usage exit, before reading anything.
+func TestScanToTerminalRefuses(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("no script(1) to make a terminal")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, script, "-qec", sluiceBin+" scan "+t.TempDir()+" -o -", "/dev/null").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), "sluice show") || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+		t.Fatalf("scan -o - on a terminal: %v, output %q", err, out)
+	}
+}

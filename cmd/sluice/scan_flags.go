@@ -28,6 +28,7 @@ type scanFlags struct {
 	stats       bool
 	output      string
 	quiet       bool
+	int96Unit   string
 }
 
 func (o *scanFlags) register(fs *pflag.FlagSet) {
@@ -42,6 +43,7 @@ func (o *scanFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.stats, "stats", false, "print scan and fetch statistics to stderr at the end")
 	fs.StringVarP(&o.output, "output", "o", "", "sluice scan only: write the batches to a .arrow, .arrows or .parquet path or URL, or - for stdout")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "sluice scan only: no progress bar")
+	fs.StringVar(&o.int96Unit, "int96-unit", "ns", "unit of INT96 timestamps (Spark, Impala): ns holds 1677-2262; us, ms or s hold the dates beyond")
 }
 
 // parsed are the flags checked and converted.
@@ -73,6 +75,11 @@ func (o *scanFlags) parse(defaultOrder collect.Order) (parsedScan, error) {
 		if p.dict, err = splitList("--dict", o.dict); err != nil {
 			return p, err
 		}
+	}
+	switch o.int96Unit {
+	case "ns", "us", "ms", "s":
+	default:
+		return p, usagef("--int96-unit %q: want ns, us, ms or s", o.int96Unit)
 	}
 	p.order = defaultOrder
 	if o.order != "" {
@@ -114,6 +121,7 @@ func (o *scanFlags) scanStage(args []string, sio stageIO) (built, error) {
 		Concurrency: o.concurrency,
 		Dict:        p.dict,
 		Arrival:     p.order == collect.Arrival,
+		Int96Unit:   o.int96Unit,
 	}
 	if o.sim != "" {
 		opts.Open = sio.stores.withLink(o.sim, p.profile)
