@@ -80,6 +80,11 @@ func KubeClient() (kubernetes.Interface, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("kubeconfig: %w", err)
 	}
+	// The driver reads its Job a few times a second; client-go's default
+	// of 5 requests a second would hold up the deletions at the end.
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 20, 40
+	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, "", err
