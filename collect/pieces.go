@@ -19,3 +19,12 @@ func Pieces(plan []scan.RowGroup, size int64) []Piece {
 	}
 	return out
 }
+
+// PiecePattern is a scan pattern, in the dataset's store, that names the
+// file key of the dataset pattern alone and reads it with the dataset's
+// partition root (so its key=value columns are those of the whole
+// dataset's scan): the pattern DoGet scans a piece with. prefix is the
+// served root's prefix ("" for none).
+func PiecePattern(prefix, dataset, key string) (string, error) {
+	return piecePattern(prefix, dataset, key)
+}

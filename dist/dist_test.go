@@ -64,6 +64,14 @@ func testParse(text string) (exec.Pipeline, error) {
 		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{sum, top}}, nil
 	case "S":
 		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Shuffle([]string{"pickup_date"}, 5), sum, top}}, nil
+	case "T": // ties everywhere: few payment types
+		f, err := exec.Filter("trip_distance > 1")
+		if err != nil {
+			return exec.Pipeline{}, err
+		}
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{f, exec.Top(700, []exec.SortKey{{Column: "payment_type"}})}}, nil
+	case "H":
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Select("trip_distance", "pickup_date"), exec.Head(2500)}}, nil
 	case "B":
 		f, err := exec.Filter("trip_distance > 1.5")
 		if err != nil {
@@ -150,7 +158,7 @@ func objects(t *testing.T, url string) []string {
 
 func TestRunMatchesOneProcess(t *testing.T) {
 	taxi := testData(t)
-	for _, q := range []string{"A", "S", "B"} {
+	for _, q := range []string{"A", "S", "B", "T", "H"} {
 		t.Run(q, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
@@ -175,6 +183,9 @@ func TestRunMatchesOneProcess(t *testing.T) {
 			}
 			if left := objects(t, jobs); len(left) != 0 {
 				t.Fatalf("objects left: %q", left)
+			}
+			if ran := strings.Join(phases, "\n"); q == "T" && !strings.Contains(ran, "filter | top | write stream") || q == "H" && !strings.Contains(ran, "head | write stream") {
+				t.Fatalf("the map tasks do not run the head or top: %q", phases)
 			}
 			var n, tasks int
 			if _, err := fmt.Sscanf(phases[0], "planned %d phase(s), %d map task(s)", &n, &tasks); err != nil || tasks <= 4 {
@@ -303,5 +314,104 @@ func TestWorkerCannotReachStore(t *testing.T) {
 	infos, err := st.List(context.Background(), prefix)
 	if err != nil || len(infos) != 0 {
 		t.Fatalf("left under %s: %v %v", opts.Store, infos, err)
+	}
+}
+
+// A piece whose key matches no file of the scan is an error after the
+// run, not an empty result.
+func TestPieceThatMatchesNothingFails(t *testing.T) {
+	taxi := testData(t)
+	p, _ := testParse("A " + taxi)
+	for _, pc := range []Piece{{Key: "part-00001.parquet", Lo: 0, Hi: 2}, {Key: "part-00001.parquet", Lo: 4, Hi: 9}, {Key: "nope.parquet", Lo: 0, Hi: 1}} {
+		src, check, err := pieceSource(p.Source, pc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows int64
+		sink := exec.Collect(nil, func(rec arrow.RecordBatch) error { rows += rec.NumRows(); return nil })
+		if err := exec.Run(context.Background(), exec.Pipeline{Source: src, Stages: []exec.Stage{sink}}, exec.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		err = check()
+		switch {
+		case pc.Hi == 2 && (err != nil || rows != 2000):
+			t.Errorf("%s: %d rows, %v; want 2000 rows", pc, rows, err)
+		case pc.Hi != 2 && err == nil:
+			t.Errorf("%s: %d rows and no error", pc, rows)
+		}
+	}
+}
+
+// A straggler gets a duplicate attempt once the other tasks are done;
+// the duplicate commits first, the job ends long before the straggler
+// would, and the result is still that of one process.
+func TestStragglerGetsADuplicate(t *testing.T) {
+	taxi := testData(t)
+	text := "S " + taxi
+	p, _ := testParse(text)
+	want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{}) }, p)
+	opts := testOptions(t.TempDir())
+	opts.PieceBytes = 64 << 20 // a task per file
+	opts.straggle = &Straggle{Phase: 0, Task: 2, Millis: 30_000}
+	var log []string
+	opts.Log = func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }
+	p, _ = testParse(text)
+	start := time.Now()
+	got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+	took := time.Since(start)
+	if !slices.Equal(got, want) {
+		t.Fatalf("fanned out:\n%q\none process:\n%q", got, want)
+	}
+	if took > 15*time.Second {
+		t.Fatalf("took %v: the straggler's duplicate did not finish the task first", took)
+	}
+	if !strings.Contains(strings.Join(log, "\n"), "map task 2: duplicate attempt a2") {
+		t.Fatalf("no duplicate of task 2 in the log: %q", log)
+	}
+}
+
+// readInOrder checks every input against its checksum before decoding.
+func TestReadInOrderChecksChecksums(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(store.NewMemDriver(), "mem://dist-test/")
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewInt64Builder(mem)
+	b.AppendValues([]int64{1, 2, 3}, nil)
+	col := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 3)
+	col.Release()
+	var buf strings.Builder
+	err := exec.Run(ctx, exec.Pipeline{Source: exec.FromBatches(schema, rec), Stages: []exec.Stage{exec.WriteIPC(&buf)}}, exec.Options{Mem: mem})
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(buf.String())
+	for i := range 2 {
+		if _, err := st.Put(ctx, fmt.Sprintf("o%d", i), strings.NewReader(string(data)), store.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(sums []uint32) (int64, error) {
+		reqs := []fetchRequest{{"o0", int64(len(data))}, {"o1", int64(len(data))}}
+		src, done, err := readInOrder(ctx, st, toFetch(reqs), func(i int) (uint32, string) { return sums[i], reqs[i].key })
+		if err != nil {
+			return 0, err
+		}
+		var rows int64
+		err = exec.Run(ctx, exec.Pipeline{Source: src, Stages: []exec.Stage{exec.Collect(nil, func(r arrow.RecordBatch) error { rows += r.NumRows(); return nil })}}, exec.Options{Mem: mem})
+		if rerr := done(); rerr != nil {
+			err = rerr
+		}
+		return rows, err
+	}
+	if rows, err := read([]uint32{checksum(data), checksum(data)}); err != nil || rows != 6 {
+		t.Fatalf("%d rows, %v", rows, err)
+	}
+	if _, err := read([]uint32{checksum(data), checksum(data) ^ 1}); err == nil || !strings.Contains(err.Error(), "o1: checksum") {
+		t.Fatalf("a wrong checksum: %v", err)
 	}
 }

@@ -30,6 +30,12 @@ type Options struct {
 	// Store is the URL under which the job's prefix (job-ID/) is made;
 	// empty means a temporary directory.
 	Store string
+	// Out, when set, is a prefix URL where the last phase's tasks write
+	// the results, one object per task (part-NNNNN.JOB.ATTEMPT.arrows, or
+	// .arrow for a reducer's groups), with manifest.json listing them in
+	// order; the pipeline must then end with the last stage the workers
+	// run (the per-batch stages, or a shuffle's aggregation), with no sink.
+	Out string
 	// Keep keeps the job's committed outputs and manifests at the end
 	// (losers and leftovers are deleted either way).
 	Keep bool
@@ -57,6 +63,8 @@ type Options struct {
 	// PauseBeforeCommit makes each worker wait this long between writing
 	// its output and committing it (for tests that kill workers mid-task).
 	PauseBeforeCommit time.Duration
+	// straggle, in tests, slows one task's first attempt.
+	straggle *Straggle
 	// afterSpec, in tests, runs once the spec is written.
 	afterSpec func(ctx context.Context, st *store.Store, key string)
 }
@@ -83,8 +91,8 @@ func closeStore(open func(context.Context, string) (*store.Store, string, error)
 
 // Progress is the state of the running phase.
 type Progress struct {
-	Phase                         string
-	Tasks, Done, Running, Retried int
+	Phase                        string
+	Tasks, Done, Running, Failed int // Failed counts attempts
 }
 
 // TaskError is a task that failed every attempt; it fails the job.
@@ -138,7 +146,24 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 		return err
 	}
 	logf("planned %d phase(s), %d map task(s) in %v", len(pl.phases), pl.phases[0].Tasks, time.Since(start).Round(time.Millisecond))
+	for i, ph := range pl.phases {
+		logf("phase %d (%s): %s", i, ph.Kind, ph.describe(p))
+	}
+	if opts.Out != "" {
+		if !strings.HasSuffix(opts.Out, "/") {
+			opts.Out += "/"
+		}
+		switch {
+		case pl.finalAgg >= 0:
+			return fmt.Errorf("%w: with a destination the workers run the whole pipeline, but %s folds in one process: put a shuffle before it, so reducers write its groups", exec.ErrInvalid, p.Stages[pl.finalAgg].Name())
+		case pl.finalFrom < len(p.Stages):
+			return fmt.Errorf("%w: with a destination the workers run the whole pipeline, but %s runs in one process: end the pipeline before it", exec.ErrInvalid, p.Stages[pl.finalFrom].Name())
+		}
+	}
 
+	if strings.HasPrefix(opts.Store, "mem://") {
+		return fmt.Errorf("%w: the job's store %s lives in this process; workers need one they can reach (file:// or s3://)", exec.ErrInvalid, opts.Store)
+	}
 	jobURL, removeDir, err := newJobPrefix(opts.Store)
 	if err != nil {
 		return err
@@ -158,14 +183,19 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 		if cerr := d.cleanup(cctx, opts.Keep && err == nil); err == nil && cerr != nil {
 			err = cerr
 		}
+		if opts.Out != "" && d.spec != nil {
+			if cerr := d.cleanupDest(cctx, err == nil); err == nil && cerr != nil {
+				err = cerr
+			}
+		}
 		if !(opts.Keep && err == nil) {
 			removeDir()
 		}
 	}()
 	logf("job %s", jobURL)
 
-	spec := &Spec{Version: specVersion, Pipeline: text, Job: jobURL, Threads: opts.Threads, Phases: pl.phases,
-		PauseBeforeCommit: int(opts.PauseBeforeCommit / time.Millisecond)}
+	spec := &Spec{Version: specVersion, Pipeline: text, Job: jobURL, Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
+		PauseBeforeCommit: int(opts.PauseBeforeCommit / time.Millisecond), Straggle: opts.straggle}
 	b, err := spec.Marshal()
 	if err != nil {
 		return err
@@ -190,6 +220,9 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 		}
 		d.manifests = append(d.manifests, m)
 		logf("phase %d (%s): %d task(s) in %v", i, spec.Phases[i].Kind, spec.Phases[i].Tasks, time.Since(t0).Round(time.Millisecond))
+	}
+	if opts.Out != "" {
+		return d.publish()
 	}
 	t0 := time.Now()
 	err = d.final(p, pl)
@@ -266,13 +299,13 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 			queue = append(queue, i)
 		}
 	}
-	active, done, retried := 0, 0, 0
+	active, done, failed := 0, 0, 0
 	var took []time.Duration
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	progress := func() {
 		if d.opts.Progress != nil {
-			d.opts.Progress(Progress{Phase: ph.Kind, Tasks: ph.Tasks, Done: done, Running: active, Retried: retried})
+			d.opts.Progress(Progress{Phase: ph.Kind, Tasks: ph.Tasks, Done: done, Running: active, Failed: failed})
 		}
 	}
 	defer d.exe.Stop()
@@ -315,6 +348,7 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 					if err := launch(i); err != nil {
 						return nil, err
 					}
+					d.logf("%s task %d: duplicate attempt a%d of a straggler running for %v", ph.Kind, i, ts.started, time.Since(ts.since).Round(time.Millisecond))
 				}
 			}
 		}
@@ -347,6 +381,7 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 			continue
 		}
 		ts.failures++
+		failed++
 		ts.lastOn = ex.Worker
 		switch {
 		case failure != nil:
@@ -364,7 +399,6 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 			return nil, te
 		}
 		if ts.running == 0 {
-			retried++
 			queue = append(queue, ex.Task.Index)
 			d.logf("%s task %d: attempt %s on worker %s failed (%s); retrying", ph.Kind, ex.Task.Index, ex.Task.Attempt, ex.Worker, ts.lastErr)
 		}
@@ -451,12 +485,17 @@ func (d *driver) final(p exec.Pipeline, pl *plan) error {
 	for i, o := range m.Outputs {
 		reqs[i] = fetch.Request{Key: d.j.prefix + o.Key, Ranges: []store.Range{{Off: 0, Len: o.Size}}, Size: o.Size}
 	}
-	src, closeSrc, err := readInOrder(d.ctx, d.j.st, reqs, nil)
+	src, closeSrc, err := readInOrder(d.ctx, d.j.st, reqs, func(i int) (uint32, string) {
+		return m.Outputs[i].CRC, d.j.url(m.Outputs[i].Key)
+	})
 	if err != nil {
 		return err
 	}
-	defer closeSrc()
-	return exec.Run(d.ctx, exec.Pipeline{Source: src, Stages: stages}, eopts)
+	err = exec.Run(d.ctx, exec.Pipeline{Source: src, Stages: stages}, eopts)
+	if rerr := closeSrc(); rerr != nil {
+		return rerr
+	}
+	return err
 }
 
 // cleanup deletes the job's objects: all of them, or with keep all but
@@ -482,6 +521,71 @@ func (d *driver) cleanup(ctx context.Context, keep bool) error {
 			continue
 		}
 		if err := d.j.st.Delete(ctx, info.Key); err != nil && store.KindOf(err) != store.KindNotFound {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DestManifest is what a job with a destination writes there: its
+// parts, in order.
+type DestManifest struct {
+	Job   string     `json:"job"`
+	Parts []DestPart `json:"parts"`
+}
+
+// DestPart is one object of a destination.
+type DestPart struct {
+	Key  string `json:"key"`
+	Size int64  `json:"size"`
+}
+
+// publish writes the destination's manifest.
+func (d *driver) publish() error {
+	st, prefix, err := openWith(d.ctx, d.opts.Open, d.spec.Out)
+	if err != nil {
+		return err
+	}
+	defer closeStore(d.opts.Open, st)
+	m := DestManifest{Job: d.spec.id()}
+	for _, o := range d.manifests[len(d.manifests)-1].Outputs {
+		m.Parts = append(m.Parts, DestPart{Key: o.Key, Size: o.Size})
+	}
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	_, err = st.Put(d.ctx, prefix+destManifestKey, strings.NewReader(string(b)), store.WriteOptions{})
+	return err
+}
+
+// cleanupDest deletes what the job's attempts wrote at the destination
+// and did not commit, or, when the job failed, all of it.
+func (d *driver) cleanupDest(ctx context.Context, ok bool) error {
+	st, prefix, err := openWith(ctx, d.opts.Open, d.spec.Out)
+	if err != nil {
+		return err
+	}
+	defer closeStore(d.opts.Open, st)
+	committed := map[string]bool{}
+	if ok {
+		for _, o := range d.manifests[len(d.manifests)-1].Outputs {
+			committed[prefix+o.Key] = true
+		}
+	}
+	infos, err := st.List(ctx, prefix+"part-")
+	if err != nil {
+		if store.KindOf(err) == store.KindNotFound {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	for _, info := range infos {
+		if !strings.Contains(info.Key, "."+d.spec.id()+".") || committed[info.Key] {
+			continue
+		}
+		if err := st.Delete(ctx, info.Key); err != nil && store.KindOf(err) != store.KindNotFound {
 			errs = append(errs, err)
 		}
 	}

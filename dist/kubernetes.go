@@ -268,7 +268,7 @@ func (k *Kubernetes) RunArray(ctx context.Context, a Array) (err error) {
 		}
 		st := j.Status
 		if a.Progress != nil {
-			a.Progress(Progress{Phase: a.Kind, Tasks: a.Tasks, Done: countIndexes(st.CompletedIndexes), Running: int(st.Active), Retried: int(st.Failed)})
+			a.Progress(Progress{Phase: a.Kind, Tasks: a.Tasks, Done: countIndexes(st.CompletedIndexes), Running: int(st.Active), Failed: int(st.Failed)})
 		}
 		for _, c := range st.Conditions {
 			if c.Status != corev1.ConditionTrue {

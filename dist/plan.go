@@ -37,7 +37,8 @@ type plan struct {
 //     aggregation; the driver merges the reducers' groups by key (each
 //     key is in one part only) and runs the rest.
 //
-// Whatever follows runs at the driver, in one process, in order.
+// Whatever follows runs at the driver, in one process, in order; a head
+// or top right after the per-batch stages runs in the map tasks too.
 func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error) {
 	urls, sopts, ok := exec.ScanOf(p.Source)
 	if !ok {
@@ -56,8 +57,8 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 			return nil, err
 		}
 		ds, err := scan.Open(ctx, st, key+rest, scan.Options{Columns: sopts.Columns, ReadDict: sopts.Dict, BatchRows: sopts.BatchRows, Memory: 16 << 20})
-		closeStore(opts.Open, st)
 		if err != nil {
+			closeStore(opts.Open, st)
 			return nil, fmt.Errorf("scan: %w", err)
 		}
 		if schema == nil {
@@ -75,11 +76,17 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 			// Empty row groups: exec reads such a dataset with its plain
 			// reader, whose batches a piece's scan would not reproduce.
 			pieces = append(pieces, Piece{URL: u, Whole: true})
+			closeStore(opts.Open, st)
 			continue
 		}
 		for _, pc := range collect.Pieces(groups, opts.PieceBytes) {
-			pieces = append(pieces, Piece{URL: u, Key: files[pc.File].Key, Lo: pc.Lo, Hi: pc.Hi})
+			p := Piece{URL: u, Key: files[pc.File].Key, Lo: pc.Lo, Hi: pc.Hi}
+			if pat, err := collect.PiecePattern("", key+rest, p.Key); err == nil {
+				p.Scan = st.URL(pat)
+			}
+			pieces = append(pieces, p)
 		}
+		closeStore(opts.Open, st)
 	}
 	if len(pieces) == 0 {
 		return nil, fmt.Errorf("scan: no row groups to read in %s", strings.Join(urls, " "))
@@ -116,6 +123,11 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 		pl.phases = []Phase{mp}
 		pl.finalFrom, pl.finalAgg = i+1, i
 	default:
+		if i < n && exec.Distributive(p.Stages[i]) {
+			// head or top: each map task keeps only what the driver's can
+			// keep, and the driver runs it again over them in order.
+			mp.To = i + 1
+		}
 		pl.phases = []Phase{mp}
 	}
 	return pl, nil
@@ -130,4 +142,27 @@ func splitGlob(url string) (base, rest string) {
 	}
 	j := strings.LastIndex(url[:i], "/")
 	return url[:j+1], url[j+1:]
+}
+
+// describe says what a phase's tasks run, as stage names.
+func (ph Phase) describe(p exec.Pipeline) string {
+	names := []string{"scan a piece"}
+	if ph.Kind == PhaseReduce {
+		names = []string{"read a part of every map object"}
+	}
+	for _, st := range p.Stages[ph.From:ph.To] {
+		names = append(names, st.Name())
+	}
+	if ph.Agg >= 0 {
+		name := p.Stages[ph.Agg].Name()
+		if ph.Output == OutPartial {
+			name += " (partial)"
+		}
+		names = append(names, name)
+	}
+	names = append(names, "write "+ph.Output)
+	if ph.Output == OutShuffle {
+		names[len(names)-1] = fmt.Sprintf("write %d parts by %s", ph.Parts, strings.Join(ph.ShuffleBy, ","))
+	}
+	return strings.Join(names, " | ")
 }

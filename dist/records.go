@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 	"regexp"
 	"strings"
+
+	"github.com/zeebo/xxh3"
 )
 
 // Where a job's objects live, relative to its prefix. Task outputs carry
@@ -15,8 +17,17 @@ import (
 // counts.
 const specKey = "job.json"
 
+// Outputs are spread over 256 prefixes by a hash of the task: S3 limits
+// requests per second per prefix and splits a busy key range only by
+// its prefixes, so a shuffle's many reads must not all share one.
 func dataKey(phase, task int, token, ext string) string {
-	return fmt.Sprintf("p%d/t%05d-%s.%s", phase, task, token, ext)
+	return fmt.Sprintf("p%d/%02x/t%05d-%s.%s", phase, spread(task), task, token, ext)
+}
+
+func spread(task int) byte {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(task))
+	return byte(xxh3.Hash(b[:]))
 }
 
 // doneKey is the record an attempt writes once its output is complete:
@@ -36,6 +47,16 @@ func taskPrefix(dir string, phase, task int) string {
 
 func manifestKey(phase int) string { return fmt.Sprintf("p%d/manifest.json", phase) }
 
+// destKey names a task's output at a job's destination (Spec.Out): the
+// part's number first, so the parts list in order, then the job and the
+// attempt, so that the job's cleanup finds what it wrote and nothing else.
+func destKey(task int, job, token, ext string) string {
+	return fmt.Sprintf("part-%05d.%s.%s.%s", task, job, token, ext)
+}
+
+// destManifestKey lists, at the destination, the parts a job committed.
+const destManifestKey = "manifest.json"
+
 // Output is what one attempt of a task wrote: its done record, and an
 // entry of its phase's manifest once committed.
 type Output struct {
@@ -43,8 +64,12 @@ type Output struct {
 	Attempt string `json:"attempt"`
 	Worker  string `json:"worker,omitempty"`
 	Key     string `json:"key"`
-	Size    int64  `json:"size"`
-	Rows    int64  `json:"rows"`
+	// Dest says Key is under the job's destination, not its prefix.
+	Dest bool  `json:"dest,omitempty"`
+	Size int64 `json:"size"`
+	// CRC is the CRC-32C of an IPC stream output, checked by the driver.
+	CRC  uint32 `json:"crc32c,omitempty"`
+	Rows int64  `json:"rows"`
 	// Parts index a shuffle object: part r is bytes [Off, Off+Len).
 	Parts []Part `json:"parts,omitempty"`
 }

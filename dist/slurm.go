@@ -155,7 +155,7 @@ func (s *Slurm) RunArray(ctx context.Context, a Array) error {
 		done := a.Tasks - len(todo)
 		if err := s.wait(ctx, id, func(pending, running int) {
 			if a.Progress != nil {
-				a.Progress(Progress{Phase: a.Kind, Tasks: a.Tasks, Done: done + len(todo) - pending - running, Running: running, Retried: retried})
+				a.Progress(Progress{Phase: a.Kind, Tasks: a.Tasks, Done: done + len(todo) - pending - running, Running: running, Failed: retried})
 			}
 		}); err != nil {
 			return err

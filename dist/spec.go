@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 )
 
@@ -25,10 +26,26 @@ type Spec struct {
 	// Phases run in order; each task of a phase reads only what the
 	// manifest of the phase before it lists.
 	Phases []Phase `json:"phases"`
+	// Out, when set, is the URL of a prefix (ending in /) where the
+	// tasks of the last phase write their outputs, one object per task,
+	// and the driver a manifest listing them in order, instead of the
+	// driver reading them.
+	Out string `json:"out,omitempty"`
 	// PauseBeforeCommit makes workers wait this many milliseconds after
 	// writing their output and before committing it (for tests that stop
 	// a worker mid-task).
 	PauseBeforeCommit int `json:"pause_before_commit_ms,omitempty"`
+	// Straggle makes the first attempt of one task wait before
+	// committing (for tests of duplicate attempts of stragglers).
+	Straggle *Straggle `json:"straggle,omitempty"`
+}
+
+// Straggle names a task whose first attempt (labelled a1) waits Millis
+// milliseconds before committing.
+type Straggle struct {
+	Phase  int `json:"phase"`
+	Task   int `json:"task"`
+	Millis int `json:"ms"`
 }
 
 // Phase kinds.
@@ -69,8 +86,13 @@ type Phase struct {
 // the dataset of the scan's URL number URL, or, with Whole, all of that
 // URL's dataset.
 type Piece struct {
-	URL   int    `json:"url"`
-	Key   string `json:"key,omitempty"`
+	URL int    `json:"url"`
+	Key string `json:"key,omitempty"`
+	// Scan, when set, is the URL a task scans instead of the scan's URL
+	// number URL: a pattern naming the piece's file alone, with the same
+	// partition root (see collect.PiecePattern), so the task reads one
+	// footer instead of the dataset's.
+	Scan  string `json:"scan,omitempty"`
 	Lo    int    `json:"lo"`
 	Hi    int    `json:"hi"`
 	Whole bool   `json:"whole,omitempty"`
@@ -124,6 +146,10 @@ func (s *Spec) check() error {
 		return fmt.Errorf("job prefix %q does not end in /", s.Job)
 	case len(s.Phases) == 0 || len(s.Phases) > maxPhases:
 		return fmt.Errorf("%d phases", len(s.Phases))
+	case s.Out != "" && !strings.HasSuffix(s.Out, "/"):
+		return fmt.Errorf("destination %q does not end in /", s.Out)
+	case s.Straggle != nil && (s.Straggle.Millis < 0 || s.Straggle.Millis > 600_000):
+		return errors.New("straggle out of range")
 	case s.Threads < 0 || s.PauseBeforeCommit < 0 || s.PauseBeforeCommit > 600_000:
 		return errors.New("threads or pause out of range")
 	}
@@ -176,6 +202,9 @@ func (p Phase) check(i int) error {
 	}
 	return nil
 }
+
+// id is the job's name: the last element of its prefix.
+func (s *Spec) id() string { return path.Base(strings.TrimSuffix(s.Job, "/")) }
 
 // Marshal is the spec as written to the store.
 func (s *Spec) Marshal() ([]byte, error) {

@@ -8,8 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -57,7 +60,7 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 		host, _ := os.Hostname()
 		env.Worker = fmt.Sprintf("%s pid %d", host, os.Getpid())
 	}
-	base, ok := cutSuffix(t.Spec, specKey)
+	base, ok := strings.CutSuffix(t.Spec, specKey)
 	if !ok {
 		return fmt.Errorf("job spec URL %q does not end in %s", t.Spec, specKey)
 	}
@@ -105,9 +108,13 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	if err := w.run(p); err != nil {
 		return err
 	}
-	if spec.PauseBeforeCommit > 0 {
+	pause := spec.PauseBeforeCommit
+	if sg := spec.Straggle; sg != nil && sg.Phase == t.Phase && sg.Task == t.Index && t.Attempt == "a1" {
+		pause += sg.Millis
+	}
+	if pause > 0 {
 		select {
-		case <-time.After(time.Duration(spec.PauseBeforeCommit) * time.Millisecond):
+		case <-time.After(time.Duration(pause) * time.Millisecond):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -117,13 +124,6 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 		return err
 	}
 	return j.put(ctx, doneKey(t.Phase, t.Index, token), rec)
-}
-
-func cutSuffix(s, suffix string) (string, bool) {
-	if len(s) < len(suffix) || s[len(s)-len(suffix):] != suffix {
-		return "", false
-	}
-	return s[:len(s)-len(suffix)], true
 }
 
 func newToken(label string) (string, error) {
@@ -142,10 +142,7 @@ func newToken(label string) (string, error) {
 }
 
 func oneLine(err error) string {
-	s := err.Error()
-	if i := bytes.IndexByte([]byte(s), '\n'); i >= 0 {
-		s = s[:i]
-	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
 }
 
@@ -163,10 +160,14 @@ func (j *job) put(ctx context.Context, key string, b []byte) error {
 func (j *job) url(key string) string { return j.st.URL(j.prefix + key) }
 
 type taskRun struct {
-	ctx   context.Context
-	env   Env
-	spec  *Spec
-	j     *job
+	ctx  context.Context
+	env  Env
+	spec *Spec
+	j    *job
+	// dst and name say where the output goes: under the job's prefix,
+	// or, for the last phase of a job with Spec.Out, the destination.
+	dst   *job
+	name  func(ext string) string
 	phase int
 	ph    Phase
 	index int
@@ -177,23 +178,43 @@ func (w *taskRun) opts() exec.Options {
 	return exec.Options{Mem: w.env.Mem, Workers: w.spec.Threads, Open: w.env.Open}
 }
 
-func (w *taskRun) run(p exec.Pipeline) error {
+func (w *taskRun) run(p exec.Pipeline) (err error) {
+	w.dst = w.j
+	w.name = func(ext string) string { return dataKey(w.phase, w.index, w.out.Attempt, ext) }
+	if w.spec.Out != "" && w.phase == len(w.spec.Phases)-1 {
+		st, prefix, err := openWith(w.ctx, w.env.Open, w.spec.Out)
+		if err != nil {
+			return fmt.Errorf("destination: %w", err)
+		}
+		defer closeStore(w.env.Open, st)
+		w.dst, w.out.Dest = &job{st: st, prefix: prefix}, true
+		id := w.spec.id()
+		w.name = func(ext string) string { return destKey(w.index, id, w.out.Attempt, ext) }
+	}
 	var src exec.SourceStage
-	var closeSrc func()
 	switch w.ph.Kind {
 	case PhaseMap:
-		s, err := pieceSource(p.Source, w.ph.Pieces[w.index])
-		if err != nil {
-			return err
+		s, check, perr := pieceSource(p.Source, w.ph.Pieces[w.index])
+		if perr != nil {
+			return perr
 		}
 		src = s
+		defer func() {
+			if err == nil {
+				err = check()
+			}
+		}()
 	case PhaseReduce:
-		s, done, err := w.partSource()
-		if err != nil {
-			return err
+		s, done, perr := w.partSource()
+		if perr != nil {
+			return perr
 		}
-		src, closeSrc = s, done
-		defer closeSrc()
+		src = s
+		defer func() {
+			if rerr := done(); rerr != nil {
+				err = rerr
+			}
+		}()
 	}
 	stages := append([]exec.Stage(nil), p.Stages[w.ph.From:w.ph.To]...)
 	if w.ph.Agg >= 0 {
@@ -213,11 +234,11 @@ func (w *taskRun) run(p exec.Pipeline) error {
 	case OutShuffle:
 		return w.writeShuffle(src, stages)
 	case OutFile:
-		key := dataKey(w.phase, w.index, w.out.Attempt, "arrow")
-		if err := exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.Write(w.j.url(key)))}, w.opts()); err != nil {
+		key := w.name("arrow")
+		if err := exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.Write(w.dst.url(key)))}, w.opts()); err != nil {
 			return err
 		}
-		info, err := w.j.st.Stat(w.ctx, w.j.prefix+key)
+		info, err := w.dst.st.Stat(w.ctx, w.dst.prefix+key)
 		if err != nil {
 			return err
 		}
@@ -227,30 +248,56 @@ func (w *taskRun) run(p exec.Pipeline) error {
 	return fmt.Errorf("output %q", w.ph.Output)
 }
 
-// pieceSource is the scan of the pipeline restricted to one piece.
-func pieceSource(src exec.SourceStage, pc Piece) (exec.SourceStage, error) {
+// pieceSource is the scan of the pipeline restricted to one piece, and a
+// check, for after the run, that the scan found every row group of it (a
+// key that matched nothing would otherwise read as an empty piece).
+func pieceSource(src exec.SourceStage, pc Piece) (exec.SourceStage, func() error, error) {
 	urls, opts, ok := exec.ScanOf(src)
 	if !ok {
-		return nil, fmt.Errorf("pipeline: the source is %s, not scan", src.Name())
+		return nil, nil, fmt.Errorf("pipeline: the source is %s, not scan", src.Name())
 	}
 	if pc.URL >= len(urls) {
-		return nil, fmt.Errorf("pipeline: scan has %d URLs, the piece reads URL %d", len(urls), pc.URL+1)
+		return nil, nil, fmt.Errorf("pipeline: scan has %d URLs, the piece reads URL %d", len(urls), pc.URL+1)
 	}
-	if !pc.Whole {
-		key, lo, hi := pc.Key, pc.Lo, pc.Hi
-		opts.RowGroups = func(k string, rg int) bool { return k == key && rg >= lo && rg < hi }
+	url := urls[pc.URL]
+	if pc.Whole {
+		return exec.Scan([]string{url}, opts), func() error { return nil }, nil
 	}
-	return exec.Scan(urls[pc.URL:pc.URL+1], opts), nil
+	if pc.Scan != "" {
+		url = pc.Scan
+	}
+	var mu sync.Mutex
+	found := map[int]bool{}
+	key, lo, hi := pc.Key, pc.Lo, pc.Hi
+	opts.RowGroups = func(k string, rg int) bool {
+		if k != key || rg < lo || rg >= hi {
+			return false
+		}
+		mu.Lock()
+		found[rg] = true
+		mu.Unlock()
+		return true
+	}
+	check := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(found) != hi-lo {
+			return fmt.Errorf("piece %s: the scan of %s found %d of its %d row groups", pc, url, len(found), hi-lo)
+		}
+		return nil
+	}
+	return exec.Scan([]string{url}, opts), check, nil
 }
 
 // writeStream runs the stages into one Arrow IPC stream object.
 func (w *taskRun) writeStream(src exec.SourceStage, stages []exec.Stage) error {
-	key := dataKey(w.phase, w.index, w.out.Attempt, "arrows")
-	sw, err := w.j.st.NewWriter(w.ctx, w.j.prefix+key, store.WriteOptions{})
+	key := w.name("arrows")
+	sw, err := w.dst.st.NewWriter(w.ctx, w.dst.prefix+key, store.WriteOptions{})
 	if err != nil {
 		return err
 	}
-	err = exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.WriteIPC(sw))}, w.opts())
+	sum := crc32.New(castagnoli)
+	err = exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.WriteIPC(io.MultiWriter(sw, sum)))}, w.opts())
 	if err != nil {
 		sw.Abort()
 		return err
@@ -258,18 +305,23 @@ func (w *taskRun) writeStream(src exec.SourceStage, stages []exec.Stage) error {
 	if err := sw.Close(); err != nil {
 		return err
 	}
-	w.out.Key, w.out.Size = key, sw.Written()
+	w.out.Key, w.out.Size, w.out.CRC = key, sw.Written(), sum.Sum32()
 	return nil
 }
 
 // writeShuffle splits the stages' output by the shuffle's keys into one
-// IPC stream per part, in memory, and writes them as one object.
+// IPC stream per part, spilled to a temporary file as they grow, and
+// writes them as one object, part after part, with the index at its end.
 func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error {
 	n := w.ph.Parts
-	bufs := make([]bytes.Buffer, n)
+	sp, err := newSpill(n)
+	if err != nil {
+		return err
+	}
+	defer sp.close()
 	writers := make([]*ipc.Writer, n)
 	rows := make([]int64, n)
-	var sp *exec.Splitter
+	var split *exec.Splitter
 	var bindErr error
 	defer func() {
 		for _, wr := range writers {
@@ -279,15 +331,15 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 		}
 	}()
 	sink := exec.Collect(func(s *arrow.Schema) {
-		sp, bindErr = exec.NewSplitter(s, w.ph.ShuffleBy, n, w.env.Mem)
+		split, bindErr = exec.NewSplitter(s, w.ph.ShuffleBy, n, w.env.Mem)
 		for r := range writers {
-			writers[r] = ipc.NewWriter(&bufs[r], ipc.WithSchema(s), ipc.WithAllocator(w.env.Mem))
+			writers[r] = ipc.NewWriter(sp.writer(r), ipc.WithSchema(s), ipc.WithAllocator(w.env.Mem))
 		}
 	}, func(rec arrow.RecordBatch) error {
 		if bindErr != nil {
 			return bindErr
 		}
-		parts, err := sp.Split(w.ctx, rec)
+		parts, err := split.Split(w.ctx, rec)
 		if err != nil {
 			return err
 		}
@@ -316,30 +368,36 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 		return bindErr
 	}
 	parts := make([]Part, n)
+	readers := make([]io.Reader, 0, n+1)
 	var off int64
 	for r, wr := range writers {
-		if err := wr.Close(); err != nil {
+		if err := wr.Close(); err != nil { // writes the end-of-stream marker
 			return err
 		}
 		writers[r] = nil
-		b := bufs[r].Bytes()
-		parts[r] = Part{Off: off, Len: int64(len(b)), CRC: checksum(b), Rows: rows[r]}
-		off += int64(len(b))
+		parts[r] = Part{Off: off, Len: sp.size[r], CRC: sp.crc[r].Sum32(), Rows: rows[r]}
+		off += sp.size[r]
 		w.out.Rows += rows[r]
+	}
+	for r := range n {
+		rd, err := sp.reader(r)
+		if err != nil {
+			return err
+		}
+		readers = append(readers, rd)
 	}
 	footer, err := shuffleFooter(parts)
 	if err != nil {
 		return err
 	}
-	readers := make([]io.Reader, 0, n+1)
-	for r := range bufs {
-		readers = append(readers, &bufs[r])
-	}
 	readers = append(readers, bytes.NewReader(footer))
-	key := dataKey(w.phase, w.index, w.out.Attempt, "shuffle")
-	size, err := w.j.st.Put(w.ctx, w.j.prefix+key, io.MultiReader(readers...), store.WriteOptions{})
+	key := w.name("shuffle")
+	size, err := w.dst.st.Put(w.ctx, w.dst.prefix+key, io.MultiReader(readers...), store.WriteOptions{})
 	if err != nil {
 		return err
+	}
+	if want := off + int64(len(footer)); size != want {
+		return fmt.Errorf("shuffle object %s: wrote %d bytes, want %d", w.dst.url(key), size, want)
 	}
 	w.out.Key, w.out.Size, w.out.Parts = key, size, parts
 	return nil
@@ -349,7 +407,7 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 // before it lists, in map order: ranged reads through fetch, all in
 // flight together within its memory budget, each checked against its
 // checksum.
-func (w *taskRun) partSource() (exec.SourceStage, func(), error) {
+func (w *taskRun) partSource() (exec.SourceStage, func() error, error) {
 	prev := w.phase - 1
 	b, err := w.j.st.ReadAll(w.ctx, w.j.prefix+manifestKey(prev))
 	if err != nil {
@@ -371,17 +429,41 @@ func (w *taskRun) partSource() (exec.SourceStage, func(), error) {
 
 // readInOrder is a source over the IPC streams the requests read, one
 // after another; check, when not nil, gives each one's checksum and name.
-func readInOrder(ctx context.Context, st *store.Store, reqs []fetch.Request, check func(i int) (uint32, string)) (exec.SourceStage, func(), error) {
+// done ends the reads and returns the first error a read met: exec's
+// IPC reader reports a stream that fails before its first byte as an
+// empty input, so callers prefer this error to the run's.
+func readInOrder(ctx context.Context, st *store.Store, reqs []fetch.Request, check func(i int) (uint32, string)) (exec.SourceStage, func() error, error) {
 	if len(reqs) == 0 {
 		return nil, nil, errors.New("no inputs")
 	}
 	f := fetch.New(st, fetch.Options{Memory: 256 << 20})
 	plan := f.Plan(ctx, reqs)
+	first := &firstError{}
 	srcs := make([]exec.SourceStage, len(reqs))
 	for i := range reqs {
-		srcs[i] = exec.ReadIPC(&unitReader{ctx: ctx, plan: plan, i: i, rg: reqs[i].Ranges[0], check: check})
+		srcs[i] = exec.ReadIPC(&unitReader{ctx: ctx, plan: plan, i: i, rg: reqs[i].Ranges[0], check: check, errs: first})
 	}
-	return exec.Concat(srcs...), plan.Close, nil
+	return exec.Concat(srcs...), func() error { plan.Close(); return first.get() }, nil
+}
+
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstError) set(err error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = err
+	}
+	return err
+}
+
+func (f *firstError) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
 
 // unitReader reads the next unit of a plan when first read; units come
@@ -392,30 +474,39 @@ type unitReader struct {
 	i     int
 	rg    store.Range
 	check func(i int) (uint32, string)
+	errs  *firstError
 	r     *bytes.Reader
 }
 
 func (u *unitReader) Read(p []byte) (int, error) {
 	if u.r == nil {
-		unit, err := u.plan.Next(u.ctx)
+		buf, err := u.fill()
 		if err != nil {
-			return 0, err
-		}
-		buf := make([]byte, u.rg.Len)
-		_, err = unit.ReadAt(buf, u.rg.Off)
-		unit.Release()
-		if err != nil && err != io.EOF {
-			return 0, err
-		}
-		if unit.Index() != u.i {
-			return 0, fmt.Errorf("read %d came back as unit %d", u.i, unit.Index())
-		}
-		if u.check != nil {
-			if want, name := u.check(u.i); checksum(buf) != want {
-				return 0, fmt.Errorf("%s: checksum %08x, the index says %08x", name, checksum(buf), want)
-			}
+			return 0, u.errs.set(err)
 		}
 		u.r = bytes.NewReader(buf)
 	}
 	return u.r.Read(p)
+}
+
+func (u *unitReader) fill() ([]byte, error) {
+	unit, err := u.plan.Next(u.ctx)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, u.rg.Len)
+	_, err = unit.ReadAt(buf, u.rg.Off)
+	unit.Release()
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if unit.Index() != u.i {
+		return nil, fmt.Errorf("read %d came back as unit %d", u.i, unit.Index())
+	}
+	if u.check != nil {
+		if want, name := u.check(u.i); checksum(buf) != want {
+			return nil, fmt.Errorf("%s: checksum %08x, the index says %08x", name, checksum(buf), want)
+		}
+	}
+	return buf, nil
 }

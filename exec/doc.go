@@ -21,6 +21,12 @@
 // stores each batch as it is ready and lists them in stream order in the
 // file's footer (so a reader still sees stream order).
 //
+// Package dist runs pipelines fanned out over worker processes through a
+// few hooks here: Kinds (where a plan may cut), Shuffle (an exchange,
+// a pass-through in one process), Splitter (Partition's hash, rows kept
+// in order), SplitAgg (per-batch summaries and the fold that gives the
+// aggregation's bits), Concat, AggKeys, ScanOf and ScanOptions.RowGroups.
+//
 // Mistakes in how a pipeline is written (a malformed expression, with the
 // position of the problem; a missing column or a wrong type, naming the
 // column and the stage) wrap ErrInvalid and are found before any data is

@@ -35,7 +35,8 @@ const (
 // Kinds binds each stage to the schema before it, as Run would, and
 // says what kind each is. Errors are those Run gives for the same
 // stages (ErrInvalid for mistakes in how the pipeline is written); the
-// last stage need not be a sink.
+// last stage need not be a sink. Binding has no effects, except that a
+// Collect's schema function is called.
 func Kinds(in *arrow.Schema, stages []Stage, opts Options) ([]StageKind, error) {
 	e := newEnv(opts)
 	kinds := make([]StageKind, len(stages))
@@ -216,4 +217,17 @@ func AggKeys(s Stage) (keys []string, ok bool) {
 		return nil, false
 	}
 	return slices.Clone(a.keys), true
+}
+
+// Distributive reports whether a stage gives over a stream what it gives
+// over the concatenation, in order, of its outputs over consecutive
+// pieces of that stream: head (the first n rows) and top (ties go to the
+// earlier row, and a piece's tied rows stay in their order). A planner
+// may run such a stage on every piece and once more over their outputs.
+func Distributive(s Stage) bool {
+	switch s.(type) {
+	case *headStage, *topStage:
+		return true
+	}
+	return false
 }

@@ -223,3 +223,33 @@ func TestShuffleInOneProcess(t *testing.T) {
 		t.Fatalf("shuffle changed the result: %d rows, want %d", len(table(t, got)), len(table(t, want)))
 	}
 }
+
+// Head and top over consecutive pieces, then again over their outputs in
+// order, give what they give over the whole stream, ties included.
+func TestDistributiveStages(t *testing.T) {
+	_, lineitem := testData(t)
+	mem := checkedMem(t)
+	schema, recs := runCollect(t, mem, 2, Scan([]string{lineitem}, ScanOptions{BatchRows: 800, Columns: []string{"l_orderkey", "l_quantity", "l_shipmode"}}))
+	stages := []Stage{
+		Top(500, []SortKey{{Column: "l_quantity", Desc: true}}), // 50 values: ties everywhere
+		Top(300, []SortKey{{Column: "l_shipmode"}, {Column: "l_quantity"}}),
+		Head(5000),
+	}
+	for _, st := range stages {
+		if !Distributive(st) {
+			t.Fatalf("%s is not distributive", st.Name())
+		}
+		want := fused(t, mem, 2, FromBatches(schema, recs...), st)
+		var outs []arrow.RecordBatch
+		for _, piece := range [][]arrow.RecordBatch{recs[:3], recs[3:17], recs[17:18], recs[18:]} {
+			_, out := runCollect(t, mem, 2, FromBatches(schema, piece...), st)
+			outs = append(outs, out...)
+		}
+		if got := fused(t, mem, 2, FromBatches(schema, outs...), st); !bytes.Equal(got, want) {
+			t.Errorf("%s over pieces differs from %s over the whole", st.Name(), st.Name())
+		}
+	}
+	if Distributive(SumBy([]string{"l_shipmode"}, []string{"l_quantity"})) || Distributive(Sort([]SortKey{{Column: "l_quantity"}})) {
+		t.Error("an aggregation or a sort called distributive")
+	}
+}

@@ -21,6 +21,7 @@ type runOptions struct {
 	threads    int
 	workers    int
 	store      string
+	out        string
 	keep       bool
 	attempts   int
 	pieceSize  string
@@ -93,6 +94,10 @@ gets a duplicate, and Ctrl-C stops every worker.
   sluice run --workers 8 --executor kubernetes --image registry.example/sluice:v1 --secret s3-keys \
       --cpu 2 --mem 4Gi --store s3://bucket/jobs/ --dry-run 'scan s3://bucket/taxi/ | ...'
 
+  # the reducers' groups stay in storage: one object per reducer and a manifest
+  sluice run --workers 4 --out s3://bucket/by-order/ 'scan s3://bucket/lineitem/
+      | shuffle --by l_orderkey --to 16 | sum-by l_orderkey l_quantity'
+
   # the same, piped: each stage its own process
   sluice run 'scan ./data/taxi --columns pickup_date,trip_distance' | sluice sum-by pickup_date trip_distance \
       | sluice top 9 --by trip_distance --desc | sluice show`,
@@ -105,6 +110,7 @@ gets a duplicate, and Ctrl-C stops every worker.
 	f.IntVarP(&opts.threads, "threads", "t", 0, "batches worked on at once in each process (default: the number of cores)")
 	f.IntVarP(&opts.workers, "workers", "w", 0, "worker processes to fan the pipeline out over (0: run it in this process)")
 	f.StringVar(&opts.store, "store", "", "URL under which the fanned-out job keeps its objects (default: a temporary directory)")
+	f.StringVar(&opts.out, "out", "", "with --workers: a prefix URL the last tasks write the results under, an object each and manifest.json (the pipeline then has no sink)")
 	f.BoolVar(&opts.keep, "keep", false, "keep the job's committed outputs and manifests")
 	f.IntVar(&opts.attempts, "attempts", 3, "times a task is started before the job fails")
 	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes of row groups per map task (a file at least twice as large is cut)")
@@ -135,7 +141,10 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	if err != nil {
 		return err
 	}
-	if n := len(p.Stages); n == 0 || !exec.IsSink(p.Stages[n-1]) {
+	if opts.out != "" && opts.workers == 0 {
+		return usagef("--out takes the results of a fanned-out run: give --workers too")
+	}
+	if n := len(p.Stages); opts.out == "" && (n == 0 || !exec.IsSink(p.Stages[n-1])) {
 		p.Stages = append(p.Stages, outputStage(stdout))
 	}
 	stores := newStoreSet()
@@ -300,7 +309,7 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 		return err
 	}
 	dopts := dist.Options{
-		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Keep: opts.keep,
+		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
 		Attempts: opts.attempts, PieceBytes: piece, Executor: exe,
 		Open: stores.open, Mem: exec.NewPool(0),
 		DuplicateAll: opts.duplicateAll, PauseBeforeCommit: opts.pauseBeforeCommit,
@@ -319,7 +328,7 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 				return
 			}
 			last, shown = pr, true
-			fmt.Fprintf(os.Stderr, "\r%s: %d/%d tasks done, %d running, %d retried\x1b[K", pr.Phase, pr.Done, pr.Tasks, pr.Running, pr.Retried)
+			fmt.Fprintf(os.Stderr, "\r%s: %d/%d tasks done, %d running, %d failed attempts\x1b[K", pr.Phase, pr.Done, pr.Tasks, pr.Running, pr.Failed)
 		}
 		defer func() {
 			if shown {

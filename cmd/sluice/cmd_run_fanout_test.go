@@ -52,6 +52,16 @@ func (tg fanOutTarget) query(name string) string {
 // left lists the objects under the jobs URL.
 func (tg fanOutTarget) left(t *testing.T) []string {
 	t.Helper()
+	var keys []string
+	for _, in := range tg.objects(t) {
+		keys = append(keys, in.Key)
+	}
+	return keys
+}
+
+// objects are the objects under the jobs URL, keys relative to it.
+func (tg fanOutTarget) objects(t *testing.T) []store.ObjectInfo {
+	t.Helper()
 	st, prefix, err := store.Open(context.Background(), tg.jobs, tg.openOpts)
 	if err != nil {
 		t.Fatal(err)
@@ -61,11 +71,10 @@ func (tg fanOutTarget) left(t *testing.T) []string {
 	if err != nil && store.KindOf(err) != store.KindNotFound {
 		t.Fatal(err)
 	}
-	var keys []string
-	for _, in := range infos {
-		keys = append(keys, strings.TrimPrefix(in.Key, prefix))
+	for i := range infos {
+		infos[i].Key = strings.TrimPrefix(infos[i].Key, prefix)
 	}
-	return keys
+	return infos
 }
 
 func localTarget(t *testing.T) fanOutTarget {
@@ -73,9 +82,10 @@ func localTarget(t *testing.T) fanOutTarget {
 	return fanOutTarget{taxi: filepath.Join(dir, "taxi"), lineitem: filepath.Join(dir, "lineitem"), jobs: filepath.Join(t.TempDir(), "jobs") + "/"}
 }
 
-// minioTarget copies the datasets into a fresh prefix of a bucket on the
-// MinIO of ./scripts/test (skipped without it, failing under CI).
-func minioTarget(t *testing.T) fanOutTarget {
+// minioBase is a fresh prefix of a bucket on the MinIO of ./scripts/test
+// (skipped without it, failing under CI), with the environment that
+// reaches it.
+func minioBase(t *testing.T) (env []string, base string, opts store.Options) {
 	endpoint := os.Getenv("SLUICE_TEST_S3_ENDPOINT")
 	if endpoint == "" {
 		if os.Getenv("CI") == "true" {
@@ -98,15 +108,20 @@ func minioTarget(t *testing.T) fanOutTarget {
 	}
 	var b [6]byte
 	rand.Read(b[:])
-	base := "s3://" + bucket + "/fanout-" + hex.EncodeToString(b[:]) + "/"
-	env := []string{"AWS_ENDPOINT_URL=" + endpoint, "AWS_REGION=us-east-1"}
+	base = "s3://" + bucket + "/fanout-" + hex.EncodeToString(b[:]) + "/"
+	return []string{"AWS_ENDPOINT_URL=" + endpoint, "AWS_REGION=us-east-1"}, base, store.Options{Endpoint: endpoint}
+}
+
+// minioTarget copies the datasets into a fresh prefix on MinIO.
+func minioTarget(t *testing.T) fanOutTarget {
+	env, base, opts := minioBase(t)
 	dir := pipeData(t)
 	for _, ds := range []string{"taxi", "lineitem"} {
 		if r := sluice(t, env, "cp", filepath.Join(dir, ds)+"/", base+ds+"/"); r.code != 0 {
 			t.Fatalf("cp: %s", r.stderr)
 		}
 	}
-	return fanOutTarget{env: env, taxi: base + "taxi/", lineitem: base + "lineitem/", jobs: base + "jobs/", openOpts: store.Options{Endpoint: endpoint}}
+	return fanOutTarget{env: env, taxi: base + "taxi/", lineitem: base + "lineitem/", jobs: base + "jobs/", openOpts: opts}
 }
 
 // runBoth runs a query in one process and with --workers 4 (and extra
@@ -160,42 +175,50 @@ func TestRunFanOutMatchesOneProcess(t *testing.T) {
 // writes 16 map objects (not 16 x 16), kept with --keep beside the
 // reducers' 16 outputs and small manifests, and nothing else.
 func TestRunFanOutShuffleObjects(t *testing.T) {
-	dir := t.TempDir()
-	li := filepath.Join(dir, "lineitem")
-	if r := sluice(t, nil, "gen", "lineitem", "--rows", "32000", "--files", "16", "--out", li, "-q"); r.code != 0 {
-		t.Fatalf("gen: %s", r.stderr)
-	}
-	jobs := filepath.Join(dir, "jobs")
-	q := "scan " + li + " | shuffle --by l_orderkey --to 16 | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show"
-	r := sluice(t, nil, "run", "--workers", "4", "--store", jobs, "--keep", q)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	one := sluice(t, nil, "run", q)
-	if one.stdout != r.stdout || !strings.Contains(r.stdout, "(10 rows)") {
-		t.Fatalf("kept run:\n%s\none process:\n%s", r.stdout, one.stdout)
-	}
-	tg := fanOutTarget{jobs: jobs + "/"}
-	count := map[string]int{}
-	var small int
-	for _, k := range tg.left(t) {
-		switch {
-		case strings.HasSuffix(k, ".shuffle"):
-			count["map objects"]++
-		case strings.HasSuffix(k, ".arrow"):
-			count["reducer outputs"]++
-		case strings.HasSuffix(k, "/manifest.json"), strings.HasSuffix(k, "/job.json"):
-			fi, err := os.Stat(filepath.Join(jobs, k))
-			if err != nil || fi.Size() > 64<<10 {
-				t.Errorf("%s: %v, %d bytes", k, err, fi.Size())
+	for _, where := range []string{"file", "minio"} {
+		t.Run(where, func(t *testing.T) {
+			var tg fanOutTarget
+			li := filepath.Join(t.TempDir(), "lineitem")
+			if where == "file" {
+				tg.jobs = filepath.Join(t.TempDir(), "jobs") + "/"
+			} else {
+				env, base, opts := minioBase(t)
+				tg = fanOutTarget{env: env, jobs: base + "jobs/", openOpts: opts}
+				li = base + "lineitem/"
 			}
-			small++
-		default:
-			t.Errorf("unexpected object %s", k)
-		}
-	}
-	if count["map objects"] != 16 || count["reducer outputs"] != 16 || small != 3 {
-		t.Fatalf("%v and %d manifests and specs: want 16 map objects, 16 reducer outputs, 2 manifests and the spec", count, small)
+			if r := sluice(t, tg.env, "gen", "lineitem", "--rows", "32000", "--files", "16", "--out", li, "-q"); r.code != 0 {
+				t.Fatalf("gen: %s", r.stderr)
+			}
+			q := "scan " + li + " | shuffle --by l_orderkey --to 16 | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show"
+			r := sluice(t, tg.env, "run", "--workers", "4", "--store", tg.jobs, "--keep", q)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			one := sluice(t, tg.env, "run", q)
+			if one.stdout != r.stdout || !strings.Contains(r.stdout, "(10 rows)") {
+				t.Fatalf("kept run:\n%s\none process:\n%s", r.stdout, one.stdout)
+			}
+			count := map[string]int{}
+			var small int
+			for _, o := range tg.objects(t) {
+				switch k := o.Key; {
+				case strings.HasSuffix(k, ".shuffle"):
+					count["map objects"]++
+				case strings.HasSuffix(k, ".arrow"):
+					count["reducer outputs"]++
+				case strings.HasSuffix(k, "/manifest.json"), strings.HasSuffix(k, "/job.json"):
+					if o.Size > 64<<10 {
+						t.Errorf("%s: %d bytes", k, o.Size)
+					}
+					small++
+				default:
+					t.Errorf("unexpected object %s", k)
+				}
+			}
+			if count["map objects"] != 16 || count["reducer outputs"] != 16 || small != 3 {
+				t.Fatalf("%v and %d manifests and specs: want 16 map objects, 16 reducer outputs, 2 manifests and the spec", count, small)
+			}
+		})
 	}
 }
 
@@ -245,6 +268,24 @@ func workerPids(t *testing.T, parent int) []int {
 	return pids
 }
 
+// processAge is how long ago a process started, from /proc.
+func processAge(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	stat, err1 := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	up, err2 := os.ReadFile("/proc/uptime")
+	i := bytes.LastIndexByte(stat, ')')
+	if err1 != nil || err2 != nil || i < 0 {
+		return time.Hour // gone: not a victim
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 20 {
+		return time.Hour
+	}
+	start, _ := strconv.ParseFloat(f[19], 64) // starttime, in clock ticks (100 a second on Linux)
+	now, _ := strconv.ParseFloat(strings.Fields(string(up))[0], 64)
+	return time.Duration((now - start/100) * float64(time.Second))
+}
+
 func randInt(n int) int {
 	v, _ := rand.Int(rand.Reader, big.NewInt(int64(n)))
 	return int(v.Int64())
@@ -288,14 +329,24 @@ func TestRunFanOutKilledWorker(t *testing.T) {
 		t.Fatal(want.stderr)
 	}
 	for run := range 3 {
+		// Every worker waits 1 s before it commits, so one that started
+		// less than 0.5 s ago is mid-task.
 		cmd, out, errb := startRun(t, nil, "run", "--workers", "4", "--store", tg.jobs, "--piece-size", "128KiB", "-v",
-			"--x-pause-before-commit", "300ms", tg.query("shuffle")+" | show")
-		pids := waitWorkers(t, cmd)
-		time.Sleep(time.Duration(50+randInt(200)) * time.Millisecond)
-		if now := workerPids(t, cmd.Process.Pid); len(now) > 0 {
-			pids = now
+			"--x-pause-before-commit", "1s", tg.query("shuffle")+" | show")
+		waitWorkers(t, cmd)
+		time.Sleep(time.Duration(randInt(1500)) * time.Millisecond)
+		var young []int
+		for deadline := time.Now().Add(20 * time.Second); len(young) == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			for _, pid := range workerPids(t, cmd.Process.Pid) {
+				if processAge(t, pid) < 500*time.Millisecond {
+					young = append(young, pid)
+				}
+			}
 		}
-		victim := pids[randInt(len(pids))]
+		if len(young) == 0 {
+			t.Fatalf("run %d: no worker started in 20 s", run)
+		}
+		victim := young[randInt(len(young))]
 		if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 			t.Fatalf("kill %d: %v", victim, err)
 		}
@@ -378,4 +429,48 @@ func TestRunFanOutFailingTask(t *testing.T) {
 	if left := (fanOutTarget{jobs: jobs + "/"}).left(t); len(left) != 0 {
 		t.Fatalf("objects left: %q", left)
 	}
+}
+
+// TestRunFanOutToDestination: with --out, the reducers' groups land at
+// the destination, one object per reducer and a manifest listing them;
+// merged by key they are the one-process result, byte for byte.
+func TestRunFanOutToDestination(t *testing.T) {
+	tg := localTarget(t)
+	dir := t.TempDir()
+	dest := filepath.Join(dir, "dest")
+	agg := "sum-by l_orderkey l_quantity,l_extendedprice"
+	r := sluice(t, nil, "run", "--workers", "3", "--store", tg.jobs, "--out", dest+"/", "scan "+tg.lineitem+" | shuffle --by l_orderkey --to 5 | "+agg)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	parts, _ := filepath.Glob(filepath.Join(dest, "part-*.arrow"))
+	manifest, err := os.ReadFile(filepath.Join(dest, "manifest.json"))
+	if err != nil || len(parts) != 5 {
+		t.Fatalf("%d parts, manifest %v", len(parts), err)
+	}
+	for _, p := range parts {
+		if !bytes.Contains(manifest, []byte(filepath.Base(p))) {
+			t.Fatalf("manifest does not list %s", p)
+		}
+	}
+	if entries, _ := os.ReadDir(dest); len(entries) != 6 {
+		t.Fatalf("%d objects at the destination, want 5 parts and the manifest", len(entries))
+	}
+	merged, one := filepath.Join(dir, "merged.arrows"), filepath.Join(dir, "one.arrows")
+	if r := sluice(t, nil, "run", "merge --by l_orderkey "+strings.Join(parts, " ")+" | write "+merged); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := sluice(t, nil, "run", "scan "+tg.lineitem+" | "+agg+" | write "+one); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	a, _ := os.ReadFile(one)
+	b, _ := os.ReadFile(merged)
+	if len(a) < 1000 || !bytes.Equal(a, b) {
+		t.Fatalf("merged parts: %d bytes, one process: %d bytes, not the same", len(b), len(a))
+	}
+	if left := tg.left(t); len(left) != 0 {
+		t.Fatalf("objects left under the job store: %q", left)
+	}
+	r = sluice(t, nil, "run", "--workers", "3", "--out", dest+"2/", "scan "+tg.lineitem+" | "+agg)
+	assertCleanFailure(t, r, exitUsage, "put a shuffle before it")
 }
