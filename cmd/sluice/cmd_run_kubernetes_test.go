@@ -134,6 +134,11 @@ func TestRunKubernetesSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	tg.env = append(tg.env, k.env()...)
+	// Without the Secret the workers have no credentials.
+	r := sluice(t, tg.env, append(append([]string{"run", "--workers", "2", "--attempts", "1", "--store", tg.jobs}, k.args()...), tg.query("A")+" | show")...)
+	if r.code != exitError {
+		t.Fatalf("without --secret: exit %d, want %d: %s", r.code, exitError, r.stderr)
+	}
 	runBoth(t, tg, "A", append(k.args(), "--secret", "s3-keys", "--piece-size", "128KiB")...)
 	if left := tg.left(t); len(left) != 0 {
 		t.Fatalf("objects left under %s: %q", tg.jobs, left)
