@@ -3,6 +3,7 @@ package dist
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +15,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/sluice-data/sluice/internal/testkubelet"
@@ -54,7 +57,7 @@ func BenchmarkExecutorStartup(b *testing.B) {
 				}
 				cs, ns := benchKube(b, kc)
 				mk = func(command []string) Executor {
-					return &Kubernetes{Client: cs, Namespace: ns, Image: "none", Command: command, Poll: 50 * time.Millisecond}
+					return &Kubernetes{Client: cs, Namespace: ns, Image: "none", Command: command}
 				}
 			}
 			var all, per []float64
@@ -143,10 +146,16 @@ func benchKube(b *testing.B, kubeconfig string) (kubernetes.Interface, string) {
 		b.Fatal(err)
 	}
 	cfg.QPS, cfg.Burst = 100, 200 // the test kubelet writes every pod's status
-	cs, err := kubernetes.NewForConfig(cfg)
+	// A transport of our own, to close its connections at the end.
+	tr, err := rest.TransportFor(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
+	cs, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: tr})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { utilnet.CloseIdleConnectionsFor(tr) })
 	ns := fmt.Sprintf("sluice-bench-%d", time.Now().UnixNano()%1e9)
 	ctx := context.Background()
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {

@@ -16,8 +16,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/yaml"
 )
 
@@ -60,8 +64,6 @@ type Kubernetes struct {
 	// TTL is how long a finished Job is kept if the driver could not
 	// delete it (ttlSecondsAfterFinished). Default an hour.
 	TTL time.Duration
-	// Poll is how often the Job is read; default 250ms.
-	Poll time.Duration
 
 	mu   sync.Mutex
 	jobs map[string]bool // Jobs created and not yet deleted
@@ -244,27 +246,17 @@ func (k *Kubernetes) RunArray(ctx context.Context, a Array) (err error) {
 			err = derr
 		}
 	}()
-	poll := k.Poll
-	if poll <= 0 {
-		poll = 250 * time.Millisecond
-	}
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-tick.C:
+	// Follow the Job through a watch (an informer, so a broken watch is
+	// resumed) until it completes or fails.
+	lw := cache.NewListWatchFromClient(k.Client.BatchV1().RESTClient(), "jobs", job.Namespace, fields.OneTermEqualSelector("metadata.name", job.Name))
+	var failed error
+	_, werr := watchtools.UntilWithSync(ctx, lw, &batchv1.Job{}, nil, func(ev watch.Event) (bool, error) {
+		if ev.Type == watch.Deleted {
+			return false, fmt.Errorf("Job %s/%s was deleted while it ran", job.Namespace, job.Name)
 		}
-		j, err := jobs.Get(ctx, job.Name, metav1.GetOptions{})
-		if err != nil {
-			if ctx.Err() != nil {
-				continue
-			}
-			if apierrors.IsNotFound(err) {
-				return fmt.Errorf("Job %s/%s was deleted while it ran", job.Namespace, job.Name)
-			}
-			return fmt.Errorf("read Job %s/%s: %w", job.Namespace, job.Name, err)
+		j, ok := ev.Object.(*batchv1.Job)
+		if !ok {
+			return false, nil
 		}
 		st := j.Status
 		if a.Progress != nil {
@@ -276,12 +268,21 @@ func (k *Kubernetes) RunArray(ctx context.Context, a Array) (err error) {
 			}
 			switch c.Type {
 			case batchv1.JobComplete:
-				return nil
+				return true, nil
 			case batchv1.JobFailed:
-				return k.failure(ctx, j, a, c)
+				failed = k.failure(ctx, j, a, c)
+				return true, nil
 			}
 		}
+		return false, nil
+	})
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
 	}
+	if werr != nil {
+		return fmt.Errorf("watch Job %s/%s: %w", job.Namespace, job.Name, werr)
+	}
+	return failed
 }
 
 // failure is the error of a failed Job: its first failed index with the
