@@ -131,6 +131,9 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	if opts.workers < 0 {
 		return usagef("--workers %d: want 0 (run in this process) or more", opts.workers)
 	}
+	if err := opts.exe.check(opts.workers); err != nil {
+		return err
+	}
 	quietPipes(stdin, stdout)
 	stop, err := startCPUProfile(opts.cpuProfile)
 	if err != nil {

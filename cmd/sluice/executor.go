@@ -55,6 +55,14 @@ func addExecutorFlags(f *pflag.FlagSet, o *executorOptions) {
 	f.DurationVar(&o.ttl, "ttl", time.Hour, "how long a finished Job the driver could not delete is kept (kubernetes ttlSecondsAfterFinished)")
 }
 
+// check refuses executor flags for a run in this process.
+func (o *executorOptions) check(workers int) error {
+	if workers == 0 && (o.name != "local" || o.dryRun) {
+		return usagef("--executor %s and --dry-run fan out: give --workers N", o.name)
+	}
+	return nil
+}
+
 // executor makes the chosen executor; command is the local worker
 // command (this binary, its global flags, "worker").
 func (o *executorOptions) executor(command []string) (dist.Executor, error) {
