@@ -47,6 +47,8 @@ type Array struct {
 	Done func(ctx context.Context, i int) (bool, error)
 	// Progress, when set, gets the counts as the executor learns them.
 	Progress func(Progress)
+	// Log, when set, gets a line for each retry.
+	Log func(format string, a ...any)
 }
 
 // Args is the worker's arguments after the worker command.
@@ -71,7 +73,7 @@ func (d *driver) runArray(pi int, ae ArrayExecutor) (*Manifest, error) {
 	ph := d.spec.Phases[pi]
 	a := Array{
 		Job: jobID(d.jobURL), Spec: d.jobURL + specKey, Phase: pi, Kind: ph.Kind, Tasks: ph.Tasks,
-		Workers: d.opts.Workers, Attempts: d.opts.Attempts, Progress: d.opts.Progress,
+		Workers: d.opts.Workers, Attempts: d.opts.Attempts, Progress: d.opts.Progress, Log: d.logf,
 		Done: func(ctx context.Context, i int) (bool, error) {
 			out, _, err := d.claims(pi, i)
 			return out != nil, err

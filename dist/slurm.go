@@ -190,6 +190,9 @@ func (s *Slurm) RunArray(ctx context.Context, a Array) error {
 		}
 		retried += len(failed)
 		todo = failed
+		if a.Log != nil {
+			a.Log("%s: slurm job %s left %d task(s) without a done record (%s); submitting them again", a.Kind, id, len(failed), indexList(failed))
+		}
 	}
 }
 

@@ -144,3 +144,48 @@ func TestRunSlurmInterrupt(t *testing.T) {
 		t.Fatalf("objects left: %q", left)
 	}
 }
+
+// TestRunSlurmCancelledTask: an array task cancelled mid-task (scancel
+// of one index) is submitted again, and the results stay those of one
+// process.
+func TestRunSlurmCancelledTask(t *testing.T) {
+	needSlurm(t)
+	tg := localTarget(t)
+	want := sluice(t, nil, "run", tg.query("shuffle")+" | show")
+	if want.code != 0 {
+		t.Fatal(want.stderr)
+	}
+	cmd, out, errb := startRun(t, nil, "run", "--executor", "slurm", "--workers", "4", "--store", tg.jobs, "--piece-size", "128KiB", "-v",
+		"--x-pause-before-commit", "2s", tg.query("shuffle")+" | show")
+	var victim string
+	for deadline := time.Now().Add(60 * time.Second); victim == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		id := jobIDOf(errb.String())
+		if id == "" {
+			continue
+		}
+		for _, j := range slurmJobs(t, "sluice-"+id) {
+			if f := strings.Fields(j); f[2] == "RUNNING" {
+				victim = f[0]
+				break
+			}
+		}
+	}
+	if victim == "" {
+		t.Fatalf("no array task ran within 60s: %s", errb.String())
+	}
+	time.Sleep(300 * time.Millisecond) // into the task
+	if b, err := exec.Command("scancel", victim).CombinedOutput(); err != nil {
+		t.Fatalf("scancel %s: %v: %s", victim, err, b)
+	}
+	err := cmd.Wait()
+	if err != nil || out.String() != want.stdout {
+		t.Fatalf("cancelled %s: %v: %s\ngot:\n%s\nwant:\n%s", victim, err, errb.String(), out.String(), want.stdout)
+	}
+	if !strings.Contains(errb.String(), "without a done record") || !strings.Contains(errb.String(), "submitting them again") {
+		t.Fatalf("the driver did not submit the cancelled task %s again: %s", victim, errb.String())
+	}
+	if left := tg.left(t); len(left) != 0 {
+		t.Fatalf("objects left: %q", left)
+	}
+	t.Logf("cancelled array task %s mid-task; submitted again, results identical", victim)
+}

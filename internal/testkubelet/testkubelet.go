@@ -61,6 +61,7 @@ type Kubelet struct {
 	mu      sync.Mutex
 	procs   map[types.UID]*proc
 	started map[types.UID]bool // a pod's process runs once, whatever updates follow
+	ending  map[types.UID]bool // deleted pods being terminated
 
 	logsMu sync.Mutex
 	ended  map[types.UID]string // output of ended processes of pods not deleted yet
@@ -94,7 +95,7 @@ func Start(ctx context.Context, cs kubernetes.Interface, opts Options) (*Kubelet
 		opts.Logf = func(string, ...any) {}
 	}
 	ctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	k := &Kubelet{cs: cs, opts: opts, procs: map[types.UID]*proc{}, started: map[types.UID]bool{}, ended: map[types.UID]string{}, stop: stop, closed: make(chan struct{})}
+	k := &Kubelet{cs: cs, opts: opts, procs: map[types.UID]*proc{}, started: map[types.UID]bool{}, ending: map[types.UID]bool{}, ended: map[types.UID]string{}, stop: stop, closed: make(chan struct{})}
 	if err := k.serveLogs(); err != nil {
 		stop()
 		return nil, err
@@ -119,6 +120,7 @@ func Start(ctx context.Context, cs kubernetes.Interface, opts Options) (*Kubelet
 					k.kill(p.UID)
 					k.mu.Lock()
 					delete(k.started, p.UID)
+					delete(k.ending, p.UID)
 					k.mu.Unlock()
 					k.logsMu.Lock()
 					delete(k.ended, p.UID)
@@ -232,6 +234,11 @@ func (k *Kubelet) sync(ctx context.Context, o any) {
 // the pod, as a kubelet does at the end of a graceful deletion.
 func (k *Kubelet) terminate(ctx context.Context, p *corev1.Pod) {
 	k.mu.Lock()
+	if k.ending[p.UID] {
+		k.mu.Unlock()
+		return
+	}
+	k.ending[p.UID] = true
 	pr := k.procs[p.UID]
 	if pr != nil && !pr.deleted {
 		pr.end()
