@@ -67,3 +67,21 @@ func FuzzJobIndexes(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLastLines: whatever a worker logged, its last lines come out as
+// one line.
+func FuzzLastLines(f *testing.F) {
+	for _, s := range []string{"", "\n\n", "sluice: a\nsluice: b\n", "x\r\ny", "\x00\n\xff"} {
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, log string, n int) {
+		n = n%8 + 1
+		if n < 1 {
+			n += 8
+		}
+		got := lastLines(log, n)
+		if strings.Contains(got, "\n") || strings.Count(got, "; ") > strings.Count(log, "; ")+n-1 {
+			t.Fatalf("lastLines(%q, %d) = %q", log, n, got)
+		}
+	})
+}
