@@ -286,6 +286,9 @@ func stragglerAfter(took []time.Duration) time.Duration {
 // is left to start, tasks still running get a duplicate attempt (the
 // first to commit wins).
 func (d *driver) runPhase(pi int) (*Manifest, error) {
+	if ae, ok := d.exe.(ArrayExecutor); ok {
+		return d.runArray(pi, ae)
+	}
 	ph := d.spec.Phases[pi]
 	ctx := d.ctx
 	tasks := make([]taskState, ph.Tasks)

@@ -27,6 +27,7 @@ type runOptions struct {
 	pieceSize  string
 	verbose    bool
 	cpuProfile string
+	exe        executorOptions
 	// for tests of exactly-once commits and of killed workers
 	duplicateAll      bool
 	pauseBeforeCommit time.Duration
@@ -68,7 +69,8 @@ process commits one attempt of each task, folds or merges what they wrote
 in dataset order and runs the rest. The results are those of one process,
 to the bit. The job lives under --store (default: a temporary directory)
 and is removed at the end; a failed or killed task is retried, a straggler
-gets a duplicate, and Ctrl-C stops every worker.`,
+gets a duplicate, and Ctrl-C stops every worker.
+` + executorHelp,
 		Example: `  # query A: the 9 days with the most miles
   sluice run 'scan ./data/taxi --columns pickup_date,trip_distance
       | sum-by pickup_date trip_distance | top 9 --by trip_distance --desc | show'
@@ -84,6 +86,13 @@ gets a duplicate, and Ctrl-C stops every worker.`,
   # a shuffle: 8 reducers each sum the orders whose key hashes to them
   sluice run --workers 4 'scan ./data/lineitem | shuffle --by l_orderkey --to 8
       | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show'
+
+  # on Slurm: each phase an array job of 16 tasks, 4 at a time
+  sluice run --workers 4 --executor slurm --store s3://bucket/jobs/ 'scan s3://bucket/taxi/ | ...'
+
+  # on Kubernetes: each phase an Indexed Job; first look at it
+  sluice run --workers 8 --executor kubernetes --image registry.example/sluice:v1 --secret s3-keys \
+      --cpu 2 --mem 4Gi --store s3://bucket/jobs/ --dry-run 'scan s3://bucket/taxi/ | ...'
 
   # the reducers' groups stay in storage: one object per reducer and a manifest
   sluice run --workers 4 --out s3://bucket/by-order/ 'scan s3://bucket/lineitem/
@@ -110,6 +119,7 @@ gets a duplicate, and Ctrl-C stops every worker.`,
 	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
 	_ = f.MarkHidden("x-duplicate-all")
 	_ = f.MarkHidden("x-pause-before-commit")
+	addExecutorFlags(f, &opts.exe)
 	cmd.Flags().StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	return cmd
 }
@@ -120,6 +130,9 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	}
 	if opts.workers < 0 {
 		return usagef("--workers %d: want 0 (run in this process) or more", opts.workers)
+	}
+	if err := opts.exe.check(opts.workers); err != nil {
+		return err
 	}
 	quietPipes(stdin, stdout)
 	stop, err := startCPUProfile(opts.cpuProfile)
@@ -295,11 +308,18 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 		return err
 	}
 	command := append(append([]string{self}, globals.args()...), "worker")
+	exe, err := opts.exe.executor(command)
+	if err != nil {
+		return err
+	}
 	dopts := dist.Options{
 		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
-		Attempts: opts.attempts, PieceBytes: piece, Executor: dist.NewLocal(command),
+		Attempts: opts.attempts, PieceBytes: piece, Executor: exe,
 		Open: stores.open, Mem: exec.NewPool(0),
 		DuplicateAll: opts.duplicateAll, PauseBeforeCommit: opts.pauseBeforeCommit,
+	}
+	if opts.exe.dryRun {
+		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)
 	}
 	if opts.verbose {
 		dopts.Log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "sluice: "+format+"\n", a...) }

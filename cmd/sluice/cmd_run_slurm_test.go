@@ -1,0 +1,191 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// needSlurm skips a test unless a Slurm controller answers (failing
+// under CI, which runs the tests as root through ./scripts/test, which
+// starts one).
+func needSlurm(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command("sinfo", "-h", "-o", "%T").Output()
+	if err == nil && strings.TrimSpace(string(out)) != "" && !strings.Contains(string(out), "down") {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("no Slurm answers (sinfo: %v, %q): CI must run the Slurm tests (./scripts/test starts Slurm when run as root)", err, out)
+	}
+	t.Skip("no Slurm answers; as root, scripts/slurm-up installs and starts a one-node Slurm (./scripts/test runs it when run as root)")
+}
+
+// slurmJobs lists the array tasks Slurm still knows of whose job name
+// starts with prefix (every job of a sluice job is sluice-<id>-p<phase>).
+func slurmJobs(t *testing.T, prefix string) []string {
+	t.Helper()
+	out, err := exec.Command("squeue", "-h", "-r", "-o", "%i %j %T").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && strings.HasPrefix(f[1], prefix) {
+			jobs = append(jobs, l)
+		}
+	}
+	return jobs
+}
+
+// jobID is the job's ID (the hex of job-<hex>) from a -v run's stderr.
+func jobIDOf(stderr string) string {
+	i := strings.Index(stderr, "/job-")
+	if i < 0 {
+		return ""
+	}
+	id, _, _ := strings.Cut(stderr[i+len("/job-"):], "/")
+	return id
+}
+
+// TestRunSlurmMatchesOneProcess: queries A, B and a shuffle through
+// Slurm array jobs give the bytes of one process, and leave no object
+// and no Slurm job.
+func TestRunSlurmMatchesOneProcess(t *testing.T) {
+	needSlurm(t)
+	tg := localTarget(t)
+	for _, q := range []string{"A", "B", "shuffle"} {
+		stderr := runBoth(t, tg, q, "--executor", "slurm", "--piece-size", "128KiB")
+		if !strings.Contains(stderr, "phase 0 (map)") {
+			t.Errorf("%s: no map phase in the log: %s", q, stderr)
+		}
+		if left := tg.left(t); len(left) != 0 {
+			t.Fatalf("%s: objects left under %s: %q", q, tg.jobs, left)
+		}
+		if id := jobIDOf(stderr); id == "" {
+			t.Errorf("%s: no job ID in the log: %s", q, stderr)
+		} else if jobs := slurmJobs(t, "sluice-"+id); len(jobs) != 0 {
+			t.Fatalf("%s: Slurm jobs left: %q", q, jobs)
+		}
+	}
+}
+
+// TestRunSlurmFailingTask: a task that fails every attempt fails the
+// job with one line naming the task, its piece, the Slurm job and the
+// worker's last log line, and leaves no object.
+func TestRunSlurmFailingTask(t *testing.T) {
+	needSlurm(t)
+	dir := t.TempDir()
+	taxi := filepath.Join(dir, "taxi")
+	if r := sluice(t, nil, "gen", "taxi", "--rows", "20000", "--files", "2", "--row-group-rows", "5000", "--out", taxi, "-q"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	f := filepath.Join(taxi, "part-00001.parquet")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 4; i < len(b)/3; i++ { // the first row groups' pages, not the footer
+		b[i] ^= 0x5a
+	}
+	if err := os.WriteFile(f, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jobs := filepath.Join(dir, "jobs")
+	r := sluice(t, nil, "run", "--executor", "slurm", "--workers", "2", "--attempts", "2", "--store", jobs, "scan "+taxi+" | count-by payment_type | show")
+	assertCleanFailure(t, r, exitError, "task ")
+	for _, want := range []string{"part-00001.parquet row groups", "failed 2 time(s)", "on worker slurm job ", "exit code 1: ", "parquet"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q does not say %q", r.stderr, want)
+		}
+	}
+	if left := (fanOutTarget{jobs: jobs + "/"}).left(t); len(left) != 0 {
+		t.Fatalf("objects left: %q", left)
+	}
+	t.Log(r.stderr)
+}
+
+// TestRunSlurmInterrupt: Ctrl-C at the driver cancels the array job and
+// removes the job's objects.
+func TestRunSlurmInterrupt(t *testing.T) {
+	needSlurm(t)
+	tg := localTarget(t)
+	cmd, _, errb := startRun(t, nil, "run", "--executor", "slurm", "--workers", "3", "--store", tg.jobs, "-v",
+		"--x-pause-before-commit", "60s", tg.query("A")+" | show")
+	var id string
+	deadline := time.Now().Add(60 * time.Second)
+	for ; time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if id == "" {
+			id = jobIDOf(errb.String())
+			continue
+		}
+		if running := slurmJobs(t, "sluice-"+id); len(running) > 0 && strings.HasSuffix(running[0], "RUNNING") {
+			break
+		}
+	}
+	if id == "" || len(slurmJobs(t, "sluice-"+id)) == 0 {
+		t.Fatalf("no Slurm job ran within 60s: %s", errb.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupt {
+		t.Fatalf("exit %d (%v), want %d: %s", code, err, exitInterrupt, errb.String())
+	}
+	if jobs := slurmJobs(t, "sluice-"+id); len(jobs) != 0 {
+		t.Fatalf("Slurm jobs left: %q", jobs)
+	}
+	if left := tg.left(t); len(left) != 0 {
+		t.Fatalf("objects left: %q", left)
+	}
+}
+
+// TestRunSlurmCancelledTask: an array task cancelled mid-task (scancel
+// of one index) is submitted again, and the results stay those of one
+// process.
+func TestRunSlurmCancelledTask(t *testing.T) {
+	needSlurm(t)
+	tg := localTarget(t)
+	want := sluice(t, nil, "run", tg.query("shuffle")+" | show")
+	if want.code != 0 {
+		t.Fatal(want.stderr)
+	}
+	cmd, out, errb := startRun(t, nil, "run", "--executor", "slurm", "--workers", "4", "--store", tg.jobs, "--piece-size", "128KiB", "-v",
+		"--x-pause-before-commit", "2s", tg.query("shuffle")+" | show")
+	var victim string
+	for deadline := time.Now().Add(60 * time.Second); victim == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		id := jobIDOf(errb.String())
+		if id == "" {
+			continue
+		}
+		for _, j := range slurmJobs(t, "sluice-"+id) {
+			if f := strings.Fields(j); f[2] == "RUNNING" {
+				victim = f[0]
+				break
+			}
+		}
+	}
+	if victim == "" {
+		t.Fatalf("no array task ran within 60s: %s", errb.String())
+	}
+	time.Sleep(300 * time.Millisecond) // into the task
+	if b, err := exec.Command("scancel", victim).CombinedOutput(); err != nil {
+		t.Fatalf("scancel %s: %v: %s", victim, err, b)
+	}
+	err := cmd.Wait()
+	if err != nil || out.String() != want.stdout {
+		t.Fatalf("cancelled %s: %v: %s\ngot:\n%s\nwant:\n%s", victim, err, errb.String(), out.String(), want.stdout)
+	}
+	if !strings.Contains(errb.String(), "without a done record") || !strings.Contains(errb.String(), "submitting them again") {
+		t.Fatalf("the driver did not submit the cancelled task %s again: %s", victim, errb.String())
+	}
+	if left := tg.left(t); len(left) != 0 {
+		t.Fatalf("objects left: %q", left)
+	}
+	t.Logf("cancelled array task %s mid-task; submitted again, results identical", victim)
+}

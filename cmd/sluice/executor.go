@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sluice-data/sluice/dist"
+	"github.com/sluice-data/sluice/exec"
+)
+
+// executorOptions choose where a fanned-out run's workers run.
+type executorOptions struct {
+	name   string
+	dryRun bool
+	// slurm
+	sbatch    []string
+	slurmLogs string
+	// kubernetes
+	image, namespace, cpu, mem, secret, serviceAccount string
+	deadline, ttl                                      time.Duration
+}
+
+const executorHelp = `
+--executor chooses where the workers run: local (processes of this
+machine), slurm (each phase one array job, sbatch --array=0-N%W, the index
+from SLURM_ARRAY_TASK_ID; this binary must be at the same path on the
+nodes, and --slurm-logs a directory they share) or kubernetes (each phase
+one Indexed Job of --image with completions = tasks and parallelism =
+--workers; the kubeconfig from KUBECONFIG, ~/.kube/config or the pod's
+in-cluster account). Slurm and Kubernetes retry a failed task themselves,
+up to --attempts; a task that fails every attempt fails the job with its
+last log lines, and Ctrl-C cancels the array or deletes the Job and its
+pods. --dry-run prints what would be submitted (the Jobs as YAML for
+kubectl) and writes nothing.`
+
+func addExecutorFlags(f *pflag.FlagSet, o *executorOptions) {
+	f.StringVar(&o.name, "executor", "local", "where workers run: local, slurm or kubernetes")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print what the slurm or kubernetes executor would submit for each phase, and run nothing")
+	f.StringArrayVar(&o.sbatch, "sbatch", nil, "a further argument for sbatch, such as --partition=batch (repeatable; slurm)")
+	f.StringVar(&o.slurmLogs, "slurm-logs", "", "directory, shared with the nodes, for the array tasks' output (slurm; default: a temporary one)")
+	f.StringVar(&o.image, "image", "", "container image with sluice on its PATH (kubernetes)")
+	f.StringVar(&o.namespace, "namespace", "", "namespace of the Jobs (kubernetes; default: the kubeconfig's)")
+	f.StringVar(&o.cpu, "cpu", "", "CPU request and limit of each worker, such as 2 or 500m (kubernetes)")
+	f.StringVar(&o.mem, "mem", "", "memory request and limit of each worker, such as 4Gi (kubernetes)")
+	f.StringVar(&o.secret, "secret", "", "Secret whose keys (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...) are the workers' S3 credentials (kubernetes; default: the pod's identity)")
+	f.StringVar(&o.serviceAccount, "service-account", "", "service account of the workers' pods, its token mounted (kubernetes)")
+	f.DurationVar(&o.deadline, "deadline", 0, "longest a phase's Job may run (kubernetes activeDeadlineSeconds; 0: no limit)")
+	f.DurationVar(&o.ttl, "ttl", time.Hour, "how long a finished Job the driver could not delete is kept (kubernetes ttlSecondsAfterFinished)")
+}
+
+// check refuses executor flags for a run in this process.
+func (o *executorOptions) check(workers int) error {
+	if workers == 0 && (o.name != "local" || o.dryRun) {
+		return usagef("--executor %s and --dry-run fan out: give --workers N", o.name)
+	}
+	return nil
+}
+
+// executor makes the chosen executor; command is the local worker
+// command (this binary, its global flags, "worker").
+func (o *executorOptions) executor(command []string) (dist.Executor, error) {
+	switch o.name {
+	case "local":
+		if o.dryRun {
+			return nil, usagef("--dry-run: the local executor submits nothing; use it with --executor slurm or kubernetes")
+		}
+		return dist.NewLocal(command), nil
+	case "slurm":
+		s := dist.NewSlurm(command)
+		s.Sbatch, s.LogDir = o.sbatch, o.slurmLogs
+		return s, nil
+	case "kubernetes":
+		if o.image == "" {
+			return nil, usagef("--executor kubernetes needs --image, an image with sluice on its PATH (see the Dockerfile)")
+		}
+		k := &dist.Kubernetes{Namespace: o.namespace, Image: o.image, Secret: o.secret, ServiceAccount: o.serviceAccount,
+			CPU: o.cpu, Mem: o.mem, Deadline: o.deadline, TTL: o.ttl,
+			Command: append(append([]string{"sluice"}, globals.args()...), "worker")}
+		// The store's endpoint and region reach the workers as they reach
+		// this process.
+		for _, name := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION"} {
+			if v, ok := os.LookupEnv(name); ok {
+				k.Env = append(k.Env, corev1.EnvVar{Name: name, Value: v})
+			}
+		}
+		if !o.dryRun {
+			cs, ns, err := dist.KubeClient()
+			if err != nil {
+				return nil, err
+			}
+			k.Client = cs
+			if k.Namespace == "" {
+				k.Namespace = ns
+			}
+		}
+		return k, nil
+	}
+	return nil, usagef("--executor %q: want local, slurm or kubernetes", o.name)
+}
+
+// dryRun prints the manifests of each phase of the run.
+func (o *executorOptions) printDryRun(ctx context.Context, w io.Writer, p exec.Pipeline, opts dist.Options) error {
+	m, ok := opts.Executor.(dist.Manifester)
+	if !ok {
+		return usagef("--dry-run: the %s executor has no manifest to show", o.name)
+	}
+	docs, err := dist.DryRun(ctx, p, opts, m)
+	if err != nil {
+		return err
+	}
+	sep := "---\n"
+	if o.name == "slurm" {
+		sep = "\n"
+	}
+	var b strings.Builder
+	for i, d := range docs {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		b.Write(d)
+	}
+	_, err = fmt.Fprint(w, b.String())
+	return err
+}

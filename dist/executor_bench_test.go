@@ -1,0 +1,173 @@
+package dist
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sluice-data/sluice/internal/testkubelet"
+)
+
+// BenchmarkExecutorStartup measures each executor's own cost, with
+// tasks that do nothing but note when they started (a shell command, not
+// a worker):
+//
+//   - s-to-16-running: from submitting 16 tasks with 16 workers (each
+//     sleeping 3s, so they overlap) until the last of them has started;
+//   - ms/task: the time of 16 empty tasks one at a time (1 worker),
+//     divided by 16: what starting, ending and noticing a task costs.
+//
+// Both are the median of the b.N runs; run it as
+//
+//	./scripts/test -run '^$' -bench ExecutorStartup -benchtime 3x ./dist
+//
+// (slurm needs a Slurm, as root ./scripts/test starts one; kubernetes
+// the control plane of SLUICE_TEST_KUBECONFIG; each is skipped without).
+func BenchmarkExecutorStartup(b *testing.B) {
+	for _, name := range []string{"local", "slurm", "kubernetes"} {
+		b.Run(name, func(b *testing.B) {
+			var mk func(command []string) Executor
+			switch name {
+			case "local":
+				mk = func(command []string) Executor { return NewLocal(command) }
+			case "slurm":
+				if exec.Command("sinfo", "-h").Run() != nil {
+					b.Skip("no Slurm answers (as root, scripts/slurm-up starts one)")
+				}
+				mk = func(command []string) Executor { return NewSlurm(command) }
+			case "kubernetes":
+				kc := os.Getenv("SLUICE_TEST_KUBECONFIG")
+				if kc == "" {
+					b.Skip("SLUICE_TEST_KUBECONFIG not set (./scripts/test starts a control plane)")
+				}
+				cs, ns := benchKube(b, kc)
+				mk = func(command []string) Executor {
+					return &Kubernetes{Client: cs, Namespace: ns, Image: "none", Command: command}
+				}
+			}
+			var all, per []float64
+			for i := 0; i < b.N; i++ {
+				all = append(all, startup(b, mk, 16, 16, 3*time.Second).Seconds())
+				dir := b.TempDir()
+				t0 := time.Now()
+				runTasks(b, mk(noteStart(dir, 0)), fmt.Sprintf("o%d%d", i, t0.UnixNano()%1e6), 16, 1)
+				per = append(per, float64(time.Since(t0).Milliseconds())/16)
+			}
+			b.ReportMetric(median(all), "s-to-16-running")
+			b.ReportMetric(median(per), "ms/task")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// noteStart is a task that writes the time it started into dir and
+// sleeps for sleep.
+func noteStart(dir string, sleep time.Duration) []string {
+	return []string{"/bin/sh", "-c", fmt.Sprintf(`i=${JOB_COMPLETION_INDEX:-$SLURM_ARRAY_TASK_ID}; date +%%s%%N > %s/start-$i; sleep %g`,
+		dir, sleep.Seconds())}
+}
+
+// startup runs tasks tasks over workers workers and returns how long
+// after the submission the last one started.
+func startup(b *testing.B, mk func([]string) Executor, tasks, workers int, sleep time.Duration) time.Duration {
+	dir := b.TempDir()
+	t0 := time.Now()
+	runTasks(b, mk(noteStart(dir, sleep)), "s"+strconv.FormatInt(t0.UnixNano()%1e6, 10), tasks, workers)
+	var last time.Time
+	for i := range tasks {
+		raw, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("start-%d", i)))
+		if err != nil {
+			b.Fatalf("task %d: %v", i, err)
+		}
+		ns, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if at := time.Unix(0, ns); at.After(last) {
+			last = at
+		}
+	}
+	return last.Sub(t0)
+}
+
+// runTasks runs the tasks with an executor: an array executor's
+// RunArray, else Start, at most workers at once.
+func runTasks(b *testing.B, e Executor, job string, tasks, workers int) {
+	ctx := context.Background()
+	if ae, ok := e.(ArrayExecutor); ok {
+		a := Array{Job: "job-bench" + job, Spec: "spec", Tasks: tasks, Workers: workers, Attempts: 1, Kind: PhaseMap}
+		if err := ae.RunArray(ctx, a); err != nil {
+			b.Fatal(err)
+		}
+		return
+	}
+	defer e.Stop()
+	next, running := 0, 0
+	for next < tasks || running > 0 {
+		for running < workers && next < tasks {
+			if err := e.Start(ctx, Task{Spec: "spec", Index: next}); err != nil {
+				b.Fatal(err)
+			}
+			next++
+			running++
+		}
+		if ex := <-e.Exits(); ex.Err != nil {
+			b.Fatal(ex.Err)
+		}
+		running--
+	}
+}
+
+// benchKube makes a namespace and a test kubelet, both gone at the end.
+func benchKube(b *testing.B, kubeconfig string) (kubernetes.Interface, string) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 100, 200 // the test kubelet writes every pod's status
+	// A transport of our own, to close its connections at the end.
+	tr, err := rest.TransportFor(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: tr})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { utilnet.CloseIdleConnectionsFor(tr) })
+	ns := fmt.Sprintf("sluice-bench-%d", time.Now().UnixNano()%1e9)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	kl, err := testkubelet.Start(ctx, cs, testkubelet.Options{Node: ns})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		kl.Stop()
+		cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	return cs, ns
+}

@@ -1,0 +1,399 @@
+package dist
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	watchtools "k8s.io/client-go/tools/watch"
+	"sigs.k8s.io/yaml"
+)
+
+// The labels on a job's Jobs and pods.
+const (
+	LabelJob   = "sluice.dev/job"   // the job's ID
+	LabelPhase = "sluice.dev/phase" // the phase's number
+)
+
+// Kubernetes runs each phase as an Indexed Job: completions = tasks,
+// parallelism = Workers, each index retried by the Job controller up to
+// Attempts-1 times (backoffLimitPerIndex) with a replacement pod only
+// once the failed one is gone (podReplacementPolicy: Failed, so two pods
+// never run one index at once), and the Job failed at the first index
+// that fails every attempt. The Job and its pods are deleted at the end,
+// on failure and on cancellation too.
+type Kubernetes struct {
+	Client    kubernetes.Interface
+	Namespace string
+	// Image is the workers' container image; it must have sluice on its
+	// PATH (the repository's Dockerfile builds one).
+	Image string
+	// Command is the worker's command before its arguments; nil means
+	// ["sluice", "worker"].
+	Command []string
+	// Env is given to the workers (the S3 endpoint and region, say).
+	Env []corev1.EnvVar
+	// Secret, when set, names a Secret whose keys become the workers'
+	// environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...);
+	// without it, workers use the pod's own identity.
+	Secret string
+	// ServiceAccount, when set, is the pods' service account (an
+	// identity that may read the store), its token mounted.
+	ServiceAccount string
+	// CPU and Mem are each worker's requests and limits ("2", "4Gi");
+	// empty means none.
+	CPU, Mem string
+	// Deadline bounds each phase's Job (activeDeadlineSeconds); 0: none.
+	Deadline time.Duration
+	// TTL is how long a finished Job is kept if the driver could not
+	// delete it (ttlSecondsAfterFinished). Default an hour.
+	TTL time.Duration
+
+	mu   sync.Mutex
+	jobs map[string]bool // Jobs created and not yet deleted
+}
+
+// KubeClient makes a client from the kubeconfig that KUBECONFIG names,
+// else ~/.kube/config, else the pod's in-cluster account, and returns
+// it with the namespace of the config's current context.
+func KubeClient() (kubernetes.Interface, string, error) {
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), &clientcmd.ConfigOverrides{})
+	cfg, err := cc.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, "", errors.New("no kubeconfig: set KUBECONFIG, write ~/.kube/config, or run the driver in a pod")
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("kubeconfig: %w", err)
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return nil, "", fmt.Errorf("kubeconfig: %w", err)
+	}
+	// The driver reads its Job a few times a second; client-go's default
+	// of 5 requests a second would hold up the deletions at the end.
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 20, 40
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	return cs, ns, nil
+}
+
+func (k *Kubernetes) Start(context.Context, Task) error {
+	return errors.New("the Kubernetes executor runs whole phases as Indexed Jobs")
+}
+
+func (k *Kubernetes) Exits() <-chan Exit { return nil }
+
+// Stop deletes the Jobs still known, with their pods.
+func (k *Kubernetes) Stop() error {
+	k.mu.Lock()
+	var names []string
+	for n := range k.jobs {
+		names = append(names, n)
+	}
+	k.mu.Unlock()
+	var errs []error
+	for _, n := range names {
+		errs = append(errs, k.delete(n))
+	}
+	return errors.Join(errs...)
+}
+
+// Job is the Indexed Job that runs a.
+func (k *Kubernetes) Job(a Array) (*batchv1.Job, error) {
+	if k.Image == "" {
+		return nil, errors.New("the Kubernetes executor needs an image (--image)")
+	}
+	argv := k.Command
+	if len(argv) == 0 {
+		argv = []string{"sluice", "worker"}
+	}
+	argv = append(append([]string(nil), argv...), a.Args()...)
+	labels := map[string]string{
+		"app.kubernetes.io/name":       "sluice",
+		"app.kubernetes.io/component":  "worker",
+		"app.kubernetes.io/managed-by": "sluice",
+		LabelJob:                       a.Job,
+		LabelPhase:                     strconv.Itoa(a.Phase),
+	}
+	res := corev1.ResourceRequirements{}
+	for _, q := range []struct {
+		name corev1.ResourceName
+		v    string
+		flag string
+	}{{corev1.ResourceCPU, k.CPU, "--cpu"}, {corev1.ResourceMemory, k.Mem, "--mem"}} {
+		if q.v == "" {
+			continue
+		}
+		v, err := resource.ParseQuantity(q.v)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %v", q.flag, q.v, err)
+		}
+		if res.Requests == nil {
+			res.Requests, res.Limits = corev1.ResourceList{}, corev1.ResourceList{}
+		}
+		res.Requests[q.name], res.Limits[q.name] = v, v
+	}
+	env := append([]corev1.EnvVar{{
+		// Each pod labels its attempt's records with its own name.
+		Name: "SLUICE_ATTEMPT", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}},
+	}}, k.Env...)
+	var envFrom []corev1.EnvFromSource
+	if k.Secret != "" {
+		envFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: k.Secret}}}}
+	}
+	ttl := k.TTL
+	if ttl <= 0 {
+		ttl = time.Hour
+	}
+	var deadline *int64
+	if k.Deadline > 0 {
+		deadline = ptr(int64(k.Deadline / time.Second))
+	}
+	indexed := batchv1.IndexedCompletion
+	replace := batchv1.Failed
+	job := &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: a.Name(), Namespace: k.Namespace, Labels: labels},
+		Spec: batchv1.JobSpec{
+			CompletionMode:          &indexed,
+			Completions:             ptr(int32(a.Tasks)),
+			Parallelism:             ptr(int32(max(1, min(a.Workers, a.Tasks)))),
+			BackoffLimitPerIndex:    ptr(int32(max(a.Attempts, 1) - 1)),
+			MaxFailedIndexes:        ptr(int32(0)),
+			PodReplacementPolicy:    &replace,
+			ActiveDeadlineSeconds:   deadline,
+			TTLSecondsAfterFinished: ptr(int32(ttl / time.Second)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                corev1.RestartPolicyNever,
+					ServiceAccountName:           k.ServiceAccount,
+					AutomountServiceAccountToken: ptr(k.ServiceAccount != ""),
+					Containers: []corev1.Container{{
+						Name:    "worker",
+						Image:   k.Image,
+						Command: argv,
+						Env:     env,
+						EnvFrom: envFrom,
+						// The failed worker's last lines reach the driver in the
+						// pod's status even when its logs cannot be read.
+						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+						Resources:                res,
+					}},
+				},
+			},
+		},
+	}
+	if k.Namespace == "" {
+		job.Namespace = "default"
+	}
+	return job, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Manifest is the Job of a as YAML.
+func (k *Kubernetes) Manifest(a Array) ([]byte, error) {
+	job, err := k.Job(a)
+	if err != nil {
+		return nil, err
+	}
+	b, err := yaml.Marshal(job)
+	if err != nil {
+		return nil, err
+	}
+	// Status is the server's to fill.
+	b = bytes.Replace(b, []byte("status: {}\n"), nil, 1)
+	return append([]byte(fmt.Sprintf("# phase %d (%s): %d task(s)\n", a.Phase, a.Kind, a.Tasks)), b...), nil
+}
+
+// RunArray creates the phase's Job, follows it until it completes or
+// fails, and deletes it with its pods.
+func (k *Kubernetes) RunArray(ctx context.Context, a Array) (err error) {
+	job, err := k.Job(a)
+	if err != nil {
+		return err
+	}
+	jobs := k.Client.BatchV1().Jobs(job.Namespace)
+	if _, err := jobs.Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create Job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	k.mu.Lock()
+	if k.jobs == nil {
+		k.jobs = map[string]bool{}
+	}
+	k.jobs[job.Name] = true
+	k.mu.Unlock()
+	defer func() {
+		if derr := k.delete(job.Name); err == nil {
+			err = derr
+		}
+	}()
+	// Follow the Job through a watch (an informer, so a broken watch is
+	// resumed) until it completes or fails.
+	lw := cache.NewListWatchFromClient(k.Client.BatchV1().RESTClient(), "jobs", job.Namespace, fields.OneTermEqualSelector("metadata.name", job.Name))
+	var failed error
+	_, werr := watchtools.UntilWithSync(ctx, lw, &batchv1.Job{}, nil, func(ev watch.Event) (bool, error) {
+		if ev.Type == watch.Deleted {
+			return false, fmt.Errorf("Job %s/%s was deleted while it ran", job.Namespace, job.Name)
+		}
+		j, ok := ev.Object.(*batchv1.Job)
+		if !ok {
+			return false, nil
+		}
+		st := j.Status
+		if a.Progress != nil {
+			a.Progress(Progress{Phase: a.Kind, Tasks: a.Tasks, Done: countIndexes(st.CompletedIndexes), Running: int(st.Active), Failed: int(st.Failed)})
+		}
+		for _, c := range st.Conditions {
+			if c.Status != corev1.ConditionTrue {
+				continue
+			}
+			switch c.Type {
+			case batchv1.JobComplete:
+				return true, nil
+			case batchv1.JobFailed:
+				failed = k.failure(ctx, j, a, c)
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	if werr != nil {
+		return fmt.Errorf("watch Job %s/%s: %w", job.Namespace, job.Name, werr)
+	}
+	return failed
+}
+
+// failure is the error of a failed Job: its first failed index with the
+// last lines its last pod logged.
+func (k *Kubernetes) failure(ctx context.Context, j *batchv1.Job, a Array, c batchv1.JobCondition) error {
+	failed := ""
+	if j.Status.FailedIndexes != nil {
+		failed = *j.Status.FailedIndexes
+	}
+	first := firstIndex(failed)
+	if first < 0 {
+		return fmt.Errorf("Job %s/%s failed (%s): %s", j.Namespace, j.Name, c.Reason, c.Message)
+	}
+	te := &TaskError{Task: first, Worker: "Job " + j.Name, Attempts: max(a.Attempts, 1)}
+	pods, err := k.Client.CoreV1().Pods(j.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: fmt.Sprintf("%s=%s,%s=%d,batch.kubernetes.io/job-completion-index=%d", LabelJob, a.Job, LabelPhase, a.Phase, first)})
+	if err != nil || len(pods.Items) == 0 {
+		te.Err = fmt.Sprintf("index %d failed (%s); its pods are gone", first, c.Reason)
+		return te
+	}
+	sort.Slice(pods.Items, func(x, y int) bool {
+		return pods.Items[x].CreationTimestamp.Before(&pods.Items[y].CreationTimestamp)
+	})
+	p := pods.Items[len(pods.Items)-1]
+	te.Worker = "pod " + p.Name
+	te.Err = k.lastLines(ctx, &p)
+	return te
+}
+
+// lastLines is the last lines a pod's worker logged, read from its log,
+// or from its termination message when the log cannot be read.
+func (k *Kubernetes) lastLines(ctx context.Context, p *corev1.Pod) string {
+	msg, code := "", int32(0)
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			msg, code = t.Message, t.ExitCode
+		}
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if b, err := k.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: "worker", TailLines: ptr(int64(3))}).DoRaw(lctx); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		msg = string(b)
+	}
+	out := lastLines(msg, 3)
+	if code != 0 {
+		out = fmt.Sprintf("exit code %d: %s", code, out)
+	}
+	return out
+}
+
+// firstIndex is the first index of a list such as "3,5-7", or -1.
+func firstIndex(list string) int {
+	s, _, _ := strings.Cut(list, ",")
+	s, _, _ = strings.Cut(s, "-")
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// countIndexes counts the indexes of a list such as "0-3,5".
+func countIndexes(list string) int {
+	n := 0
+	for _, r := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		if !isRange {
+			n++
+			continue
+		}
+		if b, err := strconv.Atoi(hi); err == nil && b >= a {
+			n += b - a + 1
+		}
+	}
+	return n
+}
+
+// delete deletes a Job with its pods (foreground: the pods go first) and
+// waits, up to two minutes, until neither is left.
+func (k *Kubernetes) delete(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ns := k.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	fg := metav1.DeletePropagationForeground
+	err := k.Client.BatchV1().Jobs(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &fg})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete Job %s/%s: %w", ns, name, err)
+	}
+	for {
+		_, jerr := k.Client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		pods, perr := k.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + name})
+		if apierrors.IsNotFound(jerr) && perr == nil && len(pods.Items) == 0 {
+			k.mu.Lock()
+			delete(k.jobs, name)
+			k.mu.Unlock()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("Job %s/%s: its pods still there two minutes after its deletion", ns, name)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,335 @@
+package dist
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Slurm runs each phase as a Slurm array job: `sbatch --array=0-N%W`,
+// each task's index in SLURM_ARRAY_TASK_ID. Slurm does not retry a
+// failed array task, so the indexes without a done record are submitted
+// again as a smaller array, up to Attempts times.
+type Slurm struct {
+	// Command is the worker's command before its arguments; nil means
+	// this executable with the argument "worker". It must exist, at the
+	// same path, on the nodes.
+	Command []string
+	// Env is added to the environment sbatch passes on to the tasks (the
+	// driver's own, with --export=ALL).
+	Env []string
+	// Sbatch holds further sbatch arguments (--partition, --time, ...).
+	Sbatch []string
+	// LogDir is where the tasks write their output, which the driver
+	// reads for a failed task's last lines: a directory the nodes share
+	// with the driver. Empty means a new temporary directory, removed at
+	// the end (fine on one node).
+	LogDir string
+	// Poll is how often squeue is asked; default 250ms.
+	Poll time.Duration
+
+	mu   sync.Mutex
+	jobs map[string]bool // submitted and not known to have ended
+}
+
+// NewSlurm returns a Slurm executor running command (nil: this
+// executable's worker command).
+func NewSlurm(command []string) *Slurm { return &Slurm{Command: command} }
+
+func (s *Slurm) Start(context.Context, Task) error {
+	return errors.New("the Slurm executor runs whole phases as array jobs")
+}
+
+func (s *Slurm) Exits() <-chan Exit { return nil }
+
+// Stop cancels the array jobs still known to run.
+func (s *Slurm) Stop() error {
+	s.mu.Lock()
+	var ids []string
+	for id := range s.jobs {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, s.cancel(id))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Slurm) command() ([]string, error) {
+	if len(s.Command) > 0 {
+		return s.Command, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return []string{self, "worker"}, nil
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// script is the batch script of an array: the worker, with an attempt
+// label naming the Slurm job.
+func (s *Slurm) script(a Array) (string, error) {
+	argv, err := s.command()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n")
+	b.WriteString("SLUICE_ATTEMPT=slurm-${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}\nexport SLUICE_ATTEMPT\nexec")
+	for _, w := range append(append([]string(nil), argv...), a.Args()...) {
+		b.WriteString(" " + shellQuote(w))
+	}
+	b.WriteString("\n")
+	return b.String(), nil
+}
+
+// sbatchArgs are sbatch's arguments for the indexes idx of a.
+func (s *Slurm) sbatchArgs(a Array, idx []int, logDir string) []string {
+	return append([]string{"--parsable", "--export=ALL", "--job-name=" + a.Name(),
+		fmt.Sprintf("--array=%s%%%d", indexList(idx), max(a.Workers, 1)),
+		"--output=" + filepath.Join(logDir, "%A_%a.log"),
+		// A worker is one process; its threads are --threads'.
+		"--ntasks=1", "--no-requeue"}, s.Sbatch...)
+}
+
+// Manifest is the batch script and the sbatch command that would run a.
+func (s *Slurm) Manifest(a Array) ([]byte, error) {
+	script, err := s.script(a)
+	if err != nil {
+		return nil, err
+	}
+	idx := make([]int, a.Tasks)
+	for i := range idx {
+		idx[i] = i
+	}
+	logDir := s.LogDir
+	if logDir == "" {
+		logDir = "LOGDIR"
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# phase %d (%s): %d task(s)\n# sbatch", a.Phase, a.Kind, a.Tasks)
+	for _, w := range s.sbatchArgs(a, idx, logDir) {
+		b.WriteString(" " + shellQuote(w))
+	}
+	b.WriteString(" <<'EOF'\n" + script + "EOF\n")
+	return b.Bytes(), nil
+}
+
+// RunArray submits the phase's tasks, waits for them, and submits those
+// without a done record again until each has one or Attempts runs.
+func (s *Slurm) RunArray(ctx context.Context, a Array) error {
+	script, err := s.script(a)
+	if err != nil {
+		return err
+	}
+	logDir := s.LogDir
+	if logDir == "" {
+		logDir, err = os.MkdirTemp("", "sluice-slurm-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(logDir)
+	}
+	todo := make([]int, a.Tasks)
+	for i := range todo {
+		todo[i] = i
+	}
+	retried := 0
+	for attempt := 1; ; attempt++ {
+		id, err := s.submit(ctx, a, todo, script, logDir)
+		if err != nil {
+			return err
+		}
+		done := a.Tasks - len(todo)
+		if err := s.wait(ctx, id, func(pending, running int) {
+			if a.Progress != nil {
+				a.Progress(Progress{Phase: a.Kind, Tasks: a.Tasks, Done: done + len(todo) - pending - running, Running: running, Failed: retried})
+			}
+		}); err != nil {
+			return err
+		}
+		var failed []int
+		for _, i := range todo {
+			ok := true
+			if a.Done != nil {
+				if ok, err = a.Done(ctx, i); err != nil {
+					return err
+				}
+			} else {
+				ok = s.exitCode(ctx, id, i) == "0:0"
+			}
+			if !ok {
+				failed = append(failed, i)
+			}
+		}
+		if len(failed) == 0 {
+			return nil
+		}
+		if attempt >= max(a.Attempts, 1) {
+			i := failed[0]
+			log, _ := os.ReadFile(filepath.Join(logDir, fmt.Sprintf("%s_%d.log", id, i)))
+			msg := lastLines(string(log), 3)
+			if code, sig, _ := strings.Cut(s.exitCode(ctx, id, i), ":"); code != "" && code != "0" {
+				msg = "exit code " + code + ": " + msg
+			} else if sig != "" && sig != "0" {
+				msg = "signal " + sig + ": " + msg
+			}
+			return &TaskError{Task: i, Worker: fmt.Sprintf("slurm job %s_%d", id, i), Attempts: attempt, Err: msg}
+		}
+		retried += len(failed)
+		todo = failed
+		if a.Log != nil {
+			a.Log("%s: slurm job %s left %d task(s) without a done record (%s); submitting them again", a.Kind, id, len(failed), indexList(failed))
+		}
+	}
+}
+
+// submit runs sbatch for the indexes idx and returns the array's job ID.
+func (s *Slurm) submit(ctx context.Context, a Array, idx []int, script, logDir string) (string, error) {
+	cmd := exec.CommandContext(ctx, "sbatch", s.sbatchArgs(a, idx, logDir)...)
+	cmd.Env = append(os.Environ(), s.Env...)
+	cmd.Stdin = strings.NewReader(script)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", context.Cause(ctx)
+		}
+		return "", fmt.Errorf("sbatch: %v: %s", err, lastLines(errb.String(), 1))
+	}
+	// --parsable prints "id" or "id;cluster".
+	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
+	if id == "" {
+		return "", fmt.Errorf("sbatch printed no job ID: %q", out)
+	}
+	s.mu.Lock()
+	if s.jobs == nil {
+		s.jobs = map[string]bool{}
+	}
+	s.jobs[id] = true
+	s.mu.Unlock()
+	return id, nil
+}
+
+// wait polls squeue until the array has no task left pending, running or
+// completing; on ctx's end it cancels the array and waits for that.
+func (s *Slurm) wait(ctx context.Context, id string, progress func(pending, running int)) error {
+	poll := s.Poll
+	if poll <= 0 {
+		poll = 250 * time.Millisecond
+	}
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	failures := 0
+	for {
+		select {
+		case <-ctx.Done():
+			s.cancel(id)
+			return context.Cause(ctx)
+		case <-tick.C:
+		}
+		states, err := s.states(ctx, id)
+		if err != nil {
+			if ctx.Err() != nil {
+				continue
+			}
+			// slurmctld may be busy for a moment; give up after ~30s.
+			if failures++; failures*int(poll) > int(30*time.Second) {
+				s.cancel(id)
+				return err
+			}
+			continue
+		}
+		failures = 0
+		if len(states) == 0 {
+			s.forget(id)
+			return nil
+		}
+		pending, running := 0, 0
+		for _, st := range states {
+			if st == "PENDING" {
+				pending++
+			} else {
+				running++
+			}
+		}
+		progress(pending, running)
+	}
+}
+
+// states lists the states of the array's tasks that have not ended.
+func (s *Slurm) states(ctx context.Context, id string) ([]string, error) {
+	cmd := exec.CommandContext(ctx, "squeue", "-h", "-r", "-j", id, "-o", "%T")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		// A job that ended long ago is no longer known at all.
+		if strings.Contains(errb.String(), "Invalid job id") {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("squeue: %v: %s", err, lastLines(errb.String(), 1))
+	}
+	var states []string
+	for _, l := range strings.Fields(string(out)) {
+		switch l {
+		case "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "PREEMPTED":
+		default:
+			states = append(states, l)
+		}
+	}
+	return states, nil
+}
+
+// exitCode is Slurm's "code:signal" of array task i, empty when it is
+// no longer known.
+func (s *Slurm) exitCode(ctx context.Context, id string, i int) string {
+	out, err := exec.CommandContext(ctx, "scontrol", "-o", "show", "job", fmt.Sprintf("%s_%d", id, i)).Output()
+	if err != nil {
+		return ""
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if v, ok := strings.CutPrefix(f, "ExitCode="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// cancel cancels the array and waits (up to a minute) until none of its
+// tasks is left.
+func (s *Slurm) cancel(id string) error {
+	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	if out, err := exec.CommandContext(ctx, "scancel", id).CombinedOutput(); err != nil {
+		return fmt.Errorf("scancel %s: %v: %s", id, err, lastLines(string(out), 1))
+	}
+	for ctx.Err() == nil {
+		states, err := s.states(ctx, id)
+		if err == nil && len(states) == 0 {
+			s.forget(id)
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("slurm job %s: still running a minute after scancel", id)
+}
+
+func (s *Slurm) forget(id string) {
+	s.mu.Lock()
+	delete(s.jobs, id)
+	s.mu.Unlock()
+}
