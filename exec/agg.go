@@ -288,7 +288,7 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []boo
 	}
 	gids := sc.gids[:n] // every row's is written below
 	p := &aggPartial{}
-	if !dictGroupRows(h.keys, rec, keep, gids, &p.keys) {
+	if !dictGroupRows(h.keys, rec, keep, gids, &p.keys) && !intGroupRows(h.keys, rec, keep, gids, &p.keys) {
 		kr := h.rows.Get().(*keyRows)
 		defer h.rows.Put(kr)
 		h.keys.encode(rec, kr)
