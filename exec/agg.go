@@ -251,11 +251,19 @@ type hashAgg struct {
 	aggs  []boundAgg
 	out   *arrow.Schema
 	rows  sync.Pool // *keyRows
+	// scratch is each worker's memory for one batch: its rows' groups
+	// and its aggregates' evaluation.
+	scratch sync.Pool // *aggScratch
 
 	// Folded state, touched only by fold and emit.
 	index     map[string]int32
 	groupKeys []string
 	acc       []accum
+}
+
+type aggScratch struct {
+	gids []int32
+	eval expr.Scratch
 }
 
 // aggPartial summarizes one batch: its groups' key bytes in first-seen
@@ -270,9 +278,17 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []boo
 	if n == 0 {
 		return nil, nil
 	}
-	gids := make([]int32, n)
+	sc, _ := h.scratch.Get().(*aggScratch)
+	if sc == nil {
+		sc = new(aggScratch)
+	}
+	defer h.scratch.Put(sc)
+	if cap(sc.gids) < n {
+		sc.gids = make([]int32, n)
+	}
+	gids := sc.gids[:n] // every row's is written below
 	p := &aggPartial{}
-	if !dictGroupRows(h.keys, rec, keep, gids, &p.keys) {
+	if !dictGroupRows(h.keys, rec, keep, gids, &p.keys) && !intGroupRows(h.keys, rec, keep, gids, &p.keys) {
 		kr := h.rows.Get().(*keyRows)
 		defer h.rows.Put(kr)
 		h.keys.encode(rec, kr)
@@ -291,7 +307,7 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []boo
 			}
 			continue
 		}
-		v := a.arg.Eval(rec)
+		v := a.arg.EvalScratch(rec, &sc.eval)
 		if err := accumulate(a, acc, v, gids); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", h.stage, a.name, err)
 		}

@@ -107,7 +107,7 @@ func table(t *testing.T, b []byte) []string {
 	return rows
 }
 
-func mustStage(t *testing.T) func(Stage, error) Stage {
+func mustStage(t testing.TB) func(Stage, error) Stage {
 	return func(s Stage, err error) Stage {
 		t.Helper()
 		if err != nil {

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -36,18 +37,26 @@ func (s *filterStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 }
 
 type filterer struct {
-	pred *expr.Expr
-	mem  memory.Allocator
+	pred    *expr.Expr
+	mem     memory.Allocator
+	scratch sync.Pool // *expr.Scratch: each worker's evaluation memory
+}
+
+func (f *filterer) getScratch() *expr.Scratch {
+	if s, ok := f.scratch.Get().(*expr.Scratch); ok {
+		return s
+	}
+	return new(expr.Scratch)
 }
 
 // mask says which rows of in the filter keeps; all is true when it keeps
-// every row (keep may then be nil).
-func (f *filterer) mask(in arrow.RecordBatch) (keep []bool, all bool) {
+// every row (keep may then be nil). keep lives in s, until s's next use.
+func (f *filterer) mask(in arrow.RecordBatch, s *expr.Scratch) (keep []bool, all bool) {
 	n := int(in.NumRows())
 	if n == 0 {
 		return nil, false
 	}
-	v := f.pred.Eval(in)
+	v := f.pred.EvalScratch(in, s)
 	if v.Const {
 		if v.B[0] && v.IsValid(0) {
 			return nil, true
@@ -56,7 +65,7 @@ func (f *filterer) mask(in arrow.RecordBatch) (keep []bool, all bool) {
 	}
 	keep = v.B
 	if v.Valid != nil {
-		keep = make([]bool, n)
+		// v.B is the evaluation's own: the null rows can be cleared in it.
 		for i, b := range v.B {
 			keep[i] = b && v.Valid[i]
 		}
@@ -73,7 +82,9 @@ func (f *filterer) mapBatch(ctx context.Context, in arrow.RecordBatch) (arrow.Re
 	if n == 0 {
 		return nil, nil
 	}
-	v := f.pred.Eval(in)
+	sc := f.getScratch()
+	defer f.scratch.Put(sc)
+	v := f.pred.EvalScratch(in, sc)
 	if v.Const {
 		if v.B[0] && v.IsValid(0) {
 			in.Retain()

@@ -331,7 +331,9 @@ func work(ctx context.Context, rec arrow.RecordBatch, mappers []mapper, agg aggr
 			}
 			cur = out
 		}
-		keep, all := f.mask(cur)
+		sc := f.getScratch()
+		defer f.scratch.Put(sc)
+		keep, all := f.mask(cur, sc)
 		if !all && !anyTrue(keep) {
 			cur.Release()
 			return result{}

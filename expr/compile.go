@@ -13,7 +13,7 @@ import (
 type Expr struct {
 	// Kind is the type of its values.
 	Kind   Kind
-	eval   func(rec arrow.RecordBatch) Vec
+	eval   func(rec arrow.RecordBatch, s *Scratch) Vec
 	node   Node
 	input  string
 	schema *arrow.Schema
@@ -22,7 +22,17 @@ type Expr struct {
 
 // Eval evaluates the expression over a batch of the schema it was bound
 // to. The result may share the batch's memory.
-func (e *Expr) Eval(rec arrow.RecordBatch) Vec { return e.eval(rec) }
+func (e *Expr) Eval(rec arrow.RecordBatch) Vec { return e.eval(rec, nil) }
+
+// EvalScratch is Eval with the memory the evaluation makes taken from s
+// (a nil s is Eval). The result is valid until the next EvalScratch with
+// the same s: a caller evaluating batch after batch keeps one Scratch
+// per goroutine, and its working set stays that of one batch instead of
+// fresh memory for every batch.
+func (e *Expr) EvalScratch(rec arrow.RecordBatch, s *Scratch) Vec {
+	s.reset()
+	return e.eval(rec, s)
+}
 
 // Columns are the indices in the schema of the columns it reads, in
 // schema order.
@@ -74,7 +84,7 @@ func Bind(input string, n Node, schema *arrow.Schema) (*Expr, error) {
 // compiled is a node bound to the schema.
 type compiled struct {
 	k    Kind
-	eval func(rec arrow.RecordBatch) Vec
+	eval func(rec arrow.RecordBatch, s *Scratch) Vec
 }
 
 type compiler struct {
@@ -107,13 +117,13 @@ func (c *compiler) compile(n Node) (*compiled, error) {
 		if !x.k.Numeric() && x.k != KindInterval {
 			return nil, c.errAt(n, "- needs a number, got %s", x.k.A())
 		}
-		return &compiled{x.k, func(r arrow.RecordBatch) Vec { return negVec(x.eval(r)) }}, nil
+		return &compiled{x.k, func(r arrow.RecordBatch, s *Scratch) Vec { return negVec(s, x.eval(r, s)) }}, nil
 	case *isNull:
 		x, err := c.compile(n.x)
 		if err != nil {
 			return nil, err
 		}
-		return &compiled{KindBool, func(r arrow.RecordBatch) Vec { return isNullVec(x.eval(r), n.not, int(r.NumRows())) }}, nil
+		return &compiled{KindBool, func(r arrow.RecordBatch, s *Scratch) Vec { return isNullVec(s, x.eval(r, s), n.not, int(r.NumRows())) }}, nil
 	case *binary:
 		return c.binary(n)
 	case *between:
@@ -149,8 +159,8 @@ func (c *compiler) compile(n Node) (*compiled, error) {
 			return nil, c.errAt(n, "like needs a string, got %s", x.k.A())
 		}
 		m := likeMatcher(n.pattern)
-		return maybeNot(&compiled{KindBool, func(r arrow.RecordBatch) Vec {
-			return stringMatch(m, x.eval(r), int(r.NumRows()))
+		return maybeNot(&compiled{KindBool, func(r arrow.RecordBatch, s *Scratch) Vec {
+			return stringMatch(s, m, x.eval(r, s), int(r.NumRows()))
 		}}, n.not), nil
 	case *Call:
 		return c.call(n)
@@ -159,7 +169,7 @@ func (c *compiler) compile(n Node) (*compiled, error) {
 }
 
 func notOf(x *compiled) *compiled {
-	return &compiled{KindBool, func(r arrow.RecordBatch) Vec { return notVec(x.eval(r)) }}
+	return &compiled{KindBool, func(r arrow.RecordBatch, s *Scratch) Vec { return notVec(s, x.eval(r, s)) }}
 }
 
 func maybeNot(x *compiled, not bool) *compiled {
@@ -170,7 +180,9 @@ func maybeNot(x *compiled, not bool) *compiled {
 }
 
 func andOr(and bool, x, y *compiled) *compiled {
-	return &compiled{KindBool, func(r arrow.RecordBatch) Vec { return logicVec(and, x.eval(r), y.eval(r), int(r.NumRows())) }}
+	return &compiled{KindBool, func(r arrow.RecordBatch, s *Scratch) Vec {
+		return logicVec(s, and, x.eval(r, s), y.eval(r, s), int(r.NumRows()))
+	}}
 }
 
 func schemaNames(s *arrow.Schema) []string {
@@ -189,17 +201,17 @@ func (c *compiler) column(n *Column) (*compiled, error) {
 	}
 	i := idx[0]
 	dt := c.schema.Field(i).Type
-	k, load := Loader(dt)
+	k, load := loader(dt)
 	if load == nil {
 		return nil, c.errAt(n, "column %q has type %s, which expressions do not support", n.Name, dt)
 	}
 	c.cols[i] = true
-	return &compiled{k, func(r arrow.RecordBatch) Vec { return load(r.Column(i)) }}, nil
+	return &compiled{k, func(r arrow.RecordBatch, s *Scratch) Vec { return load(r.Column(i), s) }}, nil
 }
 
 func constant(v Vec) *compiled {
 	v.Const = true
-	return &compiled{v.K, func(arrow.RecordBatch) Vec { return v }}
+	return &compiled{v.K, func(arrow.RecordBatch, *Scratch) Vec { return v }}
 }
 
 // literalVec is the value of a literal.
@@ -361,21 +373,25 @@ func (c *compiler) comparison(n *binary) (*compiled, error) {
 		return nil, err
 	}
 	op := n.op
-	mk := func(f func(a, b Vec, n int) Vec) (*compiled, error) {
-		return &compiled{KindBool, func(r arrow.RecordBatch) Vec { return f(x.eval(r), y.eval(r), int(r.NumRows())) }}, nil
+	mk := func(f func(s *Scratch, a, b Vec, n int) Vec) (*compiled, error) {
+		return &compiled{KindBool, func(r arrow.RecordBatch, s *Scratch) Vec { return f(s, x.eval(r, s), y.eval(r, s), int(r.NumRows())) }}, nil
 	}
 	switch {
 	case x.k == KindInt && y.k == KindInt, x.k == KindDate && y.k == KindDate, x.k == KindTime && y.k == KindTime,
 		x.k == KindInterval && y.k == KindInterval:
-		return mk(func(a, b Vec, n int) Vec { return compareVec(op, a.I, b.I, a, b, n) })
+		return mk(func(s *Scratch, a, b Vec, n int) Vec { return compareVec(s, op, a.I, b.I, a, b, n) })
 	case x.k.Numeric() && y.k.Numeric():
-		return mk(func(a, b Vec, n int) Vec { return compareVec(op, asFloat(a).F, asFloat(b).F, a, b, n) })
+		return mk(func(s *Scratch, a, b Vec, n int) Vec {
+			return compareVec(s, op, asFloat(s, a).F, asFloat(s, b).F, a, b, n)
+		})
 	case x.k == KindDate && y.k == KindTime || x.k == KindTime && y.k == KindDate:
-		return mk(func(a, b Vec, n int) Vec { return compareVec(op, asTime(a).I, asTime(b).I, a, b, n) })
+		return mk(func(s *Scratch, a, b Vec, n int) Vec {
+			return compareVec(s, op, asTime(s, a).I, asTime(s, b).I, a, b, n)
+		})
 	case x.k == KindString && y.k == KindString:
-		return mk(func(a, b Vec, n int) Vec { return compareStrings(op, a, b, n) })
+		return mk(func(s *Scratch, a, b Vec, n int) Vec { return compareStrings(s, op, a, b, n) })
 	case x.k == KindBool && y.k == KindBool:
-		return mk(func(a, b Vec, n int) Vec { return compareBools(op, a, b, n) })
+		return mk(func(s *Scratch, a, b Vec, n int) Vec { return compareBools(s, op, a, b, n) })
 	}
 	return nil, c.errAt(n, "cannot compare %s with %s", x.k.A(), y.k.A())
 }
@@ -390,9 +406,9 @@ func (c *compiler) arithmetic(n *binary) (*compiled, error) {
 		return nil, err
 	}
 	op := n.op
-	mk := func(k Kind, f func(a, b Vec, n int) Vec) (*compiled, error) {
-		return &compiled{k, func(r arrow.RecordBatch) Vec {
-			v := f(x.eval(r), y.eval(r), int(r.NumRows()))
+	mk := func(k Kind, f func(s *Scratch, a, b Vec, n int) Vec) (*compiled, error) {
+		return &compiled{k, func(r arrow.RecordBatch, s *Scratch) Vec {
+			v := f(s, x.eval(r, s), y.eval(r, s), int(r.NumRows()))
 			v.K = k
 			return v
 		}}, nil
@@ -400,26 +416,26 @@ func (c *compiler) arithmetic(n *binary) (*compiled, error) {
 	addSub := op == "+" || op == "-"
 	switch {
 	case x.k == KindInt && y.k == KindInt && op != "/":
-		return mk(KindInt, func(a, b Vec, n int) Vec { return arithInt(op, a, b, n) })
+		return mk(KindInt, func(s *Scratch, a, b Vec, n int) Vec { return arithInt(s, op, a, b, n) })
 	case x.k.Numeric() && y.k.Numeric():
-		return mk(KindFloat, func(a, b Vec, n int) Vec { return arithFloat(op, asFloat(a), asFloat(b), n) })
+		return mk(KindFloat, func(s *Scratch, a, b Vec, n int) Vec { return arithFloat(s, op, asFloat(s, a), asFloat(s, b), n) })
 	case x.k == KindDate && (y.k == KindInt || y.k == KindInterval) && addSub,
 		(x.k == KindInt || x.k == KindInterval) && y.k == KindDate && op == "+":
-		return mk(KindDate, func(a, b Vec, n int) Vec { return arithInt(op, a, b, n) })
+		return mk(KindDate, func(s *Scratch, a, b Vec, n int) Vec { return arithInt(s, op, a, b, n) })
 	case x.k == KindTime && y.k == KindInterval && addSub:
-		return mk(KindTime, func(a, b Vec, n int) Vec { return arithInt(op, a, dayNanos(b), n) })
+		return mk(KindTime, func(s *Scratch, a, b Vec, n int) Vec { return arithInt(s, op, a, dayNanos(s, b), n) })
 	case x.k == KindInterval && y.k == KindTime && op == "+":
-		return mk(KindTime, func(a, b Vec, n int) Vec { return arithInt(op, dayNanos(a), b, n) })
+		return mk(KindTime, func(s *Scratch, a, b Vec, n int) Vec { return arithInt(s, op, dayNanos(s, a), b, n) })
 	case x.k == KindInterval && y.k == KindInterval && addSub:
-		return mk(KindInterval, func(a, b Vec, n int) Vec { return arithInt(op, a, b, n) })
+		return mk(KindInterval, func(s *Scratch, a, b Vec, n int) Vec { return arithInt(s, op, a, b, n) })
 	case x.k == KindDate && y.k == KindDate && op == "-":
-		return mk(KindInt, func(a, b Vec, n int) Vec { return arithInt(op, a, b, n) })
+		return mk(KindInt, func(s *Scratch, a, b Vec, n int) Vec { return arithInt(s, op, a, b, n) })
 	}
 	return nil, c.errAt(n, "cannot apply %s to %s and %s", op, x.k.A(), y.k.A())
 }
 
-func dayNanos(v Vec) Vec {
-	v.I = scale(v.I, 86_400e9)
+func dayNanos(s *Scratch, v Vec) Vec {
+	v.I = scale(s, v.I, 86_400e9)
 	return v
 }
 
@@ -449,15 +465,15 @@ func (c *compiler) call(n *Call) (*compiled, error) {
 			return nil, err
 		}
 		f := map[string]func(s, p string) bool{"starts_with": strings.HasPrefix, "ends_with": strings.HasSuffix, "contains": strings.Contains}[n.Fn]
-		return &compiled{KindBool, func(r arrow.RecordBatch) Vec {
-			return stringPredicate(f, args[0].eval(r), args[1].eval(r), int(r.NumRows()))
+		return &compiled{KindBool, func(r arrow.RecordBatch, s *Scratch) Vec {
+			return stringPredicate(s, f, args[0].eval(r, s), args[1].eval(r, s), int(r.NumRows()))
 		}}, nil
 	case "abs":
 		if err := want(KindFloat); err != nil {
 			return nil, err
 		}
 		x := args[0]
-		return &compiled{x.k, func(r arrow.RecordBatch) Vec { return absVec(x.eval(r)) }}, nil
+		return &compiled{x.k, func(r arrow.RecordBatch, s *Scratch) Vec { return absVec(s, x.eval(r, s)) }}, nil
 	}
 	return nil, c.errAt(n, "unknown function %s (there are starts_with, ends_with, contains, abs)", n.Fn)
 }

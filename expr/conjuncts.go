@@ -153,7 +153,7 @@ func (c *compiler) term(op string, x, y Node) (Term, bool) {
 	}
 	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
 	defer one.Release()
-	v := cv.eval(one)
+	v := cv.eval(one, nil)
 	if !v.Const || !v.IsValid(0) {
 		return Term{}, false
 	}

@@ -6,7 +6,10 @@
 // An expression is parsed once (Parse), bound to a schema (Bind or
 // Compile), which checks its columns and types before any data is read,
 // and evaluated over Arrow record batches (Expr.Eval) a column at a time:
-// no per-row interface call on the hot paths. Comparisons follow SQL: a
+// no per-row interface call on the hot paths. A caller evaluating batch
+// after batch passes a Scratch (Expr.EvalScratch), from which the
+// evaluation takes its slices again each time, so its memory stays that
+// of one batch. Comparisons follow SQL: a
 // comparison with null is null, and/or are three-valued, and a quoted
 // string compared with a date or timestamp is read as one
 // (l_shipdate <= '1998-09-02').

@@ -7,14 +7,14 @@ import (
 	"strings"
 )
 
-func bothValid(a, b Vec, n int) []bool {
+func bothValid(s *Scratch, a, b Vec, n int) []bool {
 	switch {
 	case a.Valid == nil && b.Valid == nil:
 		return nil
 	case a.Const && b.Const:
 		return []bool{a.IsValid(0) && b.IsValid(0)}
 	}
-	out := make([]bool, n)
+	out := s.bools(n)
 	for i := range out {
 		out[i] = a.IsValid(at(a, i)) && b.IsValid(at(b, i))
 	}
@@ -28,29 +28,29 @@ func at(v Vec, i int) int {
 	return i
 }
 
-func asFloat(v Vec) Vec {
+func asFloat(s *Scratch, v Vec) Vec {
 	if v.K == KindFloat {
 		return v
 	}
-	f := make([]float64, len(v.I))
+	f := s.floats(len(v.I))
 	for i, x := range v.I {
 		f[i] = float64(x)
 	}
 	return Vec{K: KindFloat, Const: v.Const, F: f, Valid: v.Valid, own: true}
 }
 
-func asTime(v Vec) Vec {
+func asTime(s *Scratch, v Vec) Vec {
 	if v.K == KindTime {
 		return v
 	}
-	return Vec{K: KindTime, Const: v.Const, I: scale(v.I, 86_400e9), Valid: v.Valid}
+	return Vec{K: KindTime, Const: v.Const, I: scale(s, v.I, 86_400e9), Valid: v.Valid}
 }
 
-func compareVec[T cmp.Ordered](op string, xs, ys []T, a, b Vec, n int) Vec {
+func compareVec[T cmp.Ordered](s *Scratch, op string, xs, ys []T, a, b Vec, n int) Vec {
 	if a.Const && b.Const {
 		n = 1
 	}
-	out := make([]bool, n)
+	out := s.bools(n)
 	switch {
 	case a.Const && !b.Const:
 		compareConst(flip(op), ys, xs[0], out)
@@ -59,7 +59,7 @@ func compareVec[T cmp.Ordered](op string, xs, ys []T, a, b Vec, n int) Vec {
 	default:
 		compareSlices(op, xs[:n], ys[:n], out)
 	}
-	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(a, b, n)}
+	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(s, a, b, n)}
 }
 
 func flip(op string) string {
@@ -136,11 +136,11 @@ func compareSlices[T cmp.Ordered](op string, xs, ys []T, out []bool) {
 	}
 }
 
-func compareStrings(op string, a, b Vec, n int) Vec {
+func compareStrings(s *Scratch, op string, a, b Vec, n int) Vec {
 	if a.Const && b.Const {
 		n = 1
 	}
-	out := make([]bool, n)
+	out := s.bools(n)
 	for i := range out {
 		c := strings.Compare(a.S(at(a, i)), b.S(at(b, i)))
 		switch op {
@@ -158,14 +158,14 @@ func compareStrings(op string, a, b Vec, n int) Vec {
 			out[i] = c >= 0
 		}
 	}
-	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(a, b, n)}
+	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(s, a, b, n)}
 }
 
-func compareBools(op string, a, b Vec, n int) Vec {
+func compareBools(s *Scratch, op string, a, b Vec, n int) Vec {
 	if a.Const && b.Const {
 		n = 1
 	}
-	out := make([]bool, n)
+	out := s.bools(n)
 	for i := range out {
 		x, y := 0, 0
 		if a.B[at(a, i)] {
@@ -176,7 +176,7 @@ func compareBools(op string, a, b Vec, n int) Vec {
 		}
 		out[i] = holds(op, cmp.Compare(x, y))
 	}
-	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(a, b, n)}
+	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(s, a, b, n)}
 }
 
 func holds(op string, c int) bool {
@@ -231,11 +231,11 @@ func likeMatcher(pattern string) func(string) bool {
 	return re.MatchString
 }
 
-func stringMatch(f func(string) bool, a Vec, n int) Vec {
+func stringMatch(s *Scratch, f func(string) bool, a Vec, n int) Vec {
 	if a.Const {
 		n = 1
 	}
-	out := make([]bool, n)
+	out := s.bools(n)
 	for i := range out {
 		if a.IsValid(i) {
 			out[i] = f(a.S(i))
@@ -244,26 +244,26 @@ func stringMatch(f func(string) bool, a Vec, n int) Vec {
 	return Vec{K: KindBool, Const: a.Const, B: out, Valid: a.Valid}
 }
 
-func stringPredicate(f func(s, p string) bool, a, b Vec, n int) Vec {
+func stringPredicate(s *Scratch, f func(s, p string) bool, a, b Vec, n int) Vec {
 	if a.Const && b.Const {
 		n = 1
 	}
-	out := make([]bool, n)
+	out := s.bools(n)
 	for i := range out {
 		if a.IsValid(at(a, i)) && b.IsValid(at(b, i)) {
 			out[i] = f(a.S(at(a, i)), b.S(at(b, i)))
 		}
 	}
-	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(a, b, n)}
+	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(s, a, b, n)}
 }
 
 // logicVec is SQL's three-valued and/or: false and null is false, true
 // or null is true.
-func logicVec(and bool, a, b Vec, n int) Vec {
+func logicVec(s *Scratch, and bool, a, b Vec, n int) Vec {
 	if a.Const && b.Const {
 		n = 1
 	}
-	out := make([]bool, n)
+	out := s.bools(n)
 	if a.Valid == nil && b.Valid == nil {
 		for i := range out {
 			if and {
@@ -274,7 +274,7 @@ func logicVec(and bool, a, b Vec, n int) Vec {
 		}
 		return Vec{K: KindBool, Const: a.Const && b.Const, B: out}
 	}
-	valid := make([]bool, n)
+	valid := s.bools(n)
 	for i := range out {
 		av, bv := a.IsValid(at(a, i)), b.IsValid(at(b, i))
 		ab, bb := av && a.B[at(a, i)], bv && b.B[at(b, i)]
@@ -297,38 +297,38 @@ func logicVec(and bool, a, b Vec, n int) Vec {
 	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: valid}
 }
 
-func notVec(a Vec) Vec {
-	out := make([]bool, len(a.B))
+func notVec(s *Scratch, a Vec) Vec {
+	out := s.bools(len(a.B))
 	for i, x := range a.B {
 		out[i] = !x
 	}
 	return Vec{K: KindBool, Const: a.Const, B: out, Valid: a.Valid}
 }
 
-func negVec(a Vec) Vec {
+func negVec(s *Scratch, a Vec) Vec {
 	if a.K == KindFloat {
-		out := make([]float64, len(a.F))
+		out := s.floats(len(a.F))
 		for i, x := range a.F {
 			out[i] = -x
 		}
 		return Vec{K: KindFloat, Const: a.Const, F: out, Valid: a.Valid}
 	}
-	out := make([]int64, len(a.I))
+	out := s.ints(len(a.I))
 	for i, x := range a.I {
 		out[i] = -x
 	}
 	return Vec{K: a.K, Const: a.Const, I: out, Valid: a.Valid}
 }
 
-func absVec(a Vec) Vec {
+func absVec(s *Scratch, a Vec) Vec {
 	if a.K == KindFloat {
-		out := make([]float64, len(a.F))
+		out := s.floats(len(a.F))
 		for i, x := range a.F {
 			out[i] = math.Abs(x)
 		}
 		return Vec{K: KindFloat, Const: a.Const, F: out, Valid: a.Valid}
 	}
-	out := make([]int64, len(a.I))
+	out := s.ints(len(a.I))
 	for i, x := range a.I {
 		if x < 0 {
 			x = -x
@@ -338,11 +338,11 @@ func absVec(a Vec) Vec {
 	return Vec{K: a.K, Const: a.Const, I: out, Valid: a.Valid}
 }
 
-func isNullVec(a Vec, not bool, n int) Vec {
+func isNullVec(s *Scratch, a Vec, not bool, n int) Vec {
 	if a.Const {
 		return Vec{K: KindBool, Const: true, B: []bool{a.IsValid(0) == not}}
 	}
-	out := make([]bool, n)
+	out := s.bools(n)
 	for i := range out {
 		out[i] = a.IsValid(i) == not
 	}
@@ -351,12 +351,12 @@ func isNullVec(a Vec, not bool, n int) Vec {
 
 // arithInt adds, subtracts, multiplies or takes remainders of integers
 // (and days); a remainder by zero is null.
-func arithInt(op string, a, b Vec, n int) Vec {
+func arithInt(s *Scratch, op string, a, b Vec, n int) Vec {
 	if a.Const && b.Const {
 		n = 1
 	}
-	out := make([]int64, n)
-	valid := bothValid(a, b, n)
+	out := s.ints(n)
+	valid := bothValid(s, a, b, n)
 	xs, ys := a.I, b.I
 	switch {
 	case op == "+" && !a.Const && !b.Const:
@@ -384,9 +384,10 @@ func arithInt(op string, a, b Vec, n int) Vec {
 			case "%":
 				if y == 0 {
 					if valid == nil {
-						valid = allValid(n)
+						valid = allValid(s, n)
 					}
 					valid[i] = false
+					out[i] = 0
 					continue
 				}
 				out[i] = x % y
@@ -396,8 +397,8 @@ func arithInt(op string, a, b Vec, n int) Vec {
 	return Vec{K: KindInt, Const: a.Const && b.Const, I: out, Valid: valid}
 }
 
-func allValid(n int) []bool {
-	v := make([]bool, n)
+func allValid(s *Scratch, n int) []bool {
+	v := s.bools(n)
 	for i := range v {
 		v[i] = true
 	}
@@ -405,7 +406,7 @@ func allValid(n int) []bool {
 }
 
 // arithFloat is float arithmetic; division or remainder by zero is null.
-func arithFloat(op string, a, b Vec, n int) Vec {
+func arithFloat(s *Scratch, op string, a, b Vec, n int) Vec {
 	if a.Const && b.Const {
 		n = 1
 	}
@@ -419,9 +420,9 @@ func arithFloat(op string, a, b Vec, n int) Vec {
 	case b.own && !b.Const && len(b.F) >= n:
 		out = b.F[:n]
 	default:
-		out = make([]float64, n)
+		out = s.floats(n)
 	}
-	valid := bothValid(a, b, n)
+	valid := bothValid(s, a, b, n)
 	xs, ys := a.F, b.F
 	switch {
 	case !a.Const && !b.Const && op == "+":
@@ -464,7 +465,7 @@ func arithFloat(op string, a, b Vec, n int) Vec {
 			case "/", "%":
 				if y == 0 {
 					if valid == nil {
-						valid = allValid(n)
+						valid = allValid(s, n)
 					}
 					valid[i] = false
 					out[i] = 0

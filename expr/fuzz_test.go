@@ -3,6 +3,7 @@ package expr
 import (
 	"cmp"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -83,7 +84,60 @@ func FuzzExpr(f *testing.F) {
 		if e.Kind == KindBool {
 			checkConjuncts(t, s, e, v, rec)
 		}
+		checkScratch(t, s, e, v, rec)
 	})
+}
+
+// checkScratch: an evaluation into a Scratch that earlier evaluations
+// left full of other values gives what Eval gives.
+func checkScratch(t *testing.T, s string, e *Expr, want Vec, rec arrow.RecordBatch) {
+	var sc Scratch
+	e.EvalScratch(rec, &sc)
+	for _, x := range sc.i {
+		for j := range x[:cap(x)] {
+			x[:cap(x)][j] = -7
+		}
+	}
+	for _, x := range sc.f {
+		for j := range x[:cap(x)] {
+			x[:cap(x)][j] = math.NaN()
+		}
+	}
+	for _, x := range sc.b {
+		for j := range x[:cap(x)] {
+			x[:cap(x)][j] = true
+		}
+	}
+	got := e.EvalScratch(rec, &sc)
+	if got.K != want.K || got.Const != want.Const {
+		t.Fatalf("%q: with a Scratch a %s (const %v), without a %s (const %v)", s, got.K, got.Const, want.K, want.Const)
+	}
+	n := int(rec.NumRows())
+	if want.Const {
+		n = 1
+	}
+	for i := range n {
+		if got.IsValid(i) != want.IsValid(i) {
+			t.Fatalf("%q: row %d valid %v with a Scratch, %v without", s, i, got.IsValid(i), want.IsValid(i))
+		}
+		if !want.IsValid(i) {
+			continue
+		}
+		same := true
+		switch want.K {
+		case KindBool:
+			same = got.B[i] == want.B[i]
+		case KindFloat:
+			same = math.Float64bits(got.F[i]) == math.Float64bits(want.F[i])
+		case KindString:
+			same = got.S(i) == want.S(i)
+		default:
+			same = got.I[i] == want.I[i]
+		}
+		if !same {
+			t.Fatalf("%q: row %d differs with a Scratch", s, i)
+		}
+	}
 }
 
 // checkConjuncts: every row the filter keeps satisfies some term of

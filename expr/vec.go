@@ -60,27 +60,27 @@ type Vec struct {
 // IsValid says whether value i is not null.
 func (v Vec) IsValid(i int) bool { return v.Valid == nil || v.Valid[i] }
 
-func validity(a arrow.Array) []bool {
+func validity(s *Scratch, a arrow.Array) []bool {
 	if a.NullN() == 0 {
 		return nil
 	}
-	v := make([]bool, a.Len())
+	v := s.bools(a.Len())
 	for i := range v {
 		v[i] = a.IsValid(i)
 	}
 	return v
 }
 
-func widen[T int8 | int16 | int32 | uint8 | uint16 | uint32 | uint64](vals []T) []int64 {
-	out := make([]int64, len(vals))
+func widen[T int8 | int16 | int32 | uint8 | uint16 | uint32 | uint64](s *Scratch, vals []T) []int64 {
+	out := s.ints(len(vals))
 	for i, v := range vals {
 		out[i] = int64(v)
 	}
 	return out
 }
 
-func scale(vals []int64, by int64) []int64 {
-	out := make([]int64, len(vals))
+func scale(s *Scratch, vals []int64, by int64) []int64 {
+	out := s.ints(len(vals))
 	for i, v := range vals {
 		out[i] = v * by
 	}
@@ -91,34 +91,44 @@ func scale(vals []int64, by int64) []int64 {
 // nil for a type expressions do not support. Decimals are read as
 // float64 (exact to about 15 digits).
 func Loader(dt arrow.DataType) (Kind, func(arrow.Array) Vec) {
-	ints := func(f func(a arrow.Array) []int64, k Kind) (Kind, func(arrow.Array) Vec) {
-		return k, func(a arrow.Array) Vec { return Vec{K: k, I: f(a), Valid: validity(a)} }
+	k, load := loader(dt)
+	if load == nil {
+		return 0, nil
+	}
+	return k, func(a arrow.Array) Vec { return load(a, nil) }
+}
+
+// loader is Loader with the memory a conversion makes taken from a
+// Scratch.
+func loader(dt arrow.DataType) (Kind, func(arrow.Array, *Scratch) Vec) {
+	ints := func(f func(a arrow.Array, s *Scratch) []int64, k Kind) (Kind, func(arrow.Array, *Scratch) Vec) {
+		return k, func(a arrow.Array, s *Scratch) Vec { return Vec{K: k, I: f(a, s), Valid: validity(s, a)} }
 	}
 	switch t := dt.(type) {
 	case *arrow.Int64Type:
-		return ints(func(a arrow.Array) []int64 { return a.(*array.Int64).Int64Values() }, KindInt)
+		return ints(func(a arrow.Array, s *Scratch) []int64 { return a.(*array.Int64).Int64Values() }, KindInt)
 	case *arrow.Int32Type:
-		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Int32).Int32Values()) }, KindInt)
+		return ints(func(a arrow.Array, s *Scratch) []int64 { return widen(s, a.(*array.Int32).Int32Values()) }, KindInt)
 	case *arrow.Int16Type:
-		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Int16).Int16Values()) }, KindInt)
+		return ints(func(a arrow.Array, s *Scratch) []int64 { return widen(s, a.(*array.Int16).Int16Values()) }, KindInt)
 	case *arrow.Int8Type:
-		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Int8).Int8Values()) }, KindInt)
+		return ints(func(a arrow.Array, s *Scratch) []int64 { return widen(s, a.(*array.Int8).Int8Values()) }, KindInt)
 	case *arrow.Uint64Type:
-		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Uint64).Uint64Values()) }, KindInt)
+		return ints(func(a arrow.Array, s *Scratch) []int64 { return widen(s, a.(*array.Uint64).Uint64Values()) }, KindInt)
 	case *arrow.Uint32Type:
-		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Uint32).Uint32Values()) }, KindInt)
+		return ints(func(a arrow.Array, s *Scratch) []int64 { return widen(s, a.(*array.Uint32).Uint32Values()) }, KindInt)
 	case *arrow.Uint16Type:
-		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Uint16).Uint16Values()) }, KindInt)
+		return ints(func(a arrow.Array, s *Scratch) []int64 { return widen(s, a.(*array.Uint16).Uint16Values()) }, KindInt)
 	case *arrow.Uint8Type:
-		return ints(func(a arrow.Array) []int64 { return widen(a.(*array.Uint8).Uint8Values()) }, KindInt)
+		return ints(func(a arrow.Array, s *Scratch) []int64 { return widen(s, a.(*array.Uint8).Uint8Values()) }, KindInt)
 	case *arrow.Date32Type:
-		return ints(func(a arrow.Array) []int64 {
-			return widen(arrow.Int32Traits.CastFromBytes(arrow.Date32Traits.CastToBytes(a.(*array.Date32).Date32Values())))
+		return ints(func(a arrow.Array, s *Scratch) []int64 {
+			return widen(s, arrow.Int32Traits.CastFromBytes(arrow.Date32Traits.CastToBytes(a.(*array.Date32).Date32Values())))
 		}, KindDate)
 	case *arrow.Date64Type:
-		return ints(func(a arrow.Array) []int64 {
+		return ints(func(a arrow.Array, s *Scratch) []int64 {
 			v := a.(*array.Date64).Date64Values()
-			out := make([]int64, len(v))
+			out := s.ints(len(v))
 			for i, d := range v {
 				out[i] = floorDiv(int64(d), 86_400_000)
 			}
@@ -126,58 +136,58 @@ func Loader(dt arrow.DataType) (Kind, func(arrow.Array) Vec) {
 		}, KindDate)
 	case *arrow.TimestampType:
 		by := map[arrow.TimeUnit]int64{arrow.Second: 1e9, arrow.Millisecond: 1e6, arrow.Microsecond: 1e3, arrow.Nanosecond: 1}[t.Unit]
-		return ints(func(a arrow.Array) []int64 {
+		return ints(func(a arrow.Array, s *Scratch) []int64 {
 			v := arrow.Int64Traits.CastFromBytes(arrow.TimestampTraits.CastToBytes(a.(*array.Timestamp).TimestampValues()))
 			if by == 1 {
 				return v
 			}
-			return scale(v, by)
+			return scale(s, v, by)
 		}, KindTime)
 	case *arrow.Float64Type:
-		return KindFloat, func(a arrow.Array) Vec {
-			return Vec{K: KindFloat, F: a.(*array.Float64).Float64Values(), Valid: validity(a)}
+		return KindFloat, func(a arrow.Array, s *Scratch) Vec {
+			return Vec{K: KindFloat, F: a.(*array.Float64).Float64Values(), Valid: validity(s, a)}
 		}
 	case *arrow.Float32Type:
-		return KindFloat, func(a arrow.Array) Vec {
+		return KindFloat, func(a arrow.Array, s *Scratch) Vec {
 			v := a.(*array.Float32).Float32Values()
-			out := make([]float64, len(v))
+			out := s.floats(len(v))
 			for i, x := range v {
 				out[i] = float64(x)
 			}
-			return Vec{K: KindFloat, F: out, Valid: validity(a)}
+			return Vec{K: KindFloat, F: out, Valid: validity(s, a)}
 		}
 	case *arrow.Decimal128Type:
 		scale := t.Scale
-		return KindFloat, func(a arrow.Array) Vec {
+		return KindFloat, func(a arrow.Array, s *Scratch) Vec {
 			v := a.(*array.Decimal128).Values()
-			out := make([]float64, len(v))
+			out := s.floats(len(v))
 			for i, x := range v {
 				out[i] = x.ToFloat64(scale)
 			}
-			return Vec{K: KindFloat, F: out, Valid: validity(a)}
+			return Vec{K: KindFloat, F: out, Valid: validity(s, a)}
 		}
 	case *arrow.Decimal256Type:
 		scale := t.Scale
-		return KindFloat, func(a arrow.Array) Vec {
+		return KindFloat, func(a arrow.Array, s *Scratch) Vec {
 			v := a.(*array.Decimal256).Values()
-			out := make([]float64, len(v))
+			out := s.floats(len(v))
 			for i, x := range v {
 				out[i] = x.ToFloat64(scale)
 			}
-			return Vec{K: KindFloat, F: out, Valid: validity(a)}
+			return Vec{K: KindFloat, F: out, Valid: validity(s, a)}
 		}
 	case *arrow.BooleanType:
-		return KindBool, func(a arrow.Array) Vec {
+		return KindBool, func(a arrow.Array, s *Scratch) Vec {
 			b := a.(*array.Boolean)
-			out := make([]bool, b.Len())
+			out := s.bools(b.Len())
 			for i := range out {
 				out[i] = b.Value(i)
 			}
-			return Vec{K: KindBool, B: out, Valid: validity(a)}
+			return Vec{K: KindBool, B: out, Valid: validity(s, a)}
 		}
 	}
 	if s := StringAccessor(dt); s != nil {
-		return KindString, func(a arrow.Array) Vec { return Vec{K: KindString, S: s(a), Valid: validity(a)} }
+		return KindString, func(a arrow.Array, sc *Scratch) Vec { return Vec{K: KindString, S: s(a), Valid: validity(sc, a)} }
 	}
 	return 0, nil
 }

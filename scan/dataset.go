@@ -43,8 +43,11 @@ type Options struct {
 	// decoding (see fetch.Options.Memory) and decoding's own working
 	// memory (page buffers, batches being built, queued or held by the
 	// consumer), estimated from the footers and kept out of what fetch
-	// may hold. Default 512 MiB. What the consumer keeps of the batches
-	// it takes is its own.
+	// may hold. Default 512 MiB, of which, over a store whose fastest
+	// footer read came back in under a millisecond (a local disk, memory),
+	// where reading ahead hides no latency, fetch holds only the row
+	// groups being decoded and one more. What the consumer keeps of the
+	// batches it takes is its own.
 	Memory int64
 	// Mem allocates the batches and arrow-go's decoding buffers; nil means
 	// memory.DefaultAllocator.
@@ -97,6 +100,12 @@ const (
 	defaultBatchRows = 64 << 10
 	defaultMemory    = 512 << 20
 	footerReaders    = 32
+	// localTTFB is the footer latency under which a store counts as
+	// local: fetching a row group takes less than decoding it, so there
+	// is nothing to read far ahead for, and memory read ahead is memory
+	// first touched for nothing (page faults are what these machines pay
+	// most for).
+	localTTFB = time.Millisecond
 )
 
 func (o Options) withDefaults() Options {
@@ -210,6 +219,7 @@ type File struct {
 // documentation.
 func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*Dataset, error) {
 	start := time.Now()
+	memoryDefault := opts.Memory <= 0
 	opts = opts.withDefaults()
 	if opts.Filter != "" {
 		// A malformed filter fails before anything is read.
@@ -277,7 +287,11 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 		// fetcher starts from it, rather than from an instance next to S3,
 		// so its first units coalesce as the link deserves (a local disk
 		// reads no holes through, S3 reads through a megabyte).
-		d.fetcher = fetch.New(st, fetch.Options{Memory: d.fetchMemory(), TTFB: fr.medianTTFB()})
+		fetchMem := d.fetchMemory()
+		if memoryDefault && fr.reads.Load() > 0 && fr.minTTFB() < localTTFB {
+			fetchMem = min(fetchMem, d.localFetchMemory())
+		}
+		d.fetcher = fetch.New(st, fetch.Options{Memory: fetchMem, TTFB: fr.medianTTFB()})
 	}
 	d.open.elapsed = time.Since(start)
 	return d, nil

@@ -59,6 +59,19 @@ func (r *footerReader) medianTTFB() time.Duration {
 	return t[len(t)/2]
 }
 
+// minTTFB is the shortest first-byte latency of the footer reads: what
+// the link itself takes, with less of the machine's scheduling in it than
+// the median (on a loaded machine a local read waits milliseconds for a
+// core); zero when nothing was read.
+func (r *footerReader) minTTFB() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.ttfb) == 0 {
+		return 0
+	}
+	return slices.Min(r.ttfb)
+}
+
 func newFooterReader(st *store.Store) *footerReader {
 	r := &footerReader{st: st}
 	r.guess.Store(footerGuess)

@@ -87,6 +87,12 @@ func (d *Dataset) fetchMemory() int64 {
 	return max(d.opts.Memory-d.decodeReserve(d.workers()), d.opts.Memory/4)
 }
 
+// localFetchMemory is what fetch holds by default over a local store: a
+// row group for each decoder and one more.
+func (d *Dataset) localFetchMemory() int64 {
+	return int64(d.workers()+1) * d.mem.unit
+}
+
 // MinMemory is the least budget a scan of the dataset keeps to: one row
 // group's column chunks and one worker's decoding buffers. A smaller
 // Options.Memory is exceeded by that much.

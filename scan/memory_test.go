@@ -85,3 +85,36 @@ func TestWorkersFitBudget(t *testing.T) {
 		t.Fatalf("MinMemory %d, want a row group (%d) and one worker's reserve (%d)", got, unit, one)
 	}
 }
+
+// TestLocalReadAhead: over a local store, a scan left at the default
+// budget fetches only the row groups being decoded and one more (reading
+// further ahead hides no latency there, and costs fresh memory), and reads
+// what a scan with a budget given reads.
+func TestLocalReadAhead(t *testing.T) {
+	st, _ := genStore(t, "lineitem", gen.Options{Rows: 40_000, Files: 2, Seed: 5, RowGroupRows: 2500})
+	opts := Options{Concurrency: 2, Columns: []string{"l_orderkey", "l_comment", "l_shipdate"}}
+	ds, err := Open(context.Background(), st, "lineitem/", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unit int64
+	for _, g := range ds.groups {
+		unit = max(unit, g.bytes)
+	}
+	mem := checked(t)
+	opts.Mem = mem
+	local, st1 := scanAll(t, st, "lineitem/", opts)
+	opts.Memory = 1 << 30
+	given, st2 := scanAll(t, st, "lineitem/", opts)
+	mem.AssertSize(t, 0)
+	if local.String() != given.String() {
+		t.Fatalf("default budget read %s, a budget given %s", local, given)
+	}
+	const page = 256 << 10 // the largest fetch page: each unit rounds up to pages
+	if high := st1.Fetch.MemoryHigh; high > 3*(unit+page) {
+		t.Errorf("default budget over a local store: fetch held %d bytes, want at most 3 row groups of %d", high, unit)
+	}
+	if st2.Fetch.MemoryHigh <= st1.Fetch.MemoryHigh {
+		t.Errorf("a 1 GiB budget held %d bytes, the default %d: the test does not tell them apart", st2.Fetch.MemoryHigh, st1.Fetch.MemoryHigh)
+	}
+}

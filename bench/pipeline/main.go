@@ -1,10 +1,12 @@
 // Command pipeline is the pipeline benchmark: query A (sum of trip
 // distance by pickup date over taxi, top 9) and query B (TPC-H Q1's
 // shape over lineitem), each run fused in one sluice process and piped
-// through separate sluice processes connected by OS pipes, and query B in
+// through separate sluice processes connected by OS pipes, and both in
 // DuckDB over the same files when its helper (./duckdb, a module of its
 // own) builds. It prints the median of several runs of each and the
-// ratios, measured in the same run.
+// ratios, measured in the same run; for DuckDB also the time of the query
+// alone (inside its process, after start-up), its system time and page
+// faults beside fused sluice's, and whether the two printed the same rows.
 //
 //	go run ./bench/pipeline -runs 7
 //	go run ./bench/pipeline -dir /data/bench -taxi-rows 20000000 -lineitem-rows 20000000
@@ -17,7 +19,9 @@
 // takes long enough over.
 //
 // Before timing, each form runs once (warm page cache), and every form's
-// result is checked: fused and piped must print the same table. The
+// result is checked: fused and piped must print the same table (and
+// DuckDB's rows are compared with it, numbers to the digits sluice show
+// prints; a difference is reported, not fatal). The
 // piped form's processes are connected by pipes from here, so the CPU
 // time of each stage is known; beside it is what moving the same bytes
 // through pipes costs with no work at all, the floor of the piped form's
@@ -30,11 +34,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -49,7 +55,7 @@ import (
 // DuckDB runs the same query in SQL over the same files, told nothing
 // about how to read them.
 var queries = []query{
-	{name: "A", dataset: "taxi", stages: [][]string{
+	{name: "A", dataset: "taxi", duckdb: "a", stages: [][]string{
 		{"scan", "{taxi}", "--columns", "pickup_date,trip_distance"},
 		{"sum-by", "pickup_date", "trip_distance"},
 		{"top", "9", "--by", "trip_distance", "--desc"},
@@ -86,7 +92,7 @@ func main() {
 	files := flag.Int("files", 8, "files per dataset")
 	runs := flag.Int("runs", 5, "timed runs of each form; medians are reported")
 	sluiceBin := flag.String("sluice", "", "the sluice binary (default: built from ./cmd/sluice)")
-	duck := flag.Bool("duckdb", true, "compare query B with DuckDB (builds ./bench/pipeline/duckdb)")
+	duck := flag.Bool("duckdb", true, "compare queries A and B with DuckDB (builds ./bench/pipeline/duckdb)")
 	flag.Parse()
 	if err := run(*dir, *taxiRows, *lineitemRows, *files, *runs, *sluiceBin, *duck); err != nil {
 		fmt.Fprintln(os.Stderr, "pipeline:", err)
@@ -178,14 +184,17 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		// rounds, so all three forms see the same load on a shared
 		// machine; the order rotates from round to round.
 		var duckRun func() (sample, string, error)
+		agree := ""
 		if q.duckdb != "" && duckBin != "" {
 			glob := filepath.Join(paths[q.dataset], "*.parquet")
 			duckRun = func() (sample, string, error) {
 				return measure(exec.Command(duckBin, "-query", q.duckdb, "-files", glob))
 			}
-			if _, _, err := duckRun(); err != nil {
+			_, dout, err := duckRun()
+			if err != nil {
 				return fmt.Errorf("query %s in DuckDB: %w", q.name, err)
 			}
+			agree = sameAsDuckDB(fout, dout)
 		}
 		var fs, ps, ds []sample
 		var inner []float64
@@ -253,10 +262,51 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		}
 		d := median(ds)
 		slices.Sort(inner)
-		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12.2f %12.2f   (fused/DuckDB wall %.2f, round by round %.2f, cpu %.2f; DuckDB's query alone %.3f s)\n",
-			q.name, "duckdb", d.wall, d.cpu, d.rss/(1<<20), "-", d.wall/f.wall, d.cpu/f.cpu, f.wall/d.wall, pairedRatio(fs, ds), f.cpu/d.cpu, inner[len(inner)/2])
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12.2f %12.2f   (fused/DuckDB wall %.2f, round by round %.2f, cpu %.2f, max RSS %.2f; DuckDB's query alone %.3f s)\n",
+			q.name, "duckdb", d.wall, d.cpu, d.rss/(1<<20), "-", d.wall/f.wall, d.cpu/f.cpu, f.wall/d.wall, pairedRatio(fs, ds), f.cpu/d.cpu, f.rss/d.rss, inner[len(inner)/2])
+		fmt.Printf("%-6s %-8s sys %.3f (%.0f %% of cpu), %.0fk faults; fused: sys %.3f (%.0f %% of cpu), %.0fk faults; results: %s\n",
+			q.name, "duckdb", d.sys, 100*d.sys/d.cpu, d.faults/1e3, f.sys, 100*f.sys/f.cpu, f.faults/1e3, agree)
 	}
 	return nil
+}
+
+// sameAsDuckDB compares sluice show's table with DuckDB's rows (tab
+// separated): the same rows, each value equal, numbers to the 12
+// significant digits show prints.
+func sameAsDuckDB(show, duck string) string {
+	lines := strings.Split(strings.TrimSpace(show), "\n")
+	if len(lines) < 4 {
+		return "sluice printed no table"
+	}
+	rows := lines[3 : len(lines)-1] // header, types, rule; "(N rows)" last
+	var want []string
+	for _, l := range strings.Split(strings.TrimSpace(duck), "\n") {
+		if !strings.HasPrefix(l, "elapsed ") {
+			want = append(want, l)
+		}
+	}
+	if len(rows) != len(want) {
+		return fmt.Sprintf("DIFFER: %d rows, DuckDB %d", len(rows), len(want))
+	}
+	for i := range rows {
+		a, b := strings.Fields(rows[i]), strings.Split(want[i], "\t")
+		if len(a) != len(b) {
+			return fmt.Sprintf("DIFFER: row %d has %d values, DuckDB's %d", i+1, len(a), len(b))
+		}
+		for j := range a {
+			x, errx := strconv.ParseFloat(a[j], 64)
+			y, erry := strconv.ParseFloat(b[j], 64)
+			switch {
+			case errx == nil && erry == nil:
+				if math.Abs(x-y) > 1e-11*max(math.Abs(x), math.Abs(y)) {
+					return fmt.Sprintf("DIFFER: row %d: %s, DuckDB %s", i+1, a[j], b[j])
+				}
+			case a[j] != b[j]:
+				return fmt.Sprintf("DIFFER: row %d: %s, DuckDB %s", i+1, a[j], b[j])
+			}
+		}
+	}
+	return fmt.Sprintf("the same %d rows as DuckDB's", len(rows))
 }
 
 // pairedRatio is the median over rounds of a's wall time over b's in the

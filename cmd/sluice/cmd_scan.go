@@ -83,6 +83,10 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		return err
 	}
 	memBudget, columns, order := flags.memory, flags.columns, flags.order
+	if memBudget == 0 {
+		// sluice scan's heap bound and pool are sized by the budget.
+		memBudget = defaultScanMemory
+	}
 	sink, err := newScanSink(opts.output)
 	if err != nil {
 		return err
@@ -127,8 +131,12 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		return usageError{err}
 	}
 	if need := ds.MinMemory() + keep; need > memBudget {
+		given := opts.memory
+		if given == "" {
+			given = "512MiB (the default)"
+		}
 		fmt.Fprintf(errOut, "sluice: warning: --memory %s is less than reading one row group of this dataset takes; using %.0f MiB\n",
-			opts.memory, float64(need)/(1<<20))
+			given, float64(need)/(1<<20))
 		memBudget = need
 	}
 	// Parquet output buffers a row group of up to 1 M rows, which no

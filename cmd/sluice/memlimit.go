@@ -12,6 +12,9 @@ import (
 // garbage, so the collector seldom runs for want of room.
 const heapSlack = 16 << 20
 
+// defaultScanMemory is sluice scan's budget when --memory is not given.
+const defaultScanMemory = 512 << 20
+
 // boundHeap puts a soft limit of budget + heapSlack + extra on the Go heap,
 // unless GOMEMLIMIT is set: by default the collector lets the heap grow to
 // twice what is live, and a scan keeps most of its budget live. extra is

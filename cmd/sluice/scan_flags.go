@@ -36,7 +36,7 @@ func (o *scanFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.filter, "filter", "", `keep the rows for which an expression is true (see sluice filter --help), e.g. "l_shipdate <= '1998-09-02' and l_shipmode in ('AIR', 'RAIL')"`)
 	fs.StringVar(&o.dict, "dict", "", "comma-separated string columns to read as dictionary arrays (for few distinct values: less to decode, pipe and group)")
 	fs.IntVar(&o.batchRows, "batch-rows", 64<<10, "most rows in a record batch")
-	fs.StringVar(&o.memory, "memory", "512MiB", "memory the scan holds: bytes fetched ahead of decoding and decoding's buffers (sluice scan stays within about this + 64 MiB, writing Parquet aside)")
+	fs.StringVar(&o.memory, "memory", "", "memory the scan holds: bytes fetched ahead of decoding and decoding's buffers (sluice scan stays within about this + 64 MiB, writing Parquet aside; default 512MiB, in sluice run over a local store what the row groups decoded at once need)")
 	fs.IntVar(&o.concurrency, "concurrency", 0, "row groups decoded at once (default: the number of cores)")
 	fs.StringVar(&o.order, "order", "", "batch order: arrival (as decoded) or dataset (default: dataset as a stage of sluice run, arrival for sluice scan's outputs)")
 	fs.StringVar(&o.sim, "sim", "", "read through a modelled link (see sluice --help): a profile (s3) or ttfb=15ms,stream=90MiB/s,...")
@@ -57,8 +57,10 @@ type parsedScan struct {
 func (o *scanFlags) parse(defaultOrder collect.Order) (parsedScan, error) {
 	var p parsedScan
 	var err error
-	if p.memory, err = parseMemory(o.memory); err != nil {
-		return p, err
+	if o.memory != "" {
+		if p.memory, err = parseMemory(o.memory); err != nil {
+			return p, err
+		}
 	}
 	if o.batchRows <= 0 {
 		return p, usagef("--batch-rows %d: want at least 1", o.batchRows)

@@ -1,0 +1,125 @@
+package exec
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// TestIntKeysGroupAsBytes: grouping by one integer-like column's values
+// gives the groups, key bytes and first-seen order of grouping by the
+// encoded key bytes, for every width and kind of integer, with and
+// without rows left out; a column with nulls, or two key columns, take
+// the general path.
+func TestIntKeysGroupAsBytes(t *testing.T) {
+	mem := checkedMem(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	const n = 5000
+	vals := make([]int64, n)
+	for i := range vals {
+		switch {
+		case i > 0 && r.IntN(3) == 0:
+			vals[i] = vals[i-1] // runs, as sorted data has
+		case r.IntN(10) == 0:
+			vals[i] = -r.Int64N(100)
+		default:
+			vals[i] = r.Int64N(120)
+		}
+	}
+	keep := make([]bool, n)
+	for i := range keep {
+		keep[i] = r.IntN(4) != 0
+	}
+	for _, dt := range []arrow.DataType{
+		arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64,
+		arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Uint64,
+		arrow.FixedWidthTypes.Date32, arrow.FixedWidthTypes.Date64, arrow.FixedWidthTypes.Timestamp_us,
+		arrow.FixedWidthTypes.Time32s, arrow.FixedWidthTypes.Time64ns, arrow.FixedWidthTypes.Duration_ms,
+	} {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: dt}, {Name: "j", Type: dt}}, nil)
+		b := array.NewRecordBuilder(mem, schema)
+		for c := range 2 {
+			for _, v := range vals {
+				appendInt(t, b.Field(c), v)
+			}
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		for _, kp := range [][]bool{nil, keep} {
+			k, err := newKeyEncoder("test", schema, []string{"k"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantKeys := make([]int32, n), []string(nil)
+			kr := &keyRows{}
+			k.encode(rec, kr)
+			groupRows(kr, kp, want, &wantKeys)
+			got, gotKeys := make([]int32, n), []string(nil)
+			if !intGroupRows(k, rec, kp, got, &gotKeys) {
+				t.Fatalf("%s: not grouped by value", dt)
+			}
+			if !slices.Equal(got, want) || !slices.Equal(gotKeys, wantKeys) {
+				t.Fatalf("%s (keep %v): groups by value differ from groups by key bytes (%d and %d groups)", dt, kp != nil, len(gotKeys), len(wantKeys))
+			}
+			if len(wantKeys) < 20 {
+				t.Fatalf("%s: only %d groups: the test data is too plain", dt, len(wantKeys))
+			}
+			two, err := newKeyEncoder("test", schema, []string{"k", "j"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if intGroupRows(two, rec, kp, got, &gotKeys) {
+				t.Fatalf("%s: two key columns grouped by one's value", dt)
+			}
+		}
+		rec.Release()
+	}
+	nulls := batch(t, mem, kvSchema, []any{"a", 1, 1.0}, []any{"b", nil, 2.0})
+	defer nulls.Release()
+	k, err := newKeyEncoder("test", kvSchema, []string{"n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	if intGroupRows(k, nulls, nil, make([]int32, 2), &keys) || len(keys) != 0 {
+		t.Fatal("a key column with nulls grouped by value")
+	}
+}
+
+func appendInt(t *testing.T, b array.Builder, v int64) {
+	switch b := b.(type) {
+	case *array.Int8Builder:
+		b.Append(int8(v))
+	case *array.Int16Builder:
+		b.Append(int16(v))
+	case *array.Int32Builder:
+		b.Append(int32(v))
+	case *array.Int64Builder:
+		b.Append(v)
+	case *array.Uint8Builder:
+		b.Append(uint8(v))
+	case *array.Uint16Builder:
+		b.Append(uint16(v))
+	case *array.Uint32Builder:
+		b.Append(uint32(v))
+	case *array.Uint64Builder:
+		b.Append(uint64(v))
+	case *array.Date32Builder:
+		b.Append(arrow.Date32(v))
+	case *array.Date64Builder:
+		b.Append(arrow.Date64(v))
+	case *array.TimestampBuilder:
+		b.Append(arrow.Timestamp(v))
+	case *array.Time32Builder:
+		b.Append(arrow.Time32(v))
+	case *array.Time64Builder:
+		b.Append(arrow.Time64(v))
+	case *array.DurationBuilder:
+		b.Append(arrow.Duration(v))
+	default:
+		t.Fatalf("no builder for %T", b)
+	}
+}

@@ -1,0 +1,71 @@
+package expr
+
+// Scratch is memory an expression's evaluation reuses from one batch to
+// the next (see Expr.EvalScratch). Each evaluation takes the slices it
+// makes in the same order, so after the first batch of a size none is
+// allocated: on these machines fresh memory costs a page fault and its
+// zeroing, more than the arithmetic that fills it. A Scratch is for one
+// goroutine at a time; the zero value is ready to use.
+type Scratch struct {
+	i      [][]int64
+	f      [][]float64
+	b      [][]bool
+	ni, nf int
+	nb     int
+}
+
+func (s *Scratch) reset() {
+	if s != nil {
+		s.ni, s.nf, s.nb = 0, 0, 0
+	}
+}
+
+// ints is a slice of n int64s whose values are left as they were: the
+// caller writes every one.
+func (s *Scratch) ints(n int) []int64 {
+	if s == nil {
+		return make([]int64, n)
+	}
+	if s.ni == len(s.i) {
+		s.i = append(s.i, nil)
+	}
+	if cap(s.i[s.ni]) < n {
+		s.i[s.ni] = make([]int64, n)
+	}
+	out := s.i[s.ni][:n]
+	s.ni++
+	return out
+}
+
+// floats is ints for float64s.
+func (s *Scratch) floats(n int) []float64 {
+	if s == nil {
+		return make([]float64, n)
+	}
+	if s.nf == len(s.f) {
+		s.f = append(s.f, nil)
+	}
+	if cap(s.f[s.nf]) < n {
+		s.f[s.nf] = make([]float64, n)
+	}
+	out := s.f[s.nf][:n]
+	s.nf++
+	return out
+}
+
+// bools is a slice of n false values.
+func (s *Scratch) bools(n int) []bool {
+	if s == nil {
+		return make([]bool, n)
+	}
+	if s.nb == len(s.b) {
+		s.b = append(s.b, nil)
+	}
+	if cap(s.b[s.nb]) < n {
+		s.b[s.nb] = make([]bool, n)
+	}
+	out := s.b[s.nb][:n]
+	clear(out)
+	s.nb++
+	return out
+}
