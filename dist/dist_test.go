@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -229,6 +230,30 @@ func TestDuplicateAttemptsCommitOnce(t *testing.T) {
 	}
 }
 
+// The map objects of a shuffle go one to a prefix by default, all under
+// one with Spread 1.
+func TestSpreadOverPrefixes(t *testing.T) {
+	taxi := testData(t)
+	text := "S " + taxi
+	for _, c := range []struct{ spread, dirs int }{{0, 4}, {1, 1}, {2, 2}} {
+		jobs := t.TempDir()
+		opts := testOptions(jobs)
+		opts.Keep, opts.Spread = true, c.spread
+		opts.PieceBytes = 64 << 20 // a task per file
+		p, _ := testParse(text)
+		rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+		dirs := map[string]bool{}
+		for _, k := range objects(t, jobs) {
+			if strings.HasSuffix(k, ".shuffle") {
+				dirs[path.Dir(k)] = true
+			}
+		}
+		if len(dirs) != c.dirs {
+			t.Errorf("spread %d: map objects under %d prefixes %v, want %d", c.spread, len(dirs), dirs, c.dirs)
+		}
+	}
+}
+
 func TestTaskFailuresFailTheJob(t *testing.T) {
 	taxi := testData(t)
 	p, _ := testParse("A " + taxi)
@@ -397,7 +422,7 @@ func TestReadInOrderChecksChecksums(t *testing.T) {
 	}
 	read := func(sums []uint32) (int64, error) {
 		reqs := []fetchRequest{{"o0", int64(len(data))}, {"o1", int64(len(data))}}
-		src, done, err := readInOrder(ctx, st, toFetch(reqs), func(i int) (uint32, string) { return sums[i], reqs[i].key })
+		src, done, err := readInOrder(ctx, &job{st: st}, toFetch(reqs), func(i int) (uint32, string) { return sums[i], reqs[i].key })
 		if err != nil {
 			return 0, err
 		}

@@ -45,6 +45,12 @@ type Options struct {
 	// PieceBytes is the size the scan's files are cut into map tasks by
 	// (see collect.Pieces). Default 64 MiB.
 	PieceBytes int64
+	// Spread is how many key prefixes each phase's data objects (the
+	// shuffle's map objects above all) are spread over, so that a large
+	// shuffle keeps under S3's per-prefix request rates: 0 chooses one
+	// per task of the largest phase, up to MaxSpread; 1 puts them all
+	// under one prefix.
+	Spread int
 	// Executor starts the workers; nil means NewLocal(nil).
 	Executor Executor
 	// Open opens the store a URL names, for the driver's own reads and
@@ -194,7 +200,15 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 	}()
 	logf("job %s", jobURL)
 
-	spec := &Spec{Version: specVersion, Pipeline: text, Job: jobURL, Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
+	spread := opts.Spread
+	if spread <= 0 {
+		most := 0
+		for _, ph := range pl.phases {
+			most = max(most, ph.Tasks)
+		}
+		spread = spreadFor(most)
+	}
+	spec := &Spec{Version: specVersion, Pipeline: text, Job: jobURL, Spread: min(spread, MaxSpread), Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
 		PauseBeforeCommit: int(opts.PauseBeforeCommit / time.Millisecond), Straggle: opts.straggle}
 	b, err := spec.Marshal()
 	if err != nil {
@@ -219,14 +233,19 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 			return err
 		}
 		d.manifests = append(d.manifests, m)
-		logf("phase %d (%s): %d task(s) in %v", i, spec.Phases[i].Kind, spec.Phases[i].Tasks, time.Since(t0).Round(time.Millisecond))
+		var retries int64
+		for _, o := range m.Outputs {
+			retries += o.Retries
+		}
+		logf("phase %d (%s): %d task(s) in %v, %d failed attempt(s), %d request(s) retried by the committed attempts, %d by the driver",
+			i, spec.Phases[i].Kind, spec.Phases[i].Tasks, time.Since(t0).Round(time.Millisecond), d.failed, retries, d.j.retries.Swap(0))
 	}
 	if opts.Out != "" {
 		return d.publish()
 	}
 	t0 := time.Now()
 	err = d.final(p, pl)
-	logf("final: %v", time.Since(t0).Round(time.Millisecond))
+	logf("final: %v, %d request(s) retried", time.Since(t0).Round(time.Millisecond), d.j.retries.Load())
 	return err
 }
 
@@ -258,6 +277,7 @@ type driver struct {
 	exe       Executor
 	manifests []*Manifest
 	logf      func(string, ...any)
+	failed    int // failed attempts of the running phase
 }
 
 type taskState struct {
@@ -297,6 +317,7 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 		}
 	}
 	active, done, failed := 0, 0, 0
+	defer func() { d.failed = failed }()
 	var took []time.Duration
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -423,13 +444,16 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 // the latest failure record.
 func (d *driver) claims(pi, task int) (*Output, *Failure, error) {
 	ph := d.spec.Phases[pi]
-	infos, err := d.j.st.List(d.ctx, d.j.prefix+taskPrefix("done", pi, task))
-	if err != nil {
+	var infos []store.ObjectInfo
+	if err := d.j.do(d.ctx, func() (err error) {
+		infos, err = d.j.st.List(d.ctx, d.j.prefix+taskPrefix("done", pi, task))
+		return err
+	}); err != nil {
 		return nil, nil, err
 	}
 	for _, info := range infos {
-		b, err := d.j.st.ReadAll(d.ctx, info.Key)
-		if err != nil {
+		var b []byte
+		if err := d.j.do(d.ctx, func() (err error) { b, err = d.j.st.ReadAll(d.ctx, info.Key); return err }); err != nil {
 			return nil, nil, err
 		}
 		o, err := parseOutput(b, ph)
@@ -440,13 +464,16 @@ func (d *driver) claims(pi, task int) (*Output, *Failure, error) {
 			return o, nil, nil
 		}
 	}
-	fails, err := d.j.st.List(d.ctx, d.j.prefix+taskPrefix("fail", pi, task))
-	if err != nil || len(fails) == 0 {
+	var fails []store.ObjectInfo
+	if err := d.j.do(d.ctx, func() (err error) {
+		fails, err = d.j.st.List(d.ctx, d.j.prefix+taskPrefix("fail", pi, task))
+		return err
+	}); err != nil || len(fails) == 0 {
 		return nil, nil, err
 	}
 	sort.Slice(fails, func(a, b int) bool { return fails[a].ModTime.Before(fails[b].ModTime) })
-	b, err := d.j.st.ReadAll(d.ctx, fails[len(fails)-1].Key)
-	if err != nil {
+	var b []byte
+	if err := d.j.do(d.ctx, func() (err error) { b, err = d.j.st.ReadAll(d.ctx, fails[len(fails)-1].Key); return err }); err != nil {
 		return nil, nil, err
 	}
 	var f Failure
@@ -482,7 +509,7 @@ func (d *driver) final(p exec.Pipeline, pl *plan) error {
 	for i, o := range m.Outputs {
 		reqs[i] = fetch.Request{Key: d.j.prefix + o.Key, Ranges: []store.Range{{Off: 0, Len: o.Size}}, Size: o.Size}
 	}
-	src, closeSrc, err := readInOrder(d.ctx, d.j.st, reqs, func(i int) (uint32, string) {
+	src, closeSrc, err := readInOrder(d.ctx, d.j, reqs, func(i int) (uint32, string) {
 		return m.Outputs[i].CRC, d.j.url(m.Outputs[i].Key)
 	})
 	if err != nil {

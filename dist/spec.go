@@ -21,6 +21,10 @@ type Spec struct {
 	Pipeline string `json:"pipeline"`
 	// Job is the URL of the job's prefix in object storage, ending in /.
 	Job string `json:"job"`
+	// Spread is how many key prefixes each phase's data objects are
+	// spread over (see dataKey); 0 and 1 put them all under the phase's
+	// own prefix.
+	Spread int `json:"spread,omitempty"`
 	// Threads is how many batches a worker maps at once (0: its cores).
 	Threads int `json:"threads,omitempty"`
 	// Phases run in order; each task of a phase reads only what the
@@ -150,6 +154,8 @@ func (s *Spec) check() error {
 		return fmt.Errorf("destination %q does not end in /", s.Out)
 	case s.Straggle != nil && (s.Straggle.Millis < 0 || s.Straggle.Millis > 600_000):
 		return errors.New("straggle out of range")
+	case s.Spread < 0 || s.Spread > MaxSpread:
+		return fmt.Errorf("spread %d: want 0..%d", s.Spread, MaxSpread)
 	case s.Threads < 0 || s.PauseBeforeCommit < 0 || s.PauseBeforeCommit > 600_000:
 		return errors.New("threads or pause out of range")
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -69,8 +71,9 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 		return fmt.Errorf("job store: %w", err)
 	}
 	defer closeStore(env.Open, st)
-	b, err := st.ReadAll(ctx, prefix+specKey)
-	if err != nil {
+	j := &job{st: st, prefix: prefix}
+	var b []byte
+	if err := j.do(ctx, func() (err error) { b, err = st.ReadAll(ctx, prefix+specKey); return err }); err != nil {
 		return err
 	}
 	spec, err := ParseSpec(b)
@@ -88,7 +91,6 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	if err != nil {
 		return err
 	}
-	j := &job{st: st, prefix: prefix}
 	defer func() {
 		if err != nil && ctx.Err() == nil {
 			rec, _ := json.Marshal(Failure{Task: t.Index, Attempt: token, Worker: env.Worker, Error: oneLine(err)})
@@ -119,6 +121,7 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 			return ctx.Err()
 		}
 	}
+	out.Retries = j.retries.Load()
 	rec, err := json.Marshal(out)
 	if err != nil {
 		return err
@@ -150,11 +153,29 @@ func oneLine(err error) string {
 type job struct {
 	st     *store.Store
 	prefix string
+	// retries counts the requests tried again after a retryable error
+	// (a 503 SlowDown above all), fetch's included.
+	retries atomic.Int64
+}
+
+// do calls fn, a request to the store, again after a retryable error
+// (internal/retry's policy), and counts the retries.
+func (j *job) do(ctx context.Context, fn func() error) error {
+	n := 0
+	err := retry.Policy{}.Do(ctx, func() error {
+		if n++; n > 1 {
+			j.retries.Add(1)
+		}
+		return fn()
+	})
+	return err
 }
 
 func (j *job) put(ctx context.Context, key string, b []byte) error {
-	_, err := j.st.Put(ctx, j.prefix+key, bytes.NewReader(b), store.WriteOptions{})
-	return err
+	return j.do(ctx, func() error {
+		_, err := j.st.Put(ctx, j.prefix+key, bytes.NewReader(b), store.WriteOptions{})
+		return err
+	})
 }
 
 func (j *job) url(key string) string { return j.st.URL(j.prefix + key) }
@@ -180,7 +201,7 @@ func (w *taskRun) opts() exec.Options {
 
 func (w *taskRun) run(p exec.Pipeline) (err error) {
 	w.dst = w.j
-	w.name = func(ext string) string { return dataKey(w.phase, w.index, w.out.Attempt, ext) }
+	w.name = func(ext string) string { return dataKey(w.phase, w.index, w.spec.Spread, w.out.Attempt, ext) }
 	if w.spec.Out != "" && w.phase == len(w.spec.Phases)-1 {
 		st, prefix, err := openWith(w.ctx, w.env.Open, w.spec.Out)
 		if err != nil {
@@ -379,20 +400,25 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 		off += sp.size[r]
 		w.out.Rows += rows[r]
 	}
-	for r := range n {
-		rd, err := sp.reader(r)
-		if err != nil {
-			return err
-		}
-		readers = append(readers, rd)
-	}
 	footer, err := shuffleFooter(parts)
 	if err != nil {
 		return err
 	}
-	readers = append(readers, bytes.NewReader(footer))
 	key := w.name("shuffle")
-	size, err := w.dst.st.Put(w.ctx, w.dst.prefix+key, io.MultiReader(readers...), store.WriteOptions{})
+	var size int64
+	err = w.dst.do(w.ctx, func() error {
+		readers = readers[:0]
+		for r := range n {
+			rd, err := sp.reader(r)
+			if err != nil {
+				return err
+			}
+			readers = append(readers, rd)
+		}
+		readers = append(readers, bytes.NewReader(footer))
+		size, err = w.dst.st.Put(w.ctx, w.dst.prefix+key, io.MultiReader(readers...), store.WriteOptions{})
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -409,8 +435,8 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 // checksum.
 func (w *taskRun) partSource() (exec.SourceStage, func() error, error) {
 	prev := w.phase - 1
-	b, err := w.j.st.ReadAll(w.ctx, w.j.prefix+manifestKey(prev))
-	if err != nil {
+	var b []byte
+	if err := w.j.do(w.ctx, func() (err error) { b, err = w.j.st.ReadAll(w.ctx, w.j.prefix+manifestKey(prev)); return err }); err != nil {
 		return nil, nil, err
 	}
 	m, err := parseManifest(b, prev, w.spec.Phases[prev])
@@ -422,7 +448,7 @@ func (w *taskRun) partSource() (exec.SourceStage, func() error, error) {
 		pt := o.Parts[w.index]
 		reqs[i] = fetch.Request{Key: w.j.prefix + o.Key, Ranges: []store.Range{{Off: pt.Off, Len: pt.Len}}, Size: o.Size}
 	}
-	return readInOrder(w.ctx, w.j.st, reqs, func(i int) (uint32, string) {
+	return readInOrder(w.ctx, w.j, reqs, func(i int) (uint32, string) {
 		return m.Outputs[i].Parts[w.index].CRC, fmt.Sprintf("part %d of %s", w.index, w.j.url(m.Outputs[i].Key))
 	})
 }
@@ -432,18 +458,22 @@ func (w *taskRun) partSource() (exec.SourceStage, func() error, error) {
 // done ends the reads and returns the first error a read met: exec's
 // IPC reader reports a stream that fails before its first byte as an
 // empty input, so callers prefer this error to the run's.
-func readInOrder(ctx context.Context, st *store.Store, reqs []fetch.Request, check func(i int) (uint32, string)) (exec.SourceStage, func() error, error) {
+func readInOrder(ctx context.Context, j *job, reqs []fetch.Request, check func(i int) (uint32, string)) (exec.SourceStage, func() error, error) {
 	if len(reqs) == 0 {
 		return nil, nil, errors.New("no inputs")
 	}
-	f := fetch.New(st, fetch.Options{Memory: 256 << 20})
+	f := fetch.New(j.st, fetch.Options{Memory: 256 << 20})
 	plan := f.Plan(ctx, reqs)
 	first := &firstError{}
 	srcs := make([]exec.SourceStage, len(reqs))
 	for i := range reqs {
 		srcs[i] = exec.ReadIPC(&unitReader{ctx: ctx, plan: plan, i: i, rg: reqs[i].Ranges[0], check: check, errs: first})
 	}
-	return exec.Concat(srcs...), func() error { plan.Close(); return first.get() }, nil
+	return exec.Concat(srcs...), func() error {
+		plan.Close()
+		j.retries.Add(plan.Stats().Retries)
+		return first.get()
+	}, nil
 }
 
 type firstError struct {

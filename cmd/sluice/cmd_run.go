@@ -25,6 +25,7 @@ type runOptions struct {
 	keep       bool
 	attempts   int
 	pieceSize  string
+	spread     int
 	verbose    bool
 	cpuProfile string
 	// for tests of exactly-once commits and of killed workers
@@ -105,6 +106,7 @@ gets a duplicate, and Ctrl-C stops every worker.`,
 	f.BoolVar(&opts.keep, "keep", false, "keep the job's committed outputs and manifests")
 	f.IntVar(&opts.attempts, "attempts", 3, "times a task is started before the job fails")
 	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes of row groups per map task (a file at least twice as large is cut)")
+	f.IntVar(&opts.spread, "spread", 0, "key prefixes each phase's objects are spread over, to keep under S3's per-prefix request rates (0: one a task of the largest phase, up to 256; 1: all under one)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print the job's prefix and each phase's time on stderr")
 	f.BoolVar(&opts.duplicateAll, "x-duplicate-all", false, "start two attempts of every task (a test of exactly-once commits)")
 	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
@@ -286,6 +288,9 @@ func startCPUProfile(path string) (stop func(), err error) {
 // runFanOut runs the pipeline over opts.workers worker processes of this
 // binary, which get the global flags this process got.
 func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipeline, stores *storeSet) error {
+	if opts.spread < 0 || opts.spread > dist.MaxSpread {
+		return usagef("--spread %d: want 0 (one prefix a task) to %d", opts.spread, dist.MaxSpread)
+	}
 	piece, err := bench.ParseSize(opts.pieceSize)
 	if err != nil || piece < 1 {
 		return usagef("--piece-size %q: want a size such as 64MiB", opts.pieceSize)
@@ -297,7 +302,7 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 	command := append(append([]string{self}, globals.args()...), "worker")
 	dopts := dist.Options{
 		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
-		Attempts: opts.attempts, PieceBytes: piece, Executor: dist.NewLocal(command),
+		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: dist.NewLocal(command),
 		Open: stores.open, Mem: exec.NewPool(0),
 		DuplicateAll: opts.duplicateAll, PauseBeforeCommit: opts.pauseBeforeCommit,
 	}

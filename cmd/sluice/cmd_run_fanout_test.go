@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -200,10 +201,12 @@ func TestRunFanOutShuffleObjects(t *testing.T) {
 			}
 			count := map[string]int{}
 			var small int
+			dirs := map[string]bool{}
 			for _, o := range tg.objects(t) {
 				switch k := o.Key; {
 				case strings.HasSuffix(k, ".shuffle"):
 					count["map objects"]++
+					dirs[path.Dir(k)] = true
 				case strings.HasSuffix(k, ".arrow"):
 					count["reducer outputs"]++
 				case strings.HasSuffix(k, "/manifest.json"), strings.HasSuffix(k, "/job.json"):
@@ -217,6 +220,9 @@ func TestRunFanOutShuffleObjects(t *testing.T) {
 			}
 			if count["map objects"] != 16 || count["reducer outputs"] != 16 || small != 3 {
 				t.Fatalf("%v and %d manifests and specs: want 16 map objects, 16 reducer outputs, 2 manifests and the spec", count, small)
+			}
+			if len(dirs) != 16 {
+				t.Fatalf("the 16 map objects are under %d prefixes, want one each: %v", len(dirs), dirs)
 			}
 		})
 	}
