@@ -218,7 +218,7 @@ func TestDuplicateAttemptsCommitOnce(t *testing.T) {
 		switch {
 		case strings.HasSuffix(k, ".shuffle"):
 			shuffles = append(shuffles, k)
-		case strings.HasSuffix(k, ".arrow"):
+		case strings.HasSuffix(k, ".arrows"):
 			files = append(files, k)
 		case strings.HasSuffix(k, "/job.json") || strings.HasSuffix(k, "/manifest.json"):
 		default:
@@ -226,7 +226,7 @@ func TestDuplicateAttemptsCommitOnce(t *testing.T) {
 		}
 	}
 	if len(shuffles) != 4 || len(files) != 5 || len(other) != 0 {
-		t.Fatalf("%d shuffle objects (want 4, one per map task), %d reducer files (want 5), others %q", len(shuffles), len(files), other)
+		t.Fatalf("%d shuffle objects (want 4, one per map task), %d reducer streams (want 5), others %q", len(shuffles), len(files), other)
 	}
 }
 
@@ -422,10 +422,12 @@ func TestReadInOrderChecksChecksums(t *testing.T) {
 	}
 	read := func(sums []uint32) (int64, error) {
 		reqs := []fetchRequest{{"o0", int64(len(data))}, {"o1", int64(len(data))}}
-		src, done, err := readInOrder(ctx, &job{st: st}, toFetch(reqs), func(i int) (uint32, string) { return sums[i], reqs[i].key })
-		if err != nil {
-			return 0, err
+		ins := make([]input, len(reqs))
+		for i, r := range reqs {
+			ins[i] = input{key: r.key, n: r.size, size: r.size, crc: sums[i], name: r.key}
 		}
+		srcs, done := (&job{st: st}).streams(ctx, ins, false)
+		src := exec.Concat(srcs...)
 		var rows int64
 		err = exec.Run(ctx, exec.Pipeline{Source: src, Stages: []exec.Stage{exec.Collect(nil, func(r arrow.RecordBatch) error { rows += r.NumRows(); return nil })}}, exec.Options{Mem: mem})
 		if rerr := done(); rerr != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/exec"
-	"github.com/sluice-data/sluice/fetch"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -495,31 +494,37 @@ func (d *driver) final(p exec.Pipeline, pl *plan) error {
 		for i, k := range pl.mergeBy {
 			keys[i] = exec.SortKey{Column: k}
 		}
-		urls := make([]string, len(m.Outputs))
-		for i, o := range m.Outputs {
-			urls[i] = d.j.url(o.Key)
+		ins := d.inputs(m)
+		names := make([]string, len(ins))
+		for i, in := range ins {
+			names[i] = in.name
 		}
-		return exec.Run(d.ctx, exec.Pipeline{Source: exec.Merge(keys, urls), Stages: stages}, eopts)
+		srcs, closeSrc := d.j.streams(d.ctx, ins, true)
+		err := exec.Run(d.ctx, exec.Pipeline{Source: exec.MergeSources(keys, names, srcs...), Stages: stages}, eopts)
+		if rerr := closeSrc(); rerr != nil {
+			return rerr
+		}
+		return err
 	}
 	if pl.finalAgg >= 0 {
 		_, final, _ := exec.SplitAgg(p.Stages[pl.finalAgg])
 		stages = append([]exec.Stage{final}, stages...)
 	}
-	reqs := make([]fetch.Request, len(m.Outputs))
-	for i, o := range m.Outputs {
-		reqs[i] = fetch.Request{Key: d.j.prefix + o.Key, Ranges: []store.Range{{Off: 0, Len: o.Size}}, Size: o.Size}
-	}
-	src, closeSrc, err := readInOrder(d.ctx, d.j, reqs, func(i int) (uint32, string) {
-		return m.Outputs[i].CRC, d.j.url(m.Outputs[i].Key)
-	})
-	if err != nil {
-		return err
-	}
-	err = exec.Run(d.ctx, exec.Pipeline{Source: src, Stages: stages}, eopts)
+	srcs, closeSrc := d.j.streams(d.ctx, d.inputs(m), false)
+	err := exec.Run(d.ctx, exec.Pipeline{Source: exec.Concat(srcs...), Stages: stages}, eopts)
 	if rerr := closeSrc(); rerr != nil {
 		return rerr
 	}
 	return err
+}
+
+// inputs are the IPC streams a manifest lists, whole.
+func (d *driver) inputs(m *Manifest) []input {
+	ins := make([]input, len(m.Outputs))
+	for i, o := range m.Outputs {
+		ins[i] = input{key: d.j.prefix + o.Key, n: o.Size, size: o.Size, crc: o.CRC, name: d.j.url(o.Key)}
+	}
+	return ins
 }
 
 // cleanup deletes the job's objects: all of them, or with keep all but

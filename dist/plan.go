@@ -115,7 +115,13 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 		}
 		aggKeys, _ := exec.AggKeys(p.Stages[j])
 		mp.Output, mp.ShuffleBy, mp.Parts = OutShuffle, keys, parts
-		rp := Phase{Kind: PhaseReduce, From: i + 1, To: j, Agg: j, Tasks: parts, Output: OutFile}
+		// Reducers write IPC streams the driver merges as it reads them,
+		// or, at a destination, Arrow files any reader opens.
+		out := OutStream
+		if opts.Out != "" {
+			out = OutFile
+		}
+		rp := Phase{Kind: PhaseReduce, From: i + 1, To: j, Agg: j, Tasks: parts, Output: out}
 		pl.phases = []Phase{mp, rp}
 		pl.finalFrom, pl.mergeBy = j+1, aggKeys
 	case i < n && kinds[i] == exec.Aggregate:

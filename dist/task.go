@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -21,7 +20,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/exec"
-	"github.com/sluice-data/sluice/fetch"
 	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/store"
 )
@@ -443,100 +441,12 @@ func (w *taskRun) partSource() (exec.SourceStage, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	reqs := make([]fetch.Request, len(m.Outputs))
+	ins := make([]input, len(m.Outputs))
 	for i, o := range m.Outputs {
 		pt := o.Parts[w.index]
-		reqs[i] = fetch.Request{Key: w.j.prefix + o.Key, Ranges: []store.Range{{Off: pt.Off, Len: pt.Len}}, Size: o.Size}
+		ins[i] = input{key: w.j.prefix + o.Key, off: pt.Off, n: pt.Len, size: o.Size, crc: pt.CRC,
+			name: fmt.Sprintf("part %d of %s", w.index, w.j.url(o.Key))}
 	}
-	return readInOrder(w.ctx, w.j, reqs, func(i int) (uint32, string) {
-		return m.Outputs[i].Parts[w.index].CRC, fmt.Sprintf("part %d of %s", w.index, w.j.url(m.Outputs[i].Key))
-	})
-}
-
-// readInOrder is a source over the IPC streams the requests read, one
-// after another; check, when not nil, gives each one's checksum and name.
-// done ends the reads and returns the first error a read met: exec's
-// IPC reader reports a stream that fails before its first byte as an
-// empty input, so callers prefer this error to the run's.
-func readInOrder(ctx context.Context, j *job, reqs []fetch.Request, check func(i int) (uint32, string)) (exec.SourceStage, func() error, error) {
-	if len(reqs) == 0 {
-		return nil, nil, errors.New("no inputs")
-	}
-	f := fetch.New(j.st, fetch.Options{Memory: 256 << 20})
-	plan := f.Plan(ctx, reqs)
-	first := &firstError{}
-	srcs := make([]exec.SourceStage, len(reqs))
-	for i := range reqs {
-		srcs[i] = exec.ReadIPC(&unitReader{ctx: ctx, plan: plan, i: i, rg: reqs[i].Ranges[0], check: check, errs: first})
-	}
-	return exec.Concat(srcs...), func() error {
-		plan.Close()
-		j.retries.Add(plan.Stats().Retries)
-		return first.get()
-	}, nil
-}
-
-type firstError struct {
-	mu  sync.Mutex
-	err error
-}
-
-func (f *firstError) set(err error) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err == nil {
-		f.err = err
-	}
-	return err
-}
-
-func (f *firstError) get() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.err
-}
-
-// unitReader reads the next unit of a plan when first read; units come
-// in plan order and the sources are read in that order too.
-type unitReader struct {
-	ctx   context.Context
-	plan  *fetch.Plan
-	i     int
-	rg    store.Range
-	check func(i int) (uint32, string)
-	errs  *firstError
-	r     *bytes.Reader
-}
-
-func (u *unitReader) Read(p []byte) (int, error) {
-	if u.r == nil {
-		buf, err := u.fill()
-		if err != nil {
-			return 0, u.errs.set(err)
-		}
-		u.r = bytes.NewReader(buf)
-	}
-	return u.r.Read(p)
-}
-
-func (u *unitReader) fill() ([]byte, error) {
-	unit, err := u.plan.Next(u.ctx)
-	if err != nil {
-		return nil, err
-	}
-	buf := make([]byte, u.rg.Len)
-	_, err = unit.ReadAt(buf, u.rg.Off)
-	unit.Release()
-	if err != nil && err != io.EOF {
-		return nil, err
-	}
-	if unit.Index() != u.i {
-		return nil, fmt.Errorf("read %d came back as unit %d", u.i, unit.Index())
-	}
-	if u.check != nil {
-		if want, name := u.check(u.i); checksum(buf) != want {
-			return nil, fmt.Errorf("%s: checksum %08x, the index says %08x", name, checksum(buf), want)
-		}
-	}
-	return buf, nil
+	srcs, done := w.j.streams(w.ctx, ins, false)
+	return exec.Concat(srcs...), done, nil
 }

@@ -207,7 +207,7 @@ func TestRunFanOutShuffleObjects(t *testing.T) {
 				case strings.HasSuffix(k, ".shuffle"):
 					count["map objects"]++
 					dirs[path.Dir(k)] = true
-				case strings.HasSuffix(k, ".arrow"):
+				case strings.HasSuffix(k, ".arrows"):
 					count["reducer outputs"]++
 				case strings.HasSuffix(k, "/manifest.json"), strings.HasSuffix(k, "/job.json"):
 					if o.Size > 64<<10 {
