@@ -537,8 +537,8 @@ func (d *driver) cleanup(ctx context.Context, keep bool) error {
 			listed[d.j.prefix+o.Key] = true
 		}
 	}
-	infos, err := d.j.st.List(ctx, d.j.prefix)
-	if err != nil {
+	var infos []store.ObjectInfo
+	if err := d.j.do(ctx, func() (err error) { infos, err = d.j.st.List(ctx, d.j.prefix); return err }); err != nil {
 		if store.KindOf(err) == store.KindNotFound {
 			return nil
 		}
@@ -549,7 +549,7 @@ func (d *driver) cleanup(ctx context.Context, keep bool) error {
 		if keep && listed[info.Key] {
 			continue
 		}
-		if err := d.j.st.Delete(ctx, info.Key); err != nil && store.KindOf(err) != store.KindNotFound {
+		if err := d.j.do(ctx, func() error { return d.j.st.Delete(ctx, info.Key) }); err != nil && store.KindOf(err) != store.KindNotFound {
 			errs = append(errs, err)
 		}
 	}
