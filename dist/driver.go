@@ -68,6 +68,10 @@ type Options struct {
 	// PauseBeforeCommit makes each worker wait this long between writing
 	// its output and committing it (for tests that kill workers mid-task).
 	PauseBeforeCommit time.Duration
+	// SpecEdit, when set, rewrites the spec's bytes before they are
+	// written (for tests of workers given a corrupt spec or a pipeline
+	// they cannot parse).
+	SpecEdit func([]byte) []byte
 	// straggle, in tests, slows one task's first attempt.
 	straggle *Straggle
 	// afterSpec, in tests, runs once the spec is written.
@@ -212,6 +216,9 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 	b, err := spec.Marshal()
 	if err != nil {
 		return err
+	}
+	if opts.SpecEdit != nil {
+		b = opts.SpecEdit(b)
 	}
 	if err := j.put(ctx, specKey, b); err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -31,6 +32,8 @@ type runOptions struct {
 	// for tests of exactly-once commits and of killed workers
 	duplicateAll      bool
 	pauseBeforeCommit time.Duration
+	corruptSpec       bool
+	specPipeline      string
 }
 
 func newRunCommand() *cobra.Command {
@@ -110,6 +113,10 @@ gets a duplicate, and Ctrl-C stops every worker.`,
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print the job's prefix and each phase's time on stderr")
 	f.BoolVar(&opts.duplicateAll, "x-duplicate-all", false, "start two attempts of every task (a test of exactly-once commits)")
 	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
+	f.BoolVar(&opts.corruptSpec, "x-corrupt-spec", false, "write half of the job's spec (a test of workers given a corrupt one)")
+	f.StringVar(&opts.specPipeline, "x-spec-pipeline", "", "the pipeline text the workers get instead (a test of a stage a worker does not know)")
+	_ = f.MarkHidden("x-corrupt-spec")
+	_ = f.MarkHidden("x-spec-pipeline")
 	_ = f.MarkHidden("x-duplicate-all")
 	_ = f.MarkHidden("x-pause-before-commit")
 	cmd.Flags().StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
@@ -305,6 +312,20 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: dist.NewLocal(command),
 		Open: stores.open, Mem: exec.NewPool(0),
 		DuplicateAll: opts.duplicateAll, PauseBeforeCommit: opts.pauseBeforeCommit,
+	}
+	switch {
+	case opts.corruptSpec:
+		dopts.SpecEdit = func(b []byte) []byte { return b[:len(b)/2] }
+	case opts.specPipeline != "":
+		dopts.SpecEdit = func(b []byte) []byte {
+			var m map[string]any
+			if json.Unmarshal(b, &m) != nil {
+				return b
+			}
+			m["pipeline"] = opts.specPipeline
+			out, _ := json.Marshal(m)
+			return out
+		}
 	}
 	if opts.verbose {
 		dopts.Log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "sluice: "+format+"\n", a...) }

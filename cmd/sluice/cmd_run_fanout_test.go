@@ -437,6 +437,38 @@ func TestRunFanOutFailingTask(t *testing.T) {
 	}
 }
 
+// TestRunFanOutBadSpec: a worker given a corrupt job spec, or a pipeline
+// with a stage it does not know, fails its task every attempt; the driver
+// exits 1 with one line naming the task and the worker and the cause,
+// and leaves no object.
+func TestRunFanOutBadSpec(t *testing.T) {
+	tg := localTarget(t)
+	q := "scan " + tg.taxi + " --columns payment_type | count-by payment_type | show"
+	for _, c := range []struct {
+		name string
+		flag []string
+		want string
+	}{
+		{"corrupt spec", []string{"--x-corrupt-spec"}, "job spec: "},
+		{"unknown stage", []string{"--x-spec-pipeline", "scan " + tg.taxi + " | frobnicate payment_type"}, `"frobnicate"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			jobs := filepath.Join(t.TempDir(), "jobs")
+			args := append([]string{"run", "--workers", "2", "--attempts", "2", "--store", jobs}, c.flag...)
+			r := sluice(t, nil, append(args, q)...)
+			assertCleanFailure(t, r, exitError, c.want)
+			for _, want := range []string{"map task ", " of 3 (", "failed 2 time(s)", "worker pid "} {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr %q does not say %q", r.stderr, want)
+				}
+			}
+			if left := (fanOutTarget{jobs: jobs + "/"}).left(t); len(left) != 0 {
+				t.Fatalf("objects left: %q", left)
+			}
+		})
+	}
+}
+
 // TestRunFanOutToDestination: with --out, the reducers' groups land at
 // the destination, one object per reducer and a manifest listing them;
 // merged by key they are the one-process result, byte for byte.
