@@ -46,6 +46,11 @@ type Task struct {
 	Phase   int
 	Index   int
 	Attempt string
+	// Args, when not nil, are the worker's arguments after the
+	// executor's command instead of SPEC --phase P: a worker of another
+	// kind than a job's task (sluice bench --workers starts its workers
+	// this way), still told its index and attempt in the environment.
+	Args []string
 }
 
 // RunTask runs one attempt of a task in this process: it reads the
