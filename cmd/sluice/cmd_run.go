@@ -306,6 +306,18 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 	if err != nil {
 		return err
 	}
+	if pr := globals.profile; (pr.ReqWrite > 0 || pr.ReqRead > 0) && pr.ReqShare == "" {
+		// The workers and this process share each prefix's request
+		// rate, as S3's clients do, instead of each having its own.
+		f, err := os.CreateTemp("", "sluice-reqshare-")
+		if err != nil {
+			return err
+		}
+		f.Close()
+		defer os.Remove(f.Name())
+		globals.profile.ReqShare = f.Name()
+		globals.sim += ",reqshare=" + f.Name()
+	}
 	command := append(append([]string{self}, globals.args()...), "worker")
 	dopts := dist.Options{
 		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,

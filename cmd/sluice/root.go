@@ -96,14 +96,33 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 
 // openStore opens a URL with the global flags applied, the link model included.
 func (g *globalOptions) openStore(ctx context.Context, url string, concurrency int) (*store.Store, string, error) {
-	return store.Open(ctx, url, g.storeOptions(concurrency, 0))
+	return g.open(ctx, url, g.storeOptions(concurrency, 0))
+}
+
+// open opens url with opts; with request buckets shared between
+// processes it first learns the store's root, which names its prefixes
+// in the shared file.
+func (g *globalOptions) open(ctx context.Context, url string, opts store.Options) (*store.Store, string, error) {
+	if g.profile.ReqShare == "" || opts.Wrap == nil {
+		return store.Open(ctx, url, opts)
+	}
+	bare := opts
+	bare.Wrap = nil
+	st, _, err := store.Open(ctx, url, bare)
+	if err != nil {
+		return nil, "", err
+	}
+	base := st.URL("")
+	st.Close()
+	opts.Wrap = sim.WrapOptionAt(g.profile, base)
+	return store.Open(ctx, url, opts)
 }
 
 // openRetried opens a URL for a command whose every request is retried
 // above the store (by fetch, scan or internal/retry): the S3 SDK then
 // makes one attempt per request, so that retries do not multiply.
 func (g *globalOptions) openRetried(ctx context.Context, url string, concurrency int) (*store.Store, string, error) {
-	return store.Open(ctx, url, g.storeOptions(concurrency, 1))
+	return g.open(ctx, url, g.storeOptions(concurrency, 1))
 }
 
 func (g *globalOptions) storeOptions(concurrency, attempts int) store.Options {
