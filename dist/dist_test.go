@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 }
 
 func testWorker() int {
+	if c, err := strconv.ParseInt(os.Getenv("DIST_TEST_CHUNK"), 10, 64); err == nil {
+		maxChunk = c
+	}
 	args := os.Args[1:]
 	if len(args) != 3 || args[1] != "--phase" {
 		fmt.Fprintf(os.Stderr, "sluice: worker arguments %q\n", args)
@@ -71,6 +74,18 @@ func testParse(text string) (exec.Pipeline, error) {
 			return exec.Pipeline{}, err
 		}
 		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{f, exec.Top(700, []exec.SortKey{{Column: "payment_type"}})}}, nil
+	case "O": // a sort after a shuffle, ties everywhere: few payment types
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Shuffle([]string{"pickup_date"}, 5),
+			exec.Sort([]exec.SortKey{{Column: "payment_type", Desc: true}})}}, nil
+	case "O2": // the same with a second key and a filter before the sort
+		f, err := exec.Filter("trip_distance > 0.5")
+		if err != nil {
+			return exec.Pipeline{}, err
+		}
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Shuffle([]string{"payment_type"}, 3), f,
+			exec.Sort([]exec.SortKey{{Column: "pickup_date"}, {Column: "trip_distance", Desc: true}}), exec.Head(5000)}}, nil
+	case "M": // every row, no shuffle: the driver streams every map output
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Select("trip_distance", "pickup_date", "payment_type")}}, nil
 	case "H":
 		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Select("trip_distance", "pickup_date"), exec.Head(2500)}}, nil
 	case "B":
@@ -194,6 +209,43 @@ func TestRunMatchesOneProcess(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A sort after a shuffle (reducers sort their parts, the driver merges
+// them) and a pipeline whose every row reaches the driver give one
+// process's rows in its order, ties in dataset order; the driver reads
+// the tasks' outputs in chunks (small ones here, so every output is
+// several) and leaks nothing.
+func TestSortAfterShuffleAndStreaming(t *testing.T) {
+	taxi := testData(t)
+	defer func(c int64) { maxChunk = c }(maxChunk)
+	maxChunk = 4 << 10
+	for _, word := range []string{"O", "O2", "M"} {
+		t.Run(word, func(t *testing.T) {
+			text := word + " " + taxi
+			p, _ := testParse(text)
+			want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{}) }, p)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			opts := testOptions(t.TempDir())
+			opts.Mem = mem
+			opts.Executor.(*Local).Env = append(opts.Executor.(*Local).Env, "DIST_TEST_CHUNK=4096")
+			p, _ = testParse(text)
+			got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+			if len(want) < 2000 || !slices.Equal(got, want) {
+				t.Fatalf("fanned out %d rows, one process %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+			}
+		})
+	}
+}
+
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
 
 // With every task run twice at once and the job kept, each manifest

@@ -497,9 +497,9 @@ func (d *driver) final(p exec.Pipeline, pl *plan) error {
 	stages := append([]exec.Stage(nil), p.Stages[pl.finalFrom:]...)
 	eopts := exec.Options{Mem: d.opts.Mem, Workers: d.opts.Threads, Open: d.opts.Open}
 	if pl.mergeBy != nil {
-		keys := make([]exec.SortKey, len(pl.mergeBy))
-		for i, k := range pl.mergeBy {
-			keys[i] = exec.SortKey{Column: k}
+		keys := pl.mergeBy
+		if pl.dropPosition {
+			stages = append([]exec.Stage{exec.Drop(PositionColumn)}, stages...)
 		}
 		ins := d.inputs(m)
 		names := make([]string, len(ins))

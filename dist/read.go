@@ -28,8 +28,9 @@ type input struct {
 // the tasks' outputs, and a reducer's for its parts.
 const readBudget = 64 << 20
 
-// maxChunk is the most of an input fetched as one unit.
-const maxChunk = 8 << 20
+// maxChunk is the most of an input fetched as one unit (a variable for
+// tests that cut small inputs into many chunks).
+var maxChunk int64 = 8 << 20
 
 // streams returns a source for each input, reading it in chunks through
 // fetch (retried, checked against its checksum as it arrives) and done,
@@ -47,7 +48,7 @@ func (j *job) streams(ctx context.Context, ins []input, together bool) ([]exec.S
 	if together {
 		budget = max(readBudget/int64(max(len(ins), 1)), 1<<20)
 	}
-	chunk := min(int64(maxChunk), budget/2)
+	chunk := min(maxChunk, budget/2)
 	srcs := make([]exec.SourceStage, len(ins))
 	var reqs []fetch.Request
 	for i, in := range ins {

@@ -84,6 +84,8 @@ type Phase struct {
 	// ShuffleBy and Parts describe a shuffle output.
 	ShuffleBy []string `json:"shuffle_by,omitempty"`
 	Parts     int      `json:"parts,omitempty"`
+	// Position makes a map task add PositionColumn before the shuffle.
+	Position bool `json:"position,omitempty"`
 }
 
 // Piece is the input of a map task: row groups [Lo, Hi) of one file of
@@ -193,6 +195,9 @@ func (p Phase) check(i int) error {
 	default:
 		return fmt.Errorf("unknown kind %q", p.Kind)
 	}
+	if p.Position && p.Output != OutShuffle {
+		return errors.New("row positions without a shuffle")
+	}
 	switch p.Output {
 	case OutStream, OutFile:
 	case OutPartial:
@@ -203,6 +208,7 @@ func (p Phase) check(i int) error {
 		if p.Parts < 1 || p.Parts > maxParts || len(p.ShuffleBy) == 0 {
 			return fmt.Errorf("shuffle to %d parts by %q", p.Parts, p.ShuffleBy)
 		}
+
 	default:
 		return fmt.Errorf("unknown output %q", p.Output)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -354,7 +355,14 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 			}
 		}
 	}()
+	var posSchema *arrow.Schema
+	var rowsSeen int64
 	sink := exec.Collect(func(s *arrow.Schema) {
+		if w.ph.Position {
+			md := s.Metadata()
+			s = arrow.NewSchema(append(s.Fields(), arrow.Field{Name: PositionColumn, Type: arrow.PrimitiveTypes.Int64}), &md)
+			posSchema = s
+		}
 		split, bindErr = exec.NewSplitter(s, w.ph.ShuffleBy, n, w.env.Mem)
 		for r := range writers {
 			writers[r] = ipc.NewWriter(sp.writer(r), ipc.WithSchema(s), ipc.WithAllocator(w.env.Mem))
@@ -362,6 +370,11 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 	}, func(rec arrow.RecordBatch) error {
 		if bindErr != nil {
 			return bindErr
+		}
+		if posSchema != nil {
+			rec = withPositions(posSchema, rec, int64(w.index)<<40+rowsSeen, w.env.Mem)
+			defer rec.Release()
+			rowsSeen += rec.NumRows()
 		}
 		parts, err := split.Split(w.ctx, rec)
 		if err != nil {
@@ -430,6 +443,20 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 	}
 	w.out.Key, w.out.Size, w.out.Parts = key, size, parts
 	return nil
+}
+
+// withPositions is rec with PositionColumn added: from, from+1, ...
+func withPositions(schema *arrow.Schema, rec arrow.RecordBatch, from int64, mem memory.Allocator) arrow.RecordBatch {
+	b := array.NewInt64Builder(mem)
+	defer b.Release()
+	n := int(rec.NumRows())
+	b.Reserve(n)
+	for i := range n {
+		b.UnsafeAppend(from + int64(i))
+	}
+	pos := b.NewArray()
+	defer pos.Release()
+	return array.NewRecordBatch(schema, append(rec.Columns()[:len(rec.Columns()):len(rec.Columns())], pos), int64(n))
 }
 
 // partSource reads this reducer's part of every map object the manifest

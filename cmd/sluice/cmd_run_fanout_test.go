@@ -35,6 +35,12 @@ var fanOutQueries = map[string]string{
 		`sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, ` +
 		`mean(l_quantity) as avg_qty, mean(l_extendedprice) as avg_price, mean(l_discount) as avg_disc, count() as count_order'`,
 	"shuffle": "scan {lineitem} | shuffle --by l_orderkey --to 8 | sum-by l_orderkey l_quantity,l_extendedprice | top 10 --by l_quantity --desc",
+	// reducers sort their parts, the driver merges them: ties (few flags,
+	// few dates) in dataset order
+	"sort": "scan {lineitem} --columns l_orderkey,l_returnflag,l_shipdate,l_quantity | shuffle --by l_orderkey --to 4" +
+		" | filter 'l_quantity > 5' | sort --by l_returnflag,l_shipdate:desc",
+	// every row of a wide projection reaches the driver, streamed
+	"rows": "scan {lineitem} --columns l_orderkey,l_partkey,l_comment,l_shipdate,l_extendedprice | filter 'l_extendedprice > 0'",
 }
 
 // fanOutTarget is where the datasets and the jobs live: local
@@ -159,7 +165,7 @@ func TestRunFanOutMatchesOneProcess(t *testing.T) {
 	for _, where := range []string{"file", "minio"} {
 		t.Run(where, func(t *testing.T) {
 			tg := map[string]func(*testing.T) fanOutTarget{"file": localTarget, "minio": minioTarget}[where](t)
-			for _, q := range []string{"A", "B", "shuffle"} {
+			for _, q := range []string{"A", "B", "shuffle", "sort", "rows"} {
 				stderr := runBoth(t, tg, q, "--piece-size", "128KiB")
 				if !strings.Contains(stderr, "phase 0 (map)") {
 					t.Errorf("%s: no map phase in the log: %s", q, stderr)
