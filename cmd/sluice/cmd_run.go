@@ -67,9 +67,11 @@ With --workers N the pipeline fans out over worker processes (sluice worker,
 this same binary), with object storage as all they share: map tasks run the
 leading per-batch stages over pieces of the scan's datasets (a file, or a
 range of row groups of a large one) and the partial side of an aggregation
-after them; a shuffle stage sends each key to one of R reducers; this
+after them; a shuffle stage sends each key to one of R reducers, which run
+the aggregation or sort after it (--spread: over how many key prefixes each
+phase's objects go, to keep under S3's per-prefix request rates); this
 process commits one attempt of each task, folds or merges what they wrote
-in dataset order and runs the rest. The results are those of one process,
+in dataset order (a sort's ties too) and runs the rest. The results are those of one process,
 to the bit. The job lives under --store (default: a temporary directory)
 and is removed at the end; a failed or killed task is retried, a straggler
 gets a duplicate, and Ctrl-C stops every worker.`,
@@ -88,6 +90,10 @@ gets a duplicate, and Ctrl-C stops every worker.`,
   # a shuffle: 8 reducers each sum the orders whose key hashes to them
   sluice run --workers 4 'scan ./data/lineitem | shuffle --by l_orderkey --to 8
       | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show'
+
+  # a sort after a shuffle: each reducer sorts its part, this process merges them
+  sluice run --workers 4 'scan ./data/lineitem | shuffle --by l_orderkey --to 8
+      | sort --by l_shipdate,l_extendedprice:desc | head 20 | show'
 
   # the reducers' groups stay in storage: one object per reducer and a manifest
   sluice run --workers 4 --out s3://bucket/by-order/ 'scan s3://bucket/lineitem/
