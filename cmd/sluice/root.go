@@ -70,7 +70,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 	f := root.PersistentFlags()
 	f.StringVar(&globals.endpoint, "endpoint", "", "S3 endpoint URL (default: AWS_ENDPOINT_URL, else AWS)")
 	f.StringVar(&globals.region, "region", "", "S3 region (default: AWS_REGION or shared config, else us-east-1; a bucket in another region is found from the server's answer)")
-	f.StringVar(&globals.sim, "sim", "", "model a remote link: a profile (s3) or ttfb=15ms,p99=80ms,stream=90MiB/s,link=1200MiB/s,slowdown=0.05,reset=0.01,stall=0.01:10s,reqlimit=3500:5500,prefixdepth=0 (reqlimit: writes:reads a second per key prefix, 503 SlowDown above; prefixdepth: leading path segments that make a prefix, 0 the key's directory)")
+	f.StringVar(&globals.sim, "sim", "", "model a remote link: a profile (s3) or ttfb=15ms,p99=80ms,stream=90MiB/s,link=1200MiB/s,slowdown=0.05,reset=0.01,stall=0.01:10s,reqlimit=3500:5500,prefixdepth=0 (reqlimit: writes:reads a second per key prefix, 503 SlowDown above; prefixdepth: leading path segments that make a prefix, 0 the key's directory; reqshare=/abs/file: request buckets shared by every process naming the file)")
 
 	root.AddCommand(
 		newLsCommand(),
