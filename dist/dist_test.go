@@ -494,3 +494,44 @@ func TestReadInOrderChecksChecksums(t *testing.T) {
 		t.Fatalf("a wrong checksum: %v", err)
 	}
 }
+
+// The planner takes a sort or an aggregation after a shuffle and
+// refuses what it cannot run as one process would, in one line.
+func TestPlanAfterShuffle(t *testing.T) {
+	taxi := testData(t)
+	scan := exec.Scan([]string{taxi}, exec.ScanOptions{Columns: []string{"pickup_date", "payment_type", "trip_distance"}})
+	sh := exec.Shuffle([]string{"pickup_date"}, 3)
+	byType := []exec.SortKey{{Column: "payment_type"}}
+	f, err := exec.Filter("trip_distance > 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		stages []exec.Stage
+		out    string
+		want   string // an error, or "" for a plan of a map and a reduce phase
+	}{
+		{"sort", []exec.Stage{sh, f, exec.Sort(byType), exec.Head(5)}, "", ""},
+		{"agg", []exec.Stage{sh, exec.CountBy([]string{"payment_type"})}, "", ""},
+		{"top", []exec.Stage{sh, exec.Top(5, byType)}, "", "must come to an aggregation (sum-by, count-by, agg-by) or a sort"},
+		{"select before sort", []exec.Stage{sh, exec.Select("payment_type"), exec.Sort(byType)}, "", "put select before the shuffle"},
+		{"sort to a destination", []exec.Stage{sh, exec.Sort(byType)}, "file:///tmp/x/", "each reducer's part is sorted, not the whole"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pl, err := makePlan(context.Background(), exec.Pipeline{Source: scan, Stages: c.stages}, Options{PieceBytes: 64 << 20, Out: c.out})
+			if c.want != "" {
+				if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("got %v, want one line saying %q", err, c.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pl.phases) != 2 || pl.phases[0].Position != (c.name == "sort") || pl.dropPosition != (c.name == "sort") {
+				t.Fatalf("phases %+v, drop position %v", pl.phases, pl.dropPosition)
+			}
+		})
+	}
+}
