@@ -39,7 +39,7 @@ func (l *ExecLauncher) Launch(ctx context.Context, w WorkerSpec) ([]Record, erro
 		l.waiting = map[string]chan dist.Exit{}
 		l.done = make(chan struct{})
 		l.wg.Add(1)
-		go l.dispatch()
+		go l.dispatch(l.done)
 	}
 	l.seq++
 	label := fmt.Sprintf("b%d", l.seq)
@@ -77,7 +77,7 @@ func (l *ExecLauncher) Launch(ctx context.Context, w WorkerSpec) ([]Record, erro
 }
 
 // dispatch hands each worker's exit to the Launch waiting for it.
-func (l *ExecLauncher) dispatch() {
+func (l *ExecLauncher) dispatch(done <-chan struct{}) {
 	defer l.wg.Done()
 	for {
 		select {
@@ -88,7 +88,7 @@ func (l *ExecLauncher) dispatch() {
 			if ch != nil {
 				ch <- ex
 			}
-		case <-l.done:
+		case <-done:
 			return
 		}
 	}
