@@ -34,6 +34,7 @@ type runOptions struct {
 	pauseBeforeCommit time.Duration
 	corruptSpec       bool
 	specPipeline      string
+	workerEnv         []string
 }
 
 func newRunCommand() *cobra.Command {
@@ -121,6 +122,8 @@ gets a duplicate, and Ctrl-C stops every worker.`,
 	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
 	f.BoolVar(&opts.corruptSpec, "x-corrupt-spec", false, "write half of the job's spec (a test of workers given a corrupt one)")
 	f.StringVar(&opts.specPipeline, "x-spec-pipeline", "", "the pipeline text the workers get instead (a test of a stage a worker does not know)")
+	f.StringArrayVar(&opts.workerEnv, "x-worker-env", nil, "NAME=VALUE added to the workers' environment (a test of workers that cannot reach the store)")
+	_ = f.MarkHidden("x-worker-env")
 	_ = f.MarkHidden("x-corrupt-spec")
 	_ = f.MarkHidden("x-spec-pipeline")
 	_ = f.MarkHidden("x-duplicate-all")
@@ -325,9 +328,11 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 		globals.sim += ",reqshare=" + f.Name()
 	}
 	command := append(append([]string{self}, globals.args()...), "worker")
+	exe := dist.NewLocal(command)
+	exe.Env = opts.workerEnv
 	dopts := dist.Options{
 		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
-		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: dist.NewLocal(command),
+		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: exe,
 		Open: stores.open, Mem: exec.NewPool(0),
 		DuplicateAll: opts.duplicateAll, PauseBeforeCommit: opts.pauseBeforeCommit,
 	}

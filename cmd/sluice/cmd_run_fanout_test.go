@@ -475,6 +475,28 @@ func TestRunFanOutBadSpec(t *testing.T) {
 	}
 }
 
+// TestRunFanOutWorkerCannotReachStore: the driver reaches the job's
+// store (MinIO) and its workers do not (their endpoint is a port where
+// nothing listens): one line at the driver naming the task, the worker
+// and the refused connection, exit 1, no object left.
+func TestRunFanOutWorkerCannotReachStore(t *testing.T) {
+	env, base, opts := minioBase(t)
+	taxi := localTarget(t).taxi
+	jobs := base + "jobs/"
+	r := sluice(t, env, "run", "--workers", "2", "--attempts", "2", "--store", jobs,
+		"--x-worker-env", "AWS_ENDPOINT_URL=http://127.0.0.1:1", "--x-worker-env", "AWS_MAX_ATTEMPTS=1",
+		"scan "+taxi+" --columns payment_type | count-by payment_type | show")
+	assertCleanFailure(t, r, exitError, "connection refused")
+	for _, want := range []string{"map task ", "failed 2 time(s)", "worker pid ", "127.0.0.1:1"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q does not say %q", r.stderr, want)
+		}
+	}
+	if left := (fanOutTarget{env: env, jobs: jobs, openOpts: opts}).left(t); len(left) != 0 {
+		t.Fatalf("objects left: %q", left)
+	}
+}
+
 // TestRunFanOutToDestination: with --out, the reducers' groups land at
 // the destination, one object per reducer and a manifest listing them;
 // merged by key they are the one-process result, byte for byte.
