@@ -37,10 +37,9 @@ type WorkerSpec struct {
 // it wrote, also when ctx is cancelled, as Run does; RunWorkers deletes
 // what a worker that died could not.
 //
-// Local child processes of the same binary are the launcher today
-// (cmd/sluice); the dist package's executor is meant to take its place,
-// which is why a worker needs nothing but its spec, its arguments and the
-// store.
+// ExecLauncher launches workers through a dist.Executor, the one way
+// sluice starts worker processes (sluice bench --workers uses it with
+// dist.Local); in tests a Launcher may run workers in this process.
 type Launcher interface {
 	Launch(ctx context.Context, w WorkerSpec) ([]Record, error)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,6 +33,9 @@ func TestMain(m *testing.M) {
 }
 
 func testWorker() int {
+	if c, err := strconv.ParseInt(os.Getenv("DIST_TEST_CHUNK"), 10, 64); err == nil {
+		maxChunk = c
+	}
 	args := os.Args[1:]
 	if len(args) != 3 || args[1] != "--phase" {
 		fmt.Fprintf(os.Stderr, "sluice: worker arguments %q\n", args)
@@ -70,6 +74,18 @@ func testParse(text string) (exec.Pipeline, error) {
 			return exec.Pipeline{}, err
 		}
 		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{f, exec.Top(700, []exec.SortKey{{Column: "payment_type"}})}}, nil
+	case "O": // a sort after a shuffle, ties everywhere: few payment types
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Shuffle([]string{"pickup_date"}, 5),
+			exec.Sort([]exec.SortKey{{Column: "payment_type", Desc: true}})}}, nil
+	case "O2": // the same with a second key and a filter before the sort
+		f, err := exec.Filter("trip_distance > 0.5")
+		if err != nil {
+			return exec.Pipeline{}, err
+		}
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Shuffle([]string{"payment_type"}, 3), f,
+			exec.Sort([]exec.SortKey{{Column: "pickup_date"}, {Column: "trip_distance", Desc: true}}), exec.Head(5000)}}, nil
+	case "M": // every row, no shuffle: the driver streams every map output
+		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Select("trip_distance", "pickup_date", "payment_type")}}, nil
 	case "H":
 		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Select("trip_distance", "pickup_date"), exec.Head(2500)}}, nil
 	case "B":
@@ -195,6 +211,43 @@ func TestRunMatchesOneProcess(t *testing.T) {
 	}
 }
 
+// A sort after a shuffle (reducers sort their parts, the driver merges
+// them) and a pipeline whose every row reaches the driver give one
+// process's rows in its order, ties in dataset order; the driver reads
+// the tasks' outputs in chunks (small ones here, so every output is
+// several) and leaks nothing.
+func TestSortAfterShuffleAndStreaming(t *testing.T) {
+	taxi := testData(t)
+	defer func(c int64) { maxChunk = c }(maxChunk)
+	maxChunk = 4 << 10
+	for _, word := range []string{"O", "O2", "M"} {
+		t.Run(word, func(t *testing.T) {
+			text := word + " " + taxi
+			p, _ := testParse(text)
+			want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{}) }, p)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			opts := testOptions(t.TempDir())
+			opts.Mem = mem
+			opts.Executor.(*Local).Env = append(opts.Executor.(*Local).Env, "DIST_TEST_CHUNK=4096")
+			p, _ = testParse(text)
+			got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+			if len(want) < 2000 || !slices.Equal(got, want) {
+				t.Fatalf("fanned out %d rows, one process %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+			}
+		})
+	}
+}
+
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
 // With every task run twice at once and the job kept, each manifest
 // lists one output per task and no other attempt's objects are left.
 func TestDuplicateAttemptsCommitOnce(t *testing.T) {
@@ -217,7 +270,7 @@ func TestDuplicateAttemptsCommitOnce(t *testing.T) {
 		switch {
 		case strings.HasSuffix(k, ".shuffle"):
 			shuffles = append(shuffles, k)
-		case strings.HasSuffix(k, ".arrow"):
+		case strings.HasSuffix(k, ".arrows"):
 			files = append(files, k)
 		case strings.HasSuffix(k, "/job.json") || strings.HasSuffix(k, "/manifest.json"):
 		default:
@@ -225,7 +278,31 @@ func TestDuplicateAttemptsCommitOnce(t *testing.T) {
 		}
 	}
 	if len(shuffles) != 4 || len(files) != 5 || len(other) != 0 {
-		t.Fatalf("%d shuffle objects (want 4, one per map task), %d reducer files (want 5), others %q", len(shuffles), len(files), other)
+		t.Fatalf("%d shuffle objects (want 4, one per map task), %d reducer streams (want 5), others %q", len(shuffles), len(files), other)
+	}
+}
+
+// The map objects of a shuffle go one to a prefix by default, all under
+// one with Spread 1.
+func TestSpreadOverPrefixes(t *testing.T) {
+	taxi := testData(t)
+	text := "S " + taxi
+	for _, c := range []struct{ spread, dirs int }{{0, 4}, {1, 1}, {2, 2}} {
+		jobs := t.TempDir()
+		opts := testOptions(jobs)
+		opts.Keep, opts.Spread = true, c.spread
+		opts.PieceBytes = 64 << 20 // a task per file
+		p, _ := testParse(text)
+		rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+		dirs := map[string]bool{}
+		for _, k := range objects(t, jobs) {
+			if strings.HasSuffix(k, ".shuffle") {
+				dirs[path.Dir(k)] = true
+			}
+		}
+		if len(dirs) != c.dirs {
+			t.Errorf("spread %d: map objects under %d prefixes %v, want %d", c.spread, len(dirs), dirs, c.dirs)
+		}
 	}
 }
 
@@ -397,10 +474,12 @@ func TestReadInOrderChecksChecksums(t *testing.T) {
 	}
 	read := func(sums []uint32) (int64, error) {
 		reqs := []fetchRequest{{"o0", int64(len(data))}, {"o1", int64(len(data))}}
-		src, done, err := readInOrder(ctx, st, toFetch(reqs), func(i int) (uint32, string) { return sums[i], reqs[i].key })
-		if err != nil {
-			return 0, err
+		ins := make([]input, len(reqs))
+		for i, r := range reqs {
+			ins[i] = input{key: r.key, n: r.size, size: r.size, crc: sums[i], name: r.key}
 		}
+		srcs, done := (&job{st: st}).streams(ctx, ins, false)
+		src := exec.Concat(srcs...)
 		var rows int64
 		err = exec.Run(ctx, exec.Pipeline{Source: src, Stages: []exec.Stage{exec.Collect(nil, func(r arrow.RecordBatch) error { rows += r.NumRows(); return nil })}}, exec.Options{Mem: mem})
 		if rerr := done(); rerr != nil {
@@ -413,5 +492,46 @@ func TestReadInOrderChecksChecksums(t *testing.T) {
 	}
 	if _, err := read([]uint32{checksum(data), checksum(data) ^ 1}); err == nil || !strings.Contains(err.Error(), "o1: checksum") {
 		t.Fatalf("a wrong checksum: %v", err)
+	}
+}
+
+// The planner takes a sort or an aggregation after a shuffle and
+// refuses what it cannot run as one process would, in one line.
+func TestPlanAfterShuffle(t *testing.T) {
+	taxi := testData(t)
+	scan := exec.Scan([]string{taxi}, exec.ScanOptions{Columns: []string{"pickup_date", "payment_type", "trip_distance"}})
+	sh := exec.Shuffle([]string{"pickup_date"}, 3)
+	byType := []exec.SortKey{{Column: "payment_type"}}
+	f, err := exec.Filter("trip_distance > 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		stages []exec.Stage
+		out    string
+		want   string // an error, or "" for a plan of a map and a reduce phase
+	}{
+		{"sort", []exec.Stage{sh, f, exec.Sort(byType), exec.Head(5)}, "", ""},
+		{"agg", []exec.Stage{sh, exec.CountBy([]string{"payment_type"})}, "", ""},
+		{"top", []exec.Stage{sh, exec.Top(5, byType)}, "", "must come to an aggregation (sum-by, count-by, agg-by) or a sort"},
+		{"select before sort", []exec.Stage{sh, exec.Select("payment_type"), exec.Sort(byType)}, "", "put select before the shuffle"},
+		{"sort to a destination", []exec.Stage{sh, exec.Sort(byType)}, "file:///tmp/x/", "each reducer's part is sorted, not the whole"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pl, err := makePlan(context.Background(), exec.Pipeline{Source: scan, Stages: c.stages}, Options{PieceBytes: 64 << 20, Out: c.out})
+			if c.want != "" {
+				if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("got %v, want one line saying %q", err, c.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pl.phases) != 2 || pl.phases[0].Position != (c.name == "sort") || pl.dropPosition != (c.name == "sort") {
+				t.Fatalf("phases %+v, drop position %v", pl.phases, pl.dropPosition)
+			}
+		})
 	}
 }

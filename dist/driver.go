@@ -16,7 +16,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/exec"
-	"github.com/sluice-data/sluice/fetch"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -45,6 +44,12 @@ type Options struct {
 	// PieceBytes is the size the scan's files are cut into map tasks by
 	// (see collect.Pieces). Default 64 MiB.
 	PieceBytes int64
+	// Spread is how many key prefixes each phase's data objects (the
+	// shuffle's map objects above all) are spread over, so that a large
+	// shuffle keeps under S3's per-prefix request rates: 0 chooses one
+	// per task of the largest phase, up to MaxSpread; 1 puts them all
+	// under one prefix.
+	Spread int
 	// Executor starts the workers; nil means NewLocal(nil).
 	Executor Executor
 	// Open opens the store a URL names, for the driver's own reads and
@@ -63,6 +68,10 @@ type Options struct {
 	// PauseBeforeCommit makes each worker wait this long between writing
 	// its output and committing it (for tests that kill workers mid-task).
 	PauseBeforeCommit time.Duration
+	// SpecEdit, when set, rewrites the spec's bytes before they are
+	// written (for tests of workers given a corrupt spec or a pipeline
+	// they cannot parse).
+	SpecEdit func([]byte) []byte
 	// straggle, in tests, slows one task's first attempt.
 	straggle *Straggle
 	// afterSpec, in tests, runs once the spec is written.
@@ -194,11 +203,22 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 	}()
 	logf("job %s", jobURL)
 
-	spec := &Spec{Version: specVersion, Pipeline: text, Job: jobURL, Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
+	spread := opts.Spread
+	if spread <= 0 {
+		most := 0
+		for _, ph := range pl.phases {
+			most = max(most, ph.Tasks)
+		}
+		spread = spreadFor(most)
+	}
+	spec := &Spec{Version: specVersion, Pipeline: text, Job: jobURL, Spread: min(spread, MaxSpread), Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
 		PauseBeforeCommit: int(opts.PauseBeforeCommit / time.Millisecond), Straggle: opts.straggle}
 	b, err := spec.Marshal()
 	if err != nil {
 		return err
+	}
+	if opts.SpecEdit != nil {
+		b = opts.SpecEdit(b)
 	}
 	if err := j.put(ctx, specKey, b); err != nil {
 		return err
@@ -219,14 +239,19 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 			return err
 		}
 		d.manifests = append(d.manifests, m)
-		logf("phase %d (%s): %d task(s) in %v", i, spec.Phases[i].Kind, spec.Phases[i].Tasks, time.Since(t0).Round(time.Millisecond))
+		var retries int64
+		for _, o := range m.Outputs {
+			retries += o.Retries
+		}
+		logf("phase %d (%s): %d task(s) in %v, %d failed attempt(s), %d request(s) retried by the committed attempts, %d by the driver",
+			i, spec.Phases[i].Kind, spec.Phases[i].Tasks, time.Since(t0).Round(time.Millisecond), d.failed, retries, d.j.retries.Swap(0))
 	}
 	if opts.Out != "" {
 		return d.publish()
 	}
 	t0 := time.Now()
 	err = d.final(p, pl)
-	logf("final: %v", time.Since(t0).Round(time.Millisecond))
+	logf("final: %v, %d request(s) retried", time.Since(t0).Round(time.Millisecond), d.j.retries.Load())
 	return err
 }
 
@@ -258,6 +283,7 @@ type driver struct {
 	exe       Executor
 	manifests []*Manifest
 	logf      func(string, ...any)
+	failed    int // failed attempts of the running phase
 }
 
 type taskState struct {
@@ -300,6 +326,7 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 		}
 	}
 	active, done, failed := 0, 0, 0
+	defer func() { d.failed = failed }()
 	var took []time.Duration
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -426,13 +453,16 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 // the latest failure record.
 func (d *driver) claims(pi, task int) (*Output, *Failure, error) {
 	ph := d.spec.Phases[pi]
-	infos, err := d.j.st.List(d.ctx, d.j.prefix+taskPrefix("done", pi, task))
-	if err != nil {
+	var infos []store.ObjectInfo
+	if err := d.j.do(d.ctx, func() (err error) {
+		infos, err = d.j.st.List(d.ctx, d.j.prefix+taskPrefix("done", pi, task))
+		return err
+	}); err != nil {
 		return nil, nil, err
 	}
 	for _, info := range infos {
-		b, err := d.j.st.ReadAll(d.ctx, info.Key)
-		if err != nil {
+		var b []byte
+		if err := d.j.do(d.ctx, func() (err error) { b, err = d.j.st.ReadAll(d.ctx, info.Key); return err }); err != nil {
 			return nil, nil, err
 		}
 		o, err := parseOutput(b, ph)
@@ -443,13 +473,16 @@ func (d *driver) claims(pi, task int) (*Output, *Failure, error) {
 			return o, nil, nil
 		}
 	}
-	fails, err := d.j.st.List(d.ctx, d.j.prefix+taskPrefix("fail", pi, task))
-	if err != nil || len(fails) == 0 {
+	var fails []store.ObjectInfo
+	if err := d.j.do(d.ctx, func() (err error) {
+		fails, err = d.j.st.List(d.ctx, d.j.prefix+taskPrefix("fail", pi, task))
+		return err
+	}); err != nil || len(fails) == 0 {
 		return nil, nil, err
 	}
 	sort.Slice(fails, func(a, b int) bool { return fails[a].ModTime.Before(fails[b].ModTime) })
-	b, err := d.j.st.ReadAll(d.ctx, fails[len(fails)-1].Key)
-	if err != nil {
+	var b []byte
+	if err := d.j.do(d.ctx, func() (err error) { b, err = d.j.st.ReadAll(d.ctx, fails[len(fails)-1].Key); return err }); err != nil {
 		return nil, nil, err
 	}
 	var f Failure
@@ -467,35 +500,41 @@ func (d *driver) final(p exec.Pipeline, pl *plan) error {
 	stages := append([]exec.Stage(nil), p.Stages[pl.finalFrom:]...)
 	eopts := exec.Options{Mem: d.opts.Mem, Workers: d.opts.Threads, Open: d.opts.Open}
 	if pl.mergeBy != nil {
-		keys := make([]exec.SortKey, len(pl.mergeBy))
-		for i, k := range pl.mergeBy {
-			keys[i] = exec.SortKey{Column: k}
+		keys := pl.mergeBy
+		if pl.dropPosition {
+			stages = append([]exec.Stage{exec.Drop(PositionColumn)}, stages...)
 		}
-		urls := make([]string, len(m.Outputs))
-		for i, o := range m.Outputs {
-			urls[i] = d.j.url(o.Key)
+		ins := d.inputs(m)
+		names := make([]string, len(ins))
+		for i, in := range ins {
+			names[i] = in.name
 		}
-		return exec.Run(d.ctx, exec.Pipeline{Source: exec.Merge(keys, urls), Stages: stages}, eopts)
+		srcs, closeSrc := d.j.streams(d.ctx, ins, true)
+		err := exec.Run(d.ctx, exec.Pipeline{Source: exec.MergeSources(keys, names, srcs...), Stages: stages}, eopts)
+		if rerr := closeSrc(); rerr != nil {
+			return rerr
+		}
+		return err
 	}
 	if pl.finalAgg >= 0 {
 		_, final, _ := exec.SplitAgg(p.Stages[pl.finalAgg])
 		stages = append([]exec.Stage{final}, stages...)
 	}
-	reqs := make([]fetch.Request, len(m.Outputs))
-	for i, o := range m.Outputs {
-		reqs[i] = fetch.Request{Key: d.j.prefix + o.Key, Ranges: []store.Range{{Off: 0, Len: o.Size}}, Size: o.Size}
-	}
-	src, closeSrc, err := readInOrder(d.ctx, d.j.st, reqs, func(i int) (uint32, string) {
-		return m.Outputs[i].CRC, d.j.url(m.Outputs[i].Key)
-	})
-	if err != nil {
-		return err
-	}
-	err = exec.Run(d.ctx, exec.Pipeline{Source: src, Stages: stages}, eopts)
+	srcs, closeSrc := d.j.streams(d.ctx, d.inputs(m), false)
+	err := exec.Run(d.ctx, exec.Pipeline{Source: exec.Concat(srcs...), Stages: stages}, eopts)
 	if rerr := closeSrc(); rerr != nil {
 		return rerr
 	}
 	return err
+}
+
+// inputs are the IPC streams a manifest lists, whole.
+func (d *driver) inputs(m *Manifest) []input {
+	ins := make([]input, len(m.Outputs))
+	for i, o := range m.Outputs {
+		ins[i] = input{key: d.j.prefix + o.Key, n: o.Size, size: o.Size, crc: o.CRC, name: d.j.url(o.Key)}
+	}
+	return ins
 }
 
 // cleanup deletes the job's objects: all of them, or with keep all but
@@ -508,8 +547,8 @@ func (d *driver) cleanup(ctx context.Context, keep bool) error {
 			listed[d.j.prefix+o.Key] = true
 		}
 	}
-	infos, err := d.j.st.List(ctx, d.j.prefix)
-	if err != nil {
+	var infos []store.ObjectInfo
+	if err := d.j.do(ctx, func() (err error) { infos, err = d.j.st.List(ctx, d.j.prefix); return err }); err != nil {
 		if store.KindOf(err) == store.KindNotFound {
 			return nil
 		}
@@ -520,7 +559,7 @@ func (d *driver) cleanup(ctx context.Context, keep bool) error {
 		if keep && listed[info.Key] {
 			continue
 		}
-		if err := d.j.st.Delete(ctx, info.Key); err != nil && store.KindOf(err) != store.KindNotFound {
+		if err := d.j.do(ctx, func() error { return d.j.st.Delete(ctx, info.Key) }); err != nil && store.KindOf(err) != store.KindNotFound {
 			errs = append(errs, err)
 		}
 	}

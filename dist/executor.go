@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Executor starts, watches and stops workers; it knows nothing of what
@@ -41,6 +42,10 @@ type Local struct {
 	Command []string
 	// Env is added to the workers' environment.
 	Env []string
+	// Grace, when above zero, makes Stop interrupt the workers first (as
+	// Ctrl-C would, so they can delete what they wrote) and kill only
+	// those still running after it.
+	Grace time.Duration
 
 	mu       sync.Mutex
 	running  map[*exec.Cmd]bool
@@ -66,7 +71,12 @@ func (l *Local) Start(ctx context.Context, t Task) error {
 		}
 		argv = []string{self, "worker"}
 	}
-	args := append(append([]string(nil), argv[1:]...), t.Spec, "--phase", strconv.Itoa(t.Phase))
+	args := append([]string(nil), argv[1:]...)
+	if t.Args != nil {
+		args = append(args, t.Args...)
+	} else {
+		args = append(args, t.Spec, "--phase", strconv.Itoa(t.Phase))
+	}
 	cmd := exec.Command(argv[0], args...)
 	cmd.Env = append(append(os.Environ(), l.Env...),
 		"JOB_COMPLETION_INDEX="+strconv.Itoa(t.Index), "SLUICE_ATTEMPT="+t.Attempt)
@@ -107,9 +117,23 @@ func (l *Local) Stop() error {
 	l.mu.Lock()
 	l.stopping = true
 	for cmd := range l.running {
-		cmd.Process.Kill()
+		if l.Grace > 0 {
+			cmd.Process.Signal(os.Interrupt)
+		} else {
+			cmd.Process.Kill()
+		}
 	}
 	l.mu.Unlock()
+	if l.Grace > 0 {
+		timer := time.AfterFunc(l.Grace, func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			for cmd := range l.running {
+				cmd.Process.Kill()
+			}
+		})
+		defer timer.Stop()
+	}
 	// Exits already queued are stale now; drain while waiting so no
 	// waiter blocks on a full channel.
 	done := make(chan struct{})

@@ -22,8 +22,16 @@ type plan struct {
 	// partial outputs) or a merge by mergeBy (over reducers' files).
 	finalFrom int
 	finalAgg  int
-	mergeBy   []string
+	mergeBy   []exec.SortKey
+	// dropPosition drops PositionColumn after the merge.
+	dropPosition bool
 }
+
+// PositionColumn is the column map tasks add before a shuffle that a
+// sort follows: each row's place in the dataset (the map task's index
+// << 40 | the row's number in the task), by which the driver puts ties
+// in dataset order.
+const PositionColumn = "_sluice_pos_"
 
 // makePlan cuts p into phases:
 //
@@ -111,14 +119,50 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 		for j < n && kinds[j] == exec.PerBatch && !isShuffle(j) {
 			j++
 		}
-		if j >= n || kinds[j] != exec.Aggregate {
-			return nil, fmt.Errorf("%w: shuffle: the stages after it must come to an aggregation (sum-by, count-by, agg-by), which the reducers run", exec.ErrInvalid)
+		sortKeys, isSort := exec.SortOf(p.Stages[min(j, n-1)])
+		if j >= n || (kinds[j] != exec.Aggregate && !isSort) {
+			return nil, fmt.Errorf("%w: shuffle: the stages after it must come to an aggregation (sum-by, count-by, agg-by) or a sort, which the reducers run", exec.ErrInvalid)
 		}
-		aggKeys, _ := exec.AggKeys(p.Stages[j])
 		mp.Output, mp.ShuffleBy, mp.Parts = OutShuffle, keys, parts
-		rp := Phase{Kind: PhaseReduce, From: i + 1, To: j, Agg: j, Tasks: parts, Output: OutFile}
+		// Reducers write IPC streams the driver merges as it reads them,
+		// or, at a destination, Arrow files any reader opens.
+		out := OutStream
+		if opts.Out != "" {
+			out = OutFile
+		}
+		rp := Phase{Kind: PhaseReduce, From: i + 1, To: j, Agg: j, Tasks: parts, Output: out}
+		pl.finalFrom = j + 1
+		if isSort {
+			// Each reducer sorts its part, whose rows come in dataset
+			// order, so ties stay in it; the map tasks number every row
+			// (PositionColumn) and the driver merges the reducers'
+			// outputs by the sort's keys and that number, which puts
+			// ties across reducers in dataset order too: one process's
+			// stable sort. The number is dropped after the merge.
+			if schema.FieldIndices(PositionColumn) != nil {
+				return nil, fmt.Errorf("%w: shuffle | sort: the input has a column named %s, which the fan-out uses", exec.ErrInvalid, PositionColumn)
+			}
+			for _, st := range p.Stages[i+1 : j] {
+				switch st.Name() {
+				case "select", "drop", "rename":
+					return nil, fmt.Errorf("%w: shuffle | %s | sort: put %s before the shuffle (the reducers' rows keep every column until the sort)", exec.ErrInvalid, st.Name(), st.Name())
+				}
+			}
+			mp.Position = true
+			rp.To, rp.Agg = j+1, -1
+			pl.mergeBy = append(sortKeys, exec.SortKey{Column: PositionColumn})
+			pl.dropPosition = true
+			if opts.Out != "" {
+				return nil, fmt.Errorf("%w: shuffle | sort with a destination: each reducer's part is sorted, not the whole; leave out --out and write at the end of the pipeline", exec.ErrInvalid)
+			}
+		} else {
+			aggKeys, _ := exec.AggKeys(p.Stages[j])
+			pl.mergeBy = make([]exec.SortKey, len(aggKeys))
+			for k, c := range aggKeys {
+				pl.mergeBy[k] = exec.SortKey{Column: c}
+			}
+		}
 		pl.phases = []Phase{mp, rp}
-		pl.finalFrom, pl.mergeBy = j+1, aggKeys
 	case i < n && kinds[i] == exec.Aggregate:
 		mp.Agg, mp.Output = i, OutPartial
 		pl.phases = []Phase{mp}

@@ -9,9 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-
-	"github.com/sluice-data/sluice/fetch"
-	"github.com/sluice-data/sluice/store"
 )
 
 func ensureBucket(t *testing.T, endpoint, bucket string) {
@@ -30,12 +27,4 @@ func ensureBucket(t *testing.T, endpoint, bucket string) {
 type fetchRequest struct {
 	key  string
 	size int64
-}
-
-func toFetch(rs []fetchRequest) []fetch.Request {
-	out := make([]fetch.Request, len(rs))
-	for i, r := range rs {
-		out[i] = fetch.Request{Key: r.key, Ranges: []store.Range{{Off: 0, Len: r.size}}, Size: r.size}
-	}
-	return out
 }

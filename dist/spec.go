@@ -21,6 +21,10 @@ type Spec struct {
 	Pipeline string `json:"pipeline"`
 	// Job is the URL of the job's prefix in object storage, ending in /.
 	Job string `json:"job"`
+	// Spread is how many key prefixes each phase's data objects are
+	// spread over (see dataKey); 0 and 1 put them all under the phase's
+	// own prefix.
+	Spread int `json:"spread,omitempty"`
 	// Threads is how many batches a worker maps at once (0: its cores).
 	Threads int `json:"threads,omitempty"`
 	// Phases run in order; each task of a phase reads only what the
@@ -80,6 +84,8 @@ type Phase struct {
 	// ShuffleBy and Parts describe a shuffle output.
 	ShuffleBy []string `json:"shuffle_by,omitempty"`
 	Parts     int      `json:"parts,omitempty"`
+	// Position makes a map task add PositionColumn before the shuffle.
+	Position bool `json:"position,omitempty"`
 }
 
 // Piece is the input of a map task: row groups [Lo, Hi) of one file of
@@ -150,6 +156,8 @@ func (s *Spec) check() error {
 		return fmt.Errorf("destination %q does not end in /", s.Out)
 	case s.Straggle != nil && (s.Straggle.Millis < 0 || s.Straggle.Millis > 600_000):
 		return errors.New("straggle out of range")
+	case s.Spread < 0 || s.Spread > MaxSpread:
+		return fmt.Errorf("spread %d: want 0..%d", s.Spread, MaxSpread)
 	case s.Threads < 0 || s.PauseBeforeCommit < 0 || s.PauseBeforeCommit > 600_000:
 		return errors.New("threads or pause out of range")
 	}
@@ -187,6 +195,9 @@ func (p Phase) check(i int) error {
 	default:
 		return fmt.Errorf("unknown kind %q", p.Kind)
 	}
+	if p.Position && p.Output != OutShuffle {
+		return errors.New("row positions without a shuffle")
+	}
 	switch p.Output {
 	case OutStream, OutFile:
 	case OutPartial:
@@ -197,6 +208,7 @@ func (p Phase) check(i int) error {
 		if p.Parts < 1 || p.Parts > maxParts || len(p.ShuffleBy) == 0 {
 			return fmt.Errorf("shuffle to %d parts by %q", p.Parts, p.ShuffleBy)
 		}
+
 	default:
 		return fmt.Errorf("unknown output %q", p.Output)
 	}

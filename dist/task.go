@@ -6,21 +6,22 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/exec"
-	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -46,6 +47,11 @@ type Task struct {
 	Phase   int
 	Index   int
 	Attempt string
+	// Args, when not nil, are the worker's arguments after the
+	// executor's command instead of SPEC --phase P: a worker of another
+	// kind than a job's task (sluice bench --workers starts its workers
+	// this way), still told its index and attempt in the environment.
+	Args []string
 }
 
 // RunTask runs one attempt of a task in this process: it reads the
@@ -69,8 +75,9 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 		return fmt.Errorf("job store: %w", err)
 	}
 	defer closeStore(env.Open, st)
-	b, err := st.ReadAll(ctx, prefix+specKey)
-	if err != nil {
+	j := &job{st: st, prefix: prefix}
+	var b []byte
+	if err := j.do(ctx, func() (err error) { b, err = st.ReadAll(ctx, prefix+specKey); return err }); err != nil {
 		return err
 	}
 	spec, err := ParseSpec(b)
@@ -88,7 +95,6 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	if err != nil {
 		return err
 	}
-	j := &job{st: st, prefix: prefix}
 	defer func() {
 		if err != nil && ctx.Err() == nil {
 			rec, _ := json.Marshal(Failure{Task: t.Index, Attempt: token, Worker: env.Worker, Error: oneLine(err)})
@@ -119,6 +125,7 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 			return ctx.Err()
 		}
 	}
+	out.Retries = j.retries.Load()
 	rec, err := json.Marshal(out)
 	if err != nil {
 		return err
@@ -150,11 +157,29 @@ func oneLine(err error) string {
 type job struct {
 	st     *store.Store
 	prefix string
+	// retries counts the requests tried again after a retryable error
+	// (a 503 SlowDown above all), fetch's included.
+	retries atomic.Int64
+}
+
+// do calls fn, a request to the store, again after a retryable error
+// (internal/retry's policy), and counts the retries.
+func (j *job) do(ctx context.Context, fn func() error) error {
+	n := 0
+	err := retry.Policy{}.Do(ctx, func() error {
+		if n++; n > 1 {
+			j.retries.Add(1)
+		}
+		return fn()
+	})
+	return err
 }
 
 func (j *job) put(ctx context.Context, key string, b []byte) error {
-	_, err := j.st.Put(ctx, j.prefix+key, bytes.NewReader(b), store.WriteOptions{})
-	return err
+	return j.do(ctx, func() error {
+		_, err := j.st.Put(ctx, j.prefix+key, bytes.NewReader(b), store.WriteOptions{})
+		return err
+	})
 }
 
 func (j *job) url(key string) string { return j.st.URL(j.prefix + key) }
@@ -180,7 +205,7 @@ func (w *taskRun) opts() exec.Options {
 
 func (w *taskRun) run(p exec.Pipeline) (err error) {
 	w.dst = w.j
-	w.name = func(ext string) string { return dataKey(w.phase, w.index, w.out.Attempt, ext) }
+	w.name = func(ext string) string { return dataKey(w.phase, w.index, w.spec.Spread, w.out.Attempt, ext) }
 	if w.spec.Out != "" && w.phase == len(w.spec.Phases)-1 {
 		st, prefix, err := openWith(w.ctx, w.env.Open, w.spec.Out)
 		if err != nil {
@@ -330,7 +355,14 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 			}
 		}
 	}()
+	var posSchema *arrow.Schema
+	var rowsSeen int64
 	sink := exec.Collect(func(s *arrow.Schema) {
+		if w.ph.Position {
+			md := s.Metadata()
+			s = arrow.NewSchema(append(s.Fields(), arrow.Field{Name: PositionColumn, Type: arrow.PrimitiveTypes.Int64}), &md)
+			posSchema = s
+		}
 		split, bindErr = exec.NewSplitter(s, w.ph.ShuffleBy, n, w.env.Mem)
 		for r := range writers {
 			writers[r] = ipc.NewWriter(sp.writer(r), ipc.WithSchema(s), ipc.WithAllocator(w.env.Mem))
@@ -338,6 +370,11 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 	}, func(rec arrow.RecordBatch) error {
 		if bindErr != nil {
 			return bindErr
+		}
+		if posSchema != nil {
+			rec = withPositions(posSchema, rec, int64(w.index)<<40+rowsSeen, w.env.Mem)
+			defer rec.Release()
+			rowsSeen += rec.NumRows()
 		}
 		parts, err := split.Split(w.ctx, rec)
 		if err != nil {
@@ -379,20 +416,25 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 		off += sp.size[r]
 		w.out.Rows += rows[r]
 	}
-	for r := range n {
-		rd, err := sp.reader(r)
-		if err != nil {
-			return err
-		}
-		readers = append(readers, rd)
-	}
 	footer, err := shuffleFooter(parts)
 	if err != nil {
 		return err
 	}
-	readers = append(readers, bytes.NewReader(footer))
 	key := w.name("shuffle")
-	size, err := w.dst.st.Put(w.ctx, w.dst.prefix+key, io.MultiReader(readers...), store.WriteOptions{})
+	var size int64
+	err = w.dst.do(w.ctx, func() error {
+		readers = readers[:0]
+		for r := range n {
+			rd, err := sp.reader(r)
+			if err != nil {
+				return err
+			}
+			readers = append(readers, rd)
+		}
+		readers = append(readers, bytes.NewReader(footer))
+		size, err = w.dst.st.Put(w.ctx, w.dst.prefix+key, io.MultiReader(readers...), store.WriteOptions{})
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -403,110 +445,40 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 	return nil
 }
 
+// withPositions is rec with PositionColumn added: from, from+1, ...
+func withPositions(schema *arrow.Schema, rec arrow.RecordBatch, from int64, mem memory.Allocator) arrow.RecordBatch {
+	b := array.NewInt64Builder(mem)
+	defer b.Release()
+	n := int(rec.NumRows())
+	b.Reserve(n)
+	for i := range n {
+		b.UnsafeAppend(from + int64(i))
+	}
+	pos := b.NewArray()
+	defer pos.Release()
+	return array.NewRecordBatch(schema, append(rec.Columns()[:len(rec.Columns()):len(rec.Columns())], pos), int64(n))
+}
+
 // partSource reads this reducer's part of every map object the manifest
 // before it lists, in map order: ranged reads through fetch, all in
 // flight together within its memory budget, each checked against its
 // checksum.
 func (w *taskRun) partSource() (exec.SourceStage, func() error, error) {
 	prev := w.phase - 1
-	b, err := w.j.st.ReadAll(w.ctx, w.j.prefix+manifestKey(prev))
-	if err != nil {
+	var b []byte
+	if err := w.j.do(w.ctx, func() (err error) { b, err = w.j.st.ReadAll(w.ctx, w.j.prefix+manifestKey(prev)); return err }); err != nil {
 		return nil, nil, err
 	}
 	m, err := parseManifest(b, prev, w.spec.Phases[prev])
 	if err != nil {
 		return nil, nil, err
 	}
-	reqs := make([]fetch.Request, len(m.Outputs))
+	ins := make([]input, len(m.Outputs))
 	for i, o := range m.Outputs {
 		pt := o.Parts[w.index]
-		reqs[i] = fetch.Request{Key: w.j.prefix + o.Key, Ranges: []store.Range{{Off: pt.Off, Len: pt.Len}}, Size: o.Size}
+		ins[i] = input{key: w.j.prefix + o.Key, off: pt.Off, n: pt.Len, size: o.Size, crc: pt.CRC,
+			name: fmt.Sprintf("part %d of %s", w.index, w.j.url(o.Key))}
 	}
-	return readInOrder(w.ctx, w.j.st, reqs, func(i int) (uint32, string) {
-		return m.Outputs[i].Parts[w.index].CRC, fmt.Sprintf("part %d of %s", w.index, w.j.url(m.Outputs[i].Key))
-	})
-}
-
-// readInOrder is a source over the IPC streams the requests read, one
-// after another; check, when not nil, gives each one's checksum and name.
-// done ends the reads and returns the first error a read met: exec's
-// IPC reader reports a stream that fails before its first byte as an
-// empty input, so callers prefer this error to the run's.
-func readInOrder(ctx context.Context, st *store.Store, reqs []fetch.Request, check func(i int) (uint32, string)) (exec.SourceStage, func() error, error) {
-	if len(reqs) == 0 {
-		return nil, nil, errors.New("no inputs")
-	}
-	f := fetch.New(st, fetch.Options{Memory: 256 << 20})
-	plan := f.Plan(ctx, reqs)
-	first := &firstError{}
-	srcs := make([]exec.SourceStage, len(reqs))
-	for i := range reqs {
-		srcs[i] = exec.ReadIPC(&unitReader{ctx: ctx, plan: plan, i: i, rg: reqs[i].Ranges[0], check: check, errs: first})
-	}
-	return exec.Concat(srcs...), func() error { plan.Close(); return first.get() }, nil
-}
-
-type firstError struct {
-	mu  sync.Mutex
-	err error
-}
-
-func (f *firstError) set(err error) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err == nil {
-		f.err = err
-	}
-	return err
-}
-
-func (f *firstError) get() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.err
-}
-
-// unitReader reads the next unit of a plan when first read; units come
-// in plan order and the sources are read in that order too.
-type unitReader struct {
-	ctx   context.Context
-	plan  *fetch.Plan
-	i     int
-	rg    store.Range
-	check func(i int) (uint32, string)
-	errs  *firstError
-	r     *bytes.Reader
-}
-
-func (u *unitReader) Read(p []byte) (int, error) {
-	if u.r == nil {
-		buf, err := u.fill()
-		if err != nil {
-			return 0, u.errs.set(err)
-		}
-		u.r = bytes.NewReader(buf)
-	}
-	return u.r.Read(p)
-}
-
-func (u *unitReader) fill() ([]byte, error) {
-	unit, err := u.plan.Next(u.ctx)
-	if err != nil {
-		return nil, err
-	}
-	buf := make([]byte, u.rg.Len)
-	_, err = unit.ReadAt(buf, u.rg.Off)
-	unit.Release()
-	if err != nil && err != io.EOF {
-		return nil, err
-	}
-	if unit.Index() != u.i {
-		return nil, fmt.Errorf("read %d came back as unit %d", u.i, unit.Index())
-	}
-	if u.check != nil {
-		if want, name := u.check(u.i); checksum(buf) != want {
-			return nil, fmt.Errorf("%s: checksum %08x, the index says %08x", name, checksum(buf), want)
-		}
-	}
-	return buf, nil
+	srcs, done := w.j.streams(w.ctx, ins, false)
+	return exec.Concat(srcs...), done, nil
 }

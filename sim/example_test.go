@@ -21,7 +21,7 @@ func ExampleParse() {
 	// Output:
 	// 15ms 80ms 90 200
 	// s3,link=200MiB/s
-	// sim: unknown field "tttfb" (want ttfb, p99, stream, link, slowdown, reset, stall, reqlimit, prefixdepth, seed)
+	// sim: unknown field "tttfb" (want ttfb, p99, stream, link, slowdown, reset, stall, reqlimit, prefixdepth, reqshare, seed)
 }
 
 func ExampleWrapOption() {

@@ -62,6 +62,24 @@ func WrapOption(p Profile) func(store.Driver) store.Driver {
 	return func(d store.Driver) store.Driver { return Wrap(d, p) }
 }
 
+// WrapOptionAt is WrapOption for a store whose keys are relative to
+// base (its URL("")): with Profile.ReqShare, prefixes count in the shared
+// file as base+prefix, so that stores rooted apart (a dataset's
+// directory, a job's) share no bucket, while processes that open the
+// same root share each one.
+func WrapOptionAt(p Profile, base string) func(store.Driver) store.Driver {
+	if p.IsNone() {
+		return nil
+	}
+	return func(d store.Driver) store.Driver {
+		l := Wrap(d, p)
+		if ln, ok := l.(*link); ok {
+			ln.scope = base
+		}
+		return l
+	}
+}
+
 type link struct {
 	inner store.Driver
 	p     Profile
@@ -76,6 +94,11 @@ type link struct {
 	now      func() time.Time // the request-rate clock; tests step it
 	prefixMu sync.Mutex
 	prefixes map[prefixClass]*rate.Limiter
+	// shared holds the buckets instead with Profile.ReqShare, its
+	// prefixes under scope.
+	scope     string
+	shared    *sharedBuckets
+	sharedErr error
 }
 
 // draw is everything random about one request, drawn at once so the
@@ -209,4 +232,10 @@ func (l *link) Classify(err error) store.Kind {
 	return l.inner.Classify(err)
 }
 
-func (l *link) Close() error { return l.inner.Close() }
+func (l *link) Close() error {
+	if l.shared != nil {
+		l.shared.close()
+		l.shared = nil
+	}
+	return l.inner.Close()
+}

@@ -10,7 +10,7 @@ import (
 )
 
 var (
-	fieldNames = []string{"ttfb", "p99", "stream", "link", "slowdown", "reset", "stall", "reqlimit", "prefixdepth", "seed"}
+	fieldNames = []string{"ttfb", "p99", "stream", "link", "slowdown", "reset", "stall", "reqlimit", "prefixdepth", "reqshare", "seed"}
 	fieldList  = strings.Join(fieldNames, ", ")
 )
 
@@ -29,7 +29,8 @@ var (
 // probability:duration. reqlimit takes writes:reads a second per key
 // prefix (one number sets both; 0 is unlimited); prefixdepth is how many
 // leading path segments make a prefix (0, the default: the key's
-// directory). Errors are one line naming the bad field.
+// directory); reqshare=PATH keeps the buckets in that file, shared by
+// every process naming it. Errors are one line naming the bad field.
 func Parse(spec string) (Profile, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
@@ -131,6 +132,8 @@ func (p *Profile) set(k, v string) error {
 		if err != nil || p.PrefixDepth < 0 || p.PrefixDepth > maxPrefixDepth {
 			err = fmt.Errorf("sim: bad prefixdepth %q: want 0 (the key's directory) to %d path segments", v, maxPrefixDepth)
 		}
+	case "reqshare":
+		p.ReqShare = v
 	case "seed":
 		p.Seed, err = strconv.ParseUint(v, 10, 64)
 		if err != nil {

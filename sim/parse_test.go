@@ -38,6 +38,7 @@ func TestParse(t *testing.T) {
 		{"link=40MiB/s,reqlimit=0:5.5,prefixdepth=2", Profile{Link: 40 * MiB, ReqRead: 5.5, PrefixDepth: 2}},
 		{"s3,reqlimit=0", func() Profile { p := s3; p.ReqWrite, p.ReqRead = 0, 0; return p }()},
 		{"prefixdepth=1", Profile{PrefixDepth: 1}},
+		{"reqlimit=1,reqshare=/tmp/b", Profile{ReqWrite: 1, ReqRead: 1, ReqShare: "/tmp/b"}},
 	} {
 		got, err := Parse(tc.spec)
 		if err != nil {
@@ -52,7 +53,7 @@ func TestParse(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct{ spec, want string }{
-		{"tttfb=5ms", `sim: unknown field "tttfb" (want ttfb, p99, stream, link, slowdown, reset, stall, reqlimit, prefixdepth, seed)`},
+		{"tttfb=5ms", `sim: unknown field "tttfb" (want ttfb, p99, stream, link, slowdown, reset, stall, reqlimit, prefixdepth, reqshare, seed)`},
 		{"s4", `unknown profile "s4"`},
 		{"ttfb=5ms,s3", `profile "s3" must come first`},
 		{"ttfb", `field "ttfb" has no value`},
@@ -85,6 +86,7 @@ func TestParseErrors(t *testing.T) {
 		{"reqlimit=inf", `bad reqlimit "inf"`},
 		{"prefixdepth=-1", `bad prefixdepth "-1"`},
 		{"prefixdepth=x", `bad prefixdepth "x"`},
+		{"reqshare=rel/b", "reqshare=rel/b: want an absolute path"},
 		{"prefixdepth=99999999", `bad prefixdepth "99999999"`},
 	} {
 		_, err := Parse(tc.spec)
@@ -133,6 +135,7 @@ func FuzzParse(f *testing.F) {
 		"stream=1.5GiB,link=3KB/s,seed=7", "stall=0:5s", "ttfb=1h2m3.000000004s", "link=1e-3TiB",
 		"tttfb=5ms", "ttfb=15ms,p99=5ms", "slowdown=NaN", "link=0x1p20", " s3 , seed = 1 ",
 		"reqlimit=3500:5500,prefixdepth=2", "s3,reqlimit=0.5", "reqlimit=1e308:0",
+		"reqlimit=50:80,reqshare=/tmp/sluice-b",
 	} {
 		f.Add(s)
 	}

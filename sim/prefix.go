@@ -49,6 +49,22 @@ func (l *link) admit(write bool, key string) error {
 		return nil
 	}
 	pc := prefixClass{KeyPrefix(key, l.p.PrefixDepth), write}
+	what := "reads"
+	if write {
+		what = "writes"
+	}
+	burst := max(1, int(limit*prefixBurst.Seconds()))
+	if l.p.ReqShare != "" {
+		sh, err := l.sharedBuckets()
+		if err != nil {
+			return err
+		}
+		ok, err := sh.take(what+" "+l.scope+pc.prefix, limit, float64(burst), l.now())
+		if err != nil || ok {
+			return err
+		}
+		return fmt.Errorf("%w: prefix %q over %s %s a second", ErrRateLimited, pc.prefix, formatFloat(limit), what)
+	}
 	l.prefixMu.Lock()
 	defer l.prefixMu.Unlock()
 	lim := l.prefixes[pc]
@@ -56,15 +72,21 @@ func (l *link) admit(write bool, key string) error {
 		if l.prefixes == nil {
 			l.prefixes = map[prefixClass]*rate.Limiter{}
 		}
-		lim = rate.NewLimiter(rate.Limit(limit), max(1, int(limit*prefixBurst.Seconds())))
+		lim = rate.NewLimiter(rate.Limit(limit), burst)
 		l.prefixes[pc] = lim
 	}
 	if lim.AllowN(l.now(), 1) {
 		return nil
 	}
-	what := "reads"
-	if write {
-		what = "writes"
-	}
 	return fmt.Errorf("%w: prefix %q over %s %s a second", ErrRateLimited, pc.prefix, formatFloat(limit), what)
+}
+
+// sharedBuckets opens the file of Profile.ReqShare once.
+func (l *link) sharedBuckets() (*sharedBuckets, error) {
+	l.prefixMu.Lock()
+	defer l.prefixMu.Unlock()
+	if l.shared == nil && l.sharedErr == nil {
+		l.shared, l.sharedErr = openShared(l.p.ReqShare)
+	}
+	return l.shared, l.sharedErr
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +174,47 @@ func TestPrefixUnlimited(t *testing.T) {
 	admitted, refused := offer(t, l, now, true, 100000, time.Second, func(int) string { return "k/obj" })
 	if refused != 0 || admitted != 100000 {
 		t.Errorf("admitted %d, refused %d, want all of 100000", admitted, refused)
+	}
+}
+
+// Links that name one reqshare file (processes of one machine) share
+// each prefix's rate: two offering 100 reads a second each to a 50/s
+// prefix get 50 a second between them, where with buckets of their own
+// each would get 50.
+func TestPrefixRateShared(t *testing.T) {
+	share := filepath.Join(t.TempDir(), "buckets")
+	for _, c := range []struct {
+		spec string
+		want int
+	}{
+		{"reqlimit=50:50,reqshare=" + share, 500},
+		{"reqlimit=50:50", 1000},
+	} {
+		a, now := stepped(t, c.spec)
+		b := Wrap(store.NewMemDriver(), mustParse(t, c.spec)).(*link)
+		b.now = func() time.Time { return *now }
+		admitted := 0
+		for i := range 2000 { // 10 s, each link 100 a second
+			if i%2 == 0 {
+				*now = now.Add(10 * time.Millisecond)
+			}
+			l := a
+			if i%2 == 1 {
+				l = b
+			}
+			_, err := l.Stat(context.Background(), "p/obj")
+			switch {
+			case errors.Is(err, ErrRateLimited):
+			case err == nil || errors.Is(err, store.ErrNotFound):
+				admitted++
+			default:
+				t.Fatal(err)
+			}
+		}
+		a.Close()
+		b.Close()
+		if admitted < c.want-10 || admitted > c.want+10 {
+			t.Errorf("%s: admitted %d in 10 s, want about %d", c.spec, admitted, c.want)
+		}
 	}
 }

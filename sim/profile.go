@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,11 @@ type Profile struct {
 	// directory (everything up to the last '/').
 	ReqWrite, ReqRead float64
 	PrefixDepth       int
+	// ReqShare, when set, is a file (an absolute path) holding the
+	// prefixes' buckets for every process that names it, so that the
+	// processes of one machine share each prefix's rate, as S3's clients
+	// do; empty, each process has buckets of its own.
+	ReqShare string
 	// Seed seeds the draws (latencies, faults, fault points).
 	Seed uint64
 }
@@ -124,6 +130,9 @@ func (p Profile) Validate() error {
 			return fmt.Errorf("sim: %s=%s: want 0 (unlimited) or a finite rate of at least %v requests a second", f.name, formatFloat(f.v), minReqRate)
 		}
 	}
+	if p.ReqShare != "" && (!filepath.IsAbs(p.ReqShare) || strings.ContainsAny(p.ReqShare, ",=")) {
+		return fmt.Errorf("sim: reqshare=%s: want an absolute path without , or =", p.ReqShare)
+	}
 	if p.PrefixDepth < 0 {
 		return fmt.Errorf("sim: prefixdepth=%d: must not be negative", p.PrefixDepth)
 	}
@@ -182,6 +191,9 @@ func (p Profile) String() string {
 	}
 	if p.PrefixDepth != base.PrefixDepth {
 		add("prefixdepth", strconv.Itoa(p.PrefixDepth))
+	}
+	if p.ReqShare != base.ReqShare {
+		add("reqshare", p.ReqShare)
 	}
 	if p.Seed != base.Seed {
 		add("seed", strconv.FormatUint(p.Seed, 10))

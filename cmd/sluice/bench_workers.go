@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sluice-data/sluice/bench"
+	"github.com/sluice-data/sluice/dist"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -54,11 +53,11 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 		return err
 	}
 	defer st.Close()
-	launch, err := newLocalWorkers(opts, cfg)
+	launch, closeLaunch, err := newLocalWorkers(opts, cfg)
 	if err != nil {
 		return err
 	}
-	defer launch.close()
+	defer closeLaunch()
 	if !opts.quiet {
 		wcfg.Progress = func(r bench.WorkersRun) {
 			fmt.Fprintf(os.Stderr, "round %d, %d worker(s): put %.1f MiB/s, get %.1f MiB/s aggregate\n",
@@ -171,85 +170,57 @@ func runBenchWorker(ctx context.Context, st *store.Store, prefix string, cfg ben
 	return nil
 }
 
-// localWorkers launches each worker as a child process of this binary:
-// `sluice bench URL` with the parent's flags (so its own --sim link), told
-// when to start and where to leave its records. It is the only part of
-// `bench --workers` that knows workers are local processes; the dist
-// package's executor is meant to take its place (it starts the same
-// binary with the same arguments), which is why it sits behind the small
-// bench.Launcher interface.
-type localWorkers struct {
-	self string
-	args []string // flags every worker shares
-	seed uint64
-	dir  string // where the workers leave their records
-}
-
-func newLocalWorkers(opts benchOptions, cfg bench.Config) (*localWorkers, error) {
+// newLocalWorkers launches each worker as a child process of this binary
+// through dist's local executor, the way sluice run --workers starts its
+// tasks: `sluice bench URL` with the parent's flags (so its own --sim
+// link), told when to start and where to leave its records. Stopping
+// interrupts the workers, so each deletes what it wrote, and kills only
+// those still running after workerWait.
+func newLocalWorkers(opts benchOptions, cfg bench.Config) (*bench.ExecLauncher, func(), error) {
 	self, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dir, err := os.MkdirTemp("", "sluice-bench-workers-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	args := []string{"-q", "-n", strconv.Itoa(opts.objects), "--size", bench.FormatSize(cfg.Sizes[0]),
+	shared := []string{"-q", "-n", strconv.Itoa(opts.objects), "--size", bench.FormatSize(cfg.Sizes[0]),
 		"-c", strconv.Itoa(cfg.Concurrency[0]), "--retries", strconv.Itoa(opts.retries), "--prefixes", strconv.Itoa(opts.prefixes)}
 	if opts.rangeSize != "" {
-		args = append(args, "--range-size", opts.rangeSize)
+		shared = append(shared, "--range-size", opts.rangeSize)
 	}
 	if opts.writeOnly {
-		args = append(args, "--write-only")
+		shared = append(shared, "--write-only")
 	}
 	if opts.keep {
-		args = append(args, "--keep")
+		shared = append(shared, "--keep")
 	}
-	for flag, v := range map[string]string{"--sim": globals.sim, "--endpoint": globals.endpoint, "--region": globals.region} {
-		if v != "" {
-			args = append(args, flag, v)
-		}
+	shared = append(shared, globals.args()...)
+	records := func(w bench.WorkerSpec) string {
+		return filepath.Join(dir, fmt.Sprintf("k%d-w%d-%d.jsonl", w.Count, w.Index, w.Start.UnixNano()))
 	}
-	return &localWorkers{self: self, args: args, seed: opts.seed, dir: dir}, nil
+	exe := dist.NewLocal([]string{self})
+	exe.Grace = workerWait
+	l := &bench.ExecLauncher{
+		Exe: exe,
+		Args: func(w bench.WorkerSpec) []string {
+			return append([]string{"bench", w.URL, "--worker-prefix", w.Prefix, "--worker-records", records(w),
+				"--worker-start", strconv.FormatInt(w.Start.UnixNano(), 10),
+				"--seed", strconv.FormatUint(opts.seed+uint64(w.Index), 10)}, shared...)
+		},
+		Records: func(w bench.WorkerSpec) ([]bench.Record, error) {
+			f, err := os.Open(records(w))
+			if err != nil {
+				return nil, nil // a worker that died before writing any
+			}
+			defer f.Close()
+			return bench.ReadRecords(f, "jsonl")
+		},
+	}
+	return l, func() { l.Close(); os.RemoveAll(dir) }, nil
 }
-
-func (l *localWorkers) close() { os.RemoveAll(l.dir) }
 
 // workerWait bounds how long a stopped worker gets to delete what it
 // wrote before it is killed (bench's own cleanup is bounded at 2 minutes).
 const workerWait = 150 * time.Second
-
-func (l *localWorkers) Launch(ctx context.Context, w bench.WorkerSpec) ([]bench.Record, error) {
-	records := filepath.Join(l.dir, fmt.Sprintf("k%d-w%d-%d.jsonl", w.Count, w.Index, time.Now().UnixNano()))
-	args := append([]string{"bench", w.URL, "--worker-prefix", w.Prefix, "--worker-records", records,
-		"--worker-start", strconv.FormatInt(w.Start.UnixNano(), 10),
-		"--seed", strconv.FormatUint(l.seed+uint64(w.Index), 10)}, l.args...)
-	cmd := exec.CommandContext(ctx, l.self, args...)
-	// Stopped as Ctrl-C would stop it, so it deletes what it wrote.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = workerWait
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
-	runErr := cmd.Run()
-	var recs []bench.Record
-	if f, err := os.Open(records); err == nil {
-		recs, err = bench.ReadRecords(f, "jsonl")
-		f.Close()
-		if err != nil && runErr == nil {
-			runErr = err
-		}
-	}
-	if runErr != nil {
-		msg := strings.TrimPrefix(lastLine(stderr.String()), "sluice: ")
-		if msg == "" {
-			msg = runErr.Error()
-		}
-		return recs, fmt.Errorf("worker %d of %d: %s", w.Index, w.Count, msg)
-	}
-	return recs, nil
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	return s[strings.LastIndexByte(s, '\n')+1:]
-}

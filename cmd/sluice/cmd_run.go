@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -25,12 +26,16 @@ type runOptions struct {
 	keep       bool
 	attempts   int
 	pieceSize  string
+	spread     int
 	verbose    bool
 	cpuProfile string
 	exe        executorOptions
 	// for tests of exactly-once commits and of killed workers
 	duplicateAll      bool
 	pauseBeforeCommit time.Duration
+	corruptSpec       bool
+	specPipeline      string
+	workerEnv         []string
 }
 
 func newRunCommand() *cobra.Command {
@@ -64,9 +69,11 @@ With --workers N the pipeline fans out over worker processes (sluice worker,
 this same binary), with object storage as all they share: map tasks run the
 leading per-batch stages over pieces of the scan's datasets (a file, or a
 range of row groups of a large one) and the partial side of an aggregation
-after them; a shuffle stage sends each key to one of R reducers; this
+after them; a shuffle stage sends each key to one of R reducers, which run
+the aggregation or sort after it (--spread: over how many key prefixes each
+phase's objects go, to keep under S3's per-prefix request rates); this
 process commits one attempt of each task, folds or merges what they wrote
-in dataset order and runs the rest. The results are those of one process,
+in dataset order (a sort's ties too) and runs the rest. The results are those of one process,
 to the bit. The job lives under --store (default: a temporary directory)
 and is removed at the end; a failed or killed task is retried, a straggler
 gets a duplicate, and Ctrl-C stops every worker.
@@ -94,6 +101,10 @@ gets a duplicate, and Ctrl-C stops every worker.
   sluice run --workers 8 --executor kubernetes --image registry.example/sluice:v1 --secret s3-keys \
       --cpu 2 --mem 4Gi --store s3://bucket/jobs/ --dry-run 'scan s3://bucket/taxi/ | ...'
 
+  # a sort after a shuffle: each reducer sorts its part, this process merges them
+  sluice run --workers 4 'scan ./data/lineitem | shuffle --by l_orderkey --to 8
+      | sort --by l_shipdate,l_extendedprice:desc | head 20 | show'
+
   # the reducers' groups stay in storage: one object per reducer and a manifest
   sluice run --workers 4 --out s3://bucket/by-order/ 'scan s3://bucket/lineitem/
       | shuffle --by l_orderkey --to 16 | sum-by l_orderkey l_quantity'
@@ -114,9 +125,16 @@ gets a duplicate, and Ctrl-C stops every worker.
 	f.BoolVar(&opts.keep, "keep", false, "keep the job's committed outputs and manifests")
 	f.IntVar(&opts.attempts, "attempts", 3, "times a task is started before the job fails")
 	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes of row groups per map task (a file at least twice as large is cut)")
+	f.IntVar(&opts.spread, "spread", 0, "key prefixes each phase's objects are spread over, to keep under S3's per-prefix request rates (0: one a task of the largest phase, up to 256; 1: all under one)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print the job's prefix and each phase's time on stderr")
 	f.BoolVar(&opts.duplicateAll, "x-duplicate-all", false, "start two attempts of every task (a test of exactly-once commits)")
 	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
+	f.BoolVar(&opts.corruptSpec, "x-corrupt-spec", false, "write half of the job's spec (a test of workers given a corrupt one)")
+	f.StringVar(&opts.specPipeline, "x-spec-pipeline", "", "the pipeline text the workers get instead (a test of a stage a worker does not know)")
+	f.StringArrayVar(&opts.workerEnv, "x-worker-env", nil, "NAME=VALUE added to the workers' environment (a test of workers that cannot reach the store)")
+	_ = f.MarkHidden("x-worker-env")
+	_ = f.MarkHidden("x-corrupt-spec")
+	_ = f.MarkHidden("x-spec-pipeline")
 	_ = f.MarkHidden("x-duplicate-all")
 	_ = f.MarkHidden("x-pause-before-commit")
 	addExecutorFlags(f, &opts.exe)
@@ -299,6 +317,9 @@ func startCPUProfile(path string) (stop func(), err error) {
 // runFanOut runs the pipeline over opts.workers worker processes of this
 // binary, which get the global flags this process got.
 func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipeline, stores *storeSet) error {
+	if opts.spread < 0 || opts.spread > dist.MaxSpread {
+		return usagef("--spread %d: want 0 (one prefix a task) to %d", opts.spread, dist.MaxSpread)
+	}
 	piece, err := bench.ParseSize(opts.pieceSize)
 	if err != nil || piece < 1 {
 		return usagef("--piece-size %q: want a size such as 64MiB", opts.pieceSize)
@@ -307,19 +328,48 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 	if err != nil {
 		return err
 	}
+	if pr := globals.profile; (pr.ReqWrite > 0 || pr.ReqRead > 0) && pr.ReqShare == "" {
+		// The workers and this process share each prefix's request
+		// rate, as S3's clients do, instead of each having its own.
+		f, err := os.CreateTemp("", "sluice-reqshare-")
+		if err != nil {
+			return err
+		}
+		f.Close()
+		defer os.Remove(f.Name())
+		globals.profile.ReqShare = f.Name()
+		globals.sim += ",reqshare=" + f.Name()
+	}
 	command := append(append([]string{self}, globals.args()...), "worker")
 	exe, err := opts.exe.executor(command)
 	if err != nil {
 		return err
 	}
+	if l, ok := exe.(*dist.Local); ok {
+		l.Env = opts.workerEnv
+	}
 	dopts := dist.Options{
 		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
-		Attempts: opts.attempts, PieceBytes: piece, Executor: exe,
+		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: exe,
 		Open: stores.open, Mem: exec.NewPool(0),
 		DuplicateAll: opts.duplicateAll, PauseBeforeCommit: opts.pauseBeforeCommit,
 	}
 	if opts.exe.dryRun {
 		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)
+	}
+	switch {
+	case opts.corruptSpec:
+		dopts.SpecEdit = func(b []byte) []byte { return b[:len(b)/2] }
+	case opts.specPipeline != "":
+		dopts.SpecEdit = func(b []byte) []byte {
+			var m map[string]any
+			if json.Unmarshal(b, &m) != nil {
+				return b
+			}
+			m["pipeline"] = opts.specPipeline
+			out, _ := json.Marshal(m)
+			return out
+		}
 	}
 	if opts.verbose {
 		dopts.Log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "sluice: "+format+"\n", a...) }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,6 +35,12 @@ var fanOutQueries = map[string]string{
 		`sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, ` +
 		`mean(l_quantity) as avg_qty, mean(l_extendedprice) as avg_price, mean(l_discount) as avg_disc, count() as count_order'`,
 	"shuffle": "scan {lineitem} | shuffle --by l_orderkey --to 8 | sum-by l_orderkey l_quantity,l_extendedprice | top 10 --by l_quantity --desc",
+	// reducers sort their parts, the driver merges them: ties (few flags,
+	// few dates) in dataset order
+	"sort": "scan {lineitem} --columns l_orderkey,l_returnflag,l_shipdate,l_quantity | shuffle --by l_orderkey --to 4" +
+		" | filter 'l_quantity > 5' | sort --by l_returnflag,l_shipdate:desc",
+	// every row of a wide projection reaches the driver, streamed
+	"rows": "scan {lineitem} --columns l_orderkey,l_partkey,l_comment,l_shipdate,l_extendedprice | filter 'l_extendedprice > 0'",
 }
 
 // fanOutTarget is where the datasets and the jobs live: local
@@ -158,7 +165,7 @@ func TestRunFanOutMatchesOneProcess(t *testing.T) {
 	for _, where := range []string{"file", "minio"} {
 		t.Run(where, func(t *testing.T) {
 			tg := map[string]func(*testing.T) fanOutTarget{"file": localTarget, "minio": minioTarget}[where](t)
-			for _, q := range []string{"A", "B", "shuffle"} {
+			for _, q := range []string{"A", "B", "shuffle", "sort", "rows"} {
 				stderr := runBoth(t, tg, q, "--piece-size", "128KiB")
 				if !strings.Contains(stderr, "phase 0 (map)") {
 					t.Errorf("%s: no map phase in the log: %s", q, stderr)
@@ -200,11 +207,13 @@ func TestRunFanOutShuffleObjects(t *testing.T) {
 			}
 			count := map[string]int{}
 			var small int
+			dirs := map[string]bool{}
 			for _, o := range tg.objects(t) {
 				switch k := o.Key; {
 				case strings.HasSuffix(k, ".shuffle"):
 					count["map objects"]++
-				case strings.HasSuffix(k, ".arrow"):
+					dirs[path.Dir(k)] = true
+				case strings.HasSuffix(k, ".arrows"):
 					count["reducer outputs"]++
 				case strings.HasSuffix(k, "/manifest.json"), strings.HasSuffix(k, "/job.json"):
 					if o.Size > 64<<10 {
@@ -217,6 +226,9 @@ func TestRunFanOutShuffleObjects(t *testing.T) {
 			}
 			if count["map objects"] != 16 || count["reducer outputs"] != 16 || small != 3 {
 				t.Fatalf("%v and %d manifests and specs: want 16 map objects, 16 reducer outputs, 2 manifests and the spec", count, small)
+			}
+			if len(dirs) != 16 {
+				t.Fatalf("the 16 map objects are under %d prefixes, want one each: %v", len(dirs), dirs)
 			}
 		})
 	}
@@ -427,6 +439,60 @@ func TestRunFanOutFailingTask(t *testing.T) {
 		}
 	}
 	if left := (fanOutTarget{jobs: jobs + "/"}).left(t); len(left) != 0 {
+		t.Fatalf("objects left: %q", left)
+	}
+}
+
+// TestRunFanOutBadSpec: a worker given a corrupt job spec, or a pipeline
+// with a stage it does not know, fails its task every attempt; the driver
+// exits 1 with one line naming the task and the worker and the cause,
+// and leaves no object.
+func TestRunFanOutBadSpec(t *testing.T) {
+	tg := localTarget(t)
+	q := "scan " + tg.taxi + " --columns payment_type | count-by payment_type | show"
+	for _, c := range []struct {
+		name string
+		flag []string
+		want string
+	}{
+		{"corrupt spec", []string{"--x-corrupt-spec"}, "job spec: "},
+		{"unknown stage", []string{"--x-spec-pipeline", "scan " + tg.taxi + " | frobnicate payment_type"}, `"frobnicate"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			jobs := filepath.Join(t.TempDir(), "jobs")
+			args := append([]string{"run", "--workers", "2", "--attempts", "2", "--store", jobs}, c.flag...)
+			r := sluice(t, nil, append(args, q)...)
+			assertCleanFailure(t, r, exitError, c.want)
+			for _, want := range []string{"map task ", " of 3 (", "failed 2 time(s)", "worker pid "} {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr %q does not say %q", r.stderr, want)
+				}
+			}
+			if left := (fanOutTarget{jobs: jobs + "/"}).left(t); len(left) != 0 {
+				t.Fatalf("objects left: %q", left)
+			}
+		})
+	}
+}
+
+// TestRunFanOutWorkerCannotReachStore: the driver reaches the job's
+// store (MinIO) and its workers do not (their endpoint is a port where
+// nothing listens): one line at the driver naming the task, the worker
+// and the refused connection, exit 1, no object left.
+func TestRunFanOutWorkerCannotReachStore(t *testing.T) {
+	env, base, opts := minioBase(t)
+	taxi := localTarget(t).taxi
+	jobs := base + "jobs/"
+	r := sluice(t, env, "run", "--workers", "2", "--attempts", "2", "--store", jobs,
+		"--x-worker-env", "AWS_ENDPOINT_URL=http://127.0.0.1:1", "--x-worker-env", "AWS_MAX_ATTEMPTS=1",
+		"scan "+taxi+" --columns payment_type | count-by payment_type | show")
+	assertCleanFailure(t, r, exitError, "connection refused")
+	for _, want := range []string{"map task ", "failed 2 time(s)", "worker pid ", "127.0.0.1:1"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q does not say %q", r.stderr, want)
+		}
+	}
+	if left := (fanOutTarget{env: env, jobs: jobs, openOpts: opts}).left(t); len(left) != 0 {
 		t.Fatalf("objects left: %q", left)
 	}
 }

@@ -400,17 +400,20 @@ out of order is an error naming it.`,
 	},
 	{
 		name: "shuffle", kind: kindStage, cli: true,
-		use: "shuffle --by KEYS --to R", short: "An exchange: with run --workers, R reducers each aggregate one hash part of the rows",
+		use: "shuffle --by KEYS --to R", short: "An exchange: with run --workers, R reducers each aggregate or sort one hash part of the rows",
 		long: `Mark an exchange in a pipeline. Under sluice run --workers N, each map task
 hash-partitions its rows by the key columns into R parts (the hash of
 partition) and writes them as one object with an index; reducer r reads
 part r of every map task's object and runs the stages after the shuffle,
-up to and including an aggregation (sum-by, count-by, agg-by), and the
-driver merges the reducers' groups by key. The results are those of one
-process. Run in one process, or as a stage of its own, it passes every
-batch on unchanged.`,
+up to and including an aggregation (sum-by, count-by, agg-by) or a sort,
+and the driver merges the reducers' groups by key, or their sorted rows
+(ties in dataset order). The results are those of one process. Run in one
+process, or as a stage of its own, it passes every batch on unchanged.`,
 		example: `  sluice run --workers 4 'scan ./lineitem | shuffle --by l_orderkey --to 8
-      | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show'`,
+      | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show'
+
+  sluice run --workers 4 'scan ./lineitem | shuffle --by l_orderkey --to 8
+      | sort --by l_shipdate | head 100 | show'`,
 		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
 			var by string
 			var to int

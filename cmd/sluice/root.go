@@ -70,7 +70,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 	f := root.PersistentFlags()
 	f.StringVar(&globals.endpoint, "endpoint", "", "S3 endpoint URL (default: AWS_ENDPOINT_URL, else AWS)")
 	f.StringVar(&globals.region, "region", "", "S3 region (default: AWS_REGION or shared config, else us-east-1; a bucket in another region is found from the server's answer)")
-	f.StringVar(&globals.sim, "sim", "", "model a remote link: a profile (s3) or ttfb=15ms,p99=80ms,stream=90MiB/s,link=1200MiB/s,slowdown=0.05,reset=0.01,stall=0.01:10s,reqlimit=3500:5500,prefixdepth=0 (reqlimit: writes:reads a second per key prefix, 503 SlowDown above; prefixdepth: leading path segments that make a prefix, 0 the key's directory)")
+	f.StringVar(&globals.sim, "sim", "", "model a remote link: a profile (s3) or ttfb=15ms,p99=80ms,stream=90MiB/s,link=1200MiB/s,slowdown=0.05,reset=0.01,stall=0.01:10s,reqlimit=3500:5500,prefixdepth=0 (reqlimit: writes:reads a second per key prefix, 503 SlowDown above; prefixdepth: leading path segments that make a prefix, 0 the key's directory; reqshare=/abs/file: request buckets shared by every process naming the file)")
 
 	root.AddCommand(
 		newLsCommand(),
@@ -96,14 +96,33 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 
 // openStore opens a URL with the global flags applied, the link model included.
 func (g *globalOptions) openStore(ctx context.Context, url string, concurrency int) (*store.Store, string, error) {
-	return store.Open(ctx, url, g.storeOptions(concurrency, 0))
+	return g.open(ctx, url, g.storeOptions(concurrency, 0))
+}
+
+// open opens url with opts; with request buckets shared between
+// processes it first learns the store's root, which names its prefixes
+// in the shared file.
+func (g *globalOptions) open(ctx context.Context, url string, opts store.Options) (*store.Store, string, error) {
+	if g.profile.ReqShare == "" || opts.Wrap == nil {
+		return store.Open(ctx, url, opts)
+	}
+	bare := opts
+	bare.Wrap = nil
+	st, _, err := store.Open(ctx, url, bare)
+	if err != nil {
+		return nil, "", err
+	}
+	base := st.URL("")
+	st.Close()
+	opts.Wrap = sim.WrapOptionAt(g.profile, base)
+	return store.Open(ctx, url, opts)
 }
 
 // openRetried opens a URL for a command whose every request is retried
 // above the store (by fetch, scan or internal/retry): the S3 SDK then
 // makes one attempt per request, so that retries do not multiply.
 func (g *globalOptions) openRetried(ctx context.Context, url string, concurrency int) (*store.Store, string, error) {
-	return store.Open(ctx, url, g.storeOptions(concurrency, 1))
+	return g.open(ctx, url, g.storeOptions(concurrency, 1))
 }
 
 func (g *globalOptions) storeOptions(concurrency, attempts int) store.Options {

@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/sluice-data/sluice/dist"
+)
+
+// ExecLauncher is a Launcher over a dist.Executor: workers are started
+// the way a fanned-out job's tasks are (dist.Local's processes today,
+// other executors' pods and array tasks alike), each told its index in
+// the environment, and the object store, not the executor, holds what
+// they measured. Close it once the run is over.
+type ExecLauncher struct {
+	// Exe starts the workers; its command is the worker's before Args.
+	Exe dist.Executor
+	// Args are worker w's arguments.
+	Args func(w WorkerSpec) []string
+	// Records reads what worker w recorded, once it has ended, also when
+	// it failed part way.
+	Records func(w WorkerSpec) ([]Record, error)
+
+	mu      sync.Mutex
+	seq     int
+	waiting map[string]chan dist.Exit
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// Launch starts worker w and waits for its end; when ctx ends first it
+// stops every worker of the executor (which interrupts them, so that
+// they clean up, when it is a dist.Local with a Grace).
+func (l *ExecLauncher) Launch(ctx context.Context, w WorkerSpec) ([]Record, error) {
+	l.mu.Lock()
+	if l.waiting == nil {
+		l.waiting = map[string]chan dist.Exit{}
+		l.done = make(chan struct{})
+		l.wg.Add(1)
+		go l.dispatch(l.done)
+	}
+	l.seq++
+	label := fmt.Sprintf("b%d", l.seq)
+	ch := make(chan dist.Exit, 1)
+	l.waiting[label] = ch
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		delete(l.waiting, label)
+		l.mu.Unlock()
+	}()
+	var runErr error
+	if err := l.Exe.Start(ctx, dist.Task{Index: w.Index, Attempt: label, Args: l.Args(w)}); err != nil {
+		return nil, fmt.Errorf("worker %d of %d: %w", w.Index, w.Count, err)
+	}
+	select {
+	case ex := <-ch:
+		runErr = ex.Err
+	case <-ctx.Done():
+		l.Exe.Stop()
+		runErr = context.Cause(ctx)
+	}
+	recs, err := l.Records(w)
+	if err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		msg := runErr.Error()
+		if _, last, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "exit status") {
+			msg = last // the worker's own last line says more than its status
+		}
+		return recs, fmt.Errorf("worker %d of %d: %s", w.Index, w.Count, msg)
+	}
+	return recs, nil
+}
+
+// dispatch hands each worker's exit to the Launch waiting for it.
+func (l *ExecLauncher) dispatch(done <-chan struct{}) {
+	defer l.wg.Done()
+	for {
+		select {
+		case ex := <-l.Exe.Exits():
+			l.mu.Lock()
+			ch := l.waiting[ex.Task.Attempt]
+			l.mu.Unlock()
+			if ch != nil {
+				ch <- ex
+			}
+		case <-done:
+			return
+		}
+	}
+}
+
+// Close stops every worker still running and what Launch started to
+// watch them.
+func (l *ExecLauncher) Close() error {
+	err := l.Exe.Stop()
+	l.mu.Lock()
+	if l.done != nil {
+		close(l.done)
+		l.done, l.waiting = nil, nil
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+	return err
+}

@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-data/sluice/dist"
+)
+
+// fakeExecutor runs each worker as a goroutine that ends at once: with
+// an error for index fail, never for index hang (until Stop).
+type fakeExecutor struct {
+	exits      chan dist.Exit
+	fail, hang int
+	mu         sync.Mutex
+	args       map[int][]string
+	stops      atomic.Int32
+	stop       chan struct{}
+}
+
+func (f *fakeExecutor) Start(ctx context.Context, t dist.Task) error {
+	f.mu.Lock()
+	f.args[t.Index] = t.Args
+	f.mu.Unlock()
+	go func() {
+		switch t.Index {
+		case f.hang:
+			<-f.stop
+			return // a stopped worker's exit is not reported
+		case f.fail:
+			f.exits <- dist.Exit{Task: t, Worker: "fake", Err: errors.New("exit status 1: no space left on device")}
+		default:
+			f.exits <- dist.Exit{Task: t, Worker: "fake"}
+		}
+	}()
+	return nil
+}
+
+func (f *fakeExecutor) Exits() <-chan dist.Exit { return f.exits }
+
+func (f *fakeExecutor) Stop() error {
+	if f.stops.Add(1) == 1 {
+		close(f.stop)
+	}
+	return nil
+}
+
+func TestExecLauncher(t *testing.T) {
+	exe := &fakeExecutor{exits: make(chan dist.Exit), fail: 2, hang: -1, args: map[int][]string{}, stop: make(chan struct{})}
+	l := &ExecLauncher{
+		Exe:  exe,
+		Args: func(w WorkerSpec) []string { return []string{"bench", w.URL, fmt.Sprint("--worker-prefix=", w.Prefix)} },
+		Records: func(w WorkerSpec) ([]Record, error) {
+			return []Record{{Worker: w.Index, Key: w.Prefix}}, nil
+		},
+	}
+	defer func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	// Four at once: each gets its own worker's records, the failing one
+	// its worker's last line, named.
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	recs := make([][]Record, 4)
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			recs[i], errs[i] = l.Launch(context.Background(), WorkerSpec{Index: i, Count: 4, URL: "mem://b/", Prefix: fmt.Sprintf("w%d/", i)})
+		}()
+	}
+	wg.Wait()
+	for i := range 4 {
+		if len(recs[i]) != 1 || recs[i][0].Worker != i || recs[i][0].Key != fmt.Sprintf("w%d/", i) {
+			t.Errorf("worker %d: records %+v", i, recs[i])
+		}
+		if got := strings.Join(exe.args[i], " "); got != fmt.Sprintf("bench mem://b/ --worker-prefix=w%d/", i) {
+			t.Errorf("worker %d started with %q", i, got)
+		}
+		if i == 2 {
+			if errs[i] == nil || errs[i].Error() != "worker 2 of 4: no space left on device" {
+				t.Errorf("failing worker: %v", errs[i])
+			}
+		} else if errs[i] != nil {
+			t.Errorf("worker %d: %v", i, errs[i])
+		}
+	}
+	// A cancelled run stops the executor and returns what was recorded.
+	exe.hang = 5
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	rs, err := l.Launch(ctx, WorkerSpec{Index: 5, Count: 6, URL: "mem://b/", Prefix: "w5/"})
+	if !errors.Is(ctx.Err(), context.Canceled) || err == nil || !strings.Contains(err.Error(), "worker 5 of 6: context canceled") || len(rs) != 1 {
+		t.Fatalf("cancelled: %v, %d records", err, len(rs))
+	}
+	if exe.stops.Load() == 0 {
+		t.Fatal("the executor was not stopped")
+	}
+}
