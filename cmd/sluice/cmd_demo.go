@@ -152,7 +152,7 @@ func runDemo(ctx context.Context, out io.Writer, opts demoOptions) error {
 	plain, fast := rep.Median.Naive.Rate(), rep.Median.Scan.MiBps
 	secs := func(mibps float64) float64 { return float64(res.Bytes) / (1 << 20) / mibps }
 	say("")
-	say("%50s %7s  %s", "", "time", "rate")
+	say("%50s%8s  %11s", "", "time", "rate")
 	say("   %-46s %6.2f s  %5.1f MiB/s", "arrow-go's plain Parquet reader", secs(plain), plain)
 	say("     (all files at once; a request for each column of each row group)")
 	say("   %-46s %6.2f s  %5.1f MiB/s", "sluice", secs(fast), fast)
