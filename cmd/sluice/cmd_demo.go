@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path"
+	"runtime"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -160,7 +162,23 @@ func runDemo(ctx context.Context, out io.Writer, opts demoOptions) error {
 	say("     the next bytes arrive)")
 	say("")
 	say("sluice read it %.1fx faster than a plain Parquet reader, on the same", rep.MedianRatios.ScanNaive)
-	say("link (median of %d runs each).", opts.runs)
+	if opts.runs == 1 {
+		say("link (one run each).")
+	} else {
+		say("link (median of %d runs each).", opts.runs)
+	}
+	var decode, fetchWait time.Duration
+	for _, r := range rep.Runs {
+		decode += r.Scan.Stats.Decode
+		fetchWait += r.Scan.Stats.FetchWait
+	}
+	if decode > 3*fetchWait {
+		// The figure is then this machine's cores, not the link: say so.
+		total := (decode + fetchWait).Seconds()
+		say("Here sluice spent %.0f%% of its time decoding and %.0f%% waiting for bytes:",
+			100*decode.Seconds()/total, 100*fetchWait.Seconds()/total)
+		say("this machine's %d cores, not the link, set its pace.", runtime.GOMAXPROCS(0))
+	}
 	say("")
 	say("Next: sluice scan --help (read your data: sluice scan s3://bucket/prefix/),")
 	say("sluice run --help (pipelines), sluice bench --help (measure your store).")
