@@ -558,7 +558,9 @@ func (w *worker) do(ctx context.Context, kind Kind, it item) error {
 func (w *worker) put(ctx context.Context, rec *Record, it item) error {
 	rec.Start = w.r.now()
 	w.r.track(it.key)
-	wr, err := w.r.st.NewWriter(ctx, it.key, store.WriteOptions{})
+	// The progress display counts what the store took (a part once it
+	// is uploaded), not what went into the writer's buffer.
+	wr, err := w.r.st.NewWriter(ctx, it.key, store.WriteOptions{Stored: w.r.cfg.Observer.Add})
 	if err != nil {
 		return err
 	}
@@ -576,7 +578,6 @@ func (w *worker) put(ctx context.Context, rec *Record, it item) error {
 		}
 		rec.Bytes += n
 		off += n
-		w.r.cfg.Observer.Add(n)
 	}
 	return wr.Close()
 }

@@ -42,6 +42,13 @@ type WriteOptions struct {
 	PartSize int64
 	// Concurrency is how many parts upload at once. Zero means the default.
 	Concurrency int
+	// Stored, when set, hears of bytes as the store takes them for good
+	// (what a progress display should count, not bytes merely buffered):
+	// a multipart upload's part once it is uploaded, a single-request
+	// object once it is written, a local driver's bytes as written. It
+	// may be called from other goroutines, never after Close or Abort
+	// returns.
+	Stored func(n int64)
 }
 
 // Driver is what a backend implements. The portable Store type validates

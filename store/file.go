@@ -196,18 +196,19 @@ func (d *fileDriver) NewWriter(ctx context.Context, key string, opts WriteOption
 			return nil, err
 		}
 	}
-	return &fileWriter{ctx: ctx, f: f, tmp: tmp, dst: p, root: d.root}, nil
+	return &fileWriter{ctx: ctx, f: f, tmp: tmp, dst: p, root: d.root, stored: opts.Stored}, nil
 }
 
 // fileWriter writes under a temporary name and renames on Close, so readers
 // never see a partial file.
 type fileWriter struct {
-	ctx  context.Context
-	f    *os.File
-	tmp  string
-	dst  string
-	root string
-	done bool
+	ctx    context.Context
+	f      *os.File
+	tmp    string
+	dst    string
+	root   string
+	done   bool
+	stored func(int64)
 }
 
 func (w *fileWriter) Write(p []byte) (int, error) {
@@ -217,7 +218,11 @@ func (w *fileWriter) Write(p []byte) (int, error) {
 	if err := w.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return w.f.Write(p)
+	n, err := w.f.Write(p)
+	if n > 0 && w.stored != nil {
+		w.stored(int64(n))
+	}
+	return n, err
 }
 
 func (w *fileWriter) Close() error {

@@ -115,15 +115,16 @@ func resolveRange(r Range, n int64) (start, end int64) {
 }
 
 func (d *memDriver) NewWriter(ctx context.Context, key string, opts WriteOptions) (DriverWriter, error) {
-	return &memWriter{ctx: ctx, d: d, key: key}, nil
+	return &memWriter{ctx: ctx, d: d, key: key, stored: opts.Stored}, nil
 }
 
 type memWriter struct {
-	ctx  context.Context
-	d    *memDriver
-	key  string
-	buf  bytes.Buffer
-	done bool
+	ctx    context.Context
+	d      *memDriver
+	key    string
+	buf    bytes.Buffer
+	done   bool
+	stored func(int64)
 }
 
 func (w *memWriter) Write(p []byte) (int, error) {
@@ -133,7 +134,11 @@ func (w *memWriter) Write(p []byte) (int, error) {
 	if err := w.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return w.buf.Write(p)
+	n, err := w.buf.Write(p)
+	if w.stored != nil {
+		w.stored(int64(n))
+	}
+	return n, err
 }
 
 func (w *memWriter) Close() error {

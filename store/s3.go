@@ -429,6 +429,7 @@ func (d *s3Driver) NewWriter(ctx context.Context, key string, opts WriteOptions)
 		key:      key,
 		partSize: int64(partSize),
 		slots:    make(chan struct{}, conc),
+		stored:   opts.Stored,
 	}
 	// A cancelled ctx must leave nothing behind even if the caller never
 	// reaches Abort.
@@ -450,6 +451,7 @@ type s3Writer struct {
 	stopWatch func() bool
 	key       string
 	partSize  int64
+	stored    func(int64) // WriteOptions.Stored, or nil
 
 	mu       sync.Mutex // serialises Write, Close, Abort and the ctx watch
 	state    int
@@ -568,6 +570,9 @@ func (w *s3Writer) flushPart() error {
 			w.parts = append(w.parts, types.CompletedPart{ETag: out.ETag, PartNumber: &num})
 		}
 		w.partMu.Unlock()
+		if err == nil && w.stored != nil {
+			w.stored(int64(len(data)))
+		}
 		w.d.putBuf(data)
 		<-w.slots
 	}()
@@ -599,6 +604,9 @@ func (w *s3Writer) Close() error {
 				ContentLength: aws.Int64(int64(len(w.buf))),
 			})
 		})
+		if err == nil && w.stored != nil {
+			w.stored(int64(len(w.buf)))
+		}
 		w.d.putBuf(w.buf)
 		w.buf = nil
 		return w.d.convert(err)

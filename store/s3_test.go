@@ -607,3 +607,34 @@ func TestS3PartsKeepRetries(t *testing.T) {
 		t.Errorf("single PUT throttled once: %d tries, %v; want 1 try and a retryable error", puts.Load(), err)
 	}
 }
+
+// TestS3StoredCountsWhatTheServerTook: WriteOptions.Stored counts a part
+// once it is uploaded and a small object once it is put, never bytes only
+// buffered, so a progress display shows the rate the server takes them at.
+func TestS3StoredCountsWhatTheServerTook(t *testing.T) {
+	forEachS3(t, func(t *testing.T, tg s3Target) {
+		st := tg.open(t, tg.bucket)
+		for _, size := range []int64{1 << 20, 12 << 20} {
+			key := fmt.Sprintf("stored-%s-%d-%d", strings.ReplaceAll(t.Name(), "/", "-"), size, time.Now().UnixNano())
+			var stored atomic.Int64
+			w, err := st.NewWriter(context.Background(), key, store.WriteOptions{PartSize: 5 << 20, Stored: func(n int64) { stored.Add(n) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(make([]byte, size)); err != nil {
+				t.Fatal(err)
+			}
+			// What is left of a part is in the writer's buffer only.
+			if buffered, got := size%(5<<20), stored.Load(); got > size-buffered {
+				t.Errorf("%d bytes: %d counted stored before Close, but %d are still buffered", size, got, buffered)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := stored.Load(); got != size {
+				t.Errorf("%d bytes: %d counted stored after Close", size, got)
+			}
+			_ = st.Delete(context.Background(), key)
+		}
+	})
+}

@@ -128,9 +128,10 @@ then gets, the prefixes it needs to stay under the limit, and the worker
 count from which the limit binds. It assumes linear scaling beyond what
 was measured and no limit of the store but the per-prefix rates.
 
-A progress bar shows on a terminal, plain lines otherwise. With --sim the
-store is seen through the link model (see sluice --help). Exit status is 1
-when any request failed for good.`,
+A progress bar (bytes the store took, not bytes buffered) shows on a
+terminal, plain lines otherwise. Ctrl-C prints the phases measured so far
+and exits 130. With --sim the store is seen through the link model (see
+sluice --help). Exit status is 1 when any request failed for good.`,
 		Example: `  # 16 objects of 16 MiB, 8 requests in flight
   sluice bench s3://bucket/scratch/
 
@@ -308,6 +309,16 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string,
 		}
 	}
 	if runErr != nil {
+		if ctx.Err() != nil && len(res.Summaries) > 0 && !opts.json {
+			// Ctrl-C: what was measured is worth having; the last phase
+			// is the one it cut short.
+			fmt.Fprintf(out, "sluice bench %s (link model: %s), interrupted: the phases measured so far, the last one cut short\n",
+				st.URL(res.Prefix), globals.profile)
+			res.Auto = nil
+			if err := bench.WriteTable(out, res.Summaries); err != nil {
+				return errors.Join(runErr, err)
+			}
+		}
 		return runErr
 	}
 	where := st.URL(res.Prefix)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -286,5 +289,58 @@ func TestBenchWorkersInterrupted(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("after Ctrl-C %s holds %v", dir, left)
+	}
+}
+
+// TestBenchInterruptedPrintsWhatItMeasured: Ctrl-C after two phases ends
+// prints their figures, then exits 130.
+func TestBenchInterruptedPrintsWhatItMeasured(t *testing.T) {
+	cmd := exec.Command(sluiceBin, "bench", t.TempDir(), "--size", "256KiB", "--objects", "16", "--concurrency", "16,1",
+		"--sim", "ttfb=1ms,stream=2MiB/s")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		// The c=16 phases take about 0.15 s each, the c=1 ones 2 s: after
+		// the second phase's line the third is well under way.
+		sc := bufio.NewScanner(stderr)
+		ended := 0
+		for ended < 2 && sc.Scan() {
+			if strings.Contains(sc.Text(), " steady, ") {
+				ended++
+			}
+		}
+		if ended < 2 {
+			done <- fmt.Errorf("bench ended before two phases did")
+			return
+		}
+		done <- cmd.Process.Signal(os.Interrupt)
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("no two phases in 60 s")
+	}
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupt {
+		t.Errorf("exit %d, want %d", code, exitInterrupt)
+	}
+	out := stdout.String()
+	for _, want := range []string{"interrupted: the phases measured so far", "  put  256KiB    16       16", "  get  256KiB    16       16"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
 	}
 }

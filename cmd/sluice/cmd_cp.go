@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -165,7 +166,7 @@ var cpRetry = retry.Policy{Retries: 5, Base: 100 * time.Millisecond}
 // failedJob is an object whose write failed with a retryable error.
 type failedJob struct {
 	job     copyJob
-	written int64
+	written int64 // counted by the progress display
 	err     error
 }
 
@@ -233,8 +234,12 @@ func copyPass(ctx context.Context, f *fetch.Fetcher, dst *store.Store, jobs []co
 
 // copyObject writes the units of one object, in order, and commits it
 // only if every byte arrived. It always drains ch, releasing every unit.
-func copyObject(ctx context.Context, dst *store.Store, job copyJob, ch <-chan *fetch.Unit, progress func(int64)) (n int64, err error) {
+// Progress hears of bytes as the destination takes them (a multipart
+// upload's parts as they complete), not as they are buffered; stored is
+// what it heard of.
+func copyObject(ctx context.Context, dst *store.Store, job copyJob, ch <-chan *fetch.Unit, progress func(int64)) (stored int64, err error) {
 	var w *store.Writer
+	var took atomic.Int64
 	defer func() {
 		for u := range ch {
 			u.Release()
@@ -242,25 +247,29 @@ func copyObject(ctx context.Context, dst *store.Store, job copyJob, ch <-chan *f
 		if w != nil && err != nil {
 			_ = w.Abort()
 		}
+		stored = took.Load() // Abort has returned: nothing more is heard
 	}()
-	w, err = dst.NewWriter(ctx, job.dstKey, store.WriteOptions{})
+	w, err = dst.NewWriter(ctx, job.dstKey, store.WriteOptions{Stored: func(n int64) {
+		took.Add(n)
+		progress(n)
+	}})
 	if err != nil {
 		return 0, err
 	}
+	var n int64
 	for u := range ch {
 		m, werr := u.WriteTo(w)
 		u.Release()
 		n += m
-		progress(m)
 		if werr != nil {
-			return n, werr
+			return 0, werr
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return n, err
+		return 0, err
 	}
 	if n != job.src.Size {
-		return n, fmt.Errorf("cp %s: read %d of %d bytes", dst.URL(job.dstKey), n, job.src.Size)
+		return 0, fmt.Errorf("cp %s: read %d of %d bytes", dst.URL(job.dstKey), n, job.src.Size)
 	}
-	return n, w.Close()
+	return 0, w.Close()
 }

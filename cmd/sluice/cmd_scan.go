@@ -50,9 +50,12 @@ the batches to
   NAME.parquet   a Parquet file (snappy), uploaded in parts as it is written,
                  in --order
   -              an Arrow IPC stream on standard output, in --order
---order arrival (the default) writes batches as they are decoded; --order
-dataset reads each file in order, --concurrency files at once, and holds a
-bounded window of batches from files ahead of a slow one.
+--order dataset (the default) writes batches in dataset order (file, row
+group, batch), decoding --concurrency row groups at once and holding the
+batches of those ahead of a slow one: every run writes the same stream, and
+stages piped after it give the bits sluice run gives. --order arrival writes
+batches as they are decoded: no waiting behind a slow row group, but
+head, top, sort ties and float sums after it may differ from run to run.
 NAME is a path or a store URL. Nothing appears under NAME unless the whole
 scan succeeds.`,
 		Example: `  # count the rows of a generated dataset, with statistics
@@ -78,7 +81,7 @@ scan succeeds.`,
 }
 
 func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url string) error {
-	flags, err := opts.parse(collect.Arrival)
+	flags, err := opts.parse(collect.Dataset)
 	if err != nil {
 		return err
 	}
@@ -122,6 +125,9 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		Mem:         pool,
 		Progress:    func(n int64) { prog.Add(n) },
 		Int96Unit:   opts.int96Unit,
+		// The order sluice run's scan gives, so that stages piped after
+		// this one see the batches they see fused.
+		Ordered: order == collect.Dataset,
 	}
 	ds, err := scan.Open(ctx, st, key, so)
 	if err != nil {
@@ -157,25 +163,20 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		return err
 	}
 	prog = newProgress("scan", ds.BytesNeeded(), opts.quiet)
-	var stats scan.Stats
-	if order == collect.Dataset && (sink.kind == sinkIPCStream || sink.kind == sinkParquet) {
-		stats, err = scanInDatasetOrder(ctx, st, key, ds, so, sink) // collect: see scan_order.go
-	} else {
-		s := ds.Scan(ctx)
-		err = func() error {
-			defer s.Close()
-			for s.Next() {
-				b := s.Batch()
-				err := sink.write(b.RecordBatch, b.Pos)
-				b.Release()
-				if err != nil {
-					return err
-				}
+	s := ds.Scan(ctx)
+	err = func() error {
+		defer s.Close()
+		for s.Next() {
+			b := s.Batch()
+			err := sink.write(b.RecordBatch, b.Pos)
+			b.Release()
+			if err != nil {
+				return err
 			}
-			return s.Err()
-		}()
-		stats = s.Stats()
-	}
+		}
+		return s.Err()
+	}()
+	stats := s.Stats()
 	prog.Done()
 	if err == nil {
 		err = sink.close()

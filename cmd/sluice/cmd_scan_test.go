@@ -346,3 +346,41 @@ func TestScanInterrupted(t *testing.T) {
 		t.Errorf("an interrupted scan left %v behind", entries)
 	}
 }
+
+// TestScanPipedEqualsFused: `sluice scan -o - | sluice STAGE` gives the
+// bytes `sluice run 'scan | STAGE'` gives, for the order-sensitive stages
+// (head, top with ties, float sums), by default and with --order dataset
+// on both sides: small batches decoded by many workers at once would
+// arrive out of dataset order, and each run would differ.
+func TestScanPipedEqualsFused(t *testing.T) {
+	dir := pipeData(t) // 3 files of 8 row groups each
+	taxi, li := filepath.Join(dir, "taxi"), filepath.Join(dir, "lineitem")
+	const front = " --batch-rows 700 --concurrency 8"
+	cases := []struct {
+		name, scan, stage string
+	}{
+		{"head", taxi + " --columns pickup_date,fare_amount,trip_distance", "head 1500"},
+		{"top ties", taxi + " --columns passenger_count,fare_amount", "top 50 --by passenger_count"},
+		{"agg-by float sums", li + " --columns l_returnflag,l_linestatus,l_extendedprice,l_discount,l_tax",
+			"agg-by l_returnflag,l_linestatus 'sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as charge, mean(l_discount) as disc'"},
+	}
+	for _, c := range cases {
+		for _, order := range []string{"", " --order dataset"} {
+			t.Run(c.name+order, func(t *testing.T) {
+				fused, stderr, code := bash(t, "sluice run "+shellQuote("scan "+c.scan+front+order+" | "+c.stage))
+				if code != 0 || len(fused) == 0 {
+					t.Fatalf("fused: exit %d, %d bytes: %s", code, len(fused), stderr)
+				}
+				for run := range 3 {
+					piped, stderr, code := bash(t, "sluice scan "+c.scan+front+order+" -q -o - | sluice "+c.stage)
+					if code != 0 {
+						t.Fatalf("piped: exit %d: %s", code, stderr)
+					}
+					if !bytes.Equal(fused, piped) {
+						t.Fatalf("run %d: piped and fused differ (%d and %d bytes)", run, len(piped), len(fused))
+					}
+				}
+			})
+		}
+	}
+}

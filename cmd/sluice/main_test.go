@@ -10,9 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 var sluiceBin string
@@ -202,15 +204,29 @@ func TestServerEndToEnd(t *testing.T) {
 	assertCleanFailure(t, r, exitNotFound, "nosuchbucket")
 }
 
+// TestDemo: the demo fits an 80-column terminal and ends with the
+// side-by-side figure, plain reader against sluice, as a ratio.
 func TestDemo(t *testing.T) {
-	r := sluice(t, nil, "demo", "--rows", "20000", "--files", "2", "-q")
+	r := sluice(t, nil, "demo", "--rows", "20000", "--files", "2", "--runs", "1", "-q")
 	if r.code != 0 {
 		t.Fatalf("demo: %+v", r)
 	}
-	for _, want := range []string{"embedded S3 endpoint at http://127.0.0.1:", "2 objects", "s3://demo/lineitem/part-00001.parquet", "  get  4MiB    16", "of the modelled link's capacity"} {
+	for i, line := range strings.Split(r.stdout, "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("line %d is %d columns wide: %q", i+1, n, line)
+		}
+	}
+	for _, want := range []string{"http://127.0.0.1:", "part-00001.parquet", "arrow-go's plain Parquet reader"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, r.stdout)
 		}
+	}
+	m := regexp.MustCompile(`\nsluice read it ([0-9.]+)x faster than a plain Parquet reader`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no closing figure:\n%s", r.stdout)
+	}
+	if x, err := strconv.ParseFloat(m[1], 64); err != nil || x <= 0 {
+		t.Errorf("closing ratio %q", m[1])
 	}
 }
 

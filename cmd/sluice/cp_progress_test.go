@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/s3server"
+	"github.com/sluice-data/sluice/store"
+)
+
+// TestCpProgressCountsWhatTheStoreTook: cp's progress counts bytes once
+// the destination holds them, not once they sit in an upload's buffer. The
+// copy is stopped the moment progress first hears of any bytes: whatever
+// it heard of must then be in the destination.
+func TestCpProgressCountsWhatTheStoreTook(t *testing.T) {
+	ctx := t.Context()
+	srv, err := s3server.Start(ctx, t.TempDir(), "127.0.0.1:0", s3server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if err := srv.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	dst, _, err := store.Open(ctx, "s3://bkt/", store.Options{Endpoint: srv.Endpoint, AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	src, _, err := store.Open(ctx, "mem://cp-progress/", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	data := bytes.Repeat([]byte("sluice"), 500_000) // 3 MB: one request, below a part
+	if _, err := src.Put(ctx, "x.bin", bytes.NewReader(data), store.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := src.Stat(ctx, "x.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var counted int64
+	progress := func(n int64) {
+		counted += n // one object: one writer calls this
+		cancel()
+	}
+	f := fetch.New(src, fetch.Options{})
+	_, err = copyObjects(cctx, f, dst, []copyJob{{src: info, dstKey: "x.bin"}}, progress)
+	var have int64
+	if got, serr := dst.Stat(ctx, "x.bin"); serr == nil {
+		have = got.Size
+	} else if !errors.Is(serr, store.ErrNotFound) {
+		t.Fatal(serr)
+	}
+	if counted != have {
+		t.Errorf("progress counted %d bytes; the destination holds %d (copy: %v)", counted, have, err)
+	}
+}
