@@ -75,6 +75,7 @@ func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg st
 
 type verifier struct {
 	accessKey, secretKey string
+	region               string
 	now                  func() time.Time
 }
 
@@ -136,19 +137,26 @@ func parseCredential(s string, query bool) (credential, error) {
 		return credential{}, credError(query, `the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`)
 	}
 	c := credential{accessKey: parts[0], date: parts[1], region: parts[2], service: parts[3]}
-	if _, err := time.Parse("20060102", c.date); err != nil {
-		return credential{}, credError(query, `incorrect date format %q. This date in the credential must be in the format "yyyyMMdd".`, c.date)
+	// In S3's order: the terminal, the service, then the date.
+	if parts[4] != "aws4_request" {
+		return credential{}, credError(query, `incorrect terminal %q. This endpoint uses "aws4_request".`, parts[4])
 	}
 	if c.service != "s3" {
 		return credential{}, credError(query, `incorrect service %q. This endpoint belongs to "s3".`, c.service)
 	}
-	if parts[4] != "aws4_request" {
-		return credential{}, credError(query, `incorrect terminal %q. This endpoint uses "aws4_request".`, parts[4])
+	if _, err := time.Parse("20060102", c.date); err != nil {
+		return credential{}, credError(query, `incorrect date format %q. This date in the credential must be in the format "yyyyMMdd".`, c.date)
 	}
 	return c, nil
 }
 
+var errInvalidToken = &authError{status: http.StatusBadRequest, code: "InvalidToken", msg: "The provided token is malformed or otherwise invalid."}
+
 func (v *verifier) verify(r *http.Request) error {
+	// The server's one key pair is permanent: no session token is valid.
+	if r.Header.Get("X-Amz-Security-Token") != "" || r.URL.Query().Has("X-Amz-Security-Token") {
+		return errInvalidToken
+	}
 	if auth := r.Header.Get("Authorization"); auth != "" {
 		if rest, ok := strings.CutPrefix(auth, "AWS "); ok {
 			return v.verifyV2(r, rest, false)
@@ -163,6 +171,20 @@ func (v *verifier) verify(r *http.Request) error {
 		return v.verifyV2(r, q.Get("AWSAccessKeyId")+":"+q.Get("Signature"), true)
 	}
 	return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Access Denied"}
+}
+
+// checkRegion refuses a request signed for another region, naming the
+// right one: SDKs and the aws CLI retry with it.
+func (v *verifier) checkRegion(c credential, query bool) error {
+	if c.region == v.region {
+		return nil
+	}
+	if query {
+		return credError(true, "the region %q is wrong; expecting %q", c.region, v.region)
+	}
+	e := malformed("The authorization header is malformed; the region %q is wrong; expecting %q", c.region, v.region).(*authError)
+	e.fields = []string{"Region", v.region}
+	return e
 }
 
 func (v *verifier) checkKey(c credential) error {
@@ -245,6 +267,9 @@ func (v *verifier) verifyHeader(r *http.Request, auth string) error {
 	if err := v.checkKey(c); err != nil {
 		return err
 	}
+	if err := v.checkRegion(c, false); err != nil {
+		return err
+	}
 	amzDate := r.Header.Get("X-Amz-Date")
 	t, err := time.Parse(amzDateFormat, amzDate)
 	if err != nil {
@@ -314,9 +339,13 @@ func (v *verifier) verifyPresigned(r *http.Request) error {
 	if err := v.checkKey(c); err != nil {
 		return err
 	}
+	if err := v.checkRegion(c, true); err != nil {
+		return err
+	}
 	now := v.now()
-	if now.After(t.Add(time.Duration(expires) * time.Second)) {
-		return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Request has expired."}
+	if end := t.Add(time.Duration(expires) * time.Second); now.After(end) {
+		return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Request has expired.",
+			fields: []string{"X-Amz-Expires", strconv.Itoa(expires), "Expires", end.UTC().Format(time.RFC3339), "ServerTime", now.UTC().Format(time.RFC3339)}}
 	}
 	if t.Sub(now) > maxClockSkew {
 		return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Request is not valid yet"}
@@ -473,7 +502,8 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 	}
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		if payload != emptySHA256 {
-			return &authError{status: http.StatusBadRequest, code: "XAmzContentSHA256Mismatch", msg: "The provided 'x-amz-content-sha256' header does not match what was computed."}
+			return &authError{status: http.StatusBadRequest, code: "XAmzContentSHA256Mismatch", msg: "The provided 'x-amz-content-sha256' header does not match what was computed.",
+				fields: []string{"ClientComputedContentSHA256", payload, "S3ComputedContentSHA256", emptySHA256}}
 		}
 		return nil
 	}
@@ -698,7 +728,7 @@ var v2Subresources = map[string]bool{
 func (v *verifier) verifyV2(r *http.Request, cred string, presigned bool) error {
 	ak, sig, ok := strings.Cut(cred, ":")
 	if !ok || ak == "" || sig == "" {
-		return malformed("a Signature Version 2 authorization is AWS <access key>:<signature>")
+		return &authError{status: http.StatusBadRequest, code: "InvalidRequest", msg: "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256."}
 	}
 	if !hmac.Equal([]byte(ak), []byte(v.accessKey)) {
 		return &authError{status: http.StatusForbidden, code: "InvalidAccessKeyId", msg: "The AWS Access Key Id you provided does not exist in our records."}

@@ -19,6 +19,7 @@ import (
 var exampleKeys = verifier{
 	accessKey: "AKIAIOSFODNN7EXAMPLE",
 	secretKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+	region:    "us-east-1",
 	now:       func() time.Time { return time.Date(2013, 5, 24, 0, 1, 0, 0, time.UTC) },
 }
 

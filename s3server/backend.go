@@ -44,6 +44,8 @@ type dirBackend struct {
 
 	// owner is the owner listings name: the access key.
 	owner string
+	// region is the server's region, as HEAD bucket and listings name it.
+	region string
 
 	// fs is the only way to the buckets: every path a request names is
 	// resolved through it, so neither "..", nor an absolute path, nor a

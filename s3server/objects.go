@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/johannesboyne/gofakes3"
 )
@@ -78,8 +80,8 @@ func splitPath(p string) (bucket, key string) {
 	return bucket, key
 }
 
-// objects routes the object data path to the handlers below.
-func (b *dirBackend) objects(next http.Handler) http.Handler {
+// handler routes every implemented operation to its handler.
+func (b *dirBackend) handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name, _ := match(r)
 		bucket, key := splitPath(r.URL.Path)
@@ -96,11 +98,8 @@ func (b *dirBackend) objects(next http.Handler) http.Handler {
 			err = b.listBuckets(w, r)
 		case name == "DeleteObjects":
 			err = b.deleteObjects(w, r, bucket)
-		case name == "DeleteObject" && r.Header.Get("If-Match") != "":
-			// gofakes3 would delete whatever the condition.
-			if err = b.deleteObject(bucket, key, putConditions(r.Header)); err == nil {
-				w.WriteHeader(http.StatusNoContent)
-			}
+		case name == "DeleteObject":
+			err = b.deletePlain(w, r, bucket, key)
 		case name == "PutObject" && copySrc != "":
 			err = b.copyObject(w, r, bucket, key, copySrc)
 		case name == "PutObject":
@@ -111,12 +110,23 @@ func (b *dirBackend) objects(next http.Handler) http.Handler {
 			err = b.completeUpload(w, r, bucket, key)
 		case name == "CreateMultipartUpload":
 			err = b.createUpload(w, r, bucket, key)
+		case name == "AbortMultipartUpload":
+			err = b.abortUpload(w, r, bucket, key)
+		case name == "ListParts":
+			err = b.listParts(w, r, bucket, key)
+		case name == "ListMultipartUploads":
+			err = b.listUploads(w, r, bucket)
+		case name == "HeadBucket":
+			err = b.headBucket(w, bucket)
+		case name == "CreateBucket":
+			err = b.createBucket(w, r, bucket)
+		case name == "DeleteBucket":
+			err = b.deleteBucket(w, bucket)
+		case name == "GetBucketLocation":
+			err = b.bucketLocation(w, bucket)
 		default:
-			if name == "HeadBucket" {
-				w.Header().Set("X-Amz-Bucket-Region", "us-east-1")
-			}
-			next.ServeHTTP(w, r)
-			return
+			// onlyImplemented lets through only the operations above.
+			err = &s3Error{http.StatusNotImplemented, "NotImplemented", "operation " + name + " is not implemented by this server"}
 		}
 		if err != nil {
 			answer(w, r, err)
@@ -240,7 +250,7 @@ func (b *dirBackend) getObject(w http.ResponseWriter, r *http.Request, bucket, k
 			h.Set("X-Amz-Mp-Parts-Count", strconv.Itoa(len(parts)))
 		}
 		if n > len(parts) {
-			return &s3Error{http.StatusRequestedRangeNotSatisfiable, "InvalidPartNumber", "The requested partnumber is not satisfiable"}
+			return &s3Error{http.StatusRequestedRangeNotSatisfiable, "InvalidPartNumber", "The requested partnumber is not satisfiable."}
 		}
 		for _, p := range parts[:n-1] {
 			start += p
@@ -261,6 +271,9 @@ func (b *dirBackend) getObject(w http.ResponseWriter, r *http.Request, bucket, k
 	h.Set("Last-Modified", httpTime(fi.ModTime()))
 	h.Set("Accept-Ranges", "bytes")
 	h.Set("Content-Type", "binary/octet-stream") // S3's, for an object stored without one
+	if isDirKey(key) {
+		h.Set("Content-Type", "application/x-directory")
+	}
 	if m != nil {
 		for k, v := range m.Headers {
 			h.Set(k, v)
@@ -327,7 +340,7 @@ func verifyBody(r *http.Request, s sums, ck *checksumReq) (checksum string, err 
 	if v := r.Header.Get("Content-MD5"); v != "" {
 		want, err := base64.StdEncoding.DecodeString(v)
 		if err != nil || len(want) != 16 {
-			return "", &s3Error{http.StatusBadRequest, "InvalidDigest", "The Content-Md5 you specified is not valid."}
+			return "", errInvalidDigest(v)
 		}
 		if string(want) != string(s.md5) {
 			return "", &s3Error{http.StatusBadRequest, "BadDigest", "The Content-MD5 you specified did not match what we received."}
@@ -339,11 +352,15 @@ func verifyBody(r *http.Request, s sums, ck *checksumReq) (checksum string, err 
 	return ck.check(r, s.checksum)
 }
 
+func errInvalidDigest(v string) error {
+	return &authError{status: http.StatusBadRequest, code: "InvalidDigest", msg: "The Content-Md5 you specified is not valid.", fields: []string{"Content-MD5", v}}
+}
+
 func contentMD5Valid(r *http.Request) error {
 	if _, ok := r.Header["Content-Md5"]; ok {
 		v, err := base64.StdEncoding.DecodeString(r.Header.Get("Content-MD5"))
 		if err != nil || len(v) != 16 {
-			return &s3Error{http.StatusBadRequest, "InvalidDigest", "The Content-Md5 you specified is not valid."}
+			return errInvalidDigest(r.Header.Get("Content-MD5"))
 		}
 	}
 	return nil
@@ -404,6 +421,7 @@ func (b *dirBackend) putObject(w http.ResponseWriter, r *http.Request, bucket, k
 	h.Set("ETag", m.ETag)
 	h.Set("X-Amz-Checksum-"+algo, checksum)
 	h.Set("X-Amz-Checksum-Type", "FULL_OBJECT")
+	h.Set("X-Amz-Object-Size", strconv.FormatInt(r.ContentLength, 10))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -434,24 +452,27 @@ func putConditions(h http.Header) func(exists bool, etag string) error {
 // copySource parses x-amz-copy-source: "[/]bucket/key[?versionId=null]",
 // the key percent-encoded.
 func copySource(s string) (bucket, key string, err error) {
-	bad := &s3Error{http.StatusBadRequest, "InvalidArgument", "Invalid copy source encoding"}
+	arg := func(msg, v string) error { return invalidArg(msg, "x-amz-copy-source", v) }
 	path, query, _ := strings.Cut(s, "?")
 	if query != "" {
 		v, err := url.ParseQuery(query)
 		if err != nil {
-			return "", "", bad
+			return "", "", arg("Invalid copy source encoding", s)
 		}
 		if id := v.Get("versionId"); id != "" && id != "null" {
 			return "", "", &s3Error{http.StatusNotImplemented, "NotImplemented", "versioning is not implemented by this server"}
 		}
 	}
 	path, err = url.PathUnescape(strings.TrimPrefix(path, "/"))
-	if err != nil {
-		return "", "", bad
+	if err != nil || !utf8.ValidString(path) {
+		return "", "", arg("Invalid copy source encoding", s)
 	}
-	bucket, key, ok := strings.Cut(path, "/")
-	if !ok || bucket == "" || key == "" {
-		return "", "", bad
+	bucket, key, _ = strings.Cut(path, "/")
+	if gofakes3.ValidateBucketName(bucket) != nil || net.ParseIP(bucket) != nil {
+		return "", "", arg("Invalid copy source bucket name", path)
+	}
+	if key == "" || checkKey(key) != nil {
+		return "", "", arg("Invalid copy source object key", key)
 	}
 	return bucket, key, nil
 }
@@ -745,6 +766,8 @@ func fieldOf(c *checksums, algo string) string {
 	return ""
 }
 
+var errPartChecksum = &s3Error{http.StatusBadRequest, "InvalidArgument", "Invalid Base64 or multiple checksums present in request"}
+
 type completeResult struct {
 	XMLName  xml.Name `xml:"CompleteMultipartUploadResult"`
 	Location string   `xml:"Location"`
@@ -767,6 +790,25 @@ func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, buck
 	if err != nil && !errors.Is(err, gofakes3.ErrNoSuchUpload) {
 		return err
 	}
+	// The checksum of the whole object the client expects, if it says.
+	var final *checksumReq
+	for _, a := range checksumAlgos {
+		vs, ok := r.Header[http.CanonicalHeaderKey("X-Amz-Checksum-"+a)]
+		if !ok {
+			continue
+		}
+		v := vs[0]
+		if final != nil {
+			return &s3Error{http.StatusBadRequest, "InvalidRequest", "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed."}
+		}
+		// A composite checksum ends in "-<number of parts>".
+		sum, n, composite := strings.Cut(v, "-")
+		raw, err := base64.StdEncoding.DecodeString(sum)
+		if count, cerr := strconv.Atoi(n); err != nil || len(raw) != newChecksum(a).Size() || composite && (cerr != nil || count < 1) {
+			return &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-checksum-" + a + " header is invalid."}
+		}
+		final = &checksumReq{algo: a, want: v}
+	}
 	parts := make([]completedPart, len(in.Parts))
 	for i, p := range in.Parts {
 		if p.PartNumber == nil || p.ETag == "" {
@@ -782,12 +824,12 @@ func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, buck
 		v, other := p.checksums.checksum(u.checksumAlgo)
 		if other != "" {
 			if v != "" {
-				return &s3Error{http.StatusBadRequest, "InvalidArgument", "The part carries more than one checksum."}
+				return errPartChecksum
 			}
 			return &s3Error{http.StatusBadRequest, "BadDigest", fmt.Sprintf("The %s you specified for part %d did not match what we received.", other, *p.PartNumber)}
 		}
 		if raw, err := base64.StdEncoding.DecodeString(v); v != "" && (err != nil || len(raw) != newChecksum(u.checksumAlgo).Size()) {
-			return &s3Error{http.StatusBadRequest, "InvalidArgument", fmt.Sprintf("Invalid Base64 or multiple checksums present for part %d.", *p.PartNumber)}
+			return errPartChecksum
 		}
 		if v == "" && u.checksumType == "COMPOSITE" {
 			return &s3Error{http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("The upload was created using a %s checksum. The complete request must include the checksum for each part. It was missing for part %d in the request.", u.checksumAlgo, *p.PartNumber)}
@@ -813,22 +855,6 @@ func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, buck
 			return &s3Error{http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("Value for x-amz-mp-object-size header is less than zero: '%d'", n)}
 		}
 		wantSize = n
-	}
-	// The checksum of the whole object the client expects, if it says.
-	var final *checksumReq
-	for _, a := range checksumAlgos {
-		v := r.Header.Get("X-Amz-Checksum-" + a)
-		if v == "" {
-			continue
-		}
-		if final != nil {
-			return &s3Error{http.StatusBadRequest, "InvalidRequest", "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed."}
-		}
-		raw, err := base64.StdEncoding.DecodeString(strings.SplitN(v, "-", 2)[0])
-		if err != nil || len(raw) != newChecksum(a).Size() {
-			return &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-checksum-" + a + " header is invalid."}
-		}
-		final = &checksumReq{algo: a, want: v}
 	}
 	if final != nil && u != nil && final.algo != u.checksumAlgo {
 		final = nil // S3 ignores a checksum of another algorithm than the upload's
@@ -889,6 +915,9 @@ type objectParts struct {
 // getAttributes is GetObjectAttributes: what HEAD tells, asked for by
 // name in x-amz-object-attributes.
 func (b *dirBackend) getAttributes(w http.ResponseWriter, r *http.Request, bucket, key string) error {
+	if _, err := b.bucketPath(bucket); err != nil {
+		return err
+	}
 	var want []string
 	for _, v := range r.Header.Values("X-Amz-Object-Attributes") {
 		for _, a := range strings.Split(v, ",") {

@@ -170,7 +170,7 @@ func unsupportedHeader(r *http.Request) string {
 		"X-Amz-Grant-Read", "X-Amz-Grant-Write", "X-Amz-Grant-Read-Acp", "X-Amz-Grant-Write-Acp", "X-Amz-Grant-Full-Control",
 		"X-Amz-Server-Side-Encryption-Customer-Algorithm", "X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm",
 		"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id",
-		"X-Amz-If-Match-Last-Modified-Time", "X-Amz-If-Match-Size", "X-Amz-If-Match-Initiated-Time",
+		"X-Amz-If-Match-Last-Modified-Time", "X-Amz-If-Match-Size",
 	} {
 		if h.Get(k) != "" {
 			return k
@@ -186,6 +186,11 @@ func unsupportedHeader(r *http.Request) string {
 	}
 	if v := h.Get("X-Amz-Tagging-Directive"); v != "" && !strings.EqualFold(v, "COPY") {
 		return "X-Amz-Tagging-Directive: " + v
+	}
+	// S3's conditional writes know If-Match, or If-None-Match: *, not both.
+	if inm := h.Get("If-None-Match"); inm != "" && (r.Method == http.MethodPut || r.Method == http.MethodPost) &&
+		(inm != "*" || h.Get("If-Match") != "") {
+		return "If-None-Match: " + inm
 	}
 	if strings.EqualFold(h.Get("X-Amz-Bucket-Object-Lock-Enabled"), "true") {
 		return "X-Amz-Bucket-Object-Lock-Enabled"
