@@ -461,6 +461,10 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 	case unsignedPayload:
 		return nil
 	case streamingSigned, streamingTrailer, streamingSignedT:
+		// Only object uploads stream.
+		if r.Method != http.MethodPut || targetOf(r.URL.Path) != object {
+			return &authError{status: http.StatusBadRequest, code: "InvalidRequest", msg: "The value of x-amz-content-sha256 header is invalid."}
+		}
 		if payload != streamingTrailer && cs == nil {
 			return malformed("a presigned request cannot stream signed chunks")
 		}
@@ -476,7 +480,8 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 		if trailer {
 			r.Trailer = http.Header{}
 		}
-		r.Body = &chunkReader{br: bufio.NewReaderSize(r.Body, 64<<10), body: r.Body, sig: cs, trailer: trailer, trailers: r.Trailer}
+		r.Body = &chunkReader{br: bufio.NewReaderSize(r.Body, 64<<10), body: r.Body, sig: cs, trailer: trailer, trailers: r.Trailer,
+			expect: strings.ToLower(strings.TrimSpace(r.Header.Get("X-Amz-Trailer")))}
 		r.ContentLength = n
 		r.Header.Set("Content-Length", strconv.FormatInt(n, 10))
 		// Decoded here: gofakes3 must not decode again.
@@ -557,6 +562,17 @@ func (s *chunkSigner) verify(sum []byte, got string) bool {
 	return hmac.Equal([]byte(want), []byte(got))
 }
 
+// minChunkSize is the least size of an aws-chunked chunk but the last.
+const minChunkSize = 8192
+
+var errChunkSize = &s3Error{http.StatusBadRequest, "InvalidChunkSizeError", "Only the last chunk is allowed to have a size less than 8192 bytes"}
+
+// isSigHex reports whether s looks like a signature: 64 lower-case hex
+// digits. Anything else is a body that does not decode.
+func isSigHex(s string) bool {
+	return len(s) == 64 && strings.Trim(s, "0123456789abcdef") == ""
+}
+
 var errMalformedTrailer = &s3Error{http.StatusBadRequest, "MalformedTrailerError", "The request contained trailing data that was not well-formed or did not conform to our published schema."}
 
 // chunkReader decodes "<hex size>[;chunk-signature=<sig>]\r\n<data>\r\n"
@@ -566,7 +582,9 @@ type chunkReader struct {
 	body     io.Closer
 	sig      *chunkSigner // nil: chunks are not signed
 	trailer  bool
+	expect   string      // the trailer x-amz-trailer announces, lower case
 	trailers http.Header // filled from the trailer lines
+	prevSize int64       // size of the previous chunk
 	left     int64
 	h        hash.Hash
 	chunk    string // signature of the current chunk
@@ -635,9 +653,14 @@ func (r *chunkReader) next() error {
 	if err != nil || size < 0 {
 		return errBadChunk
 	}
+	// Every chunk but the last is at least 8 KiB, as S3 requires.
+	if size > 0 && r.prevSize > 0 && r.prevSize < minChunkSize {
+		return errChunkSize
+	}
+	r.prevSize = size
 	if r.sig != nil {
 		sig, ok := strings.CutPrefix(ext, "chunk-signature=")
-		if !ok {
+		if !ok || !isSigHex(sig) {
 			return errBadChunk
 		}
 		r.chunk = sig
@@ -659,7 +682,7 @@ func (r *chunkReader) next() error {
 	// without trailers ends with one CRLF. Signed trailers end with their
 	// signature.
 	var canonical strings.Builder
-	signed := false
+	signed, got := false, false
 	for {
 		l, err := r.line()
 		if err != nil {
@@ -678,18 +701,26 @@ func (r *chunkReader) next() error {
 		k = strings.ToLower(strings.TrimSpace(k))
 		v = strings.TrimSpace(v)
 		if k == "x-amz-trailer-signature" {
-			if r.sig == nil || !r.sig.verifyTrailer(canonical.String(), v) {
+			if r.sig == nil || !isSigHex(v) {
+				return errBadChunk
+			}
+			if !r.sig.verifyTrailer(canonical.String(), v) {
 				return errChunkSig
 			}
 			signed = true
 			continue
 		}
+		// Only the trailer x-amz-trailer announced, once.
+		if k != r.expect || got {
+			return errMalformedTrailer
+		}
+		got = true
 		canonical.WriteString(k + ":" + v + "\n")
 		if r.trailers != nil {
 			r.trailers.Set(k, v)
 		}
 	}
-	if r.sig != nil && r.trailer && !signed {
+	if r.sig != nil && r.trailer && !signed || r.expect != "" && !got {
 		return errMalformedTrailer
 	}
 	return nil

@@ -166,9 +166,29 @@ func TestChunkReaderMalformed(t *testing.T) {
 			t.Errorf("%.20q: decoded without error", body)
 		}
 	}
-	cr := &chunkReader{br: newTestReader("5\r\nhello\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"), body: io.NopCloser(nil), trailer: true}
+	const withTrailer = "5\r\nhello\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"
+	cr := &chunkReader{br: newTestReader(withTrailer), body: io.NopCloser(nil), trailer: true, expect: "x-amz-checksum-crc32"}
 	if b, err := io.ReadAll(cr); err != nil || string(b) != "hello" {
 		t.Errorf("unsigned chunks with a trailer: %q, %v", b, err)
+	}
+	// A trailer other than the announced one, or none when one was, is
+	// malformed, as from S3.
+	for _, c := range []struct{ body, expect string }{
+		{withTrailer, ""},
+		{withTrailer, "x-amz-checksum-crc64nvme"},
+		{"5\r\nhello\r\n0\r\n\r\n", "x-amz-checksum-crc32"},
+		{"5\r\nhello\r\n0\r\n:AAAAAA==\r\n\r\n", "x-amz-checksum-crc32"},
+	} {
+		cr := &chunkReader{br: newTestReader(c.body), body: io.NopCloser(nil), trailer: true, expect: c.expect}
+		if _, err := io.ReadAll(cr); err != errMalformedTrailer {
+			t.Errorf("%q announcing %q: err %v, want %v", c.body, c.expect, err, errMalformedTrailer)
+		}
+	}
+	// Every chunk but the last is at least 8 KiB.
+	small := "a\r\n" + strings.Repeat("x", 10) + "\r\n5\r\nhello\r\n0\r\n\r\n"
+	cr = &chunkReader{br: newTestReader(small), body: io.NopCloser(nil), trailer: true}
+	if _, err := io.ReadAll(cr); err != errChunkSize {
+		t.Errorf("a 10-byte chunk before another: err %v, want %v", err, errChunkSize)
 	}
 }
 

@@ -706,12 +706,12 @@ func (b *dirBackend) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, met
 }
 
 func (b *dirBackend) DeleteObject(bucket, key string) (gofakes3.ObjectDeleteResult, error) {
-	return gofakes3.ObjectDeleteResult{}, b.deleteObject(bucket, key, nil)
+	return gofakes3.ObjectDeleteResult{}, b.deleteObject(bucket, key, nil, nil)
 }
 
-// deleteObject deletes an object if cond (when set) holds for it; the
-// check and the delete are one step for other writers.
-func (b *dirBackend) deleteObject(bucket, key string, cond func(exists bool, etag string) error) error {
+// deleteObject deletes an object if cond and match (when set) hold for
+// it; the check and the delete are one step for other writers.
+func (b *dirBackend) deleteObject(bucket, key string, cond func(exists bool, etag string) error, match func(fi os.FileInfo) error) error {
 	bp, err := b.bucketPath(bucket)
 	if err != nil {
 		return err
@@ -720,18 +720,30 @@ func (b *dirBackend) deleteObject(bucket, key string, cond func(exists bool, eta
 		if cond != nil {
 			return cond(false, "")
 		}
+		if match != nil {
+			return match(nil)
+		}
 		return nil // cannot exist; S3 deletes are idempotent
 	}
 	p := bp + "/" + strings.TrimSuffix(key, "/")
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if cond != nil {
-		f, _, etag, _, err := b.openObject(bucket, key)
+	if cond != nil || match != nil {
+		f, fi, etag, _, err := b.openObject(bucket, key)
 		if err == nil {
 			f.Close()
+		} else {
+			fi = nil
 		}
-		if err := cond(err == nil, etag); err != nil {
-			return err
+		if cond != nil {
+			if err := cond(err == nil, etag); err != nil {
+				return err
+			}
+		}
+		if match != nil {
+			if err := match(fi); err != nil {
+				return err
+			}
 		}
 	}
 	if isDirKey(key) {

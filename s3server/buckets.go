@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,7 +115,11 @@ func (b *dirBackend) deletePlain(w http.ResponseWriter, r *http.Request, bucket,
 	if r.Header.Get("If-Match") != "" {
 		cond = putConditions(r.Header)
 	}
-	if err := b.deleteObject(bucket, key, cond); err != nil {
+	match, err := deleteMatch(r.Header)
+	if err != nil {
+		return err
+	}
+	if err := b.deleteObject(bucket, key, cond, match); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -391,4 +396,39 @@ func (b *dirBackend) listParts(w http.ResponseWriter, r *http.Request, bucket, k
 	b.mp.mu.Unlock()
 	writeXML(w, res)
 	return nil
+}
+
+// deleteMatch checks x-amz-if-match-size and
+// x-amz-if-match-last-modified-time of a conditional delete: the object
+// must have that size and last-modified time (to the second).
+func deleteMatch(h http.Header) (func(fi os.FileInfo) error, error) {
+	sz, mt := h.Get("X-Amz-If-Match-Size"), h.Get("X-Amz-If-Match-Last-Modified-Time")
+	if sz == "" && mt == "" {
+		return nil, nil
+	}
+	size := int64(-1)
+	if sz != "" {
+		n, err := strconv.ParseInt(sz, 10, 64)
+		if err != nil || n < 0 {
+			return nil, invalidArg("x-amz-if-match-size must be a non-negative integer", "x-amz-if-match-size", sz)
+		}
+		size = n
+	}
+	var mtime time.Time
+	if mt != "" {
+		t, err := http.ParseTime(mt)
+		if err != nil {
+			return nil, invalidArg("x-amz-if-match-last-modified-time must be an HTTP date", "x-amz-if-match-last-modified-time", mt)
+		}
+		mtime = t
+	}
+	return func(fi os.FileInfo) error {
+		if fi == nil {
+			return gofakes3.KeyNotFound("")
+		}
+		if size >= 0 && fi.Size() != size || !mtime.IsZero() && !fi.ModTime().Truncate(time.Second).Equal(mtime) {
+			return errPreconditionFailed
+		}
+		return nil
+	}, nil
 }

@@ -98,7 +98,7 @@ func checksumOf(r *http.Request) (*checksumReq, error) {
 		if !ok || newChecksum(a) == nil {
 			return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "The value specified in the x-amz-trailer header is not supported"}
 		}
-		if c != nil && c.algo != a {
+		if c != nil {
 			return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed."}
 		}
 		c = &checksumReq{algo: a, trailer: true}

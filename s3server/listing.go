@@ -94,9 +94,10 @@ func (b *dirBackend) listObjects(w http.ResponseWriter, r *http.Request, bucket 
 	marker := q.Get("marker")
 	if v2 {
 		marker = q.Get("start-after")
-		if q.Has("continuation-token") {
-			// The token is the last key of the previous page.
-			marker = q.Get("continuation-token")
+		if t := q.Get("continuation-token"); t > marker {
+			// The token is the last key of the previous page; a
+			// start-after past it still holds.
+			marker = t
 		}
 	}
 	entries, truncated, err := b.list(bucket, pfx, delim, marker, int64(max))

@@ -270,6 +270,7 @@ func (b *dirBackend) getObject(w http.ResponseWriter, r *http.Request, bucket, k
 	h.Set("ETag", etag)
 	h.Set("Last-Modified", httpTime(fi.ModTime()))
 	h.Set("Accept-Ranges", "bytes")
+	h.Set("X-Amz-Storage-Class", "STANDARD")
 	h.Set("Content-Type", "binary/octet-stream") // S3's, for an object stored without one
 	if isDirKey(key) {
 		h.Set("Content-Type", "application/x-directory")
@@ -343,7 +344,8 @@ func verifyBody(r *http.Request, s sums, ck *checksumReq) (checksum string, err 
 			return "", errInvalidDigest(v)
 		}
 		if string(want) != string(s.md5) {
-			return "", &s3Error{http.StatusBadRequest, "BadDigest", "The Content-MD5 you specified did not match what we received."}
+			return "", &authError{status: http.StatusBadRequest, code: "BadDigest", msg: "The Content-MD5 you specified did not match what we received.",
+				fields: []string{"ExpectedDigest", hex.EncodeToString(want), "CalculatedDigest", base64.StdEncoding.EncodeToString(s.md5)}}
 		}
 	}
 	if ck == nil {
@@ -560,6 +562,10 @@ func (b *dirBackend) copyObject(w http.ResponseWriter, r *http.Request, bucket, 
 	algo := strings.ToLower(r.Header.Get("X-Amz-Checksum-Algorithm"))
 	if algo != "" && newChecksum(algo) == nil {
 		return errUnknownAlgo
+	}
+	// Sent metadata is checked even when the directive drops it, as S3 does.
+	if _, err := headersOf(r.Header); err != nil {
+		return err
 	}
 	f, fi, _, sm, sb, sk, err := b.openSource(r, src)
 	if err != nil {
@@ -1010,9 +1016,9 @@ func (b *dirBackend) deleteObjects(w http.ResponseWriter, r *http.Request, bucke
 			err = &s3Error{http.StatusNotImplemented, "NotImplemented", "versioning is not implemented by this server"}
 		case o.ETag != "":
 			h := http.Header{"If-Match": {o.ETag}}
-			err = b.deleteObject(bucket, o.Key, putConditions(h))
+			err = b.deleteObject(bucket, o.Key, putConditions(h), nil)
 		default:
-			err = b.deleteObject(bucket, o.Key, nil)
+			err = b.deleteObject(bucket, o.Key, nil, nil)
 		}
 		if err != nil {
 			code, msg := "InternalError", "We encountered an internal error. Please try again."

@@ -170,7 +170,6 @@ func unsupportedHeader(r *http.Request) string {
 		"X-Amz-Grant-Read", "X-Amz-Grant-Write", "X-Amz-Grant-Read-Acp", "X-Amz-Grant-Write-Acp", "X-Amz-Grant-Full-Control",
 		"X-Amz-Server-Side-Encryption-Customer-Algorithm", "X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm",
 		"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id",
-		"X-Amz-If-Match-Last-Modified-Time", "X-Amz-If-Match-Size",
 	} {
 		if h.Get(k) != "" {
 			return k
@@ -225,8 +224,9 @@ func onlyImplemented(next http.Handler) http.Handler {
 			return
 		}
 		if h := unsupportedHeader(r); h != "" {
+			name, _, _ := strings.Cut(h, ":")
 			writeError(w, r, http.StatusNotImplemented, "NotImplemented",
-				"A header or query you provided implies functionality that is not implemented: "+h)
+				"A header you provided implies functionality that is not implemented.", "Header", name)
 			return
 		}
 		next.ServeHTTP(w, r)
