@@ -10,6 +10,8 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"hash"
 	"io"
 	"net/http"
@@ -21,11 +23,14 @@ import (
 	"time"
 )
 
-// gofakes3 accepts any request, signed or not. This file is the check it
-// lacks: AWS Signature Version 4, in the Authorization header or in a
-// presigned URL, against the server's one key pair, plus the payload
-// modes S3 clients use (hex SHA-256, UNSIGNED-PAYLOAD and the aws-chunked
-// streaming encodings, whose chunk signatures are verified too).
+// Every request is authenticated here, against the server's one key pair:
+// AWS Signature Version 4 in the Authorization header or a presigned URL
+// (checked by re-signing what arrived with aws-sdk-go-v2's signer and
+// comparing), Version 2 (what `aws s3 presign` and boto3 make), and the
+// payload modes S3 clients use (hex SHA-256, UNSIGNED-PAYLOAD and the
+// aws-chunked streaming encodings). The chunk and trailer signatures of
+// aws-chunked bodies are chained HMACs computed here as the body streams:
+// the SDK's StreamSigner wants each chunk whole in memory.
 
 const (
 	sigAlgorithm     = "AWS4-HMAC-SHA256"
@@ -290,11 +295,11 @@ func (v *verifier) verifyHeader(r *http.Request, auth string) error {
 			"x-amz-content-sha256", payload)
 	}
 	signed := strings.Split(signedStr, ";")
-	key := signingKey(v.secretKey, c)
-	want := signature(key, amzDate, c, canonicalRequest(r, signed, payload, false))
-	if !hmac.Equal([]byte(want), []byte(sig)) {
+	want, err := v.resign(r, c, signed, payload, t, false)
+	if err != nil || !hmac.Equal([]byte(want), []byte(sig)) {
 		return errSignature
 	}
+	key := signingKey(v.secretKey, c)
 	if err := checkSignedHeaders(r, signed); err != nil {
 		return err
 	}
@@ -355,9 +360,8 @@ func (v *verifier) verifyPresigned(r *http.Request) error {
 		payload = unsignedPayload
 	}
 	signed := strings.Split(q.Get("X-Amz-SignedHeaders"), ";")
-	key := signingKey(v.secretKey, c)
-	want := signature(key, amzDate, c, canonicalRequest(r, signed, payload, true))
-	if !hmac.Equal([]byte(want), []byte(q.Get("X-Amz-Signature"))) {
+	want, err := v.resign(r, c, signed, payload, t, true)
+	if err != nil || !hmac.Equal([]byte(want), []byte(q.Get("X-Amz-Signature"))) {
 		return errSignature
 	}
 	if err := checkSignedHeaders(r, signed); err != nil {
@@ -384,13 +388,12 @@ func signingKey(secret string, c credential) []byte {
 	return hmacSHA256(k, "aws4_request")
 }
 
-func signature(key []byte, amzDate string, c credential, canonical string) string {
-	sts := sigAlgorithm + "\n" + amzDate + "\n" + c.scope() + "\n" + sha256Hex(canonical)
-	return hex.EncodeToString(hmacSHA256(key, sts))
-}
-
-// canonicalRequest rebuilds what the client signed from what arrived.
-func canonicalRequest(r *http.Request, signed []string, payload string, presigned bool) string {
+// resign signs, with aws-sdk-go-v2's signer, a copy of what arrived made
+// of what the client signed (method, path exactly as sent, query, the
+// headers it lists), with our secret for its credential and time, and
+// returns the signature. The signer computing what it computed means the
+// client holds the secret.
+func (v *verifier) resign(r *http.Request, c credential, signed []string, payload string, t time.Time, presigned bool) (string, error) {
 	// The path exactly as sent: S3 signs it without re-encoding.
 	uri := r.RequestURI
 	if i := strings.IndexByte(uri, '?'); i >= 0 {
@@ -399,57 +402,69 @@ func canonicalRequest(r *http.Request, signed []string, payload string, presigne
 	if !strings.HasPrefix(uri, "/") {
 		uri = r.URL.EscapedPath()
 	}
-	type param struct{ k, v string }
-	var params []param
-	q, _ := url.ParseQuery(r.URL.RawQuery)
-	for k, vs := range q {
-		if presigned && k == "X-Amz-Signature" {
-			continue
-		}
-		for _, v := range vs {
-			params = append(params, param{encodeQuery(k), encodeQuery(v)})
+	q := r.URL.Query()
+	if presigned {
+		// The signer adds these itself, from the credential and time.
+		for _, k := range []string{"X-Amz-Signature", "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-SignedHeaders"} {
+			q.Del(k)
 		}
 	}
-	sort.Slice(params, func(i, j int) bool {
-		if params[i].k != params[j].k {
-			return params[i].k < params[j].k
-		}
-		return params[i].v < params[j].v
-	})
-	var b strings.Builder
-	b.WriteString(r.Method + "\n" + uri + "\n")
-	for i, p := range params {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(p.k + "=" + p.v)
+	req := &http.Request{
+		Method: r.Method,
+		URL:    &url.URL{Scheme: "http", Host: r.Host, Opaque: "//" + r.Host + uri, RawQuery: q.Encode()},
+		Host:   r.Host,
+		Header: http.Header{},
 	}
-	b.WriteByte('\n')
 	for _, h := range signed {
-		var vals []string
 		switch h {
 		case "host":
-			vals = []string{r.Host}
 		case "content-length":
-			if vals = r.Header.Values(h); len(vals) == 0 {
-				vals = []string{strconv.FormatInt(r.ContentLength, 10)}
+			n := r.ContentLength
+			if vs := r.Header.Values(h); len(vs) > 0 {
+				n, _ = strconv.ParseInt(vs[0], 10, 64)
 			}
+			req.ContentLength = n
 		default:
-			vals = r.Header.Values(h)
+			if vs := r.Header.Values(h); len(vs) > 0 {
+				req.Header[http.CanonicalHeaderKey(h)] = slices.Clone(vs)
+			}
 		}
-		for i, v := range vals {
-			vals[i] = strings.Join(strings.Fields(v), " ")
-		}
-		b.WriteString(h + ":" + strings.Join(vals, ",") + "\n")
 	}
-	b.WriteString("\n" + strings.Join(signed, ";") + "\n" + payload)
-	return b.String()
-}
-
-// encodeQuery is SigV4's URI encoding: everything but A-Z a-z 0-9 - _ . ~
-// percent-encoded, a space as %20.
-func encodeQuery(s string) string {
-	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
+	creds := aws.Credentials{AccessKeyID: c.accessKey, SecretAccessKey: v.secretKey}
+	opts := func(o *v4.SignerOptions) {
+		o.DisableURIPathEscaping = true // S3 signs the path as sent
+		o.DisableHeaderHoisting = true  // the client signed them as headers
+	}
+	// A signer per request: the signer's key cache is keyed by access key
+	// and scope, not by secret.
+	signer := v4.NewSigner()
+	ctx := r.Context()
+	if presigned {
+		signedURI, _, err := signer.PresignHTTP(ctx, creds, req, payload, c.service, c.region, t, opts)
+		if err != nil {
+			return "", err
+		}
+		u, err := url.Parse(signedURI)
+		if err != nil {
+			return "", err
+		}
+		rq := u.Query()
+		if rq.Get("X-Amz-SignedHeaders") != strings.Join(signed, ";") {
+			return "", errSignature
+		}
+		return rq.Get("X-Amz-Signature"), nil
+	}
+	if err := signer.SignHTTP(ctx, creds, req, payload, c.service, c.region, t, opts); err != nil {
+		return "", err
+	}
+	auth := req.Header.Get("Authorization")
+	_, hdrs, _ := strings.Cut(auth, "SignedHeaders=")
+	hdrs, _, _ = strings.Cut(hdrs, ",")
+	if hdrs != strings.Join(signed, ";") {
+		return "", errSignature
+	}
+	_, sig, _ := strings.Cut(auth, "Signature=")
+	return sig, nil
 }
 
 // wrapPayload makes the body check what the signature covered: a hex

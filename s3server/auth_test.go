@@ -257,3 +257,30 @@ func TestVerifyV2PresignedExample(t *testing.T) {
 		t.Errorf("expired: %q", got)
 	}
 }
+
+// The presigned GET of the AWS Signature Version 4 documentation.
+func TestVerifyAWSExamplePresigned(t *testing.T) {
+	const q = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request" +
+		"&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host" +
+		"&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404"
+	req := func(query string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/test.txt?"+query, nil)
+		r.Host = "examplebucket.s3.amazonaws.com"
+		return r
+	}
+	v := exampleKeys
+	if err := v.verify(req(q)); err != nil {
+		t.Fatalf("the AWS example presigned GET is rejected: %v", err)
+	}
+	if got := authCode(v.verify(req(strings.Replace(q, "Expires=86400", "Expires=86401", 1)))); got != "SignatureDoesNotMatch" {
+		t.Errorf("tampered expiry: %q", got)
+	}
+	if got := authCode(v.verify(req(q + "&uploads="))); got != "SignatureDoesNotMatch" {
+		t.Errorf("added parameter: %q", got)
+	}
+	other := v
+	other.region = "eu-west-1"
+	if got := authCode(other.verify(req(q))); got != "AuthorizationQueryParametersError" {
+		t.Errorf("signed for another region: %q", got)
+	}
+}

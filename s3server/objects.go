@@ -23,8 +23,8 @@ import (
 // The object data path (GET, HEAD, PUT, copy, upload part and part copy,
 // complete) is served here rather than by gofakes3, whose handlers keep
 // no metadata, verify no checksum, know no part numbers and can only
-// report an ETag that is an MD5. gofakes3 still serves buckets, listings
-// and the multipart bookkeeping, over the same backend.
+// report an ETag that is an MD5; buckets.go and listing.go serve the
+// rest. gofakes3 routes nothing.
 
 // s3Error is an S3 error answer.
 type s3Error struct {

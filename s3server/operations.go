@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// gofakes3 routes by method and path and ignores query parameters it does
-// not know, so a request for an operation it lacks is served as the plain
-// one on the same path: PUT ?tagging overwrites the object with the tag
-// XML, DELETE ?policy deletes the bucket. The filter below lets through
+// A router by method and path alone (gofakes3's, which this server used to
+// have) serves a request for an operation it lacks as the plain one on the
+// same path: PUT ?tagging overwrites the object with the tag XML, DELETE
+// ?policy deletes the bucket. The filter below lets through
 // only the operations this server implements, recognised by method, path
 // and every query parameter, and answers anything else 501 NotImplemented
 // without reading the body or touching a file. Allowing what is known,
@@ -54,8 +54,7 @@ var (
 		"response-cache-control", "response-content-disposition", "response-content-encoding",
 		"response-content-language", "response-content-type", "response-expires"}
 
-	// From the S3 API reference, the operations gofakes3 and this package
-	// serve. Everything else (ACLs, policies, tagging, object lock,
+	// From the S3 API reference, the operations this package serves. Everything else (ACLs, policies, tagging, object lock,
 	// versioning, lifecycle, CORS, website, POST form uploads, select,
 	// restore, ...) is 501.
 	operations = []operation{
