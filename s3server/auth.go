@@ -496,7 +496,7 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 			r.Trailer = http.Header{}
 		}
 		r.Body = &chunkReader{br: bufio.NewReaderSize(r.Body, 64<<10), body: r.Body, sig: cs, trailer: trailer, trailers: r.Trailer,
-			expect: strings.ToLower(strings.TrimSpace(r.Header.Get("X-Amz-Trailer")))}
+			expect: strings.ToLower(strings.TrimSpace(r.Header.Get("X-Amz-Trailer"))), declared: n}
 		r.ContentLength = n
 		r.Header.Set("Content-Length", strconv.FormatInt(n, 10))
 		// Decoded here: gofakes3 must not decode again.
@@ -600,6 +600,8 @@ type chunkReader struct {
 	expect   string      // the trailer x-amz-trailer announces, lower case
 	trailers http.Header // filled from the trailer lines
 	prevSize int64       // size of the previous chunk
+	declared int64       // x-amz-decoded-content-length
+	total    int64       // sum of the chunk sizes so far
 	left     int64
 	h        hash.Hash
 	chunk    string // signature of the current chunk
@@ -652,7 +654,7 @@ func (r *chunkReader) line() (string, error) {
 		return "", errBadChunk
 	}
 	s, ok := strings.CutSuffix(string(b), "\r\n")
-	if !ok {
+	if !ok || strings.IndexByte(s, '\r') >= 0 {
 		return "", errBadChunk
 	}
 	return s, nil
@@ -684,6 +686,11 @@ func (r *chunkReader) next() error {
 		}
 		r.h.Reset()
 	}
+	// The chunks add up to the declared decoded length, no more.
+	if size > r.declared-r.total {
+		return errBadChunk
+	}
+	r.total += size
 	if size > 0 {
 		r.left = size
 		return nil
@@ -693,50 +700,52 @@ func (r *chunkReader) next() error {
 	if r.sig != nil && !r.sig.verify(r.h.Sum(nil), r.chunk) {
 		return errChunkSig
 	}
-	// Trailer lines (checksums) end with an empty line; a signed stream
-	// without trailers ends with one CRLF. Signed trailers end with their
-	// signature.
-	var canonical strings.Builder
-	signed, got := false, false
-	for {
+	if r.total != r.declared {
+		return errBadChunk
+	}
+	if !r.trailer {
+		// A stream without trailers ends with one CRLF.
+		if l, err := r.line(); err != nil || l != "" {
+			return errBadChunk
+		}
+		return nil
+	}
+	// The trailer x-amz-trailer announced (only it: a missing, another
+	// or an unannounced one is malformed), then, when chunks are signed,
+	// its signature, then an empty line.
+	l, err := r.line()
+	if err != nil {
+		return err
+	}
+	if l == "" {
+		if r.expect != "" || r.sig != nil {
+			return errMalformedTrailer
+		}
+		return nil
+	}
+	k, v, ok := strings.Cut(l, ":")
+	k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
+	if !ok || k != r.expect {
+		return errMalformedTrailer
+	}
+	if r.trailers != nil {
+		r.trailers.Set(k, v)
+	}
+	if r.sig != nil {
 		l, err := r.line()
 		if err != nil {
 			return err
 		}
-		if l == "" {
-			break
-		}
-		if !r.trailer {
+		sig, ok := strings.CutPrefix(l, "x-amz-trailer-signature:")
+		if !ok || !isSigHex(sig) {
 			return errBadChunk
 		}
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			return errMalformedTrailer
-		}
-		k = strings.ToLower(strings.TrimSpace(k))
-		v = strings.TrimSpace(v)
-		if k == "x-amz-trailer-signature" {
-			if r.sig == nil || !isSigHex(v) {
-				return errBadChunk
-			}
-			if !r.sig.verifyTrailer(canonical.String(), v) {
-				return errChunkSig
-			}
-			signed = true
-			continue
-		}
-		// Only the trailer x-amz-trailer announced, once.
-		if k != r.expect || got {
-			return errMalformedTrailer
-		}
-		got = true
-		canonical.WriteString(k + ":" + v + "\n")
-		if r.trailers != nil {
-			r.trailers.Set(k, v)
+		if !r.sig.verifyTrailer(k+":"+v+"\n", sig) {
+			return errChunkSig
 		}
 	}
-	if r.sig != nil && r.trailer && !signed || r.expect != "" && !got {
-		return errMalformedTrailer
+	if l, err := r.line(); err != nil || l != "" {
+		return errBadChunk
 	}
 	return nil
 }

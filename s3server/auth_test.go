@@ -161,13 +161,13 @@ func TestChunkReaderMalformed(t *testing.T) {
 		"3\r\nhello\r\n0\r\n\r\n",  // size smaller than data
 		strings.Repeat("1", 70000), // no line end
 	} {
-		cr := &chunkReader{br: newTestReader(body), body: io.NopCloser(nil), trailer: true}
+		cr := &chunkReader{br: newTestReader(body), body: io.NopCloser(nil), trailer: true, declared: 5}
 		if _, err := io.ReadAll(cr); err == nil {
 			t.Errorf("%.20q: decoded without error", body)
 		}
 	}
 	const withTrailer = "5\r\nhello\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"
-	cr := &chunkReader{br: newTestReader(withTrailer), body: io.NopCloser(nil), trailer: true, expect: "x-amz-checksum-crc32"}
+	cr := &chunkReader{br: newTestReader(withTrailer), body: io.NopCloser(nil), trailer: true, expect: "x-amz-checksum-crc32", declared: 5}
 	if b, err := io.ReadAll(cr); err != nil || string(b) != "hello" {
 		t.Errorf("unsigned chunks with a trailer: %q, %v", b, err)
 	}
@@ -179,14 +179,21 @@ func TestChunkReaderMalformed(t *testing.T) {
 		{"5\r\nhello\r\n0\r\n\r\n", "x-amz-checksum-crc32"},
 		{"5\r\nhello\r\n0\r\n:AAAAAA==\r\n\r\n", "x-amz-checksum-crc32"},
 	} {
-		cr := &chunkReader{br: newTestReader(c.body), body: io.NopCloser(nil), trailer: true, expect: c.expect}
+		cr := &chunkReader{br: newTestReader(c.body), body: io.NopCloser(nil), trailer: true, expect: c.expect, declared: 5}
 		if _, err := io.ReadAll(cr); err != errMalformedTrailer {
 			t.Errorf("%q announcing %q: err %v, want %v", c.body, c.expect, err, errMalformedTrailer)
 		}
 	}
+	// The chunks must add up to the declared length.
+	for _, n := range []int64{4, 6} {
+		cr := &chunkReader{br: newTestReader("5\r\nhello\r\n0\r\n\r\n"), body: io.NopCloser(nil), declared: n}
+		if _, err := io.ReadAll(cr); err != errBadChunk {
+			t.Errorf("5 bytes declared as %d: err %v, want %v", n, err, errBadChunk)
+		}
+	}
 	// Every chunk but the last is at least 8 KiB.
 	small := "a\r\n" + strings.Repeat("x", 10) + "\r\n5\r\nhello\r\n0\r\n\r\n"
-	cr = &chunkReader{br: newTestReader(small), body: io.NopCloser(nil), trailer: true}
+	cr = &chunkReader{br: newTestReader(small), body: io.NopCloser(nil), trailer: true, declared: 15}
 	if _, err := io.ReadAll(cr); err != errChunkSize {
 		t.Errorf("a 10-byte chunk before another: err %v, want %v", err, errChunkSize)
 	}
@@ -208,7 +215,7 @@ func FuzzChunkReader(f *testing.F) {
 		if mode%3 != 1 {
 			sig = &chunkSigner{key: []byte("k"), amzDate: "20130524T000000Z", scope: "20130524/us-east-1/s3/aws4_request", prev: "seed"}
 		}
-		cr := &chunkReader{br: bufio.NewReaderSize(bytes.NewReader(body), 64<<10), body: io.NopCloser(nil), sig: sig, trailer: mode%3 != 0, trailers: http.Header{}}
+		cr := &chunkReader{br: bufio.NewReaderSize(bytes.NewReader(body), 64<<10), body: io.NopCloser(nil), sig: sig, trailer: mode%3 != 0, trailers: http.Header{}, declared: int64(len(body))}
 		n, _ := io.Copy(io.Discard, cr)
 		if n > int64(len(body)) {
 			t.Fatalf("decoded %d bytes from a %d byte body", n, len(body))

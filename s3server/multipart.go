@@ -55,6 +55,7 @@ type upload struct {
 	// checksumAlgo, if set, is required of every part; checksumType is
 	// COMPOSITE (a checksum of the part checksums) or FULL_OBJECT.
 	checksumAlgo, checksumType string
+	completing                 sync.Mutex
 }
 
 type part struct {
@@ -207,6 +208,16 @@ func (b *dirBackend) CompleteMultipartUpload(bucket, key string, id gofakes3.Upl
 // size, unless negative, is the object size the client expects; final,
 // if set, the object checksum it expects.
 func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []completedPart, size int64, final *checksumReq, cond func(bool, string) error) (*objMeta, error) {
+	if u, err := b.getUpload(bucket, key, id); err == nil {
+		// One Complete of an upload at a time: those sent meanwhile wait,
+		// then get the answer of the one that succeeded.
+		u.completing.Lock()
+		defer u.completing.Unlock()
+	}
+	return b.completeOnce(bucket, key, id, parts, size, final, cond)
+}
+
+func (b *dirBackend) completeOnce(bucket, key string, id gofakes3.UploadID, parts []completedPart, size int64, final *checksumReq, cond func(bool, string) error) (*objMeta, error) {
 	u, err := b.getUpload(bucket, key, id)
 	if errors.Is(err, gofakes3.ErrNoSuchUpload) {
 		b.mp.mu.Lock()
