@@ -588,6 +588,8 @@ func isSigHex(s string) bool {
 	return len(s) == 64 && strings.Trim(s, "0123456789abcdef") == ""
 }
 
+var errShortBody = &s3Error{http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header"}
+
 var errMalformedTrailer = &s3Error{http.StatusBadRequest, "MalformedTrailerError", "The request contained trailing data that was not well-formed or did not conform to our published schema."}
 
 // chunkReader decodes "<hex size>[;chunk-signature=<sig>]\r\n<data>\r\n"
@@ -686,9 +688,11 @@ func (r *chunkReader) next() error {
 		}
 		r.h.Reset()
 	}
-	// The chunks add up to the declared decoded length, no more.
-	if size > r.declared-r.total {
-		return errBadChunk
+	// A chunk far longer than what is left of the declared length is not
+	// read at all; a small excess is reported once the chunk is read, so
+	// that a broken framing is named first.
+	if size > r.declared-r.total+minChunkSize {
+		return errShortBody
 	}
 	r.total += size
 	if size > 0 {
@@ -701,7 +705,7 @@ func (r *chunkReader) next() error {
 		return errChunkSig
 	}
 	if r.total != r.declared {
-		return errBadChunk
+		return errShortBody
 	}
 	if !r.trailer {
 		// A stream without trailers ends with one CRLF.
@@ -754,6 +758,11 @@ func (r *chunkReader) endChunk() error {
 	var crlf [2]byte
 	if _, err := io.ReadFull(r.br, crlf[:]); err != nil || crlf != [2]byte{'\r', '\n'} {
 		return errBadChunk
+	}
+	// The chunks add up to the declared decoded length, no more (checked
+	// once a chunk is read: a broken framing is reported first).
+	if r.total > r.declared {
+		return errShortBody
 	}
 	if r.sig != nil && !r.sig.verify(r.h.Sum(nil), r.chunk) {
 		return errChunkSig

@@ -187,8 +187,8 @@ func TestChunkReaderMalformed(t *testing.T) {
 	// The chunks must add up to the declared length.
 	for _, n := range []int64{4, 6} {
 		cr := &chunkReader{br: newTestReader("5\r\nhello\r\n0\r\n\r\n"), body: io.NopCloser(nil), declared: n}
-		if _, err := io.ReadAll(cr); err != errBadChunk {
-			t.Errorf("5 bytes declared as %d: err %v, want %v", n, err, errBadChunk)
+		if _, err := io.ReadAll(cr); err != errShortBody {
+			t.Errorf("5 bytes declared as %d: err %v, want %v", n, err, errShortBody)
 		}
 	}
 	// Every chunk but the last is at least 8 KiB.

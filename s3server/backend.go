@@ -94,6 +94,7 @@ func newDirBackend(dir string) (*dirBackend, error) {
 	}
 	b.mp.uploads = map[gofakes3.UploadID]*upload{}
 	b.mp.completed = map[gofakes3.UploadID]*completedUpload{}
+	b.mp.assembling = map[gofakes3.UploadID]*upload{}
 	// Uploads do not survive a restart (their index is in memory), so
 	// whatever a previous run left is garbage.
 	if err := os.RemoveAll(filepath.Join(root, stateDir)); err != nil {
@@ -624,7 +625,7 @@ func (b *dirBackend) writeTemp(dir string, r io.Reader, size int64, extra ...has
 		return "", nil, err
 	}
 	if n != size {
-		return "", nil, &s3Error{http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header"}
+		return "", nil, errShortBody
 	}
 	if err := f.Close(); err != nil {
 		return "", nil, err

@@ -34,6 +34,9 @@ type multipart struct {
 	// completed remembers finished uploads, so that a Complete retried
 	// after a lost answer gets the same answer, as from S3.
 	completed map[gofakes3.UploadID]*completedUpload
+	// assembling are the uploads a Complete is assembling, out of uploads
+	// and not yet in completed.
+	assembling map[gofakes3.UploadID]*upload
 }
 
 // maxCompleted bounds the finished uploads remembered for retries.
@@ -208,7 +211,13 @@ func (b *dirBackend) CompleteMultipartUpload(bucket, key string, id gofakes3.Upl
 // size, unless negative, is the object size the client expects; final,
 // if set, the object checksum it expects.
 func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []completedPart, size int64, final *checksumReq, cond func(bool, string) error) (*objMeta, error) {
-	if u, err := b.getUpload(bucket, key, id); err == nil {
+	b.mp.mu.Lock()
+	u := b.mp.uploads[id]
+	if u == nil {
+		u = b.mp.assembling[id]
+	}
+	b.mp.mu.Unlock()
+	if u != nil && u.bucket == bucket && u.key == key {
 		// One Complete of an upload at a time: those sent meanwhile wait,
 		// then get the answer of the one that succeeded.
 		u.completing.Lock()
@@ -296,7 +305,13 @@ func (b *dirBackend) completeOnce(bucket, key string, id gofakes3.UploadID, part
 	// Taking the upload out of the index makes a concurrent UploadPart,
 	// Abort or second Complete fail instead of racing the assembly.
 	delete(b.mp.uploads, id)
+	b.mp.assembling[id] = u
 	b.mp.mu.Unlock()
+	defer func() {
+		b.mp.mu.Lock()
+		delete(b.mp.assembling, id)
+		b.mp.mu.Unlock()
+	}()
 	defer os.RemoveAll(u.dir)
 
 	// Without an algorithm asked for, S3 keeps a CRC64NVME of the object.

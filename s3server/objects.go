@@ -581,7 +581,16 @@ func (b *dirBackend) copyObject(w http.ResponseWriter, r *http.Request, bucket, 
 			return err
 		}
 	} else if sm != nil {
-		m.Headers = sm.Headers
+		// The website redirect is the one stored header S3 does not copy.
+		m.Headers = map[string]string{}
+		for k, v := range sm.Headers {
+			if k != "X-Amz-Website-Redirect-Location" {
+				m.Headers[k] = v
+			}
+		}
+		if v := r.Header.Get("X-Amz-Website-Redirect-Location"); v != "" {
+			m.Headers["X-Amz-Website-Redirect-Location"] = v
+		}
 	}
 	if algo == "" && sm != nil && sm.ChecksumType == "FULL_OBJECT" {
 		algo = sm.ChecksumAlgo // the copy keeps its checksum
@@ -623,6 +632,12 @@ func (b *dirBackend) uploadPart(w http.ResponseWriter, r *http.Request, bucket, 
 	num, err := strconv.Atoi(q.Get("partNumber"))
 	if err != nil || num < 1 || num > gofakes3.MaxUploadPartNumber {
 		return errPartNumber
+	}
+	if src != "" {
+		// A malformed source is named before the upload is looked up.
+		if _, _, err := copySource(src); err != nil {
+			return err
+		}
 	}
 	u, err := b.getUpload(bucket, key, gofakes3.UploadID(q.Get("uploadId")))
 	if err != nil {
