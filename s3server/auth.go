@@ -49,6 +49,7 @@ type authError struct {
 	code   string
 	msg    string
 	fields []string // further elements of the error: name, value, ...
+	region string   // the region to sign for, when the request named another
 }
 
 func (e *authError) Error() string { return e.code + ": " + e.msg }
@@ -92,6 +93,10 @@ func (v *verifier) wrap(next http.Handler) http.Handler {
 				var ae *authError
 				if !errors.As(err, &ae) {
 					ae = &authError{status: http.StatusForbidden, code: "AccessDenied", msg: err.Error()}
+				}
+				if ae.region != "" {
+					// As S3 does: a HEAD has no body to name it in.
+					w.Header().Set("X-Amz-Bucket-Region", ae.region)
 				}
 				writeError(w, r, ae.status, ae.code, ae.msg, ae.fields...)
 				return
@@ -185,10 +190,13 @@ func (v *verifier) checkRegion(c credential, query bool) error {
 		return nil
 	}
 	if query {
-		return credError(true, "the region %q is wrong; expecting %q", c.region, v.region)
+		e := credError(true, "the region %q is wrong; expecting %q", c.region, v.region).(*authError)
+		e.region = v.region
+		return e
 	}
 	e := malformed("The authorization header is malformed; the region %q is wrong; expecting %q", c.region, v.region).(*authError)
 	e.fields = []string{"Region", v.region}
+	e.region = v.region
 	return e
 }
 
