@@ -44,6 +44,17 @@ func (b *dirBackend) createBucket(w http.ResponseWriter, r *http.Request, bucket
 	if gofakes3.ValidateBucketName(bucket) != nil {
 		return errInvalidBucket
 	}
+	// Without ACLs, the owner owns every object: BucketOwnerEnforced is
+	// what this server does; the other settings need ACLs.
+	switch o := r.Header.Get("X-Amz-Object-Ownership"); o {
+	case "", "BucketOwnerEnforced":
+	case "BucketOwnerPreferred", "ObjectWriter":
+		return &authError{status: http.StatusNotImplemented, code: "NotImplemented",
+			msg: "A header you provided implies functionality that is not implemented.", fields: []string{"Header", "X-Amz-Object-Ownership"}}
+	default:
+		return &authError{status: http.StatusBadRequest, code: "InvalidArgument", msg: "Invalid x-amz-object-ownership header: " + o,
+			fields: []string{"ArgumentName", "x-amz-object-ownership"}}
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxConfigBody+1))
 	if err != nil {
 		return err
