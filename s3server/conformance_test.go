@@ -145,9 +145,12 @@ var conformanceGroups = []struct {
 	// PutObject_invalid_object_names, which wants versitygw's code "400"
 	// where this server answers InvalidArgument.
 	{name: "put/get/head/delete", pattern: regexp.MustCompile(`^(PutObject|GetObject|HeadObject|DeleteObject|DeleteObjects)`), maxFail: 6, min: 32},
-	// ACL and ownership settings, bucket tags (501), and the tests that
-	// need the suite's admin API.
-	{name: "buckets", pattern: regexp.MustCompile(`^(CreateBucket|DeleteBucket|HeadBucket|GetBucketLocation)`), maxFail: 12, min: 23},
+	// ACLs (CreateBucket_default_acl, _invalid_canned_acl,
+	// _non_default_acl, _ownership_with_acl, _private_canned_acl*: 501),
+	// bucket tags (_duplicate_keys, _invalid_tags, _long_tags: 501), and
+	// CreateBucket_existing_bucket and GetBucketLocation_no_access, which
+	// need the suite's admin API. versitygw fails 3.
+	{name: "buckets", pattern: regexp.MustCompile(`^(CreateBucket|DeleteBucket|HeadBucket|GetBucketLocation)`), maxFail: 11, min: 23},
 	{name: "other", pattern: regexp.MustCompile(``), ignored: true},
 }
 
