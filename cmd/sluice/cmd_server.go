@@ -46,7 +46,10 @@ of a request body or of a response, or sends no next request, for
 ` + fmt.Sprint(s3server.DefaultMaxHeaderSize>>10) + ` KiB. An unauthenticated request is refused before its body is read.`,
 		Example: `  sluice server --dir ./s3data --addr 127.0.0.1:9000 --bucket demo
   # then, in another shell, with the printed exports:
-  sluice ls s3://demo/`,
+  sluice ls s3://demo/
+  # a server in eu-west-1; clients signing for another region are told so
+  # and follow (the aws CLI, the AWS SDKs, sluice):
+  sluice server --dir ./s3data --region eu-west-1 --bucket demo`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServer(cmd.Context(), cmd.OutOrStdout(), opts)
