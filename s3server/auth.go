@@ -477,8 +477,8 @@ func (v *verifier) resign(r *http.Request, c credential, signed []string, payloa
 
 // wrapPayload makes the body check what the signature covered: a hex
 // SHA-256 is compared at the end of the body, aws-chunked bodies are
-// decoded (and their chunk signatures checked) so that gofakes3 sees
-// plain bytes.
+// decoded (and their chunk signatures checked) so that the handlers
+// see plain bytes.
 func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 	switch payload {
 	case unsignedPayload:
@@ -507,7 +507,7 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 			expect: strings.ToLower(strings.TrimSpace(r.Header.Get("X-Amz-Trailer"))), declared: n}
 		r.ContentLength = n
 		r.Header.Set("Content-Length", strconv.FormatInt(n, 10))
-		// Decoded here: gofakes3 must not decode again.
+		// Decoded here: nothing downstream decodes again.
 		r.Header.Set("X-Amz-Content-Sha256", unsignedPayload)
 		var enc []string
 		for _, e := range strings.Split(r.Header.Get("Content-Encoding"), ",") {

@@ -15,12 +15,10 @@ import (
 )
 
 // The bucket operations, the lists of uploads and parts, abort and plain
-// delete, served here so that they answer as S3 does (error wording,
-// checksum algorithms, delimiters, argument checks) rather than as
-// gofakes3 does.
+// delete, answered as S3 answers them (error wording, checksum
+// algorithms, delimiters, argument checks).
 
 var (
-	errNoSuchBucket    = &s3Error{http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist."}
 	errInvalidBucket   = &s3Error{http.StatusBadRequest, "InvalidBucketName", "The specified bucket is not valid."}
 	errBucketExists    = &s3Error{http.StatusConflict, "BucketAlreadyOwnedByYou", "Your previous request to create the named bucket succeeded and you already own it."}
 	errBucketNotEmpty  = &s3Error{http.StatusConflict, "BucketNotEmpty", "The bucket you tried to delete is not empty."}

@@ -1013,8 +1013,7 @@ type deleteError struct {
 	Message string `xml:"Message"`
 }
 
-// deleteObjects is DeleteObjects, with the per-object ETag conditions
-// gofakes3 would ignore (deleting anyway).
+// deleteObjects is DeleteObjects, with the per-object ETag conditions.
 func (b *dirBackend) deleteObjects(w http.ResponseWriter, r *http.Request, bucket string) error {
 	if _, err := b.bucketPath(bucket); err != nil {
 		return err
