@@ -10,6 +10,8 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"hash"
 	"io"
 	"net/http"
@@ -21,11 +23,14 @@ import (
 	"time"
 )
 
-// gofakes3 accepts any request, signed or not. This file is the check it
-// lacks: AWS Signature Version 4, in the Authorization header or in a
-// presigned URL, against the server's one key pair, plus the payload
-// modes S3 clients use (hex SHA-256, UNSIGNED-PAYLOAD and the aws-chunked
-// streaming encodings, whose chunk signatures are verified too).
+// Every request is authenticated here, against the server's one key pair:
+// AWS Signature Version 4 in the Authorization header or a presigned URL
+// (checked by re-signing what arrived with aws-sdk-go-v2's signer and
+// comparing), Version 2 (what `aws s3 presign` and boto3 make), and the
+// payload modes S3 clients use (hex SHA-256, UNSIGNED-PAYLOAD and the
+// aws-chunked streaming encodings). The chunk and trailer signatures of
+// aws-chunked bodies are chained HMACs computed here as the body streams:
+// the SDK's StreamSigner wants each chunk whole in memory.
 
 const (
 	sigAlgorithm     = "AWS4-HMAC-SHA256"
@@ -44,6 +49,7 @@ type authError struct {
 	code   string
 	msg    string
 	fields []string // further elements of the error: name, value, ...
+	region string   // the region to sign for, when the request named another
 }
 
 func (e *authError) Error() string { return e.code + ": " + e.msg }
@@ -75,6 +81,7 @@ func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg st
 
 type verifier struct {
 	accessKey, secretKey string
+	region               string
 	now                  func() time.Time
 }
 
@@ -86,6 +93,10 @@ func (v *verifier) wrap(next http.Handler) http.Handler {
 				var ae *authError
 				if !errors.As(err, &ae) {
 					ae = &authError{status: http.StatusForbidden, code: "AccessDenied", msg: err.Error()}
+				}
+				if ae.region != "" {
+					// As S3 does: a HEAD has no body to name it in.
+					w.Header().Set("X-Amz-Bucket-Region", ae.region)
 				}
 				writeError(w, r, ae.status, ae.code, ae.msg, ae.fields...)
 				return
@@ -136,19 +147,26 @@ func parseCredential(s string, query bool) (credential, error) {
 		return credential{}, credError(query, `the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`)
 	}
 	c := credential{accessKey: parts[0], date: parts[1], region: parts[2], service: parts[3]}
-	if _, err := time.Parse("20060102", c.date); err != nil {
-		return credential{}, credError(query, `incorrect date format %q. This date in the credential must be in the format "yyyyMMdd".`, c.date)
+	// In S3's order: the terminal, the service, then the date.
+	if parts[4] != "aws4_request" {
+		return credential{}, credError(query, `incorrect terminal %q. This endpoint uses "aws4_request".`, parts[4])
 	}
 	if c.service != "s3" {
 		return credential{}, credError(query, `incorrect service %q. This endpoint belongs to "s3".`, c.service)
 	}
-	if parts[4] != "aws4_request" {
-		return credential{}, credError(query, `incorrect terminal %q. This endpoint uses "aws4_request".`, parts[4])
+	if _, err := time.Parse("20060102", c.date); err != nil {
+		return credential{}, credError(query, `incorrect date format %q. This date in the credential must be in the format "yyyyMMdd".`, c.date)
 	}
 	return c, nil
 }
 
+var errInvalidToken = &authError{status: http.StatusBadRequest, code: "InvalidToken", msg: "The provided token is malformed or otherwise invalid."}
+
 func (v *verifier) verify(r *http.Request) error {
+	// The server's one key pair is permanent: no session token is valid.
+	if r.Header.Get("X-Amz-Security-Token") != "" || r.URL.Query().Has("X-Amz-Security-Token") {
+		return errInvalidToken
+	}
 	if auth := r.Header.Get("Authorization"); auth != "" {
 		if rest, ok := strings.CutPrefix(auth, "AWS "); ok {
 			return v.verifyV2(r, rest, false)
@@ -163,6 +181,23 @@ func (v *verifier) verify(r *http.Request) error {
 		return v.verifyV2(r, q.Get("AWSAccessKeyId")+":"+q.Get("Signature"), true)
 	}
 	return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Access Denied"}
+}
+
+// checkRegion refuses a request signed for another region, naming the
+// right one: SDKs and the aws CLI retry with it.
+func (v *verifier) checkRegion(c credential, query bool) error {
+	if c.region == v.region {
+		return nil
+	}
+	if query {
+		e := credError(true, "the region %q is wrong; expecting %q", c.region, v.region).(*authError)
+		e.region = v.region
+		return e
+	}
+	e := malformed("The authorization header is malformed; the region %q is wrong; expecting %q", c.region, v.region).(*authError)
+	e.fields = []string{"Region", v.region}
+	e.region = v.region
+	return e
 }
 
 func (v *verifier) checkKey(c credential) error {
@@ -245,6 +280,9 @@ func (v *verifier) verifyHeader(r *http.Request, auth string) error {
 	if err := v.checkKey(c); err != nil {
 		return err
 	}
+	if err := v.checkRegion(c, false); err != nil {
+		return err
+	}
 	amzDate := r.Header.Get("X-Amz-Date")
 	t, err := time.Parse(amzDateFormat, amzDate)
 	if err != nil {
@@ -265,11 +303,11 @@ func (v *verifier) verifyHeader(r *http.Request, auth string) error {
 			"x-amz-content-sha256", payload)
 	}
 	signed := strings.Split(signedStr, ";")
-	key := signingKey(v.secretKey, c)
-	want := signature(key, amzDate, c, canonicalRequest(r, signed, payload, false))
-	if !hmac.Equal([]byte(want), []byte(sig)) {
+	want, err := v.resign(r, c, signed, payload, t, false)
+	if err != nil || !hmac.Equal([]byte(want), []byte(sig)) {
 		return errSignature
 	}
+	key := signingKey(v.secretKey, c)
 	if err := checkSignedHeaders(r, signed); err != nil {
 		return err
 	}
@@ -314,9 +352,13 @@ func (v *verifier) verifyPresigned(r *http.Request) error {
 	if err := v.checkKey(c); err != nil {
 		return err
 	}
+	if err := v.checkRegion(c, true); err != nil {
+		return err
+	}
 	now := v.now()
-	if now.After(t.Add(time.Duration(expires) * time.Second)) {
-		return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Request has expired."}
+	if end := t.Add(time.Duration(expires) * time.Second); now.After(end) {
+		return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Request has expired.",
+			fields: []string{"X-Amz-Expires", strconv.Itoa(expires), "Expires", end.UTC().Format(time.RFC3339), "ServerTime", now.UTC().Format(time.RFC3339)}}
 	}
 	if t.Sub(now) > maxClockSkew {
 		return &authError{status: http.StatusForbidden, code: "AccessDenied", msg: "Request is not valid yet"}
@@ -326,9 +368,8 @@ func (v *verifier) verifyPresigned(r *http.Request) error {
 		payload = unsignedPayload
 	}
 	signed := strings.Split(q.Get("X-Amz-SignedHeaders"), ";")
-	key := signingKey(v.secretKey, c)
-	want := signature(key, amzDate, c, canonicalRequest(r, signed, payload, true))
-	if !hmac.Equal([]byte(want), []byte(q.Get("X-Amz-Signature"))) {
+	want, err := v.resign(r, c, signed, payload, t, true)
+	if err != nil || !hmac.Equal([]byte(want), []byte(q.Get("X-Amz-Signature"))) {
 		return errSignature
 	}
 	if err := checkSignedHeaders(r, signed); err != nil {
@@ -355,13 +396,12 @@ func signingKey(secret string, c credential) []byte {
 	return hmacSHA256(k, "aws4_request")
 }
 
-func signature(key []byte, amzDate string, c credential, canonical string) string {
-	sts := sigAlgorithm + "\n" + amzDate + "\n" + c.scope() + "\n" + sha256Hex(canonical)
-	return hex.EncodeToString(hmacSHA256(key, sts))
-}
-
-// canonicalRequest rebuilds what the client signed from what arrived.
-func canonicalRequest(r *http.Request, signed []string, payload string, presigned bool) string {
+// resign signs, with aws-sdk-go-v2's signer, a copy of what arrived made
+// of what the client signed (method, path exactly as sent, query, the
+// headers it lists), with our secret for its credential and time, and
+// returns the signature. The signer computing what it computed means the
+// client holds the secret.
+func (v *verifier) resign(r *http.Request, c credential, signed []string, payload string, t time.Time, presigned bool) (string, error) {
 	// The path exactly as sent: S3 signs it without re-encoding.
 	uri := r.RequestURI
 	if i := strings.IndexByte(uri, '?'); i >= 0 {
@@ -370,68 +410,84 @@ func canonicalRequest(r *http.Request, signed []string, payload string, presigne
 	if !strings.HasPrefix(uri, "/") {
 		uri = r.URL.EscapedPath()
 	}
-	type param struct{ k, v string }
-	var params []param
-	q, _ := url.ParseQuery(r.URL.RawQuery)
-	for k, vs := range q {
-		if presigned && k == "X-Amz-Signature" {
-			continue
-		}
-		for _, v := range vs {
-			params = append(params, param{encodeQuery(k), encodeQuery(v)})
+	q := r.URL.Query()
+	if presigned {
+		// The signer adds these itself, from the credential and time.
+		for _, k := range []string{"X-Amz-Signature", "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-SignedHeaders"} {
+			q.Del(k)
 		}
 	}
-	sort.Slice(params, func(i, j int) bool {
-		if params[i].k != params[j].k {
-			return params[i].k < params[j].k
-		}
-		return params[i].v < params[j].v
-	})
-	var b strings.Builder
-	b.WriteString(r.Method + "\n" + uri + "\n")
-	for i, p := range params {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(p.k + "=" + p.v)
+	req := &http.Request{
+		Method: r.Method,
+		URL:    &url.URL{Scheme: "http", Host: r.Host, Opaque: "//" + r.Host + uri, RawQuery: q.Encode()},
+		Host:   r.Host,
+		Header: http.Header{},
 	}
-	b.WriteByte('\n')
 	for _, h := range signed {
-		var vals []string
 		switch h {
 		case "host":
-			vals = []string{r.Host}
 		case "content-length":
-			if vals = r.Header.Values(h); len(vals) == 0 {
-				vals = []string{strconv.FormatInt(r.ContentLength, 10)}
+			n := r.ContentLength
+			if vs := r.Header.Values(h); len(vs) > 0 {
+				n, _ = strconv.ParseInt(vs[0], 10, 64)
 			}
+			req.ContentLength = n
 		default:
-			vals = r.Header.Values(h)
+			if vs := r.Header.Values(h); len(vs) > 0 {
+				req.Header[http.CanonicalHeaderKey(h)] = slices.Clone(vs)
+			}
 		}
-		for i, v := range vals {
-			vals[i] = strings.Join(strings.Fields(v), " ")
-		}
-		b.WriteString(h + ":" + strings.Join(vals, ",") + "\n")
 	}
-	b.WriteString("\n" + strings.Join(signed, ";") + "\n" + payload)
-	return b.String()
-}
-
-// encodeQuery is SigV4's URI encoding: everything but A-Z a-z 0-9 - _ . ~
-// percent-encoded, a space as %20.
-func encodeQuery(s string) string {
-	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
+	creds := aws.Credentials{AccessKeyID: c.accessKey, SecretAccessKey: v.secretKey}
+	opts := func(o *v4.SignerOptions) {
+		o.DisableURIPathEscaping = true // S3 signs the path as sent
+		o.DisableHeaderHoisting = true  // the client signed them as headers
+	}
+	// A signer per request: the signer's key cache is keyed by access key
+	// and scope, not by secret.
+	signer := v4.NewSigner()
+	ctx := r.Context()
+	if presigned {
+		signedURI, _, err := signer.PresignHTTP(ctx, creds, req, payload, c.service, c.region, t, opts)
+		if err != nil {
+			return "", err
+		}
+		u, err := url.Parse(signedURI)
+		if err != nil {
+			return "", err
+		}
+		rq := u.Query()
+		if rq.Get("X-Amz-SignedHeaders") != strings.Join(signed, ";") {
+			return "", errSignature
+		}
+		return rq.Get("X-Amz-Signature"), nil
+	}
+	if err := signer.SignHTTP(ctx, creds, req, payload, c.service, c.region, t, opts); err != nil {
+		return "", err
+	}
+	auth := req.Header.Get("Authorization")
+	_, hdrs, _ := strings.Cut(auth, "SignedHeaders=")
+	hdrs, _, _ = strings.Cut(hdrs, ",")
+	if hdrs != strings.Join(signed, ";") {
+		return "", errSignature
+	}
+	_, sig, _ := strings.Cut(auth, "Signature=")
+	return sig, nil
 }
 
 // wrapPayload makes the body check what the signature covered: a hex
 // SHA-256 is compared at the end of the body, aws-chunked bodies are
-// decoded (and their chunk signatures checked) so that gofakes3 sees
-// plain bytes.
+// decoded (and their chunk signatures checked) so that the handlers
+// see plain bytes.
 func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 	switch payload {
 	case unsignedPayload:
 		return nil
 	case streamingSigned, streamingTrailer, streamingSignedT:
+		// Only object uploads stream.
+		if r.Method != http.MethodPut || targetOf(r.URL.Path) != object {
+			return &authError{status: http.StatusBadRequest, code: "InvalidRequest", msg: "The value of x-amz-content-sha256 header is invalid."}
+		}
 		if payload != streamingTrailer && cs == nil {
 			return malformed("a presigned request cannot stream signed chunks")
 		}
@@ -447,10 +503,11 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 		if trailer {
 			r.Trailer = http.Header{}
 		}
-		r.Body = &chunkReader{br: bufio.NewReaderSize(r.Body, 64<<10), body: r.Body, sig: cs, trailer: trailer, trailers: r.Trailer}
+		r.Body = &chunkReader{br: bufio.NewReaderSize(r.Body, 64<<10), body: r.Body, sig: cs, trailer: trailer, trailers: r.Trailer,
+			expect: strings.ToLower(strings.TrimSpace(r.Header.Get("X-Amz-Trailer"))), declared: n}
 		r.ContentLength = n
 		r.Header.Set("Content-Length", strconv.FormatInt(n, 10))
-		// Decoded here: gofakes3 must not decode again.
+		// Decoded here: nothing downstream decodes again.
 		r.Header.Set("X-Amz-Content-Sha256", unsignedPayload)
 		var enc []string
 		for _, e := range strings.Split(r.Header.Get("Content-Encoding"), ",") {
@@ -473,7 +530,8 @@ func wrapPayload(r *http.Request, payload string, cs *chunkSigner) error {
 	}
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		if payload != emptySHA256 {
-			return &authError{status: http.StatusBadRequest, code: "XAmzContentSHA256Mismatch", msg: "The provided 'x-amz-content-sha256' header does not match what was computed."}
+			return &authError{status: http.StatusBadRequest, code: "XAmzContentSHA256Mismatch", msg: "The provided 'x-amz-content-sha256' header does not match what was computed.",
+				fields: []string{"ClientComputedContentSHA256", payload, "S3ComputedContentSHA256", emptySHA256}}
 		}
 		return nil
 	}
@@ -527,6 +585,19 @@ func (s *chunkSigner) verify(sum []byte, got string) bool {
 	return hmac.Equal([]byte(want), []byte(got))
 }
 
+// minChunkSize is the least size of an aws-chunked chunk but the last.
+const minChunkSize = 8192
+
+var errChunkSize = &s3Error{http.StatusBadRequest, "InvalidChunkSizeError", "Only the last chunk is allowed to have a size less than 8192 bytes"}
+
+// isSigHex reports whether s looks like a signature: 64 lower-case hex
+// digits. Anything else is a body that does not decode.
+func isSigHex(s string) bool {
+	return len(s) == 64 && strings.Trim(s, "0123456789abcdef") == ""
+}
+
+var errShortBody = &s3Error{http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header"}
+
 var errMalformedTrailer = &s3Error{http.StatusBadRequest, "MalformedTrailerError", "The request contained trailing data that was not well-formed or did not conform to our published schema."}
 
 // chunkReader decodes "<hex size>[;chunk-signature=<sig>]\r\n<data>\r\n"
@@ -536,7 +607,11 @@ type chunkReader struct {
 	body     io.Closer
 	sig      *chunkSigner // nil: chunks are not signed
 	trailer  bool
+	expect   string      // the trailer x-amz-trailer announces, lower case
 	trailers http.Header // filled from the trailer lines
+	prevSize int64       // size of the previous chunk
+	declared int64       // x-amz-decoded-content-length
+	total    int64       // sum of the chunk sizes so far
 	left     int64
 	h        hash.Hash
 	chunk    string // signature of the current chunk
@@ -589,7 +664,7 @@ func (r *chunkReader) line() (string, error) {
 		return "", errBadChunk
 	}
 	s, ok := strings.CutSuffix(string(b), "\r\n")
-	if !ok {
+	if !ok || strings.IndexByte(s, '\r') >= 0 {
 		return "", errBadChunk
 	}
 	return s, nil
@@ -605,9 +680,14 @@ func (r *chunkReader) next() error {
 	if err != nil || size < 0 {
 		return errBadChunk
 	}
+	// Every chunk but the last is at least 8 KiB, as S3 requires.
+	if size > 0 && r.prevSize > 0 && r.prevSize < minChunkSize {
+		return errChunkSize
+	}
+	r.prevSize = size
 	if r.sig != nil {
 		sig, ok := strings.CutPrefix(ext, "chunk-signature=")
-		if !ok {
+		if !ok || !isSigHex(sig) {
 			return errBadChunk
 		}
 		r.chunk = sig
@@ -616,6 +696,13 @@ func (r *chunkReader) next() error {
 		}
 		r.h.Reset()
 	}
+	// A chunk far longer than what is left of the declared length is not
+	// read at all; a small excess is reported once the chunk is read, so
+	// that a broken framing is named first.
+	if size > r.declared-r.total+minChunkSize {
+		return errShortBody
+	}
+	r.total += size
 	if size > 0 {
 		r.left = size
 		return nil
@@ -625,42 +712,52 @@ func (r *chunkReader) next() error {
 	if r.sig != nil && !r.sig.verify(r.h.Sum(nil), r.chunk) {
 		return errChunkSig
 	}
-	// Trailer lines (checksums) end with an empty line; a signed stream
-	// without trailers ends with one CRLF. Signed trailers end with their
-	// signature.
-	var canonical strings.Builder
-	signed := false
-	for {
+	if r.total != r.declared {
+		return errShortBody
+	}
+	if !r.trailer {
+		// A stream without trailers ends with one CRLF.
+		if l, err := r.line(); err != nil || l != "" {
+			return errBadChunk
+		}
+		return nil
+	}
+	// The trailer x-amz-trailer announced (only it: a missing, another
+	// or an unannounced one is malformed), then, when chunks are signed,
+	// its signature, then an empty line.
+	l, err := r.line()
+	if err != nil {
+		return err
+	}
+	if l == "" {
+		if r.expect != "" || r.sig != nil {
+			return errMalformedTrailer
+		}
+		return nil
+	}
+	k, v, ok := strings.Cut(l, ":")
+	k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
+	if !ok || k != r.expect {
+		return errMalformedTrailer
+	}
+	if r.trailers != nil {
+		r.trailers.Set(k, v)
+	}
+	if r.sig != nil {
 		l, err := r.line()
 		if err != nil {
 			return err
 		}
-		if l == "" {
-			break
-		}
-		if !r.trailer {
+		sig, ok := strings.CutPrefix(l, "x-amz-trailer-signature:")
+		if !ok || !isSigHex(sig) {
 			return errBadChunk
 		}
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			return errMalformedTrailer
-		}
-		k = strings.ToLower(strings.TrimSpace(k))
-		v = strings.TrimSpace(v)
-		if k == "x-amz-trailer-signature" {
-			if r.sig == nil || !r.sig.verifyTrailer(canonical.String(), v) {
-				return errChunkSig
-			}
-			signed = true
-			continue
-		}
-		canonical.WriteString(k + ":" + v + "\n")
-		if r.trailers != nil {
-			r.trailers.Set(k, v)
+		if !r.sig.verifyTrailer(k+":"+v+"\n", sig) {
+			return errChunkSig
 		}
 	}
-	if r.sig != nil && r.trailer && !signed {
-		return errMalformedTrailer
+	if l, err := r.line(); err != nil || l != "" {
+		return errBadChunk
 	}
 	return nil
 }
@@ -669,6 +766,11 @@ func (r *chunkReader) endChunk() error {
 	var crlf [2]byte
 	if _, err := io.ReadFull(r.br, crlf[:]); err != nil || crlf != [2]byte{'\r', '\n'} {
 		return errBadChunk
+	}
+	// The chunks add up to the declared decoded length, no more (checked
+	// once a chunk is read: a broken framing is reported first).
+	if r.total > r.declared {
+		return errShortBody
 	}
 	if r.sig != nil && !r.sig.verify(r.h.Sum(nil), r.chunk) {
 		return errChunkSig
@@ -698,7 +800,7 @@ var v2Subresources = map[string]bool{
 func (v *verifier) verifyV2(r *http.Request, cred string, presigned bool) error {
 	ak, sig, ok := strings.Cut(cred, ":")
 	if !ok || ak == "" || sig == "" {
-		return malformed("a Signature Version 2 authorization is AWS <access key>:<signature>")
+		return &authError{status: http.StatusBadRequest, code: "InvalidRequest", msg: "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256."}
 	}
 	if !hmac.Equal([]byte(ak), []byte(v.accessKey)) {
 		return &authError{status: http.StatusForbidden, code: "InvalidAccessKeyId", msg: "The AWS Access Key Id you provided does not exist in our records."}

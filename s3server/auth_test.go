@@ -19,6 +19,7 @@ import (
 var exampleKeys = verifier{
 	accessKey: "AKIAIOSFODNN7EXAMPLE",
 	secretKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+	region:    "us-east-1",
 	now:       func() time.Time { return time.Date(2013, 5, 24, 0, 1, 0, 0, time.UTC) },
 }
 
@@ -160,14 +161,41 @@ func TestChunkReaderMalformed(t *testing.T) {
 		"3\r\nhello\r\n0\r\n\r\n",  // size smaller than data
 		strings.Repeat("1", 70000), // no line end
 	} {
-		cr := &chunkReader{br: newTestReader(body), body: io.NopCloser(nil), trailer: true}
+		cr := &chunkReader{br: newTestReader(body), body: io.NopCloser(nil), trailer: true, declared: 5}
 		if _, err := io.ReadAll(cr); err == nil {
 			t.Errorf("%.20q: decoded without error", body)
 		}
 	}
-	cr := &chunkReader{br: newTestReader("5\r\nhello\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"), body: io.NopCloser(nil), trailer: true}
+	const withTrailer = "5\r\nhello\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"
+	cr := &chunkReader{br: newTestReader(withTrailer), body: io.NopCloser(nil), trailer: true, expect: "x-amz-checksum-crc32", declared: 5}
 	if b, err := io.ReadAll(cr); err != nil || string(b) != "hello" {
 		t.Errorf("unsigned chunks with a trailer: %q, %v", b, err)
+	}
+	// A trailer other than the announced one, or none when one was, is
+	// malformed, as from S3.
+	for _, c := range []struct{ body, expect string }{
+		{withTrailer, ""},
+		{withTrailer, "x-amz-checksum-crc64nvme"},
+		{"5\r\nhello\r\n0\r\n\r\n", "x-amz-checksum-crc32"},
+		{"5\r\nhello\r\n0\r\n:AAAAAA==\r\n\r\n", "x-amz-checksum-crc32"},
+	} {
+		cr := &chunkReader{br: newTestReader(c.body), body: io.NopCloser(nil), trailer: true, expect: c.expect, declared: 5}
+		if _, err := io.ReadAll(cr); err != errMalformedTrailer {
+			t.Errorf("%q announcing %q: err %v, want %v", c.body, c.expect, err, errMalformedTrailer)
+		}
+	}
+	// The chunks must add up to the declared length.
+	for _, n := range []int64{4, 6} {
+		cr := &chunkReader{br: newTestReader("5\r\nhello\r\n0\r\n\r\n"), body: io.NopCloser(nil), declared: n}
+		if _, err := io.ReadAll(cr); err != errShortBody {
+			t.Errorf("5 bytes declared as %d: err %v, want %v", n, err, errShortBody)
+		}
+	}
+	// Every chunk but the last is at least 8 KiB.
+	small := "a\r\n" + strings.Repeat("x", 10) + "\r\n5\r\nhello\r\n0\r\n\r\n"
+	cr = &chunkReader{br: newTestReader(small), body: io.NopCloser(nil), trailer: true, declared: 15}
+	if _, err := io.ReadAll(cr); err != errChunkSize {
+		t.Errorf("a 10-byte chunk before another: err %v, want %v", err, errChunkSize)
 	}
 }
 
@@ -187,7 +215,7 @@ func FuzzChunkReader(f *testing.F) {
 		if mode%3 != 1 {
 			sig = &chunkSigner{key: []byte("k"), amzDate: "20130524T000000Z", scope: "20130524/us-east-1/s3/aws4_request", prev: "seed"}
 		}
-		cr := &chunkReader{br: bufio.NewReaderSize(bytes.NewReader(body), 64<<10), body: io.NopCloser(nil), sig: sig, trailer: mode%3 != 0, trailers: http.Header{}}
+		cr := &chunkReader{br: bufio.NewReaderSize(bytes.NewReader(body), 64<<10), body: io.NopCloser(nil), sig: sig, trailer: mode%3 != 0, trailers: http.Header{}, declared: int64(len(body))}
 		n, _ := io.Copy(io.Discard, cr)
 		if n > int64(len(body)) {
 			t.Fatalf("decoded %d bytes from a %d byte body", n, len(body))
@@ -234,5 +262,32 @@ func TestVerifyV2PresignedExample(t *testing.T) {
 	v.now = func() time.Time { return time.Unix(1175139620+1, 0) }
 	if got := authCode(v.verify(httptest.NewRequest(http.MethodGet, url, nil))); got != "AccessDenied" {
 		t.Errorf("expired: %q", got)
+	}
+}
+
+// The presigned GET of the AWS Signature Version 4 documentation.
+func TestVerifyAWSExamplePresigned(t *testing.T) {
+	const q = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request" +
+		"&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host" +
+		"&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404"
+	req := func(query string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/test.txt?"+query, nil)
+		r.Host = "examplebucket.s3.amazonaws.com"
+		return r
+	}
+	v := exampleKeys
+	if err := v.verify(req(q)); err != nil {
+		t.Fatalf("the AWS example presigned GET is rejected: %v", err)
+	}
+	if got := authCode(v.verify(req(strings.Replace(q, "Expires=86400", "Expires=86401", 1)))); got != "SignatureDoesNotMatch" {
+		t.Errorf("tampered expiry: %q", got)
+	}
+	if got := authCode(v.verify(req(q + "&uploads="))); got != "SignatureDoesNotMatch" {
+		t.Errorf("added parameter: %q", got)
+	}
+	other := v
+	other.region = "eu-west-1"
+	if got := authCode(other.verify(req(q))); got != "AuthorizationQueryParametersError" {
+		t.Errorf("signed for another region: %q", got)
 	}
 }

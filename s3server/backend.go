@@ -2,13 +2,11 @@ package s3server
 
 import (
 	"crypto/md5"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -28,7 +26,7 @@ import (
 // system as the buckets, so committing an object is a rename.
 const stateDir = ".s3server"
 
-// dirBackend is a gofakes3.Backend over a directory: each top-level
+// dirBackend is the store behind the handlers, a directory: each top-level
 // subdirectory is a bucket, each regular file below it an object whose key
 // is its slash-separated path.
 //
@@ -44,6 +42,8 @@ type dirBackend struct {
 
 	// owner is the owner listings name: the access key.
 	owner string
+	// region is the server's region, as HEAD bucket and listings name it.
+	region string
 
 	// fs is the only way to the buckets: every path a request names is
 	// resolved through it, so neither "..", nor an absolute path, nor a
@@ -92,6 +92,7 @@ func newDirBackend(dir string) (*dirBackend, error) {
 	}
 	b.mp.uploads = map[gofakes3.UploadID]*upload{}
 	b.mp.completed = map[gofakes3.UploadID]*completedUpload{}
+	b.mp.assembling = map[gofakes3.UploadID]*upload{}
 	// Uploads do not survive a restart (their index is in memory), so
 	// whatever a previous run left is garbage.
 	if err := os.RemoveAll(filepath.Join(root, stateDir)); err != nil {
@@ -195,11 +196,6 @@ func (b *dirBackend) ListBuckets() ([]gofakes3.BucketInfo, error) {
 	return out, nil
 }
 
-func (b *dirBackend) BucketExists(name string) (bool, error) {
-	_, err := b.bucketPath(name)
-	return err == nil, nil
-}
-
 func (b *dirBackend) CreateBucket(name string) error {
 	if err := gofakes3.ValidateBucketName(name); err != nil {
 		return err
@@ -233,16 +229,6 @@ func (b *dirBackend) DeleteBucket(name string) error {
 	return b.fs.RemoveAll(bp)
 }
 
-func (b *dirBackend) ForceDeleteBucket(name string) error {
-	bp, err := b.bucketPath(name)
-	if err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.fs.RemoveAll(bp)
-}
-
 // listEntry is a key, or a common prefix when delimited.
 type listEntry struct {
 	name   string
@@ -252,36 +238,6 @@ type listEntry struct {
 	mtime  time.Time
 	etag   string
 	meta   *objMeta
-}
-
-func (b *dirBackend) ListBucket(name string, prefix *gofakes3.Prefix, page gofakes3.ListBucketPage) (*gofakes3.ObjectList, error) {
-	var pfx, delim string
-	if prefix != nil {
-		pfx = prefix.Prefix
-		if prefix.HasDelimiter {
-			delim = prefix.Delimiter
-		}
-	}
-	marker := ""
-	if page.HasMarker {
-		marker = page.Marker
-	}
-	entries, truncated, err := b.list(name, pfx, delim, marker, page.MaxKeys)
-	if err != nil {
-		return nil, err
-	}
-	out := gofakes3.NewObjectList()
-	for _, e := range entries {
-		if e.prefix {
-			out.AddPrefix(e.name)
-			continue
-		}
-		out.Add(&gofakes3.Content{Key: e.name, LastModified: gofakes3.NewContentTime(e.mtime), ETag: e.etag, Size: e.size, StorageClass: gofakes3.StorageStandard})
-	}
-	if truncated && len(entries) > 0 {
-		out.IsTruncated, out.NextMarker = true, entries[len(entries)-1].name
-	}
-	return out, nil
 }
 
 // list returns, in S3 key order, up to max keys and common prefixes
@@ -419,102 +375,6 @@ func (b *dirBackend) openObject(bucket, key string) (*os.File, os.FileInfo, stri
 	return f, fi, etag, m, nil
 }
 
-// object is an open object as gofakes3 wants it.
-func (b *dirBackend) object(bucket, key string, rr *gofakes3.ObjectRangeRequest, head bool) (*gofakes3.Object, error) {
-	f, fi, etag, m, err := b.openObject(bucket, key)
-	if err != nil {
-		return nil, err
-	}
-	meta := map[string]string{"Last-Modified": fi.ModTime().UTC().Format(http.TimeFormat), "Content-Type": "binary/octet-stream"}
-	if m != nil {
-		for k, v := range m.Headers {
-			meta[k] = v
-		}
-	}
-	hash, _ := hex.DecodeString(strings.Trim(etag, `"`))
-	obj := &gofakes3.Object{Name: key, Metadata: meta, Size: fi.Size(), Hash: hash, Contents: f}
-	if head {
-		f.Close()
-		obj.Contents = io.NopCloser(strings.NewReader(""))
-		return obj, nil
-	}
-	rng, err := resolveRange(rr, fi.Size())
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if rng != nil {
-		if _, err := f.Seek(rng.Start, io.SeekStart); err != nil {
-			f.Close()
-			return nil, err
-		}
-		obj.Contents, obj.Range = &rangeFile{f: f, n: rng.Length}, rng
-	}
-	return obj, nil
-}
-
-func (b *dirBackend) HeadObject(bucket, key string) (*gofakes3.Object, error) {
-	return b.object(bucket, key, nil, true)
-}
-
-func (b *dirBackend) GetObject(bucket, key string, rr *gofakes3.ObjectRangeRequest) (*gofakes3.Object, error) {
-	return b.object(bucket, key, rr, false)
-}
-
-// resolveRange applies a Range header the way S3 does: an end past the
-// object is clipped, a suffix longer than the object is the whole object,
-// a start at or past the end is 416. (gofakes3's own resolution rejects
-// long suffixes, which the Parquet footer read relies on.)
-func resolveRange(rr *gofakes3.ObjectRangeRequest, size int64) (*gofakes3.ObjectRange, error) {
-	if rr == nil || size == 0 {
-		return nil, nil
-	}
-	if rr.FromEnd {
-		if rr.End <= 0 {
-			return nil, gofakes3.ErrInvalidRange
-		}
-		start := max(size-rr.End, 0)
-		return &gofakes3.ObjectRange{Start: start, Length: size - start}, nil
-	}
-	if rr.Start >= size {
-		return nil, gofakes3.ErrInvalidRange
-	}
-	end := rr.End
-	if end == gofakes3.RangeNoEnd || end >= size {
-		end = size - 1
-	}
-	return &gofakes3.ObjectRange{Start: rr.Start, Length: end - rr.Start + 1}, nil
-}
-
-// rangeFile is the rest of a range of a file. WriteTo hands the response
-// writer an *io.LimitedReader over the *os.File, which net/http sends with
-// sendfile(2).
-type rangeFile struct {
-	f *os.File
-	n int64
-}
-
-func (r *rangeFile) Read(p []byte) (int, error) {
-	if r.n <= 0 {
-		return 0, io.EOF
-	}
-	if int64(len(p)) > r.n {
-		p = p[:r.n]
-	}
-	n, err := r.f.Read(p)
-	r.n -= int64(n)
-	return n, err
-}
-
-func (r *rangeFile) WriteTo(w io.Writer) (int64, error) {
-	lr := &io.LimitedReader{R: r.f, N: r.n}
-	n, err := io.Copy(w, lr)
-	r.n = lr.N
-	return n, err
-}
-
-func (r *rangeFile) Close() error { return r.f.Close() }
-
 // etag returns the ETag of an open file: the one stored with it when the
 // server wrote it (a multipart ETag is not an MD5), else the MD5 of its
 // content, from the cache when this version of the file was seen before.
@@ -622,7 +482,7 @@ func (b *dirBackend) writeTemp(dir string, r io.Reader, size int64, extra ...has
 		return "", nil, err
 	}
 	if n != size {
-		return "", nil, &s3Error{http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header"}
+		return "", nil, errShortBody
 	}
 	if err := f.Close(); err != nil {
 		return "", nil, err
@@ -676,40 +536,9 @@ func conflict(key string, err error) error {
 	return err
 }
 
-func (b *dirBackend) PutObject(bucket, key string, meta map[string]string, input io.Reader, size int64, cond *gofakes3.PutConditions) (gofakes3.PutObjectResult, error) {
-	dst, err := b.objectPath(bucket, key)
-	if err != nil {
-		return gofakes3.PutObjectResult{}, err
-	}
-	tmp, sum, err := b.writeTemp(b.tmp, input, size)
-	if err != nil {
-		return gofakes3.PutObjectResult{}, err
-	}
-	var check func(bool, string) error
-	if cond != nil {
-		check = func(exists bool, etag string) error {
-			h, _ := hex.DecodeString(strings.Trim(etag, `"`))
-			return gofakes3.CheckPutConditions(cond, &gofakes3.ConditionalObjectInfo{Exists: exists, Hash: h})
-		}
-	}
-	if err := b.commit(tmp, dst, key, quoteETag(sum), check); err != nil {
-		os.Remove(tmp)
-		return gofakes3.PutObjectResult{}, err
-	}
-	return gofakes3.PutObjectResult{}, nil
-}
-
-func (b *dirBackend) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, meta map[string]string) (gofakes3.CopyObjectResult, error) {
-	return gofakes3.CopyObject(b, srcBucket, srcKey, dstBucket, dstKey, meta)
-}
-
-func (b *dirBackend) DeleteObject(bucket, key string) (gofakes3.ObjectDeleteResult, error) {
-	return gofakes3.ObjectDeleteResult{}, b.deleteObject(bucket, key, nil)
-}
-
-// deleteObject deletes an object if cond (when set) holds for it; the
-// check and the delete are one step for other writers.
-func (b *dirBackend) deleteObject(bucket, key string, cond func(exists bool, etag string) error) error {
+// deleteObject deletes an object if cond and match (when set) hold for
+// it; the check and the delete are one step for other writers.
+func (b *dirBackend) deleteObject(bucket, key string, cond func(exists bool, etag string) error, match func(fi os.FileInfo) error) error {
 	bp, err := b.bucketPath(bucket)
 	if err != nil {
 		return err
@@ -718,18 +547,30 @@ func (b *dirBackend) deleteObject(bucket, key string, cond func(exists bool, eta
 		if cond != nil {
 			return cond(false, "")
 		}
+		if match != nil {
+			return match(nil)
+		}
 		return nil // cannot exist; S3 deletes are idempotent
 	}
 	p := bp + "/" + strings.TrimSuffix(key, "/")
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if cond != nil {
-		f, _, etag, _, err := b.openObject(bucket, key)
+	if cond != nil || match != nil {
+		f, fi, etag, _, err := b.openObject(bucket, key)
 		if err == nil {
 			f.Close()
+		} else {
+			fi = nil
 		}
-		if err := cond(err == nil, etag); err != nil {
-			return err
+		if cond != nil {
+			if err := cond(err == nil, etag); err != nil {
+				return err
+			}
+		}
+		if match != nil {
+			if err := match(fi); err != nil {
+				return err
+			}
 		}
 	}
 	if isDirKey(key) {
@@ -745,18 +586,4 @@ func (b *dirBackend) deleteObject(bucket, key string, cond func(exists bool, eta
 	b.forget(fi)
 	b.prune(bp, path.Dir(p))
 	return nil
-}
-
-func (b *dirBackend) DeleteMulti(bucket string, keys ...string) (gofakes3.MultiDeleteResult, error) {
-	var res gofakes3.MultiDeleteResult
-	for _, k := range keys {
-		if _, err := b.DeleteObject(bucket, k); err != nil {
-			er := gofakes3.ErrorResultFromError(err)
-			er.Key = k
-			res.Error = append(res.Error, er)
-			continue
-		}
-		res.Deleted = append(res.Deleted, gofakes3.ObjectID{Key: k})
-	}
-	return res, nil
 }

@@ -76,6 +76,7 @@ func newChecksum(algo string) hash.Hash {
 type checksumReq struct {
 	algo    string
 	want    string
+	sent    bool // the value came in a header
 	trailer bool
 }
 
@@ -84,11 +85,12 @@ type checksumReq struct {
 func checksumOf(r *http.Request) (*checksumReq, error) {
 	var c *checksumReq
 	for _, a := range checksumAlgos {
-		if v := r.Header.Get("X-Amz-Checksum-" + a); v != "" {
+		// Present, even empty: an empty value is an invalid one.
+		if vs, ok := r.Header[http.CanonicalHeaderKey("X-Amz-Checksum-"+a)]; ok {
 			if c != nil {
 				return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed."}
 			}
-			c = &checksumReq{algo: a, want: v}
+			c = &checksumReq{algo: a, want: vs[0], sent: true}
 		}
 	}
 	if t := strings.ToLower(strings.TrimSpace(r.Header.Get("X-Amz-Trailer"))); t != "" {
@@ -96,7 +98,7 @@ func checksumOf(r *http.Request) (*checksumReq, error) {
 		if !ok || newChecksum(a) == nil {
 			return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "The value specified in the x-amz-trailer header is not supported"}
 		}
-		if c != nil && c.algo != a {
+		if c != nil {
 			return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed."}
 		}
 		c = &checksumReq{algo: a, trailer: true}
@@ -115,7 +117,7 @@ func checksumOf(r *http.Request) (*checksumReq, error) {
 			return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-sdk-checksum-algorithm header is invalid."}
 		}
 	}
-	if c != nil && c.want != "" {
+	if c != nil && c.sent {
 		if b, err := base64.StdEncoding.DecodeString(c.want); err != nil || len(b) != newChecksum(c.algo).Size() {
 			return nil, &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-checksum-" + c.algo + " header is invalid."}
 		}

@@ -18,11 +18,9 @@
 // answered 501 NotImplemented before the body is read, and changes
 // nothing.
 //
-// gofakes3 routes requests and serves bucket creation and deletion,
-// multi-object delete and the lists of uploads and parts; this package
-// serves the object data path and the listings itself (gofakes3 keeps no
-// metadata, verifies no checksum and knows no part numbers) over a
-// backend on the directory. What clients get:
+// Every operation is served by this package over a backend on the
+// directory (gofakes3 lends it bucket-name rules and a few types). What
+// clients get:
 //
 //   - ListBuckets and ListObjectsV2 (and V1) with prefix, delimiter,
 //     pagination and url encoding, in S3 key order; HEAD; GET with a range or a part number (a list of
@@ -32,7 +30,9 @@
 //     copy-source conditions; multipart upload (create, upload part,
 //     upload part copy, list parts and uploads, complete, abort), parts
 //     kept on disk and at least 5 MiB except the last (EntityTooSmall);
-//     a repeated Complete answers as the first did.
+//     a repeated Complete answers as the first did. Bucket creation (no
+//     location constraint but the server's region), deletion, HEAD (with
+//     x-amz-bucket-region) and location.
 //   - Atomic writes: an object is written to a temporary file and renamed
 //     into place, so readers never see a partial object and a failed or
 //     aborted upload leaves nothing behind.
@@ -58,12 +58,16 @@
 //     If-Unmodified-Since on GET and HEAD, checked against the very file
 //     being sent; If-Match and If-None-Match on PUT.
 //   - Authentication: every request must be signed with the server's key
-//     pair, with AWS Signature Version 4 (Authorization header or
-//     presigned URL; any region; clock skew up to 15 minutes) or Version 2
-//     (what `aws s3 presign` and boto3 make by default), or it is refused
-//     as S3 refuses it. Every x-amz- header must be signed. Signed payload
-//     hashes are checked against the body; aws-chunked streaming uploads
-//     are decoded and their chunk and trailer signatures checked
+//     pair, with AWS Signature Version 4 for the server's region
+//     (Authorization header or presigned URL; clock skew up to 15
+//     minutes; re-signed with aws-sdk-go-v2's signer to compare) or
+//     Version 2 (what `aws s3 presign` and boto3 make by default), or it
+//     is refused as S3 refuses it. A request signed for another region is
+//     400 AuthorizationHeaderMalformed naming the server's region, so
+//     clients that discover regions (the AWS SDKs and CLI, sluice's s3://
+//     driver) follow it. Every x-amz- header must be signed. Signed
+//     payload hashes are checked against the body; aws-chunked streaming
+//     uploads are decoded and their chunk and trailer signatures checked
 //     (STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER],
 //     STREAMING-UNSIGNED-PAYLOAD-TRAILER). There is one key pair and no
 //     policies: a signed request may do anything.

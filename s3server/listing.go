@@ -77,9 +77,9 @@ func (b *dirBackend) listObjects(w http.ResponseWriter, r *http.Request, bucket 
 	v2 := q.Get("list-type") == "2"
 	max := 1000
 	if q.Has("max-keys") {
-		n, err := strconv.Atoi(q.Get("max-keys"))
-		if err != nil || n < 0 {
-			return invalidArg("Provided max-keys not an integer or within integer range", "max-keys", q.Get("max-keys"))
+		n, err := maxArg(q, "max-keys", 1000)
+		if err != nil {
+			return err
 		}
 		max = min(n, 1000)
 	}
@@ -94,9 +94,10 @@ func (b *dirBackend) listObjects(w http.ResponseWriter, r *http.Request, bucket 
 	marker := q.Get("marker")
 	if v2 {
 		marker = q.Get("start-after")
-		if q.Has("continuation-token") {
-			// The token is the last key of the previous page.
-			marker = q.Get("continuation-token")
+		if t := q.Get("continuation-token"); t > marker {
+			// The token is the last key of the previous page; a
+			// start-after past it still holds.
+			marker = t
 		}
 	}
 	entries, truncated, err := b.list(bucket, pfx, delim, marker, int64(max))
@@ -166,7 +167,7 @@ func (b *dirBackend) listBuckets(w http.ResponseWriter, r *http.Request) error {
 	if q.Has("max-buckets") {
 		n, err := strconv.Atoi(q.Get("max-buckets"))
 		if err != nil || n < 1 || n > 10000 {
-			return invalidArg("Provided max-buckets not an integer or within integer range", "max-buckets", q.Get("max-buckets"))
+			return invalidArg("Argument max-buckets must be an integer between 1 and 10000.", "max-buckets", q.Get("max-buckets"))
 		}
 		max = n
 	}
@@ -184,7 +185,7 @@ func (b *dirBackend) listBuckets(w http.ResponseWriter, r *http.Request) error {
 			res.ContinuationToken = res.Buckets[len(res.Buckets)-1].Name
 			break
 		}
-		res.Buckets = append(res.Buckets, listedBucket{Name: bk.Name, CreationDate: s3Time(bk.CreationDate.Time), BucketRegion: "us-east-1"})
+		res.Buckets = append(res.Buckets, listedBucket{Name: bk.Name, CreationDate: s3Time(bk.CreationDate.Time), BucketRegion: b.region})
 	}
 	writeXML(w, res)
 	return nil

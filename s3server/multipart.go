@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,8 +21,7 @@ import (
 )
 
 // minPartSize is S3's floor for every part but the last. Enforcing it here
-// catches a client that would fail against real S3 (gofakes3's in-memory
-// uploader does not).
+// catches a client that would fail against real S3.
 const minPartSize = 5 << 20
 
 // multipart keeps the index of uploads in progress; their parts are files
@@ -34,6 +32,9 @@ type multipart struct {
 	// completed remembers finished uploads, so that a Complete retried
 	// after a lost answer gets the same answer, as from S3.
 	completed map[gofakes3.UploadID]*completedUpload
+	// assembling are the uploads a Complete is assembling, out of uploads
+	// and not yet in completed.
+	assembling map[gofakes3.UploadID]*upload
 }
 
 // maxCompleted bounds the finished uploads remembered for retries.
@@ -55,6 +56,7 @@ type upload struct {
 	// checksumAlgo, if set, is required of every part; checksumType is
 	// COMPOSITE (a checksum of the part checksums) or FULL_OBJECT.
 	checksumAlgo, checksumType string
+	completing                 sync.Mutex
 }
 
 type part struct {
@@ -79,18 +81,6 @@ func (b *dirBackend) getUpload(bucket, key string, id gofakes3.UploadID) (*uploa
 		return nil, gofakes3.ErrNoSuchUpload
 	}
 	return u, nil
-}
-
-func (b *dirBackend) CreateMultipartUpload(bucket, key string, meta map[string]string) (gofakes3.UploadID, error) {
-	hdr := http.Header{}
-	for k, v := range meta {
-		hdr.Set(k, v)
-	}
-	u, err := b.newUpload(bucket, key, hdr)
-	if err != nil {
-		return "", err
-	}
-	return u.id, nil
 }
 
 // newUpload starts an upload with the headers to store with the object
@@ -137,26 +127,6 @@ func (b *dirBackend) newUpload(bucket, key string, hdr http.Header) (*upload, er
 	return u, nil
 }
 
-func (b *dirBackend) UploadPart(bucket, key string, id gofakes3.UploadID, num int, size int64, input io.Reader) (string, error) {
-	if num < 1 || num > gofakes3.MaxUploadPartNumber {
-		return "", gofakes3.ErrInvalidPart
-	}
-	u, err := b.getUpload(bucket, key, id)
-	if err != nil {
-		return "", err
-	}
-	tmp, sum, err := b.writeTemp(u.dir, input, size)
-	if err != nil {
-		return "", err
-	}
-	etag := quoteETag(sum)
-	if err := b.storePart(u, num, tmp, part{etag: etag, md5: sum, size: size}); err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	return etag, nil
-}
-
 // storePart makes a received temporary file part num of an upload.
 func (b *dirBackend) storePart(u *upload, num int, tmp string, p part) error {
 	b.mp.mu.Lock()
@@ -187,18 +157,6 @@ func (b *dirBackend) AbortMultipartUpload(bucket, key string, id gofakes3.Upload
 	return os.RemoveAll(u.dir)
 }
 
-func (b *dirBackend) CompleteMultipartUpload(bucket, key string, id gofakes3.UploadID, in *gofakes3.CompleteMultipartUploadRequest) (gofakes3.VersionID, string, error) {
-	parts := make([]completedPart, len(in.Parts))
-	for i, p := range in.Parts {
-		parts[i] = completedPart{num: p.PartNumber, etag: p.ETag}
-	}
-	m, err := b.complete(bucket, key, id, parts, -1, nil, nil)
-	if err != nil {
-		return "", "", err
-	}
-	return "", m.ETag, nil
-}
-
 // complete assembles the listed parts into the object. Its ETag is S3's
 // "<md5 of the part md5s>-<number of parts>", its checksum (when the
 // upload has an algorithm) that of the whole object or of the part
@@ -207,6 +165,22 @@ func (b *dirBackend) CompleteMultipartUpload(bucket, key string, id gofakes3.Upl
 // size, unless negative, is the object size the client expects; final,
 // if set, the object checksum it expects.
 func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []completedPart, size int64, final *checksumReq, cond func(bool, string) error) (*objMeta, error) {
+	b.mp.mu.Lock()
+	u := b.mp.uploads[id]
+	if u == nil {
+		u = b.mp.assembling[id]
+	}
+	b.mp.mu.Unlock()
+	if u != nil && u.bucket == bucket && u.key == key {
+		// One Complete of an upload at a time: those sent meanwhile wait,
+		// then get the answer of the one that succeeded.
+		u.completing.Lock()
+		defer u.completing.Unlock()
+	}
+	return b.completeOnce(bucket, key, id, parts, size, final, cond)
+}
+
+func (b *dirBackend) completeOnce(bucket, key string, id gofakes3.UploadID, parts []completedPart, size int64, final *checksumReq, cond func(bool, string) error) (*objMeta, error) {
 	u, err := b.getUpload(bucket, key, id)
 	if errors.Is(err, gofakes3.ErrNoSuchUpload) {
 		b.mp.mu.Lock()
@@ -285,7 +259,13 @@ func (b *dirBackend) complete(bucket, key string, id gofakes3.UploadID, parts []
 	// Taking the upload out of the index makes a concurrent UploadPart,
 	// Abort or second Complete fail instead of racing the assembly.
 	delete(b.mp.uploads, id)
+	b.mp.assembling[id] = u
 	b.mp.mu.Unlock()
+	defer func() {
+		b.mp.mu.Lock()
+		delete(b.mp.assembling, id)
+		b.mp.mu.Unlock()
+	}()
 	defer os.RemoveAll(u.dir)
 
 	// Without an algorithm asked for, S3 keeps a CRC64NVME of the object.
@@ -365,84 +345,3 @@ func (b *dirBackend) concat(files []string, full hash.Hash) (string, error) {
 	}
 	return out.Name(), nil
 }
-
-func (b *dirBackend) ListMultipartUploads(bucket string, marker *gofakes3.UploadListMarker, prefix gofakes3.Prefix, limit int64) (*gofakes3.ListMultipartUploadsResult, error) {
-	if _, err := b.bucketPath(bucket); err != nil {
-		return nil, err
-	}
-	b.mp.mu.Lock()
-	var ups []*upload
-	for _, u := range b.mp.uploads {
-		if u.bucket == bucket && strings.HasPrefix(u.key, prefix.Prefix) {
-			ups = append(ups, u)
-		}
-	}
-	b.mp.mu.Unlock()
-	sort.Slice(ups, func(i, j int) bool {
-		if ups[i].key != ups[j].key {
-			return ups[i].key < ups[j].key
-		}
-		return ups[i].id < ups[j].id
-	})
-	res := &gofakes3.ListMultipartUploadsResult{Bucket: bucket, Prefix: prefix.Prefix, MaxUploads: limit}
-	if marker != nil {
-		res.KeyMarker, res.UploadIDMarker = marker.Object, marker.UploadID
-	}
-	for _, u := range ups {
-		if marker != nil && (u.key < marker.Object || u.key == marker.Object && (marker.UploadID == "" || u.id <= marker.UploadID)) {
-			continue
-		}
-		if limit > 0 && int64(len(res.Uploads)) == limit {
-			res.IsTruncated = true
-			last := res.Uploads[len(res.Uploads)-1]
-			res.NextKeyMarker, res.NextUploadIDMarker = last.Key, last.UploadID
-			break
-		}
-		res.Uploads = append(res.Uploads, gofakes3.ListMultipartUploadItem{
-			Key:          u.key,
-			UploadID:     u.id,
-			StorageClass: gofakes3.StorageStandard,
-			Initiated:    gofakes3.NewContentTime(u.initiated),
-		})
-	}
-	return res, nil
-}
-
-func (b *dirBackend) ListParts(bucket, key string, id gofakes3.UploadID, marker int, limit int64) (*gofakes3.ListMultipartUploadPartsResult, error) {
-	if _, err := b.bucketPath(bucket); err != nil {
-		return nil, err
-	}
-	u, err := b.getUpload(bucket, key, id)
-	if err != nil {
-		return nil, err
-	}
-	b.mp.mu.Lock()
-	nums := make([]int, 0, len(u.parts))
-	for n := range u.parts {
-		if n > marker {
-			nums = append(nums, n)
-		}
-	}
-	sort.Ints(nums)
-	res := &gofakes3.ListMultipartUploadPartsResult{
-		Bucket: bucket, Key: key, UploadID: id,
-		PartNumberMarker: marker, MaxParts: limit,
-		StorageClass: gofakes3.StorageStandard,
-	}
-	for _, n := range nums {
-		if limit > 0 && int64(len(res.Parts)) == limit {
-			res.IsTruncated = true
-			break
-		}
-		p := u.parts[n]
-		res.Parts = append(res.Parts, gofakes3.ListMultipartUploadPartItem{
-			PartNumber: n, ETag: p.etag, Size: p.size, LastModified: gofakes3.NewContentTime(p.mtime),
-		})
-		res.NextPartNumberMarker = n
-	}
-	b.mp.mu.Unlock()
-	return res, nil
-}
-
-var _ gofakes3.MultipartBackend = (*dirBackend)(nil)
-var _ gofakes3.Backend = (*dirBackend)(nil)

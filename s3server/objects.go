@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/johannesboyne/gofakes3"
 )
@@ -21,8 +23,8 @@ import (
 // The object data path (GET, HEAD, PUT, copy, upload part and part copy,
 // complete) is served here rather than by gofakes3, whose handlers keep
 // no metadata, verify no checksum, know no part numbers and can only
-// report an ETag that is an MD5. gofakes3 still serves buckets, listings
-// and the multipart bookkeeping, over the same backend.
+// report an ETag that is an MD5; buckets.go and listing.go serve the
+// rest. gofakes3 routes nothing.
 
 // s3Error is an S3 error answer.
 type s3Error struct {
@@ -78,8 +80,8 @@ func splitPath(p string) (bucket, key string) {
 	return bucket, key
 }
 
-// objects routes the object data path to the handlers below.
-func (b *dirBackend) objects(next http.Handler) http.Handler {
+// handler routes every implemented operation to its handler.
+func (b *dirBackend) handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name, _ := match(r)
 		bucket, key := splitPath(r.URL.Path)
@@ -96,11 +98,8 @@ func (b *dirBackend) objects(next http.Handler) http.Handler {
 			err = b.listBuckets(w, r)
 		case name == "DeleteObjects":
 			err = b.deleteObjects(w, r, bucket)
-		case name == "DeleteObject" && r.Header.Get("If-Match") != "":
-			// gofakes3 would delete whatever the condition.
-			if err = b.deleteObject(bucket, key, putConditions(r.Header)); err == nil {
-				w.WriteHeader(http.StatusNoContent)
-			}
+		case name == "DeleteObject":
+			err = b.deletePlain(w, r, bucket, key)
 		case name == "PutObject" && copySrc != "":
 			err = b.copyObject(w, r, bucket, key, copySrc)
 		case name == "PutObject":
@@ -111,12 +110,23 @@ func (b *dirBackend) objects(next http.Handler) http.Handler {
 			err = b.completeUpload(w, r, bucket, key)
 		case name == "CreateMultipartUpload":
 			err = b.createUpload(w, r, bucket, key)
+		case name == "AbortMultipartUpload":
+			err = b.abortUpload(w, r, bucket, key)
+		case name == "ListParts":
+			err = b.listParts(w, r, bucket, key)
+		case name == "ListMultipartUploads":
+			err = b.listUploads(w, r, bucket)
+		case name == "HeadBucket":
+			err = b.headBucket(w, bucket)
+		case name == "CreateBucket":
+			err = b.createBucket(w, r, bucket)
+		case name == "DeleteBucket":
+			err = b.deleteBucket(w, bucket)
+		case name == "GetBucketLocation":
+			err = b.bucketLocation(w, bucket)
 		default:
-			if name == "HeadBucket" {
-				w.Header().Set("X-Amz-Bucket-Region", "us-east-1")
-			}
-			next.ServeHTTP(w, r)
-			return
+			// onlyImplemented lets through only the operations above.
+			err = &s3Error{http.StatusNotImplemented, "NotImplemented", "operation " + name + " is not implemented by this server"}
 		}
 		if err != nil {
 			answer(w, r, err)
@@ -240,7 +250,7 @@ func (b *dirBackend) getObject(w http.ResponseWriter, r *http.Request, bucket, k
 			h.Set("X-Amz-Mp-Parts-Count", strconv.Itoa(len(parts)))
 		}
 		if n > len(parts) {
-			return &s3Error{http.StatusRequestedRangeNotSatisfiable, "InvalidPartNumber", "The requested partnumber is not satisfiable"}
+			return &s3Error{http.StatusRequestedRangeNotSatisfiable, "InvalidPartNumber", "The requested partnumber is not satisfiable."}
 		}
 		for _, p := range parts[:n-1] {
 			start += p
@@ -260,7 +270,11 @@ func (b *dirBackend) getObject(w http.ResponseWriter, r *http.Request, bucket, k
 	h.Set("ETag", etag)
 	h.Set("Last-Modified", httpTime(fi.ModTime()))
 	h.Set("Accept-Ranges", "bytes")
+	h.Set("X-Amz-Storage-Class", "STANDARD")
 	h.Set("Content-Type", "binary/octet-stream") // S3's, for an object stored without one
+	if isDirKey(key) {
+		h.Set("Content-Type", "application/x-directory")
+	}
 	if m != nil {
 		for k, v := range m.Headers {
 			h.Set(k, v)
@@ -327,10 +341,11 @@ func verifyBody(r *http.Request, s sums, ck *checksumReq) (checksum string, err 
 	if v := r.Header.Get("Content-MD5"); v != "" {
 		want, err := base64.StdEncoding.DecodeString(v)
 		if err != nil || len(want) != 16 {
-			return "", &s3Error{http.StatusBadRequest, "InvalidDigest", "The Content-Md5 you specified is not valid."}
+			return "", errInvalidDigest(v)
 		}
 		if string(want) != string(s.md5) {
-			return "", &s3Error{http.StatusBadRequest, "BadDigest", "The Content-MD5 you specified did not match what we received."}
+			return "", &authError{status: http.StatusBadRequest, code: "BadDigest", msg: "The Content-MD5 you specified did not match what we received.",
+				fields: []string{"ExpectedDigest", hex.EncodeToString(want), "CalculatedDigest", base64.StdEncoding.EncodeToString(s.md5)}}
 		}
 	}
 	if ck == nil {
@@ -339,11 +354,15 @@ func verifyBody(r *http.Request, s sums, ck *checksumReq) (checksum string, err 
 	return ck.check(r, s.checksum)
 }
 
+func errInvalidDigest(v string) error {
+	return &authError{status: http.StatusBadRequest, code: "InvalidDigest", msg: "The Content-Md5 you specified is not valid.", fields: []string{"Content-MD5", v}}
+}
+
 func contentMD5Valid(r *http.Request) error {
 	if _, ok := r.Header["Content-Md5"]; ok {
 		v, err := base64.StdEncoding.DecodeString(r.Header.Get("Content-MD5"))
 		if err != nil || len(v) != 16 {
-			return &s3Error{http.StatusBadRequest, "InvalidDigest", "The Content-Md5 you specified is not valid."}
+			return errInvalidDigest(r.Header.Get("Content-MD5"))
 		}
 	}
 	return nil
@@ -404,6 +423,7 @@ func (b *dirBackend) putObject(w http.ResponseWriter, r *http.Request, bucket, k
 	h.Set("ETag", m.ETag)
 	h.Set("X-Amz-Checksum-"+algo, checksum)
 	h.Set("X-Amz-Checksum-Type", "FULL_OBJECT")
+	h.Set("X-Amz-Object-Size", strconv.FormatInt(r.ContentLength, 10))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -434,24 +454,27 @@ func putConditions(h http.Header) func(exists bool, etag string) error {
 // copySource parses x-amz-copy-source: "[/]bucket/key[?versionId=null]",
 // the key percent-encoded.
 func copySource(s string) (bucket, key string, err error) {
-	bad := &s3Error{http.StatusBadRequest, "InvalidArgument", "Invalid copy source encoding"}
+	arg := func(msg, v string) error { return invalidArg(msg, "x-amz-copy-source", v) }
 	path, query, _ := strings.Cut(s, "?")
 	if query != "" {
 		v, err := url.ParseQuery(query)
 		if err != nil {
-			return "", "", bad
+			return "", "", arg("Invalid copy source encoding", s)
 		}
 		if id := v.Get("versionId"); id != "" && id != "null" {
 			return "", "", &s3Error{http.StatusNotImplemented, "NotImplemented", "versioning is not implemented by this server"}
 		}
 	}
 	path, err = url.PathUnescape(strings.TrimPrefix(path, "/"))
-	if err != nil {
-		return "", "", bad
+	if err != nil || !utf8.ValidString(path) {
+		return "", "", arg("Invalid copy source encoding", s)
 	}
-	bucket, key, ok := strings.Cut(path, "/")
-	if !ok || bucket == "" || key == "" {
-		return "", "", bad
+	bucket, key, _ = strings.Cut(path, "/")
+	if gofakes3.ValidateBucketName(bucket) != nil || net.ParseIP(bucket) != nil {
+		return "", "", arg("Invalid copy source bucket name", path)
+	}
+	if key == "" || checkKey(key) != nil {
+		return "", "", arg("Invalid copy source object key", key)
 	}
 	return bucket, key, nil
 }
@@ -540,6 +563,10 @@ func (b *dirBackend) copyObject(w http.ResponseWriter, r *http.Request, bucket, 
 	if algo != "" && newChecksum(algo) == nil {
 		return errUnknownAlgo
 	}
+	// Sent metadata is checked even when the directive drops it, as S3 does.
+	if _, err := headersOf(r.Header); err != nil {
+		return err
+	}
 	f, fi, _, sm, sb, sk, err := b.openSource(r, src)
 	if err != nil {
 		return err
@@ -554,7 +581,16 @@ func (b *dirBackend) copyObject(w http.ResponseWriter, r *http.Request, bucket, 
 			return err
 		}
 	} else if sm != nil {
-		m.Headers = sm.Headers
+		// The website redirect is the one stored header S3 does not copy.
+		m.Headers = map[string]string{}
+		for k, v := range sm.Headers {
+			if k != "X-Amz-Website-Redirect-Location" {
+				m.Headers[k] = v
+			}
+		}
+		if v := r.Header.Get("X-Amz-Website-Redirect-Location"); v != "" {
+			m.Headers["X-Amz-Website-Redirect-Location"] = v
+		}
 	}
 	if algo == "" && sm != nil && sm.ChecksumType == "FULL_OBJECT" {
 		algo = sm.ChecksumAlgo // the copy keeps its checksum
@@ -596,6 +632,12 @@ func (b *dirBackend) uploadPart(w http.ResponseWriter, r *http.Request, bucket, 
 	num, err := strconv.Atoi(q.Get("partNumber"))
 	if err != nil || num < 1 || num > gofakes3.MaxUploadPartNumber {
 		return errPartNumber
+	}
+	if src != "" {
+		// A malformed source is named before the upload is looked up.
+		if _, _, err := copySource(src); err != nil {
+			return err
+		}
 	}
 	u, err := b.getUpload(bucket, key, gofakes3.UploadID(q.Get("uploadId")))
 	if err != nil {
@@ -745,6 +787,8 @@ func fieldOf(c *checksums, algo string) string {
 	return ""
 }
 
+var errPartChecksum = &s3Error{http.StatusBadRequest, "InvalidArgument", "Invalid Base64 or multiple checksums present in request"}
+
 type completeResult struct {
 	XMLName  xml.Name `xml:"CompleteMultipartUploadResult"`
 	Location string   `xml:"Location"`
@@ -767,6 +811,25 @@ func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, buck
 	if err != nil && !errors.Is(err, gofakes3.ErrNoSuchUpload) {
 		return err
 	}
+	// The checksum of the whole object the client expects, if it says.
+	var final *checksumReq
+	for _, a := range checksumAlgos {
+		vs, ok := r.Header[http.CanonicalHeaderKey("X-Amz-Checksum-"+a)]
+		if !ok {
+			continue
+		}
+		v := vs[0]
+		if final != nil {
+			return &s3Error{http.StatusBadRequest, "InvalidRequest", "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed."}
+		}
+		// A composite checksum ends in "-<number of parts>".
+		sum, n, composite := strings.Cut(v, "-")
+		raw, err := base64.StdEncoding.DecodeString(sum)
+		if count, cerr := strconv.Atoi(n); err != nil || len(raw) != newChecksum(a).Size() || composite && (cerr != nil || count < 1) {
+			return &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-checksum-" + a + " header is invalid."}
+		}
+		final = &checksumReq{algo: a, want: v}
+	}
 	parts := make([]completedPart, len(in.Parts))
 	for i, p := range in.Parts {
 		if p.PartNumber == nil || p.ETag == "" {
@@ -782,12 +845,12 @@ func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, buck
 		v, other := p.checksums.checksum(u.checksumAlgo)
 		if other != "" {
 			if v != "" {
-				return &s3Error{http.StatusBadRequest, "InvalidArgument", "The part carries more than one checksum."}
+				return errPartChecksum
 			}
 			return &s3Error{http.StatusBadRequest, "BadDigest", fmt.Sprintf("The %s you specified for part %d did not match what we received.", other, *p.PartNumber)}
 		}
 		if raw, err := base64.StdEncoding.DecodeString(v); v != "" && (err != nil || len(raw) != newChecksum(u.checksumAlgo).Size()) {
-			return &s3Error{http.StatusBadRequest, "InvalidArgument", fmt.Sprintf("Invalid Base64 or multiple checksums present for part %d.", *p.PartNumber)}
+			return errPartChecksum
 		}
 		if v == "" && u.checksumType == "COMPOSITE" {
 			return &s3Error{http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("The upload was created using a %s checksum. The complete request must include the checksum for each part. It was missing for part %d in the request.", u.checksumAlgo, *p.PartNumber)}
@@ -813,22 +876,6 @@ func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, buck
 			return &s3Error{http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("Value for x-amz-mp-object-size header is less than zero: '%d'", n)}
 		}
 		wantSize = n
-	}
-	// The checksum of the whole object the client expects, if it says.
-	var final *checksumReq
-	for _, a := range checksumAlgos {
-		v := r.Header.Get("X-Amz-Checksum-" + a)
-		if v == "" {
-			continue
-		}
-		if final != nil {
-			return &s3Error{http.StatusBadRequest, "InvalidRequest", "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed."}
-		}
-		raw, err := base64.StdEncoding.DecodeString(strings.SplitN(v, "-", 2)[0])
-		if err != nil || len(raw) != newChecksum(a).Size() {
-			return &s3Error{http.StatusBadRequest, "InvalidRequest", "Value for x-amz-checksum-" + a + " header is invalid."}
-		}
-		final = &checksumReq{algo: a, want: v}
 	}
 	if final != nil && u != nil && final.algo != u.checksumAlgo {
 		final = nil // S3 ignores a checksum of another algorithm than the upload's
@@ -889,6 +936,9 @@ type objectParts struct {
 // getAttributes is GetObjectAttributes: what HEAD tells, asked for by
 // name in x-amz-object-attributes.
 func (b *dirBackend) getAttributes(w http.ResponseWriter, r *http.Request, bucket, key string) error {
+	if _, err := b.bucketPath(bucket); err != nil {
+		return err
+	}
 	var want []string
 	for _, v := range r.Header.Values("X-Amz-Object-Attributes") {
 		for _, a := range strings.Split(v, ",") {
@@ -963,8 +1013,7 @@ type deleteError struct {
 	Message string `xml:"Message"`
 }
 
-// deleteObjects is DeleteObjects, with the per-object ETag conditions
-// gofakes3 would ignore (deleting anyway).
+// deleteObjects is DeleteObjects, with the per-object ETag conditions.
 func (b *dirBackend) deleteObjects(w http.ResponseWriter, r *http.Request, bucket string) error {
 	if _, err := b.bucketPath(bucket); err != nil {
 		return err
@@ -981,9 +1030,9 @@ func (b *dirBackend) deleteObjects(w http.ResponseWriter, r *http.Request, bucke
 			err = &s3Error{http.StatusNotImplemented, "NotImplemented", "versioning is not implemented by this server"}
 		case o.ETag != "":
 			h := http.Header{"If-Match": {o.ETag}}
-			err = b.deleteObject(bucket, o.Key, putConditions(h))
+			err = b.deleteObject(bucket, o.Key, putConditions(h), nil)
 		default:
-			err = b.deleteObject(bucket, o.Key, nil)
+			err = b.deleteObject(bucket, o.Key, nil, nil)
 		}
 		if err != nil {
 			code, msg := "InternalError", "We encountered an internal error. Please try again."

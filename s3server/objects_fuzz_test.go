@@ -1,7 +1,9 @@
 package s3server
 
 import (
+	"math"
 	"net/http"
+	"net/url"
 	"testing"
 )
 
@@ -29,7 +31,7 @@ func FuzzCopySourceAndChecksum(f *testing.F) {
 	f.Add("/bkt/a%2Fb?versionId=null", "sha256", "")
 	f.Add("%zz", "nope", "!!")
 	f.Fuzz(func(t *testing.T, src, algo, value string) {
-		if b, k, err := copySource(src); err == nil && (b == "" || k == "") {
+		if b, k, err := copySource(src); err == nil && (b == "" || k == "" || checkKey(k) != nil) {
 			t.Fatalf("%q parsed as bucket %q key %q", src, b, k)
 		}
 		r, _ := http.NewRequest(http.MethodPut, "http://h/b/k", nil)
@@ -38,6 +40,20 @@ func FuzzCopySourceAndChecksum(f *testing.F) {
 		r.Header.Set("X-Amz-Sdk-Checksum-Algorithm", algo)
 		if c, err := checksumOf(r); err == nil && c != nil && newChecksum(c.algo) == nil {
 			t.Fatalf("accepted algorithm %q", c.algo)
+		}
+	})
+}
+
+// max-keys, max-uploads, max-parts and part-number-marker: a number in
+// S3's range, or refused.
+func FuzzMaxArg(f *testing.F) {
+	for _, s := range []string{"0", "1000", "-3", "2736457823532448723", "invalid", "+5", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := maxArg(url.Values{"max-keys": {s}}, "max-keys", 1000)
+		if err == nil && (n < 0 || n > math.MaxInt32) {
+			t.Fatalf("%q parsed as %d", s, n)
 		}
 	})
 }

@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// gofakes3 routes by method and path and ignores query parameters it does
-// not know, so a request for an operation it lacks is served as the plain
-// one on the same path: PUT ?tagging overwrites the object with the tag
-// XML, DELETE ?policy deletes the bucket. The filter below lets through
+// A router by method and path alone (gofakes3's, which this server used to
+// have) serves a request for an operation it lacks as the plain one on the
+// same path: PUT ?tagging overwrites the object with the tag XML, DELETE
+// ?policy deletes the bucket. The filter below lets through
 // only the operations this server implements, recognised by method, path
 // and every query parameter, and answers anything else 501 NotImplemented
 // without reading the body or touching a file. Allowing what is known,
@@ -54,8 +54,7 @@ var (
 		"response-cache-control", "response-content-disposition", "response-content-encoding",
 		"response-content-language", "response-content-type", "response-expires"}
 
-	// From the S3 API reference, the operations gofakes3 and this package
-	// serve. Everything else (ACLs, policies, tagging, object lock,
+	// From the S3 API reference, the operations this package serves. Everything else (ACLs, policies, tagging, object lock,
 	// versioning, lifecycle, CORS, website, POST form uploads, select,
 	// restore, ...) is 501.
 	operations = []operation{
@@ -170,7 +169,6 @@ func unsupportedHeader(r *http.Request) string {
 		"X-Amz-Grant-Read", "X-Amz-Grant-Write", "X-Amz-Grant-Read-Acp", "X-Amz-Grant-Write-Acp", "X-Amz-Grant-Full-Control",
 		"X-Amz-Server-Side-Encryption-Customer-Algorithm", "X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm",
 		"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id",
-		"X-Amz-If-Match-Last-Modified-Time", "X-Amz-If-Match-Size", "X-Amz-If-Match-Initiated-Time",
 	} {
 		if h.Get(k) != "" {
 			return k
@@ -186,6 +184,11 @@ func unsupportedHeader(r *http.Request) string {
 	}
 	if v := h.Get("X-Amz-Tagging-Directive"); v != "" && !strings.EqualFold(v, "COPY") {
 		return "X-Amz-Tagging-Directive: " + v
+	}
+	// S3's conditional writes know If-Match, or If-None-Match: *, not both.
+	if inm := h.Get("If-None-Match"); inm != "" && (r.Method == http.MethodPut || r.Method == http.MethodPost) &&
+		(inm != "*" || h.Get("If-Match") != "") {
+		return "If-None-Match: " + inm
 	}
 	if strings.EqualFold(h.Get("X-Amz-Bucket-Object-Lock-Enabled"), "true") {
 		return "X-Amz-Bucket-Object-Lock-Enabled"
@@ -220,8 +223,9 @@ func onlyImplemented(next http.Handler) http.Handler {
 			return
 		}
 		if h := unsupportedHeader(r); h != "" {
+			name, _, _ := strings.Cut(h, ":")
 			writeError(w, r, http.StatusNotImplemented, "NotImplemented",
-				"A header or query you provided implies functionality that is not implemented: "+h)
+				"A header you provided implies functionality that is not implemented.", "Header", name)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -24,6 +24,11 @@ type Options struct {
 	// accepts. Empty: a random pair is generated (see Server).
 	AccessKey, SecretKey string
 
+	// Region is the region the server is in: requests must be signed for
+	// it (one signed for another is refused naming this one, as S3 does,
+	// so clients can discover it). Empty: us-east-1.
+	Region string
+
 	// HeaderTimeout bounds the time a client may take to send a request's
 	// headers. Zero: DefaultHeaderTimeout.
 	HeaderTimeout time.Duration
@@ -40,6 +45,9 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
 	if o.HeaderTimeout <= 0 {
 		o.HeaderTimeout = DefaultHeaderTimeout
 	}
@@ -59,8 +67,10 @@ type Server struct {
 	// Endpoint is the URL clients use, e.g. http://127.0.0.1:40123.
 	Endpoint string
 	// AccessKey and SecretKey are the credentials requests must be
-	// signed with (AWS Signature Version 4, any region).
+	// signed with (AWS Signature Version 4 for Region, or Version 2).
 	AccessKey, SecretKey string
+	// Region is the region requests must be signed for.
+	Region string
 	// Dir is the absolute path of the served directory.
 	Dir string
 
@@ -94,17 +104,12 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 		return nil, fmt.Errorf("s3server: %w", err)
 	}
 	b.owner = opts.AccessKey
-	fake := gofakes3.New(b,
-		gofakes3.WithoutVersioning(),
-		// The verifier checks the clock skew of signed requests; this
-		// one would also reject presigned URLs that are hours old.
-		gofakes3.WithTimeSkewLimit(0),
-	)
-	v := &verifier{accessKey: opts.AccessKey, secretKey: opts.SecretKey, now: time.Now}
+	b.region = opts.Region
+	v := &verifier{accessKey: opts.AccessKey, secretKey: opts.SecretKey, region: opts.Region, now: time.Now}
 	// The order matters: deadlines bound every body read; a request is
 	// authenticated, then matched to an operation, before any of its body
 	// is read.
-	handler := bodyDeadlines(opts.IdleTimeout, v.wrap(onlyImplemented(b.objects(fake.Server()))))
+	handler := bodyDeadlines(opts.IdleTimeout, v.wrap(onlyImplemented(b.handler())))
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -115,6 +120,7 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 		Endpoint:  "http://" + clientAddr(ln.Addr().(*net.TCPAddr)),
 		AccessKey: opts.AccessKey,
 		SecretKey: opts.SecretKey,
+		Region:    opts.Region,
 		Dir:       b.root,
 		backend:   b,
 		served:    make(chan struct{}),
@@ -180,6 +186,6 @@ func (s *Server) Env() []string {
 		"AWS_ENDPOINT_URL=" + s.Endpoint,
 		"AWS_ACCESS_KEY_ID=" + s.AccessKey,
 		"AWS_SECRET_ACCESS_KEY=" + s.SecretKey,
-		"AWS_REGION=us-east-1",
+		"AWS_REGION=" + s.Region,
 	}
 }

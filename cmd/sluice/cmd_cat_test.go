@@ -122,10 +122,10 @@ func TestCatAndCpHelp(t *testing.T) {
 
 // startServer runs `sluice server` over dir and returns the environment
 // that points the AWS chain at it.
-func startServer(t *testing.T, dir string) []string {
+func startServer(t *testing.T, dir string, flags ...string) []string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, sluiceBin, "server", "--dir", dir, "--addr", "127.0.0.1:0", "--bucket", "bkt")
+	cmd := exec.CommandContext(ctx, sluiceBin, append([]string{"server", "--dir", dir, "--addr", "127.0.0.1:0", "--bucket", "bkt"}, flags...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

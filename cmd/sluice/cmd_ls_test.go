@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +131,36 @@ func TestLs(t *testing.T) {
 	// An empty directory too.
 	if r := sluice(t, nil, "ls", t.TempDir()); r.code != 0 || !strings.HasPrefix(r.stdout, "0 objects") {
 		t.Errorf("empty directory: exit %d, %q %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// sluice's client finds the region of `sluice server` from its answer to a
+// request signed for another, as it does with S3: both ways, reads and
+// writes.
+func TestRegionDiscovery(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "a.txt")
+	if err := os.WriteFile(src, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ server, client string }{{"us-east-1", "eu-west-1"}, {"eu-west-1", "us-east-1"}} {
+		t.Run(c.server, func(t *testing.T) {
+			env := startServer(t, t.TempDir(), "--region", c.server)
+			if !slices.Contains(env, "AWS_REGION="+c.server) {
+				t.Fatalf("the server prints %v, want AWS_REGION=%s", env, c.server)
+			}
+			if r := sluice(t, env, "cp", "-q", "--region", c.client, src, "s3://bkt/d/a.txt"); r.code != 0 {
+				t.Fatalf("cp --region %s: exit %d: %s", c.client, r.code, r.stderr)
+			}
+			r := sluice(t, env, "ls", "--region", c.client, "s3://bkt/d/")
+			if _, objs, _ := lsNames(t, r.stdout); r.code != 0 || objs["a.txt"] != "5" {
+				t.Errorf("ls --region %s: exit %d, objects %v (%s)", c.client, r.code, objs, r.stderr)
+			}
+			// The client's region in the environment, as the aws CLI takes it.
+			r = sluice(t, append(env, "AWS_REGION="+c.client), "cat", "s3://bkt/d/a.txt")
+			if r.code != 0 || r.stdout != "hello" {
+				t.Errorf("cat with AWS_REGION=%s: exit %d, %q (%s)", c.client, r.code, r.stdout, r.stderr)
+			}
+		})
 	}
 }
 

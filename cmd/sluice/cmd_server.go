@@ -33,7 +33,8 @@ Content-Type and x-amz-meta-* kept, checksums verified and conditional requests;
 every other S3 operation (ACLs, tagging, policies, versioning, object lock, ...)
 is answered 501 NotImplemented and changes nothing. Nothing outside DIR is
 served, even through symbolic links. Every request must be signed (AWS
-Signature Version 4, or 2 as in aws s3 presign URLs) with the printed keys.
+Signature Version 4 for --region, or 2 as in aws s3 presign URLs) with the
+printed keys.
 Binds to loopback unless told otherwise, and prints the endpoint and the
 credentials to use; runs until interrupted.
 
@@ -45,7 +46,10 @@ of a request body or of a response, or sends no next request, for
 ` + fmt.Sprint(s3server.DefaultMaxHeaderSize>>10) + ` KiB. An unauthenticated request is refused before its body is read.`,
 		Example: `  sluice server --dir ./s3data --addr 127.0.0.1:9000 --bucket demo
   # then, in another shell, with the printed exports:
-  sluice ls s3://demo/`,
+  sluice ls s3://demo/
+  # a server in eu-west-1; clients signing for another region are told so
+  # and follow (the aws CLI, the AWS SDKs, sluice):
+  sluice server --dir ./s3data --region eu-west-1 --bucket demo`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServer(cmd.Context(), cmd.OutOrStdout(), opts)
@@ -57,6 +61,7 @@ of a request body or of a response, or sends no next request, for
 	f.StringVar(&opts.accessKey, "access-key", "", "access key to require (default: generated)")
 	f.StringVar(&opts.secretKey, "secret-key", "", "secret key to require (default: generated)")
 	f.StringSliceVar(&opts.buckets, "bucket", nil, "bucket(s) to create if missing")
+	f.StringVar(&opts.limits.Region, "region", "us-east-1", "region requests must be signed for (a request signed for another is refused naming this one, as S3 does)")
 	f.DurationVar(&opts.limits.HeaderTimeout, "header-timeout", s3server.DefaultHeaderTimeout, "time a client may take to send a request's headers")
 	f.DurationVar(&opts.limits.IdleTimeout, "idle-timeout", s3server.DefaultIdleTimeout, "close a connection that moves no byte of a body or response, or sends no request, for this long")
 	f.IntVar(&opts.limits.MaxConns, "max-conns", s3server.DefaultMaxConns, "connections served at once (more wait)")
@@ -71,6 +76,9 @@ func runServer(ctx context.Context, out io.Writer, opts serverOptions) error {
 		return usagef("server: bad --addr %q: %v", opts.addr, err)
 	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		fmt.Fprintf(os.Stderr, "sluice server: warning: %s is reachable from other machines\n", opts.addr)
+	}
+	if opts.limits.Region == "" {
+		return usagef("server: --region must not be empty")
 	}
 	if opts.limits.HeaderTimeout <= 0 || opts.limits.IdleTimeout <= 0 || opts.limits.MaxConns <= 0 {
 		return usagef("server: --header-timeout, --idle-timeout and --max-conns must be positive")
@@ -88,8 +96,8 @@ func runServer(ctx context.Context, out io.Writer, opts serverOptions) error {
 		}
 	}
 	fmt.Fprintf(out, "sluice server: serving %s over S3 at %s (top-level directories are buckets)\n", opts.dir, srv.Endpoint)
-	fmt.Fprintf(out, "  export AWS_ENDPOINT_URL=%s\n  export AWS_ACCESS_KEY_ID=%s\n  export AWS_SECRET_ACCESS_KEY=%s\n  export AWS_REGION=us-east-1\n",
-		srv.Endpoint, srv.AccessKey, srv.SecretKey)
+	fmt.Fprintf(out, "  export AWS_ENDPOINT_URL=%s\n  export AWS_ACCESS_KEY_ID=%s\n  export AWS_SECRET_ACCESS_KEY=%s\n  export AWS_REGION=%s\n",
+		srv.Endpoint, srv.AccessKey, srv.SecretKey, srv.Region)
 	fmt.Fprintln(out, "press Ctrl-C to stop")
 	<-ctx.Done()
 	return nil
