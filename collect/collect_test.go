@@ -14,6 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
+
+	"github.com/sluice-data/sluice/format"
 )
 
 // stragglerPlan: producers parts of batches each; part slow takes
@@ -58,14 +60,14 @@ func TestStraggler(t *testing.T) {
 				var out []got
 				var err error
 				if mode == "file" {
-					fw, ferr := NewFileWriter(&file, testSchema, memory.NewGoAllocator())
+					fw, ferr := NewSink(&file, format.IPCFile, testSchema, memory.NewGoAllocator())
 					if ferr != nil {
 						t.Fatal(ferr)
 					}
 					err = Drain(s, func(b Batch) error {
 						time.Sleep(c.consumerWait)
 						out = append(out, idOf(b.RecordBatch))
-						return fw.Write(b.RecordBatch, b.Pos)
+						return fw.Write(b)
 					})
 					if err == nil {
 						err = fw.Close()
@@ -168,14 +170,14 @@ func TestRandomDelays(t *testing.T) {
 				}
 				s := Collect(context.Background(), len(p.batches), p.producer(mem), opts)
 				var file bytes.Buffer
-				fw, err := NewFileWriter(&file, testSchema, memory.NewGoAllocator())
+				fw, err := NewSink(&file, format.IPCFile, testSchema, memory.NewGoAllocator())
 				if err != nil {
 					t.Fatal(err)
 				}
 				var out []got
 				err = Drain(s, func(b Batch) error {
 					out = append(out, idOf(b.RecordBatch))
-					return fw.Write(b.RecordBatch, b.Pos)
+					return fw.Write(b)
 				})
 				if err != nil {
 					t.Fatal(err)
@@ -216,7 +218,7 @@ func TestEmpty(t *testing.T) {
 				p := &plan{batches: make([]int, parts)}
 				s := Collect(context.Background(), parts, p.producer(mem), Options{Order: order})
 				var file bytes.Buffer
-				sink, err := NewSink(&file, IPCFile, testSchema, mem)
+				sink, err := NewSink(&file, format.IPCFile, testSchema, mem)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -293,7 +295,7 @@ func TestErrorMidStream(t *testing.T) {
 				case "arrival", "dataset":
 					_, err = drain(t, s)
 				default:
-					f := map[string]Format{"file": IPCFile, "parquet": Parquet, "stream": IPCStream}[mode]
+					f := map[string]format.Format{"file": format.IPCFile, "parquet": format.Parquet, "stream": format.IPCStream}[mode]
 					sink, serr := NewSink(&out, f, testSchema, mem)
 					if serr != nil {
 						t.Fatal(serr)

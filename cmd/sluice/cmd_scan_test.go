@@ -247,7 +247,7 @@ func TestScanBadInput(t *testing.T) {
 		// The same mistake as in sluice run: a usage error.
 		{"missing column", []string{"scan", dir, "--columns", "l_orderkey,nope"}, exitUsage, `no column "nope"`},
 		{"no files", []string{"scan", filepath.Join(out, "nothing")}, exitNotFound, "no parquet files under"},
-		{"bad output name", []string{"scan", dir, "-o", filepath.Join(dest, "x.csv")}, exitUsage, ".arrow"},
+		{"bad output name", []string{"scan", dir, "-o", filepath.Join(dest, "x.txt")}, exitUsage, ".jsonl"},
 		{"bad batch rows", []string{"scan", dir, "--batch-rows", "0"}, exitUsage, "--batch-rows"},
 		{"bad memory", []string{"scan", dir, "--memory", "lots"}, exitUsage, "--memory"},
 		{"truncated file", []string{"scan", bad, "-o", filepath.Join(dest, "x.parquet")}, exitError, "b.parquet: "},
