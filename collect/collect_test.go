@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluice-data/sluice/format"
+	"github.com/sluice-data/sluice/internal/fidelity"
 )
 
 // stragglerPlan: producers parts of batches each; part slow takes
@@ -35,9 +36,10 @@ func stragglerPlan(parts, batches, slow int, fastDelay, slowDelay time.Duration)
 }
 
 // TestStraggler: one producer is 10x slower than the others. Arrival
-// delivery ends within 5 % of when the slowest producer ends, holding at
-// most two batches per producer; dataset order and the IPC file footer
-// are exactly in order.
+// delivery holds at most two batches per producer; dataset order and the
+// IPC file footer are exactly in order. In a fidelity run (package
+// fidelity) arrival delivery also ends within 5 % of when the slowest
+// producer ends, having overtaken it.
 func TestStraggler(t *testing.T) {
 	const parts, batches = 4, 20
 	batchBytes := float64(measureBatch(t))
@@ -94,13 +96,14 @@ func TestStraggler(t *testing.T) {
 				}
 				switch mode {
 				case "arrival", "file":
-					if c.consumerWait == 0 && float64(elapsed) > 1.05*float64(slowest) {
+					// Timing claims: only in a fidelity run (see package fidelity).
+					if fidelity.On() && c.consumerWait == 0 && float64(elapsed) > 1.05*float64(slowest) {
 						t.Errorf("arrival delivery took %v, more than 5%% over the slowest producer's %v", elapsed, slowest)
 					}
 					if peakBatches > 2*parts {
 						t.Errorf("peak %.1f batches, want at most %d (two per producer)", peakBatches, 2*parts)
 					}
-					if c.consumerWait == 0 && slices.Equal(out, want) {
+					if fidelity.On() && c.consumerWait == 0 && slices.Equal(out, want) {
 						t.Errorf("arrival order equals dataset order: the straggler was not overtaken")
 					}
 				case "dataset":
