@@ -35,15 +35,14 @@ var formsSchema = arrow.NewSchema([]arrow.Field{
 }, nil)
 
 type formsRow struct {
-	id     int
-	x      float64
-	xOK    bool
-	s      string
-	sOK    bool
-	d      time.Time
-	ts     time.Time
-	flag   bool
-	stored string
+	id   int
+	x    float64
+	xOK  bool
+	s    string
+	sOK  bool
+	d    time.Time
+	ts   time.Time
+	flag bool
 }
 
 func formsRowOf(i int) formsRow {

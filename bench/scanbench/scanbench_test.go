@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -31,7 +32,8 @@ func TestMain(m *testing.M) {
 		for i := range b {
 			b[i] = byte(i)
 		}
-		os.Exit(int(b[len(b)-1]) & 0)
+		runtime.KeepAlive(b)
+		os.Exit(0)
 	}
 	goleak.VerifyTestMain(m)
 }

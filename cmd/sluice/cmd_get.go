@@ -195,7 +195,7 @@ func flightError(ctx context.Context, addr string, err error) error {
 		if i := strings.LastIndex(msg, ": "); i >= 0 {
 			msg = strings.Trim(msg[i+2:], `"`)
 		}
-		return fmt.Errorf("Flight service at %s unreachable: %s (is sluice serve running there?)", addr, msg)
+		return fmt.Errorf("the Flight service at %s is unreachable: %s (is sluice serve running there?)", addr, msg)
 	case codes.NotFound:
 		return fmt.Errorf("%w: %v", store.ErrNotFound, err)
 	case codes.PermissionDenied, codes.Unauthenticated:
