@@ -305,8 +305,16 @@ func TestErrorMidStream(t *testing.T) {
 					}
 					err = WriteStream(s, sink)
 				}
-				if !errors.Is(err, errInjected) && !strings.Contains(fmt.Sprint(err), errInjected.Error()) {
+				if !errors.Is(err, errInjected) {
 					t.Fatalf("err = %v, want the injected failure", err)
+				}
+				if st.name == "panic" {
+					// The panic's stack is kept for whoever reports it;
+					// the message stays one line.
+					var pe *PanicError
+					if !errors.As(err, &pe) || !bytes.Contains(pe.Stack, []byte("collect_test.go")) || strings.Contains(err.Error(), "\n") {
+						t.Errorf("err = %v, want a one-line *PanicError with the stack of the panic", err)
+					}
 				}
 				if mode == "file" {
 					if _, rerr := ipc.NewFileReader(bytes.NewReader(out.Bytes())); rerr == nil {

@@ -420,11 +420,21 @@ func TestWrapOption(t *testing.T) {
 	}
 }
 
-func TestWrapPanicsOnInvalid(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("Wrap accepted reset=2")
-		}
-	}()
-	Wrap(store.NewMemDriver(), Profile{Reset: 2})
+// A profile that cannot be modelled is refused by every request, with an
+// error the store classifies as invalid, never a panic.
+func TestWrapRefusesAnInvalidProfile(t *testing.T) {
+	inner := store.NewMemDriver()
+	put(t, inner, "k", 10)
+	st := store.New(Wrap(inner, Profile{TTFB: -time.Millisecond}), "mem://x/")
+	_, err := st.Stat(context.Background(), "k")
+	if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), "ttfb") {
+		t.Fatalf("Stat through an invalid profile: %v, want an invalid-profile error naming ttfb", err)
+	}
+	if _, err := st.NewWriter(context.Background(), "w", store.WriteOptions{}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("NewWriter: %v", err)
+	}
+	st = store.New(Wrap(inner, Profile{Reset: 2}), "mem://x/")
+	if _, _, err := st.ReadRange(context.Background(), "k", store.All, store.ReadOptions{}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("ReadRange through reset=2: %v", err)
+	}
 }
