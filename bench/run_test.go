@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/sluice-data/sluice/internal/fidelity"
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
@@ -119,10 +120,12 @@ func TestRunKeepThenReadOnlyRanged(t *testing.T) {
 	}
 }
 
-// TestStreamCapAndWholeRun reads through a link of 16 MiB/s a stream at
-// concurrency 1: the steady figure must show the cap, and the whole-run
-// figure must agree with Run timed from outside.
-func TestStreamCapAndWholeRun(t *testing.T) {
+// TestFidelityStreamCapAndWholeRun reads through a link of 16 MiB/s a
+// stream at concurrency 1: the steady figure must show the cap, and the
+// whole-run figure must agree with Run timed from outside (wall-clock
+// claims: see package fidelity).
+func TestFidelityStreamCapAndWholeRun(t *testing.T) {
+	fidelity.Require(t)
 	const stream = 16 << 20
 	inner := store.NewMemDriver()
 	raw := store.New(inner, "mem://cap/")
@@ -149,7 +152,9 @@ func TestStreamCapAndWholeRun(t *testing.T) {
 
 // TestAutoFindsLinkCap: 32 MiB/s a stream, 80 MiB/s for the link; one
 // stream gives 32, two 64, four and eight the link's 80, so the search
-// must stop at 4 with the link cap.
+// must stop at 4 with the link cap. Where it stops is a wall-clock claim,
+// checked in a fidelity run (package fidelity); always, the search ends
+// with one result.
 func TestAutoFindsLinkCap(t *testing.T) {
 	inner := store.NewMemDriver()
 	raw := store.New(inner, "mem://auto/")
@@ -172,7 +177,10 @@ func TestAutoFindsLinkCap(t *testing.T) {
 		t.Fatalf("auto results %+v", res.Auto)
 	}
 	a := res.Auto[0]
-	if !a.Saturated || a.Concurrency < 4 || a.SteadyMiBps < 0.95*80 {
+	if a.Concurrency < 1 || a.SteadyMiBps <= 0 {
+		t.Errorf("auto %+v: no concurrency chosen or nothing read", a)
+	}
+	if fidelity.On() && (!a.Saturated || a.Concurrency < 4 || a.SteadyMiBps < 0.95*80) {
 		t.Errorf("auto %+v; want saturated at 4 or more with at least 95%% of 80 MiB/s", a)
 	}
 }

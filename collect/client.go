@@ -28,7 +28,7 @@ type GetOptions struct {
 	// Order is the order the stream delivers in. Dataset asks the service
 	// for ordered endpoints (each streamed in dataset order) and reorders
 	// across them; Arrival lets the service stream each endpoint as it
-	// decodes. Either way every batch carries its Pos, so a FileWriter
+	// decodes. Either way every batch carries its Pos, so an Arrow IPC file Sink
 	// fed in arrival order writes a dataset-order file.
 	Order Order
 	// Parallel is how many endpoints are fetched at once (default

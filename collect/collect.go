@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -157,15 +158,33 @@ func (s *Stream) work(produce Producer) {
 	}
 }
 
-// produceOne runs a producer, turning a panic into an error so that one
-// bad part ends the stream instead of the process.
+// produceOne runs a producer, turning a panic into a *PanicError so that
+// one bad part ends the stream instead of the process.
 func (s *Stream) produceOne(produce Producer, part int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("collect: part %d: panic: %v", part, r)
+			err = &PanicError{Part: part, Value: r, Stack: debug.Stack()}
 		}
 	}()
 	return produce(s.ctx, part, func(b scan.Batch) error { return s.emit(part, b) })
+}
+
+// PanicError is a producer's panic, ended as the stream's error. Error
+// is one line; Stack is where it happened, for whoever reports the bug.
+type PanicError struct {
+	Part  int
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("collect: part %d: panic: %v", e.Part, e.Value)
+}
+
+// Unwrap is the panic's value when it is an error (a runtime.Error...).
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
 }
 
 // notify wakes everyone waiting for a change; s.mu is held.

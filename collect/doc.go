@@ -2,7 +2,8 @@
 // consumer: in arrival order (the fastest, each batch tagged with its
 // place in the dataset), in dataset order with a bounded reorder window,
 // or as an Arrow IPC file written in arrival order whose footer lists
-// the batches in dataset order. It also serves datasets over Arrow Flight
+// the batches in dataset order (a Sink: every output format is package
+// format's). It also serves datasets over Arrow Flight
 // and fetches them back (Server, Get).
 //
 // # Parts and positions
@@ -28,10 +29,11 @@
 //     so a straggler stalls the others instead of growing memory: at most
 //     Window + 2 (the head's) batches are queued, plus one in each
 //     producer's hands.
-//   - FileWriter: the Arrow IPC file format keeps its list of record
-//     batch blocks in the footer. FileWriter writes batches as they
-//     arrive and, on Close, writes a footer listing them in Pos order, so
-//     every Arrow reader sees dataset order and nothing is buffered.
+//   - An Arrow IPC file Sink (package format): the file keeps its list
+//     of record batch blocks in the footer. The sink writes batches as
+//     they arrive and, on Close, writes a footer listing them in Pos
+//     order (Pos.OrderKey), so every Arrow reader sees dataset order and
+//     nothing is buffered.
 //
 // # Errors and ownership
 //

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/scan"
@@ -264,8 +265,8 @@ func TestServeRowGroupPieces(t *testing.T) {
 
 	want := localChecksum(t, s, "big/", scan.Options{})
 	for _, order := range []Order{Arrival, Dataset} {
-		for _, f := range []Format{IPCFile, IPCStream, Parquet} {
-			if order == Arrival && f != IPCFile {
+		for _, f := range []format.Format{format.IPCFile, format.IPCStream, format.Parquet} {
+			if order == Arrival && f != format.IPCFile {
 				continue
 			}
 			cmem := memory.NewCheckedAllocator(memory.NewGoAllocator())

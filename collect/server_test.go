@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/scan"
@@ -111,8 +112,8 @@ func TestServeAndGet(t *testing.T) {
 	for _, c := range cases {
 		want := localChecksum(t, st, c.dataset, scan.Options{Columns: c.columns, Filter: c.filter})
 		for _, order := range []Order{Arrival, Dataset} {
-			for _, f := range []Format{IPCFile, IPCStream, Parquet} {
-				if order == Arrival && f != IPCFile {
+			for _, f := range []format.Format{format.IPCFile, format.IPCStream, format.Parquet} {
+				if order == Arrival && f != format.IPCFile {
 					continue // only the IPC file restores dataset order by itself
 				}
 				t.Run(fmt.Sprintf("%s/%v/%v/%v", c.dataset, c.columns, order, f), func(t *testing.T) {
@@ -134,7 +135,7 @@ func TestServeAndGet(t *testing.T) {
 // getInto fetches a dataset with Get and writes it in format f; it
 // returns the output, how many endpoints the flight had, and the error of
 // writing the stream (a failed Get fails the test).
-func getInto(t *testing.T, addr, dataset string, opts GetOptions, f Format) ([]byte, int, error) {
+func getInto(t *testing.T, addr, dataset string, opts GetOptions, f format.Format) ([]byte, int, error) {
 	t.Helper()
 	r, err := Get(context.Background(), addr, dataset, opts)
 	if err != nil {
@@ -151,11 +152,11 @@ func getInto(t *testing.T, addr, dataset string, opts GetOptions, f Format) ([]b
 }
 
 // readChecksum reads an output back with arrow-go's readers.
-func readChecksum(t *testing.T, b []byte, f Format) arrowtest.Checksum {
+func readChecksum(t *testing.T, b []byte, f format.Format) arrowtest.Checksum {
 	t.Helper()
 	var c arrowtest.Checksum
 	switch f {
-	case IPCFile:
+	case format.IPCFile:
 		r, err := ipc.NewFileReader(bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
@@ -168,7 +169,7 @@ func readChecksum(t *testing.T, b []byte, f Format) arrowtest.Checksum {
 			}
 			c.Add(rec)
 		}
-	case IPCStream:
+	case format.IPCStream:
 		r, err := ipc.NewReader(bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
@@ -180,7 +181,7 @@ func readChecksum(t *testing.T, b []byte, f Format) arrowtest.Checksum {
 		if err := r.Err(); err != nil {
 			t.Fatal(err)
 		}
-	case Parquet:
+	case format.Parquet:
 		pf, err := file.NewParquetReader(bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
@@ -314,7 +315,7 @@ func TestGetErrors(t *testing.T) {
 	addr := startServer(t, []Root{{Store: bad}}, ServerOptions{})
 	for _, order := range []Order{Arrival, Dataset} {
 		cmem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		out, _, err := getInto(t, addr, "taxi/", GetOptions{Order: order, Parallel: 2, Mem: cmem}, IPCFile)
+		out, _, err := getInto(t, addr, "taxi/", GetOptions{Order: order, Parallel: 2, Mem: cmem}, format.IPCFile)
 		if err == nil || !strings.Contains(err.Error(), errDisk.Error()) {
 			t.Errorf("%v: err = %v, want the injected read failure", order, err)
 		}

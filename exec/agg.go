@@ -16,7 +16,8 @@ import (
 )
 
 // Hash aggregation groups rows by key columns and computes aggregates per
-// group. Groups come out ordered by their keys (ascending, nulls first).
+// group. Groups come out ordered by their keys (ascending, nulls last, as
+// sort orders them and as DuckDB does by default).
 //
 // The result does not depend on how the work is split: each batch is
 // summarized on its own (sums added in row order), and the summaries are

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	acsv "github.com/apache/arrow-go/v18/arrow/csv"
 
+	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -298,11 +299,8 @@ func (s *csvSource) Close() error {
 	return nil
 }
 
-func newCSVWriter(w io.Writer, schema *arrow.Schema) *acsv.Writer {
-	return acsv.NewWriter(w, schema, acsv.WithHeader(true), acsv.WithNullWriter(""))
-}
-
-// ToCSV is a sink that writes the stream as CSV with a header line.
+// ToCSV is a sink that writes the stream as CSV with a header line
+// (package format's CSV).
 func ToCSV(w io.Writer) Stage { return &toCSVStage{w: w} }
 
 type toCSVStage struct{ w io.Writer }
@@ -311,61 +309,41 @@ func (s *toCSVStage) Name() string { return "to-csv" }
 func (s *toCSVStage) isSink()      {}
 
 func (s *toCSVStage) bind(e *env, in *arrow.Schema) (*plan, error) {
-	for _, f := range in.Fields() {
-		if !csvWritable(f.Type) {
-			return nil, invalidf("to-csv: column %q has type %s, which CSV cannot hold", f.Name, f.Type)
-		}
+	if err := format.CSV.Check(in); err != nil {
+		return nil, invalidf("to-csv: %v", err)
 	}
 	return &plan{name: "to-csv", newOp: func(operator) (operator, error) {
-		bw := bufio.NewWriterSize(s.w, 1<<20)
-		vs, _ := valuesSchema(in)
-		w := newCSVWriter(bw, vs)
-		_, write := valuesWriter(e.mem, in, w.Write)
-		return &toCSVOp{bw: bw, w: w, write: write, schema: in}, nil
+		w, err := format.NewWriter(s.w, format.CSV, in, e.mem)
+		if err != nil {
+			return nil, err
+		}
+		return &toCSVOp{w: w}, nil
 	}}, nil
 }
 
-func csvWritable(dt arrow.DataType) bool {
-	switch dt.ID() {
-	case arrow.LIST, arrow.LARGE_LIST, arrow.STRUCT, arrow.MAP, arrow.FIXED_SIZE_LIST, arrow.SPARSE_UNION, arrow.DENSE_UNION:
-		return false
-	}
-	return true
-}
-
-type toCSVOp struct {
-	bw     *bufio.Writer
-	w      *acsv.Writer
-	write  func(arrow.RecordBatch) error // w.Write, dictionaries decoded
-	schema *arrow.Schema
-	wrote  bool
-}
+type toCSVOp struct{ w *format.Writer }
 
 func (o *toCSVOp) push(ctx context.Context, rec arrow.RecordBatch) error {
-	o.wrote = true
-	if err := o.write(rec); err != nil {
+	if err := o.w.Write(rec); err != nil {
 		return fmt.Errorf("to-csv: %w", err)
 	}
 	return nil
 }
 
 func (o *toCSVOp) finish(ctx context.Context) error {
-	if !o.wrote {
-		// No rows: the header alone.
-		cw := csv.NewWriter(o.bw)
-		_ = cw.Write(fieldNames(o.schema))
-		cw.Flush()
-	}
-	if err := o.w.Flush(); err != nil {
-		return fmt.Errorf("to-csv: %w", err)
-	}
-	if err := o.bw.Flush(); err != nil {
+	w := o.w
+	o.w = nil
+	if err := w.Close(); err != nil {
 		return fmt.Errorf("to-csv: %w", err)
 	}
 	return nil
 }
 
-func (o *toCSVOp) release() {}
+func (o *toCSVOp) release() {
+	if o.w != nil {
+		o.w.Abort()
+	}
+}
 
 func fieldNames(s *arrow.Schema) []string {
 	names := make([]string, s.NumFields())

@@ -1,11 +1,8 @@
 package exec
 
 import (
-	"context"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // maxDictCodes bounds the table dictGroupRows looks groups up in: the
@@ -100,65 +97,4 @@ func dictGroupRows(k *keyEncoder, rec arrow.RecordBatch, keep []bool, gids []int
 		gids[i] = g
 	}
 	return true
-}
-
-// valuesSchema is s with every dictionary column retyped as its values.
-func valuesSchema(s *arrow.Schema) (*arrow.Schema, bool) {
-	fields := s.Fields()
-	has := false
-	for i, f := range fields {
-		if d, ok := f.Type.(*arrow.DictionaryType); ok {
-			fields[i].Type, has = d.ValueType, true
-		}
-	}
-	if !has {
-		return s, false
-	}
-	md := s.Metadata()
-	return arrow.NewSchema(fields, &md), true
-}
-
-// decodeDicts returns rec with its dictionary columns replaced by their
-// values (for formats that cannot hold a dictionary that changes from
-// batch to batch: CSV, the Arrow IPC file); the caller releases it.
-func decodeDicts(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, rec.NumCols())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	for i, c := range rec.Columns() {
-		d, ok := c.(*array.Dictionary)
-		if !ok {
-			c.Retain()
-			cols[i] = c
-			continue
-		}
-		v, err := takeArray(ctx, mem, d.Dictionary(), d.Indices())
-		if err != nil {
-			return nil, err
-		}
-		cols[i] = v
-	}
-	return array.NewRecordBatch(schema, cols, rec.NumRows()), nil
-}
-
-// valuesWriter writes batches through write with their dictionary
-// columns decoded, when schema has any.
-func valuesWriter(mem memory.Allocator, schema *arrow.Schema, write func(arrow.RecordBatch) error) (*arrow.Schema, func(arrow.RecordBatch) error) {
-	vs, ok := valuesSchema(schema)
-	if !ok {
-		return schema, write
-	}
-	return vs, func(rec arrow.RecordBatch) error {
-		out, err := decodeDicts(context.Background(), mem, vs, rec)
-		if err != nil {
-			return err
-		}
-		defer out.Release()
-		return write(out)
-	}
 }

@@ -6,9 +6,9 @@
 //	          objects), FromBatches
 //	stages    Select, Drop, Rename, Filter, SumBy, AggBy, CountBy, Sort
 //	          (spilling to disk), Top, Head, Merge
-//	sinks     WriteIPC (a stage's standard output), Write (an object:
-//	          Parquet, Arrow or CSV), Partition (n objects by a hash of
-//	          key columns), ToCSV, Show, Collect
+//	sinks     WriteIPC (a stage's standard output), Write (an object in
+//	          any format of package format), Partition (n objects by a
+//	          hash of key columns), ToCSV, Show, Collect
 //
 // Every stage works the same fused in one process (Run) and as its own
 // process reading an Arrow IPC stream and writing one, and the two give

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,15 +37,14 @@ var formsSchema = arrow.NewSchema([]arrow.Field{
 }, nil)
 
 type formsRow struct {
-	id     int
-	x      float64
-	xOK    bool
-	s      string
-	sOK    bool
-	d      time.Time
-	ts     time.Time
-	flag   bool
-	stored string
+	id   int
+	x    float64
+	xOK  bool
+	s    string
+	sOK  bool
+	d    time.Time
+	ts   time.Time
+	flag bool
 }
 
 func formsRowOf(i int) formsRow {
@@ -127,6 +128,30 @@ var filterCases = []struct {
 	{"nope = 1", nil},
 	{"id +", nil},
 	{"id", nil},
+}
+
+// TestFilterCasesFile: testdata/filters.txt, which the DuckDB check in
+// bench/pipeline/duckdb reads, lists exactly the accepted expressions
+// of filterCases, in order.
+func TestFilterCasesFile(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "filters.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			got = append(got, l)
+		}
+	}
+	for _, c := range filterCases {
+		if c.keep != nil {
+			want = append(want, c.expr)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("testdata/filters.txt lists\n%s\nwant the accepted expressions of filterCases:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 // TestFilterFormsAgree runs every expression of one table through both

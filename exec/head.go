@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -67,6 +66,3 @@ func (o *headOp) finish(ctx context.Context) error {
 }
 
 func (o *headOp) release() {}
-
-// isEnough reports whether err only says a stage wanted no more input.
-func isEnough(err error) bool { return errors.Is(err, errEnough) }

@@ -107,7 +107,6 @@ type mergeSource struct {
 	done   chan struct{}
 	cancel context.CancelFunc
 	err    error
-	closed bool
 }
 
 func newMergeSource(ctx context.Context, e *env, schema *arrow.Schema, ob *orderBy, ins []mergeInput) *mergeSource {

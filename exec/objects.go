@@ -2,55 +2,27 @@ package exec
 
 import (
 	"bytes"
-	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/sluice-data/sluice/internal/arrowfile"
+	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
 
-// Formats of objects read and written, by the key's suffix:
-//
-//	.parquet                 Parquet (written with snappy)
-//	.arrow, .feather, .ipc   Arrow IPC file
-//	.arrows                  Arrow IPC stream
-//	.csv                     CSV with a header line
-type format int
-
-const (
-	fmtUnknown format = iota
-	fmtParquet
-	fmtArrowFile
-	fmtArrowStream
-	fmtCSV
-)
-
-func formatOf(key string) format {
-	k := strings.ToLower(key)
-	switch {
-	case strings.HasSuffix(k, ".parquet"):
-		return fmtParquet
-	case strings.HasSuffix(k, ".arrow"), strings.HasSuffix(k, ".feather"), strings.HasSuffix(k, ".ipc"):
-		return fmtArrowFile
-	case strings.HasSuffix(k, ".arrows"):
-		return fmtArrowStream
-	case strings.HasSuffix(k, ".csv"):
-		return fmtCSV
-	}
-	return fmtUnknown
+// formatOf is the format of an object by its key's suffix (package
+// format's one table); Unknown when it has none.
+func formatOf(key string) format.Format {
+	f, _ := format.Of(key)
+	return f
 }
 
-const formatsHelp = ".parquet, .arrow (or .feather, .ipc), .arrows or .csv"
+var formatsHelp = format.SuffixHelp()
 
 // objectScanMemory is the scan budget of one Parquet object read as an
 // input (merge may read many at once); a row group larger than it is
@@ -60,15 +32,15 @@ const objectScanMemory = 64 << 20
 // openObject reads one object as a source, in its format by suffix.
 func openObject(ctx context.Context, e *env, st *store.Store, key string) (Source, error) {
 	name := st.URL(key)
-	switch formatOf(key) {
-	case fmtParquet:
+	switch f := formatOf(key); f {
+	case format.Parquet:
 		// Through scan, as every Parquet read: one object, in dataset order.
 		ds, err := scan.Open(ctx, st, key, scan.Options{Mem: e.mem, Ordered: true, Memory: objectScanMemory})
 		if err != nil {
 			return nil, err
 		}
 		return &scanSource{sc: ds.Scan(ctx), schema: ds.Schema(), url: name}, nil
-	case fmtArrowFile:
+	case format.IPCFile:
 		ra, err := st.NewReaderAt(ctx, key)
 		if err != nil {
 			return nil, err
@@ -82,13 +54,13 @@ func openObject(ctx context.Context, e *env, st *store.Store, key string) (Sourc
 			return nil, fmt.Errorf("%s: not an Arrow IPC file: %w", name, err)
 		}
 		return &ipcSource{rd: rd, name: name}, nil
-	case fmtArrowStream, fmtCSV:
+	case format.IPCStream, format.CSV:
 		rc, _, err := st.ReadRange(ctx, key, store.Range{Off: 0, Len: -1}, store.ReadOptions{})
 		if err != nil {
 			return nil, err
 		}
 		var src Source
-		if formatOf(key) == fmtCSV {
+		if f == format.CSV {
 			src, err = openCSV(rc, name, e, CSVOptions{})
 		} else {
 			src, err = ipcSourceStage{r: rc}.open(ctx, e)
@@ -98,159 +70,93 @@ func openObject(ctx context.Context, e *env, st *store.Store, key string) (Sourc
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		return &closing{Source: src, c: rc}, nil
+	case format.JSONLines:
+		return nil, invalidf("%s: JSON lines is an output format only: read .parquet, .arrow, .arrows or .csv", name)
 	}
 	return nil, invalidf("%s: unknown format: name it %s", name, formatsHelp)
 }
 
-// objectWriter writes batches into one object in a format by suffix. The
-// object is committed by close and discarded by abort.
+// objectWriter writes batches into one object in a format by suffix
+// (package format). The object is committed by close and discarded by
+// abort.
 type objectWriter struct {
-	w     *store.Writer
-	sink  *dropAfterError
-	write func(arrow.RecordBatch) error
-	// writeAt, for formats that can take batches out of order, writes
-	// the batch whose ordinal in the stream is ord.
-	writeAt func(rec arrow.RecordBatch, ord int64) error
-	end     func() error // flushes the format's footer
-	rows    int64
-}
-
-// dropAfterError keeps the first write error and drops every later byte,
-// so the Parquet writer, which frees its buffers only on a clean close,
-// never sees one.
-type dropAfterError struct {
-	w   io.Writer
-	err error
-}
-
-func (d *dropAfterError) Write(p []byte) (int, error) {
-	if d.err != nil {
-		return len(p), nil
-	}
-	n, err := d.w.Write(p)
-	if err == nil && n < len(p) {
-		err = io.ErrShortWrite
-	}
-	d.err = err
-	return len(p), nil
+	o    *format.Object
+	rows int64
 }
 
 func newObjectWriter(ctx context.Context, e *env, st *store.Store, key string, schema *arrow.Schema) (*objectWriter, error) {
-	f := formatOf(key)
-	if f == fmtUnknown {
+	return newObjectWriterFormat(ctx, e, st, key, formatOf(key), schema)
+}
+
+func newObjectWriterFormat(ctx context.Context, e *env, st *store.Store, key string, f format.Format, schema *arrow.Schema) (*objectWriter, error) {
+	if f == format.Unknown {
 		return nil, invalidf("%s: unknown format: name it %s", st.URL(key), formatsHelp)
 	}
-	w, err := st.NewWriter(ctx, key, store.WriteOptions{})
+	o, err := format.Create(ctx, st, key, f, schema, e.mem)
 	if err != nil {
-		return nil, err
-	}
-	ow := &objectWriter{w: w, sink: &dropAfterError{w: w}}
-	switch f {
-	case fmtParquet:
-		props := parquet.NewWriterProperties(parquet.WithAllocator(e.mem), parquet.WithCompression(compress.Codecs.Snappy), parquet.WithStats(true))
-		pw, err := pqarrow.NewFileWriter(schema, ow.sink, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(e.mem)))
-		if err != nil {
-			_ = w.Abort()
+		var se *store.Error
+		if errors.As(err, &se) {
 			return nil, err
 		}
-		ow.write, ow.end = pw.WriteBuffered, pw.Close
-	case fmtArrowFile:
-		// A file holds one dictionary per column; each row group's
-		// differs, so dictionary columns are written as their values.
-		vs, _ := valuesSchema(schema)
-		// The footer lists batches by their ordinal in the stream, so
-		// batches written as they finish read back in stream order.
-		fw, err := arrowfile.NewWriter(ow.sink, vs, e.mem, cmp.Compare[int64])
-		if err != nil {
-			_ = w.Abort()
-			return nil, err
-		}
-		var ord int64
-		_, write := valuesWriter(e.mem, schema, func(rec arrow.RecordBatch) error { return fw.Write(rec, ord) })
-		ow.writeAt = func(rec arrow.RecordBatch, o int64) error {
-			ord = o
-			return write(rec)
-		}
-		ow.write = func(rec arrow.RecordBatch) error { return ow.writeAt(rec, int64(fw.Batches())) }
-		ow.end = fw.Close
-	case fmtArrowStream:
-		sw := ipc.NewWriter(ow.sink, ipc.WithSchema(schema), ipc.WithAllocator(e.mem))
-		ow.write, ow.end = sw.Write, sw.Close
-	case fmtCSV:
-		vs, _ := valuesSchema(schema)
-		cw := newCSVWriter(ow.sink, vs)
-		_, write := valuesWriter(e.mem, schema, cw.Write)
-		ow.write, ow.end = write, cw.Flush
+		return nil, invalidf("%s: %v", st.URL(key), err)
 	}
-	return ow, nil
+	return &objectWriter{o: o}, nil
 }
 
 func (o *objectWriter) writeBatch(rec arrow.RecordBatch) error {
-	return o.checked(rec, func() error { return o.write(rec) })
+	o.rows += rec.NumRows()
+	return o.o.Write(rec)
 }
 
 // writeBatchAt writes the batch at ordinal ord of the stream, which may
-// come before batches with lower ordinals; only formats with writeAt.
+// come before batches with lower ordinals; only an Arrow IPC file.
 func (o *objectWriter) writeBatchAt(rec arrow.RecordBatch, ord int64) error {
-	return o.checked(rec, func() error { return o.writeAt(rec, ord) })
-}
-
-func (o *objectWriter) checked(rec arrow.RecordBatch, write func() error) error {
-	if o.sink.err != nil {
-		return o.sink.err
-	}
 	o.rows += rec.NumRows()
-	if err := write(); err != nil {
-		return err
-	}
-	return o.sink.err
+	// Write's keys are {1}, {2}...: ordinals after them.
+	return o.o.WriteAt(rec, format.Key{ord + 1})
 }
 
 // close ends the format and commits the object.
-func (o *objectWriter) close() error {
-	err := o.end()
-	if err == nil {
-		err = o.sink.err
-	}
-	if err != nil {
-		_ = o.w.Abort()
-		return err
-	}
-	return o.w.Close()
-}
+func (o *objectWriter) close() error { return o.o.Close() }
 
 // abort frees the format's buffers and discards the object.
-func (o *objectWriter) abort() {
-	if o.sink.err == nil {
-		o.sink.err = errAborted
-	}
-	_ = o.end()
-	_ = o.w.Abort()
-}
-
-var errAborted = fmt.Errorf("aborted")
+func (o *objectWriter) abort() { o.o.Abort() }
 
 // Write is a sink that writes the stream into one object, in the format
-// its name ends with (.parquet, .arrow, .arrows, .csv). The object
-// appears only when the whole pipeline succeeded.
+// its name ends with (package format: .parquet, .arrow, .arrows, .csv,
+// .jsonl...). The object appears only when the whole pipeline succeeded.
 func Write(url string) Stage { return &writeStage{url: url} }
 
-type writeStage struct{ url string }
+// WriteFormat is Write in format f whatever the name.
+func WriteFormat(url string, f format.Format) Stage { return &writeStage{url: url, f: f} }
+
+type writeStage struct {
+	url string
+	f   format.Format
+}
 
 func (s *writeStage) Name() string { return "write" }
 func (s *writeStage) isSink()      {}
 
 func (s *writeStage) bind(e *env, in *arrow.Schema) (*plan, error) {
-	if formatOf(s.url) == fmtUnknown {
-		return nil, invalidf("write: %s: unknown format: name it %s", s.url, formatsHelp)
+	f := s.f
+	if f == format.Unknown {
+		var err error
+		if f, err = format.Of(s.url); err != nil {
+			return nil, invalidf("write: %s: unknown format: name it %s, or give --format", s.url, formatsHelp)
+		}
+	}
+	if err := f.Check(in); err != nil {
+		return nil, invalidf("write: %s: %v", s.url, err)
 	}
 	return &plan{name: "write", newOp: func(operator) (operator, error) {
-		return &writeOp{url: s.url, e: e, schema: in}, nil
+		return &writeOp{url: s.url, f: f, e: e, schema: in}, nil
 	}}, nil
 }
 
 type writeOp struct {
 	url    string
+	f      format.Format
 	e      *env
 	schema *arrow.Schema
 	st     *store.Store
@@ -269,7 +175,7 @@ func (o *writeOp) start(ctx context.Context) error {
 		return invalidf("write: %s names no object", o.url)
 	}
 	o.st = st
-	ow, err := newObjectWriter(ctx, o.e, st, key, o.schema)
+	ow, err := newObjectWriterFormat(ctx, o.e, st, key, o.f, o.schema)
 	if err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
@@ -289,7 +195,7 @@ func (o *writeOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 
 // takesAnyOrder: an Arrow IPC file lists its batches in its footer, so
 // it can store them as they come and list them in stream order.
-func (o *writeOp) takesAnyOrder() bool { return formatOf(o.url) == fmtArrowFile }
+func (o *writeOp) takesAnyOrder() bool { return o.f.Ordered() }
 
 func (o *writeOp) pushAt(ctx context.Context, rec arrow.RecordBatch, ord int64) error {
 	if err := o.start(ctx); err != nil {

@@ -3,12 +3,12 @@ package exec
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/zeebo/xxh3"
 
+	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -20,7 +20,8 @@ import (
 // same partition in every run, release and process.
 //
 // Partition i is written to out/part-NNNNN.EXT (i in five digits), in
-// the format ext names (arrow, arrows, parquet or csv). Rows keep their
+// the format ext names (package format: arrow, arrows, parquet, csv or
+// jsonl), with that format's usual suffix. Rows keep their
 // input order within a partition. Every partition is written, empty ones
 // too, and all appear only when the whole pipeline succeeded.
 func Partition(n int, keys []string, out, ext string) Stage {
@@ -44,13 +45,18 @@ func (s *partitionStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	if s.n < 1 || s.n > 100000 {
 		return nil, invalidf("partition: the number of partitions must be 1..100000, got %d", s.n)
 	}
-	ext := strings.TrimPrefix(s.ext, ".")
-	if ext == "" {
-		ext = "arrow"
+	name := s.ext
+	if name == "" {
+		name = "arrow"
 	}
-	if formatOf("x."+ext) == fmtUnknown {
-		return nil, invalidf("partition: unknown format %q (arrow, arrows, parquet, csv)", s.ext)
+	f, err := format.Parse(name)
+	if err != nil {
+		return nil, invalidf("partition: %v", err)
 	}
+	if err := f.Check(in); err != nil {
+		return nil, invalidf("partition: %v", err)
+	}
+	ext := f.Suffixes()[0][1:]
 	keys, err := newKeyEncoder("partition", in, s.keys)
 	if err != nil {
 		return nil, err

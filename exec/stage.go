@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -191,22 +190,6 @@ func colIndex(stage string, s *arrow.Schema, name string) (int, error) {
 		names[i] = f.Name
 	}
 	return 0, &exprError{stage: stage, err: &expr.ColumnError{Column: name, Have: names}}
-}
-
-// readAll drains a source into a slice (for tests and small inputs).
-func readAll(ctx context.Context, src Source) ([]arrow.RecordBatch, error) {
-	var out []arrow.RecordBatch
-	for {
-		rec, err := src.Next(ctx)
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			releaseAll(out)
-			return nil, err
-		}
-		out = append(out, rec)
-	}
 }
 
 func releaseAll(recs []arrow.RecordBatch) {

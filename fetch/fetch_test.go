@@ -118,7 +118,23 @@ func TestMemoryBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 		held[u] = true
-		time.Sleep(3 * time.Millisecond) // let the fetcher run ahead
+		if i == 0 {
+			// A consumer slower than the fetcher: it takes the next unit
+			// only once the fetcher has filled the budget and waits for
+			// it (an event, not a sleep a busy machine may not honour).
+			deadline := time.Now().Add(time.Minute)
+			full := func() bool {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				return p.held+int64(len(u.pages)*f.pages.size) > memory
+			}
+			for !full() {
+				if time.Now().After(deadline) {
+					t.Fatal("the fetcher did not fill the budget within a minute")
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
 		sample()
 		if err := checkUnit(u, data); err != nil {
 			t.Fatal(err)
@@ -134,7 +150,7 @@ func TestMemoryBudget(t *testing.T) {
 		t.Errorf("high-water %d: the fetcher did not run ahead of a slow consumer", high)
 	}
 	if s.WaitMemory == 0 {
-		t.Error("no time held back by the budget, yet the consumer was slow")
+		t.Error("no time held back by the budget, yet the consumer waited for a full budget")
 	}
 	if s.BytesAllocated > memory {
 		t.Errorf("allocated %d fresh bytes for %d fetched through a %d budget: pages not reused", s.BytesAllocated, s.BytesFetched, memory)
@@ -504,15 +520,28 @@ func TestRetriesExhausted(t *testing.T) {
 // Cancelling the context stops everything: Next and blocked reads
 // return, and Close leaves no goroutine behind (goleak in TestMain).
 func TestCancel(t *testing.T) {
-	st, inner := testStore(t, "ttfb=5ms,stream=2MiB/s")
+	st0, inner := testStore(t, "")
 	var reqs []Request
 	for i := range 8 {
 		key := fmt.Sprintf("k%d", i)
 		put(t, inner, key, 512*KiB, uint64(i))
 		reqs = append(reqs, windows(key, 512*KiB, 128*KiB)...)
 	}
+	// Every body sends nothing until its context ends: the reads stay
+	// blocked however fast or slow the machine is.
+	h := &hookDriver{Driver: st0.Driver()}
+	inFlight := make(chan struct{}, 64)
+	h.hook = func(ctx context.Context, key string, call int, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error, bool) {
+		rc, info, err := inner.ReadRange(ctx, key, r, o)
+		select {
+		case inFlight <- struct{}{}:
+		default:
+		}
+		return &stallBody{ctx: ctx, rc: rc, limit: 0}, info, err, true
+	}
+	st := store.New(h, "mem://x/")
 	ctx, cancel := context.WithCancel(context.Background())
-	f := New(st, Options{}) // units of one 128 KiB request: 60ms each
+	f := New(st, Options{})
 	p := f.Plan(ctx, reqs)
 	u, err := p.Next(ctx)
 	if err != nil {
@@ -523,15 +552,15 @@ func TestCancel(t *testing.T) {
 		_, err := u.ReadAt(make([]byte, 128*KiB), 0)
 		done <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	<-inFlight // a request is out, its body holding back every byte
 	cancel()
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("blocked ReadAt returned %v, want context.Canceled", err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("ReadAt still blocked 5s after cancel")
+	case <-time.After(time.Minute):
+		t.Fatal("ReadAt still blocked a minute after cancel")
 	}
 	if _, err := p.Next(context.Background()); !errors.Is(err, context.Canceled) {
 		t.Errorf("Next after cancel: %v", err)

@@ -44,11 +44,6 @@ func (r *rng) n(k uint64) uint64 {
 	return hi
 }
 
-// between returns a uniform value in [lo, hi].
-func (r *rng) between(lo, hi int64) int64 {
-	return lo + int64(r.n(uint64(hi-lo+1)))
-}
-
 // picker draws from a discrete distribution by table lookup: each value
 // appears as often as its weight, so a draw is one multiply and one load.
 type picker[T any] []T

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-data/sluice/internal/fidelity"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -25,6 +26,7 @@ const fidelitySpec = "ttfb=15ms,p99=80ms,stream=16MiB/s,link=40MiB/s,seed=1"
 // min(n x stream, link) within 10%, and time to first byte against the
 // log-normal's median (10%) and 99th percentile (25%).
 func TestFidelity(t *testing.T) {
+	fidelity.Require(t)
 	p := mustParse(t, fidelitySpec)
 	inner := store.NewMemDriver()
 	const objSize = 16 << 20

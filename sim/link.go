@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -23,8 +24,9 @@ const z99 = 2.3263478740408408
 const listPage = 1000
 
 // Wrap returns d behind a link shaped by p. A profile that shapes nothing
-// returns d itself. Wrap panics if p.Validate fails (profiles from Parse
-// never do), as a link that cannot be modelled is a programming error.
+// returns d itself. A profile that fails p.Validate (profiles from Parse
+// never do) gives a driver whose every request fails with that error:
+// a link that cannot be modelled is refused, not a panic.
 //
 // Every request (List and each further page of 1000 keys, Stat, ReadRange,
 // NewWriter, Delete) first waits a first-byte latency, then may fail with
@@ -33,7 +35,7 @@ const listPage = 1000
 // reset or stall part way.
 func Wrap(d store.Driver, p Profile) store.Driver {
 	if err := p.Validate(); err != nil {
-		panic(err)
+		return refused{d, err}
 	}
 	if p.IsNone() {
 		return d
@@ -239,3 +241,25 @@ func (l *link) Close() error {
 	}
 	return l.inner.Close()
 }
+
+// refused is d behind a profile that cannot be modelled: every request
+// fails with why.
+type refused struct {
+	d   store.Driver
+	why error
+}
+
+func (r refused) List(context.Context, string, func(store.ObjectInfo) error) error { return r.err() }
+func (r refused) Stat(context.Context, string) (store.ObjectInfo, error) {
+	return store.ObjectInfo{}, r.err()
+}
+func (r refused) ReadRange(context.Context, string, store.Range, store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error) {
+	return nil, store.ObjectInfo{}, r.err()
+}
+func (r refused) NewWriter(context.Context, string, store.WriteOptions) (store.DriverWriter, error) {
+	return nil, r.err()
+}
+func (r refused) Delete(context.Context, string) error { return r.err() }
+func (r refused) Classify(err error) store.Kind        { return r.d.Classify(err) }
+func (r refused) Close() error                         { return r.d.Close() }
+func (r refused) err() error                           { return fmt.Errorf("%w: %v", store.ErrInvalid, r.why) }

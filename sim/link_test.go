@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-data/sluice/internal/fidelity"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -268,15 +269,18 @@ func TestDeadlineWhilePaced(t *testing.T) {
 	if el < 140*time.Millisecond || el > 2*time.Second {
 		t.Errorf("ended after %v, want at the 150ms deadline", el)
 	}
-	// 150ms at 1 MiB/s is about 150 KiB (plus the first chunk).
-	if n < 100<<10 || n > 300<<10 {
-		t.Errorf("delivered %d bytes by the deadline, want about 150 KiB", n)
+	// 150ms at 1 MiB/s is about 150 KiB (plus the first chunk); a busy
+	// machine may deliver less, never more.
+	if n > 300<<10 {
+		t.Errorf("delivered %d bytes by the deadline, want at most about 150 KiB", n)
 	}
 }
 
 // Uploads have their own link budget: a read and a write at the full link
-// rate at once take as long as one, not two.
-func TestFullDuplex(t *testing.T) {
+// rate at once take as long as one, not two (a wall-clock claim: see
+// package fidelity).
+func TestFidelityFullDuplex(t *testing.T) {
+	fidelity.Require(t)
 	inner := store.NewMemDriver()
 	const size = 2 << 20
 	data := put(t, inner, "down", size)
@@ -416,11 +420,21 @@ func TestWrapOption(t *testing.T) {
 	}
 }
 
-func TestWrapPanicsOnInvalid(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("Wrap accepted reset=2")
-		}
-	}()
-	Wrap(store.NewMemDriver(), Profile{Reset: 2})
+// A profile that cannot be modelled is refused by every request, with an
+// error the store classifies as invalid, never a panic.
+func TestWrapRefusesAnInvalidProfile(t *testing.T) {
+	inner := store.NewMemDriver()
+	put(t, inner, "k", 10)
+	st := store.New(Wrap(inner, Profile{TTFB: -time.Millisecond}), "mem://x/")
+	_, err := st.Stat(context.Background(), "k")
+	if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), "ttfb") {
+		t.Fatalf("Stat through an invalid profile: %v, want an invalid-profile error naming ttfb", err)
+	}
+	if _, err := st.NewWriter(context.Background(), "w", store.WriteOptions{}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("NewWriter: %v", err)
+	}
+	st = store.New(Wrap(inner, Profile{Reset: 2}), "mem://x/")
+	if _, _, err := st.ReadRange(context.Background(), "k", store.All, store.ReadOptions{}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("ReadRange through reset=2: %v", err)
+	}
 }

@@ -156,10 +156,7 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		}
 		fusedArgs := []string{"run", strings.Join(texts, " | ")}
 		// The piped form: sluice run SCAN | sluice STAGE | ...
-		pipedArgs := [][]string{{"run", texts[0]}}
-		for _, s := range stages[1:] {
-			pipedArgs = append(pipedArgs, s)
-		}
+		pipedArgs := append([][]string{{"run", texts[0]}}, stages[1:]...)
 		fused := func() (sample, string, error) { return measure(exec.Command(sluiceBin, fusedArgs...)) }
 		pipe := func() (sample, string, error) {
 			s, _, out, err := measurePipeline(sluiceBin, pipedArgs)

@@ -131,7 +131,12 @@ func TestCpInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(700 * time.Millisecond) // well into the read, far from its end
+	// Into the copy: the temporary file is there; the modelled link keeps
+	// it far from its end.
+	waitFor(t, "the copy to begin writing", func() bool {
+		entries, _ := os.ReadDir(dst)
+		return len(entries) > 0
+	})
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

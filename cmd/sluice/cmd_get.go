@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluice-data/sluice/collect"
+	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -26,6 +26,7 @@ type getOptions struct {
 	parallel int
 	token    string
 	output   string
+	format   string
 	stats    bool
 }
 
@@ -39,11 +40,15 @@ with GetFlightInfo, then fetch every endpoint at once (--parallel at a time)
 and write the batches like 'sluice scan' does.
 
 With no -o, get fetches everything and prints the number of rows. -o writes
-  NAME.arrow     an Arrow IPC file: batches stored as they arrive, listed in
-                 dataset order in its footer, so readers see dataset order
+the batches in the format --format names or, without it, NAME's suffix does:
+  NAME.arrow     an Arrow IPC file (also .feather, .ipc): batches stored as
+                 they arrive, listed in dataset order in its footer, so
+                 readers see dataset order
   NAME.arrows    an Arrow IPC stream, in --order
-  NAME.parquet   a Parquet file (snappy), in --order
-  -              an Arrow IPC stream on standard output, in --order
+  NAME.parquet   a Parquet file (also .pq; snappy), in --order
+  NAME.csv       CSV with a header line, in --order
+  NAME.jsonl     JSON lines (also .ndjson), one object a row, in --order
+  -              an Arrow IPC stream on standard output (or --format's), in --order
 NAME is a path or a store URL. --order dataset (the default) reorders with a
 bounded window: endpoints ahead of a slow one wait rather than pile up;
 --order arrival writes batches as they come.
@@ -64,10 +69,11 @@ The service's bearer token comes from --token or SLUICE_TOKEN.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.columns, "columns", "", "comma-separated columns to fetch, in that order (default: all)")
 	f.StringVar(&opts.filter, "filter", "", `keep rows matching comparisons joined by "and" (as for scan)`)
-	f.StringVar(&opts.order, "order", "dataset", "order of a stream or Parquet output: dataset or arrival")
+	f.StringVar(&opts.order, "order", "", "batch order: dataset or arrival (default: dataset; arrival into an Arrow IPC file, whose footer lists them in dataset order)")
 	f.IntVar(&opts.parallel, "parallel", 8, "endpoints fetched at once")
 	f.StringVar(&opts.token, "token", "", "bearer token for the service (default: $SLUICE_TOKEN)")
-	f.StringVarP(&opts.output, "output", "o", "", "write to a .arrow, .arrows or .parquet path or URL, or - for stdout")
+	f.StringVarP(&opts.output, "output", "o", "", "write to a path or URL ending in "+format.SuffixHelp()+", or - for stdout")
+	f.StringVar(&opts.format, "format", "", "-o's format whatever its name: "+format.NameHelp())
 	f.BoolVar(&opts.stats, "stats", false, "print fetch statistics to stderr at the end")
 	return cmd
 }
@@ -80,9 +86,12 @@ func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, d
 		// gRPC would quietly take 443.
 		return usagef("get %s: want a grpc://HOST:PORT address (sluice serve prints it; the default is port 8815)", addr)
 	}
-	order, err := collect.ParseOrder(opts.order)
-	if err != nil {
-		return usagef("--order: %v", err)
+	order := collect.Dataset
+	var err error
+	if opts.order != "" {
+		if order, err = collect.ParseOrder(opts.order); err != nil {
+			return usagef("--order: %v", err)
+		}
 	}
 	if opts.parallel < 1 {
 		return usagef("--parallel %d: want at least 1", opts.parallel)
@@ -96,17 +105,18 @@ func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, d
 			columns = append(columns, c)
 		}
 	}
-	var format collect.Format
+	var of format.Format
 	switch {
 	case opts.output == "":
-	case opts.output == "-":
-		format = collect.IPCStream
+		if opts.format != "" {
+			return usagef("--format %s: without -o nothing is written", opts.format)
+		}
 	default:
-		if format, err = collect.FormatOf(opts.output); err != nil {
-			return usageError{err}
+		if of, err = format.Choose(opts.output, opts.format); err != nil {
+			return usagef("-o %s: %v", opts.output, err)
 		}
 	}
-	if opts.output != "" && format == collect.IPCFile {
+	if of.Ordered() && opts.order == "" {
 		// The file's footer puts the batches in dataset order; nothing
 		// needs to wait for a slow endpoint.
 		order = collect.Arrival
@@ -130,24 +140,27 @@ func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, d
 	case opts.output == "":
 		sink = countSink{}
 	case opts.output == "-":
-		bw := bufio.NewWriterSize(out, 1<<20)
-		s, err := collect.NewSink(bw, format, r.Schema, nil)
+		s, err := collect.NewSink(out, of, r.Schema, nil)
 		if err != nil {
-			return err
+			return usagef("-o -: %v", err)
 		}
-		sink = flushSink{s, bw}
+		sink = s
 	default:
 		st, key, err := globals.openStore(ctx, opts.output, maxInFlight)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		if key == "" || strings.HasSuffix(key, "/") {
+		s, err := collect.NewStoreSink(ctx, st, key, of, r.Schema, nil)
+		var ne *format.NotObjectError
+		var se *store.Error
+		switch {
+		case errors.As(err, &ne):
 			return usagef("-o %s: names a directory, not a file", opts.output)
-		}
-		s, err := collect.NewStoreSink(ctx, st, key, format, r.Schema, nil)
-		if err != nil {
+		case errors.As(err, &se):
 			return err
+		case err != nil:
+			return usagef("-o %s: %v", opts.output, err)
 		}
 		sink = s
 	}
@@ -182,7 +195,7 @@ func flightError(ctx context.Context, addr string, err error) error {
 		if i := strings.LastIndex(msg, ": "); i >= 0 {
 			msg = strings.Trim(msg[i+2:], `"`)
 		}
-		return fmt.Errorf("Flight service at %s unreachable: %s (is sluice serve running there?)", addr, msg)
+		return fmt.Errorf("the Flight service at %s is unreachable: %s (is sluice serve running there?)", addr, msg)
 	case codes.NotFound:
 		return fmt.Errorf("%w: %v", store.ErrNotFound, err)
 	case codes.PermissionDenied, codes.Unauthenticated:
@@ -199,17 +212,3 @@ type countSink struct{}
 func (countSink) Write(collect.Batch) error { return nil }
 func (countSink) Close() error              { return nil }
 func (countSink) Abort()                    {}
-
-// flushSink flushes the buffer in front of stdout once the format is
-// complete, and never after an abort.
-type flushSink struct {
-	collect.Sink
-	bw *bufio.Writer
-}
-
-func (s flushSink) Close() error {
-	if err := s.Sink.Close(); err != nil {
-		return err
-	}
-	return s.bw.Flush()
-}

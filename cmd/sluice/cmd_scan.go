@@ -1,23 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
@@ -43,13 +38,16 @@ comparison with null never holds. What its top-level "and" terms say of
 single columns skips row groups by their statistics.
 
 With no -o, scan reads everything and prints the number of rows. -o writes
-the batches to
-  NAME.arrow     an Arrow IPC file: batches stored as they are decoded, listed
-                 in dataset order in its footer, so readers see dataset order
+the batches in the format --format names or, without it, NAME's suffix does:
+  NAME.arrow     an Arrow IPC file (also .feather, .ipc): batches stored as
+                 they are decoded, listed in dataset order in its footer, so
+                 readers see dataset order
   NAME.arrows    an Arrow IPC stream, in --order
-  NAME.parquet   a Parquet file (snappy), uploaded in parts as it is written,
-                 in --order
-  -              an Arrow IPC stream on standard output, in --order
+  NAME.parquet   a Parquet file (also .pq; snappy), uploaded in parts as it
+                 is written, in --order
+  NAME.csv       CSV with a header line, in --order
+  NAME.jsonl     JSON lines (also .ndjson), one object a row, in --order
+  -              an Arrow IPC stream on standard output (or --format's), in --order
 --order dataset (the default) writes batches in dataset order (file, row
 group, batch), decoding --concurrency row groups at once and holding the
 batches of those ahead of a slow one: every run writes the same stream, and
@@ -90,7 +88,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		// sluice scan's heap bound and pool are sized by the budget.
 		memBudget = defaultScanMemory
 	}
-	sink, err := newScanSink(opts.output)
+	sink, err := newScanSink(opts.output, opts.format)
 	if err != nil {
 		return err
 	}
@@ -148,9 +146,9 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	// Parquet output buffers a row group of up to 1 M rows, which no
 	// budget here covers; the other outputs hold a buffer, an upload part
 	// or the batches of a reorder window.
-	if sink.kind != sinkParquet {
+	if sink.f != format.Parquet {
 		var extra int64
-		if sink.kind != sinkCount && opts.output != "-" {
+		if !sink.counting() && opts.output != "-" {
 			extra += 32 << 20
 		}
 		if order == collect.Dataset {
@@ -188,7 +186,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	if opts.stats {
 		printScanStats(errOut, stats, flags.profile.Link)
 	}
-	if sink.kind == sinkCount {
+	if sink.counting() {
 		fmt.Fprintf(out, "%d rows\n", stats.Rows)
 	}
 	return nil
@@ -206,102 +204,77 @@ func printScanStats(w io.Writer, s scan.Stats, link float64) {
 	}
 }
 
-type sinkKind int
-
-const (
-	sinkCount sinkKind = iota
-	sinkIPCFile
-	sinkIPCStream
-	sinkParquet
-)
-
-// scanSink is where scan's batches go. A destination in a store is
-// written through a store writer, which makes it visible only on Close.
+// scanSink is where scan's batches go: nowhere (only counted), standard
+// output, or an object committed on close (package format).
 type scanSink struct {
-	kind   sinkKind
-	dest   string // "-" for stdout
-	st     *store.Store
-	sw     *store.Writer
-	buf    *bufio.Writer
-	ipcF   *collect.FileWriter // footer in dataset order
-	ipcS   *ipc.Writer
-	pq     *pqarrow.FileWriter
-	closed bool
+	dest string // "" to count, "-" for stdout
+	f    format.Format
+	st   *store.Store
+	w    *format.Writer
+	obj  *format.Object
 }
 
-func newScanSink(dest string) (*scanSink, error) {
+func newScanSink(dest, name string) (*scanSink, error) {
 	s := &scanSink{dest: dest}
-	switch {
-	case dest == "":
-		s.kind = sinkCount
-	case dest == "-":
-		s.kind = sinkIPCStream
-	case strings.HasSuffix(dest, ".arrow"):
-		s.kind = sinkIPCFile
-	case strings.HasSuffix(dest, ".arrows"):
-		s.kind = sinkIPCStream
-	case strings.HasSuffix(dest, ".parquet"):
-		s.kind = sinkParquet
-	default:
-		return nil, usagef("-o %s: want a name ending in .arrow (IPC file), .arrows (IPC stream) or .parquet, or - for stdout", dest)
+	if dest == "" {
+		if name != "" {
+			return nil, usagef("--format %s: without -o nothing is written", name)
+		}
+		return s, nil
 	}
+	f, err := format.Choose(dest, name)
+	if err != nil {
+		return nil, usagef("-o %s: %v", dest, err)
+	}
+	s.f = f
 	return s, nil
 }
 
+func (s *scanSink) counting() bool { return s.dest == "" }
+
 func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer) error {
-	if s.kind == sinkCount {
+	if s.counting() {
 		return nil
 	}
-	var w io.Writer = stdout
-	if s.dest != "-" {
-		st, key, err := globals.openStore(ctx, s.dest, maxInFlight)
+	var err error
+	if s.dest == "-" {
+		s.w, err = format.NewWriter(stdout, s.f, sc, memory.DefaultAllocator)
 		if err != nil {
-			return err
+			return usagef("-o -: %v", err)
 		}
-		if key == "" || strings.HasSuffix(key, "/") {
-			st.Close()
+		return nil
+	}
+	st, key, err := globals.openStore(ctx, s.dest, maxInFlight)
+	if err != nil {
+		return err
+	}
+	s.obj, err = format.Create(ctx, st, key, s.f, sc, memory.DefaultAllocator)
+	if err != nil {
+		st.Close()
+		var ne *format.NotObjectError
+		if errors.As(err, &ne) {
 			return usagef("-o %s: names a directory, not a file", s.dest)
 		}
-		sw, err := st.NewWriter(ctx, key, store.WriteOptions{})
-		if err != nil {
-			st.Close()
+		var se *store.Error
+		if errors.As(err, &se) {
 			return err
 		}
-		s.st, s.sw, w = st, sw, sw
+		return usagef("-o %s: %v", s.dest, err)
 	}
-	s.buf = bufio.NewWriterSize(w, 1<<20)
-	var err error
-	switch s.kind {
-	case sinkIPCFile:
-		s.ipcF, err = collect.NewFileWriter(s.buf, sc, memory.DefaultAllocator)
-	case sinkIPCStream:
-		s.ipcS = ipc.NewWriter(s.buf, ipc.WithSchema(sc))
-	case sinkParquet:
-		props := parquet.NewWriterProperties(
-			parquet.WithCompression(compress.Codecs.Snappy),
-			parquet.WithMaxRowGroupLength(1<<20),
-			parquet.WithStats(true))
-		s.pq, err = pqarrow.NewFileWriter(sc, s.buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	}
-	if err != nil {
-		s.abort()
-		return fmt.Errorf("-o %s: %w", s.dest, err)
-	}
+	s.st, s.w = st, s.obj.Writer
 	return nil
 }
 
 func (s *scanSink) write(rec arrow.RecordBatch, pos scan.Position) error {
-	if rec.NumRows() == 0 {
+	if rec.NumRows() == 0 || s.counting() {
 		return nil
 	}
 	var err error
-	switch s.kind {
-	case sinkIPCFile:
-		err = s.ipcF.Write(rec, collect.Pos{Position: pos})
-	case sinkIPCStream:
-		err = s.ipcS.Write(rec)
-	case sinkParquet:
-		err = s.pq.WriteBuffered(rec)
+	if s.f.Ordered() {
+		// Stored as decoded, listed in dataset order.
+		err = s.w.WriteAt(rec, format.Key{int64(pos.File), int64(pos.RowGroup), int64(pos.Batch)})
+	} else {
+		err = s.w.Write(rec)
 	}
 	if err != nil {
 		return s.writeError(err)
@@ -322,68 +295,35 @@ func (s *scanSink) writeError(err error) error {
 
 // close finishes the format and commits the destination.
 func (s *scanSink) close() error {
-	if s.kind == sinkCount || s.closed {
+	if s.w == nil {
 		return nil
 	}
-	s.closed = true
 	var err error
-	switch s.kind {
-	case sinkIPCFile:
-		err = s.ipcF.Close()
-	case sinkIPCStream:
-		err = s.ipcS.Close()
-	case sinkParquet:
-		err = s.pq.Close()
-	}
-	if err == nil {
-		err = s.buf.Flush()
-	}
-	if err != nil {
-		s.abortStore()
-		return s.writeError(err)
-	}
-	if s.sw != nil {
-		err = s.sw.Close()
+	if s.obj != nil {
+		err = s.obj.Close()
 		s.st.Close()
-		s.sw = nil
-		return err
+	} else {
+		err = s.w.Close()
+	}
+	s.w, s.obj = nil, nil
+	if err != nil {
+		return s.writeError(err)
 	}
 	return nil
 }
 
 // abort discards a destination in a store. A stream on stdout is left
-// without its end-of-stream marker, so a reader sees an error rather than
-// a short stream that looks complete.
+// without its ending, so a reader sees an error rather than a short
+// output that looks complete.
 func (s *scanSink) abort() {
-	if s.kind == sinkCount {
+	if s.w == nil {
 		return
 	}
-	if s.closed {
-		s.abortStore()
-		return
-	}
-	s.closed = true
-	switch s.kind {
-	case sinkIPCFile:
-		if s.ipcF != nil {
-			_ = s.ipcF.Close()
-		}
-	case sinkIPCStream:
-		if s.ipcS != nil && s.dest != "-" {
-			_ = s.ipcS.Close()
-		}
-	case sinkParquet:
-		if s.pq != nil {
-			_ = s.pq.Close()
-		}
-	}
-	s.abortStore()
-}
-
-func (s *scanSink) abortStore() {
-	if s.sw != nil {
-		_ = s.sw.Abort()
+	if s.obj != nil {
+		s.obj.Abort()
 		s.st.Close()
-		s.sw = nil
+	} else {
+		s.w.Abort()
 	}
+	s.w, s.obj = nil, nil
 }

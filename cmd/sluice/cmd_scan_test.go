@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,7 +248,7 @@ func TestScanBadInput(t *testing.T) {
 		// The same mistake as in sluice run: a usage error.
 		{"missing column", []string{"scan", dir, "--columns", "l_orderkey,nope"}, exitUsage, `no column "nope"`},
 		{"no files", []string{"scan", filepath.Join(out, "nothing")}, exitNotFound, "no parquet files under"},
-		{"bad output name", []string{"scan", dir, "-o", filepath.Join(dest, "x.csv")}, exitUsage, ".arrow"},
+		{"bad output name", []string{"scan", dir, "-o", filepath.Join(dest, "x.txt")}, exitUsage, ".jsonl"},
 		{"bad batch rows", []string{"scan", dir, "--batch-rows", "0"}, exitUsage, "--batch-rows"},
 		{"bad memory", []string{"scan", dir, "--memory", "lots"}, exitUsage, "--memory"},
 		{"truncated file", []string{"scan", bad, "-o", filepath.Join(dest, "x.parquet")}, exitError, "b.parquet: "},
@@ -311,12 +312,21 @@ func TestScanInterrupted(t *testing.T) {
 	dest := t.TempDir()
 	for _, out := range []string{filepath.Join(dest, "x.parquet"), "-"} {
 		cmd := exec.Command(sluiceBin, "scan", dir, "-q", "--sim", "ttfb=5ms,stream=100KiB/s,link=200KiB/s", "--batch-rows", "500", "-o", out)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		stdout := &lockedBuffer{}
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = stdout, &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(700 * time.Millisecond) // into the read, far from its end
+		// Into the read: its output has begun (the temporary file, or the
+		// first batch on stdout); the modelled link keeps it far from its end.
+		waitFor(t, "the scan's output to begin", func() bool {
+			if out == "-" {
+				return stdout.Len() > 0
+			}
+			entries, _ := os.ReadDir(dest)
+			return len(entries) > 0
+		})
 		if err := cmd.Process.Signal(os.Interrupt); err != nil {
 			t.Fatal(err)
 		}
@@ -332,13 +342,18 @@ func TestScanInterrupted(t *testing.T) {
 			t.Errorf("-o %s: exit %d, want %d (stderr %q)", out, code, exitInterrupt, stderr.String())
 		}
 		if out == "-" {
-			if r, err := ipc.NewReader(bytes.NewReader(stdout.Bytes())); err == nil {
-				for r.Next() {
-				}
-				if r.Err() == nil {
-					t.Errorf("an interrupted stream on stdout reads as complete (%d bytes)", stdout.Len())
-				}
-				r.Release()
+			// Whole batches went out as they were scanned; the stream
+			// must not end with the end-of-stream marker, so a sluice
+			// stage reading it fails (arrow-go's reader takes a stream
+			// cut at a message boundary as complete).
+			b := stdout.Bytes()
+			if bytes.HasSuffix(b, []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}) {
+				t.Errorf("an interrupted stream on stdout ends with the end-of-stream marker (%d bytes)", len(b))
+			}
+			show := exec.Command(sluiceBin, "head", "1000000000")
+			show.Stdin = bytes.NewReader(b)
+			if outb, err := show.CombinedOutput(); err == nil {
+				t.Errorf("sluice head read an interrupted stream as complete: %s", outb)
 			}
 		}
 	}
@@ -382,5 +397,44 @@ func TestScanPipedEqualsFused(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a child process writes while the test
+// reads its length.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Len()
+}
+
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Clone(l.b.Bytes())
+}
+
+// waitFor polls cond until it holds: tests wait for an event, not for a
+// time that a busy machine may not honour. The minute is only a bound on
+// a hang.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting for %s after a minute", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/sluice-data/sluice/collect"
+	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/internal/arrowtest"
 )
 
@@ -69,11 +70,11 @@ func startServe(t *testing.T, args ...string) string {
 }
 
 // sumOf reads an .arrow, .arrows or .parquet output with arrow-go.
-func sumOf(t *testing.T, data []byte, format collect.Format) arrowtest.Checksum {
+func sumOf(t *testing.T, data []byte, f format.Format) arrowtest.Checksum {
 	t.Helper()
 	var c arrowtest.Checksum
-	switch format {
-	case collect.IPCFile:
+	switch f {
+	case format.IPCFile:
 		r, err := ipc.NewFileReader(bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)
@@ -86,7 +87,7 @@ func sumOf(t *testing.T, data []byte, format collect.Format) arrowtest.Checksum 
 			}
 			c.Add(rec)
 		}
-	case collect.IPCStream:
+	case format.IPCStream:
 		r, err := ipc.NewReader(bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)
@@ -98,7 +99,7 @@ func sumOf(t *testing.T, data []byte, format collect.Format) arrowtest.Checksum 
 		if err := r.Err(); err != nil {
 			t.Fatal(err)
 		}
-	case collect.Parquet:
+	case format.Parquet:
 		pf, err := file.NewParquetReader(bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)
@@ -219,18 +220,18 @@ func TestServeGetEndToEnd(t *testing.T) {
 			}
 			for _, o := range []struct {
 				name   string
-				format collect.Format
+				format format.Format
 				order  string
 				addr   string
 			}{
-				{"out.arrow", collect.IPCFile, "", addr},
-				{"out.arrows", collect.IPCStream, "dataset", addr},
-				{"out.parquet", collect.Parquet, "dataset", addr},
-				{"-", collect.IPCStream, "dataset", addr},
-				{"out.arrow", collect.IPCFile, "", piecedAddr},
-				{"out.arrows", collect.IPCStream, "dataset", piecedAddr},
-				{"out.parquet", collect.Parquet, "dataset", piecedAddr},
-				{"-", collect.IPCStream, "dataset", piecedAddr},
+				{"out.arrow", format.IPCFile, "", addr},
+				{"out.arrows", format.IPCStream, "dataset", addr},
+				{"out.parquet", format.Parquet, "dataset", addr},
+				{"-", format.IPCStream, "dataset", addr},
+				{"out.arrow", format.IPCFile, "", piecedAddr},
+				{"out.arrows", format.IPCStream, "dataset", piecedAddr},
+				{"out.parquet", format.Parquet, "dataset", piecedAddr},
+				{"-", format.IPCStream, "dataset", piecedAddr},
 			} {
 				args := append([]string{"get", o.addr, "taxi/", "-o", o.name}, c.args...)
 				if o.order != "" {
@@ -259,8 +260,8 @@ func TestServeGetEndToEnd(t *testing.T) {
 			// streams and Parquet with --order dataset.
 			for _, o := range []struct {
 				name   string
-				format collect.Format
-			}{{"scan.arrow", collect.IPCFile}, {"scan.arrows", collect.IPCStream}, {"scan.parquet", collect.Parquet}} {
+				format format.Format
+			}{{"scan.arrow", format.IPCFile}, {"scan.arrows", format.IPCStream}, {"scan.parquet", format.Parquet}} {
 				out := filepath.Join(dir, o.name)
 				args := append([]string{"scan", filepath.Join(data, "taxi"), "-o", out, "--order", "dataset", "-q"}, c.args...)
 				if r := sluice(t, nil, args...); r.code != 0 {
@@ -285,7 +286,7 @@ func TestServeGetEndToEnd(t *testing.T) {
 	}
 	assertCleanFailure(t, sluice(t, nil, "get", addr, "nosuch/"), exitNotFound, "nosuch")
 	assertCleanFailure(t, sluice(t, nil, "get", addr, "taxi/", "--filter", "nope = 1"), exitUsage, "nope")
-	assertCleanFailure(t, sluice(t, nil, "get", addr, "taxi/", "-o", filepath.Join(dir, "x.csv")), exitUsage, ".arrow")
+	assertCleanFailure(t, sluice(t, nil, "get", addr, "taxi/", "-o", filepath.Join(dir, "x.txt")), exitUsage, ".jsonl")
 	assertCleanFailure(t, sluice(t, nil, "get", addr, "taxi/", "--order", "random"), exitUsage, "arrival or dataset")
 	assertCleanFailure(t, sluice(t, nil, "scan", data, "--order", "random"), exitUsage, "arrival or dataset")
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/format"
 )
 
 // Pipeline stages. Each is defined once, with its flags, and made into
@@ -447,10 +448,10 @@ and appears only when the whole input was read without error.`,
 		example: `  sluice run 'scan ./lineitem | partition 8 --by l_orderkey --out ./by-order/'
   sluice from-csv x.csv | sluice partition 4 --by user --out s3://b/x/ --format parquet`,
 		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
-			var by, out, format string
+			var by, out, formatName string
 			fs.StringVar(&by, "by", "", "comma-separated key columns")
 			fs.StringVar(&out, "out", "", "URL of the directory or prefix to write the partitions under")
-			fs.StringVar(&format, "format", "arrow", "arrow (IPC file), arrows (IPC stream), parquet or csv")
+			fs.StringVar(&formatName, "format", "arrow", "the partitions' format: "+format.NameHelp())
 			return func(args []string, _ stageIO) (built, error) {
 				n, err := strconv.Atoi(args[0])
 				if err != nil || n < 1 {
@@ -463,19 +464,34 @@ and appears only when the whole input was read without error.`,
 				if err != nil {
 					return built{}, err
 				}
-				return stage(exec.Partition(n, keys, out, format))
+				return stage(exec.Partition(n, keys, out, formatName))
 			}
 		},
 	},
 	{
 		name: "write", kind: kindSink, cli: true, args: exactArgs(1),
-		use: "write URL", short: "Write the stream to an object: .parquet, .arrow, .arrows or .csv",
-		long: `Write the stream into one object, in the format its name ends with:
-.parquet (snappy), .arrow (Arrow IPC file), .arrows (IPC stream) or .csv.
-The object appears only when the whole input was read without error.`,
-		example: `  sluice run 'scan s3://b/taxi/ | filter "tip_amount > 10" | write ./big-tips.parquet'`,
+		use: "write URL [--format F]", short: "Write the stream to an object: .parquet, .arrow, .arrows, .csv or .jsonl",
+		long: `Write the stream into one object, in the format --format names or, without
+it, the one its name ends with: ` + format.SuffixHelp() + `.
+Parquet is snappy with statistics; an Arrow IPC file, CSV and JSON lines
+hold dictionary columns as their values. The same formats, suffixes and
+bytes as sluice scan -o and sluice get -o. The object appears only when
+the whole input was read without error.`,
+		example: `  sluice run 'scan s3://b/taxi/ | filter "tip_amount > 10" | write ./big-tips.parquet'
+  sluice run 'scan ./taxi | head 100 | write --format jsonl s3://b/sample.json'`,
 		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
-			return func(args []string, _ stageIO) (built, error) { return stage(exec.Write(args[0])) }
+			var name string
+			fs.StringVar(&name, "format", "", "the format whatever the name: "+format.NameHelp())
+			return func(args []string, _ stageIO) (built, error) {
+				if name == "" {
+					return stage(exec.Write(args[0]))
+				}
+				f, err := format.Parse(name)
+				if err != nil {
+					return built{}, usagef("write --format: %v", err)
+				}
+				return stage(exec.WriteFormat(args[0], f))
+			}
 		},
 	},
 	{

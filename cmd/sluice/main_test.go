@@ -146,7 +146,7 @@ func TestBadInput(t *testing.T) {
 		{"gen zero rows", []string{"gen", "taxi", "--rows", "0", "--out", dir}, exitUsage, "--rows must be at least 1"},
 		{"unreachable endpoint", []string{"ls", "s3://b/", "--endpoint", "http://127.0.0.1:1"}, exitError, "127.0.0.1:1"},
 		{"get without port", []string{"get", "grpc://127.0.0.1", "x"}, exitUsage, "grpc://HOST:PORT"},
-		{"get unreachable", []string{"get", "grpc://127.0.0.1:1", "x"}, exitError, "unreachable: connection refused"},
+		{"get unreachable", []string{"get", "grpc://127.0.0.1:1", "x"}, exitError, "is unreachable: connection refused"},
 		{"serve nothing", []string{"serve", filepath.Join(dir, "nope"), "--addr", "127.0.0.1:0"}, exitNotFound, "nothing there to serve"},
 		{"from-csv missing file", []string{"from-csv", filepath.Join(dir, "nope.csv")}, exitNotFound, "nope.csv"},
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
@@ -27,6 +28,7 @@ type scanFlags struct {
 	sim         string
 	stats       bool
 	output      string
+	format      string
 	quiet       bool
 	int96Unit   string
 }
@@ -41,7 +43,8 @@ func (o *scanFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.order, "order", "", "batch order: arrival (as decoded) or dataset (default: dataset)")
 	fs.StringVar(&o.sim, "sim", "", "read through a modelled link (see sluice --help): a profile (s3) or ttfb=15ms,stream=90MiB/s,...")
 	fs.BoolVar(&o.stats, "stats", false, "print scan and fetch statistics to stderr at the end")
-	fs.StringVarP(&o.output, "output", "o", "", "sluice scan only: write the batches to a .arrow, .arrows or .parquet path or URL, or - for stdout")
+	fs.StringVarP(&o.output, "output", "o", "", "sluice scan only: write the batches to a path or URL ending in "+format.SuffixHelp()+", or - for stdout")
+	fs.StringVar(&o.format, "format", "", "sluice scan only: -o's format whatever its name: "+format.NameHelp())
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "sluice scan only: no progress bar")
 	fs.StringVar(&o.int96Unit, "int96-unit", "ns", "unit of INT96 timestamps (Spark, Impala): ns holds 1677-2262; us, ms or s hold the dates beyond")
 }
@@ -108,8 +111,8 @@ func openStoreSim(ctx context.Context, url string, concurrency int, p sim.Profil
 
 // scanStage builds the scan stage of a pipeline from its flags.
 func (o *scanFlags) scanStage(args []string, sio stageIO) (built, error) {
-	if o.output != "" {
-		return built{}, usagef("scan -o: as a stage, the scan's batches go down the pipeline: end it with write")
+	if o.output != "" || o.format != "" {
+		return built{}, usagef("scan -o, --format: as a stage, the scan's batches go down the pipeline: end it with write")
 	}
 	p, err := o.parse(collect.Dataset)
 	if err != nil {

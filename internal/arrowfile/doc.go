@@ -3,7 +3,6 @@
 // order given by a key, so a producer that finishes batches out of order
 // can write each as it comes and still have every Arrow reader (which
 // reads the batches the footer lists, in its order) see them in key
-// order. It is the mechanism under collect's dataset-order file writer
-// and exec's arrival-order write sink; it knows nothing of datasets,
-// stores or pipelines.
+// order. It is the mechanism under package format's Arrow IPC file
+// writer; it knows nothing of datasets, stores or pipelines.
 package arrowfile

@@ -20,6 +20,11 @@ func TestValidBatch(t *testing.T) {
 	dictValues := array.NewData(arrow.BinaryTypes.String, 2, []*memory.Buffer{nil, buf(i32(0, 1, 3)), buf([]byte("abc"))}, nil, 0, 0)
 	defer dictValues.Release()
 	dictType := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	structType := arrow.StructOf(arrow.Field{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true})
+	badUTF8 := array.NewData(arrow.BinaryTypes.String, 2, []*memory.Buffer{nil, buf(i32(0, 1, 2)), buf([]byte{0xff, 0xfe})}, nil, 0, 0)
+	defer badUTF8.Release()
+	shortStrings := array.NewData(arrow.BinaryTypes.String, 1, []*memory.Buffer{nil, buf(i32(0, 1)), buf([]byte("a"))}, nil, 0, 0)
+	defer shortStrings.Release()
 	for _, tc := range []struct {
 		name, want string
 		data       arrow.ArrayData
@@ -29,6 +34,11 @@ func TestValidBatch(t *testing.T) {
 		{"short bitmap", "validity bitmap", array.NewData(arrow.PrimitiveTypes.Int32, 9, []*memory.Buffer{buf([]byte{0xff}), buf(i32(1, 2, 3, 4, 5, 6, 7, 8, 9))}, nil, 1, 0)},
 		{"index past the dictionary", "dictionary index 2 of a dictionary of 2", array.NewDataWithDictionary(dictType, 3, []*memory.Buffer{nil, buf(i32(0, 2, 1))}, 0, 0, dictValues)},
 		{"negative index", "dictionary index -1", array.NewDataWithDictionary(dictType, 1, []*memory.Buffer{nil, buf(i32(-1))}, 0, 0, dictValues)},
+		// A struct's fields are checked as columns are: any bytes in a
+		// string (Go strings need not be UTF-8), and each field as long
+		// as the struct.
+		{"struct of non-UTF-8 strings", "", array.NewData(structType, 2, []*memory.Buffer{nil}, []arrow.ArrayData{badUTF8}, 0, 0)},
+		{"struct field shorter than the struct", "struct field 0 has 1 values for 2", array.NewData(structType, 2, []*memory.Buffer{nil}, []arrow.ArrayData{shortStrings}, 0, 0)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer tc.data.Release()

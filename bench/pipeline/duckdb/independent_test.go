@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests check sluice against an independent engine: DuckDB runs
+// the same queries in SQL over the same Parquet files, and the results
+// must agree (floats within 1e-9 relative: the engines add in different
+// orders). scripts/test runs them, so CI does.
+
+var sluiceBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sluice-duckdb-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sluiceBin = filepath.Join(dir, "sluice")
+	build := exec.Command("go", "build", "-o", sluiceBin, "./cmd/sluice")
+	build.Dir = filepath.Join("..", "..", "..") // the sluice module
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build sluice: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func sluice(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := exec.Command(sluiceBin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sluice %q: %v: %s", args, err, errb.String())
+	}
+	return out.String()
+}
+
+// sluiceCSV runs a pipeline ending in to-csv and returns its rows
+// without the header.
+func sluiceCSV(t *testing.T, pipeline string) [][]string {
+	t.Helper()
+	rows, err := csv.NewReader(strings.NewReader(sluice(t, "run", pipeline+" | to-csv"))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) == 0 {
+		t.Fatalf("%s: no header", pipeline)
+	}
+	return rows[1:]
+}
+
+func openDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// duck runs a query and returns its rows as strings: "" for null, dates
+// as YYYY-MM-DD.
+func duck(t *testing.T, db *sql.DB, q string) [][]string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("duckdb: %v\n%s", err, q)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			switch v := v.(type) {
+			case nil:
+			case time.Time:
+				row[i] = v.Format("2006-01-02")
+			default:
+				row[i] = fmt.Sprint(v)
+			}
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// same says whether two cells agree: equal text, or numbers within 1e-9
+// relative.
+func same(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, err1 := strconv.ParseFloat(a, 64)
+	y, err2 := strconv.ParseFloat(b, 64)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y))
+}
+
+func compare(t *testing.T, what string, got, want [][]string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: sluice gave %d rows, DuckDB %d\nsluice %v\nduckdb %v", what, len(got), len(want), got, want)
+		return
+	}
+	for i := range got {
+		if len(got[i]) != len(want[i]) {
+			t.Errorf("%s: row %d: sluice %v, DuckDB %v", what, i, got[i], want[i])
+			continue
+		}
+		for j := range got[i] {
+			if !same(got[i][j], want[i][j]) {
+				t.Errorf("%s: row %d: sluice %v, DuckDB %v", what, i, got[i], want[i])
+				break
+			}
+		}
+	}
+}
+
+// TestQueriesAB: the pipeline benchmark's queries A (taxi: sum of trip
+// distance by pickup date, top 9) and B (TPC-H Q1's shape over lineitem)
+// give DuckDB's answers, over data sluice generates.
+func TestQueriesAB(t *testing.T) {
+	dir := t.TempDir()
+	taxi, li := filepath.Join(dir, "taxi"), filepath.Join(dir, "lineitem")
+	sluice(t, "gen", "taxi", "--rows", "200000", "--files", "2", "--out", taxi, "-q")
+	sluice(t, "gen", "lineitem", "--rows", "200000", "--files", "2", "--out", li, "-q")
+	db := openDB(t)
+
+	// The stage texts of bench/pipeline's queries, ending in to-csv
+	// instead of show.
+	a := sluiceCSV(t, "scan "+taxi+" --columns pickup_date,trip_distance | sum-by pickup_date trip_distance | top 9 --by trip_distance --desc")
+	compare(t, "query A", a, duck(t, db, fmt.Sprintf(queries["a"], filepath.Join(taxi, "*.parquet"))))
+
+	b := sluiceCSV(t, "scan "+li+" --dict l_returnflag,l_linestatus --columns l_returnflag,l_linestatus,l_quantity,l_extendedprice,l_discount,l_tax,l_shipdate"+
+		` | filter "l_shipdate <= date '1998-09-02'"`+
+		` | agg-by l_returnflag,l_linestatus "sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price, `+
+		`sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, `+
+		`mean(l_quantity) as avg_qty, mean(l_extendedprice) as avg_price, mean(l_discount) as avg_disc, count() as count_order"`)
+	compare(t, "query B", b, duck(t, db, fmt.Sprintf(queries["b"], filepath.Join(li, "*.parquet"))))
+	if len(a) != 9 || len(b) < 3 {
+		t.Errorf("query A gave %d rows, B %d: the data does not exercise them", len(a), len(b))
+	}
+}
+
+// formsTable is exec's filter table (exec/filterforms_test.go,
+// formsRowOf), written here by DuckDB: row i has id i, x i/10 (null when
+// i%10 = 3), s one of a, bb, ccc, dd (null when i%7 = 0), d 1998-09-01
+// plus i/10 days, ts 2020-01-01 plus i hours, flag i%2 = 0; row groups of
+// 10 rows, so sluice's pruning by statistics is exercised too.
+const formsTable = `COPY (
+  SELECT i::BIGINT AS id,
+    CASE WHEN i %% 10 = 3 THEN NULL ELSE i / 10 END::DOUBLE AS x,
+    CASE WHEN i %% 7 = 0 THEN NULL ELSE ['a', 'bb', 'ccc', 'dd'][i %% 4 + 1] END AS s,
+    DATE '1998-09-01' + (i // 10)::INTEGER AS d,
+    TIMESTAMP '2020-01-01' + i * INTERVAL 1 HOUR AS ts,
+    i %% 2 = 0 AS flag
+  FROM range(100) t(i) ORDER BY i
+) TO '%s' (FORMAT parquet, ROW_GROUP_SIZE 10)`
+
+// TestFilterSemantics: every expression of exec's shared filter table
+// (exec/testdata/filters.txt) keeps, in both of sluice's forms (scan
+// --filter and the filter stage), the rows DuckDB's WHERE keeps: SQL's
+// rules for nulls, dates and timestamps against string literals,
+// intervals, in, between, like.
+func TestFilterSemantics(t *testing.T) {
+	db := openDB(t)
+	file := filepath.Join(t.TempDir(), "forms.parquet")
+	if _, err := db.Exec(fmt.Sprintf(formsTable, file)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "exec", "testdata", "filters.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range strings.Split(string(b), "\n") {
+		if e == "" || strings.HasPrefix(e, "#") {
+			continue
+		}
+		n++
+		want := duck(t, db, fmt.Sprintf("SELECT id FROM read_parquet('%s') WHERE %s ORDER BY id", file, e))
+		compare(t, "scan --filter "+e, sluiceCSV(t, "scan "+file+` --filter "`+e+`" | select id`), want)
+		compare(t, "filter "+e, sluiceCSV(t, "scan "+file+` | filter "`+e+`" | select id`), want)
+	}
+	if n < 10 {
+		t.Fatalf("only %d expressions in filters.txt", n)
+	}
+}
+
+// TestNullRules: aggregates skip nulls as SQL's do (count() counts rows,
+// count(x) values; sum, mean, min and max of values only) and null keys
+// form one group, last (SQL's default order).
+func TestNullRules(t *testing.T) {
+	db := openDB(t)
+	file := filepath.Join(t.TempDir(), "forms.parquet")
+	if _, err := db.Exec(fmt.Sprintf(formsTable, file)); err != nil {
+		t.Fatal(err)
+	}
+	got := sluiceCSV(t, "scan "+file+` | agg-by s "sum(x) as sx, count() as n, count(x) as nx, mean(x) as mx, min(x) as lo, max(x) as hi"`)
+	want := duck(t, db, fmt.Sprintf("SELECT s, sum(x), count(*), count(x), avg(x), min(x), max(x) FROM read_parquet('%s') GROUP BY s ORDER BY s NULLS LAST", file))
+	compare(t, "agg-by s over nulls", got, want)
+	// A group whose values are all null: sum and mean are null.
+	got = sluiceCSV(t, "scan "+file+` | filter "x is null" | agg-by flag "sum(x) as sx, count(x) as nx, mean(x) as mx"`)
+	want = duck(t, db, fmt.Sprintf("SELECT flag, sum(x), count(x), avg(x) FROM read_parquet('%s') WHERE x IS NULL GROUP BY flag ORDER BY flag", file))
+	compare(t, "aggregates of nulls only", got, want)
+}

@@ -1,0 +1,374 @@
+package format_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	acsv "github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"go.uber.org/goleak"
+
+	"github.com/sluice-data/sluice/format"
+	"github.com/sluice-data/sluice/store"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestOfAndParse(t *testing.T) {
+	for _, f := range format.Formats() {
+		sufs := f.Suffixes()
+		if len(sufs) == 0 {
+			t.Fatalf("%v has no suffix", f)
+		}
+		for _, s := range sufs {
+			for _, name := range []string{"out" + s, "s3://b/dir/OUT" + strings.ToUpper(s)} {
+				if got, err := format.Of(name); err != nil || got != f {
+					t.Errorf("Of(%q) = %v, %v; want %v", name, got, err, f)
+				}
+			}
+			if got, err := format.Parse(s[1:]); err != nil || got != f {
+				t.Errorf("Parse(%q) = %v, %v; want %v", s[1:], got, err, f)
+			}
+		}
+		if got, err := format.Parse(f.Name()); err != nil || got != f {
+			t.Errorf("Parse(%q) = %v, %v; want %v", f.Name(), got, err, f)
+		}
+		if got, err := format.Choose("x.unknown", f.Name()); err != nil || got != f {
+			t.Errorf("Choose(x.unknown, %q) = %v, %v", f.Name(), got, err)
+		}
+	}
+	if got, err := format.Choose("-", ""); err != nil || got != format.IPCStream {
+		t.Errorf("Choose(-) = %v, %v; want an IPC stream", got, err)
+	}
+	for _, bad := range []string{"out.txt", "out", "out.parquet.tmp", "dir/"} {
+		if _, err := format.Of(bad); !errors.Is(err, format.ErrUnknown) {
+			t.Errorf("Of(%q): err = %v, want ErrUnknown", bad, err)
+		}
+	}
+	if _, err := format.Parse("xlsx"); !errors.Is(err, format.ErrUnknown) {
+		t.Errorf("Parse(xlsx): err = %v", err)
+	}
+	if !format.IPCFile.Ordered() || format.Parquet.Ordered() {
+		t.Error("only the IPC file takes batches out of order")
+	}
+}
+
+var schema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "name", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, Nullable: true},
+	{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+}, nil)
+
+// batches are two batches whose dictionaries differ, with nulls.
+func batches(mem memory.Allocator) []arrow.RecordBatch {
+	var out []arrow.RecordBatch
+	for b, names := range [][]string{{"a", "b", ""}, {"c", "", "a"}} {
+		rb := array.NewRecordBuilder(mem, schema)
+		for i, n := range names {
+			id := int64(b*10 + i)
+			rb.Field(0).(*array.Int64Builder).Append(id)
+			db := rb.Field(1).(*array.BinaryDictionaryBuilder)
+			if n == "" {
+				db.AppendNull()
+			} else {
+				_ = db.AppendString(n)
+			}
+			if i == 1 {
+				rb.Field(2).AppendNull()
+			} else {
+				rb.Field(2).(*array.Float64Builder).Append(float64(id) / 4)
+			}
+		}
+		out = append(out, rb.NewRecordBatch())
+		rb.Release()
+	}
+	return out
+}
+
+// rows is what every format must read back: id, name (or null), x.
+var rows = []string{
+	`{"id":0,"name":"a","x":0}`, `{"id":1,"name":"b","x":null}`, `{"id":2,"name":null,"x":0.5}`,
+	`{"id":10,"name":"c","x":2.5}`, `{"id":11,"name":null,"x":null}`, `{"id":12,"name":"a","x":3}`,
+}
+
+func write(t *testing.T, f format.Format, mem memory.Allocator) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := format.NewWriter(&buf, f, schema, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := batches(mem)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// jsonRows reads back what a format wrote as JSON lines, with an
+// independent reader of each format (arrow-go's, or encoding/json).
+func jsonRows(t *testing.T, f format.Format, b []byte) []string {
+	t.Helper()
+	var recs []arrow.RecordBatch
+	switch f {
+	case format.JSONLines:
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		for _, l := range lines {
+			if !json.Valid([]byte(l)) {
+				t.Fatalf("not JSON: %q", l)
+			}
+		}
+		return lines
+	case format.IPCFile:
+		r, err := ipc.NewFileReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		for i := range r.NumRecords() {
+			rec, err := r.RecordBatch(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Retain()
+			recs = append(recs, rec)
+		}
+	case format.IPCStream:
+		r, err := ipc.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Release()
+		for r.Next() {
+			rec := r.RecordBatch()
+			rec.Retain()
+			recs = append(recs, rec)
+		}
+		if r.Err() != nil {
+			t.Fatal(r.Err())
+		}
+	case format.Parquet:
+		pf, err := file.NewParquetReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 10}, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl, err := fr.ReadTable(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := array.NewTableReader(tbl, 1<<10)
+		for tr.Next() {
+			rec := tr.RecordBatch()
+			rec.Retain()
+			recs = append(recs, rec)
+		}
+		tr.Release()
+		tbl.Release()
+		_ = pf.Close()
+	case format.CSV:
+		vs := arrow.NewSchema([]arrow.Field{schema.Field(0), {Name: "name", Type: arrow.BinaryTypes.String, Nullable: true}, schema.Field(2)}, nil)
+		r := acsv.NewReader(bytes.NewReader(b), vs, acsv.WithHeader(true), acsv.WithNullReader(true, ""))
+		defer r.Release()
+		for r.Next() {
+			rec := r.RecordBatch()
+			rec.Retain()
+			recs = append(recs, rec)
+		}
+		if r.Err() != nil {
+			t.Fatal(r.Err())
+		}
+	}
+	var out []string
+	for _, rec := range recs {
+		var buf bytes.Buffer
+		w, err := format.NewWriter(&buf, format.JSONLines, rec.Schema(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		out = append(out, strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")...)
+	}
+	return out
+}
+
+// TestRoundTrip: every format reads back, with an independent reader,
+// the rows written (dictionaries that change between batches, nulls),
+// and writing the same batches twice gives the same bytes.
+func TestRoundTrip(t *testing.T) {
+	for _, f := range format.Formats() {
+		t.Run(f.Name(), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			b := write(t, f, mem)
+			if again := write(t, f, mem); !bytes.Equal(b, again) {
+				t.Error("the same batches gave different bytes")
+			}
+			got := jsonRows(t, f, b)
+			if strings.Join(got, "\n") != strings.Join(rows, "\n") {
+				t.Errorf("read back:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(rows, "\n"))
+			}
+		})
+	}
+}
+
+// An IPC file lists batches by key whatever order they were written in.
+func TestWriteAtOrdersTheFooter(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	recs := batches(mem)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	var buf bytes.Buffer
+	w, err := format.NewWriter(&buf, format.IPCFile, schema, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteAt(recs[1], format.Key{0, 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteAt(recs[0], format.Key{0, 1, 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := jsonRows(t, format.IPCFile, buf.Bytes()); strings.Join(got, "\n") != strings.Join(rows, "\n") {
+		t.Errorf("read back %v, want %v", got, rows)
+	}
+	pw, err := format.NewWriter(&bytes.Buffer{}, format.Parquet, schema, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pw.WriteAt(recs[0], format.Key{1}); !errors.Is(err, format.ErrOrder) {
+		t.Errorf("Parquet WriteAt: err = %v, want ErrOrder", err)
+	}
+	pw.Abort()
+}
+
+type failAfter struct {
+	n   int
+	err error
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n < len(p) {
+		return 0, f.err
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// TestFailedWrite: an error of the underlying writer is the writer's
+// error (at the write or at Close, never lost), nothing is written after
+// it, and the encoder's memory is freed; an aborted or failed Object
+// leaves no file, not even a temporary one.
+func TestFailedWrite(t *testing.T) {
+	boom := errors.New("disk full")
+	for _, f := range format.Formats() {
+		t.Run(f.Name(), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			recs := batches(mem)
+			defer func() {
+				for _, r := range recs {
+					r.Release()
+				}
+			}()
+			fw := &failAfter{n: 20, err: boom}
+			w, err := format.NewWriter(fw, f, schema, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var werr error
+			for _, r := range recs {
+				if werr = w.Write(r); werr != nil {
+					break
+				}
+			}
+			if werr == nil {
+				werr = w.Close()
+			} else {
+				w.Abort()
+			}
+			if !errors.Is(werr, boom) {
+				t.Errorf("err = %v, want %v", werr, boom)
+			}
+
+			dir := t.TempDir()
+			st, _, err := store.Open(context.Background(), dir, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			for _, fail := range []bool{false, true} {
+				o, err := format.Create(context.Background(), st, "out"+f.Suffixes()[0], f, schema, mem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := o.Write(recs[0]); err != nil {
+					t.Fatal(err)
+				}
+				if fail {
+					// A batch of another schema: the encoder's error.
+					other := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 0)
+					_ = o.Write(other)
+					other.Release()
+				}
+				o.Abort()
+				if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+					t.Errorf("after Abort the directory holds %v", ents[0].Name())
+				}
+			}
+		})
+	}
+}
+
+// A directory is not an object; CSV refuses nested columns up front.
+func TestRefusals(t *testing.T) {
+	st, _, err := store.Open(context.Background(), t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var ne *format.NotObjectError
+	if _, err := format.Create(context.Background(), st, "dir/", format.Parquet, schema, nil); !errors.As(err, &ne) {
+		t.Errorf("Create(dir/): err = %v, want a NotObjectError", err)
+	}
+	nested := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, nil)
+	if _, err := format.NewWriter(&bytes.Buffer{}, format.CSV, nested, nil); err == nil || !strings.Contains(err.Error(), `"l"`) {
+		t.Errorf("CSV of a list column: err = %v", err)
+	}
+}
