@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -92,8 +93,13 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	if err != nil {
 		return err
 	}
-	if opts.output == "-" && termWidth(out) > 0 {
-		return usagef("-o -: stdout is a terminal and the batches are binary Arrow IPC: pipe them on (| sluice show) or write a file (-o q.arrow)")
+	if opts.output == "-" {
+		if termWidth(out) > 0 {
+			return usagef("-o -: stdout is a terminal and the batches are binary Arrow IPC: pipe them on (| sluice show) or write a file (-o q.arrow)")
+		}
+		// A stage after this one may stop reading early (head): that is
+		// an EPIPE to end quietly on, as stages do, not a fatal signal.
+		quietPipes(nil, out)
 	}
 
 	base, rest := store.SplitGlob(url)
@@ -181,6 +187,9 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	}
 	if err != nil {
 		sink.abort()
+		if opts.output == "-" && errors.Is(err, syscall.EPIPE) {
+			return nil // the reader had all it wanted
+		}
 		return err
 	}
 	if opts.stats {
