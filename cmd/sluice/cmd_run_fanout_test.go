@@ -414,22 +414,7 @@ func TestRunFanOutInterrupt(t *testing.T) {
 // driver exits 1 with one line naming the task, its piece and the
 // worker, and leaves no object.
 func TestRunFanOutFailingTask(t *testing.T) {
-	dir := t.TempDir()
-	taxi := filepath.Join(dir, "taxi")
-	if r := sluice(t, nil, "gen", "taxi", "--rows", "20000", "--files", "2", "--row-group-rows", "5000", "--out", taxi, "-q"); r.code != 0 {
-		t.Fatal(r.stderr)
-	}
-	f := filepath.Join(taxi, "part-00001.parquet")
-	b, err := os.ReadFile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 4; i < len(b)/3; i++ { // the first row groups' pages, not the footer
-		b[i] ^= 0x5a
-	}
-	if err := os.WriteFile(f, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, taxi := corruptTaxi(t)
 	jobs := filepath.Join(dir, "jobs")
 	r := sluice(t, nil, "run", "--workers", "2", "--attempts", "2", "--store", jobs, "scan "+taxi+" | count-by payment_type | show")
 	assertCleanFailure(t, r, exitError, "task ")
@@ -539,4 +524,28 @@ func TestRunFanOutToDestination(t *testing.T) {
 	}
 	r = sluice(t, nil, "run", "--workers", "3", "--out", dest+"2/", "scan "+tg.lineitem+" | "+agg)
 	assertCleanFailure(t, r, exitUsage, "put a shuffle before it")
+}
+
+// corruptTaxi generates a small taxi dataset in a temporary directory
+// whose second file has corrupt pages (its footer is fine, so a driver
+// plans it): every task reading it fails.
+func corruptTaxi(t *testing.T) (dir, taxi string) {
+	t.Helper()
+	dir = t.TempDir()
+	taxi = filepath.Join(dir, "taxi")
+	if r := sluice(t, nil, "gen", "taxi", "--rows", "20000", "--files", "2", "--row-group-rows", "5000", "--out", taxi, "-q"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	f := filepath.Join(taxi, "part-00001.parquet")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 4; i < len(b)/3; i++ { // the first row groups' pages, not the footer
+		b[i] ^= 0x5a
+	}
+	if err := os.WriteFile(f, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, taxi
 }

@@ -218,22 +218,7 @@ func TestRunKubernetesPodDeleted(t *testing.T) {
 // pod's last log lines, and leaves no Job, pod or object.
 func TestRunKubernetesFailingTask(t *testing.T) {
 	k := needKube(t)
-	dir := t.TempDir()
-	taxi := filepath.Join(dir, "taxi")
-	if r := sluice(t, nil, "gen", "taxi", "--rows", "20000", "--files", "2", "--row-group-rows", "5000", "--out", taxi, "-q"); r.code != 0 {
-		t.Fatal(r.stderr)
-	}
-	f := filepath.Join(taxi, "part-00001.parquet")
-	b, err := os.ReadFile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 4; i < len(b)/3; i++ { // the first row groups' pages, not the footer
-		b[i] ^= 0x5a
-	}
-	if err := os.WriteFile(f, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, taxi := corruptTaxi(t)
 	jobs := filepath.Join(dir, "jobs")
 	r := sluice(t, k.env(), append(append([]string{"run", "--workers", "2", "--attempts", "2", "--store", jobs}, k.args()...),
 		"scan "+taxi+" | count-by payment_type | show")...)

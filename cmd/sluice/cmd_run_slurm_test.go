@@ -79,22 +79,7 @@ func TestRunSlurmMatchesOneProcess(t *testing.T) {
 // worker's last log line, and leaves no object.
 func TestRunSlurmFailingTask(t *testing.T) {
 	needSlurm(t)
-	dir := t.TempDir()
-	taxi := filepath.Join(dir, "taxi")
-	if r := sluice(t, nil, "gen", "taxi", "--rows", "20000", "--files", "2", "--row-group-rows", "5000", "--out", taxi, "-q"); r.code != 0 {
-		t.Fatal(r.stderr)
-	}
-	f := filepath.Join(taxi, "part-00001.parquet")
-	b, err := os.ReadFile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 4; i < len(b)/3; i++ { // the first row groups' pages, not the footer
-		b[i] ^= 0x5a
-	}
-	if err := os.WriteFile(f, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, taxi := corruptTaxi(t)
 	jobs := filepath.Join(dir, "jobs")
 	r := sluice(t, nil, "run", "--executor", "slurm", "--workers", "2", "--attempts", "2", "--store", jobs, "scan "+taxi+" | count-by payment_type | show")
 	assertCleanFailure(t, r, exitError, "task ")
