@@ -560,7 +560,7 @@ func (w *worker) put(ctx context.Context, rec *Record, it item) error {
 	w.r.track(it.key)
 	// The progress display counts what the store took (a part once it
 	// is uploaded), not what went into the writer's buffer.
-	wr, err := w.r.st.NewWriter(ctx, it.key, store.WriteOptions{Stored: w.r.cfg.Observer.Add})
+	wr, err := w.r.st.NewWriter(ctx, it.key, store.WriteOptions{Size: it.size, Stored: w.r.cfg.Observer.Add})
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,10 @@ type WriteOptions struct {
 	PartSize int64
 	// Concurrency is how many parts upload at once. Zero means the default.
 	Concurrency int
+	// Size is the object's expected length in bytes, when known (zero:
+	// unknown). A driver with a part-count limit uses it to pick a part
+	// size large enough for the whole object; it is a hint, not a check.
+	Size int64
 	// Stored, when set, hears of bytes as the store takes them for good
 	// (what a progress display should count, not bytes merely buffered):
 	// a multipart upload's part once it is uploaded, a single-request

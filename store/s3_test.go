@@ -638,3 +638,114 @@ func TestS3StoredCountsWhatTheServerTook(t *testing.T) {
 		}
 	})
 }
+
+// A multipart upload with parts in flight together reads back byte for
+// byte, and the store lists and aborts what a killed writer left.
+func TestS3ParallelPartsAndUploads(t *testing.T) {
+	forEachS3(t, func(t *testing.T, tg s3Target) {
+		ctx := context.Background()
+		st := tg.open(t, tg.bucket)
+		prefix := fmt.Sprintf("uploads-%s-%d/", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
+
+		// 23 MiB of distinct bytes in 5 MiB parts, 4 at a time: five
+		// parts, the last one short.
+		want := make([]byte, 23<<20+12345)
+		for i := range want {
+			want[i] = byte(i*7 + i>>13)
+		}
+		n, err := st.Put(ctx, prefix+"big", bytes.NewReader(want), store.WriteOptions{PartSize: 5 << 20, Concurrency: 4, Size: int64(len(want))})
+		if err != nil || n != int64(len(want)) {
+			t.Fatalf("put: %d bytes, %v", n, err)
+		}
+		got, err := st.ReadAll(ctx, prefix+"big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("read back %d bytes, not the %d written", len(got), len(want))
+		}
+
+		listUploads := func() []store.Upload {
+			t.Helper()
+			var ups []store.Upload
+			if err := st.ListUploads(ctx, prefix, func(u store.Upload) error { ups = append(ups, u); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			return ups
+		}
+		// Cancelling mid-upload leaves no object and no pending upload.
+		wctx, cancel := context.WithCancel(ctx)
+		w, err := st.NewWriter(wctx, prefix+"cancelled", store.WriteOptions{PartSize: 5 << 20, Concurrency: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(want); err != nil {
+			t.Fatal(err)
+		}
+		if ups := listUploads(); len(ups) != 1 || ups[0].Key != prefix+"cancelled" {
+			t.Fatalf("uploads mid-write: %+v, want the one of %scancelled", ups, prefix)
+		}
+		cancel()
+		if err := w.Close(); !errors.Is(err, context.Canceled) {
+			t.Errorf("Close after cancel: %v, want context.Canceled", err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for len(listUploads()) != 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("upload still pending 10s after its context was cancelled")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if _, err := st.Stat(ctx, prefix+"cancelled"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("cancelled object visible: %v", err)
+		}
+
+		// An upload nobody finishes (a killed writer) is listed, with its
+		// start time, and AbortUpload removes it; a second abort is
+		// "not found", and an upload elsewhere is not listed.
+		c := tg.client(t)
+		var ids []string
+		for _, k := range []string{prefix + "orphan-a", prefix + "orphan-b", "elsewhere-" + strings.TrimSuffix(prefix, "/")} {
+			out, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &tg.bucket, Key: aws.String(k)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, aws.ToString(out.UploadId))
+		}
+		defer c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &tg.bucket, Key: aws.String("elsewhere-" + strings.TrimSuffix(prefix, "/")), UploadId: &ids[2]})
+		ups := listUploads()
+		if len(ups) != 2 || ups[0].Key != prefix+"orphan-a" || ups[0].ID != ids[0] || ups[1].Key != prefix+"orphan-b" || ups[1].ID != ids[1] {
+			t.Fatalf("uploads: %+v, want orphan-a and orphan-b", ups)
+		}
+		if age := time.Since(ups[0].Initiated); age < -time.Minute || age > time.Hour {
+			t.Errorf("upload initiated %v ago", age)
+		}
+		for _, u := range ups {
+			if err := st.AbortUpload(ctx, u.Key, u.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ups := listUploads(); len(ups) != 0 {
+			t.Errorf("uploads after abort: %+v", ups)
+		}
+		// Again: gone is no failure (MinIO says nothing, S3 "not found").
+		if err := st.AbortUpload(ctx, ups[0].Key, ups[0].ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("second abort: %v, want nil or not found", err)
+		}
+		if err := st.Delete(ctx, prefix+"big"); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+func TestUploadsNeedS3(t *testing.T) {
+	st, _, err := store.Open(context.Background(), t.TempDir()+"/", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	err = st.ListUploads(context.Background(), "", func(store.Upload) error { return nil })
+	if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), "only s3://") {
+		t.Errorf("ListUploads on a directory: %v", err)
+	}
+}

@@ -249,7 +249,7 @@ func copyObject(ctx context.Context, dst *store.Store, job copyJob, ch <-chan *f
 		}
 		stored = took.Load() // Abort has returned: nothing more is heard
 	}()
-	w, err = dst.NewWriter(ctx, job.dstKey, store.WriteOptions{Stored: func(n int64) {
+	w, err = dst.NewWriter(ctx, job.dstKey, store.WriteOptions{Size: job.src.Size, Stored: func(n int64) {
 		took.Add(n)
 		progress(n)
 	}})
