@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -747,5 +748,52 @@ func TestUploadsNeedS3(t *testing.T) {
 	err = st.ListUploads(context.Background(), "", func(store.Upload) error { return nil })
 	if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), "only s3://") {
 		t.Errorf("ListUploads on a directory: %v", err)
+	}
+}
+
+// TestS3PartsInFlight: a multipart upload keeps WriteOptions.Concurrency
+// parts in flight together, and never more.
+func TestS3PartsInFlight(t *testing.T) {
+	tg := embedded(t)
+	rp := proxy(t, tg.endpoint)
+	var mu sync.Mutex
+	var inFlight, most int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPut || !r.URL.Query().Has("partNumber") {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		// Hold each part a while, so parts that can be in flight together are.
+		time.Sleep(200 * time.Millisecond)
+		rp.ServeHTTP(w, r)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	st := s3Target{endpoint: srv.URL, accessKey: tg.accessKey, secretKey: tg.secretKey}.open(t, tg.bucket)
+	data := bytes.Repeat([]byte("parts..."), (26<<20)/8) // six 5 MiB parts, the last short
+	for _, conc := range []int{1, 4} {
+		mu.Lock()
+		most = 0
+		mu.Unlock()
+		key := fmt.Sprintf("inflight-%d", conc)
+		if _, err := st.Put(context.Background(), key, bytes.NewReader(data), store.WriteOptions{PartSize: 5 << 20, Concurrency: conc}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		got := most
+		mu.Unlock()
+		if got != conc {
+			t.Errorf("Concurrency %d: at most %d parts in flight together, want %d", conc, got, conc)
+		}
+		back, err := st.ReadAll(context.Background(), key)
+		if err != nil || !bytes.Equal(back, data) {
+			t.Errorf("Concurrency %d: read back %d bytes: %v", conc, len(back), err)
+		}
 	}
 }
