@@ -421,14 +421,15 @@ func (d *s3Driver) NewWriter(ctx context.Context, key string, opts WriteOptions)
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	w := &s3Writer{
-		d:        d,
-		parent:   ctx,
-		ctx:      pctx,
-		cancel:   cancel,
-		key:      key,
-		partSize: int64(partSize),
-		slots:    make(chan struct{}, conc),
-		stored:   opts.Stored,
+		d:         d,
+		parent:    ctx,
+		ctx:       pctx,
+		cancel:    cancel,
+		key:       key,
+		partSize:  int64(partSize),
+		slots:     make(chan struct{}, conc),
+		stored:    opts.Stored,
+		retryPart: opts.RetryPart,
 	}
 	// A cancelled ctx must leave nothing behind even if the caller never
 	// reaches Abort.
@@ -469,6 +470,7 @@ type s3Writer struct {
 	key       string
 	partSize  int64
 	stored    func(int64) // WriteOptions.Stored, or nil
+	retryPart func(context.Context, func() error) error
 
 	mu       sync.Mutex // serialises Write, Close, Abort and the ctx watch
 	state    int
@@ -567,20 +569,31 @@ func (w *s3Writer) flushPart() error {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		out, err := call(w.ctx, w.d, func(c *s3.Client) (*s3.UploadPartOutput, error) {
-			return c.UploadPart(w.ctx, &s3.UploadPartInput{
-				Bucket:        &w.d.bucket,
-				Key:           &w.key,
-				UploadId:      &w.uploadID,
-				PartNumber:    &num,
-				Body:          bytes.NewReader(data),
-				ContentLength: aws.Int64(int64(len(data))),
-			}, w.d.partAttempts)
-		})
+		var out *s3.UploadPartOutput
+		try := func(optFns ...func(*s3.Options)) error {
+			var err error
+			out, err = call(w.ctx, w.d, func(c *s3.Client) (*s3.UploadPartOutput, error) {
+				return c.UploadPart(w.ctx, &s3.UploadPartInput{
+					Bucket:        &w.d.bucket,
+					Key:           &w.key,
+					UploadId:      &w.uploadID,
+					PartNumber:    &num,
+					Body:          bytes.NewReader(data),
+					ContentLength: aws.Int64(int64(len(data))),
+				}, optFns...)
+			})
+			return w.d.convert(err)
+		}
+		var err error
+		if w.retryPart != nil {
+			err = w.retryPart(w.ctx, func() error { return try() })
+		} else {
+			err = try(w.d.partAttempts)
+		}
 		w.partMu.Lock()
 		if err != nil {
 			if w.partErr == nil {
-				w.partErr = w.d.convert(err)
+				w.partErr = err
 			}
 			w.cancel() // stop the other parts: this upload is lost
 		} else {

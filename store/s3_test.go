@@ -24,6 +24,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/s3server"
 	"github.com/sluice-data/sluice/store"
 	"github.com/sluice-data/sluice/store/storetest"
@@ -795,5 +796,65 @@ func TestS3PartsInFlight(t *testing.T) {
 		if err != nil || !bytes.Equal(back, data) {
 			t.Errorf("Concurrency %d: read back %d bytes: %v", conc, len(back), err)
 		}
+	}
+}
+
+// TestS3RetryPart: with WriteOptions.RetryPart the caller's policy alone
+// retries parts: each try is one request, and a part it gives up on fails
+// the upload, which leaves nothing pending.
+func TestS3RetryPart(t *testing.T) {
+	tg := embedded(t)
+	rp := proxy(t, tg.endpoint)
+	var throttle, partPuts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && r.URL.Query().Has("partNumber") {
+			partPuts.Add(1)
+			if throttle.Add(-1) >= 0 {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	st := s3Target{endpoint: srv.URL, accessKey: tg.accessKey, secretKey: tg.secretKey}.open(t, tg.bucket,
+		func(o *store.Options) { o.Attempts = 1 })
+	ctx := context.Background()
+	big := bytes.Repeat([]byte("sluice!!"), (11<<20)/8) // three parts
+
+	var tries atomic.Int32
+	policy := retry.Policy{Sleep: func(context.Context, time.Duration) error { return nil }}
+	opts := store.WriteOptions{PartSize: 5 << 20, Concurrency: 1, RetryPart: func(ctx context.Context, try func() error) error {
+		return policy.Do(ctx, func() error { tries.Add(1); return try() })
+	}}
+	throttle.Store(2)
+	if _, err := st.Put(ctx, "retrypart/big", bytes.NewReader(big), opts); err != nil {
+		t.Fatalf("two throttled part tries under the caller's policy: %v", err)
+	}
+	if p, n := partPuts.Load(), tries.Load(); p != 5 || n != 5 {
+		t.Errorf("%d part requests, %d tries of the policy; want 3 parts + 2 retries, one request a try", p, n)
+	}
+	if got, err := st.ReadAll(ctx, "retrypart/big"); err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("read back %d bytes: %v", len(got), err)
+	}
+
+	// A policy that never retries: the first throttle fails the upload.
+	partPuts.Store(0)
+	throttle.Store(1)
+	opts.RetryPart = func(ctx context.Context, try func() error) error { return try() }
+	if _, err := st.Put(ctx, "retrypart/failed", bytes.NewReader(big), opts); !store.IsRetryable(err) {
+		t.Fatalf("a throttled part without retries: %v, want a retryable error", err)
+	}
+	if p := partPuts.Load(); p != 1 {
+		t.Errorf("%d part requests, want 1 (the SDK retried the part)", p)
+	}
+	if n := pendingUploads(t, tg, "retrypart/failed"); n != 0 {
+		t.Errorf("%d uploads pending after a failed part", n)
+	}
+	if _, err := st.Stat(ctx, "retrypart/failed"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("failed object visible: %v", err)
 	}
 }
