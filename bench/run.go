@@ -42,6 +42,9 @@ type Config struct {
 	// size, taken from the same queue so the ranges of one object are in
 	// flight together.
 	RangeSize int64
+	// PartConcurrency is how many parts of one object upload at once
+	// when a write is a multipart upload (zero: the store's default).
+	PartConcurrency int
 	// ReadOnly reads the objects already under the prefix; WriteOnly only
 	// writes. Keep leaves the written objects in place.
 	ReadOnly, WriteOnly, Keep bool
@@ -122,6 +125,8 @@ func (c Config) Validate() error {
 		return errors.New("no object size given")
 	case !c.Auto && len(c.Concurrency) == 0:
 		return errors.New("no concurrency given")
+	case c.PartConcurrency < 0:
+		return fmt.Errorf("part concurrency must not be negative, got %d", c.PartConcurrency)
 	case c.RangeSize < 0:
 		return fmt.Errorf("range size must be positive, got %d", c.RangeSize)
 	case c.RangeSize > 0 && c.WriteOnly:
@@ -560,7 +565,7 @@ func (w *worker) put(ctx context.Context, rec *Record, it item) error {
 	w.r.track(it.key)
 	// The progress display counts what the store took (a part once it
 	// is uploaded), not what went into the writer's buffer.
-	wr, err := w.r.st.NewWriter(ctx, it.key, store.WriteOptions{Stored: w.r.cfg.Observer.Add})
+	wr, err := w.r.st.NewWriter(ctx, it.key, store.WriteOptions{Size: it.size, Concurrency: w.r.cfg.PartConcurrency, Stored: w.r.cfg.Observer.Add})
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,16 @@ type WriteOptions struct {
 	PartSize int64
 	// Concurrency is how many parts upload at once. Zero means the default.
 	Concurrency int
+	// Size is the object's expected length in bytes, when known (zero:
+	// unknown). A driver with a part-count limit uses it to pick a part
+	// size large enough for the whole object; it is a hint, not a check.
+	Size int64
+	// RetryPart, when set, runs each upload of one part of a multipart
+	// upload, trying it again as it sees fit (internal/retry's Policy.Do
+	// fits): the caller's one retry policy then covers parts, and the
+	// driver's own retries of parts are off. Unset, a driver retries parts
+	// itself, since no caller could retry just one.
+	RetryPart func(ctx context.Context, try func() error) error
 	// Stored, when set, hears of bytes as the store takes them for good
 	// (what a progress display should count, not bytes merely buffered):
 	// a multipart upload's part once it is uploaded, a single-request

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,6 +42,7 @@ const (
 
 	minPartSize = 5 << 20 // S3 rejects smaller parts, except the last
 	maxPartSize = 5 << 30
+	maxParts    = 10000 // parts of one multipart upload
 	// s3MaxAttempts keeps the SDK's own retries modest: the fetch layer
 	// retries with its own budget and backoff, and stacked retries multiply.
 	s3MaxAttempts = 3
@@ -411,30 +414,45 @@ func (d *s3Driver) Close() error {
 // visible and no parts are left billed. Part buffers are reused across
 // the driver's writers.
 func (d *s3Driver) NewWriter(ctx context.Context, key string, opts WriteOptions) (DriverWriter, error) {
-	partSize := opts.PartSize
-	if partSize <= 0 {
-		partSize = DefaultPartSize
-	}
-	partSize = min(max(partSize, minPartSize), maxPartSize)
+	partSize := choosePartSize(opts.PartSize, opts.Size)
 	conc := opts.Concurrency
 	if conc <= 0 {
 		conc = DefaultPartConcurrency
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	w := &s3Writer{
-		d:        d,
-		parent:   ctx,
-		ctx:      pctx,
-		cancel:   cancel,
-		key:      key,
-		partSize: int64(partSize),
-		slots:    make(chan struct{}, conc),
-		stored:   opts.Stored,
+		d:         d,
+		parent:    ctx,
+		ctx:       pctx,
+		cancel:    cancel,
+		key:       key,
+		partSize:  int64(partSize),
+		slots:     make(chan struct{}, conc),
+		stored:    opts.Stored,
+		retryPart: opts.RetryPart,
 	}
 	// A cancelled ctx must leave nothing behind even if the caller never
 	// reaches Abort.
 	w.stopWatch = context.AfterFunc(ctx, func() { _ = w.abort(w.d.convert(ctx.Err())) })
 	return w, nil
+}
+
+// choosePartSize is the part size of an object of the expected size
+// (zero: unknown): the one asked for, or the default, raised so that the
+// object fits in S3's 10,000 parts and kept within S3's part limits.
+// An object of unknown size grows its parts as it goes (see flushPart).
+func choosePartSize(asked, size int64) int64 {
+	ps := asked
+	if ps <= 0 {
+		ps = DefaultPartSize
+	}
+	if size > 0 {
+		// Whole MiB, so part boundaries stay aligned with the pooled buffers.
+		need := (size + maxParts - 1) / maxParts
+		need = (need + 1<<20 - 1) &^ (1<<20 - 1)
+		ps = max(ps, need)
+	}
+	return min(max(ps, minPartSize), maxPartSize)
 }
 
 const (
@@ -452,6 +470,7 @@ type s3Writer struct {
 	key       string
 	partSize  int64
 	stored    func(int64) // WriteOptions.Stored, or nil
+	retryPart func(context.Context, func() error) error
 
 	mu       sync.Mutex // serialises Write, Close, Abort and the ctx watch
 	state    int
@@ -550,20 +569,31 @@ func (w *s3Writer) flushPart() error {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		out, err := call(w.ctx, w.d, func(c *s3.Client) (*s3.UploadPartOutput, error) {
-			return c.UploadPart(w.ctx, &s3.UploadPartInput{
-				Bucket:        &w.d.bucket,
-				Key:           &w.key,
-				UploadId:      &w.uploadID,
-				PartNumber:    &num,
-				Body:          bytes.NewReader(data),
-				ContentLength: aws.Int64(int64(len(data))),
-			}, w.d.partAttempts)
-		})
+		var out *s3.UploadPartOutput
+		try := func(optFns ...func(*s3.Options)) error {
+			var err error
+			out, err = call(w.ctx, w.d, func(c *s3.Client) (*s3.UploadPartOutput, error) {
+				return c.UploadPart(w.ctx, &s3.UploadPartInput{
+					Bucket:        &w.d.bucket,
+					Key:           &w.key,
+					UploadId:      &w.uploadID,
+					PartNumber:    &num,
+					Body:          bytes.NewReader(data),
+					ContentLength: aws.Int64(int64(len(data))),
+				}, optFns...)
+			})
+			return w.d.convert(err)
+		}
+		var err error
+		if w.retryPart != nil {
+			err = w.retryPart(w.ctx, func() error { return try() })
+		} else {
+			err = try(w.d.partAttempts)
+		}
 		w.partMu.Lock()
 		if err != nil {
 			if w.partErr == nil {
-				w.partErr = w.d.convert(err)
+				w.partErr = err
 			}
 			w.cancel() // stop the other parts: this upload is lost
 		} else {
@@ -871,4 +901,68 @@ func isCredentialsErr(err error) bool {
 		strings.Contains(s, "failed to refresh cached credentials") ||
 		strings.Contains(s, "no EC2 IMDS role found") ||
 		strings.Contains(s, "static credentials are empty")
+}
+
+// ListUploads lists the bucket's uploads and keeps those under prefix:
+// MinIO answers a prefix only when it is a whole key (it lists by object,
+// not by prefix), so a prefix sent to the server would miss uploads there.
+// MinIO's bucket-wide list is only of uploads started since it last
+// restarted; an older orphan there needs its exact key as the prefix.
+func (d *s3Driver) ListUploads(ctx context.Context, prefix string, fn func(Upload) error) error {
+	var ups []Upload
+	var keyMarker, idMarker *string
+	for {
+		page, err := call(ctx, d, func(c *s3.Client) (*s3.ListMultipartUploadsOutput, error) {
+			return c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &d.bucket, KeyMarker: keyMarker, UploadIdMarker: idMarker})
+		})
+		if err != nil {
+			return d.convert(err)
+		}
+		for _, u := range page.Uploads {
+			up := Upload{Key: aws.ToString(u.Key), ID: aws.ToString(u.UploadId), Initiated: aws.ToTime(u.Initiated)}
+			if strings.HasPrefix(up.Key, prefix) {
+				ups = append(ups, up)
+			}
+		}
+		if !aws.ToBool(page.IsTruncated) || (aws.ToString(page.NextKeyMarker) == "" && aws.ToString(page.NextUploadIdMarker) == "") {
+			break
+		}
+		keyMarker, idMarker = page.NextKeyMarker, page.NextUploadIdMarker
+	}
+	if prefix != "" {
+		// The prefix as an exact key: the one question MinIO answers for
+		// uploads it started before a restart.
+		seen := make(map[string]bool, len(ups))
+		for _, u := range ups {
+			seen[u.ID] = true
+		}
+		page, err := call(ctx, d, func(c *s3.Client) (*s3.ListMultipartUploadsOutput, error) {
+			return c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &d.bucket, Prefix: &prefix})
+		})
+		if err != nil {
+			return d.convert(err)
+		}
+		for _, u := range page.Uploads {
+			if k := aws.ToString(u.Key); strings.HasPrefix(k, prefix) && !seen[aws.ToString(u.UploadId)] {
+				ups = append(ups, Upload{Key: k, ID: aws.ToString(u.UploadId), Initiated: aws.ToTime(u.Initiated)})
+			}
+		}
+	}
+	// MinIO orders its bucket-wide list by start time: key order here.
+	slices.SortFunc(ups, func(a, b Upload) int {
+		return cmp.Or(strings.Compare(a.Key, b.Key), a.Initiated.Compare(b.Initiated), strings.Compare(a.ID, b.ID))
+	})
+	for _, u := range ups {
+		if err := fn(u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *s3Driver) AbortUpload(ctx context.Context, key, id string) error {
+	_, err := call(ctx, d, func(c *s3.Client) (*s3.AbortMultipartUploadOutput, error) {
+		return c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &d.bucket, Key: &key, UploadId: &id})
+	})
+	return d.convert(err)
 }

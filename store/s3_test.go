@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/s3server"
 	"github.com/sluice-data/sluice/store"
 	"github.com/sluice-data/sluice/store/storetest"
@@ -637,4 +639,222 @@ func TestS3StoredCountsWhatTheServerTook(t *testing.T) {
 			_ = st.Delete(context.Background(), key)
 		}
 	})
+}
+
+// A multipart upload with parts in flight together reads back byte for
+// byte, and the store lists and aborts what a killed writer left.
+func TestS3ParallelPartsAndUploads(t *testing.T) {
+	forEachS3(t, func(t *testing.T, tg s3Target) {
+		ctx := context.Background()
+		st := tg.open(t, tg.bucket)
+		prefix := fmt.Sprintf("uploads-%s-%d/", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
+
+		// 23 MiB of distinct bytes in 5 MiB parts, 4 at a time: five
+		// parts, the last one short.
+		want := make([]byte, 23<<20+12345)
+		for i := range want {
+			want[i] = byte(i*7 + i>>13)
+		}
+		n, err := st.Put(ctx, prefix+"big", bytes.NewReader(want), store.WriteOptions{PartSize: 5 << 20, Concurrency: 4, Size: int64(len(want))})
+		if err != nil || n != int64(len(want)) {
+			t.Fatalf("put: %d bytes, %v", n, err)
+		}
+		got, err := st.ReadAll(ctx, prefix+"big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("read back %d bytes, not the %d written", len(got), len(want))
+		}
+
+		listUploads := func() []store.Upload {
+			t.Helper()
+			var ups []store.Upload
+			if err := st.ListUploads(ctx, prefix, func(u store.Upload) error { ups = append(ups, u); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			return ups
+		}
+		// Cancelling mid-upload leaves no object and no pending upload.
+		wctx, cancel := context.WithCancel(ctx)
+		w, err := st.NewWriter(wctx, prefix+"cancelled", store.WriteOptions{PartSize: 5 << 20, Concurrency: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(want); err != nil {
+			t.Fatal(err)
+		}
+		if ups := listUploads(); len(ups) != 1 || ups[0].Key != prefix+"cancelled" {
+			t.Fatalf("uploads mid-write: %+v, want the one of %scancelled", ups, prefix)
+		}
+		cancel()
+		if err := w.Close(); !errors.Is(err, context.Canceled) {
+			t.Errorf("Close after cancel: %v, want context.Canceled", err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for len(listUploads()) != 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("upload still pending 10s after its context was cancelled")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if _, err := st.Stat(ctx, prefix+"cancelled"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("cancelled object visible: %v", err)
+		}
+
+		// An upload nobody finishes (a killed writer) is listed, with its
+		// start time, and AbortUpload removes it; a second abort is
+		// "not found", and an upload elsewhere is not listed.
+		c := tg.client(t)
+		var ids []string
+		for _, k := range []string{prefix + "orphan-a", prefix + "orphan-b", "elsewhere-" + strings.TrimSuffix(prefix, "/")} {
+			out, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &tg.bucket, Key: aws.String(k)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, aws.ToString(out.UploadId))
+		}
+		defer c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &tg.bucket, Key: aws.String("elsewhere-" + strings.TrimSuffix(prefix, "/")), UploadId: &ids[2]})
+		ups := listUploads()
+		if len(ups) != 2 || ups[0].Key != prefix+"orphan-a" || ups[0].ID != ids[0] || ups[1].Key != prefix+"orphan-b" || ups[1].ID != ids[1] {
+			t.Fatalf("uploads: %+v, want orphan-a and orphan-b", ups)
+		}
+		if age := time.Since(ups[0].Initiated); age < -time.Minute || age > time.Hour {
+			t.Errorf("upload initiated %v ago", age)
+		}
+		for _, u := range ups {
+			if err := st.AbortUpload(ctx, u.Key, u.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ups := listUploads(); len(ups) != 0 {
+			t.Errorf("uploads after abort: %+v", ups)
+		}
+		// Again: gone is no failure (MinIO says nothing, S3 "not found").
+		if err := st.AbortUpload(ctx, ups[0].Key, ups[0].ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("second abort: %v, want nil or not found", err)
+		}
+		if err := st.Delete(ctx, prefix+"big"); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+func TestUploadsNeedS3(t *testing.T) {
+	st, _, err := store.Open(context.Background(), t.TempDir()+"/", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	err = st.ListUploads(context.Background(), "", func(store.Upload) error { return nil })
+	if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), "only s3://") {
+		t.Errorf("ListUploads on a directory: %v", err)
+	}
+}
+
+// TestS3PartsInFlight: a multipart upload keeps WriteOptions.Concurrency
+// parts in flight together, and never more.
+func TestS3PartsInFlight(t *testing.T) {
+	tg := embedded(t)
+	rp := proxy(t, tg.endpoint)
+	var mu sync.Mutex
+	var inFlight, most int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPut || !r.URL.Query().Has("partNumber") {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		// Hold each part a while, so parts that can be in flight together are.
+		time.Sleep(200 * time.Millisecond)
+		rp.ServeHTTP(w, r)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	st := s3Target{endpoint: srv.URL, accessKey: tg.accessKey, secretKey: tg.secretKey}.open(t, tg.bucket)
+	data := bytes.Repeat([]byte("parts..."), (26<<20)/8) // six 5 MiB parts, the last short
+	for _, conc := range []int{1, 4} {
+		mu.Lock()
+		most = 0
+		mu.Unlock()
+		key := fmt.Sprintf("inflight-%d", conc)
+		if _, err := st.Put(context.Background(), key, bytes.NewReader(data), store.WriteOptions{PartSize: 5 << 20, Concurrency: conc}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		got := most
+		mu.Unlock()
+		if got != conc {
+			t.Errorf("Concurrency %d: at most %d parts in flight together, want %d", conc, got, conc)
+		}
+		back, err := st.ReadAll(context.Background(), key)
+		if err != nil || !bytes.Equal(back, data) {
+			t.Errorf("Concurrency %d: read back %d bytes: %v", conc, len(back), err)
+		}
+	}
+}
+
+// TestS3RetryPart: with WriteOptions.RetryPart the caller's policy alone
+// retries parts: each try is one request, and a part it gives up on fails
+// the upload, which leaves nothing pending.
+func TestS3RetryPart(t *testing.T) {
+	tg := embedded(t)
+	rp := proxy(t, tg.endpoint)
+	var throttle, partPuts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && r.URL.Query().Has("partNumber") {
+			partPuts.Add(1)
+			if throttle.Add(-1) >= 0 {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	st := s3Target{endpoint: srv.URL, accessKey: tg.accessKey, secretKey: tg.secretKey}.open(t, tg.bucket,
+		func(o *store.Options) { o.Attempts = 1 })
+	ctx := context.Background()
+	big := bytes.Repeat([]byte("sluice!!"), (11<<20)/8) // three parts
+
+	var tries atomic.Int32
+	policy := retry.Policy{Sleep: func(context.Context, time.Duration) error { return nil }}
+	opts := store.WriteOptions{PartSize: 5 << 20, Concurrency: 1, RetryPart: func(ctx context.Context, try func() error) error {
+		return policy.Do(ctx, func() error { tries.Add(1); return try() })
+	}}
+	throttle.Store(2)
+	if _, err := st.Put(ctx, "retrypart/big", bytes.NewReader(big), opts); err != nil {
+		t.Fatalf("two throttled part tries under the caller's policy: %v", err)
+	}
+	if p, n := partPuts.Load(), tries.Load(); p != 5 || n != 5 {
+		t.Errorf("%d part requests, %d tries of the policy; want 3 parts + 2 retries, one request a try", p, n)
+	}
+	if got, err := st.ReadAll(ctx, "retrypart/big"); err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("read back %d bytes: %v", len(got), err)
+	}
+
+	// A policy that never retries: the first throttle fails the upload.
+	partPuts.Store(0)
+	throttle.Store(1)
+	opts.RetryPart = func(ctx context.Context, try func() error) error { return try() }
+	if _, err := st.Put(ctx, "retrypart/failed", bytes.NewReader(big), opts); !store.IsRetryable(err) {
+		t.Fatalf("a throttled part without retries: %v, want a retryable error", err)
+	}
+	if p := partPuts.Load(); p != 1 {
+		t.Errorf("%d part requests, want 1 (the SDK retried the part)", p)
+	}
+	if n := pendingUploads(t, tg, "retrypart/failed"); n != 0 {
+		t.Errorf("%d uploads pending after a failed part", n)
+	}
+	if _, err := st.Stat(ctx, "retrypart/failed"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("failed object visible: %v", err)
+	}
 }

@@ -24,6 +24,7 @@ type benchOptions struct {
 	sizes       []string
 	concurrency string
 	rangeSize   string
+	parts       int
 	readOnly    bool
 	writeOnly   bool
 	keep        bool
@@ -141,6 +142,9 @@ sluice --help). Exit status is 1 when any request failed for good.`,
   # how many requests in flight saturate the link, as seen from an EC2 instance
   sluice bench mem://b/ --sim s3 --concurrency auto
 
+  # one 256 MiB object at a time, written as 8 parts in flight: does one upload fill a 100 MiB/s link?
+  sluice bench s3://bucket/scratch/ --write-only --size 256MiB --concurrency 1 --parts 8 --sim link=100MiB/s
+
   # read what is there in 8 MiB ranges; keep every request and plot them
   sluice bench s3://bucket/data/ --read-only --range-size 8MiB --out reqs.jsonl --plot bench.png
 
@@ -177,6 +181,7 @@ sluice --help). Exit status is 1 when any request failed for good.`,
 	f.StringSliceVarP(&opts.sizes, "size", "s", []string{"16MiB"}, "object size(s), such as 1MiB,16MiB,1GiB or 500KB")
 	f.StringVarP(&opts.concurrency, "concurrency", "c", "8", "requests in flight: a number, a list (1,2,4,8), or auto")
 	f.StringVar(&opts.rangeSize, "range-size", "", "read each object as parallel ranged GETs of this size (such as 8MiB)")
+	f.IntVar(&opts.parts, "parts", 0, "parts of one object uploaded at once when a write is multipart (objects over 8MiB; 0: the store's default, 4)")
 	f.BoolVar(&opts.readOnly, "read-only", false, "read the objects already under URL; write nothing")
 	f.BoolVar(&opts.writeOnly, "write-only", false, "only write (and delete, unless --keep)")
 	f.BoolVar(&opts.keep, "keep", false, "keep the objects written and print where they are")
@@ -212,7 +217,10 @@ func recordFieldsHelp() string {
 func benchConfig(opts benchOptions, sizeGiven bool) (bench.Config, int, error) {
 	cfg := bench.Config{
 		Objects: opts.objects, ReadOnly: opts.readOnly, WriteOnly: opts.writeOnly, Keep: opts.keep,
-		Attempts: opts.retries + 1, Seed: opts.seed, Prefixes: opts.prefixes,
+		Attempts: opts.retries + 1, Seed: opts.seed, Prefixes: opts.prefixes, PartConcurrency: opts.parts,
+	}
+	if opts.parts < 0 {
+		return cfg, 0, usagef("bench: --parts must not be negative, got %d", opts.parts)
 	}
 	if opts.retries < 0 {
 		return cfg, 0, usagef("bench: --retries must not be negative, got %d", opts.retries)

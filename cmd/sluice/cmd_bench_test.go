@@ -32,6 +32,7 @@ func TestBenchBadInput(t *testing.T) {
 		{[]string{"--size", "16M"}, exitUsage, "bad size"},
 		{[]string{"--concurrency", "0"}, exitUsage, "--concurrency"},
 		{[]string{"--range-size", "0"}, exitUsage, "--range-size"},
+		{[]string{"--parts", "-1"}, exitUsage, "--parts"},
 		{[]string{"--objects", "-2"}, exitUsage, "objects must not be negative"},
 		{[]string{"--read-only", "--write-only"}, exitUsage, "exclude each other"},
 		{[]string{"--out", filepath.Join(dir, "r.txt")}, exitUsage, ".jsonl"},

@@ -163,6 +163,10 @@ func copyObjects(ctx context.Context, f *fetch.Fetcher, dst *store.Store, jobs [
 // and later than a ranged read's.
 var cpRetry = retry.Policy{Retries: 5, Base: 100 * time.Millisecond}
 
+// cpPartRetry retries one part of a multipart upload: a part costs only
+// itself again, so the default policy, as fetch's ranged reads have.
+var cpPartRetry = retry.Policy{}
+
 // failedJob is an object whose write failed with a retryable error.
 type failedJob struct {
 	job     copyJob
@@ -249,7 +253,7 @@ func copyObject(ctx context.Context, dst *store.Store, job copyJob, ch <-chan *f
 		}
 		stored = took.Load() // Abort has returned: nothing more is heard
 	}()
-	w, err = dst.NewWriter(ctx, job.dstKey, store.WriteOptions{Stored: func(n int64) {
+	w, err = dst.NewWriter(ctx, job.dstKey, store.WriteOptions{Size: job.src.Size, RetryPart: cpPartRetry.Do, Stored: func(n int64) {
 		took.Add(n)
 		progress(n)
 	}})

@@ -75,6 +75,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 	root.AddCommand(
 		newLsCommand(),
 		newRmCommand(),
+		newUploadsCommand(),
 		newMbCommand(),
 		newVersionCommand(),
 		newGenCommand(),

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-data/sluice/internal/retry"
+	"github.com/sluice-data/sluice/store"
+)
+
+type uploadsOptions struct {
+	abort     bool
+	dryrun    bool
+	olderThan time.Duration
+	quiet     bool
+}
+
+func newUploadsCommand() *cobra.Command {
+	var opts uploadsOptions
+	cmd := &cobra.Command{
+		Use:   "uploads s3://BUCKET[/PREFIX]",
+		Short: "List, or abort, unfinished multipart uploads under a prefix",
+		Long: `List the multipart uploads under an s3:// prefix that were started and
+neither completed nor aborted: their parts are stored, and billed, but no
+object is visible. sluice aborts its own uploads when it fails or is
+interrupted; a writer that was killed (SIGKILL, a lost machine) leaves one.
+Each is printed as "INITIATED  URL  UPLOAD-ID", in key order.
+
+--abort aborts each one listed, printing "abort: URL (UPLOAD-ID)";
+--dryrun with it prints "(dryrun) abort: ..." and aborts nothing. An upload
+still being written is indistinguishable from an orphan, and aborting it
+makes its writer fail: --older-than keeps to uploads started at least that
+long ago.
+
+MinIO lists uploads by prefix only for those started since it last
+restarted; an older one there is found when the URL names its exact key.`,
+		Example: `  sluice uploads s3://bucket/out/
+  sluice uploads --abort --dryrun --older-than 24h s3://bucket/out/
+  sluice uploads --abort --older-than 24h s3://bucket/out/
+  sluice uploads --abort s3://bucket/out/lineitem.parquet`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUploads(cmd.Context(), cmd.OutOrStdout(), opts, args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.abort, "abort", false, "abort every upload listed")
+	f.BoolVar(&opts.dryrun, "dryrun", false, "with --abort: print what would be aborted, abort nothing")
+	f.DurationVar(&opts.olderThan, "older-than", 0, "only uploads started at least this long ago (e.g. 24h)")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing but errors")
+	return cmd
+}
+
+func runUploads(ctx context.Context, out io.Writer, opts uploadsOptions, url string) error {
+	switch {
+	case opts.dryrun && !opts.abort:
+		return usagef("uploads: --dryrun goes with --abort (listing aborts nothing)")
+	case opts.olderThan < 0:
+		return usagef("uploads: --older-than must not be negative, got %s", opts.olderThan)
+	case store.IsGlob(url):
+		return usagef("uploads: %s: globs are not taken (name a prefix)", url)
+	}
+	st, prefix, err := globals.openRetried(ctx, url, rmWorkers)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	policy := retry.Policy{}
+
+	cutoff := time.Now().Add(-opts.olderThan)
+	var ups []store.Upload
+	err = policy.Do(ctx, func() error {
+		ups = ups[:0]
+		return st.ListUploads(ctx, prefix, func(u store.Upload) error {
+			if opts.olderThan == 0 || !u.Initiated.After(cutoff) {
+				ups = append(ups, u)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	say := func(format string, a ...any) {
+		if !opts.quiet {
+			fmt.Fprintf(out, format, a...)
+		}
+	}
+	for _, u := range ups {
+		switch {
+		case !opts.abort:
+			say("%s  %s  %s\n", u.Initiated.UTC().Format(time.RFC3339), st.URL(u.Key), u.ID)
+		case opts.dryrun:
+			say("(dryrun) abort: %s (%s)\n", st.URL(u.Key), u.ID)
+		default:
+			err := policy.Do(ctx, func() error { return st.AbortUpload(ctx, u.Key, u.ID) })
+			if err != nil && !errors.Is(err, store.ErrNotFound) { // gone meanwhile: done
+				return err
+			}
+			say("abort: %s (%s)\n", st.URL(u.Key), u.ID)
+		}
+	}
+	return nil
+}
