@@ -51,7 +51,7 @@ const (
 	headPart  = 1 << 20
 	// initWindow is the bytes a plan first keeps in flight (see
 	// Plan.waitWindow): the first unit's parts and a few behind them.
-	initWindow = 8 << 20
+	initWindow = 16 << 20
 )
 
 func (o Options) withDefaults() Options {

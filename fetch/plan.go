@@ -27,9 +27,10 @@ type Plan struct {
 	queue   []*Unit // admitted and not yet returned by Next
 	srcDone bool
 	held    int64 // bytes of pages held by admitted, unreleased units
-	// inflight is the bytes of the parts launched and not finished, and
-	// window how many may be: see waitWindow.
+	// inflight is the bytes requested and not yet arrived, and window how
+	// many may be: see waitWindow. windowWait: the scheduler waits for it.
 	inflight, window int64
+	windowWait       bool
 	active           map[*part]struct{}
 	wake             chan struct{} // closed (and replaced) on every change a waiter may want
 
@@ -249,21 +250,23 @@ func (p *Plan) Close() {
 	}
 }
 
-// waitWindow waits until n more bytes fit in the plan's window of bytes in
-// flight (or nothing is in flight). Requests running at once share the
-// link, so launching every admitted unit at once would have the first
-// arrive only when nearly all do; within the window, the units at the
-// head get the bandwidth and the consumer starts on them while the rest
-// stream in. The window starts at a few requests' worth, enough to fill
-// a link a few streams wide, and grows by each finished part's bytes
-// (TCP's slow start: it doubles every round of requests) up to the
-// memory budget, so a long scan soon has all the budget allows in flight.
+// waitWindow waits until n more bytes fit in the plan's window of bytes
+// requested and not yet arrived (or nothing is outstanding). Requests
+// running at once share the link, so launching every admitted unit at
+// once would have the first arrive only when nearly all do; within the
+// window, the units at the head get the bandwidth and the consumer starts
+// on them while the rest stream in. The window starts at a few requests'
+// worth and grows by every byte that arrives (TCP's slow start: it doubles
+// each time a window's worth has arrived, however large the requests), up
+// to the memory budget, so a long read soon has all the budget allows in
+// flight.
 func (p *Plan) waitWindow(n int64) bool {
 	start := time.Now()
 	waited := false
 	p.mu.Lock()
 	for p.inflight > 0 && p.inflight+n > p.window {
 		waited = true
+		p.windowWait = true
 		ch := p.wake
 		p.mu.Unlock()
 		select {
@@ -273,12 +276,25 @@ func (p *Plan) waitWindow(n int64) bool {
 		}
 		p.mu.Lock()
 	}
+	p.windowWait = false
 	p.inflight += n
 	p.mu.Unlock()
 	if waited {
 		p.stats.waitWindow.Add(int64(time.Since(start)))
 	}
 	return true
+}
+
+// arrived takes n bytes that arrived off the outstanding ones and widens
+// the window by them.
+func (p *Plan) arrived(n int64) {
+	p.mu.Lock()
+	p.inflight -= n
+	p.window = min(p.window+n, max(p.f.opts.Memory, p.f.initWindow))
+	if p.windowWait {
+		p.broadcast()
+	}
+	p.mu.Unlock()
 }
 
 // launch starts the first request of a part; the caller holds a slot for
@@ -297,16 +313,21 @@ func (p *Plan) launch(pt *part) {
 	go p.run(pt, a, true)
 }
 
-// partDone takes a finished part off the monitor's list and out of the
-// bytes in flight, and widens the window by its bytes.
+// partDone takes a finished part off the monitor's list, and the bytes
+// of it that will not arrive (it was released first) off the outstanding
+// ones.
 func (p *Plan) partDone(pt *part) {
+	pt.mu.Lock()
+	left := pt.n - pt.wm // final: nothing commits after the part finished
+	pt.mu.Unlock()
 	p.mu.Lock()
 	delete(p.active, pt)
 	if pt.inflight {
 		pt.inflight = false
-		p.inflight -= pt.n
-		p.window = min(p.window+pt.n, max(p.f.opts.Memory, p.f.initWindow))
-		p.broadcast()
+		p.inflight -= left
+		if p.windowWait {
+			p.broadcast()
+		}
 	}
 	p.stats.lastDone = time.Now()
 	p.mu.Unlock()
