@@ -158,6 +158,7 @@ func (p *Plan) commit(pt *part, a *attempt, pos int64, b []byte) (live, complete
 	pt.mu.Unlock()
 	if added > 0 {
 		p.f.link.addDelivered(added)
+		p.arrived(added)
 	}
 	if complete {
 		if a.hedge {

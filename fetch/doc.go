@@ -16,6 +16,13 @@
 //   - admits it only while the bytes held for the consumer stay within the
 //     memory budget (Options.Memory): that is the backpressure, and the
 //     consumer's Unit.Release is what makes room; pages are reused;
+//   - launches requests in consumption order within a window of bytes
+//     requested and not yet arrived that starts at 16 MiB and grows by
+//     every byte that arrives (slow start) up to the memory budget, so the
+//     first units get the link instead of sharing it with every unit
+//     behind them; the first unit's spans over 2 MiB go in 1 MiB parts
+//     that download in parallel. The consumer starts on the first row
+//     group while the rest stream in;
 //   - keeps requests in flight up to a limit that starts at 16 and grows,
 //     while the aggregate throughput keeps rising, up to 64; it does not
 //     depend on the number of cores;

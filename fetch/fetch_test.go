@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -690,5 +691,94 @@ func TestInFlightGrows(t *testing.T) {
 	t.Logf("%v", s)
 	if s.InFlightMax <= defaultInFlight {
 		t.Errorf("at most %d in flight: did not grow past %d on a link with room", s.InFlightMax, defaultInFlight)
+	}
+}
+
+// TestHeadFirst: the first unit is split so its parts download in
+// parallel, and the units behind it are launched only within the plan's
+// window of bytes in flight, which grows as parts finish. Requests for
+// every unit but the first are held until the first has arrived: the
+// first arrives regardless, and meanwhile only the units the window
+// allows were requested (without the window, as many as there are
+// in-flight slots).
+func TestHeadFirst(t *testing.T) {
+	st0, inner := testStore(t, "")
+	const unit, units = 96 * KiB, 20
+	data, _ := put(t, inner, "o", unit*units, 9)
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	headCalls, behind := 0, map[int64]bool{}
+	h := &hookDriver{Driver: st0.Driver()}
+	h.hook = func(ctx context.Context, key string, call int, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error, bool) {
+		i := r.Off / unit
+		mu.Lock()
+		if i == 0 {
+			headCalls++
+		} else {
+			behind[i] = true
+		}
+		mu.Unlock()
+		if i > 0 {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return nil, store.ObjectInfo{}, ctx.Err(), true
+			}
+		}
+		return nil, store.ObjectInfo{}, nil, false
+	}
+	st := store.New(h, "mem://x/")
+	reqs := windows("o", unit*units, unit)
+	f := small(New(st, Options{}))
+	f.splitAbove, f.maxPart = 1*MiB, 1*MiB // units behind the first stay whole
+	f.headSplit, f.headPart = 64*KiB, 32*KiB
+	f.initWindow = 256 * KiB
+	p := f.Plan(context.Background(), reqs)
+	defer p.Close()
+	ctx := context.Background()
+	u, err := p.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Give a scheduler that does not hold back the time to show it.
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	head, n := headCalls, len(behind)
+	mu.Unlock()
+	// The window: 256 KiB, grown by the first unit's 96 KiB once it
+	// arrived, holds three more units of 96 KiB.
+	if head != 3 || n > 3 {
+		t.Errorf("first unit in %d requests (want 3), %d units behind it requested before it arrived (want at most 3)", head, n)
+	}
+	close(gate)
+	if err := checkUnit(u, data); err != nil {
+		t.Fatal(err)
+	}
+	u.Release()
+	for i := 1; ; i++ {
+		u, err := p.Next(ctx)
+		if err == io.EOF {
+			if i != units {
+				t.Fatalf("EOF after %d units", i)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Index() != i {
+			t.Fatalf("unit %d came as %d", u.Index(), i)
+		}
+		err = checkUnit(u, data)
+		u.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := p.Stats(); s.WaitWindow == 0 {
+		t.Error("no time held back by the window")
 	}
 }

@@ -30,6 +30,8 @@ type Fetcher struct {
 	// down to objects of a few KiB.
 	minHole, maxHole    int64
 	splitAbove, maxPart int64
+	headSplit, headPart int64 // the same for a plan's first unit
+	initWindow          int64 // a plan's first window of bytes in flight
 }
 
 // New returns a Fetcher reading from st.
@@ -45,6 +47,9 @@ func New(st *store.Store, opts Options) *Fetcher {
 		maxHole:    maxHole,
 		splitAbove: splitAbove,
 		maxPart:    maxPart,
+		headSplit:  headSplit,
+		headPart:   headPart,
+		initWindow: initWindow,
 		scratch:    sync.Pool{New: func() any { b := make([]byte, scratchSize); return &b }},
 	}
 }

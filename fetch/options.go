@@ -44,6 +44,14 @@ const (
 	maxHole    = 8 << 20
 	splitAbove = 24 << 20
 	maxPart    = 16 << 20
+
+	// A plan's first unit is split finer, so that it arrives at the
+	// link's rate: spans over 2 MiB in parts of at most 1 MiB.
+	headSplit = 2 << 20
+	headPart  = 1 << 20
+	// initWindow is the bytes a plan first keeps in flight (see
+	// Plan.waitWindow): the first unit's parts and a few behind them.
+	initWindow = 16 << 20
 )
 
 func (o Options) withDefaults() Options {

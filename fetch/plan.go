@@ -27,8 +27,12 @@ type Plan struct {
 	queue   []*Unit // admitted and not yet returned by Next
 	srcDone bool
 	held    int64 // bytes of pages held by admitted, unreleased units
-	active  map[*part]struct{}
-	wake    chan struct{} // closed (and replaced) on every change a waiter may want
+	// inflight is the bytes requested and not yet arrived, and window how
+	// many may be: see waitWindow. windowWait: the scheduler waits for it.
+	inflight, window int64
+	windowWait       bool
+	active           map[*part]struct{}
+	wake             chan struct{} // closed (and replaced) on every change a waiter may want
 
 	objects map[string]*object // by key; the scheduler goroutine's alone
 
@@ -44,6 +48,7 @@ func newPlan(ctx context.Context, f *Fetcher) *Plan {
 		active:  map[*part]struct{}{},
 		wake:    make(chan struct{}),
 		objects: map[string]*object{},
+		window:  f.initWindow,
 	}
 	p.stats.init()
 	return p
@@ -99,6 +104,9 @@ func (p *Plan) schedule(reqs iter.Seq2[Request, error]) {
 		p.broadcast()
 		p.mu.Unlock()
 		for _, pt := range u.parts {
+			if !p.waitWindow(pt.n) {
+				return
+			}
 			if err := p.f.link.slots.acquire(p.ctx); err != nil {
 				return
 			}
@@ -123,7 +131,14 @@ func (p *Plan) newUnit(req Request, index int) (*Unit, error) {
 	}
 	hole := p.f.link.estimates().hole(p.f.minHole, p.f.maxHole)
 	p.stats.hole.Store(hole)
-	spans := split(coalesce(req.Ranges, boundHole(req.Ranges, hole)), p.f.splitAbove, p.f.maxPart)
+	above, maxPart := p.f.splitAbove, p.f.maxPart
+	if index == 0 {
+		// The first unit is what the consumer waits for before it can
+		// start: its parts download in parallel, at the link's rate
+		// rather than one stream's.
+		above, maxPart = p.f.headSplit, p.f.headPart
+	}
+	spans := split(coalesce(req.Ranges, boundHole(req.Ranges, hole)), above, maxPart)
 	u := &Unit{p: p, key: req.Key, tag: req.Tag, index: index, obj: obj,
 		ranges: append([]store.Range(nil), req.Ranges...)}
 	var base int64
@@ -235,7 +250,55 @@ func (p *Plan) Close() {
 	}
 }
 
-// launch starts the first request of a part; the caller holds a slot for it.
+// waitWindow waits until n more bytes fit in the plan's window of bytes
+// requested and not yet arrived (or nothing is outstanding). Requests
+// running at once share the link, so launching every admitted unit at
+// once would have the first arrive only when nearly all do; within the
+// window, the units at the head get the bandwidth and the consumer starts
+// on them while the rest stream in. The window starts at a few requests'
+// worth and grows by every byte that arrives (TCP's slow start: it doubles
+// each time a window's worth has arrived, however large the requests), up
+// to the memory budget, so a long read soon has all the budget allows in
+// flight.
+func (p *Plan) waitWindow(n int64) bool {
+	start := time.Now()
+	waited := false
+	p.mu.Lock()
+	for p.inflight > 0 && p.inflight+n > p.window {
+		waited = true
+		p.windowWait = true
+		ch := p.wake
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-p.ctx.Done():
+			return false
+		}
+		p.mu.Lock()
+	}
+	p.windowWait = false
+	p.inflight += n
+	p.mu.Unlock()
+	if waited {
+		p.stats.waitWindow.Add(int64(time.Since(start)))
+	}
+	return true
+}
+
+// arrived takes n bytes that arrived off the outstanding ones and widens
+// the window by them.
+func (p *Plan) arrived(n int64) {
+	p.mu.Lock()
+	p.inflight -= n
+	p.window = min(p.window+n, max(p.f.opts.Memory, p.f.initWindow))
+	if p.windowWait {
+		p.broadcast()
+	}
+	p.mu.Unlock()
+}
+
+// launch starts the first request of a part; the caller holds a slot for
+// it and has counted it in flight (waitWindow).
 func (p *Plan) launch(pt *part) {
 	pt.mu.Lock()
 	pt.started = time.Now()
@@ -244,15 +307,28 @@ func (p *Plan) launch(pt *part) {
 	p.f.link.addPart(pt.n)
 	p.mu.Lock()
 	p.active[pt] = struct{}{}
+	pt.inflight = true
 	p.mu.Unlock()
 	p.wg.Add(1)
 	go p.run(pt, a, true)
 }
 
-// partDone takes a finished part off the monitor's list.
+// partDone takes a finished part off the monitor's list, and the bytes
+// of it that will not arrive (it was released first) off the outstanding
+// ones.
 func (p *Plan) partDone(pt *part) {
+	pt.mu.Lock()
+	left := pt.n - pt.wm // final: nothing commits after the part finished
+	pt.mu.Unlock()
 	p.mu.Lock()
 	delete(p.active, pt)
+	if pt.inflight {
+		pt.inflight = false
+		p.inflight -= left
+		if p.windowWait {
+			p.broadcast()
+		}
+	}
 	p.stats.lastDone = time.Now()
 	p.mu.Unlock()
 }
@@ -283,7 +359,7 @@ func (p *Plan) monitor() {
 			e := p.f.link.estimates()
 			peers := peerRate(parts, now)
 			for _, pt := range parts {
-				p.checkStraggler(pt, now, e, peers)
+				p.checkStraggler(pt, now, e, peers, len(parts))
 			}
 		}
 	}
@@ -333,7 +409,7 @@ func (pt *part) rate(now time.Time) (float64, bool) {
 // peers: peers is their median rate, see peerRate). The duplicate resumes
 // from the bytes already committed; both race and the first to finish
 // wins. When two are already running, the older is cancelled to make room.
-func (p *Plan) checkStraggler(pt *part, now time.Time, e estimates, peers float64) {
+func (p *Plan) checkStraggler(pt *part, now time.Time, e estimates, peers float64, running int) {
 	pt.mu.Lock()
 	if pt.done || len(pt.live) == 0 || pt.hedges >= maxHedges {
 		pt.mu.Unlock()
@@ -348,6 +424,13 @@ func (p *Plan) checkStraggler(pt *part, now time.Time, e estimates, peers float6
 	}
 	stalled := now.Sub(last) > e.stallAfter(firstByte)
 	slow := e.measured && pt.hedges == 0 && now.Sub(pt.started) > e.slowAfter(pt.n)
+	if slow && peers == 0 && running >= minPeers {
+		// The link is shared by enough requests that none gets one
+		// stream's rate, but they started too recently (the window
+		// launches them as others finish) to say what a typical one gets:
+		// only a stall is raced.
+		slow = false
+	}
 	if slow && peers > 0 {
 		// Slower than one stream should be, but so is every request on
 		// a shared link: a duplicate would only take bandwidth from the

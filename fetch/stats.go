@@ -27,6 +27,9 @@ type Stats struct {
 	// by the memory budget. A consumer that never waits is the bottleneck.
 	WaitConsumer time.Duration
 	WaitMemory   time.Duration
+	// WaitWindow is how long launching was held back so that the units
+	// at the head get the link (see Plan.waitWindow).
+	WaitWindow time.Duration
 
 	MemoryHigh     int64 // most bytes held at once; at most Options.Memory
 	BytesAllocated int64 // fresh page memory; the rest was reused
@@ -59,6 +62,7 @@ func (s *Stats) Add(o Stats) {
 	s.HedgeWins += o.HedgeWins
 	s.WaitConsumer += o.WaitConsumer
 	s.WaitMemory += o.WaitMemory
+	s.WaitWindow += o.WaitWindow
 	s.MemoryHigh = max(s.MemoryHigh, o.MemoryHigh)
 	s.BytesAllocated += o.BytesAllocated
 	s.InFlightMax = max(s.InFlightMax, o.InFlightMax)
@@ -87,9 +91,9 @@ func (s Stats) String() string {
 		s.Units, mib(s.BytesRequested), mib(s.BytesPlanned), mib(s.BytesFetched), s.Elapsed.Round(time.Millisecond), rate)
 	fmt.Fprintf(&b, "fetch: %d requests, %d retries, %d duplicates for stragglers (%d won), in flight max %d (limit %d), hole %d KiB\n",
 		s.Requests, s.Retries, s.Hedges, s.HedgeWins, s.InFlightMax, s.InFlightLimit, s.Hole>>10)
-	fmt.Fprintf(&b, "fetch: first byte p50 %v p90 %v p99 %v max %v; consumer waited %v, memory held back %v\n",
+	fmt.Fprintf(&b, "fetch: first byte p50 %v p90 %v p99 %v max %v; consumer waited %v, memory held back %v, window held back %v\n",
 		s.TTFB.P50.Round(10*time.Microsecond), s.TTFB.P90.Round(10*time.Microsecond), s.TTFB.P99.Round(10*time.Microsecond),
-		s.TTFB.Max.Round(10*time.Microsecond), s.WaitConsumer.Round(time.Millisecond), s.WaitMemory.Round(time.Millisecond))
+		s.TTFB.Max.Round(10*time.Microsecond), s.WaitConsumer.Round(time.Millisecond), s.WaitMemory.Round(time.Millisecond), s.WaitWindow.Round(time.Millisecond))
 	fmt.Fprintf(&b, "fetch: memory high %.1f MiB, fresh %.1f MiB", mib(s.MemoryHigh), mib(s.BytesAllocated))
 	return b.String()
 }
@@ -99,6 +103,7 @@ type planStats struct {
 	units, requested, planned, fetched, requests atomic.Int64
 	retries, hedges, hedgeWins                   atomic.Int64
 	waitConsumer, waitMemory, allocated, hole    atomic.Int64
+	waitWindow                                   atomic.Int64
 	inFlight, inFlightMax                        atomic.Int64
 	memHigh                                      int64     // under Plan.mu
 	lastDone                                     time.Time // under Plan.mu
@@ -150,6 +155,7 @@ func (p *Plan) Stats() Stats {
 		HedgeWins:      s.hedgeWins.Load(),
 		WaitConsumer:   time.Duration(s.waitConsumer.Load()),
 		WaitMemory:     time.Duration(s.waitMemory.Load()),
+		WaitWindow:     time.Duration(s.waitWindow.Load()),
 		BytesAllocated: s.allocated.Load(),
 		InFlightMax:    int(s.inFlightMax.Load()),
 		InFlightLimit:  p.f.link.slots.getLimit(),

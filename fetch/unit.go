@@ -235,6 +235,8 @@ type part struct {
 	off, n int64 // of the object
 	base   int64 // of the unit's pages
 
+	inflight bool // launched and not finished; under the plan's mu
+
 	mu         sync.Mutex
 	wm         int64 // bytes [0, wm) of the part are committed
 	done       bool

@@ -109,11 +109,15 @@ func TestHivePartitions(t *testing.T) {
 		}
 		return n, byRegion, s.Stats()
 	}
-	n, by, _ := count(Options{})
+	n, by, stats := count(Options{})
 	if n != 400 || by["eu"] != 200 || by["us/west"] != 100 || by["(null)"] != 100 {
 		t.Fatalf("%d rows, by region %v", n, by)
 	}
-	n, by, stats := count(Options{Filter: "year = 2024 and region = 'eu' and a >= 250", Columns: []string{"region", "a"}})
+	// The first batch is timed from Open's start, like Elapsed.
+	if stats.FirstBatch < stats.Open || stats.FirstBatch > stats.Elapsed {
+		t.Fatalf("first batch at %v, open %v, elapsed %v", stats.FirstBatch, stats.Open, stats.Elapsed)
+	}
+	n, by, stats = count(Options{Filter: "year = 2024 and region = 'eu' and a >= 250", Columns: []string{"region", "a"}})
 	if n != 50 || by["eu"] != 50 || stats.FilesPruned != 3 {
 		t.Fatalf("%d rows, by region %v, %d files pruned", n, by, stats.FilesPruned)
 	}
@@ -300,7 +304,7 @@ func TestEmptyResults(t *testing.T) {
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if st := s.Stats(); st.RowGroupsPruned != 8 || st.Rows != 0 || st.Fetch.Requests != 0 {
+	if st := s.Stats(); st.RowGroupsPruned != 8 || st.Rows != 0 || st.Fetch.Requests != 0 || st.FirstBatch != 0 {
 		t.Fatalf("%+v", st)
 	}
 }

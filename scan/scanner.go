@@ -64,6 +64,7 @@ type Scanner struct {
 	err    error
 	closed bool
 	end    time.Time // when the last batch was taken (or the scan failed)
+	first  time.Time // when the first batch was taken
 
 	cur       Batch
 	closeOnce sync.Once
@@ -218,6 +219,11 @@ func (s *Scanner) Next() bool {
 		return false
 	}
 	s.cur = b
+	if s.c.batches.Load() == 0 {
+		s.mu.Lock()
+		s.first = time.Now()
+		s.mu.Unlock()
+	}
 	s.c.rows.Add(b.NumRows())
 	s.c.batches.Add(1)
 	return true

@@ -31,6 +31,9 @@ type Stats struct {
 
 	Open    time.Duration // listing and footers
 	Elapsed time.Duration // Open until the last batch was taken (or now)
+	// FirstBatch is Open until the first batch was taken: how long a
+	// consumer waits before it has anything to work on. Zero before then.
+	FirstBatch time.Duration
 	// Decode is the time the workers spent decoding (summed over them);
 	// FetchWait the time they waited for bytes still arriving; Wait the
 	// time the consumer waited in Next for a batch.
@@ -70,8 +73,8 @@ func (s Stats) String() string {
 	}
 	fmt.Fprintf(&b, "scan: %.1f MiB needed, %.1f MiB fetched (%.2fx) in %d requests (%d fallback reads, %.1f KiB)\n",
 		mib(s.BytesNeeded), mib(s.BytesFetched), ratio, s.Requests, s.Fallbacks, float64(s.FallbackBytes)/1024)
-	fmt.Fprintf(&b, "scan: %v (open %v), %.1f MiB/s; decode %v (%.1f MiB/s per core), decoders waited for bytes %v, consumer waited %v",
-		ms(s.Elapsed), ms(s.Open), s.MiBps(), ms(s.Decode), s.DecodeMiBps(), ms(s.FetchWait), ms(s.Wait))
+	fmt.Fprintf(&b, "scan: %v (open %v, first batch %v), %.1f MiB/s; decode %v (%.1f MiB/s per core), decoders waited for bytes %v, consumer waited %v",
+		ms(s.Elapsed), ms(s.Open), ms(s.FirstBatch), s.MiBps(), ms(s.Decode), s.DecodeMiBps(), ms(s.FetchWait), ms(s.Wait))
 	return b.String()
 }
 
@@ -99,8 +102,11 @@ func (s *Scanner) Stats() Stats {
 	st.BytesFetched = d.open.footerBytes + fs.BytesFetched + st.FallbackBytes
 	st.Requests = 1 + d.open.footerReads + fs.Requests + st.Fallbacks
 	s.mu.Lock()
-	end := s.end
+	end, first := s.end, s.first
 	s.mu.Unlock()
+	if !first.IsZero() {
+		st.FirstBatch = d.open.elapsed + first.Sub(s.start)
+	}
 	if end.IsZero() {
 		end = time.Now()
 	}

@@ -62,15 +62,16 @@ func medianScan(runs []Run, f func(Run) *ScanResult) *ScanResult {
 	}
 	m := func(g func(*ScanResult) float64) float64 { return medianOf(have, g) }
 	out := &ScanResult{
-		Seconds:      m(func(s *ScanResult) float64 { return s.Seconds }),
-		MiBps:        m(func(s *ScanResult) float64 { return s.MiBps }),
-		BytesNeeded:  int64(m(func(s *ScanResult) float64 { return float64(s.BytesNeeded) })),
-		BytesFetched: int64(m(func(s *ScanResult) float64 { return float64(s.BytesFetched) })),
-		Requests:     int64(m(func(s *ScanResult) float64 { return float64(s.Requests) })),
-		Retries:      int64(m(func(s *ScanResult) float64 { return float64(s.Retries) })),
-		Hedges:       int64(m(func(s *ScanResult) float64 { return float64(s.Hedges) })),
-		Rows:         have[0].Rows,
-		CPU:          medianCPU(have, func(s *ScanResult) CPU { return s.CPU }),
+		Seconds:           m(func(s *ScanResult) float64 { return s.Seconds }),
+		MiBps:             m(func(s *ScanResult) float64 { return s.MiBps }),
+		FirstBatchSeconds: m(func(s *ScanResult) float64 { return s.FirstBatchSeconds }),
+		BytesNeeded:       int64(m(func(s *ScanResult) float64 { return float64(s.BytesNeeded) })),
+		BytesFetched:      int64(m(func(s *ScanResult) float64 { return float64(s.BytesFetched) })),
+		Requests:          int64(m(func(s *ScanResult) float64 { return float64(s.Requests) })),
+		Retries:           int64(m(func(s *ScanResult) float64 { return float64(s.Retries) })),
+		Hedges:            int64(m(func(s *ScanResult) float64 { return float64(s.Hedges) })),
+		Rows:              have[0].Rows,
+		CPU:               medianCPU(have, func(s *ScanResult) CPU { return s.CPU }),
 	}
 	out.Elapsed = time.Duration(out.Seconds * float64(time.Second))
 	return out
@@ -137,8 +138,8 @@ func (rep *Report) Print(w io.Writer) {
 	}
 	sweep("raw GET", "in flight", m.Raw)
 	if s := m.Scan; s != nil {
-		fmt.Fprintf(w, "  %-34s %8.1f   (%.2fs; %s needed, %s fetched (%.3fx), %d requests, %d duplicates, %d retries)\n",
-			"scan, all columns", s.MiBps, s.Seconds, mib(s.BytesNeeded), mib(s.BytesFetched),
+		fmt.Fprintf(w, "  %-34s %8.1f   (%.2fs, first batch %.0fms; %s needed, %s fetched (%.3fx), %d requests, %d duplicates, %d retries)\n",
+			"scan, all columns", s.MiBps, s.Seconds, s.FirstBatchSeconds*1000, mib(s.BytesNeeded), mib(s.BytesFetched),
 			ratio(float64(s.BytesFetched), float64(s.BytesNeeded)), s.Requests, s.Hedges, s.Retries)
 	}
 	sweep("naive arrow-go over ReaderAt", "files", m.Naive)
@@ -190,7 +191,7 @@ func (rep *Report) Print(w io.Writer) {
 			add("raw %.0f", r.Raw.Rate())
 		}
 		if r.Scan != nil {
-			add("scan %.0f", r.Scan.MiBps)
+			add("scan %.0f (first batch %.0fms)", r.Scan.MiBps, r.Scan.FirstBatchSeconds*1000)
 		}
 		if r.Naive.Best > 0 {
 			add("naive %.0f", r.Naive.Rate())

@@ -18,7 +18,10 @@ import (
 type ScanResult struct {
 	Elapsed time.Duration `json:"-"`
 	Seconds float64       `json:"seconds"`
-	MiBps   float64       `json:"mib_s"` // file bytes of the dataset (or of the projection's chunks) per second
+	// FirstBatchSeconds is scan's own time to its first batch, Open
+	// included (scan.Stats.FirstBatch).
+	FirstBatchSeconds float64 `json:"first_batch_seconds"`
+	MiBps             float64 `json:"mib_s"` // file bytes of the dataset (or of the projection's chunks) per second
 	// BytesNeeded and BytesFetched are scan's own: the footers and column
 	// chunks it must read, and what came off the wire.
 	BytesNeeded  int64      `json:"bytes_needed"`
@@ -61,17 +64,18 @@ func runScan(ctx context.Context, st *store.Store, pattern string, opts scan.Opt
 	}
 	stats := s.Stats()
 	return ScanResult{
-		Elapsed:      elapsed,
-		Seconds:      elapsed.Seconds(),
-		BytesNeeded:  stats.BytesNeeded,
-		BytesFetched: stats.BytesFetched,
-		Requests:     stats.Requests,
-		Retries:      stats.Fetch.Retries,
-		Hedges:       stats.Fetch.Hedges,
-		Rows:         stats.Rows,
-		CPU:          used,
-		Sum:          cs,
-		Stats:        stats,
+		Elapsed:           elapsed,
+		Seconds:           elapsed.Seconds(),
+		FirstBatchSeconds: stats.FirstBatch.Seconds(),
+		BytesNeeded:       stats.BytesNeeded,
+		BytesFetched:      stats.BytesFetched,
+		Requests:          stats.Requests,
+		Retries:           stats.Fetch.Retries,
+		Hedges:            stats.Fetch.Hedges,
+		Rows:              stats.Rows,
+		CPU:               used,
+		Sum:               cs,
+		Stats:             stats,
 	}, nil
 }
 
