@@ -34,6 +34,7 @@ func newProgress(desc string, total int64, quiet bool) *progress {
 			progressbar.OptionSetWriter(os.Stderr),
 			progressbar.OptionSetDescription(desc),
 			progressbar.OptionShowBytes(true),
+			progressbar.OptionUseIECUnits(true), // MiB/s, as every summary says
 			progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
 			progressbar.OptionSetPredictTime(total > 0),
