@@ -1,6 +1,7 @@
 package s3server
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -103,12 +104,18 @@ func (l idleListener) Accept() (net.Conn, error) {
 // that goes away, and a timeout there would cancel a long response.
 type idleBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
-	idle time.Duration
-	done bool
+	rc      *http.ResponseController
+	idle    time.Duration
+	done    bool
+	started bool // a handler read from it: the request passed auth
 }
 
+// idleBodyKey finds a request's idleBody when a handler has wrapped
+// r.Body (an aws-chunked decoder, say).
+type idleBodyKey struct{}
+
 func (b *idleBody) Read(p []byte) (int, error) {
+	b.started = true
 	if b.done {
 		return b.ReadCloser.Read(p)
 	}
@@ -129,7 +136,9 @@ func bodyDeadlines(idle time.Duration, next http.Handler) http.Handler {
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
 			rc := http.NewResponseController(w)
 			rc.SetReadDeadline(time.Now().Add(idle))
-			r.Body = &idleBody{ReadCloser: r.Body, rc: rc, idle: idle}
+			b := &idleBody{ReadCloser: r.Body, rc: rc, idle: idle}
+			r.Body = b
+			r = r.WithContext(context.WithValue(r.Context(), idleBodyKey{}, b))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -138,13 +147,36 @@ func bodyDeadlines(idle time.Duration, next http.Handler) http.Handler {
 // dropBody makes a refusal not wait for the body the client may still be
 // sending: the connection closes after the response, and what net/http
 // would read of the body before that fails at once.
+//
+// A body an authenticated handler was already reading when it failed
+// (a bad chunk mid-upload) is read on for a little, up to drainBytes
+// within drainTime: a client still sending when the connection closes
+// may see it reset before it reads the answer that says why.
 func dropBody(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 		return
 	}
-	if b, ok := r.Body.(*idleBody); ok && b.done {
+	b, _ := r.Context().Value(idleBodyKey{}).(*idleBody)
+	if b != nil && b.done {
 		return
 	}
+	rc := http.NewResponseController(w)
+	if b != nil && b.started {
+		rc.SetReadDeadline(time.Now().Add(drainTime))
+		n, err := io.CopyN(io.Discard, b.ReadCloser, drainBytes)
+		if err == io.EOF && n < drainBytes {
+			b.done = true
+			rc.SetReadDeadline(time.Time{})
+			return
+		}
+	}
 	w.Header().Set("Connection", "close")
-	http.NewResponseController(w).SetReadDeadline(time.Now())
+	rc.SetReadDeadline(time.Now())
 }
+
+// How much of a failed authenticated upload's remaining body is read so
+// that the client gets the error instead of a reset.
+const (
+	drainBytes = 1 << 20
+	drainTime  = 2 * time.Second
+)
