@@ -40,9 +40,9 @@ single columns skips row groups by their statistics.
 
 With no -o, scan reads everything and prints the number of rows. -o writes
 the batches in the format --format names or, without it, NAME's suffix does:
-  NAME.arrow     an Arrow IPC file (also .feather, .ipc): batches stored as
-                 they are decoded, listed in dataset order in its footer, so
-                 readers see dataset order
+  NAME.arrow     an Arrow IPC file (also .feather, .ipc), read in dataset
+                 order (with --order arrival the batches are stored as they
+                 are decoded and listed in dataset order in its footer)
   NAME.arrows    an Arrow IPC stream, in --order
   NAME.parquet   a Parquet file (also .pq; snappy), uploaded in parts as it
                  is written, in --order
