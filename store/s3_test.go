@@ -235,9 +235,7 @@ func TestS3Throttled(t *testing.T) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
-		w.Header().Set("Content-Type", "application/xml")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
+		slowDown(w, r)
 	}))
 	defer srv.Close()
 	st := s3Target{endpoint: srv.URL, accessKey: "k", secretKey: "s"}.open(t, "b")
@@ -576,10 +574,7 @@ func TestS3PartsKeepRetries(t *testing.T) {
 				puts.Add(1)
 			}
 			if throttle.Add(-1) >= 0 {
-				io.Copy(io.Discard, r.Body)
-				w.Header().Set("Content-Type", "application/xml")
-				w.WriteHeader(http.StatusServiceUnavailable)
-				w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
+				slowDown(w, r)
 				return
 			}
 		}
@@ -810,10 +805,7 @@ func TestS3RetryPart(t *testing.T) {
 		if r.Method == http.MethodPut && r.URL.Query().Has("partNumber") {
 			partPuts.Add(1)
 			if throttle.Add(-1) >= 0 {
-				io.Copy(io.Discard, r.Body)
-				w.Header().Set("Content-Type", "application/xml")
-				w.WriteHeader(http.StatusServiceUnavailable)
-				w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
+				slowDown(w, r)
 				return
 			}
 		}
@@ -857,4 +849,13 @@ func TestS3RetryPart(t *testing.T) {
 	if _, err := st.Stat(ctx, "retrypart/failed"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("failed object visible: %v", err)
 	}
+}
+
+// slowDown answers as S3 does above its request rate: 503 SlowDown,
+// after reading the body so the client sees the answer.
+func slowDown(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
 }

@@ -42,10 +42,7 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 	if err := wcfg.Validate(); err != nil {
 		return usagef("bench: --workers: %v", err)
 	}
-	if err := checkOutput("--out", opts.out, ".jsonl", ".ndjson", ".csv"); err != nil {
-		return err
-	}
-	if err := checkOutput("--plot", opts.plot, ".png"); err != nil {
+	if err := checkBenchOutputs(opts); err != nil {
 		return err
 	}
 	st, prefix, err := globals.openStore(ctx, url, conc)

@@ -294,10 +294,7 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string,
 	if err != nil {
 		return err
 	}
-	if err := checkOutput("--out", opts.out, ".jsonl", ".ndjson", ".csv"); err != nil {
-		return err
-	}
-	if err := checkOutput("--plot", opts.plot, ".png"); err != nil {
+	if err := checkBenchOutputs(opts); err != nil {
 		return err
 	}
 	st, prefix, err := globals.openRetried(ctx, url, conc)
@@ -423,4 +420,13 @@ func (b *benchProgress) PhaseEnd(s bench.Summary, err error) {
 	if err == nil && !b.quiet && !term.IsTerminal(int(os.Stderr.Fd())) {
 		fmt.Fprintf(os.Stderr, "%s: %.1f MiB/s steady, %.1f MiB/s whole phase, %d errors\n", b.p.desc, s.SteadyMiBps, s.WholeMiBps, s.Errors)
 	}
+}
+
+// checkBenchOutputs refuses --out and --plot names of a kind bench does
+// not write, before anything is measured.
+func checkBenchOutputs(opts benchOptions) error {
+	if err := checkOutput("--out", opts.out, ".jsonl", ".ndjson", ".csv"); err != nil {
+		return err
+	}
+	return checkOutput("--plot", opts.plot, ".png")
 }
