@@ -6,7 +6,7 @@
 //
 //	map         a task per piece of the scan's datasets (a file, or a
 //	            range of row groups of a large one, the pieces
-//	            collect.Pieces cuts for Flight endpoints) runs the leading
+//	            scan.Pieces cuts for Flight endpoints) runs the leading
 //	            per-batch stages, and the partial side of an aggregation
 //	            after them (exec.SplitAgg): one summary per batch
 //	map-to-n    with a shuffle stage (exec.Shuffle) right after them, a map

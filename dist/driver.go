@@ -42,7 +42,7 @@ type Options struct {
 	// (retries and the straggler's duplicate included). Default 3.
 	Attempts int
 	// PieceBytes is the size the scan's files are cut into map tasks by
-	// (see collect.Pieces). Default 64 MiB.
+	// (see scan.Pieces). Default 64 MiB.
 	PieceBytes int64
 	// Spread is how many key prefixes each phase's data objects (the
 	// shuffle's map objects above all) are spread over, so that a large

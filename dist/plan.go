@@ -7,7 +7,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
@@ -36,7 +35,7 @@ const PositionColumn = "_sluice_pos_"
 // makePlan cuts p into phases:
 //
 //   - map: a task per piece of the scan's datasets (a file, or a range of
-//     row groups of a large one: collect.Pieces) runs the leading
+//     row groups of a large one: scan.Pieces) runs the leading
 //     per-batch stages; when an aggregation follows them, its partial
 //     side too (exec.SplitAgg), and the driver folds the summaries in
 //     dataset order, so the result has the bits of one process's;
@@ -88,9 +87,9 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 			closeStore(opts.Open, st)
 			continue
 		}
-		for _, pc := range collect.Pieces(groups, opts.PieceBytes) {
+		for _, pc := range scan.Pieces(groups, opts.PieceBytes) {
 			p := Piece{URL: u, Key: files[pc.File].Key, Lo: pc.Lo, Hi: pc.Hi}
-			if pat, err := collect.PiecePattern("", key+rest, p.Key); err == nil {
+			if pat, err := scan.PiecePattern("", key+rest, p.Key); err == nil {
 				p.Scan = st.URL(pat)
 			}
 			pieces = append(pieces, p)

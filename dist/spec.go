@@ -96,7 +96,7 @@ type Piece struct {
 	Key string `json:"key,omitempty"`
 	// Scan, when set, is the URL a task scans instead of the scan's URL
 	// number URL: a pattern naming the piece's file alone, with the same
-	// partition root (see collect.PiecePattern), so the task reads one
+	// partition root (see scan.PiecePattern), so the task reads one
 	// footer instead of the dataset's.
 	Scan  string `json:"scan,omitempty"`
 	Lo    int    `json:"lo"`

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluice-data/sluice/collect"
+	"github.com/sluice-data/sluice/flightsvc"
 	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/store"
 )
@@ -127,7 +128,7 @@ func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, d
 	}
 
 	start := time.Now()
-	r, err := collect.Get(ctx, addr, dataset, collect.GetOptions{
+	r, err := flightsvc.Get(ctx, addr, dataset, flightsvc.GetOptions{
 		Columns: columns, Filter: opts.filter, Order: order, Parallel: opts.parallel, Token: token,
 	})
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-data/sluice/bench"
-	"github.com/sluice-data/sluice/collect"
+	"github.com/sluice-data/sluice/flightsvc"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -75,7 +75,7 @@ error, never with a short stream. A client that goes away stops its scans.`,
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:8815", "listen address (port 0 picks a free one)")
 	f.StringVar(&opts.token, "token", "", "bearer token to require (default: none on loopback, else generated)")
 	f.StringVar(&opts.memory, "memory", "64MiB", "memory each stream's scan holds: bytes fetched ahead of decoding and decoding's buffers (at least one row group's worth)")
-	f.IntVar(&opts.concurrency, "concurrency", 2, "row groups one unordered stream decodes at once")
+	f.IntVar(&opts.concurrency, "concurrency", 2, "row groups one stream decodes at once (an ordered stream holds at most that many ahead of the one due)")
 	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes read per endpoint a large file is cut into (whole row groups)")
 	return cmd
 }
@@ -117,7 +117,7 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 		_, _ = rand.Read(b)
 		token, generated = hex.EncodeToString(b), true
 	}
-	var roots []collect.Root
+	var roots []flightsvc.Root
 	for _, u := range urls {
 		st, key, err := globals.openStore(ctx, u, maxInFlight)
 		if err != nil {
@@ -127,13 +127,13 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 		if err := hasObjects(ctx, st, key); err != nil {
 			return err
 		}
-		roots = append(roots, collect.Root{Store: st, Prefix: key})
+		roots = append(roots, flightsvc.Root{Store: st, Prefix: key})
 	}
 	lis, err := net.Listen("tcp", opts.addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	srv := collect.NewServer(roots, collect.ServerOptions{Token: token, Memory: memory, Concurrency: opts.concurrency, PieceBytes: pieceSize})
+	srv := flightsvc.NewServer(roots, flightsvc.ServerOptions{Token: token, Memory: memory, Concurrency: opts.concurrency, PieceBytes: pieceSize})
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 

@@ -24,6 +24,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/sluice-data/sluice/collect"
+	"github.com/sluice-data/sluice/flightsvc"
 	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/internal/arrowtest"
 )
@@ -126,7 +127,7 @@ func sumOf(t *testing.T, data []byte, f format.Format) arrowtest.Checksum {
 // in dataset order by the position in their app_metadata.
 func flightSum(t *testing.T, addr, cmd string) (arrowtest.Checksum, int) {
 	t.Helper()
-	client, err := collect.Dial(addr, "")
+	client, err := flightsvc.Dial(addr, "")
 	if err != nil {
 		t.Fatal(err)
 	}

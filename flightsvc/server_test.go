@@ -1,4 +1,4 @@
-package collect
+package flightsvc
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/internal/arrowtest"
@@ -80,7 +81,7 @@ func localChecksum(t *testing.T, st *store.Store, pattern string, opts scan.Opti
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(bs, func(a, b scan.Batch) int { return Pos{Position: a.Pos}.Compare(Pos{Position: b.Pos}) })
+	slices.SortFunc(bs, func(a, b scan.Batch) int { return collect.Pos{Position: a.Pos}.Compare(collect.Pos{Position: b.Pos}) })
 	var c arrowtest.Checksum
 	for _, b := range bs {
 		c.Add(b.RecordBatch)
@@ -111,9 +112,9 @@ func TestServeAndGet(t *testing.T) {
 	}
 	for _, c := range cases {
 		want := localChecksum(t, st, c.dataset, scan.Options{Columns: c.columns, Filter: c.filter})
-		for _, order := range []Order{Arrival, Dataset} {
+		for _, order := range []collect.Order{collect.Arrival, collect.Dataset} {
 			for _, f := range []format.Format{format.IPCFile, format.IPCStream, format.Parquet} {
-				if order == Arrival && f != format.IPCFile {
+				if order == collect.Arrival && f != format.IPCFile {
 					continue // only the IPC file restores dataset order by itself
 				}
 				t.Run(fmt.Sprintf("%s/%v/%v/%v", c.dataset, c.columns, order, f), func(t *testing.T) {
@@ -143,11 +144,11 @@ func getInto(t *testing.T, addr, dataset string, opts GetOptions, f format.Forma
 	}
 	defer r.Close()
 	var out bytes.Buffer
-	sink, err := NewSink(&out, f, r.Schema, opts.Mem)
+	sink, err := collect.NewSink(&out, f, r.Schema, opts.Mem)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = WriteStream(r.Stream, sink)
+	err = collect.WriteStream(r.Stream, sink)
 	return out.Bytes(), len(r.Info.Endpoint), err
 }
 
@@ -285,7 +286,7 @@ func TestToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Drain(r.Stream, func(Batch) error { return nil })
+	err = collect.Drain(r.Stream, func(collect.Batch) error { return nil })
 	r.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +314,7 @@ func TestGetErrors(t *testing.T) {
 	st := testStore(t)
 	bad := store.New(failingDriver{st.Driver(), "taxi/part-00002.parquet"}, "mem://bad/")
 	addr := startServer(t, []Root{{Store: bad}}, ServerOptions{})
-	for _, order := range []Order{Arrival, Dataset} {
+	for _, order := range []collect.Order{collect.Arrival, collect.Dataset} {
 		cmem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		out, _, err := getInto(t, addr, "taxi/", GetOptions{Order: order, Parallel: 2, Mem: cmem}, format.IPCFile)
 		if err == nil || !strings.Contains(err.Error(), errDisk.Error()) {
@@ -345,7 +346,7 @@ func TestGetCancel(t *testing.T) {
 	st := testStore(t)
 	smem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	addr := startServer(t, []Root{{Store: st}}, ServerOptions{Mem: smem})
-	for _, order := range []Order{Arrival, Dataset} {
+	for _, order := range []collect.Order{collect.Arrival, collect.Dataset} {
 		cmem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		ctx, cancel := context.WithCancel(context.Background())
 		r, err := Get(ctx, addr, "taxi/", GetOptions{Order: order, Parallel: 4, Window: 1, Mem: cmem})

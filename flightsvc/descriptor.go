@@ -1,4 +1,4 @@
-package collect
+package flightsvc
 
 import (
 	"encoding/json"

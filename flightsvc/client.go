@@ -1,4 +1,4 @@
-package collect
+package flightsvc
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/internal/ipccheck"
 	"github.com/sluice-data/sluice/scan"
 )
@@ -30,7 +31,7 @@ type GetOptions struct {
 	// across them; Arrival lets the service stream each endpoint as it
 	// decodes. Either way every batch carries its Pos, so an Arrow IPC file Sink
 	// fed in arrival order writes a dataset-order file.
-	Order Order
+	Order collect.Order
 	// Parallel is how many endpoints are fetched at once (default
 	// GOMAXPROCS); Window and WindowBytes bound the reorder window (see
 	// Options).
@@ -47,7 +48,7 @@ type GetOptions struct {
 // the FlightInfo it was planned as, and the stream of its batches. Close
 // it when done (that also closes the connection).
 type Remote struct {
-	*Stream
+	*collect.Stream
 	Schema *arrow.Schema
 	Info   *flight.FlightInfo
 	client flight.Client
@@ -94,7 +95,7 @@ func Get(ctx context.Context, addr, dataset string, opts GetOptions) (*Remote, e
 	if err != nil {
 		return nil, fmt.Errorf("flight %s: %w", addr, err)
 	}
-	req := Request{Dataset: dataset, Columns: opts.Columns, Filter: opts.Filter, Ordered: opts.Order == Dataset}
+	req := Request{Dataset: dataset, Columns: opts.Columns, Filter: opts.Filter, Ordered: opts.Order == collect.Dataset}
 	info, err := client.GetFlightInfo(ctx, req.Descriptor())
 	if err != nil {
 		_ = client.Close()
@@ -105,7 +106,7 @@ func Get(ctx context.Context, addr, dataset string, opts GetOptions) (*Remote, e
 		_ = client.Close()
 		return nil, fmt.Errorf("flight %s: %s: schema: %w", addr, dataset, err)
 	}
-	if opts.Order == Dataset && !info.GetOrdered() {
+	if opts.Order == collect.Dataset && !info.GetOrdered() {
 		_ = client.Close()
 		return nil, fmt.Errorf("flight %s: %s: the service does not keep the endpoints in order", addr, dataset)
 	}
@@ -113,7 +114,7 @@ func Get(ctx context.Context, addr, dataset string, opts GetOptions) (*Remote, e
 	produce := func(ctx context.Context, part int, emit func(scan.Batch) error) error {
 		return fetchEndpoint(ctx, client, eps[part], schema, opts.Mem, emit)
 	}
-	s := Collect(ctx, len(eps), produce, Options{Order: opts.Order, Parallel: opts.Parallel, Window: opts.Window, WindowBytes: opts.WindowBytes})
+	s := collect.Collect(ctx, len(eps), produce, collect.Options{Order: opts.Order, Parallel: opts.Parallel, Window: opts.Window, WindowBytes: opts.WindowBytes})
 	return &Remote{Stream: s, Schema: schema, Info: info, client: client}, nil
 }
 
@@ -147,9 +148,9 @@ func fetchEndpoint(ctx context.Context, client flight.Client, ep *flight.FlightE
 		if err := ipccheck.Batch(rec); err != nil {
 			return err
 		}
-		pos := Pos{Position: scan.Position{Batch: seq}}
+		pos := collect.Pos{Position: scan.Position{Batch: seq}}
 		if md := r.LatestAppMetadata(); len(md) > 0 {
-			if pos, err = UnmarshalPos(md); err != nil {
+			if pos, err = collect.UnmarshalPos(md); err != nil {
 				return err
 			}
 		}

@@ -1,4 +1,4 @@
-package collect
+package flightsvc
 
 import (
 	"context"
@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -23,6 +21,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/fetch"
 	"github.com/sluice-data/sluice/scan"
@@ -40,9 +39,10 @@ type ServerOptions struct {
 	// Memory is each stream's scan budget (scan.Options.Memory).
 	// Default 64 MiB.
 	Memory int64
-	// Concurrency is how many row groups one unordered stream decodes at
-	// once (an ordered stream decodes one at a time, in order; clients
-	// fetch endpoints in parallel). Default 2.
+	// Concurrency is how many row groups one stream decodes at once (an
+	// ordered stream delivers them in order, scan holding at most that
+	// many ahead of the one due; clients fetch endpoints in parallel).
+	// Default 2.
 	Concurrency int
 	// PieceBytes is the size GetFlightInfo cuts a file's row groups into
 	// endpoints by, in column-chunk bytes the request reads: a file of
@@ -63,7 +63,7 @@ type Root struct {
 // roots: ListFlights lists them, GetFlightInfo plans a Request (one
 // endpoint per piece of work: a file, or a range of row groups of a large
 // one; FlightInfo.ordered as requested), DoGet
-// streams an endpoint's batches with their Pos (MarshalPos) as
+// streams an endpoint's batches with their collect.Pos (collect.MarshalPos) as
 // app_metadata, and GetSchema answers a request's schema.
 type Server struct {
 	flight.BaseFlightServer
@@ -198,13 +198,9 @@ func (s *Server) open(ctx context.Context, r Request) (int, *scan.Dataset, error
 }
 
 func (s *Server) scanOptions(root int, columns []string, filter string, ordered bool) scan.Options {
-	o := scan.Options{Columns: columns, Filter: filter, Mem: s.opts.Mem, Fetcher: s.fetchers[root], Concurrency: s.opts.Concurrency}
-	if ordered {
-		// One row group at a time, in dataset order: the endpoint's
-		// batches come out in order with nothing to reorder.
-		o.Concurrency = 1
-	}
-	return o
+	// An ordered endpoint's batches come out of scan in dataset order,
+	// holding at most Concurrency row groups ahead of the one due.
+	return scan.Options{Columns: columns, Filter: filter, Mem: s.opts.Mem, Fetcher: s.fetchers[root], Concurrency: s.opts.Concurrency, Ordered: ordered}
 }
 
 // schemaHash names a schema's fields in a ticket (the schema's own
@@ -242,52 +238,15 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 			rows += f.Rows
 		}
 	}
-	for _, p := range pieces(ds.Plan(), s.opts.PieceBytes) {
+	for _, p := range scan.Pieces(ds.Plan(), s.opts.PieceBytes) {
 		t := ticket{V: ticketVersion, Root: root, Dataset: r.Dataset, Columns: r.Columns, Filter: r.Filter,
-			Ordered: r.Ordered, Part: len(info.Endpoint), File: p.file, Key: files[p.file].Key, Lo: p.lo, Hi: p.hi, Schema: hash}
+			Ordered: r.Ordered, Part: len(info.Endpoint), File: p.File, Key: files[p.File].Key, Lo: p.Lo, Hi: p.Hi, Schema: hash}
 		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: t.encode()}})
 	}
 	if r.Filter == "" {
 		info.TotalRecords = rows
 	}
 	return info, nil
-}
-
-// piece is row groups [lo, hi) of a file, by their indices in it.
-type piece struct{ file, lo, hi int }
-
-// pieces cuts the row groups a scan reads (in dataset order) into pieces
-// of whole files, or of contiguous row groups of a file of at least
-// twice size bytes: n = bytes/size pieces of about equal bytes, so each
-// holds size to twice size give or take a row group. A range may span
-// row groups pruned by statistics; the piece's scan prunes them again.
-func pieces(plan []scan.RowGroup, size int64) []piece {
-	var out []piece
-	for len(plan) > 0 {
-		n := 1
-		for n < len(plan) && plan[n].File == plan[0].File {
-			n++
-		}
-		groups := plan[:n]
-		plan = plan[n:]
-		var total int64
-		for _, g := range groups {
-			total += g.Bytes
-		}
-		parts := max(total/size, 1)
-		lo, k, cum := 0, int64(1), int64(0)
-		for i, g := range groups {
-			cum += g.Bytes
-			// Cut once the piece reaches its share of the file; the last
-			// piece takes what is left.
-			if i == len(groups)-1 || (k < parts && cum*parts >= k*total) {
-				out = append(out, piece{g.File, groups[lo].Index, g.Index + 1})
-				lo = i + 1
-				k++
-			}
-		}
-	}
-	return out
 }
 
 // GetSchema answers a request's schema without planning it.
@@ -393,9 +352,16 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 		return status.Errorf(codes.InvalidArgument, "ticket names root %d of %d", t.Root, len(s.roots))
 	}
 	root := s.roots[t.Root]
+	// The piece's file alone, with the dataset's partition root: one
+	// footer read, and the same columns and batches as the whole
+	// dataset's scan gives for these row groups.
+	pattern, err := scan.PiecePattern(root.Prefix, t.Dataset, t.Key)
+	if err != nil {
+		return grpcError(fmt.Errorf("ticket %w", err))
+	}
 	so := s.scanOptions(t.Root, t.Columns, t.Filter, t.Ordered)
 	so.RowGroups = func(key string, rg int) bool { return key == t.Key && rg >= t.Lo && rg < t.Hi }
-	ds, err := openPiece(ctx, root.Store, root.Prefix, t.Dataset, t.Key, so)
+	ds, err := scan.Open(ctx, root.Store, pattern, so)
 	if err != nil {
 		return grpcError(err)
 	}
@@ -410,55 +376,24 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 			root.Store.URL(t.Key), ds.Schema())
 	}
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(ds.Schema()), ipc.WithAllocator(s.opts.Mem))
-	_, err = streamPiece(ctx, ds, t.File, t.Key, func(b scan.Batch) error {
-		defer b.Release()
-		return w.WriteWithAppMetadata(b.RecordBatch, MarshalPos(Pos{Part: t.Part, Position: b.Pos}))
-	})
-	if err == nil {
+	sc := ds.Scan(ctx)
+	defer sc.Close()
+	for sc.Next() {
+		b := sc.Batch()
+		// The piece's scan sees one file; the position is the whole
+		// dataset's.
+		b.Pos.File, b.Pos.Key = t.File, t.Key
+		err = w.WriteWithAppMetadata(b.RecordBatch, collect.MarshalPos(collect.Pos{Part: t.Part, Position: b.Pos}))
+		b.Release()
+		if err != nil {
+			return grpcError(err)
+		}
+	}
+	if err = sc.Err(); err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
 		return grpcError(err)
 	}
 	return w.Close()
-}
-
-// piecePattern is a scan pattern naming exactly the file key of the
-// dataset pattern, read with the same partition root the whole dataset
-// is read with (so its key=value columns are the same): a glob whose
-// fixed directory is that root and which matches key alone.
-func piecePattern(prefix, dataset, key string) (string, error) {
-	full := prefix + dataset
-	var root string
-	switch i := strings.IndexAny(full, "*?["); {
-	case i >= 0:
-		root = full[:strings.LastIndex(full[:i], "/")+1]
-	case full == key:
-		root = full[:strings.LastIndex(full, "/")+1]
-	case full == "" || strings.HasSuffix(full, "/"):
-		root = full
-	default:
-		root = full + "/"
-	}
-	if !strings.HasPrefix(key, prefix) || !strings.HasPrefix(key, root) || key == root {
-		return "", fmt.Errorf("ticket file %q is not in dataset %q", key, dataset)
-	}
-	rel := key[len(root):]
-	r, n := utf8.DecodeRuneInString(rel)
-	var b strings.Builder
-	b.WriteString(root)
-	b.WriteString(`[\`)
-	b.WriteRune(r)
-	b.WriteString(`]`)
-	for _, c := range rel[n:] {
-		if strings.ContainsRune(`*?[]\`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	p := b.String()
-	if ok, err := path.Match(p, key); err != nil || !ok {
-		return "", fmt.Errorf("cannot name %q alone (pattern %q)", key, p)
-	}
-	return p, nil
 }

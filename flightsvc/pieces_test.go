@@ -1,4 +1,4 @@
-package collect
+package flightsvc
 
 import (
 	"context"
@@ -15,75 +15,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
-
-// TestPieces: every row group read is in exactly one piece, pieces are
-// contiguous ranges of one file in dataset order, a small file is one
-// piece and a large one is cut into pieces of size to twice size.
-func TestPieces(t *testing.T) {
-	var plan []scan.RowGroup
-	plan = append(plan, scan.RowGroup{File: 0, Index: 0, Bytes: 25}) // small: one piece
-	for i := range 40 {
-		if i%7 == 3 {
-			continue // pruned by statistics
-		}
-		plan = append(plan, scan.RowGroup{File: 2, Index: i, Bytes: int64(5 + i%4)})
-	}
-	plan = append(plan, scan.RowGroup{File: 3, Index: 0, Bytes: 100}, scan.RowGroup{File: 3, Index: 1, Bytes: 1})
-	const size = 30
-	got := pieces(plan, size)
-
-	next := 0 // the next plan entry a piece must start at
-	bytesOf := map[int]int64{}
-	for i, p := range got {
-		if p.lo >= p.hi {
-			t.Fatalf("piece %d %+v: empty range", i, p)
-		}
-		var b int64
-		for next < len(plan) && plan[next].File == p.file && plan[next].Index < p.hi {
-			if plan[next].Index < p.lo {
-				t.Fatalf("piece %d %+v leaves out row group %+v", i, p, plan[next])
-			}
-			b += plan[next].Bytes
-			next++
-		}
-		if b == 0 {
-			t.Fatalf("piece %d %+v holds no row group read", i, p)
-		}
-		if i > 0 && got[i-1].file == p.file && got[i-1].hi > p.lo {
-			t.Fatalf("pieces %+v and %+v overlap", got[i-1], p)
-		}
-		bytesOf[i] = b
-	}
-	if next != len(plan) {
-		t.Fatalf("pieces %+v leave out %+v", got, plan[next:])
-	}
-	var file2 int
-	for i, p := range got {
-		if p.file == 2 {
-			file2++
-			// A share of the file, give or take a row group (8 bytes).
-			if b := bytesOf[i]; b < size-8 || b >= 2*size+8 {
-				t.Errorf("piece %+v: %d bytes, want about %d to %d", p, b, size, 2*size)
-			}
-		}
-	}
-	if file2 < 5 {
-		t.Errorf("a file of about 8 pieces' worth cut into %d", file2)
-	}
-	if got[0] != (piece{0, 0, 1}) {
-		t.Errorf("small file: %+v, want one piece", got[0])
-	}
-	// One row group is never split, however large.
-	if last := got[len(got)-2:]; last[0].file != 3 || last[1].file != 3 || last[0] != (piece{3, 0, 1}) {
-		t.Errorf("file 3 (a row group of 100 bytes, then 1): %+v", last)
-	}
-}
 
 // pieceStore holds "big/": two files of 20 row groups each; it returns
 // a piece size that cuts them.
@@ -105,7 +43,7 @@ func pieceStore(t *testing.T) (*store.Store, int64) {
 // fetched is a batch as a plain Flight client got it, with the ticket
 // of the endpoint that streamed it.
 type fetched struct {
-	pos Pos
+	pos collect.Pos
 	tk  ticket
 	rec arrow.RecordBatch
 }
@@ -138,7 +76,7 @@ func doGets(t *testing.T, client flight.Client, info *flight.FlightInfo) []fetch
 			}
 			defer r.Release()
 			for r.Next() {
-				pos, err := UnmarshalPos(r.LatestAppMetadata())
+				pos, err := collect.UnmarshalPos(r.LatestAppMetadata())
 				if err != nil {
 					errs[i] = err
 					return
@@ -181,7 +119,7 @@ func localPositions(t *testing.T, st *store.Store, pattern string, opts scan.Opt
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(out, func(a, b scan.Position) int { return Pos{Position: a}.Compare(Pos{Position: b}) })
+	slices.SortFunc(out, func(a, b scan.Position) int { return collect.Pos{Position: a}.Compare(collect.Pos{Position: b}) })
 	return out
 }
 
@@ -246,7 +184,7 @@ func TestServeRowGroupPieces(t *testing.T) {
 			// Dataset order from the positions alone (the part is only
 			// the endpoint's number), exactly as a local scan has it.
 			slices.SortFunc(items, func(a, b fetched) int {
-				return Pos{Position: a.pos.Position}.Compare(Pos{Position: b.pos.Position})
+				return collect.Pos{Position: a.pos.Position}.Compare(collect.Pos{Position: b.pos.Position})
 			})
 			var got arrowtest.Checksum
 			var gotPos []scan.Position
@@ -264,9 +202,9 @@ func TestServeRowGroupPieces(t *testing.T) {
 	}
 
 	want := localChecksum(t, s, "big/", scan.Options{})
-	for _, order := range []Order{Arrival, Dataset} {
+	for _, order := range []collect.Order{collect.Arrival, collect.Dataset} {
 		for _, f := range []format.Format{format.IPCFile, format.IPCStream, format.Parquet} {
-			if order == Arrival && f != format.IPCFile {
+			if order == collect.Arrival && f != format.IPCFile {
 				continue
 			}
 			cmem := memory.NewCheckedAllocator(memory.NewGoAllocator())

@@ -1,0 +1,16 @@
+// Package flightsvc serves Parquet datasets over Arrow Flight and
+// fetches them back (Server, Get).
+//
+// GetFlightInfo cuts a request into endpoints, one per piece of row
+// groups (scan.Pieces), in dataset order. DoGet reads a piece with
+// package scan (the piece's file alone, by scan.PiecePattern, limited to
+// its row groups by scan.Options.RowGroups, in dataset order by
+// scan.Options.Ordered when the request is ordered) and streams each
+// batch with its position in the whole dataset (collect.MarshalPos) as
+// app_metadata. Get fetches the endpoints in parallel and puts them back
+// in order with package collect, so a dataset fetched over Flight has
+// the batches and positions a local scan gives.
+//
+// The descriptor (Request) and ticket are JSON read from clients; both
+// parsers have fuzz tests.
+package flightsvc
