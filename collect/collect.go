@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/sluice-data/sluice/internal/arrowsize"
 	"github.com/sluice-data/sluice/scan"
 )
 
@@ -64,16 +63,30 @@ type Options struct {
 // done.
 type Producer func(ctx context.Context, part int, emit func(scan.Batch) error) error
 
+// Item is what a Flow carries: a batch, or what a stage made of one.
+type Item interface {
+	// Release frees the item; the holder of an item calls it once.
+	Release()
+	// NumRows and Bytes size the item for Options.WindowBytes and Stats.
+	NumRows() int64
+	Bytes() int64
+}
+
 // errClosed is the cause the producers are cancelled with by Close.
 var errClosed = errors.New("collect: closed")
 
-// Stream is the consumer's end of a Collect: Next, Batch, Err, Close, used
-// from one goroutine.
-type Stream struct {
+// errEnd is what Map's producer returns for a part past its input's end.
+var errEnd = errors.New("collect: no more input")
+
+// Stream is the consumer's end of a Collect.
+type Stream = Flow[Batch]
+
+// Flow is the consumer's end of a Start, a Map or a Collect: Next, Batch,
+// Err, Close, used from one goroutine.
+type Flow[T Item] struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	opts   Options
-	parts  int
 	next   atomic.Int64 // the next part a producer takes
 	wg     sync.WaitGroup
 
@@ -83,10 +96,14 @@ type Stream struct {
 	closed  bool
 	running int // producers not yet returned
 
+	// parts is how many parts there are: fixed by Start, found at the end
+	// of Map's input.
+	parts int
+
 	// Arrival order: one queue. Dataset order: a queue per part, the head
 	// part's delivered first; done marks parts whose producer returned.
-	queue   []Batch
-	queues  map[int][]Batch
+	queue   []T
+	queues  map[int][]T
 	done    map[int]bool
 	head    int
 	held    int   // batches queued for parts after the head
@@ -94,7 +111,7 @@ type Stream struct {
 	queued  int   // all batches queued
 	queuedB int64
 
-	cur Batch
+	cur T
 
 	peak, peakBytes int64
 	batches, rows   int64
@@ -103,6 +120,20 @@ type Stream struct {
 // Collect starts producing parts 0..parts-1 and returns the stream the
 // consumer reads them from. Close it when done.
 func Collect(ctx context.Context, parts int, produce Producer, opts Options) *Stream {
+	return Start(ctx, parts, func(ctx context.Context, part int, emit func(Batch) error) error {
+		return produce(ctx, part, func(b scan.Batch) error {
+			if b.RecordBatch == nil {
+				return fmt.Errorf("collect: part %d: nil batch", part)
+			}
+			return emit(Batch{RecordBatch: b.RecordBatch, Pos: Pos{Part: part, Position: b.Pos}})
+		})
+	}, opts)
+}
+
+// Start starts producing parts 0..parts-1 of items of any kind, as
+// Collect does batches, and returns the flow the consumer reads them
+// from. Close it when done.
+func Start[T Item](ctx context.Context, parts int, produce func(ctx context.Context, part int, emit func(T) error) error, opts Options) *Flow[T] {
 	if opts.Parallel <= 0 {
 		opts.Parallel = runtime.GOMAXPROCS(0)
 	}
@@ -111,13 +142,13 @@ func Collect(ctx context.Context, parts int, produce Producer, opts Options) *St
 		opts.Window = 2 * max(opts.Parallel, 1)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	s := &Stream{
+	s := &Flow[T]{
 		ctx:     ctx,
 		cancel:  cancel,
 		opts:    opts,
 		parts:   parts,
 		changed: make(chan struct{}),
-		queues:  map[int][]Batch{},
+		queues:  map[int][]T{},
 		done:    map[int]bool{},
 		running: workers,
 	}
@@ -130,7 +161,7 @@ func Collect(ctx context.Context, parts int, produce Producer, opts Options) *St
 
 // work produces parts, in order, until there are none left or the
 // stream stops.
-func (s *Stream) work(produce Producer) {
+func (s *Flow[T]) work(produce func(context.Context, int, func(T) error) error) {
 	defer func() {
 		s.mu.Lock()
 		s.running--
@@ -140,12 +171,24 @@ func (s *Stream) work(produce Producer) {
 	}()
 	for {
 		part := int(s.next.Add(1) - 1)
-		if part >= s.parts || s.ctx.Err() != nil {
+		s.mu.Lock()
+		past := part >= s.parts
+		s.mu.Unlock()
+		if past || s.ctx.Err() != nil {
 			return
 		}
 		err := s.produceOne(produce, part)
 		if err == nil && s.ctx.Err() != nil {
 			err = context.Cause(s.ctx)
+		}
+		if errors.Is(err, errEnd) {
+			// Map's input ended before this part: it and every later one
+			// do not exist.
+			s.mu.Lock()
+			s.parts = min(s.parts, part)
+			s.notify()
+			s.mu.Unlock()
+			return
 		}
 		if err != nil {
 			s.fail(err)
@@ -160,13 +203,13 @@ func (s *Stream) work(produce Producer) {
 
 // produceOne runs a producer, turning a panic into a *PanicError so that
 // one bad part ends the stream instead of the process.
-func (s *Stream) produceOne(produce Producer, part int) (err error) {
+func (s *Flow[T]) produceOne(produce func(context.Context, int, func(T) error) error, part int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &PanicError{Part: part, Value: r, Stack: debug.Stack()}
 		}
 	}()
-	return produce(s.ctx, part, func(b scan.Batch) error { return s.emit(part, b) })
+	return produce(s.ctx, part, func(b T) error { return s.emit(part, b) })
 }
 
 // PanicError is a producer's panic, ended as the stream's error. Error
@@ -188,14 +231,14 @@ func (e *PanicError) Unwrap() error {
 }
 
 // notify wakes everyone waiting for a change; s.mu is held.
-func (s *Stream) notify() {
+func (s *Flow[T]) notify() {
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
 
 // wait releases s.mu until the state changes or the stream is cancelled,
 // and takes it again.
-func (s *Stream) wait() {
+func (s *Flow[T]) wait() {
 	ch := s.changed
 	s.mu.Unlock()
 	select {
@@ -207,7 +250,7 @@ func (s *Stream) wait() {
 
 // fail records the stream's first error and stops the producers. The
 // cancellations Close causes are not errors of the stream.
-func (s *Stream) fail(err error) {
+func (s *Flow[T]) fail(err error) {
 	s.mu.Lock()
 	if s.err == nil && !s.closed && !errors.Is(err, errClosed) {
 		s.err = err
@@ -218,12 +261,8 @@ func (s *Stream) fail(err error) {
 }
 
 // emit queues a batch of part, waiting while there is no room for it.
-func (s *Stream) emit(part int, sb scan.Batch) error {
-	if sb.RecordBatch == nil {
-		return fmt.Errorf("collect: part %d: nil batch", part)
-	}
-	b := Batch{RecordBatch: sb.RecordBatch, Pos: Pos{Part: part, Position: sb.Pos}}
-	size := arrowsize.Record(b.RecordBatch)
+func (s *Flow[T]) emit(part int, b T) error {
+	size := b.Bytes()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
@@ -262,7 +301,7 @@ func (s *Stream) emit(part int, sb scan.Batch) error {
 }
 
 // add counts a queued batch; s.mu is held.
-func (s *Stream) add(size int64) {
+func (s *Flow[T]) add(size int64) {
 	s.queued++
 	s.queuedB += size
 	s.peak = max(s.peak, int64(s.queued))
@@ -271,9 +310,9 @@ func (s *Stream) add(size int64) {
 }
 
 // take removes a delivered batch from the counts; s.mu is held.
-func (s *Stream) take(b Batch) {
+func (s *Flow[T]) take(b T) {
 	s.queued--
-	s.queuedB -= arrowsize.Record(b.RecordBatch)
+	s.queuedB -= b.Bytes()
 	s.batches++
 	s.rows += b.NumRows()
 	s.notify()
@@ -281,8 +320,9 @@ func (s *Stream) take(b Batch) {
 
 // Next waits for the next batch; false means the stream is over (see
 // Err). The batch Next moved to is Batch.
-func (s *Stream) Next() bool {
-	s.cur = Batch{}
+func (s *Flow[T]) Next() bool {
+	var zero T
+	s.cur = zero
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
@@ -292,7 +332,7 @@ func (s *Stream) Next() bool {
 		if s.opts.Order == Arrival {
 			if len(s.queue) > 0 {
 				s.cur = s.queue[0]
-				s.queue[0] = Batch{}
+				s.queue[0] = zero
 				s.queue = s.queue[1:]
 				s.take(s.cur)
 				return true
@@ -304,7 +344,7 @@ func (s *Stream) Next() bool {
 					if len(q) == 1 {
 						delete(s.queues, s.head)
 					} else {
-						q[0] = Batch{}
+						q[0] = zero
 						s.queues[s.head] = q[1:]
 					}
 					s.take(s.cur)
@@ -319,7 +359,7 @@ func (s *Stream) Next() bool {
 				s.head++
 				for _, b := range s.queues[s.head] {
 					s.held--
-					s.heldB -= arrowsize.Record(b.RecordBatch)
+					s.heldB -= b.Bytes()
 				}
 				s.notify()
 			}
@@ -345,13 +385,13 @@ func (s *Stream) Next() bool {
 	}
 }
 
-// Batch is the batch Next moved to. The caller owns it: Release it when
+// Batch is the item Next moved to. The caller owns it: Release it when
 // done.
-func (s *Stream) Batch() Batch { return s.cur }
+func (s *Flow[T]) Batch() T { return s.cur }
 
 // Err is why the stream stopped early: nil after every batch of every
 // part was delivered (or after Close), else the first error.
-func (s *Stream) Err() error {
+func (s *Flow[T]) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
@@ -367,7 +407,7 @@ type Stats struct {
 }
 
 // Stats describes the stream so far.
-func (s *Stream) Stats() Stats {
+func (s *Flow[T]) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return Stats{Batches: s.batches, Rows: s.rows, Peak: s.peak, PeakBytes: s.peakBytes}
@@ -376,7 +416,7 @@ func (s *Stream) Stats() Stats {
 // Close stops the producers, waits for them and releases every batch not
 // yet delivered. It is safe to call more than once; batches already
 // delivered stay the consumer's.
-func (s *Stream) Close() {
+func (s *Flow[T]) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.notify()
@@ -394,14 +434,14 @@ func (s *Stream) Close() {
 			b.Release()
 		}
 	}
-	s.queues = map[int][]Batch{}
+	s.queues = map[int][]T{}
 	s.queued, s.queuedB, s.held, s.heldB = 0, 0, 0, 0
 }
 
-// Drain hands every batch of a stream to fn in the stream's order and
-// closes it: the error is the stream's, or fn's first. fn does not own
-// the batch; it is released when fn returns.
-func Drain(s *Stream, fn func(Batch) error) error {
+// Drain hands every item of a flow to fn in the flow's order and closes
+// it: the error is the flow's, or fn's first. fn does not own the item;
+// it is released when fn returns.
+func Drain[T Item](s *Flow[T], fn func(T) error) error {
 	defer s.Close()
 	for s.Next() {
 		b := s.Batch()

@@ -1,19 +1,23 @@
-// Package collect hands the batches of many parallel producers to one
+// Package collect is sluice's one way of putting parallel work back in
+// order. It hands the batches of many parallel producers to one
 // consumer: in arrival order (the fastest, each batch tagged with its
 // place in the dataset), in dataset order with a bounded reorder window,
 // or as an Arrow IPC file written in arrival order whose footer lists
 // the batches in dataset order (a Sink: every output format is package
-// format's). It also serves datasets over Arrow Flight
-// and fetches them back (Server, Get).
+// format's). It sits below exec, whose parallel stages map a stream's
+// batches through Map, and below package flightsvc, whose client
+// collects a flight's endpoints with Collect.
 //
 // # Parts and positions
 //
 // The work is cut into parts (a file, a range of row groups, a Flight
-// endpoint), numbered from 0 in dataset order. Each part is produced by
+// endpoint, one batch of a stream for Map), numbered from 0 in dataset
+// order. Each part is produced by
 // one producer, which hands its batches over in the part's own dataset
 // order. A batch's Pos is its part and its scan.Position; Pos.Compare is
 // dataset order. Collect runs the producers, Options.Parallel parts at a
-// time, taking parts in order.
+// time, taking parts in order. Start and Map do the same for items of
+// any kind (a Flow of what a stage made of each batch, say).
 //
 // # Orders and memory
 //

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/sluice-data/sluice/internal/arrowsize"
 	"github.com/sluice-data/sluice/scan"
 )
 
@@ -44,6 +45,9 @@ type Batch struct {
 	arrow.RecordBatch
 	Pos Pos
 }
+
+// Bytes is the size of the batch's buffers.
+func (b Batch) Bytes() int64 { return arrowsize.Record(b.RecordBatch) }
 
 // posJSON is Pos on the wire (Flight app_metadata), with names that do
 // not depend on Go's.

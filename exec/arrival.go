@@ -2,12 +2,8 @@ package exec
 
 import (
 	"context"
-	"errors"
-	"io"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"golang.org/x/sync/errgroup"
 )
 
 // arrivalSink is a sink that can take batches in any order, each with its
@@ -32,124 +28,4 @@ func arrivalSinkOf(op operator) (arrivalSink, bool) {
 		return nil, false
 	}
 	return s, true
-}
-
-// numbered is a batch with its ordinal in the stream.
-type numbered struct {
-	rec arrow.RecordBatch
-	ord int64
-}
-
-// mapped is what a worker made of a numbered batch.
-type mapped struct {
-	result
-	ord int64
-}
-
-// runArrival maps batches on several workers and hands each to the sink
-// as soon as it is mapped, with its ordinal, so that no batch waits for a
-// slower one before it (which the in-order hand-off of runParallel would
-// make it do, holding up to its whole window behind one straggler). At
-// most 2 x workers batches are in flight.
-func runArrival(ctx context.Context, workers int, src Source, mappers []mapper, sink arrivalSink) error {
-	g, gctx := errgroup.WithContext(ctx)
-	// A slot is taken before a batch is read and given back once the
-	// sink has it (or it came to nothing), which bounds the batches in
-	// flight; done has room for all of them, so workers never wait on
-	// the sink.
-	slots := make(chan struct{}, 2*workers)
-	jobs := make(chan numbered, workers)
-	done := make(chan mapped, 2*workers)
-
-	g.Go(func() error {
-		defer close(jobs)
-		for ord := int64(0); ; ord++ {
-			select {
-			case slots <- struct{}{}:
-			case <-gctx.Done():
-				return context.Cause(gctx)
-			}
-			rec, err := src.Next(gctx)
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			select {
-			case jobs <- numbered{rec, ord}:
-			case <-gctx.Done():
-				rec.Release()
-				return context.Cause(gctx)
-			}
-		}
-	})
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		g.Go(func() error {
-			defer wg.Done()
-			for j := range jobs {
-				if gctx.Err() != nil {
-					j.rec.Release()
-					continue
-				}
-				// A failure travels with its result, and the worker
-				// keeps draining jobs so the reader never waits on it.
-				r := work(gctx, j.rec, mappers, nil)
-				select {
-				case done <- mapped{r, j.ord}:
-				case <-gctx.Done():
-					r.release(nil)
-				}
-			}
-			return nil
-		})
-	}
-	g.Go(func() error {
-		wg.Wait()
-		close(done)
-		return nil
-	})
-	g.Go(func() error {
-		for {
-			var m mapped
-			var ok bool
-			select {
-			case m, ok = <-done:
-			case <-gctx.Done():
-				return context.Cause(gctx)
-			}
-			if !ok {
-				break
-			}
-			<-slots
-			if m.err != nil {
-				m.release(nil)
-				return m.err
-			}
-			if m.rec == nil {
-				continue
-			}
-			err := sink.pushAt(gctx, m.rec, m.ord)
-			m.rec.Release()
-			if err != nil {
-				return err
-			}
-		}
-		if err := gctx.Err(); err != nil {
-			return err
-		}
-		return sink.finish(gctx)
-	})
-	err := g.Wait()
-	// Every goroutine is done and done is closed: what is left in it was
-	// mapped and never written.
-	for m := range done {
-		m.release(nil)
-	}
-	if err != nil && ctx.Err() != nil && !errors.Is(err, errEnough) {
-		return context.Cause(ctx)
-	}
-	return err
 }

@@ -6,7 +6,9 @@ import (
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"golang.org/x/sync/errgroup"
+
+	"github.com/sluice-data/sluice/collect"
+	"github.com/sluice-data/sluice/internal/arrowsize"
 )
 
 // Run binds every stage to the schema before it, then runs the pipeline
@@ -92,13 +94,10 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	if len(mappers) > 0 && agg == nil && tailStart == len(plans)-1 {
 		sink, _ = arrivalSinkOf(next)
 	}
-	switch {
-	case len(mappers) == 0 && agg == nil:
+	if len(mappers) == 0 && agg == nil {
 		err = runSerial(ctx, src, next)
-	case sink != nil:
-		err = runArrival(ctx, e.workers, src, mappers, sink)
-	default:
-		err = runParallel(ctx, e.workers, src, mappers, agg, next)
+	} else {
+		err = runParallel(ctx, e.workers, src, mappers, agg, next, sink)
 	}
 	if errors.Is(err, errEnough) {
 		return nil
@@ -199,113 +198,86 @@ func runSerial(ctx context.Context, src Source, op operator) error {
 }
 
 // result is what a worker made of one batch: a mapped batch (or nil) or
-// an aggregation partial.
+// an aggregation partial, or the failure to make it, which travels in
+// stream order with the others.
 type result struct {
 	rec     arrow.RecordBatch
 	partial any
 	err     error
+	agg     aggregator // that discards an unfolded partial
+	ord     int64      // the batch's ordinal in the source
 }
 
-type job struct {
-	rec arrow.RecordBatch
-	res chan result
+// Release frees what the result still holds.
+func (r result) Release() { r.release(r.agg) }
+
+// NumRows and Bytes size a result in collect's window.
+func (r result) NumRows() int64 {
+	if r.rec == nil {
+		return 0
+	}
+	return r.rec.NumRows()
+}
+
+func (r result) Bytes() int64 {
+	if r.rec == nil {
+		return 0
+	}
+	return arrowsize.Record(r.rec)
 }
 
 // runParallel maps batches (and makes aggregation partials) on several
-// workers and hands the results on in stream order. At most 2 x workers
-// batches are in flight.
-func runParallel(ctx context.Context, workers int, src Source, mappers []mapper, agg aggregator, next operator) error {
-	g, gctx := errgroup.WithContext(ctx)
-	jobs := make(chan job, workers)
-	order := make(chan chan result, 2*workers)
-
-	g.Go(func() error {
-		defer close(order)
-		defer close(jobs)
-		for {
-			rec, err := src.Next(gctx)
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			res := make(chan result, 1)
-			select {
-			case order <- res:
-			case <-gctx.Done():
-				rec.Release()
-				return context.Cause(gctx)
-			}
-			select {
-			case jobs <- job{rec, res}:
-			case <-gctx.Done():
-				rec.Release()
-				return context.Cause(gctx)
-			}
-		}
-	})
-	for range workers {
-		g.Go(func() error {
-			for j := range jobs {
-				if gctx.Err() != nil {
-					j.rec.Release()
-					continue
-				}
-				// A failure travels with its result: the consumer
-				// returns it in stream order, and this worker keeps
-				// draining jobs so the dispatcher never waits on it.
-				j.res <- work(gctx, j.rec, mappers, agg)
-			}
+// workers with package collect, each source batch a part of its own, and
+// hands the results on in stream order: to next, or to the aggregation
+// and then next. With a sink that takes any order, each mapped batch
+// goes to it as soon as it is made, with its ordinal, so that no batch
+// waits for a slower one before it. Either way a batch that finds the
+// results ahead of it full waits, so about 3 x workers batches are in
+// flight, whatever a straggler does.
+func runParallel(ctx context.Context, workers int, src Source, mappers []mapper, agg aggregator, next operator, sink arrivalSink) error {
+	order := collect.Dataset
+	if sink != nil {
+		order = collect.Arrival
+	}
+	f := collect.Map(ctx, src.Next, func(ctx context.Context, part int, rec arrow.RecordBatch, emit func(result) error) error {
+		r := work(ctx, rec, mappers, agg)
+		if r.rec == nil && r.partial == nil && r.err == nil {
 			return nil
-		})
-	}
-	// waiting is the result the consumer took from order and waits on;
-	// when the run stops first, what its worker sends there is released
-	// after Wait below.
-	var waiting chan result
-	g.Go(func() error {
-		for res := range order {
-			var r result
-			waiting = res
-			select {
-			case r = <-res:
-				waiting = nil
-			case <-gctx.Done():
-				return context.Cause(gctx)
-			}
-			if r.err != nil {
-				return r.err
-			}
-			if err := consume(gctx, r, agg, next); err != nil {
-				return err
-			}
 		}
-		if err := gctx.Err(); err != nil {
-			return err
-		}
-		if agg != nil {
-			if err := agg.emit(gctx, next); err != nil {
-				return err
-			}
-		}
-		return next.finish(gctx)
-	})
-	err := g.Wait()
-	// Every goroutine is done: what is left in order, or sent to the
-	// result the consumer was waiting on, was made and never consumed.
-	if waiting != nil {
-		select {
-		case r := <-waiting:
-			r.release(agg)
+		r.agg, r.ord = agg, int64(part)
+		return emit(r)
+	}, collect.Options{Order: order, Parallel: workers, Window: workers})
+	var err error
+	for err == nil && f.Next() {
+		r := f.Batch()
+		switch {
+		case r.err != nil:
+			err = r.err
+		case sink != nil:
+			err = sink.pushAt(ctx, r.rec, r.ord)
+		case agg != nil:
+			err = agg.fold(r.partial)
+			r.partial = nil // the aggregator's now
 		default:
+			err = next.push(ctx, r.rec)
 		}
+		r.Release()
 	}
-	for res := range order {
-		select {
-		case r := <-res:
-			r.release(agg)
-		default:
+	f.Close()
+	if err == nil {
+		err = f.Err()
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil && agg != nil {
+		err = agg.emit(ctx, next)
+	}
+	if err == nil {
+		if sink != nil {
+			err = sink.finish(ctx)
+		} else {
+			err = next.finish(ctx)
 		}
 	}
 	if err != nil && ctx.Err() != nil && !errors.Is(err, errEnough) {
@@ -379,20 +351,6 @@ func anyTrue(b []bool) bool {
 		}
 	}
 	return false
-}
-
-func consume(ctx context.Context, r result, agg aggregator, next operator) error {
-	if agg != nil {
-		if r.partial == nil {
-			return nil
-		}
-		return agg.fold(r.partial)
-	}
-	if r.rec == nil {
-		return nil
-	}
-	defer r.rec.Release()
-	return next.push(ctx, r.rec)
 }
 
 func (r result) release(agg aggregator) {
