@@ -91,7 +91,8 @@ type Flow[T Item] struct {
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every change of state
+	changed chan struct{} // closed and replaced on a change of state someone waits for
+	waiting int           // goroutines in wait
 	err     error
 	closed  bool
 	running int // producers not yet returned
@@ -232,6 +233,9 @@ func (e *PanicError) Unwrap() error {
 
 // notify wakes everyone waiting for a change; s.mu is held.
 func (s *Flow[T]) notify() {
+	if s.waiting == 0 {
+		return // nobody to wake: no channel to close and make again
+	}
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
@@ -240,12 +244,14 @@ func (s *Flow[T]) notify() {
 // and takes it again.
 func (s *Flow[T]) wait() {
 	ch := s.changed
+	s.waiting++
 	s.mu.Unlock()
 	select {
 	case <-ch:
 	case <-s.ctx.Done():
 	}
 	s.mu.Lock()
+	s.waiting--
 }
 
 // fail records the stream's first error and stops the producers. The

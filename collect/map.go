@@ -18,15 +18,17 @@ import (
 // and reads no more input meanwhile.
 func Map[In any, T Item](ctx context.Context, next func(context.Context) (In, error), fn func(ctx context.Context, part int, in In, emit func(T) error) error, opts Options) *Flow[T] {
 	var (
-		mu    sync.Mutex
-		turn  int // the part whose input is read next
-		ended bool
-		moved = make(chan struct{}) // closed and replaced when turn moves
+		mu      sync.Mutex
+		turn    int // the part whose input is read next
+		ended   bool
+		moved   = make(chan struct{}) // closed and replaced when turn moves and someone waits
+		waiting bool
 	)
 	return Start(ctx, math.MaxInt, func(ctx context.Context, part int, emit func(T) error) error {
 		mu.Lock()
 		for turn != part {
 			ch := moved
+			waiting = true
 			mu.Unlock()
 			select {
 			case <-ch:
@@ -46,8 +48,10 @@ func Map[In any, T Item](ctx context.Context, next func(context.Context) (In, er
 			}
 		}
 		turn++
-		close(moved)
-		moved = make(chan struct{})
+		if waiting {
+			close(moved)
+			moved, waiting = make(chan struct{}), false
+		}
 		mu.Unlock()
 		if err != nil {
 			return err
