@@ -16,8 +16,8 @@
 // aggregation sums each batch in row order and folds the batches in
 // stream order, and ties in sort, top and merge go to the earlier row.
 // The leading per-batch stages and the partial side of an aggregation run
-// on several batches at once; whatever comes after them sees the batches
-// in order, except a Write to an Arrow file right after them, which
+// on several batches at once (package collect puts them back in order);
+// whatever comes after them sees the batches in order, except a Write to an Arrow file right after them, which
 // stores each batch as it is ready and lists them in stream order in the
 // file's footer (so a reader still sees stream order).
 //
