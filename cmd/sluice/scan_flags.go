@@ -31,6 +31,7 @@ type scanFlags struct {
 	format      string
 	quiet       bool
 	int96Unit   string
+	write       writeFlags // sluice scan only: registered by its command
 }
 
 func (o *scanFlags) register(fs *pflag.FlagSet) {
