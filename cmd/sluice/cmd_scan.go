@@ -81,7 +81,6 @@ scan succeeds.`,
 		},
 	}
 	opts.register(cmd.Flags()) // the same flags as run's scan stage
-	opts.write.register(cmd.Flags(), "-o: ")
 	return cmd
 }
 
