@@ -85,14 +85,14 @@ type objectWriter struct {
 }
 
 func newObjectWriter(ctx context.Context, e *env, st *store.Store, key string, schema *arrow.Schema) (*objectWriter, error) {
-	return newObjectWriterFormat(ctx, e, st, key, formatOf(key), schema)
+	return newObjectWriterFormat(ctx, e, st, key, formatOf(key), schema, format.Options{})
 }
 
-func newObjectWriterFormat(ctx context.Context, e *env, st *store.Store, key string, f format.Format, schema *arrow.Schema) (*objectWriter, error) {
+func newObjectWriterFormat(ctx context.Context, e *env, st *store.Store, key string, f format.Format, schema *arrow.Schema, fo format.Options) (*objectWriter, error) {
 	if f == format.Unknown {
 		return nil, invalidf("%s: unknown format: name it %s", st.URL(key), formatsHelp)
 	}
-	o, err := format.Create(ctx, st, key, f, schema, e.mem)
+	o, err := format.CreateOptions(ctx, st, key, f, schema, e.mem, fo)
 	if err != nil {
 		var se *store.Error
 		if errors.As(err, &se) {
@@ -130,9 +130,16 @@ func Write(url string) Stage { return &writeStage{url: url} }
 // WriteFormat is Write in format f whatever the name.
 func WriteFormat(url string, f format.Format) Stage { return &writeStage{url: url, f: f} }
 
+// WriteOptions is WriteFormat with the format's options (Parquet's
+// compression and row groups); f may be format.Unknown (by the name).
+func WriteOptions(url string, f format.Format, o format.Options) Stage {
+	return &writeStage{url: url, f: f, o: o}
+}
+
 type writeStage struct {
 	url string
 	f   format.Format
+	o   format.Options
 }
 
 func (s *writeStage) Name() string { return "write" }
@@ -150,13 +157,14 @@ func (s *writeStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 		return nil, invalidf("write: %s: %v", s.url, err)
 	}
 	return &plan{name: "write", newOp: func(operator) (operator, error) {
-		return &writeOp{url: s.url, f: f, e: e, schema: in}, nil
+		return &writeOp{url: s.url, f: f, o: s.o, e: e, schema: in}, nil
 	}}, nil
 }
 
 type writeOp struct {
 	url    string
 	f      format.Format
+	o      format.Options
 	e      *env
 	schema *arrow.Schema
 	st     *store.Store
@@ -175,7 +183,7 @@ func (o *writeOp) start(ctx context.Context) error {
 		return invalidf("write: %s names no object", o.url)
 	}
 	o.st = st
-	ow, err := newObjectWriterFormat(ctx, o.e, st, key, o.f, o.schema)
+	ow, err := newObjectWriterFormat(ctx, o.e, st, key, o.f, o.schema, o.o)
 	if err != nil {
 		return fmt.Errorf("write: %w", err)
 	}

@@ -9,8 +9,9 @@
 //	format    suffixes                 what is written
 //	arrow     .arrow .feather .ipc     Arrow IPC file
 //	arrows    .arrows                  Arrow IPC stream
-//	parquet   .parquet .pq             Parquet: snappy, statistics, the Arrow schema stored,
-//	                                   at most ParquetRowGroupRows rows a row group
+//	parquet   .parquet .pq             Parquet: statistics, the Arrow schema stored, and
+//	                                   Options' compression (snappy) and row-group size;
+//	                                   the columns of a row group encoded in parallel
 //	csv       .csv                     CSV with a header line, nulls as empty fields
 //	jsonl     .jsonl .ndjson           JSON lines: one object a row, keys in column order
 //

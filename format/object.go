@@ -20,6 +20,14 @@ type Object struct {
 
 // Create starts writing key in st in format f.
 func Create(ctx context.Context, st *store.Store, key string, f Format, schema *arrow.Schema, mem memory.Allocator) (*Object, error) {
+	return CreateOptions(ctx, st, key, f, schema, mem, Options{})
+}
+
+// CreateOptions is Create with options.
+func CreateOptions(ctx context.Context, st *store.Store, key string, f Format, schema *arrow.Schema, mem memory.Allocator, o Options) (*Object, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
 	if key == "" || strings.HasSuffix(key, "/") {
 		return nil, &NotObjectError{URL: st.URL(key)}
 	}
@@ -27,7 +35,7 @@ func Create(ctx context.Context, st *store.Store, key string, f Format, schema *
 	if err != nil {
 		return nil, err
 	}
-	w, err := NewWriter(sw, f, schema, mem)
+	w, err := NewWriterOptions(sw, f, schema, mem, o)
 	if err != nil {
 		_ = sw.Abort()
 		return nil, err

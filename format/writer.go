@@ -16,17 +16,50 @@ import (
 	acsv "github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/sluice-data/sluice/internal/arrowfile"
 )
 
 // ParquetRowGroupRows is the most rows in a row group of a Parquet
-// output: small enough that a filter can skip row groups of a sorted
-// output, large enough that a column chunk is worth one ranged read.
+// output by default: small enough that a filter can skip row groups of a
+// sorted output, large enough that a column chunk is worth one ranged
+// read.
 const ParquetRowGroupRows = 1 << 20
+
+// Options qualify a writer; the zero value is the defaults. Only Parquet
+// takes any.
+type Options struct {
+	// Compression of Parquet pages: one of Compressions ("": snappy).
+	Compression string
+	// RowGroupRows is the most rows in a Parquet row group (0:
+	// ParquetRowGroupRows).
+	RowGroupRows int64
+	// RowGroupBytes, when above zero, also ends a Parquet row group once
+	// the Arrow bytes given to it reach this much. A row group is held in
+	// memory, encoded, until it ends: this bounds what the writer holds
+	// (about RowGroupBytes, less what compression saves, plus a batch a
+	// column queued for its encoder).
+	RowGroupBytes int64
+	// Encoders is how many columns of a Parquet row group are encoded at
+	// once (0: GOMAXPROCS; 1: on the caller's goroutine, by arrow-go's
+	// own writer, as are schemas with nested columns).
+	Encoders int
+}
+
+func (o Options) rowGroupRows() int64 {
+	if o.RowGroupRows > 0 {
+		return o.RowGroupRows
+	}
+	return ParquetRowGroupRows
+}
+
+// Check says whether the options are valid, before anything is written.
+func (o Options) Check() error {
+	if o.RowGroupRows < 0 || o.RowGroupBytes < 0 || o.Encoders < 0 {
+		return errors.New("row-group size and encoders must not be negative")
+	}
+	return CheckCompression(o.Compression)
+}
 
 // bufSize is the buffer in front of the underlying writer: the many small
 // writes of encoding one batch reach it as few large ones. It is flushed
@@ -34,19 +67,6 @@ const ParquetRowGroupRows = 1 << 20
 // returns (a consumer of a stream sees each batch at once, and nothing is
 // held back for a batch still to come).
 const bufSize = 1 << 20
-
-// parquetProperties is the one set of Parquet writer properties.
-func parquetProperties(mem memory.Allocator) (*parquet.WriterProperties, pqarrow.ArrowWriterProperties) {
-	return parquet.NewWriterProperties(
-			parquet.WithAllocator(mem),
-			parquet.WithCompression(compress.Codecs.Snappy),
-			parquet.WithStats(true),
-			parquet.WithMaxRowGroupLength(ParquetRowGroupRows),
-		), pqarrow.NewArrowWriterProperties(
-			pqarrow.WithStoreSchema(),
-			pqarrow.WithAllocator(mem),
-		)
-}
 
 // Key is a batch's place in the order an Arrow IPC file's footer lists
 // its batches (WriteAt): keys compare element by element, a shorter
@@ -67,6 +87,7 @@ type Writer struct {
 	mem    memory.Allocator
 	write  func(rec arrow.RecordBatch, key Key) error
 	end    func() error  // writes the format's ending (footer, marker)
+	abort  func()        // frees the encoder's buffers; nil: end does
 	decode *arrow.Schema // non-nil: dictionary columns written as values
 	seq    int64
 	rows   int64
@@ -78,6 +99,14 @@ type Writer struct {
 // hold (nested columns in CSV) is an error here, before anything is
 // written.
 func NewWriter(w io.Writer, f Format, schema *arrow.Schema, mem memory.Allocator) (*Writer, error) {
+	return NewWriterOptions(w, f, schema, mem, Options{})
+}
+
+// NewWriterOptions is NewWriter with options.
+func NewWriterOptions(w io.Writer, f Format, schema *arrow.Schema, mem memory.Allocator, o Options) (*Writer, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
@@ -96,13 +125,12 @@ func NewWriter(w io.Writer, f Format, schema *arrow.Schema, mem memory.Allocator
 		wr.write = func(rec arrow.RecordBatch, _ Key) error { return sw.Write(rec) }
 		wr.end = sw.Close
 	case Parquet:
-		props, aprops := parquetProperties(mem)
-		pw, err := pqarrow.NewFileWriter(schema, wr.buf, props, aprops)
+		write, end, abort, err := newParquet(wr.buf, schema, mem, o)
 		if err != nil {
 			return nil, fmt.Errorf("parquet: %w", err)
 		}
-		wr.write = func(rec arrow.RecordBatch, _ Key) error { return pw.WriteBuffered(rec) }
-		wr.end = pw.Close
+		wr.write = func(rec arrow.RecordBatch, _ Key) error { return write(rec) }
+		wr.end, wr.abort = end, abort
 	case CSV:
 		if err := f.Check(schema); err != nil {
 			return nil, err
@@ -217,6 +245,10 @@ func (w *Writer) Abort() {
 	}
 	w.done = true
 	w.out.cut = true
+	if w.abort != nil {
+		w.abort()
+		return
+	}
 	_ = w.end()
 }
 

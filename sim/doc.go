@@ -8,7 +8,11 @@
 //   - first-byte latency, log-normal with a median (TTFB) and a 99th
 //     percentile (TTFBP99), paid by every request;
 //   - bandwidth per stream and for the whole link, downloads and uploads
-//     budgeted separately (full duplex);
+//     budgeted separately (full duplex); a writer whose driver sends
+//     requests of its own (store.RequestWriter: S3's PUT, and each part of
+//     a multipart upload) has each request paced as a stream of its own
+//     while the real request goes on, so parts in flight together share
+//     the link as parallel GETs do; any other writer is one stream;
 //   - faults: 503 SlowDown before any byte, a connection reset part way
 //     through a body, and a stall part way through a body;
 //   - S3's request rates per key prefix (3,500 writes and 5,500 reads a
@@ -24,8 +28,7 @@
 // congestion, no packet loss), no repartitioning (a prefix's rate is fixed,
 // where S3 raises it under sustained load; and the buckets live in one
 // process, so processes each behind their own link each get the whole
-// rate), no multipart concurrency inside a driver (a writer is one upload stream),
-// and it never changes bytes: whatever it delivers is exactly what the
+// rate), and it never changes bytes: whatever it delivers is exactly what the
 // inner driver returned, possibly cut short by an error. It adds cost on
 // top of the inner driver; it cannot make a slow backend faster. Its clock
 // is Go's timers, which wake 0.1-0.5ms late on a loaded machine, so

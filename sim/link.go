@@ -203,18 +203,58 @@ func bodyLen(r store.Range, n int64) int64 {
 }
 
 func (l *link) NewWriter(ctx context.Context, key string, opts store.WriteOptions) (store.DriverWriter, error) {
-	// The round trip is paid up front (as a multipart upload's first
-	// request would), so a 503 leaves nothing to abort. It counts as one
-	// write against the prefix's rate, though a large multipart upload
-	// would make one request per part.
-	if _, err := l.request(ctx, true, key); err != nil {
-		return nil, err
+	outer := opts.Send
+	opts.Send = func(ctx context.Context, n int64) (func() error, error) {
+		done, err := l.send(ctx, key, n)
+		if err != nil || outer == nil {
+			return done, err
+		}
+		od, err := outer(ctx, n)
+		if err != nil {
+			_ = done()
+			return nil, err
+		}
+		return func() error { return errors.Join(done(), od()) }, nil
 	}
 	w, err := l.inner.NewWriter(ctx, key, opts)
 	if err != nil {
 		return nil, err
 	}
+	if rw, ok := w.(store.RequestWriter); ok && rw.SendsRequests() {
+		// Each request the driver sends (a part of a multipart upload)
+		// is a stream of its own through Send: parts in flight together
+		// share the link as parallel GETs do.
+		return w, nil
+	}
+	// A writer that sends no requests of its own (a local driver) is one
+	// upload stream: its round trip is paid up front, as one write
+	// against the prefix's rate, so a 503 leaves nothing behind.
+	if _, err := l.request(ctx, true, key); err != nil {
+		_ = w.Abort()
+		return nil, err
+	}
 	return newUpload(ctx, w, l), nil
+}
+
+// send models one request of a writer that carries n bytes: its round
+// trip now (perhaps a 503, which fails it before it is sent), then its
+// bytes paced on a stream of their own and the shared upload budget,
+// while the real request goes on; done waits for both.
+func (l *link) send(ctx context.Context, key string, n int64) (done func() error, err error) {
+	if _, err := l.request(ctx, true, key); err != nil {
+		return nil, err
+	}
+	stream := newLimiter(l.p.Stream)
+	chunk := int64(chunkFor(stream, l.up))
+	paced := make(chan error, 1)
+	go func() {
+		var err error
+		for left := n; left > 0 && err == nil; left -= chunk {
+			err = pace(ctx, nil, int(min(left, chunk)), stream, l.up)
+		}
+		paced <- err
+	}()
+	return func() error { return <-paced }, nil
 }
 
 func (l *link) Delete(ctx context.Context, key string) error {

@@ -40,8 +40,15 @@ type WriteOptions struct {
 	// PartSize is the multipart part size; objects smaller than one part
 	// are written in a single request. Zero means the driver default.
 	PartSize int64
-	// Concurrency is how many parts upload at once. Zero means the default.
+	// Concurrency is how many parts upload at once. Zero adapts: a
+	// driver starts with a few and adds one while the writer waits for a
+	// free slot and each addition raises the rate parts complete at, up
+	// to what Memory allows.
 	Concurrency int
+	// Memory, when above zero, bounds what a writer buffers: the parts in
+	// flight and the one filling. Zero: a driver's default (the S3
+	// driver's is MaxPartConcurrency parts in flight at most).
+	Memory int64
 	// Size is the object's expected length in bytes, when known (zero:
 	// unknown). A driver with a part-count limit uses it to pick a part
 	// size large enough for the whole object; it is a hint, not a check.
@@ -59,6 +66,24 @@ type WriteOptions struct {
 	// may be called from other goroutines, never after Close or Abort
 	// returns.
 	Stored func(n int64)
+	// Send, when set, is called by a driver that sends the object in
+	// requests of its own (a RequestWriter: S3's single PUT, and each
+	// create, part and complete of a multipart upload) before each
+	// request, with the bytes it carries. A link model (package sim)
+	// waits there the request's first-byte latency and may fail it, as a
+	// server would (the request is then not sent: the error is the
+	// request's). done is called once the request was answered, and
+	// returns once the modelled transfer of those bytes has ended too.
+	Send func(ctx context.Context, n int64) (done func() error, err error)
+}
+
+// RequestWriter is a DriverWriter that calls WriteOptions.Send before
+// every request that carries its bytes: a wrapper that models a link
+// (package sim) paces those requests, each a stream of its own, instead
+// of the writer's Write calls.
+type RequestWriter interface {
+	DriverWriter
+	SendsRequests() bool
 }
 
 // Driver is what a backend implements. The portable Store type validates

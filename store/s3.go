@@ -36,9 +36,12 @@ import (
 const (
 	// DefaultPartSize is the S3 part size when WriteOptions.PartSize is zero.
 	DefaultPartSize = 8 << 20
-	// DefaultPartConcurrency is how many parts of one object upload at once
-	// when WriteOptions.Concurrency is zero.
+	// DefaultPartConcurrency is how many parts of one object upload at
+	// once when WriteOptions.Concurrency is zero, to begin with.
 	DefaultPartConcurrency = 4
+	// MaxPartConcurrency is the most parts of one object in flight that
+	// adapting grows to (fewer when WriteOptions.Memory holds fewer).
+	MaxPartConcurrency = 16
 
 	minPartSize = 5 << 20 // S3 rejects smaller parts, except the last
 	maxPartSize = 5 << 30
@@ -408,16 +411,22 @@ func (d *s3Driver) Close() error {
 
 // NewWriter streams an object to S3. Bytes are buffered up to one part: an
 // object that ends before the first part fills is one PutObject; a larger
-// one becomes a multipart upload with up to Concurrency parts in flight, so
-// memory stays within (Concurrency+1) x PartSize. The upload is completed
-// by Close; Abort, any failure, or cancelling ctx aborts it, so nothing is
-// visible and no parts are left billed. Part buffers are reused across
-// the driver's writers.
+// one becomes a multipart upload with parts in flight together: as many as
+// WriteOptions.Concurrency, or, when it is zero, from DefaultPartConcurrency
+// up as adapting finds more parts in flight upload faster, so memory stays
+// within (parts in flight + 1) x PartSize, and within WriteOptions.Memory.
+// The upload is completed by Close; Abort, any failure, or cancelling ctx
+// aborts it, so nothing is visible and no parts are left billed. Part
+// buffers are reused across the driver's writers.
 func (d *s3Driver) NewWriter(ctx context.Context, key string, opts WriteOptions) (DriverWriter, error) {
 	partSize := choosePartSize(opts.PartSize, opts.Size)
-	conc := opts.Concurrency
-	if conc <= 0 {
-		conc = DefaultPartConcurrency
+	most := MaxPartConcurrency
+	if opts.Memory > 0 {
+		most = int(min(MaxPartConcurrency, max(1, opts.Memory/partSize-1)))
+	}
+	limit, adaptive := opts.Concurrency, false
+	if limit <= 0 {
+		limit, adaptive = min(DefaultPartConcurrency, most), true
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	w := &s3Writer{
@@ -427,10 +436,20 @@ func (d *s3Driver) NewWriter(ctx context.Context, key string, opts WriteOptions)
 		cancel:    cancel,
 		key:       key,
 		partSize:  int64(partSize),
-		slots:     make(chan struct{}, conc),
 		stored:    opts.Stored,
 		retryPart: opts.RetryPart,
+		send:      opts.Send,
+		limit:     limit,
+		most:      most,
+		adaptive:  adaptive,
 	}
+	w.slot = sync.NewCond(&w.partMu)
+	// A waiter for a slot wakes when the upload is cancelled too.
+	context.AfterFunc(pctx, func() {
+		w.partMu.Lock()
+		w.slot.Broadcast()
+		w.partMu.Unlock()
+	})
 	// A cancelled ctx must leave nothing behind even if the caller never
 	// reaches Abort.
 	w.stopWatch = context.AfterFunc(ctx, func() { _ = w.abort(w.d.convert(ctx.Err())) })
@@ -471,6 +490,7 @@ type s3Writer struct {
 	partSize  int64
 	stored    func(int64) // WriteOptions.Stored, or nil
 	retryPart func(context.Context, func() error) error
+	send      func(context.Context, int64) (func() error, error) // WriteOptions.Send, or nil
 
 	mu       sync.Mutex // serialises Write, Close, Abort and the ctx watch
 	state    int
@@ -478,12 +498,71 @@ type s3Writer struct {
 	buf      []byte
 	uploadID string
 	nextPart int32
-	slots    chan struct{} // parts in flight
 	wg       sync.WaitGroup
 
-	partMu  sync.Mutex
-	parts   []types.CompletedPart
-	partErr error
+	partMu   sync.Mutex
+	parts    []types.CompletedPart
+	partErr  error
+	slot     *sync.Cond // a part finished, or the upload was cancelled
+	inFlight int        // parts uploading
+	limit    int        // parts allowed in flight
+	most     int        // the most limit may grow to
+	adaptive bool
+	level    adaptLevel
+}
+
+// adaptLevel is what adapting measured at the current limit: parts
+// complete at a rate; when the writer waited for a slot (the parts, not
+// the writer, set the pace), one more part in flight is tried, and kept
+// growing from as long as each step raised the rate by a tenth.
+type adaptLevel struct {
+	start    time.Time
+	bytes    int64
+	parts    int
+	waited   bool
+	prevRate float64 // bytes a second at the limit before; 0: none
+	stopped  bool    // a step did not pay: stay
+}
+
+// partDone records a finished part for adapting; under partMu.
+func (w *s3Writer) partDone(n int64) {
+	l := &w.level
+	if !w.adaptive || l.stopped {
+		return
+	}
+	l.bytes += n
+	l.parts++
+	if !l.waited || l.parts < w.limit || w.limit >= w.most {
+		return
+	}
+	rate := float64(l.bytes) / time.Since(l.start).Seconds()
+	if l.prevRate > 0 && rate < 1.1*l.prevRate {
+		l.stopped = true
+		return
+	}
+	w.limit++
+	*l = adaptLevel{start: time.Now(), prevRate: rate}
+	w.slot.Broadcast()
+}
+
+// SendsRequests: every request that carries the object's bytes goes
+// through WriteOptions.Send.
+func (w *s3Writer) SendsRequests() bool { return true }
+
+// sent runs one request under WriteOptions.Send.
+func (w *s3Writer) sent(n int64, req func() error) error {
+	if w.send == nil {
+		return req()
+	}
+	done, err := w.send(w.ctx, n)
+	if err != nil {
+		return err
+	}
+	err = req()
+	if derr := done(); err == nil {
+		err = derr
+	}
+	return err
 }
 
 var errWriterDone = &s3Error{kind: KindInvalid, msg: "write after Close or Abort", err: ErrInvalid}
@@ -541,23 +620,36 @@ func (w *s3Writer) failure() error {
 // flushPart starts uploading the buffered part, once a slot is free.
 func (w *s3Writer) flushPart() error {
 	if w.uploadID == "" {
-		out, err := call(w.ctx, w.d, func(c *s3.Client) (*s3.CreateMultipartUploadOutput, error) {
-			return c.CreateMultipartUpload(w.ctx, &s3.CreateMultipartUploadInput{Bucket: &w.d.bucket, Key: &w.key})
+		var out *s3.CreateMultipartUploadOutput
+		err := w.sent(0, func() error {
+			var err error
+			out, err = call(w.ctx, w.d, func(c *s3.Client) (*s3.CreateMultipartUploadOutput, error) {
+				return c.CreateMultipartUpload(w.ctx, &s3.CreateMultipartUploadInput{Bucket: &w.d.bucket, Key: &w.key})
+			})
+			return err
 		})
 		if err != nil {
 			return w.d.convert(err)
 		}
 		w.uploadID = aws.ToString(out.UploadId)
 	}
-	select {
-	case w.slots <- struct{}{}:
-	case <-w.ctx.Done():
-		return w.failure()
+	w.partMu.Lock()
+	if w.inFlight >= w.limit {
+		w.level.waited = true
 	}
+	for w.inFlight >= w.limit && w.partErr == nil && w.ctx.Err() == nil {
+		w.slot.Wait()
+	}
+	w.partMu.Unlock()
 	if err := w.failure(); err != nil {
-		<-w.slots
 		return err
 	}
+	w.partMu.Lock()
+	if w.inFlight == 0 && w.level.start.IsZero() {
+		w.level.start = time.Now()
+	}
+	w.inFlight++
+	w.partMu.Unlock()
 	w.nextPart++
 	num, data := w.nextPart, w.buf
 	w.buf = nil
@@ -571,18 +663,20 @@ func (w *s3Writer) flushPart() error {
 		defer w.wg.Done()
 		var out *s3.UploadPartOutput
 		try := func(optFns ...func(*s3.Options)) error {
-			var err error
-			out, err = call(w.ctx, w.d, func(c *s3.Client) (*s3.UploadPartOutput, error) {
-				return c.UploadPart(w.ctx, &s3.UploadPartInput{
-					Bucket:        &w.d.bucket,
-					Key:           &w.key,
-					UploadId:      &w.uploadID,
-					PartNumber:    &num,
-					Body:          bytes.NewReader(data),
-					ContentLength: aws.Int64(int64(len(data))),
-				}, optFns...)
-			})
-			return w.d.convert(err)
+			return w.d.convert(w.sent(int64(len(data)), func() error {
+				var err error
+				out, err = call(w.ctx, w.d, func(c *s3.Client) (*s3.UploadPartOutput, error) {
+					return c.UploadPart(w.ctx, &s3.UploadPartInput{
+						Bucket:        &w.d.bucket,
+						Key:           &w.key,
+						UploadId:      &w.uploadID,
+						PartNumber:    &num,
+						Body:          bytes.NewReader(data),
+						ContentLength: aws.Int64(int64(len(data))),
+					}, optFns...)
+				})
+				return err
+			}))
 		}
 		var err error
 		if w.retryPart != nil {
@@ -598,13 +692,17 @@ func (w *s3Writer) flushPart() error {
 			w.cancel() // stop the other parts: this upload is lost
 		} else {
 			w.parts = append(w.parts, types.CompletedPart{ETag: out.ETag, PartNumber: &num})
+			w.partDone(int64(len(data)))
 		}
 		w.partMu.Unlock()
 		if err == nil && w.stored != nil {
 			w.stored(int64(len(data)))
 		}
 		w.d.putBuf(data)
-		<-w.slots
+		w.partMu.Lock()
+		w.inFlight--
+		w.slot.Broadcast()
+		w.partMu.Unlock()
 	}()
 	return nil
 }
@@ -626,13 +724,16 @@ func (w *s3Writer) Close() error {
 		if err := w.failure(); err != nil {
 			return err
 		}
-		_, err := call(w.ctx, w.d, func(c *s3.Client) (*s3.PutObjectOutput, error) {
-			return c.PutObject(w.ctx, &s3.PutObjectInput{
-				Bucket:        &w.d.bucket,
-				Key:           &w.key,
-				Body:          bytes.NewReader(w.buf),
-				ContentLength: aws.Int64(int64(len(w.buf))),
+		err := w.sent(int64(len(w.buf)), func() error {
+			_, err := call(w.ctx, w.d, func(c *s3.Client) (*s3.PutObjectOutput, error) {
+				return c.PutObject(w.ctx, &s3.PutObjectInput{
+					Bucket:        &w.d.bucket,
+					Key:           &w.key,
+					Body:          bytes.NewReader(w.buf),
+					ContentLength: aws.Int64(int64(len(w.buf))),
+				})
 			})
+			return err
 		})
 		if err == nil && w.stored != nil {
 			w.stored(int64(len(w.buf)))
@@ -651,11 +752,14 @@ func (w *s3Writer) Close() error {
 		return w.abortUpload(err)
 	}
 	sort.Slice(w.parts, func(i, j int) bool { return *w.parts[i].PartNumber < *w.parts[j].PartNumber })
-	_, err := w.d.c().CompleteMultipartUpload(w.ctx, &s3.CompleteMultipartUploadInput{
-		Bucket:          &w.d.bucket,
-		Key:             &w.key,
-		UploadId:        &w.uploadID,
-		MultipartUpload: &types.CompletedMultipartUpload{Parts: w.parts},
+	err := w.sent(0, func() error {
+		_, err := w.d.c().CompleteMultipartUpload(w.ctx, &s3.CompleteMultipartUploadInput{
+			Bucket:          &w.d.bucket,
+			Key:             &w.key,
+			UploadId:        &w.uploadID,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: w.parts},
+		})
+		return err
 	})
 	if err != nil {
 		return w.abortUpload(w.d.convert(err))
@@ -687,7 +791,9 @@ func (w *s3Writer) abort(cause error) error {
 // It runs on a context of its own: the caller's may be the reason for the
 // abort, and an abort that is never sent leaves parts stored (and billed).
 func (w *s3Writer) abortUpload(cause error) error {
-	inFlight := len(w.slots) > 0
+	w.partMu.Lock()
+	inFlight := w.inFlight > 0
+	w.partMu.Unlock()
 	w.cancel()
 	w.wg.Wait()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.parent), 30*time.Second)

@@ -794,6 +794,81 @@ func TestS3PartsInFlight(t *testing.T) {
 	}
 }
 
+// TestS3PartsAdapt: with Concurrency zero, parts in flight grow from
+// DefaultPartConcurrency while each part takes as long whatever the
+// number in flight (so more in flight is faster), never beyond
+// MaxPartConcurrency, nor beyond what WriteOptions.Memory holds; every
+// request goes through WriteOptions.Send, its length told.
+func TestS3PartsAdapt(t *testing.T) {
+	tg := embedded(t)
+	rp := proxy(t, tg.endpoint)
+	var mu sync.Mutex
+	var inFlight, most int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPut || !r.URL.Query().Has("partNumber") {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(200 * time.Millisecond)
+		rp.ServeHTTP(w, r)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	st := s3Target{endpoint: srv.URL, accessKey: tg.accessKey, secretKey: tg.secretKey}.open(t, tg.bucket)
+	const part = 5 << 20
+	data := bytes.Repeat([]byte("adapting"), 24*part/8)
+	for _, c := range []struct {
+		memory   int64
+		min, max int
+	}{
+		{0, store.DefaultPartConcurrency + 1, store.MaxPartConcurrency},
+		{3 * part, 2, 2},
+	} {
+		mu.Lock()
+		most = 0
+		mu.Unlock()
+		var sends []int64
+		var smu sync.Mutex
+		opts := store.WriteOptions{PartSize: part, Memory: c.memory, Send: func(ctx context.Context, n int64) (func() error, error) {
+			smu.Lock()
+			sends = append(sends, n)
+			smu.Unlock()
+			return func() error { return nil }, nil
+		}}
+		key := fmt.Sprintf("adapt-%d", c.memory)
+		if _, err := st.Put(context.Background(), key, bytes.NewReader(data), opts); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		got := most
+		mu.Unlock()
+		if got < c.min || got > c.max {
+			t.Errorf("Memory %d: at most %d parts in flight together, want %d..%d", c.memory, got, c.min, c.max)
+		}
+		var parts, total int64
+		for _, n := range sends {
+			if n > 0 {
+				parts++
+			}
+			total += n
+		}
+		if parts != 24 || total != int64(len(data)) || len(sends) != 26 {
+			t.Errorf("Memory %d: Send told of %d requests, %d with %d bytes in all; want 26 (create, 24 parts, complete), %d bytes",
+				c.memory, len(sends), parts, total, len(data))
+		}
+		back, err := st.ReadAll(context.Background(), key)
+		if err != nil || !bytes.Equal(back, data) {
+			t.Errorf("Memory %d: read back %d bytes: %v", c.memory, len(back), err)
+		}
+	}
+}
+
 // TestS3RetryPart: with WriteOptions.RetryPart the caller's policy alone
 // retries parts: each try is one request, and a part it gives up on fails
 // the upload, which leaves nothing pending.

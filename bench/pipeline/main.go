@@ -26,6 +26,12 @@
 // time of each stage is known; beside it is what moving the same bytes
 // through pipes costs with no work at all, the floor of the piped form's
 // extra cost.
+//
+// Then the Parquet write comparison (write.go): -write-rows rows of
+// lineitem, all columns, written with snappy by sluice and by DuckDB
+// from the same Arrow data in memory; -queries=false runs only that.
+//
+//	go run ./bench/pipeline -queries=false -runs 5
 package main
 
 import (
@@ -93,14 +99,16 @@ func main() {
 	runs := flag.Int("runs", 5, "timed runs of each form; medians are reported")
 	sluiceBin := flag.String("sluice", "", "the sluice binary (default: built from ./cmd/sluice)")
 	duck := flag.Bool("duckdb", true, "compare queries A and B with DuckDB (builds ./bench/pipeline/duckdb)")
+	queries := flag.Bool("queries", true, "run queries A and B (-queries=false: only the write comparison)")
+	writeRows := flag.Int64("write-rows", 2_000_000, "rows of lineitem for the Parquet write comparison with DuckDB (0: none)")
 	flag.Parse()
-	if err := run(*dir, *taxiRows, *lineitemRows, *files, *runs, *sluiceBin, *duck); err != nil {
+	if err := run(*dir, *taxiRows, *lineitemRows, *files, *runs, *sluiceBin, *duck, *queries, *writeRows); err != nil {
 		fmt.Fprintln(os.Stderr, "pipeline:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin string, duck bool) error {
+func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin string, duck, doQueries bool, writeRows int64) error {
 	tmp, err := os.MkdirTemp("", "sluice-pipeline-")
 	if err != nil {
 		return err
@@ -115,7 +123,8 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 	duckBin, duckWhy := "", "not asked for (-duckdb=false)"
 	if duck {
 		duckBin = filepath.Join(tmp, "duckdb")
-		cmd := exec.Command("go", "build", "-o", duckBin, ".")
+		// duckdb_arrow: DuckDB's Arrow interface, for the write comparison.
+		cmd := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", duckBin, ".")
 		cmd.Dir = filepath.Join("bench", "pipeline", "duckdb")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			duckBin, duckWhy = "", "its helper did not build: "+firstLine(string(out))
@@ -130,7 +139,7 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 	}{{"taxi", taxiRows}, {"lineitem", lineitemRows}} {
 		out := filepath.Join(dir, fmt.Sprintf("%s-%d-rows-%d-files", ds.name, ds.rows, files))
 		paths[ds.name] = out
-		if _, err := os.Stat(out); err == nil {
+		if _, err := os.Stat(out); err == nil || (!doQueries && ds.name == "taxi") {
 			continue
 		}
 		fmt.Fprintf(os.Stderr, "generating %s (%d rows, %d files) in %s\n", ds.name, ds.rows, files, out)
@@ -141,6 +150,12 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		}
 	}
 
+	if !doQueries {
+		if writeRows <= 0 {
+			return nil
+		}
+		return writeComparison(sluiceBin, duckBin, duckWhy, paths["lineitem"], tmp, writeRows, runs)
+	}
 	perByte := pipeCost()
 	fmt.Printf("pipeline benchmark: %d runs each, medians; %d cores (GOMAXPROCS %d); taxi %d rows, lineitem %d rows, %d files each, in %s\n",
 		runs, runtime.NumCPU(), runtime.GOMAXPROCS(0), taxiRows, lineitemRows, files, dir)
@@ -263,6 +278,9 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 			q.name, "duckdb", d.wall, d.cpu, d.rss/(1<<20), "-", d.wall/f.wall, d.cpu/f.cpu, f.wall/d.wall, pairedRatio(fs, ds), f.cpu/d.cpu, f.rss/d.rss, inner[len(inner)/2])
 		fmt.Printf("%-6s %-8s sys %.3f (%.0f %% of cpu), %.0fk faults; fused: sys %.3f (%.0f %% of cpu), %.0fk faults; results: %s\n",
 			q.name, "duckdb", d.sys, 100*d.sys/d.cpu, d.faults/1e3, f.sys, 100*f.sys/f.cpu, f.faults/1e3, agree)
+	}
+	if writeRows > 0 {
+		return writeComparison(sluiceBin, duckBin, duckWhy, paths["lineitem"], tmp, writeRows, runs)
 	}
 	return nil
 }

@@ -181,7 +181,7 @@ sluice --help). Exit status is 1 when any request failed for good.`,
 	f.StringSliceVarP(&opts.sizes, "size", "s", []string{"16MiB"}, "object size(s), such as 1MiB,16MiB,1GiB or 500KB")
 	f.StringVarP(&opts.concurrency, "concurrency", "c", "8", "requests in flight: a number, a list (1,2,4,8), or auto")
 	f.StringVar(&opts.rangeSize, "range-size", "", "read each object as parallel ranged GETs of this size (such as 8MiB)")
-	f.IntVar(&opts.parts, "parts", 0, "parts of one object uploaded at once when a write is multipart (objects over 8MiB; 0: the store's default, 4)")
+	f.IntVar(&opts.parts, "parts", 0, "parts of one object uploaded at once when a write is multipart (objects over 8MiB; 0: the store adapts it, from 4)")
 	f.BoolVar(&opts.readOnly, "read-only", false, "read the objects already under URL; write nothing")
 	f.BoolVar(&opts.writeOnly, "write-only", false, "only write (and delete, unless --keep)")
 	f.BoolVar(&opts.keep, "keep", false, "keep the objects written and print where they are")

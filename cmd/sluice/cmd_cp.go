@@ -63,6 +63,12 @@ read from one version; one replaced during the copy fails the copy.`,
 // small objects do not wait on one commit round trip each.
 const cpWriters = 8
 
+// cpUploadMemory bounds the parts one writer holds (the S3 driver adapts
+// how many are in flight): 7 parts of 8 MiB in flight, as many as one
+// upload needs to fill a link, while cpWriters writers of large objects
+// stay within a few hundred MiB.
+const cpUploadMemory = 64 << 20
+
 // copyJob is one object to copy.
 type copyJob struct {
 	src    store.ObjectInfo
@@ -253,7 +259,7 @@ func copyObject(ctx context.Context, dst *store.Store, job copyJob, ch <-chan *f
 		}
 		stored = took.Load() // Abort has returned: nothing more is heard
 	}()
-	w, err = dst.NewWriter(ctx, job.dstKey, store.WriteOptions{Size: job.src.Size, RetryPart: cpPartRetry.Do, Stored: func(n int64) {
+	w, err = dst.NewWriter(ctx, job.dstKey, store.WriteOptions{Size: job.src.Size, Memory: cpUploadMemory, RetryPart: cpPartRetry.Do, Stored: func(n int64) {
 		took.Add(n)
 		progress(n)
 	}})

@@ -44,8 +44,10 @@ the batches in the format --format names or, without it, NAME's suffix does:
                  order (with --order arrival the batches are stored as they
                  are decoded and listed in dataset order in its footer)
   NAME.arrows    an Arrow IPC stream, in --order
-  NAME.parquet   a Parquet file (also .pq; snappy), uploaded in parts as it
-                 is written, in --order
+  NAME.parquet   a Parquet file (also .pq; --compression, snappy by
+                 default), its columns encoded in parallel, uploaded in
+                 parts as it is written, in --order; a row group holds
+                 at most --row-group-rows rows and a quarter of --memory
   NAME.csv       CSV with a header line, in --order
   NAME.jsonl     JSON lines (also .ndjson), one object a row, in --order
   -              an Arrow IPC stream on standard output (or --format's), in --order
@@ -69,7 +71,10 @@ scan succeeds.`,
   sluice scan 's3://bucket/taxi/*.parquet' --sim s3 --filter "passenger_count > 2" -o - | ./consumer
 
   # rewrite a projection as Parquet in another bucket
-  sluice scan s3://bucket/lineitem/ --columns l_orderkey,l_comment -o s3://other/comments.parquet`,
+  sluice scan s3://bucket/lineitem/ --columns l_orderkey,l_comment -o s3://other/comments.parquet
+
+  # the same, zstd-compressed, row groups of at most 256k rows
+  sluice scan s3://bucket/lineitem/ -o s3://other/lineitem.parquet --compression zstd --row-group-rows 262144`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runScan(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, args[0])
@@ -91,6 +96,9 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	}
 	sink, err := newScanSink(opts.output, opts.format)
 	if err != nil {
+		return err
+	}
+	if sink.wopts, err = opts.write.options(""); err != nil {
 		return err
 	}
 	if opts.output == "-" {
@@ -119,11 +127,18 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	// heap outgrow the budget. What the pool keeps is part of the budget.
 	keep := min(memBudget/8, 32<<20)
 	pool := exec.NewPool(keep)
+	var writeShare int64
+	if sink.f == format.Parquet {
+		// A row group is held, encoded, until it is full: bound its bytes
+		// by a share of the budget, which the scan then does not take.
+		writeShare = memBudget / 4
+		sink.wopts.RowGroupBytes = writeShare
+	}
 	so := scan.Options{
 		Columns:     columns,
 		Filter:      opts.filter,
 		BatchRows:   opts.batchRows,
-		Memory:      memBudget - keep,
+		Memory:      memBudget - keep - writeShare,
 		Concurrency: opts.concurrency,
 		ReadDict:    flags.dict,
 		Mem:         pool,
@@ -140,7 +155,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	if err := exec.CheckDict(ds.Schema(), flags.dict); err != nil {
 		return usageError{err}
 	}
-	if need := ds.MinMemory() + keep; need > memBudget {
+	if need := ds.MinMemory() + keep + writeShare; need > memBudget {
 		given := opts.memory
 		if given == "" {
 			given = "512MiB (the default)"
@@ -149,19 +164,17 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 			given, float64(need)/(1<<20))
 		memBudget = need
 	}
-	// Parquet output buffers a row group of up to 1 M rows, which no
-	// budget here covers; the other outputs hold a buffer, an upload part
-	// or the batches of a reorder window.
-	if sink.f != format.Parquet {
-		var extra int64
-		if !sink.counting() && opts.output != "-" {
-			extra += 32 << 20
-		}
-		if order == collect.Dataset {
-			extra += 64 << 20
-		}
-		defer boundHeap(memBudget, extra)()
+	// Parquet output buffers a row group, which a quarter of the budget
+	// bounds (taken from what the scan may fetch ahead); the outputs
+	// hold a buffer, an upload part or the batches of a reorder window.
+	var extra int64
+	if !sink.counting() && opts.output != "-" {
+		extra += 32 << 20
 	}
+	if order == collect.Dataset {
+		extra += 64 << 20
+	}
+	defer boundHeap(memBudget, extra)()
 
 	if err := sink.open(ctx, ds.Schema(), out); err != nil {
 		return err
@@ -216,11 +229,12 @@ func printScanStats(w io.Writer, s scan.Stats, link float64) {
 // scanSink is where scan's batches go: nowhere (only counted), standard
 // output, or an object committed on close (package format).
 type scanSink struct {
-	dest string // "" to count, "-" for stdout
-	f    format.Format
-	st   *store.Store
-	w    *format.Writer
-	obj  *format.Object
+	dest  string // "" to count, "-" for stdout
+	f     format.Format
+	wopts format.Options
+	st    *store.Store
+	w     *format.Writer
+	obj   *format.Object
 }
 
 func newScanSink(dest, name string) (*scanSink, error) {
@@ -247,7 +261,7 @@ func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer)
 	}
 	var err error
 	if s.dest == "-" {
-		s.w, err = format.NewWriter(stdout, s.f, sc, memory.DefaultAllocator)
+		s.w, err = format.NewWriterOptions(stdout, s.f, sc, memory.DefaultAllocator, s.wopts)
 		if err != nil {
 			return usagef("-o -: %v", err)
 		}
@@ -257,7 +271,7 @@ func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer)
 	if err != nil {
 		return err
 	}
-	s.obj, err = format.Create(ctx, st, key, s.f, sc, memory.DefaultAllocator)
+	s.obj, err = format.CreateOptions(ctx, st, key, s.f, sc, memory.DefaultAllocator, s.wopts)
 	if err != nil {
 		st.Close()
 		var ne *format.NotObjectError

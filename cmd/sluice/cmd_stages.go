@@ -473,24 +473,32 @@ and appears only when the whole input was read without error.`,
 		use: "write URL [--format F]", short: "Write the stream to an object: .parquet, .arrow, .arrows, .csv or .jsonl",
 		long: `Write the stream into one object, in the format --format names or, without
 it, the one its name ends with: ` + format.SuffixHelp() + `.
-Parquet is snappy with statistics; an Arrow IPC file, CSV and JSON lines
+Parquet has statistics, --compression (snappy by default) and row groups
+of at most --row-group-rows rows, its columns encoded in parallel; an
+Arrow IPC file, CSV and JSON lines
 hold dictionary columns as their values. The same formats, suffixes and
 bytes as sluice scan -o and sluice get -o. The object appears only when
 the whole input was read without error.`,
 		example: `  sluice run 'scan s3://b/taxi/ | filter "tip_amount > 10" | write ./big-tips.parquet'
-  sluice run 'scan ./taxi | head 100 | write --format jsonl s3://b/sample.json'`,
+  sluice run 'scan ./taxi | head 100 | write --format jsonl s3://b/sample.json'
+  sluice run 'scan ./taxi | write --compression zstd --row-group-rows 131072 s3://b/taxi.parquet'`,
 		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
 			var name string
+			var wf writeFlags
 			fs.StringVar(&name, "format", "", "the format whatever the name: "+format.NameHelp())
+			wf.register(fs, "")
 			return func(args []string, _ stageIO) (built, error) {
-				if name == "" {
-					return stage(exec.Write(args[0]))
-				}
-				f, err := format.Parse(name)
+				o, err := wf.options("write ")
 				if err != nil {
-					return built{}, usagef("write --format: %v", err)
+					return built{}, err
 				}
-				return stage(exec.WriteFormat(args[0], f))
+				f := format.Unknown
+				if name != "" {
+					if f, err = format.Parse(name); err != nil {
+						return built{}, usagef("write --format: %v", err)
+					}
+				}
+				return stage(exec.WriteOptions(args[0], f, o))
 			}
 		},
 	},

@@ -31,6 +31,7 @@ type scanFlags struct {
 	format      string
 	quiet       bool
 	int96Unit   string
+	write       writeFlags // sluice scan only
 }
 
 func (o *scanFlags) register(fs *pflag.FlagSet) {
@@ -46,6 +47,7 @@ func (o *scanFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.output, "output", "o", "", "sluice scan only: write the batches to a path or URL ending in "+format.SuffixHelp()+", or - for stdout")
 	fs.StringVar(&o.format, "format", "", "sluice scan only: -o's format whatever its name: "+format.NameHelp())
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "sluice scan only: no progress bar")
+	o.write.register(fs, "sluice scan only: -o's ")
 	fs.StringVar(&o.int96Unit, "int96-unit", "ns", "unit of INT96 timestamps (Spark, Impala): ns holds 1677-2262; us, ms or s hold the dates beyond")
 }
 

@@ -2,10 +2,12 @@ module github.com/sluice-data/sluice/bench/pipeline/duckdb
 
 go 1.26
 
-require github.com/duckdb/duckdb-go/v2 v2.10506.0
+require (
+	github.com/apache/arrow-go/v18 v18.5.1
+	github.com/duckdb/duckdb-go/v2 v2.10506.0
+)
 
 require (
-	github.com/apache/arrow-go/v18 v18.5.1 // indirect
 	github.com/duckdb/duckdb-go-bindings v0.10506.0 // indirect
 	github.com/duckdb/duckdb-go-bindings/lib/darwin-amd64 v0.10506.0 // indirect
 	github.com/duckdb/duckdb-go-bindings/lib/darwin-arm64 v0.10506.0 // indirect

@@ -9,6 +9,15 @@
 // It prints the query's result rows, tab-separated, then a line
 // "elapsed SECONDS" with the time of the query alone (after opening an
 // in-memory database).
+//
+// With -write it is the other side of the benchmark's Parquet write
+// comparison: it reads an Arrow IPC file into memory, hands it to DuckDB
+// as an Arrow view (duckdb-go's Arrow interface: build with -tags
+// duckdb_arrow), and times COPY ... TO ... (FORMAT parquet) of it:
+//
+//	duckdb -write lineitem.arrow -out lineitem.parquet -compression snappy
+//
+// It prints "rows N" and "elapsed SECONDS", the time of the COPY alone.
 package main
 
 import (
@@ -43,7 +52,17 @@ func main() {
 	query := flag.String("query", "b", "a or b")
 	files := flag.String("files", "", "the Parquet files, a glob")
 	threads := flag.Int("threads", 0, "DuckDB threads (0: its default, the number of cores)")
+	write := flag.String("write", "", "an Arrow IPC file to write as Parquet (-out)")
+	out := flag.String("out", "", "with -write: the Parquet file to write")
+	compression := flag.String("compression", "snappy", "with -write: snappy, zstd or uncompressed")
 	flag.Parse()
+	if *write != "" {
+		if err := writeParquet(*write, *out, *compression, *threads); err != nil {
+			fmt.Fprintln(os.Stderr, "duckdb:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	q, ok := queries[*query]
 	if !ok || *files == "" {
 		fmt.Fprintln(os.Stderr, "usage: duckdb -query a|b -files GLOB")
