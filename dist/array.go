@@ -49,10 +49,18 @@ type Array struct {
 	Progress func(Progress)
 	// Log, when set, gets a line for each retry.
 	Log func(format string, a ...any)
+	// Argv, when set, replaces the job's arguments (Spec, --phase Phase)
+	// after the executor's command: an array of other workers of this
+	// binary (sluice bench's), each finding its index in the environment
+	// as a job's worker does.
+	Argv []string
 }
 
 // Args is the worker's arguments after the worker command.
 func (a Array) Args() []string {
+	if a.Argv != nil {
+		return a.Argv
+	}
 	return []string{a.Spec, "--phase", strconv.Itoa(a.Phase)}
 }
 

@@ -63,9 +63,12 @@ func (o *executorOptions) check(workers int) error {
 	return nil
 }
 
-// executor makes the chosen executor; command is the local worker
-// command (this binary, its global flags, "worker").
-func (o *executorOptions) executor(command []string) (dist.Executor, error) {
+// executor makes the chosen executor, its workers running this binary
+// with args (the global flags and "worker" for sluice run's): self, this
+// executable's path, on this machine and on Slurm's nodes, "sluice" on
+// the image's PATH in a pod.
+func (o *executorOptions) executor(self string, args []string) (dist.Executor, error) {
+	command := append([]string{self}, args...)
 	switch o.name {
 	case "local":
 		if o.dryRun {
@@ -82,7 +85,7 @@ func (o *executorOptions) executor(command []string) (dist.Executor, error) {
 		}
 		k := &dist.Kubernetes{Namespace: o.namespace, Image: o.image, Secret: o.secret, ServiceAccount: o.serviceAccount,
 			CPU: o.cpu, Mem: o.mem, Deadline: o.deadline, TTL: o.ttl,
-			Command: append(append([]string{"sluice"}, globals.args()...), "worker")}
+			Command: append([]string{"sluice"}, args...)}
 		// The store's endpoint and region reach the workers as they reach
 		// this process.
 		for _, name := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION"} {
