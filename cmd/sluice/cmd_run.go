@@ -354,7 +354,7 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 		DuplicateAll: opts.duplicateAll, PauseBeforeCommit: opts.pauseBeforeCommit,
 	}
 	if opts.exe.dryRun {
-		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)
+		return opts.exe.printDryRun(ctx, os.Stdout, text, p, dopts)
 	}
 	switch {
 	case opts.corruptSpec:
