@@ -2,6 +2,9 @@ package bench
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,18 +13,25 @@ import (
 )
 
 // ExecLauncher is a Launcher over a dist.Executor: workers are started
-// the way a fanned-out job's tasks are (dist.Local's processes today,
-// other executors' pods and array tasks alike), each told its index in
-// the environment, and the object store, not the executor, holds what
-// they measured. Close it once the run is over.
+// the way a fanned-out job's tasks are (dist.Local's processes one by
+// one; a dist.ArrayExecutor's array job or Indexed Job, a run's workers
+// together, as its tasks), each told its index in the environment, and
+// the object store, not the executor, holds what they measured. Close it
+// once the run is over.
 type ExecLauncher struct {
 	// Exe starts the workers; its command is the worker's before Args.
 	Exe dist.Executor
-	// Args are worker w's arguments.
+	// Args are worker w's arguments. Through an ArrayExecutor every
+	// worker of a run gets the same (those of the run's first worker):
+	// they must not depend on w.Index, which each worker learns from its
+	// environment.
 	Args func(w WorkerSpec) []string
 	// Records reads what worker w recorded, once it has ended, also when
 	// it failed part way.
 	Records func(w WorkerSpec) ([]Record, error)
+	// Job names the launcher's array jobs (they are JobN-p<run>), as
+	// dist.Array.Job does; default bench-<random hex>.
+	Job string
 
 	mu      sync.Mutex
 	seq     int
@@ -74,6 +84,48 @@ func (l *ExecLauncher) Launch(ctx context.Context, w WorkerSpec) ([]Record, erro
 		return recs, fmt.Errorf("worker %d of %d: %s", w.Index, w.Count, msg)
 	}
 	return recs, nil
+}
+
+// LaunchGroup runs the workers of a run as one array of an
+// ArrayExecutor, each once (a benchmark worker run twice would measure
+// twice), as many at once as there are workers; through any other
+// executor it launches each worker, as Launch does, all at once.
+func (l *ExecLauncher) LaunchGroup(ctx context.Context, ws []WorkerSpec) ([][]Record, error) {
+	ae, ok := l.Exe.(dist.ArrayExecutor)
+	if !ok {
+		return launchEach(ctx, l, ws)
+	}
+	l.mu.Lock()
+	if l.Job == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		l.Job = "bench-" + hex.EncodeToString(b[:])
+	}
+	run := l.seq
+	l.seq++
+	l.mu.Unlock()
+	k := len(ws)
+	runErr := ae.RunArray(ctx, dist.Array{Job: l.Job, Phase: run, Kind: "bench", Tasks: k, Workers: k, Attempts: 1, Argv: l.Args(ws[0])})
+	if runErr != nil {
+		var te *dist.TaskError
+		switch {
+		case ctx.Err() != nil:
+			runErr = context.Cause(ctx)
+		case errors.As(runErr, &te):
+			runErr = fmt.Errorf("worker %d of %d (%s): %s", te.Task, k, te.Worker, te.Err)
+		default:
+			runErr = fmt.Errorf("workers of a run of %d: %w", k, runErr)
+		}
+	}
+	recs := make([][]Record, k)
+	for i, w := range ws {
+		r, err := l.Records(w)
+		recs[i] = r
+		if err != nil && runErr == nil {
+			runErr = fmt.Errorf("worker %d of %d: %w", w.Index, k, err)
+		}
+	}
+	return recs, runErr
 }
 
 // dispatch hands each worker's exit to the Launch waiting for it.

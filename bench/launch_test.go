@@ -105,3 +105,62 @@ func TestExecLauncher(t *testing.T) {
 		t.Fatal("the executor was not stopped")
 	}
 }
+
+// fakeArray runs a whole run's workers as one array: each worker's
+// records are there at the end, index fail fails every attempt.
+type fakeArray struct {
+	fakeExecutor
+	arrays []dist.Array
+}
+
+func (f *fakeArray) RunArray(ctx context.Context, a dist.Array) error {
+	f.arrays = append(f.arrays, a)
+	if f.fail >= 0 && f.fail < a.Tasks {
+		return &dist.TaskError{Task: f.fail, Worker: "pod w-2", Attempts: 1, Err: "exit code 1: no space left on device"}
+	}
+	return nil
+}
+
+// TestExecLauncherArray: through an ArrayExecutor a run's workers are
+// one array of as many tasks, run once each, all at once, with the same
+// arguments; each worker's records are read back, also after a failure,
+// which names the worker and its last lines.
+func TestExecLauncherArray(t *testing.T) {
+	exe := &fakeArray{fakeExecutor: fakeExecutor{fail: -1}}
+	l := &ExecLauncher{
+		Exe:  exe,
+		Args: func(w WorkerSpec) []string { return []string{"bench", w.URL, "--worker-prefix", w.Run} },
+		Records: func(w WorkerSpec) ([]Record, error) {
+			return []Record{{Worker: w.Index, Key: w.Prefix}}, nil
+		},
+	}
+	specs := func(k int) []WorkerSpec {
+		ws := make([]WorkerSpec, k)
+		for i := range ws {
+			ws[i] = WorkerSpec{Index: i, Count: k, URL: "s3://b/", Run: "r0-k3/", Prefix: WorkerPrefix("r0-k3/", i)}
+		}
+		return ws
+	}
+	recs, err := l.LaunchGroup(context.Background(), specs(3))
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("%d workers' records, %v", len(recs), err)
+	}
+	for i, r := range recs {
+		if len(r) != 1 || r[0].Worker != i || r[0].Key != fmt.Sprintf("r0-k3/w%03d/", i) {
+			t.Errorf("worker %d: records %+v", i, r)
+		}
+	}
+	a := exe.arrays[0]
+	if a.Tasks != 3 || a.Workers != 3 || a.Attempts != 1 || a.Phase != 0 || !strings.HasPrefix(a.Job, "bench-") ||
+		strings.Join(a.Args(), " ") != "bench s3://b/ --worker-prefix r0-k3/" {
+		t.Errorf("array %+v, args %q", a, a.Args())
+	}
+	exe.fail = 2
+	recs, err = l.LaunchGroup(context.Background(), specs(4))
+	if err == nil || err.Error() != "worker 2 of 4 (pod w-2): exit code 1: no space left on device" || len(recs) != 4 || len(recs[3]) != 1 {
+		t.Fatalf("failed run: %v, %d workers' records", err, len(recs))
+	}
+	if b := exe.arrays[1]; b.Phase != 1 || b.Job != a.Job || b.Name() == a.Name() {
+		t.Errorf("second run's array %q (phase %d) against the first's %q", b.Name(), b.Phase, a.Name())
+	}
+}

@@ -27,6 +27,10 @@ type WorkerSpec struct {
 	// worker opens the store as the driver did (a file:// store's root is
 	// where it stops pruning empty directories).
 	URL, Prefix string
+	// Run is the prefix of the run, shared by its workers: Prefix is
+	// WorkerPrefix(Run, Index), so a worker told only Run finds its own
+	// from its index (in the environment, as an array job's task does).
+	Run string
 	// Start is when every worker of the run begins measuring (Config.Start);
 	// its records' times count from it.
 	Start time.Time
@@ -39,10 +43,27 @@ type WorkerSpec struct {
 //
 // ExecLauncher launches workers through a dist.Executor, the one way
 // sluice starts worker processes (sluice bench --workers uses it with
-// dist.Local); in tests a Launcher may run workers in this process.
+// each of dist's executors); in tests a Launcher may run workers in this
+// process.
 type Launcher interface {
 	Launch(ctx context.Context, w WorkerSpec) ([]Record, error)
 }
+
+// GroupLauncher is a Launcher that can start the workers of a run
+// together, as one job of a cluster's batch system (an array job, an
+// Indexed Job) that starts them itself; RunWorkers then launches each run
+// through LaunchGroup instead of each worker through Launch.
+type GroupLauncher interface {
+	Launcher
+	// LaunchGroup runs the workers ws (one run's, Index i at ws[i]) to
+	// their end and returns each one's records, also when err is not nil
+	// (whatever they recorded); err is the first failure, naming the
+	// worker.
+	LaunchGroup(ctx context.Context, ws []WorkerSpec) ([][]Record, error)
+}
+
+// WorkerPrefix is the prefix of worker i of the run under run.
+func WorkerPrefix(run string, i int) string { return run + fmt.Sprintf("w%03d/", i) }
 
 // WorkersConfig says how a fanned-out run is swept.
 type WorkersConfig struct {
@@ -178,39 +199,32 @@ func runOnce(ctx context.Context, st *store.Store, res WorkersResult, round, k i
 	}
 	start := time.Now().Add(delay)
 	shift := start.Sub(res.Start)
-	perProc := make([][]Record, k)
-	var mu sync.Mutex
-	var errs []error
-	g, gctx := errgroup.WithContext(ctx)
-	for i := range k {
-		g.Go(func() error {
-			spec := WorkerSpec{Index: i, Count: k, Start: start,
-				URL: st.URL(""), Prefix: res.Prefix + fmt.Sprintf("r%d-k%d/w%03d/", round, k, i)}
-			recs, err := launch.Launch(gctx, spec)
-			for j := range recs {
-				rec := &recs[j]
-				rec.Cell, rec.Process, rec.Processes = run.Cell, i, k
-				rec.Start += shift
-				rec.LastByte += shift
-				if rec.FirstByte > 0 {
-					rec.FirstByte += shift
-				}
-			}
-			perProc[i] = recs
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-			return err
-		})
+	runPrefix := res.Prefix + fmt.Sprintf("r%d-k%d/", round, k)
+	specs := make([]WorkerSpec, k)
+	for i := range specs {
+		specs[i] = WorkerSpec{Index: i, Count: k, Start: start, URL: st.URL(""), Run: runPrefix, Prefix: WorkerPrefix(runPrefix, i)}
 	}
-	_ = g.Wait()
-	// The first failure is the cause; the others are mostly workers that
-	// were stopped because of it.
+	var perProc [][]Record
 	var err error
-	if len(errs) > 0 {
-		err = errs[0]
+	if gl, ok := launch.(GroupLauncher); ok {
+		perProc, err = gl.LaunchGroup(ctx, specs)
+		perProc = append(perProc, make([][]Record, max(0, k-len(perProc)))...)
+	} else {
+		perProc, err = launchEach(ctx, launch, specs)
+	}
+	for i, recs := range perProc[:k] {
+		for j := range recs {
+			rec := &recs[j]
+			rec.Cell, rec.Process, rec.Processes = run.Cell, i, k
+			rec.Start += shift
+			rec.LastByte += shift
+			if rec.FirstByte > 0 {
+				rec.FirstByte += shift
+			}
+		}
+	}
+	perProc = perProc[:k]
+	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
@@ -235,6 +249,34 @@ func runOnce(ctx context.Context, st *store.Store, res WorkersResult, round, k i
 		run.PerWorkerGet = append(run.PerWorkerGet, analyzeKind(recs, Get).SteadyMiBps)
 	}
 	return run, all, err
+}
+
+// launchEach launches each worker of ws at once through launch, stopping
+// the others at the first failure, which it returns.
+func launchEach(ctx context.Context, launch Launcher, ws []WorkerSpec) ([][]Record, error) {
+	perProc := make([][]Record, len(ws))
+	var mu sync.Mutex
+	var errs []error
+	g, gctx := errgroup.WithContext(ctx)
+	for i, w := range ws {
+		g.Go(func() error {
+			recs, err := launch.Launch(gctx, w)
+			perProc[i] = recs
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+			return err
+		})
+	}
+	_ = g.Wait()
+	// The first failure is the cause; the others are mostly workers that
+	// were stopped because of it.
+	if len(errs) > 0 {
+		return perProc, errs[0]
+	}
+	return perProc, nil
 }
 
 // analyzeKind summarizes the records of one kind over their own span: from

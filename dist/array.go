@@ -49,10 +49,18 @@ type Array struct {
 	Progress func(Progress)
 	// Log, when set, gets a line for each retry.
 	Log func(format string, a ...any)
+	// Argv, when set, replaces the job's arguments (Spec, --phase Phase)
+	// after the executor's command: an array of other workers of this
+	// binary (sluice bench's), each finding its index in the environment
+	// as a job's worker does.
+	Argv []string
 }
 
 // Args is the worker's arguments after the worker command.
 func (a Array) Args() []string {
+	if a.Argv != nil {
+		return a.Argv
+	}
 	return []string{a.Spec, "--phase", strconv.Itoa(a.Phase)}
 }
 
@@ -125,10 +133,15 @@ type Manifester interface {
 	Manifest(a Array) ([]byte, error)
 }
 
-// DryRun plans pipeline p as Run would and returns the manifests the
-// executor would submit for each phase, under a job prefix of
-// opts.Store that is not created. Nothing is written.
-func DryRun(ctx context.Context, p exec.Pipeline, opts Options, m Manifester) ([][]byte, error) {
+// DryRun plans pipeline p, written as text, as Run would, writes the
+// job's spec under a new job prefix of opts.Store, and returns the spec's
+// URL and what the executor would submit for each phase. Nothing is
+// submitted: the first phase's manifest, submitted by hand (kubectl
+// apply, sbatch), runs its tasks as is; a later phase's needs the
+// previous phase committed, which only the driver does. The spec is the
+// only object written (the workers read it; a manifest without it would
+// not run); no other object of the job exists until a worker runs.
+func DryRun(ctx context.Context, text string, p exec.Pipeline, opts Options, m Manifester) (specURL string, docs [][]byte, err error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 4
 	}
@@ -139,26 +152,43 @@ func DryRun(ctx context.Context, p exec.Pipeline, opts Options, m Manifester) ([
 		opts.PieceBytes = 64 << 20
 	}
 	if opts.Store == "" {
-		return nil, fmt.Errorf("%w: a dry run for a cluster needs --store, a URL the workers can reach", exec.ErrInvalid)
+		return "", nil, fmt.Errorf("%w: a dry run for a cluster needs --store, a URL the workers can reach", exec.ErrInvalid)
+	}
+	if strings.HasPrefix(opts.Store, "mem://") {
+		return "", nil, fmt.Errorf("%w: the job's store %s lives in this process; workers need one they can reach (file:// or s3://)", exec.ErrInvalid, opts.Store)
+	}
+	if opts.Out != "" && !strings.HasSuffix(opts.Out, "/") {
+		opts.Out += "/"
 	}
 	pl, err := makePlan(ctx, p, opts)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	jobURL, _, err := newJobPrefix(opts.Store)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	var out [][]byte
 	for i, ph := range pl.phases {
 		b, err := m.Manifest(Array{Job: jobID(jobURL), Spec: jobURL + specKey, Phase: i, Kind: ph.Kind, Tasks: ph.Tasks,
 			Workers: opts.Workers, Attempts: opts.Attempts})
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
-		out = append(out, b)
+		docs = append(docs, b)
 	}
-	return out, nil
+	b, err := newSpec(text, jobURL, pl, opts).Marshal()
+	if err != nil {
+		return "", nil, err
+	}
+	st, prefix, err := opts.open(ctx, jobURL)
+	if err != nil {
+		return "", nil, fmt.Errorf("job store: %w", err)
+	}
+	defer closeStore(opts.Open, st)
+	if err := (&job{st: st, prefix: prefix}).put(ctx, specKey, b); err != nil {
+		return "", nil, err
+	}
+	return jobURL + specKey, docs, nil
 }
 
 // indexList writes task indexes as Slurm's --array takes them and

@@ -203,16 +203,7 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 	}()
 	logf("job %s", jobURL)
 
-	spread := opts.Spread
-	if spread <= 0 {
-		most := 0
-		for _, ph := range pl.phases {
-			most = max(most, ph.Tasks)
-		}
-		spread = spreadFor(most)
-	}
-	spec := &Spec{Version: specVersion, Pipeline: text, Job: jobURL, Spread: min(spread, MaxSpread), Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
-		PauseBeforeCommit: int(opts.PauseBeforeCommit / time.Millisecond), Straggle: opts.straggle}
+	spec := newSpec(text, jobURL, pl, opts)
 	b, err := spec.Marshal()
 	if err != nil {
 		return err
@@ -253,6 +244,20 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 	err = d.final(p, pl)
 	logf("final: %v, %d request(s) retried", time.Since(t0).Round(time.Millisecond), d.j.retries.Load())
 	return err
+}
+
+// newSpec is the spec of the job at jobURL that runs plan pl of text.
+func newSpec(text, jobURL string, pl *plan, opts Options) *Spec {
+	spread := opts.Spread
+	if spread <= 0 {
+		most := 0
+		for _, ph := range pl.phases {
+			most = max(most, ph.Tasks)
+		}
+		spread = spreadFor(most)
+	}
+	return &Spec{Version: specVersion, Pipeline: text, Job: jobURL, Spread: min(spread, MaxSpread), Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
+		PauseBeforeCommit: int(opts.PauseBeforeCommit / time.Millisecond), Straggle: opts.straggle}
 }
 
 // newJobPrefix makes a fresh job prefix under base, or a temporary

@@ -116,7 +116,7 @@ func (s *Slurm) Manifest(a Array) ([]byte, error) {
 	}
 	logDir := s.LogDir
 	if logDir == "" {
-		logDir = "LOGDIR"
+		logDir = "." // where sbatch is run
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# phase %d (%s): %d task(s)\n# sbatch", a.Phase, a.Kind, a.Tasks)

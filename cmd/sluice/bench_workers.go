@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,8 +33,12 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 		return usagef("bench: --workers takes one --size and one --concurrency (the workers are what it sweeps)")
 	case opts.runs < 1:
 		return usagef("bench: --runs must be at least 1, got %d", opts.runs)
+	case opts.exe.dryRun:
+		return usagef("bench: --dry-run is sluice run's; bench submits its workers to measure them")
+	case opts.startDelay < 0:
+		return usagef("bench: --start-delay must not be negative, got %v", opts.startDelay)
 	}
-	wcfg := bench.WorkersConfig{Rounds: opts.runs, Keep: opts.keep}
+	wcfg := bench.WorkersConfig{Rounds: opts.runs, Keep: opts.keep, StartDelay: opts.startDelay}
 	for _, s := range strings.Split(opts.workers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
@@ -50,11 +57,15 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 		return err
 	}
 	defer st.Close()
-	launch, closeLaunch, err := newLocalWorkers(opts, cfg)
+	launch, closeLaunch, err := newBenchWorkers(opts, cfg, st)
 	if err != nil {
 		return err
 	}
 	defer closeLaunch()
+	if opts.exe.name != "local" && opts.startDelay == 0 {
+		// Pods and array tasks take seconds to be scheduled and started.
+		wcfg.StartDelay = 10*time.Second + time.Duration(slices.Max(wcfg.Workers))*100*time.Millisecond
+	}
 	if !opts.quiet {
 		wcfg.Progress = func(r bench.WorkersRun) {
 			fmt.Fprintf(os.Stderr, "round %d, %d worker(s): put %.1f MiB/s, get %.1f MiB/s aggregate\n",
@@ -93,8 +104,8 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 			return err
 		}
 	} else {
-		fmt.Fprintf(out, "sluice bench %s --workers %s: %d object(s) of %s a worker, concurrency %d, each worker behind its own link (%s)\n",
-			where, opts.workers, objectsPerWorker(cfg), bench.FormatSize(cfg.Sizes[0]), cfg.Concurrency[0], globals.profile)
+		fmt.Fprintf(out, "sluice bench %s --workers %s (executor %s): %d object(s) of %s a worker, concurrency %d, each worker behind its own link (%s)\n",
+			where, opts.workers, opts.exe.name, objectsPerWorker(cfg), bench.FormatSize(cfg.Sizes[0]), cfg.Concurrency[0], globals.profile)
 		if err := bench.WriteWorkersReport(out, res); err != nil {
 			return err
 		}
@@ -148,13 +159,32 @@ func saveWorkersFiles(opts benchOptions, res bench.WorkersResult) error {
 	return nil
 }
 
-// runBenchWorker is one worker process: the benchmark under its URL from
-// the shared start, its records to the file it was given, nothing else.
-func runBenchWorker(ctx context.Context, st *store.Store, prefix string, cfg bench.Config, opts benchOptions) error {
+// runBenchWorker is one worker process: the benchmark under its own
+// prefix of the run's, runPrefix (from its index in the environment, as every
+// executor gives it) from the shared start, its records to the prefix it
+// was given, nothing else.
+func runBenchWorker(ctx context.Context, st *store.Store, runPrefix string, cfg bench.Config, opts benchOptions) error {
+	index, err := envTaskIndex()
+	if err != nil {
+		return usagef("bench worker: %v", err)
+	}
 	cfg.Start = time.Unix(0, opts.workerStart)
-	res, runErr := bench.Run(ctx, st, prefix, cfg)
-	if err := writeFile(opts.workerRecords, func(w io.Writer) error { return bench.WriteRecords(w, "jsonl", res.Records) }); err != nil {
+	cfg.Seed += uint64(index)
+	res, runErr := bench.Run(ctx, st, bench.WorkerPrefix(runPrefix, index), cfg)
+	var b bytes.Buffer
+	if err := bench.WriteRecords(&b, "jsonl", res.Records); err != nil {
 		return err
+	}
+	// Even after Ctrl-C: what was measured is the driver's to report.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	rs, rprefix, err := openRecords(wctx, opts.workerRecords)
+	if err != nil {
+		return errors.Join(runErr, err)
+	}
+	defer rs.Close()
+	if _, err := rs.Put(wctx, rprefix+recordsName(index), &b, store.WriteOptions{}); err != nil {
+		return errors.Join(runErr, fmt.Errorf("writing the records: %w", err))
 	}
 	if runErr != nil {
 		return runErr
@@ -167,25 +197,60 @@ func runBenchWorker(ctx context.Context, st *store.Store, prefix string, cfg ben
 	return nil
 }
 
-// newLocalWorkers launches each worker as a child process of this binary
-// through dist's local executor, the way sluice run --workers starts its
-// tasks: `sluice bench URL` with the parent's flags (so its own --sim
-// link), told when to start and where to leave its records. Stopping
-// interrupts the workers, so each deletes what it wrote, and kills only
-// those still running after workerWait.
-func newLocalWorkers(opts benchOptions, cfg bench.Config) (*bench.ExecLauncher, func(), error) {
+// recordsName is the name of worker i's records under the run's records
+// prefix.
+func recordsName(i int) string { return fmt.Sprintf("w%03d.jsonl", i) }
+
+// openRecords opens where the workers' records go, without --sim's link:
+// they are bookkeeping, not what is measured.
+func openRecords(ctx context.Context, url string) (*store.Store, string, error) {
+	return globals.open(ctx, url, store.Options{Endpoint: globals.endpoint, Region: globals.region})
+}
+
+// newBenchWorkers launches the workers through the executor --executor
+// names, the way sluice run --workers starts its tasks: `sluice bench
+// URL` with the parent's flags (so each its own --sim link), told the
+// run's prefix, when to start and where to leave its records, its index
+// from the executor. Locally, stopping interrupts the workers, so each
+// deletes what it wrote, and kills only those still running after
+// workerWait; Slurm and Kubernetes stop theirs as they do.
+func newBenchWorkers(opts benchOptions, cfg bench.Config, st *store.Store) (*bench.ExecLauncher, func(), error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, nil, err
 	}
-	dir, err := os.MkdirTemp("", "sluice-bench-workers-")
+	// The workers leave their records in the store, under the run's
+	// prefix; a mem:// store lives in each process, so they go to a
+	// temporary directory instead.
+	records := func(w bench.WorkerSpec) string { return w.URL + w.Run + "records/" }
+	cleanup := func() {}
+	if strings.HasPrefix(st.URL(""), "mem://") {
+		if opts.exe.name != "local" {
+			return nil, nil, usagef("bench: --executor %s: the workers need a store they reach; %s lives in each process", opts.exe.name, st.URL(""))
+		}
+		dir, err := os.MkdirTemp("", "sluice-bench-workers-")
+		if err != nil {
+			return nil, nil, err
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		root := "file://" + filepath.ToSlash(dir) + "/"
+		records = func(w bench.WorkerSpec) string { return root + w.Run + "records/" }
+	}
+	exe, err := opts.exe.executor(self, nil)
 	if err != nil {
+		cleanup()
 		return nil, nil, err
+	}
+	if l, ok := exe.(*dist.Local); ok {
+		l.Grace = workerWait
 	}
 	shared := []string{"-q", "-n", strconv.Itoa(opts.objects), "--size", bench.FormatSize(cfg.Sizes[0]),
 		"-c", strconv.Itoa(cfg.Concurrency[0]), "--retries", strconv.Itoa(opts.retries), "--prefixes", strconv.Itoa(opts.prefixes)}
 	if opts.rangeSize != "" {
 		shared = append(shared, "--range-size", opts.rangeSize)
+	}
+	if opts.parts > 0 {
+		shared = append(shared, "--parts", strconv.Itoa(opts.parts))
 	}
 	if opts.writeOnly {
 		shared = append(shared, "--write-only")
@@ -194,28 +259,32 @@ func newLocalWorkers(opts benchOptions, cfg bench.Config) (*bench.ExecLauncher, 
 		shared = append(shared, "--keep")
 	}
 	shared = append(shared, globals.args()...)
-	records := func(w bench.WorkerSpec) string {
-		return filepath.Join(dir, fmt.Sprintf("k%d-w%d-%d.jsonl", w.Count, w.Index, w.Start.UnixNano()))
-	}
-	exe := dist.NewLocal([]string{self})
-	exe.Grace = workerWait
 	l := &bench.ExecLauncher{
 		Exe: exe,
 		Args: func(w bench.WorkerSpec) []string {
-			return append([]string{"bench", w.URL, "--worker-prefix", w.Prefix, "--worker-records", records(w),
+			return append([]string{"bench", w.URL, "--worker-prefix", w.Run, "--worker-records", records(w),
 				"--worker-start", strconv.FormatInt(w.Start.UnixNano(), 10),
-				"--seed", strconv.FormatUint(opts.seed+uint64(w.Index), 10)}, shared...)
+				"--seed", strconv.FormatUint(opts.seed, 10)}, shared...)
 		},
 		Records: func(w bench.WorkerSpec) ([]bench.Record, error) {
-			f, err := os.Open(records(w))
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			rs, prefix, err := openRecords(ctx, records(w))
 			if err != nil {
+				return nil, err
+			}
+			defer rs.Close()
+			b, err := rs.ReadAll(ctx, prefix+recordsName(w.Index))
+			if errors.Is(err, store.ErrNotFound) {
 				return nil, nil // a worker that died before writing any
 			}
-			defer f.Close()
-			return bench.ReadRecords(f, "jsonl")
+			if err != nil {
+				return nil, fmt.Errorf("reading its records: %w", err)
+			}
+			return bench.ReadRecords(bytes.NewReader(b), "jsonl")
 		},
 	}
-	return l, func() { l.Close(); os.RemoveAll(dir) }, nil
+	return l, func() { l.Close(); cleanup() }, nil
 }
 
 // workerWait bounds how long a stopped worker gets to delete what it

@@ -45,6 +45,8 @@ type benchOptions struct {
 	workerPrefix  string
 	predict       string
 	from          string
+	startDelay    time.Duration
+	exe           executorOptions
 }
 
 func newBenchCommand() *cobra.Command {
@@ -118,6 +120,17 @@ processes columns say whose); --plot draws the timeline of the last round,
 a panel per count: one line per request, issue to last byte, coloured by
 worker. Ctrl-C or a failed worker stops every worker; each deletes what it
 wrote, and the rest under the run's prefix is deleted at the end.
+Each worker leaves its records in the store (under the run's prefix, in
+records/), where the driver reads them; only with a mem:// store, which
+lives in each process, in a temporary directory.
+
+--executor slurm or kubernetes runs each run's workers as one array job or
+Indexed Job of that many tasks (the flags of sluice run's executors apply:
+--sbatch, --image, --namespace, --secret, --cpu, --mem, ...), each worker
+once, with its index from the system; the store must be one the workers
+reach (s3://, or file:// on a file system they share). --start-delay gives
+them time to be scheduled and started before they all begin: a worker that
+starts later begins at once, which shows as the start skew.
 
 --predict W[,W...] --from RECORDS (no URL) is the scale model: from a run's
 records (--out, best of --workers with several processes) it takes one
@@ -151,6 +164,11 @@ sluice --help). Exit status is 1 when any request failed for good.`,
   # 1, 2 and 4 worker processes, each behind its own 40 MiB/s link, 3 rounds
   sluice bench s3://bucket/scratch/ --workers 1,2,4 --runs 3 --sim link=40MiB/s -n 16 --size 8MiB \
       --out run.jsonl --plot timeline.png
+
+  # 4 and 8 workers as Slurm array tasks, or as pods of an Indexed Job
+  sluice bench s3://bucket/scratch/ --workers 4,8 --executor slurm --sbatch --partition=io
+  sluice bench s3://bucket/scratch/ --workers 4,8 --executor kubernetes --image registry.example/sluice:v1 \
+      --secret s3-keys --start-delay 30s
 
   # S3's per-prefix request rate: one prefix meets SlowDown, 16 do not
   sluice bench mem://b/ --sim s3 --size 1KiB -n 12000 -c 256 --retries 12 --out one.jsonl
@@ -196,6 +214,9 @@ sluice --help). Exit status is 1 when any request failed for good.`,
 	f.IntVar(&opts.runs, "runs", 1, "with --workers: rounds of the sweep; figures are medians over rounds")
 	f.StringVar(&opts.predict, "predict", "", "scale model: predict for these worker counts (1000,2000) from --from's records; no URL")
 	f.StringVar(&opts.from, "from", "", "with --predict: the records (.jsonl or .csv) of a measured run (--out)")
+	f.DurationVar(&opts.startDelay, "start-delay", 0, "with --workers: how long the workers get to start before they all begin (default 500ms + 25ms a worker; on slurm or kubernetes 10s + 100ms a worker)")
+	addExecutorFlags(f, &opts.exe)
+	_ = f.MarkHidden("dry-run") // sluice run's: bench has no manifest to show
 	f.StringVar(&opts.workerRecords, "worker-records", "", "")
 	f.Int64Var(&opts.workerStart, "worker-start", 0, "")
 	f.StringVar(&opts.workerPrefix, "worker-prefix", "", "")

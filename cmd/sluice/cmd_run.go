@@ -340,8 +340,7 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 		globals.profile.ReqShare = f.Name()
 		globals.sim += ",reqshare=" + f.Name()
 	}
-	command := append(append([]string{self}, globals.args()...), "worker")
-	exe, err := opts.exe.executor(command)
+	exe, err := opts.exe.executor(self, append(globals.args(), "worker"))
 	if err != nil {
 		return err
 	}
@@ -355,7 +354,7 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 		DuplicateAll: opts.duplicateAll, PauseBeforeCommit: opts.pauseBeforeCommit,
 	}
 	if opts.exe.dryRun {
-		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)
+		return opts.exe.printDryRun(ctx, os.Stdout, text, p, dopts)
 	}
 	switch {
 	case opts.corruptSpec:

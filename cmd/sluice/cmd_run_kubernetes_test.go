@@ -275,7 +275,8 @@ func TestRunKubernetesInterrupt(t *testing.T) {
 
 // TestRunKubernetesDryRun: --dry-run prints a Job per phase that the API
 // server accepts in a server-side dry run, with the settings of the
-// flags, and creates nothing.
+// flags, the first as YAML, the later ones commented out; it creates no
+// Job and writes only the job's spec.
 func TestRunKubernetesDryRun(t *testing.T) {
 	k := needKube(t)
 	tg := localTarget(t)
@@ -289,6 +290,17 @@ func TestRunKubernetesDryRun(t *testing.T) {
 		t.Fatalf("%d documents, want 2 (map and reduce):\n%s", len(docs), r.stdout)
 	}
 	for i, d := range docs {
+		if i > 0 {
+			// Commented out: it needs the driver; uncommented, it is a Job.
+			var kept []string
+			for _, l := range strings.Split(d, "\n") {
+				if !strings.HasPrefix(l, "# ") {
+					t.Fatalf("document %d has a line that is not a comment: %q", i, l)
+				}
+				kept = append(kept, strings.TrimPrefix(l, "# "))
+			}
+			d = strings.Join(kept[1:], "\n")
+		}
 		var job batchv1.Job
 		if err := yaml.UnmarshalStrict([]byte(d), &job); err != nil {
 			t.Fatalf("document %d: %v\n%s", i, err, d)
@@ -311,7 +323,60 @@ func TestRunKubernetesDryRun(t *testing.T) {
 	if left := k.left(t); len(left) != 0 {
 		t.Fatalf("the dry run left %q", left)
 	}
-	if left := tg.left(t); len(left) != 0 {
-		t.Fatalf("the dry run wrote %q", left)
+	if left := tg.left(t); len(left) != 1 || !strings.HasSuffix(left[0], "/job.json") {
+		t.Fatalf("the dry run wrote %q, want the job's spec alone", left)
+	}
+}
+
+// TestRunKubernetesDryRunApplied: the Job --dry-run prints, created as
+// printed (no server-side dry run), runs every task of its phase to
+// completion on the test kubelet: each leaves its done record beside the
+// spec the dry run wrote.
+func TestRunKubernetesDryRunApplied(t *testing.T) {
+	k := needKube(t)
+	tg := localTarget(t)
+	r := sluice(t, k.env(), append(append([]string{"run", "--workers", "2", "--store", tg.jobs, "--piece-size", "128KiB", "--dry-run"},
+		k.args()...), tg.query("A")+" | show")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	doc, _, _ := strings.Cut(r.stdout, "\n---\n")
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(doc), &job); err != nil {
+		t.Fatalf("%v\n%s", err, doc)
+	}
+	if *job.Spec.Completions < 2 {
+		t.Fatalf("%d task(s); want a few to see them run:\n%s", *job.Spec.Completions, doc)
+	}
+	ctx := context.Background()
+	jobs := k.cs.BatchV1().Jobs(k.ns)
+	if _, err := jobs.Create(ctx, &job, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create the printed Job: %v\n%s", err, doc)
+	}
+	fg := metav1.DeletePropagationForeground
+	defer jobs.Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: &fg})
+	var st batchv1.JobStatus
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		j, err := jobs.Get(ctx, job.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = j.Status
+		if st.Succeeded == *job.Spec.Completions || st.Failed > 0 {
+			break
+		}
+	}
+	if st.Succeeded != *job.Spec.Completions || st.Failed != 0 {
+		t.Fatalf("the printed Job: %d of %d succeeded, %d failed (%+v); %s", st.Succeeded, *job.Spec.Completions, st.Failed, st.Conditions, r.stderr)
+	}
+	done := 0
+	for _, key := range tg.left(t) {
+		if strings.Contains(key, "/done/") || strings.HasSuffix(key, ".done.json") {
+			done++
+		}
+	}
+	t.Logf("applied Job %s: %d task(s) succeeded; the job's objects: %q", job.Name, st.Succeeded, tg.left(t))
+	if done != int(*job.Spec.Completions) {
+		t.Fatalf("%d done records for %d tasks: %q", done, *job.Spec.Completions, tg.left(t))
 	}
 }

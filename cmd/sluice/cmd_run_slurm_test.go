@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,4 +174,56 @@ func TestRunSlurmCancelledTask(t *testing.T) {
 		t.Fatalf("objects left: %q", left)
 	}
 	t.Logf("cancelled array task %s mid-task; submitted again, results identical", victim)
+}
+
+// TestRunSlurmDryRun: what --dry-run prints runs as is in a shell: its
+// sbatch line submits the first phase, whose tasks all leave their done
+// records beside the spec the dry run wrote (the only object it wrote);
+// the later phase is there, commented out.
+func TestRunSlurmDryRun(t *testing.T) {
+	needSlurm(t)
+	tg := localTarget(t)
+	r := sluice(t, nil, "run", "--workers", "2", "--executor", "slurm", "--store", tg.jobs, "--piece-size", "128KiB", "--dry-run", tg.query("shuffle"))
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if left := tg.left(t); len(left) != 1 || !strings.HasSuffix(left[0], "/job.json") {
+		t.Fatalf("the dry run wrote %q, want the job's spec alone", left)
+	}
+	if !strings.Contains(r.stdout, "\n# phase 1 runs once the driver has committed phase 0") || !strings.Contains(r.stdout, "\n# # sbatch ") {
+		t.Errorf("no commented-out phase 1 in:\n%s", r.stdout)
+	}
+	sh := exec.Command("sh")
+	sh.Dir = t.TempDir() // the tasks' logs go here
+	sh.Stdin = strings.NewReader(r.stdout)
+	out, err := sh.CombinedOutput()
+	if err != nil {
+		t.Fatalf("sh: %v: %s\n%s", err, out, r.stdout)
+	}
+	id := strings.TrimSpace(string(out))
+	want := mapTasks(t, r.stdout)
+	var done int
+	for deadline := time.Now().Add(2 * time.Minute); done != want && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		done = 0
+		for _, k := range tg.left(t) {
+			if strings.Contains(k, "/p0/done/") {
+				done++
+			}
+		}
+	}
+	if done != want {
+		t.Fatalf("slurm job %s: %d done records, want %d (one a map task): %q", id, done, want, tg.left(t))
+	}
+	t.Logf("slurm job %s ran the printed phase 0: %d task(s) done", id, done)
+}
+
+// mapTasks is the number of tasks of phase 0 in a dry run's output
+// ("# phase 0 (map): N task(s)").
+func mapTasks(t *testing.T, out string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscanf(out, "# phase 0 (map): %d task(s)", &n); err != nil {
+		t.Fatalf("no phase 0 line in %q: %v", out, err)
+	}
+	return n
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -49,21 +51,11 @@ says which task is done.`,
 func runWorker(ctx context.Context, opts workerOptions, spec string) error {
 	index := opts.index
 	if index < 0 {
-		for _, name := range []string{"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"} {
-			v, ok := os.LookupEnv(name)
-			if !ok {
-				continue
-			}
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < 0 {
-				return usagef("worker: %s=%q is not a task index", name, v)
-			}
-			index = n
-			break
+		n, err := envTaskIndex()
+		if err != nil {
+			return usagef("worker: %v", err)
 		}
-	}
-	if index < 0 {
-		return usagef("worker: no task index: set JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID, or give --index")
+		index = n
 	}
 	stores := newStoreSet()
 	defer stores.Close()
@@ -76,4 +68,22 @@ func runWorker(ctx context.Context, opts workerOptions, spec string) error {
 		return stageError(err)
 	}
 	return nil
+}
+
+// envTaskIndex is the task's index as the executors give it: a
+// Kubernetes Indexed Job (and the local executor) in JOB_COMPLETION_INDEX,
+// a Slurm array job in SLURM_ARRAY_TASK_ID.
+func envTaskIndex() (int, error) {
+	for _, name := range []string{"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"} {
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%s=%q is not a task index", name, v)
+		}
+		return n, nil
+	}
+	return 0, errors.New("no task index: set JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID, or give --index")
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -37,12 +39,19 @@ one Indexed Job of --image with completions = tasks and parallelism =
 in-cluster account). Slurm and Kubernetes retry a failed task themselves,
 up to --attempts; a task that fails every attempt fails the job with its
 last log lines, and Ctrl-C cancels the array or deletes the Job and its
-pods. --dry-run prints what would be submitted (the Jobs as YAML for
-kubectl) and writes nothing.`
+pods.
+
+--dry-run submits nothing: it writes the job's spec (job.json under a new
+job prefix of --store; the workers read it) and prints what each phase
+would submit: the first phase's Job as YAML that kubectl apply runs as is
+(or its sbatch command, to run in a shell), the later phases' commented
+out, since each needs the previous phase committed, which only the driver
+(sluice run without --dry-run) does. Tasks run by hand leave their
+outputs under the job's prefix; sluice rm --recursive removes it.`
 
 func addExecutorFlags(f *pflag.FlagSet, o *executorOptions) {
 	f.StringVar(&o.name, "executor", "local", "where workers run: local, slurm or kubernetes")
-	f.BoolVar(&o.dryRun, "dry-run", false, "print what the slurm or kubernetes executor would submit for each phase, and run nothing")
+	f.BoolVar(&o.dryRun, "dry-run", false, "write the job's spec and print what the slurm or kubernetes executor would submit for each phase; submit nothing")
 	f.StringArrayVar(&o.sbatch, "sbatch", nil, "a further argument for sbatch, such as --partition=batch (repeatable; slurm)")
 	f.StringVar(&o.slurmLogs, "slurm-logs", "", "directory, shared with the nodes, for the array tasks' output (slurm; default: a temporary one)")
 	f.StringVar(&o.image, "image", "", "container image with sluice on its PATH (kubernetes)")
@@ -63,9 +72,12 @@ func (o *executorOptions) check(workers int) error {
 	return nil
 }
 
-// executor makes the chosen executor; command is the local worker
-// command (this binary, its global flags, "worker").
-func (o *executorOptions) executor(command []string) (dist.Executor, error) {
+// executor makes the chosen executor, its workers running this binary
+// with args (the global flags and "worker" for sluice run's): self, this
+// executable's path, on this machine and on Slurm's nodes, "sluice" on
+// the image's PATH in a pod.
+func (o *executorOptions) executor(self string, args []string) (dist.Executor, error) {
+	command := append([]string{self}, args...)
 	switch o.name {
 	case "local":
 		if o.dryRun {
@@ -82,7 +94,7 @@ func (o *executorOptions) executor(command []string) (dist.Executor, error) {
 		}
 		k := &dist.Kubernetes{Namespace: o.namespace, Image: o.image, Secret: o.secret, ServiceAccount: o.serviceAccount,
 			CPU: o.cpu, Mem: o.mem, Deadline: o.deadline, TTL: o.ttl,
-			Command: append(append([]string{"sluice"}, globals.args()...), "worker")}
+			Command: append([]string{"sluice"}, args...)}
 		// The store's endpoint and region reach the workers as they reach
 		// this process.
 		for _, name := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION"} {
@@ -105,27 +117,45 @@ func (o *executorOptions) executor(command []string) (dist.Executor, error) {
 	return nil, usagef("--executor %q: want local, slurm or kubernetes", o.name)
 }
 
-// dryRun prints the manifests of each phase of the run.
-func (o *executorOptions) printDryRun(ctx context.Context, w io.Writer, p exec.Pipeline, opts dist.Options) error {
+// printDryRun writes the job's spec and prints what each phase would
+// submit: the first phase's Job (or sbatch command) as it can be applied
+// (or run), the later phases' commented out, as each needs the previous
+// phase committed by the driver. What it wrote and what applying does
+// goes to stderr.
+func (o *executorOptions) printDryRun(ctx context.Context, w io.Writer, text string, p exec.Pipeline, opts dist.Options) error {
 	m, ok := opts.Executor.(dist.Manifester)
 	if !ok {
 		return usagef("--dry-run: the %s executor has no manifest to show", o.name)
 	}
-	docs, err := dist.DryRun(ctx, p, opts, m)
+	spec, docs, err := dist.DryRun(ctx, text, p, opts, m)
 	if err != nil {
 		return err
 	}
-	sep := "---\n"
-	if o.name == "slurm" {
-		sep = "\n"
-	}
+	jobURL := strings.TrimSuffix(spec, path.Base(spec))
 	var b strings.Builder
 	for i, d := range docs {
-		if i > 0 {
-			b.WriteString(sep)
+		if i == 0 {
+			if o.name == "slurm" {
+				// The sbatch line runs as is in a shell, the script its here-document.
+				d = bytes.Replace(d, []byte("\n# sbatch "), []byte("\nsbatch "), 1)
+			}
+			b.Write(d)
+			continue
 		}
-		b.Write(d)
+		if o.name == "kubernetes" {
+			b.WriteString("---\n")
+		}
+		fmt.Fprintf(&b, "# phase %d runs once the driver has committed phase %d (sluice run, without --dry-run); not on its own:\n", i, i-1)
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(string(d), "\n"), "\n") {
+			b.WriteString("# " + l)
+		}
+		b.WriteString("\n")
 	}
-	_, err = fmt.Fprint(w, b.String())
-	return err
+	if _, err := fmt.Fprint(w, b.String()); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "sluice: --dry-run submitted nothing; it wrote the job's spec, %s, which the workers read.\n"+
+		"sluice: submitted by hand, the first phase's tasks run and leave their outputs under %s, which only the driver commits, reads and deletes;\n"+
+		"sluice: when done: sluice rm --recursive %s\n", spec, jobURL, jobURL)
+	return nil
 }
