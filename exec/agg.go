@@ -547,7 +547,7 @@ func (h *hashAgg) emit(ctx context.Context, next operator) error {
 	}
 	ob := &orderBy{desc: make([]bool, len(h.keys.cols))}
 	for i := range h.keys.cols {
-		_, load := columnLoader(rec.Column(i).DataType())
+		_, load := expr.Loader(rec.Column(i).DataType())
 		ob.idx = append(ob.idx, i)
 		ob.load = append(ob.load, load)
 	}

@@ -23,11 +23,6 @@ const (
 	kTime   = expr.KindTime
 )
 
-var (
-	columnLoader   = expr.Loader
-	stringAccessor = expr.StringAccessor
-)
-
 // exprError marks a mistake in an expression as a mistake in how the
 // pipeline is written, keeping the *expr.Error (and its *expr.ColumnError)
 // for errors.As.

@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/expr"
 )
 
 // Key bytes: the encoding of a row's key columns that hash aggregation
@@ -191,7 +193,7 @@ func keyColFor(dt arrow.DataType) (keyCol, bool) {
 			}
 		}
 	default:
-		acc := stringAccessor(dt)
+		acc := expr.StringAccessor(dt)
 		if acc == nil {
 			return kc, false
 		}
@@ -313,7 +315,7 @@ func (k *keyEncoder) decode(b []byte, builders []array.Builder) error {
 			b = b[8:]
 			continue
 		}
-		if stringAccessor(c.out) != nil {
+		if expr.StringAccessor(c.out) != nil {
 			n := int(binary.LittleEndian.Uint32(b))
 			v := b[4 : 4+n]
 			b = b[4+n:]
