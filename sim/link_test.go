@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-data/sluice/internal/fidelity"
 	"github.com/sluice-data/sluice/store"
+	"github.com/sluice-data/sluice/store/storetest"
 )
 
 func mustParse(t testing.TB, spec string) Profile {
@@ -33,16 +34,7 @@ func put(t testing.TB, d store.Driver, key string, size int) []byte {
 	for i := range data {
 		data[i] = byte(r.Uint32())
 	}
-	w, err := d.NewWriter(context.Background(), key, store.WriteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Put(t, d, key, data)
 	return data
 }
 
@@ -300,16 +292,7 @@ func TestFidelityFullDuplex(t *testing.T) {
 		defer rc.Close()
 		_, readErr = io.Copy(io.Discard, rc)
 	}()
-	w, err := d.NewWriter(ctx, "up", store.WriteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Put(t, d, "up", data)
 	wg.Wait()
 	el := time.Since(start)
 	if readErr != nil {
