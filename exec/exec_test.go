@@ -61,6 +61,15 @@ func testData(t testing.TB) (taxi, lineitem string) {
 	return "mem://exec-test/taxi/", "mem://exec-test/lineitem/"
 }
 
+// bytesSource is an IPC stream held in memory.
+func bytesSource(b []byte) SourceStage { return ReadIPC(bytes.NewReader(b)) }
+
+// compileExpr parses and binds an expression as a stage does.
+func compileExpr(stage, input string, schema *arrow.Schema) (*expr.Expr, error) {
+	e, err := expr.Compile(input, schema)
+	return e, stageExprError(stage, err)
+}
+
 func checkedMem(t *testing.T) *memory.CheckedAllocator {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	t.Cleanup(func() { mem.AssertSize(t, 0) })

@@ -42,12 +42,6 @@ func stageExprError(stage string, err error) error {
 	return &exprError{stage: stage, err: err}
 }
 
-// compileExpr parses and binds an expression for a stage.
-func compileExpr(stage, input string, schema *arrow.Schema) (*expr.Expr, error) {
-	e, err := expr.Compile(input, schema)
-	return e, stageExprError(stage, err)
-}
-
 func columnList(s *arrow.Schema) string {
 	names := make([]string, s.NumFields())
 	for i, f := range s.Fields() {
