@@ -177,10 +177,15 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 		aggs = append(aggs, b)
 	}
 	out := arrow.NewSchema(fields, nil)
-	h := &hashAgg{stage: s.name, mem: e.mem, keys: keys, aggs: aggs, out: out, index: map[string]int32{}}
+	return &plan{name: s.name, out: out, agg: newHashAgg(s.name, e.mem, keys, aggs, out)}, nil
+}
+
+// newHashAgg is an aggregation into out of aggs, grouped by keys.
+func newHashAgg(stage string, mem memory.Allocator, keys *keyEncoder, aggs []boundAgg, out *arrow.Schema) *hashAgg {
+	h := &hashAgg{stage: stage, mem: mem, keys: keys, aggs: aggs, out: out, index: map[string]int32{}}
 	h.acc = make([]accum, len(aggs))
 	h.rows.New = func() any { return new(keyRows) }
-	return &plan{name: s.name, out: out, agg: h}, nil
+	return h
 }
 
 // aggOut is the type of an aggregate of an argument of kind k, whether it

@@ -175,10 +175,7 @@ func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 		aggs = append(aggs, b)
 	}
 	out := arrow.NewSchema(fields, nil)
-	h := &hashAgg{stage: s.name, mem: e.mem, keys: keys, aggs: aggs, out: out, index: map[string]int32{}}
-	h.acc = make([]accum, len(aggs))
-	h.rows.New = func() any { return new(keyRows) }
-	st.hashAgg = h
+	st.hashAgg = newHashAgg(s.name, e.mem, keys, aggs, out)
 	return &plan{name: f.Name(), out: out, agg: st}, nil
 }
 

@@ -111,13 +111,7 @@ func table(t *testing.T, b []byte) []string {
 	t.Helper()
 	var rows []string
 	err := Run(context.Background(), Pipeline{Source: bytesSource(b), Stages: []Stage{Collect(nil, func(rec arrow.RecordBatch) error {
-		for i := range int(rec.NumRows()) {
-			var cells []string
-			for _, c := range rec.Columns() {
-				cells = append(cells, c.ValueStr(i))
-			}
-			rows = append(rows, strings.Join(cells, "|"))
-		}
+		rows = append(rows, rowText(rec, "|")...)
 		return nil
 	})}}, Options{Open: testOpen})
 	if err != nil {
@@ -284,16 +278,23 @@ var kvSchema = arrow.NewSchema([]arrow.Field{
 func collectRows(t *testing.T, mem memory.Allocator, src SourceStage, stages ...Stage) ([]string, error) {
 	var rows []string
 	err := Run(context.Background(), Pipeline{Source: src, Stages: append(stages, Collect(nil, func(rec arrow.RecordBatch) error {
-		for i := range int(rec.NumRows()) {
-			var cells []string
-			for _, c := range rec.Columns() {
-				cells = append(cells, c.ValueStr(i))
-			}
-			rows = append(rows, strings.Join(cells, " "))
-		}
+		rows = append(rows, rowText(rec, " ")...)
 		return nil
 	}))}, Options{Open: testOpen, Mem: mem, Workers: 2})
 	return rows, err
+}
+
+// rowText is each row of rec as text: its values joined by sep.
+func rowText(rec arrow.RecordBatch, sep string) []string {
+	var rows []string
+	for i := range int(rec.NumRows()) {
+		var cells []string
+		for _, c := range rec.Columns() {
+			cells = append(cells, c.ValueStr(i))
+		}
+		rows = append(rows, strings.Join(cells, sep))
+	}
+	return rows
 }
 
 func TestAggregatesAndNulls(t *testing.T) {
@@ -774,13 +775,7 @@ func TestFilterCopiesRuns(t *testing.T) {
 						return err
 					}
 					defer out.Release()
-					for i := range int(out.NumRows()) {
-						var cells []string
-						for _, c := range out.Columns() {
-							cells = append(cells, c.ValueStr(i))
-						}
-						rows = append(rows, strings.Join(cells, "|"))
-					}
+					rows = append(rows, rowText(out, "|")...)
 					return nil
 				})}}, Options{Open: testOpen, Mem: mem})
 				if err != nil {
