@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +60,9 @@ type Record struct {
 func (r Record) OK() bool { return r.Err == "" }
 
 // RecordFields documents the columns of WriteRecords, in order.
-var RecordFields = []struct{ Name, Doc string }{
+func RecordFields() []struct{ Name, Doc string } { return slices.Clone(recordFields) }
+
+var recordFields = []struct{ Name, Doc string }{
 	{"kind", "put or get"},
 	{"cell", "which (size, concurrency) cell of the run, from 0"},
 	{"concurrency", "workers in that cell"},
@@ -103,7 +106,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		name := RecordFields[i].Name
+		name := recordFields[i].Name
 		b.WriteString(strconv.Quote(name))
 		b.WriteByte(':')
 		switch {
@@ -145,8 +148,8 @@ func WriteRecords(w io.Writer, format string, recs []Record) error {
 		}
 	case "csv":
 		cw := csv.NewWriter(bw)
-		head := make([]string, len(RecordFields))
-		for i, f := range RecordFields {
+		head := make([]string, len(recordFields))
+		for i, f := range recordFields {
 			head[i] = f.Name
 		}
 		cw.Write(head)

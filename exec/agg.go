@@ -177,10 +177,15 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 		aggs = append(aggs, b)
 	}
 	out := arrow.NewSchema(fields, nil)
-	h := &hashAgg{stage: s.name, mem: e.mem, keys: keys, aggs: aggs, out: out, index: map[string]int32{}}
+	return &plan{name: s.name, out: out, agg: newHashAgg(s.name, e.mem, keys, aggs, out)}, nil
+}
+
+// newHashAgg is an aggregation into out of aggs, grouped by keys.
+func newHashAgg(stage string, mem memory.Allocator, keys *keyEncoder, aggs []boundAgg, out *arrow.Schema) *hashAgg {
+	h := &hashAgg{stage: stage, mem: mem, keys: keys, aggs: aggs, out: out, index: map[string]int32{}}
 	h.acc = make([]accum, len(aggs))
 	h.rows.New = func() any { return new(keyRows) }
-	return &plan{name: s.name, out: out, agg: h}, nil
+	return h
 }
 
 // aggOut is the type of an aggregate of an argument of kind k, whether it
@@ -547,7 +552,7 @@ func (h *hashAgg) emit(ctx context.Context, next operator) error {
 	}
 	ob := &orderBy{desc: make([]bool, len(h.keys.cols))}
 	for i := range h.keys.cols {
-		_, load := columnLoader(rec.Column(i).DataType())
+		_, load := expr.Loader(rec.Column(i).DataType())
 		ob.idx = append(ob.idx, i)
 		ob.load = append(ob.load, load)
 	}
@@ -584,19 +589,46 @@ func emitTaken(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch,
 
 // result builds the groups in first-seen order.
 func (h *hashAgg) result() (arrow.RecordBatch, error) {
-	groups := len(h.groupKeys)
+	return h.batchOf(h.out, h.groupKeys, func(add func(arrow.Array)) {
+		for j, a := range h.aggs {
+			acc := &h.acc[j]
+			acc.grow(len(h.groupKeys))
+			b := array.NewBuilder(h.mem, a.out)
+			for g := range h.groupKeys {
+				switch {
+				case a.fn == aggCount:
+					b.(*array.Int64Builder).Append(acc.n[g])
+				case acc.n[g] == 0:
+					b.AppendNull()
+				case a.fn == aggMean && a.k == kFloat:
+					b.(*array.Float64Builder).Append(acc.f[g] / float64(acc.n[g]))
+				case a.fn == aggMean:
+					b.(*array.Float64Builder).Append(float64(acc.i[g]) / float64(acc.n[g]))
+				default:
+					acc.appendValue(b, g)
+				}
+			}
+			add(b.NewArray())
+			b.Release()
+		}
+	})
+}
+
+// batchOf builds a batch of schema out with a row for each of keys
+// (encoded group keys): the key columns, then the columns aggCols adds.
+func (h *hashAgg) batchOf(out *arrow.Schema, keys []string, aggCols func(add func(arrow.Array))) (arrow.RecordBatch, error) {
 	kb := h.keys.builders(h.mem)
 	defer func() {
 		for _, b := range kb {
 			b.Release()
 		}
 	}()
-	for _, k := range h.groupKeys {
+	for _, k := range keys {
 		if err := h.keys.decode([]byte(k), kb); err != nil {
 			return nil, fmt.Errorf("%s: %w", h.stage, err)
 		}
 	}
-	cols := make([]arrow.Array, 0, len(kb)+len(h.aggs))
+	cols := make([]arrow.Array, 0, len(out.Fields()))
 	defer func() {
 		for _, c := range cols {
 			c.Release()
@@ -605,42 +637,23 @@ func (h *hashAgg) result() (arrow.RecordBatch, error) {
 	for _, b := range kb {
 		cols = append(cols, b.NewArray())
 	}
-	for j, a := range h.aggs {
-		acc := &h.acc[j]
-		acc.grow(groups)
-		b := array.NewBuilder(h.mem, a.out)
-		for g := range groups {
-			if acc.n[g] == 0 && a.fn != aggCount {
-				b.AppendNull()
-				continue
-			}
-			switch bb := b.(type) {
-			case *array.Int64Builder:
-				if a.fn == aggCount {
-					bb.Append(acc.n[g])
-				} else {
-					bb.Append(acc.i[g])
-				}
-			case *array.Float64Builder:
-				switch {
-				case a.fn == aggMean && a.k == kFloat:
-					bb.Append(acc.f[g] / float64(acc.n[g]))
-				case a.fn == aggMean:
-					bb.Append(float64(acc.i[g]) / float64(acc.n[g]))
-				default:
-					bb.Append(acc.f[g])
-				}
-			case *array.Date32Builder:
-				bb.Append(arrow.Date32(acc.i[g]))
-			case *array.TimestampBuilder:
-				bb.Append(arrow.Timestamp(acc.i[g]))
-			case *array.StringBuilder:
-				bb.Append(acc.s[g])
-			}
-		}
-		cols = append(cols, b.NewArray())
-		b.Release()
+	aggCols(func(a arrow.Array) { cols = append(cols, a) })
+	return array.NewRecordBatch(out, cols, int64(len(keys))), nil
+}
+
+// appendValue appends group g's running value to b, a builder of the
+// value's own type (int64, float64, date32, timestamp or string).
+func (a *accum) appendValue(b array.Builder, g int) {
+	switch bb := b.(type) {
+	case *array.Int64Builder:
+		bb.Append(a.i[g])
+	case *array.Float64Builder:
+		bb.Append(a.f[g])
+	case *array.Date32Builder:
+		bb.Append(arrow.Date32(a.i[g]))
+	case *array.TimestampBuilder:
+		bb.Append(arrow.Timestamp(a.i[g]))
+	case *array.StringBuilder:
+		bb.Append(a.s[g])
 	}
-	rec := array.NewRecordBatch(h.out, cols, int64(groups))
-	return rec, nil
 }

@@ -29,7 +29,7 @@ func BenchmarkAggregate(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var recs []arrow.RecordBatch
-			err := Run(context.Background(), Pipeline{Source: c.src, Stages: []Stage{Collect(nil, func(rec arrow.RecordBatch) error { rec.Retain(); recs = append(recs, rec); return nil })}}, Options{})
+			err := Run(context.Background(), Pipeline{Source: c.src, Stages: []Stage{Collect(nil, func(rec arrow.RecordBatch) error { rec.Retain(); recs = append(recs, rec); return nil })}}, Options{Open: testOpen})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -38,7 +38,7 @@ func BenchmarkAggregate(b *testing.B) {
 					r.Release()
 				}
 			}()
-			plans, err := bindAll(newEnv(Options{}), recs[0].Schema(), append(c.stages, Collect(nil, func(arrow.RecordBatch) error { return nil })))
+			plans, err := bindAll(newEnv(Options{Open: testOpen}), recs[0].Schema(), append(c.stages, Collect(nil, func(arrow.RecordBatch) error { return nil })))
 			if err != nil {
 				b.Fatal(err)
 			}

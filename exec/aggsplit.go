@@ -109,52 +109,23 @@ func (m *partialMapper) mapBatch(ctx context.Context, in arrow.RecordBatch) (arr
 	}
 	p := pa.(*aggPartial)
 	h := m.h
-	groups := len(p.keys)
-	kb := h.keys.builders(h.mem)
-	cols := make([]arrow.Array, 0, len(m.out.Fields()))
-	defer func() {
-		for _, b := range kb {
-			b.Release()
-		}
-		for _, c := range cols {
-			c.Release()
-		}
-	}()
-	for _, k := range p.keys {
-		if err := h.keys.decode([]byte(k), kb); err != nil {
-			return nil, fmt.Errorf("%s: %w", h.stage, err)
-		}
-	}
-	for _, b := range kb {
-		cols = append(cols, b.NewArray())
-	}
-	for j, a := range h.aggs {
-		acc := &p.acc[j]
-		if a.fn != aggCount {
-			b := array.NewBuilder(h.mem, stateType(a.k))
-			for g := range groups {
-				switch bb := b.(type) {
-				case *array.Int64Builder:
-					bb.Append(acc.i[g])
-				case *array.Float64Builder:
-					bb.Append(acc.f[g])
-				case *array.Date32Builder:
-					bb.Append(arrow.Date32(acc.i[g]))
-				case *array.TimestampBuilder:
-					bb.Append(arrow.Timestamp(acc.i[g]))
-				case *array.StringBuilder:
-					bb.Append(acc.s[g])
+	return h.batchOf(m.out, p.keys, func(add func(arrow.Array)) {
+		for j, a := range h.aggs {
+			acc := &p.acc[j]
+			if a.fn != aggCount {
+				b := array.NewBuilder(h.mem, stateType(a.k))
+				for g := range p.keys {
+					acc.appendValue(b, g)
 				}
+				add(b.NewArray())
+				b.Release()
 			}
-			cols = append(cols, b.NewArray())
-			b.Release()
+			nb := array.NewInt64Builder(h.mem)
+			nb.AppendValues(acc.n[:len(p.keys)], nil)
+			add(nb.NewArray())
+			nb.Release()
 		}
-		nb := array.NewInt64Builder(h.mem)
-		nb.AppendValues(acc.n[:groups], nil)
-		cols = append(cols, nb.NewArray())
-		nb.Release()
-	}
-	return array.NewRecordBatch(m.out, cols, int64(groups)), nil
+	})
 }
 
 type finalAggStage struct{ s *aggStage }
@@ -204,10 +175,7 @@ func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 		aggs = append(aggs, b)
 	}
 	out := arrow.NewSchema(fields, nil)
-	h := &hashAgg{stage: s.name, mem: e.mem, keys: keys, aggs: aggs, out: out, index: map[string]int32{}}
-	h.acc = make([]accum, len(aggs))
-	h.rows.New = func() any { return new(keyRows) }
-	st.hashAgg = h
+	st.hashAgg = newHashAgg(s.name, e.mem, keys, aggs, out)
 	return &plan{name: f.Name(), out: out, agg: st}, nil
 }
 

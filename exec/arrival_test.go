@@ -141,7 +141,7 @@ func inOrder(t *testing.T, mem memory.Allocator, src SourceStage, stages ...Stag
 		rec.Retain()
 		out = append(out, rec)
 		return nil
-	}))}, Options{Mem: mem, Workers: 3})
+	}))}, Options{Open: testOpen, Mem: mem, Workers: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestArrivalWriteMatchesInOrder(t *testing.T) {
 	for _, dict := range [][]string{nil, {"l_shipmode", "l_returnflag"}} {
 		url := fmt.Sprintf("mem://exec-arrival/%d.arrow", len(dict))
 		opts := ScanOptions{Columns: cols, Dict: dict, BatchRows: 700}
-		err := Run(context.Background(), Pipeline{Source: Scan([]string{lineitem}, opts), Stages: []Stage{filter, Select("l_shipmode", "l_orderkey", "l_quantity"), Write(url)}}, Options{Mem: mem, Workers: 3})
+		err := Run(context.Background(), Pipeline{Source: Scan([]string{lineitem}, opts), Stages: []Stage{filter, Select("l_shipmode", "l_orderkey", "l_quantity"), Write(url)}}, Options{Open: testOpen, Mem: mem, Workers: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,11 +314,11 @@ func TestArrivalWriteEmpty(t *testing.T) {
 		"all filtered": FromBatches(taggedSchema, recs...),
 	} {
 		url := "mem://exec-arrival-empty/" + strings.ReplaceAll(name, " ", "-") + ".arrow"
-		err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{mustStage(t)(Filter("id < 0")), Write(url)}}, Options{Mem: mem, Workers: 2})
+		err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{mustStage(t)(Filter("id < 0")), Write(url)}}, Options{Open: testOpen, Mem: mem, Workers: 2})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		st, key, err := store.Open(context.Background(), url, store.Options{})
+		st, key, err := store.Open(context.Background(), url, store.Options{MemBuckets: testBuckets})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,10 +347,10 @@ func TestArrivalOnlyForArrowFiles(t *testing.T) {
 		return nil
 	}}
 	url := "mem://exec-arrival-csv/out.csv"
-	if err := Run(context.Background(), Pipeline{Source: FromBatches(taggedSchema, recs...), Stages: []Stage{stall, Write(url)}}, Options{Mem: mem, Workers: 3}); err != nil {
+	if err := Run(context.Background(), Pipeline{Source: FromBatches(taggedSchema, recs...), Stages: []Stage{stall, Write(url)}}, Options{Open: testOpen, Mem: mem, Workers: 3}); err != nil {
 		t.Fatal(err)
 	}
-	st, key, _ := store.Open(context.Background(), url, store.Options{})
+	st, key, _ := store.Open(context.Background(), url, store.Options{MemBuckets: testBuckets})
 	b, err := st.ReadAll(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluice-data/sluice/expr"
 )
 
 // SortKey is a column to order by. Nulls come last in either direction,
@@ -34,7 +36,7 @@ func newOrderBy(stage string, in *arrow.Schema, keys []SortKey) (*orderBy, error
 			return nil, err
 		}
 		dt := in.Field(i).Type
-		_, load := columnLoader(dt)
+		_, load := expr.Loader(dt)
 		if load == nil {
 			return nil, invalidf("%s: column %q has type %s, which cannot be ordered", stage, k.Column, dt)
 		}

@@ -24,7 +24,7 @@ func TestNullsSortLast(t *testing.T) {
 			b := batch(t, mem, kvSchema, []any{"a", nil, nil}, []any{"b", 1, nil}, []any{"c", 2, nil})
 			var out bytes.Buffer
 			st := mk([]SortKey{{Column: "n", Desc: c.desc}})
-			if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{st, ToCSV(&out)}}, Options{Mem: mem}); err != nil {
+			if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{st, ToCSV(&out)}}, Options{Open: testOpen, Mem: mem}); err != nil {
 				t.Fatal(err)
 			}
 			b.Release()

@@ -81,7 +81,7 @@ func (s *concatSource) openNext() error {
 	if err != nil {
 		return err
 	}
-	rc, _, err := st.ReadRange(s.ctx, key, store.All, store.ReadOptions{})
+	rc, _, err := st.ReadRange(s.ctx, key, store.All(), store.ReadOptions{})
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,6 @@ func FuzzFromCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
-		_ = Run(context.Background(), Pipeline{Source: FromCSV(nil, strings.NewReader(in), CSVOptions{BatchRows: 3}), Stages: []Stage{readEveryValue()}}, Options{Mem: mem, Workers: 1})
+		_ = Run(context.Background(), Pipeline{Source: FromCSV(nil, strings.NewReader(in), CSVOptions{BatchRows: 3}), Stages: []Stage{readEveryValue()}}, Options{Open: testOpen, Mem: mem, Workers: 1})
 	})
 }

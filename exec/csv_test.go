@@ -26,7 +26,7 @@ func TestFromCSVOpenErrorIsTheRunsError(t *testing.T) {
 	} {
 		mem := checkedMem(t)
 		var out bytes.Buffer
-		err := Run(context.Background(), Pipeline{Source: FromCSV(urls, nil, CSVOptions{}), Stages: []Stage{Show(&out, 10)}}, Options{Mem: mem})
+		err := Run(context.Background(), Pipeline{Source: FromCSV(urls, nil, CSVOptions{}), Stages: []Stage{Show(&out, 10)}}, Options{Open: testOpen, Mem: mem})
 		if !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%v: err = %v, want one wrapping store.ErrNotFound", urls, err)
 		}
@@ -42,7 +42,7 @@ func TestFromCSVRefusesColumnarFiles(t *testing.T) {
 	for _, head := range []string{"PAR1\x15\x04", "ARROW1\x00\x00", "\xff\xff\xff\xff\x10\x00"} {
 		mem := checkedMem(t)
 		var out bytes.Buffer
-		err := Run(context.Background(), Pipeline{Source: FromCSV(nil, strings.NewReader(head+"rest,of\n1,2\n"), CSVOptions{}), Stages: []Stage{Show(&out, 10)}}, Options{Mem: mem})
+		err := Run(context.Background(), Pipeline{Source: FromCSV(nil, strings.NewReader(head+"rest,of\n1,2\n"), CSVOptions{}), Stages: []Stage{Show(&out, 10)}}, Options{Open: testOpen, Mem: mem})
 		if err == nil || !strings.Contains(err.Error(), "not CSV") {
 			t.Errorf("%q: err = %v, want a 'not CSV' error", head, err)
 		}
@@ -59,7 +59,7 @@ func TestFromCSVEmptyStringIsNull(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := FromCSV(nil, strings.NewReader("s,n\n,1\nx,2\n"), CSVOptions{})
-	if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{f, ToCSV(&out)}}, Options{Mem: mem}); err != nil {
+	if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{f, ToCSV(&out)}}, Options{Open: testOpen, Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "s,n\n,1\n"; out.String() != want {

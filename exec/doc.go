@@ -34,8 +34,9 @@
 // a short result, and a sink writing IPC leaves out the end-of-stream
 // marker when the pipeline fails, so the next process fails too.
 //
-// Memory: batches come from Options.Mem; every stage releases what it
-// retains, on failure and cancellation too. Sort holds up to
+// Memory: batches come from Options.Mem (a mempool.Pool reuses their
+// buffers); every stage releases what it retains, on failure and
+// cancellation too. Sort holds up to
 // Options.Memory bytes before it spills sorted runs to temporary files.
 //
 // Every Parquet read goes through package scan, in dataset order. A

@@ -45,7 +45,7 @@ func runCollect(t *testing.T, mem memory.Allocator, workers int, src SourceStage
 		out = append(out, rec)
 		return nil
 	})
-	err := Run(context.Background(), Pipeline{Source: src, Stages: append(stages, sink)}, Options{Mem: mem, Workers: workers})
+	err := Run(context.Background(), Pipeline{Source: src, Stages: append(stages, sink)}, Options{Open: testOpen, Mem: mem, Workers: workers})
 	if err != nil {
 		releaseAll(out)
 		t.Fatalf("%v: %v", stages, err)
@@ -189,7 +189,7 @@ func TestKinds(t *testing.T) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String}, {Name: "v", Type: arrow.PrimitiveTypes.Float64}}, nil)
 	must := mustStage(t)
 	stages := []Stage{Select("k", "v"), Shuffle([]string{"k"}, 4), must(Filter("v > 1")), SumBy([]string{"k"}, []string{"v"}), Top(3, []SortKey{{Column: "v"}}), Show(&bytes.Buffer{}, 10)}
-	kinds, err := Kinds(schema, stages, Options{})
+	kinds, err := Kinds(schema, stages, Options{Open: testOpen})
 	if err != nil {
 		t.Fatal(err)
 	}

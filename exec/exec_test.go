@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -28,12 +29,21 @@ var (
 	dataErr  error
 )
 
+// testBuckets are the mem:// buckets of this package's tests, which
+// share generated data between runs.
+var testBuckets = store.NewMemBuckets()
+
+// testOpen is the Options.Open of the tests' runs: mem:// in testBuckets.
+func testOpen(ctx context.Context, url string) (*store.Store, string, error) {
+	return store.Open(ctx, url, store.Options{MemBuckets: testBuckets})
+}
+
 // testData generates small taxi and lineitem datasets into an in-process
 // store, once: mem://exec-test/taxi/ and mem://exec-test/lineitem/.
 func testData(t testing.TB) (taxi, lineitem string) {
 	t.Helper()
 	dataOnce.Do(func() {
-		st, _, err := store.Open(context.Background(), "mem://exec-test/", store.Options{})
+		st, _, err := store.Open(context.Background(), "mem://exec-test/", store.Options{MemBuckets: testBuckets})
 		if err != nil {
 			dataErr = err
 			return
@@ -51,6 +61,15 @@ func testData(t testing.TB) (taxi, lineitem string) {
 	return "mem://exec-test/taxi/", "mem://exec-test/lineitem/"
 }
 
+// bytesSource is an IPC stream held in memory.
+func bytesSource(b []byte) SourceStage { return ReadIPC(bytes.NewReader(b)) }
+
+// compileExpr parses and binds an expression as a stage does.
+func compileExpr(stage, input string, schema *arrow.Schema) (*expr.Expr, error) {
+	e, err := expr.Compile(input, schema)
+	return e, stageExprError(stage, err)
+}
+
 func checkedMem(t *testing.T) *memory.CheckedAllocator {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
@@ -61,7 +80,7 @@ func checkedMem(t *testing.T) *memory.CheckedAllocator {
 func fused(t *testing.T, mem memory.Allocator, workers int, src SourceStage, stages ...Stage) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	err := Run(context.Background(), Pipeline{Source: src, Stages: append(stages, WriteIPC(&out))}, Options{Mem: mem, Workers: workers, Memory: 1 << 20})
+	err := Run(context.Background(), Pipeline{Source: src, Stages: append(stages, WriteIPC(&out))}, Options{Open: testOpen, Mem: mem, Workers: workers, Memory: 1 << 20})
 	if err != nil {
 		t.Fatalf("fused %v: %v", stages, err)
 	}
@@ -73,13 +92,13 @@ func fused(t *testing.T, mem memory.Allocator, workers int, src SourceStage, sta
 func piped(t *testing.T, mem memory.Allocator, src SourceStage, stages ...Stage) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{WriteIPC(&out)}}, Options{Mem: mem}); err != nil {
+	if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{WriteIPC(&out)}}, Options{Open: testOpen, Mem: mem}); err != nil {
 		t.Fatalf("source: %v", err)
 	}
 	for _, s := range stages {
 		in := out.Bytes()
 		out = bytes.Buffer{}
-		if err := Run(context.Background(), Pipeline{Source: ReadIPC(bytes.NewReader(in)), Stages: []Stage{s, WriteIPC(&out)}}, Options{Mem: mem, Memory: 1 << 20}); err != nil {
+		if err := Run(context.Background(), Pipeline{Source: ReadIPC(bytes.NewReader(in)), Stages: []Stage{s, WriteIPC(&out)}}, Options{Open: testOpen, Mem: mem, Memory: 1 << 20}); err != nil {
 			t.Fatalf("piped %s: %v", s.Name(), err)
 		}
 	}
@@ -92,15 +111,9 @@ func table(t *testing.T, b []byte) []string {
 	t.Helper()
 	var rows []string
 	err := Run(context.Background(), Pipeline{Source: bytesSource(b), Stages: []Stage{Collect(nil, func(rec arrow.RecordBatch) error {
-		for i := range int(rec.NumRows()) {
-			var cells []string
-			for _, c := range rec.Columns() {
-				cells = append(cells, c.ValueStr(i))
-			}
-			rows = append(rows, strings.Join(cells, "|"))
-		}
+		rows = append(rows, rowText(rec, "|")...)
 		return nil
-	})}}, Options{})
+	})}}, Options{Open: testOpen})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +172,7 @@ func TestPipedEqualsFused(t *testing.T) {
 				}
 			}
 			// The same through a Pool, whose buffers are reused.
-			pool := memory.NewCheckedAllocator(NewPool(8 << 20))
+			pool := memory.NewCheckedAllocator(mempool.New(8 << 20))
 			if got := piped(t, pool, c.src, c.stages...); !bytes.Equal(got, want) {
 				t.Fatalf("piped through a Pool differs")
 			}
@@ -204,11 +217,11 @@ func TestDictKeysGroupAsValues(t *testing.T) {
 		var files [2][]byte
 		for k, dict := range [][]string{nil, {"l_shipmode", "l_returnflag"}} {
 			url := fmt.Sprintf("mem://exec-dict-%d/%s", k, name)
-			err := Run(context.Background(), Pipeline{Source: Scan([]string{lineitem}, ScanOptions{Columns: cols, Dict: dict}), Stages: []Stage{Write(url)}}, Options{Mem: mem})
+			err := Run(context.Background(), Pipeline{Source: Scan([]string{lineitem}, ScanOptions{Columns: cols, Dict: dict}), Stages: []Stage{Write(url)}}, Options{Open: testOpen, Mem: mem})
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, key, err := store.Open(context.Background(), url, store.Options{})
+			st, key, err := store.Open(context.Background(), url, store.Options{MemBuckets: testBuckets})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,16 +278,23 @@ var kvSchema = arrow.NewSchema([]arrow.Field{
 func collectRows(t *testing.T, mem memory.Allocator, src SourceStage, stages ...Stage) ([]string, error) {
 	var rows []string
 	err := Run(context.Background(), Pipeline{Source: src, Stages: append(stages, Collect(nil, func(rec arrow.RecordBatch) error {
-		for i := range int(rec.NumRows()) {
-			var cells []string
-			for _, c := range rec.Columns() {
-				cells = append(cells, c.ValueStr(i))
-			}
-			rows = append(rows, strings.Join(cells, " "))
-		}
+		rows = append(rows, rowText(rec, " ")...)
 		return nil
-	}))}, Options{Mem: mem, Workers: 2})
+	}))}, Options{Open: testOpen, Mem: mem, Workers: 2})
 	return rows, err
+}
+
+// rowText is each row of rec as text: its values joined by sep.
+func rowText(rec arrow.RecordBatch, sep string) []string {
+	var rows []string
+	for i := range int(rec.NumRows()) {
+		var cells []string
+		for _, c := range rec.Columns() {
+			cells = append(cells, c.ValueStr(i))
+		}
+		rows = append(rows, strings.Join(cells, sep))
+	}
+	return rows
 }
 
 func TestAggregatesAndNulls(t *testing.T) {
@@ -433,7 +453,7 @@ func TestBindErrorsNameColumnAndStage(t *testing.T) {
 
 func ipcOf(t *testing.T, mem memory.Allocator, recs ...arrow.RecordBatch) []byte {
 	var out bytes.Buffer
-	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, recs...), Stages: []Stage{WriteIPC(&out)}}, Options{Mem: mem}); err != nil {
+	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, recs...), Stages: []Stage{WriteIPC(&out)}}, Options{Open: testOpen, Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes()
@@ -472,7 +492,7 @@ func TestSortSpills(t *testing.T) {
 	src := Scan([]string{taxi}, ScanOptions{Columns: []string{"payment_type", "fare_amount", "pickup_datetime"}, BatchRows: 1000})
 	run := func(memory int64) []byte {
 		var out bytes.Buffer
-		if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{Sort(keys), WriteIPC(&out)}}, Options{Mem: mem, Memory: memory, TempDir: dir}); err != nil {
+		if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{Sort(keys), WriteIPC(&out)}}, Options{Open: testOpen, Mem: mem, Memory: memory, TempDir: dir}); err != nil {
 			t.Fatal(err)
 		}
 		return out.Bytes()
@@ -500,7 +520,7 @@ func TestMergeSortedInputs(t *testing.T) {
 	for i := range 3 {
 		url := fmt.Sprintf("%spart-%05d.parquet", taxi, i)
 		out := fmt.Sprintf("mem://exec-test/sorted/%d.arrow", i)
-		if err := Run(context.Background(), Pipeline{Source: Scan([]string{url}, cols), Stages: []Stage{Sort(keys), Write(out)}}, Options{Mem: mem}); err != nil {
+		if err := Run(context.Background(), Pipeline{Source: Scan([]string{url}, cols), Stages: []Stage{Sort(keys), Write(out)}}, Options{Open: testOpen, Mem: mem}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -515,7 +535,7 @@ func TestMergeSortedInputs(t *testing.T) {
 		t.Fatal("merge after sort differs from sorting the whole")
 	}
 	// An unsorted input is an error naming it.
-	if err := Run(context.Background(), Pipeline{Source: Scan([]string{taxi + "part-00001.parquet"}, cols), Stages: []Stage{Write("mem://exec-test/unsorted.arrows")}}, Options{Mem: mem}); err != nil {
+	if err := Run(context.Background(), Pipeline{Source: Scan([]string{taxi + "part-00001.parquet"}, cols), Stages: []Stage{Write("mem://exec-test/unsorted.arrows")}}, Options{Open: testOpen, Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := collectRows(t, mem, Merge(keys, []string{"mem://exec-test/sorted/0.arrow", "mem://exec-test/unsorted.arrows"}), Head(1_000_000))
@@ -530,7 +550,7 @@ func TestPartitionWritesEveryPartition(t *testing.T) {
 	src := Scan([]string{taxi}, ScanOptions{Columns: []string{"pu_location_id", "fare_amount"}})
 	for _, w := range []int{1, 3} {
 		out := fmt.Sprintf("mem://exec-part-%d/p/", w)
-		if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{Partition(5, []string{"pu_location_id"}, out, "arrow")}}, Options{Mem: mem, Workers: w}); err != nil {
+		if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{Partition(5, []string{"pu_location_id"}, out, "arrow")}}, Options{Open: testOpen, Mem: mem, Workers: w}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -538,7 +558,7 @@ func TestPartitionWritesEveryPartition(t *testing.T) {
 	for i := range 5 {
 		var parts [][]byte
 		for _, w := range []int{1, 3} {
-			st, _, _ := store.Open(context.Background(), fmt.Sprintf("mem://exec-part-%d/", w), store.Options{})
+			st, _, _ := store.Open(context.Background(), fmt.Sprintf("mem://exec-part-%d/", w), store.Options{MemBuckets: testBuckets})
 			b, err := st.ReadAll(context.Background(), fmt.Sprintf("p/part-%05d.arrow", i))
 			if err != nil {
 				t.Fatal(err)
@@ -570,7 +590,7 @@ func TestPartitionWritesEveryPartition(t *testing.T) {
 			}
 			n += int(rec.NumRows())
 			return nil
-		})}}, Options{Mem: mem})
+		})}}, Options{Open: testOpen, Mem: mem})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -600,7 +620,7 @@ func TestWriteFormatsRoundTrip(t *testing.T) {
 	want := fused(t, mem, 2, Scan([]string{lineitem}, cols))
 	for _, ext := range []string{"parquet", "arrow", "arrows", "csv"} {
 		url := "mem://exec-write/out." + ext
-		if err := Run(context.Background(), Pipeline{Source: Scan([]string{lineitem}, cols), Stages: []Stage{Write(url)}}, Options{Mem: mem}); err != nil {
+		if err := Run(context.Background(), Pipeline{Source: Scan([]string{lineitem}, cols), Stages: []Stage{Write(url)}}, Options{Open: testOpen, Mem: mem}); err != nil {
 			t.Fatalf("%s: %v", ext, err)
 		}
 		got := fused(t, mem, 2, &objectStage{url: url})
@@ -615,14 +635,14 @@ func TestCSVRoundTripAndShow(t *testing.T) {
 	b := batch(t, mem, kvSchema, []any{"a,b", 1, 1.5}, []any{"c", nil, -2.25}, []any{nil, 3, nil})
 	defer b.Release()
 	var csvOut bytes.Buffer
-	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{ToCSV(&csvOut)}}, Options{Mem: mem}); err != nil {
+	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{ToCSV(&csvOut)}}, Options{Open: testOpen, Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := csvOut.String(), "k,n,x\n\"a,b\",1,1.5\nc,,-2.25\n,3,\n"; got != want {
 		t.Fatalf("to-csv: %q, want %q", got, want)
 	}
 	var shown bytes.Buffer
-	if err := Run(context.Background(), Pipeline{Source: FromCSV(nil, strings.NewReader(csvOut.String()), CSVOptions{}), Stages: []Stage{Show(&shown, 2)}}, Options{Mem: mem}); err != nil {
+	if err := Run(context.Background(), Pipeline{Source: FromCSV(nil, strings.NewReader(csvOut.String()), CSVOptions{}), Stages: []Stage{Show(&shown, 2)}}, Options{Open: testOpen, Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 	want := "" +
@@ -637,7 +657,7 @@ func TestCSVRoundTripAndShow(t *testing.T) {
 	}
 	var empty bytes.Buffer
 	f, _ := Filter("n > 100")
-	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{f, ToCSV(&empty)}}, Options{Mem: mem}); err != nil {
+	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{f, ToCSV(&empty)}}, Options{Open: testOpen, Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 	if empty.String() != "k,n,x\n" {
@@ -658,7 +678,7 @@ func TestFailuresReleaseEverything(t *testing.T) {
 		return nil
 	})
 	f, _ := Filter("trip_distance > 1")
-	err := Run(context.Background(), Pipeline{Source: Scan([]string{taxi}, ScanOptions{BatchRows: 500}), Stages: []Stage{f, failing}}, Options{Mem: mem, Workers: 3})
+	err := Run(context.Background(), Pipeline{Source: Scan([]string{taxi}, ScanOptions{BatchRows: 500}), Stages: []Stage{f, failing}}, Options{Open: testOpen, Mem: mem, Workers: 3})
 	if !errors.Is(err, boom) {
 		t.Fatalf("got %v, want boom", err)
 	}
@@ -669,13 +689,13 @@ func TestFailuresReleaseEverything(t *testing.T) {
 		n++
 		cancel()
 		return nil
-	})}}, Options{Mem: mem, Workers: 3})
+	})}}, Options{Open: testOpen, Mem: mem, Workers: 3})
 	cancel()
 	if err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 	// A failing write leaves no object.
-	err = Run(context.Background(), Pipeline{Source: Scan([]string{taxi}, ScanOptions{}), Stages: []Stage{Head(10), Write("mem://exec-fail/x.unknown")}}, Options{Mem: mem})
+	err = Run(context.Background(), Pipeline{Source: Scan([]string{taxi}, ScanOptions{}), Stages: []Stage{Head(10), Write("mem://exec-fail/x.unknown")}}, Options{Open: testOpen, Mem: mem})
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("write to an unknown format: %v", err)
 	}
@@ -690,11 +710,11 @@ func TestSinkMustBeLast(t *testing.T) {
 	mem := checkedMem(t)
 	b := batch(t, mem, kvSchema, []any{"a", 1, 1.5})
 	defer b.Release()
-	err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{Show(io.Discard, 0), Select("k")}}, Options{Mem: mem})
+	err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{Show(io.Discard, 0), Select("k")}}, Options{Open: testOpen, Mem: mem})
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "show") {
 		t.Fatalf("sink in the middle: %v", err)
 	}
-	err = Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{Select("k")}}, Options{Mem: mem})
+	err = Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{Select("k")}}, Options{Open: testOpen, Mem: mem})
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("no sink: %v", err)
 	}
@@ -728,7 +748,7 @@ func TestFilterCopiesRuns(t *testing.T) {
 					var err error
 					if runs {
 						f := must(Filter(expr)).(*filterStage)
-						pl, err2 := f.bind(newEnv(Options{Mem: mem}), rec.Schema())
+						pl, err2 := f.bind(newEnv(Options{Open: testOpen, Mem: mem}), rec.Schema())
 						if err2 != nil {
 							return err2
 						}
@@ -755,15 +775,9 @@ func TestFilterCopiesRuns(t *testing.T) {
 						return err
 					}
 					defer out.Release()
-					for i := range int(out.NumRows()) {
-						var cells []string
-						for _, c := range out.Columns() {
-							cells = append(cells, c.ValueStr(i))
-						}
-						rows = append(rows, strings.Join(cells, "|"))
-					}
+					rows = append(rows, rowText(out, "|")...)
 					return nil
-				})}}, Options{Mem: mem})
+				})}}, Options{Open: testOpen, Mem: mem})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -23,11 +23,6 @@ const (
 	kTime   = expr.KindTime
 )
 
-var (
-	columnLoader   = expr.Loader
-	stringAccessor = expr.StringAccessor
-)
-
 // exprError marks a mistake in an expression as a mistake in how the
 // pipeline is written, keeping the *expr.Error (and its *expr.ColumnError)
 // for errors.As.
@@ -45,12 +40,6 @@ func stageExprError(stage string, err error) error {
 		return nil
 	}
 	return &exprError{stage: stage, err: err}
-}
-
-// compileExpr parses and binds an expression for a stage.
-func compileExpr(stage, input string, schema *arrow.Schema) (*expr.Expr, error) {
-	e, err := expr.Compile(input, schema)
-	return e, stageExprError(stage, err)
 }
 
 func columnList(s *arrow.Schema) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/mempool"
 )
 
 // Filter keeps the rows for which expr is true (a null is not true). The
@@ -199,7 +200,7 @@ func copyRunsFixed(mem memory.Allocator, col arrow.Array, runs [][2]int, n int) 
 	}
 	w := fw.BitWidth() / 8
 	src := d.Buffers()[1].Bytes()[d.Offset()*w:]
-	vals := dirtyBuffer(mem, n*w) // the runs fill it
+	vals := mempool.DirtyBuffer(mem, n*w) // the runs fill it
 	defer vals.Release()
 	out := vals.Bytes()
 	pos := 0

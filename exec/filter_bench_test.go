@@ -15,7 +15,7 @@ func BenchmarkFilterStage(b *testing.B) {
 	_, lineitem := testData(b)
 	var recs []arrow.RecordBatch
 	err := Run(context.Background(), Pipeline{Source: Scan([]string{lineitem}, ScanOptions{Columns: []string{"l_shipdate", "l_discount", "l_quantity", "l_shipmode", "l_extendedprice"}}),
-		Stages: []Stage{Collect(nil, func(rec arrow.RecordBatch) error { rec.Retain(); recs = append(recs, rec); return nil })}}, Options{})
+		Stages: []Stage{Collect(nil, func(rec arrow.RecordBatch) error { rec.Retain(); recs = append(recs, rec); return nil })}}, Options{Open: testOpen})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func BenchmarkFilterStage(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			pl, err := f.bind(newEnv(Options{}), recs[0].Schema())
+			pl, err := f.bind(newEnv(Options{Open: testOpen}), recs[0].Schema())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -7,6 +7,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/mempool"
 )
 
 // rowRef is row Row of batch Batch.
@@ -64,7 +67,7 @@ func gatherColumn(ctx context.Context, mem memory.Allocator, dt arrow.DataType, 
 	}
 	if fw, ok := dt.(arrow.FixedWidthDataType); ok && fw.BitWidth()%8 == 0 && dt.ID() != arrow.DICTIONARY {
 		w := fw.BitWidth() / 8
-		vals := dirtyBuffer(mem, n*w) // every row is written
+		vals := mempool.DirtyBuffer(mem, n*w) // every row is written
 		defer vals.Release()
 		switch w {
 		case 1:
@@ -89,7 +92,7 @@ func gatherColumn(ctx context.Context, mem memory.Allocator, dt arrow.DataType, 
 	}
 	switch dt.ID() {
 	case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY:
-		acc := stringAccessor(dt)
+		acc := expr.StringAccessor(dt)
 		get := make([]func(int) string, len(arrs))
 		total := 0
 		for b, a := range arrs {

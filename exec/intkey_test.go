@@ -43,7 +43,9 @@ func TestIntKeysGroupAsBytes(t *testing.T) {
 		b := array.NewRecordBuilder(mem, schema)
 		for c := range 2 {
 			for _, v := range vals {
-				appendInt(t, b.Field(c), v)
+				if !appendInt(b.Field(c), v) {
+					t.Fatalf("no builder for %s", dt)
+				}
 			}
 		}
 		rec := b.NewRecordBatch()
@@ -86,40 +88,5 @@ func TestIntKeysGroupAsBytes(t *testing.T) {
 	var keys []string
 	if intGroupRows(k, nulls, nil, make([]int32, 2), &keys) || len(keys) != 0 {
 		t.Fatal("a key column with nulls grouped by value")
-	}
-}
-
-func appendInt(t *testing.T, b array.Builder, v int64) {
-	switch b := b.(type) {
-	case *array.Int8Builder:
-		b.Append(int8(v))
-	case *array.Int16Builder:
-		b.Append(int16(v))
-	case *array.Int32Builder:
-		b.Append(int32(v))
-	case *array.Int64Builder:
-		b.Append(v)
-	case *array.Uint8Builder:
-		b.Append(uint8(v))
-	case *array.Uint16Builder:
-		b.Append(uint16(v))
-	case *array.Uint32Builder:
-		b.Append(uint32(v))
-	case *array.Uint64Builder:
-		b.Append(uint64(v))
-	case *array.Date32Builder:
-		b.Append(arrow.Date32(v))
-	case *array.Date64Builder:
-		b.Append(arrow.Date64(v))
-	case *array.TimestampBuilder:
-		b.Append(arrow.Timestamp(v))
-	case *array.Time32Builder:
-		b.Append(arrow.Time32(v))
-	case *array.Time64Builder:
-		b.Append(arrow.Time64(v))
-	case *array.DurationBuilder:
-		b.Append(arrow.Duration(v))
-	default:
-		t.Fatalf("no builder for %T", b)
 	}
 }

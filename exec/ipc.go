@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/internal/ipccheck"
+	"github.com/sluice-data/sluice/mempool"
 )
 
 // ReadIPC is a source that reads an Arrow IPC stream, as a stage run as
@@ -144,7 +145,7 @@ func (s *ipcSource) Close() error {
 var errNoEndMarker = errors.New("stream ended without its end-of-stream marker")
 
 // messageReader reads the messages of an IPC stream as arrow-go's own
-// does, but takes each body from the Pool without zeroing it first: the
+// does, but takes each body from a mempool.Pool without zeroing it first: the
 // read overwrites every byte, so clearing would only pass over the
 // batch's memory once more.
 type messageReader struct {
@@ -249,14 +250,14 @@ const bodyStep = 64 << 20
 // over bodyStep grows as it arrives.
 func (m *messageReader) readBody(n int64) (*memory.Buffer, error) {
 	have := min(n, bodyStep)
-	buf := dirtyBuffer(m.mem, int(have))
+	buf := mempool.DirtyBuffer(m.mem, int(have))
 	if err := m.read(buf.Bytes()); err != nil {
 		buf.Release()
 		return nil, err
 	}
 	for have < n {
 		next := min(n, 2*have)
-		grown := dirtyBuffer(m.mem, int(next))
+		grown := mempool.DirtyBuffer(m.mem, int(next))
 		copy(grown.Bytes(), buf.Bytes())
 		buf.Release()
 		buf = grown

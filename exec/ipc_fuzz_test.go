@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -76,8 +77,8 @@ func FuzzReadIPC(f *testing.F) {
 	f.Add(huge(1<<30, 0))
 	f.Add(append(append([]byte{}, good...), good...))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		mem := memory.NewCheckedAllocator(NewPool(1 << 20))
-		err := Run(context.Background(), Pipeline{Source: ReadIPC(bytes.NewReader(in)), Stages: []Stage{readEveryValue()}}, Options{Mem: mem, Workers: 1})
+		mem := memory.NewCheckedAllocator(mempool.New(1 << 20))
+		err := Run(context.Background(), Pipeline{Source: ReadIPC(bytes.NewReader(in)), Stages: []Stage{readEveryValue()}}, Options{Open: testOpen, Mem: mem, Workers: 1})
 		if err != nil && strings.Contains(err.Error(), "unknown error while reading") {
 			// arrow-go recovers from a panic while it builds a batch but
 			// drops the arrays built by then, which still hold the body;
@@ -121,7 +122,7 @@ func FuzzArrowFileObject(f *testing.F) {
 	for _, n := range []int{0, 6, 8, 100, len(good) / 2, len(good) - 10, len(good) - 1} {
 		f.Add(good[:n])
 	}
-	st, _, err := store.Open(context.Background(), "mem://fuzz-arrow-file/", store.Options{})
+	st, _, err := store.Open(context.Background(), "mem://fuzz-arrow-file/", store.Options{MemBuckets: testBuckets})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -129,8 +130,8 @@ func FuzzArrowFileObject(f *testing.F) {
 		if _, err := st.Put(context.Background(), "x.arrow", bytes.NewReader(in), store.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		mem := memory.NewCheckedAllocator(NewPool(1 << 20))
-		err := Run(context.Background(), Pipeline{Source: &objectStage{url: "mem://fuzz-arrow-file/x.arrow"}, Stages: []Stage{readEveryValue()}}, Options{Mem: mem, Workers: 1})
+		mem := memory.NewCheckedAllocator(mempool.New(1 << 20))
+		err := Run(context.Background(), Pipeline{Source: &objectStage{url: "mem://fuzz-arrow-file/x.arrow"}, Stages: []Stage{readEveryValue()}}, Options{Open: testOpen, Mem: mem, Workers: 1})
 		if err != nil && strings.Contains(err.Error(), "unknown error while reading") {
 			return // as in FuzzReadIPC
 		}

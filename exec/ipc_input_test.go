@@ -16,7 +16,7 @@ func TestReadIPCTakesAnArrowFileOnStdin(t *testing.T) {
 	b := batch(t, mem, kvSchema, []any{"a", 1, 1.5}, []any{"b", nil, -2.25})
 	defer b.Release()
 	path := filepath.Join(t.TempDir(), "q.arrow")
-	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b, b), Stages: []Stage{Write(path)}}, Options{Mem: mem}); err != nil {
+	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b, b), Stages: []Stage{Write(path)}}, Options{Open: testOpen, Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)
@@ -25,7 +25,7 @@ func TestReadIPCTakesAnArrowFileOnStdin(t *testing.T) {
 	}
 	defer f.Close()
 	var out bytes.Buffer
-	if err := Run(context.Background(), Pipeline{Source: ReadIPC(f), Stages: []Stage{ToCSV(&out)}}, Options{Mem: mem}); err != nil {
+	if err := Run(context.Background(), Pipeline{Source: ReadIPC(f), Stages: []Stage{ToCSV(&out)}}, Options{Open: testOpen, Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "k,n,x\na,1,1.5\nb,,-2.25\na,1,1.5\nb,,-2.25\n"; out.String() != want {
@@ -41,7 +41,7 @@ func TestReadIPCNamesWhatItGot(t *testing.T) {
 	} {
 		mem := checkedMem(t)
 		var out bytes.Buffer
-		err := Run(context.Background(), Pipeline{Source: ReadIPC(strings.NewReader(c.in)), Stages: []Stage{Show(&out, 10)}}, Options{Mem: mem})
+		err := Run(context.Background(), Pipeline{Source: ReadIPC(strings.NewReader(c.in)), Stages: []Stage{Show(&out, 10)}}, Options{Open: testOpen, Mem: mem})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: err = %v, want one saying %q", c.in, err, c.want)
 		}

@@ -8,26 +8,6 @@ import (
 	"testing"
 )
 
-// dirtyPool is a Pool whose free buffers of every size class are full of
-// 0xff, as buffers released by earlier batches are.
-func dirtyPool() *Pool {
-	p := NewPool(0)
-	var bufs [][]byte
-	for c := range numClasses - 4 {
-		for range 4 {
-			b := p.Allocate(1 << (c + minClassBits))
-			for i := range b {
-				b[i] = 0xff
-			}
-			bufs = append(bufs, b)
-		}
-	}
-	for _, b := range bufs {
-		p.Free(b)
-	}
-	return p
-}
-
 // TestIPCThroughPipesAndPool: a stream written to a pipe (gathered
 // writes through a descriptor of the sink's own) and read from one
 // (bodies in reused, unzeroed Pool buffers) gives the same bytes as
@@ -62,12 +42,12 @@ func TestIPCThroughPipesAndPool(t *testing.T) {
 			errs := make(chan error, 2)
 			go func() {
 				defer w1.Close()
-				errs <- Run(context.Background(), Pipeline{Source: ReadIPC(bytes.NewReader(src)), Stages: []Stage{WriteIPC(w1)}}, Options{Mem: dirtyPool()})
+				errs <- Run(context.Background(), Pipeline{Source: ReadIPC(bytes.NewReader(src)), Stages: []Stage{WriteIPC(w1)}}, Options{Open: testOpen, Mem: dirtyPool()})
 			}()
 			go func() {
 				defer w2.Close()
 				defer r1.Close()
-				errs <- Run(context.Background(), Pipeline{Source: ReadIPC(r1), Stages: []Stage{tc.stage, WriteIPC(w2)}}, Options{Mem: dirtyPool(), Memory: 1 << 20})
+				errs <- Run(context.Background(), Pipeline{Source: ReadIPC(r1), Stages: []Stage{tc.stage, WriteIPC(w2)}}, Options{Open: testOpen, Mem: dirtyPool(), Memory: 1 << 20})
 			}()
 			got, err := io.ReadAll(r2)
 			r2.Close()

@@ -41,7 +41,7 @@ func TestArrowFileFooterOrder(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, _, err := store.Open(context.Background(), "mem://arrow-file-order/", store.Options{})
+	st, _, err := store.Open(context.Background(), "mem://arrow-file-order/", store.Options{MemBuckets: testBuckets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestArrowFileFooterOrder(t *testing.T) {
 		err := Run(context.Background(), Pipeline{Source: &objectStage{url: "mem://arrow-file-order/x.arrow"}, Stages: []Stage{Collect(nil, func(rec arrow.RecordBatch) error {
 			got = append(got, rec.Column(0).(*array.Int64).Int64Values()...)
 			return nil
-		})}}, Options{Mem: mem})
+		})}}, Options{Open: testOpen, Mem: mem})
 		return got, err
 	}
 	got, err := read(file.Bytes())

@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/expr"
 )
 
 // Key bytes: the encoding of a row's key columns that hash aggregation
@@ -191,7 +193,7 @@ func keyColFor(dt arrow.DataType) (keyCol, bool) {
 			}
 		}
 	default:
-		acc := stringAccessor(dt)
+		acc := expr.StringAccessor(dt)
 		if acc == nil {
 			return kc, false
 		}
@@ -313,7 +315,7 @@ func (k *keyEncoder) decode(b []byte, builders []array.Builder) error {
 			b = b[8:]
 			continue
 		}
-		if stringAccessor(c.out) != nil {
+		if expr.StringAccessor(c.out) != nil {
 			n := int(binary.LittleEndian.Uint32(b))
 			v := b[4 : 4+n]
 			b = b[4+n:]
@@ -333,40 +335,49 @@ func (k *keyEncoder) decode(b []byte, builders []array.Builder) error {
 		}
 		x := int64(binary.LittleEndian.Uint64(b))
 		b = b[8:]
-		switch bb := bld.(type) {
-		case *array.Int8Builder:
-			bb.Append(int8(x))
-		case *array.Int16Builder:
-			bb.Append(int16(x))
-		case *array.Int32Builder:
-			bb.Append(int32(x))
-		case *array.Int64Builder:
-			bb.Append(x)
-		case *array.Uint8Builder:
-			bb.Append(uint8(x))
-		case *array.Uint16Builder:
-			bb.Append(uint16(x))
-		case *array.Uint32Builder:
-			bb.Append(uint32(x))
-		case *array.Uint64Builder:
-			bb.Append(uint64(x))
-		case *array.Date32Builder:
-			bb.Append(arrow.Date32(x))
-		case *array.Date64Builder:
-			bb.Append(arrow.Date64(x))
-		case *array.TimestampBuilder:
-			bb.Append(arrow.Timestamp(x))
-		case *array.Time32Builder:
-			bb.Append(arrow.Time32(x))
-		case *array.Time64Builder:
-			bb.Append(arrow.Time64(x))
-		case *array.DurationBuilder:
-			bb.Append(arrow.Duration(x))
-		default:
+		if !appendInt(bld, x) {
 			return fmt.Errorf("no decoder for %s", c.out)
 		}
 	}
 	return nil
+}
+
+// appendInt appends x to b, a builder of an integer type or of one kept
+// as an integer (dates, times, timestamps, durations); false for another.
+func appendInt(b array.Builder, x int64) bool {
+	switch bb := b.(type) {
+	case *array.Int8Builder:
+		bb.Append(int8(x))
+	case *array.Int16Builder:
+		bb.Append(int16(x))
+	case *array.Int32Builder:
+		bb.Append(int32(x))
+	case *array.Int64Builder:
+		bb.Append(x)
+	case *array.Uint8Builder:
+		bb.Append(uint8(x))
+	case *array.Uint16Builder:
+		bb.Append(uint16(x))
+	case *array.Uint32Builder:
+		bb.Append(uint32(x))
+	case *array.Uint64Builder:
+		bb.Append(uint64(x))
+	case *array.Date32Builder:
+		bb.Append(arrow.Date32(x))
+	case *array.Date64Builder:
+		bb.Append(arrow.Date64(x))
+	case *array.TimestampBuilder:
+		bb.Append(arrow.Timestamp(x))
+	case *array.Time32Builder:
+		bb.Append(arrow.Time32(x))
+	case *array.Time64Builder:
+		bb.Append(arrow.Time64(x))
+	case *array.DurationBuilder:
+		bb.Append(arrow.Duration(x))
+	default:
+		return false
+	}
+	return true
 }
 
 func (k *keyEncoder) builders(mem memory.Allocator) []array.Builder {

@@ -52,7 +52,7 @@ func streamOf(t *testing.T, mem memory.Allocator, p Pipeline) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	p.Stages = append(p.Stages, WriteIPC(&buf))
-	if err := Run(context.Background(), p, Options{Mem: mem}); err != nil {
+	if err := Run(context.Background(), p, Options{Open: testOpen, Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -236,6 +235,3 @@ func (o *writeOp) release() {
 		o.ow = nil
 	}
 }
-
-// bytesSource is for tests: an IPC stream held in memory.
-func bytesSource(b []byte) SourceStage { return ReadIPC(bytes.NewReader(b)) }

@@ -287,21 +287,11 @@ func runParallel(ctx context.Context, workers int, src Source, mappers []mapper,
 }
 
 func work(ctx context.Context, rec arrow.RecordBatch, mappers []mapper, agg aggregator) result {
-	cur := rec
 	// A filter right before the aggregation only marks the rows to keep.
-	var keep []bool
 	if f, ok := lastFilter(mappers); ok && agg != nil {
-		mappers = mappers[:len(mappers)-1]
-		for _, m := range mappers {
-			out, err := m.mapBatch(ctx, cur)
-			cur.Release()
-			if err != nil {
-				return result{err: err}
-			}
-			if out == nil {
-				return result{}
-			}
-			cur = out
+		cur, err := mapAll(ctx, rec, mappers[:len(mappers)-1])
+		if err != nil || cur == nil {
+			return result{err: err}
 		}
 		sc := f.getScratch()
 		defer f.scratch.Put(sc)
@@ -317,23 +307,31 @@ func work(ctx context.Context, rec arrow.RecordBatch, mappers []mapper, agg aggr
 		cur.Release()
 		return result{partial: p, err: err}
 	}
-	for _, m := range mappers {
-		out, err := m.mapBatch(ctx, cur)
-		cur.Release()
-		if err != nil {
-			return result{err: err}
-		}
-		if out == nil {
-			return result{}
-		}
-		cur = out
+	cur, err := mapAll(ctx, rec, mappers)
+	if err != nil || cur == nil {
+		return result{err: err}
 	}
 	if agg == nil {
 		return result{rec: cur}
 	}
-	p, err := agg.partial(ctx, cur, keep)
+	p, err := agg.partial(ctx, cur, nil)
 	cur.Release()
 	return result{partial: p, err: err}
+}
+
+// mapAll runs rec through mappers, releasing rec and every batch between
+// them; nil with no error is a batch a mapper dropped.
+func mapAll(ctx context.Context, rec arrow.RecordBatch, mappers []mapper) (arrow.RecordBatch, error) {
+	cur := rec
+	for _, m := range mappers {
+		out, err := m.mapBatch(ctx, cur)
+		cur.Release()
+		if err != nil || out == nil {
+			return nil, err
+		}
+		cur = out
+	}
+	return cur, nil
 }
 
 func lastFilter(mappers []mapper) (*filterer, bool) {

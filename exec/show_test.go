@@ -17,7 +17,7 @@ func TestShowFitsWidthAndRoundsFloats(t *testing.T) {
 	b := batch(t, mem, kvSchema, []any{"a", 1, 7846.3599999999915}, []any{"b", 2, 0.1 + 0.2})
 	defer b.Release()
 	var out bytes.Buffer
-	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{ShowTable(&out, ShowOptions{Width: 15})}}, Options{Mem: mem}); err != nil {
+	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{ShowTable(&out, ShowOptions{Width: 15})}}, Options{Open: testOpen, Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 	want := "" +
@@ -32,7 +32,7 @@ func TestShowFitsWidthAndRoundsFloats(t *testing.T) {
 		t.Fatalf("width 15:\n%s\nwant:\n%s", out.String(), want)
 	}
 	out.Reset()
-	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{Show(&out, 0)}}, Options{Mem: mem}); err != nil {
+	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{Show(&out, 0)}}, Options{Open: testOpen, Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"7846.36\n", "0.3\n"} {

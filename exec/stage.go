@@ -48,7 +48,8 @@ type Options struct {
 	// TempDir is where sort spills; empty means os.TempDir().
 	TempDir string
 	// Open opens the store a URL names, for sources and sinks that take
-	// URLs; nil means store.Open with zero Options.
+	// URLs; nil means store.Open with zero Options but for mem:// buckets
+	// that the run's stages share and that end with the run.
 	Open func(ctx context.Context, url string) (*store.Store, string, error)
 }
 
@@ -76,8 +77,9 @@ func newEnv(o Options) *env {
 		e.tempDir = os.TempDir()
 	}
 	if e.open == nil {
+		buckets := store.NewMemBuckets()
 		e.open = func(ctx context.Context, url string) (*store.Store, string, error) {
-			return store.Open(ctx, url, store.Options{})
+			return store.Open(ctx, url, store.Options{MemBuckets: buckets})
 		}
 	}
 	return e

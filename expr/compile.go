@@ -303,11 +303,7 @@ func parseTimestamp(s string) (int64, bool) {
 func (c *compiler) binary(n *binary) (*compiled, error) {
 	switch n.op {
 	case "and", "or":
-		x, err := c.compile(n.x)
-		if err != nil {
-			return nil, err
-		}
-		y, err := c.compile(n.y)
+		x, y, err := c.both(n)
 		if err != nil {
 			return nil, err
 		}
@@ -321,13 +317,21 @@ func (c *compiler) binary(n *binary) (*compiled, error) {
 	return c.arithmetic(n)
 }
 
-// operands compiles both sides of a comparison. As in SQL, a quoted
-// string compared with a date or timestamp is read as one.
-func (c *compiler) operands(n *binary) (x, y *compiled, err error) {
+// both compiles the two sides of n.
+func (c *compiler) both(n *binary) (x, y *compiled, err error) {
 	if x, err = c.compile(n.x); err != nil {
 		return nil, nil, err
 	}
 	if y, err = c.compile(n.y); err != nil {
+		return nil, nil, err
+	}
+	return x, y, nil
+}
+
+// operands compiles both sides of a comparison. As in SQL, a quoted
+// string compared with a date or timestamp is read as one.
+func (c *compiler) operands(n *binary) (x, y *compiled, err error) {
+	if x, y, err = c.both(n); err != nil {
 		return nil, nil, err
 	}
 	if x.k == KindDate || x.k == KindTime {
@@ -397,11 +401,7 @@ func (c *compiler) comparison(n *binary) (*compiled, error) {
 }
 
 func (c *compiler) arithmetic(n *binary) (*compiled, error) {
-	x, err := c.compile(n.x)
-	if err != nil {
-		return nil, err
-	}
-	y, err := c.compile(n.y)
+	x, y, err := c.both(n)
 	if err != nil {
 		return nil, err
 	}

@@ -356,44 +356,7 @@ func arithInt(s *Scratch, op string, a, b Vec, n int) Vec {
 		n = 1
 	}
 	out := s.ints(n)
-	valid := bothValid(s, a, b, n)
-	xs, ys := a.I, b.I
-	switch {
-	case op == "+" && !a.Const && !b.Const:
-		for i := range out {
-			out[i] = xs[i] + ys[i]
-		}
-	case op == "-" && !a.Const && !b.Const:
-		for i := range out {
-			out[i] = xs[i] - ys[i]
-		}
-	case op == "*" && !a.Const && !b.Const:
-		for i := range out {
-			out[i] = xs[i] * ys[i]
-		}
-	default:
-		for i := range out {
-			x, y := xs[at(a, i)], ys[at(b, i)]
-			switch op {
-			case "+":
-				out[i] = x + y
-			case "-":
-				out[i] = x - y
-			case "*":
-				out[i] = x * y
-			case "%":
-				if y == 0 {
-					if valid == nil {
-						valid = allValid(s, n)
-					}
-					valid[i] = false
-					out[i] = 0
-					continue
-				}
-				out[i] = x % y
-			}
-		}
-	}
+	valid := arith(s, op, a, b, a.I, b.I, out, func(x, y int64) int64 { return x % y })
 	return Vec{K: KindInt, Const: a.Const && b.Const, I: out, Valid: valid}
 }
 
@@ -422,62 +385,100 @@ func arithFloat(s *Scratch, op string, a, b Vec, n int) Vec {
 	default:
 		out = s.floats(n)
 	}
-	valid := bothValid(s, a, b, n)
-	xs, ys := a.F, b.F
+	valid := arith(s, op, a, b, a.F, b.F, out, math.Mod)
+	return Vec{K: KindFloat, Const: a.Const && b.Const, F: out, Valid: valid, own: true}
+}
+
+// arith writes xs op ys (a's and b's values) into out and returns the
+// rows' validity: both operands' and, for / and %, a divisor that is not
+// zero. rem is T's remainder. The shapes that dominate (column op column,
+// constant op column, column op constant, with +, - or *) each run a loop
+// with no test per row; int64 and float64 compile to separate code, so
+// being generic costs these loops nothing.
+func arith[T int64 | float64](s *Scratch, op string, a, b Vec, xs, ys, out []T, rem func(x, y T) T) []bool {
+	valid := bothValid(s, a, b, len(out))
 	switch {
-	case !a.Const && !b.Const && op == "+":
-		for i := range out {
-			out[i] = xs[i] + ys[i]
+	case !a.Const && !b.Const:
+		switch op {
+		case "+":
+			for i := range out {
+				out[i] = xs[i] + ys[i]
+			}
+			return valid
+		case "-":
+			for i := range out {
+				out[i] = xs[i] - ys[i]
+			}
+			return valid
+		case "*":
+			for i := range out {
+				out[i] = xs[i] * ys[i]
+			}
+			return valid
 		}
-	case !a.Const && !b.Const && op == "-":
-		for i := range out {
-			out[i] = xs[i] - ys[i]
-		}
-	case !a.Const && !b.Const && op == "*":
-		for i := range out {
-			out[i] = xs[i] * ys[i]
-		}
-	case a.Const && !b.Const && op == "-":
+	case a.Const && !b.Const:
 		c := xs[0]
-		for i := range out {
-			out[i] = c - ys[i]
+		switch op {
+		case "+":
+			for i := range out {
+				out[i] = c + ys[i]
+			}
+			return valid
+		case "-":
+			for i := range out {
+				out[i] = c - ys[i]
+			}
+			return valid
+		case "*":
+			for i := range out {
+				out[i] = c * ys[i]
+			}
+			return valid
 		}
-	case a.Const && !b.Const && op == "+":
-		c := xs[0]
-		for i := range out {
-			out[i] = c + ys[i]
-		}
-	case !a.Const && b.Const && op == "*":
+	case !a.Const && b.Const:
 		c := ys[0]
-		for i := range out {
-			out[i] = xs[i] * c
+		switch op {
+		case "+":
+			for i := range out {
+				out[i] = xs[i] + c
+			}
+			return valid
+		case "-":
+			for i := range out {
+				out[i] = xs[i] - c
+			}
+			return valid
+		case "*":
+			for i := range out {
+				out[i] = xs[i] * c
+			}
+			return valid
 		}
-	default:
-		for i := range out {
-			x, y := xs[at(a, i)], ys[at(b, i)]
-			switch op {
-			case "+":
-				out[i] = x + y
-			case "-":
-				out[i] = x - y
-			case "*":
-				out[i] = x * y
-			case "/", "%":
-				if y == 0 {
-					if valid == nil {
-						valid = allValid(s, n)
-					}
-					valid[i] = false
-					out[i] = 0
-					continue
+	}
+	for i := range out {
+		x, y := xs[at(a, i)], ys[at(b, i)]
+		switch op {
+		case "+":
+			out[i] = x + y
+		case "-":
+			out[i] = x - y
+		case "*":
+			out[i] = x * y
+		case "/", "%":
+			if y == 0 {
+				if valid == nil {
+					valid = allValid(s, len(out))
 				}
-				if op == "/" {
-					out[i] = x / y
-				} else {
-					out[i] = math.Mod(x, y)
-				}
+				valid[i] = false
+				out[i] = 0
+				continue
+			}
+			if op == "/" {
+				out[i] = x / y
+			} else {
+				out[i] = rem(x, y)
 			}
 		}
 	}
-	return Vec{K: KindFloat, Const: a.Const && b.Const, F: out, Valid: valid, own: true}
+	return valid
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
+	"github.com/sluice-data/sluice/store/storetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -48,18 +49,8 @@ func put(t testing.TB, d store.Driver, key string, size int, seed uint64) ([]byt
 
 func putBytes(t testing.TB, d store.Driver, key string, data []byte) string {
 	t.Helper()
-	ctx := context.Background()
-	w, err := d.NewWriter(ctx, key, store.WriteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	info, err := d.Stat(ctx, key)
+	storetest.Put(t, d, key, data)
+	info, err := d.Stat(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}

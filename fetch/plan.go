@@ -60,6 +60,21 @@ func (p *Plan) broadcast() {
 	p.wake = make(chan struct{})
 }
 
+// wait gives up p.mu, which must be held, until the next broadcast and
+// takes it again; it returns false, with p.mu not held, if the plan ends
+// first.
+func (p *Plan) wait() bool {
+	ch := p.wake
+	p.mu.Unlock()
+	select {
+	case <-ch:
+	case <-p.ctx.Done():
+		return false
+	}
+	p.mu.Lock()
+	return true
+}
+
 // fail stops the plan; the first error is the one every waiter gets.
 func (p *Plan) fail(err error) { p.cancel(err) }
 
@@ -165,14 +180,9 @@ func (p *Plan) reserve(u *Unit) bool {
 	p.mu.Lock()
 	for p.held > 0 && p.held+need > p.f.opts.Memory {
 		waited = true
-		ch := p.wake
-		p.mu.Unlock()
-		select {
-		case <-ch:
-		case <-p.ctx.Done():
+		if !p.wait() {
 			return false
 		}
-		p.mu.Lock()
 	}
 	p.held += need
 	p.stats.memHigh = max(p.stats.memHigh, p.held)
@@ -267,14 +277,9 @@ func (p *Plan) waitWindow(n int64) bool {
 	for p.inflight > 0 && p.inflight+n > p.window {
 		waited = true
 		p.windowWait = true
-		ch := p.wake
-		p.mu.Unlock()
-		select {
-		case <-ch:
-		case <-p.ctx.Done():
+		if !p.wait() {
 			return false
 		}
-		p.mu.Lock()
 	}
 	p.windowWait = false
 	p.inflight += n

@@ -53,8 +53,8 @@ func benchBatches(b *testing.B, newSource func(memory.Allocator) source) {
 		b.ReportAllocs()
 		for range b.N {
 			src := newSource(memory.DefaultAllocator)
-			for done := int64(0); done < benchRows; done += batchRows {
-				src.next(int(min(batchRows, benchRows-done))).Release()
+			for done := int64(0); done < benchRows; done += defaultBatchRows {
+				src.next(int(min(defaultBatchRows, benchRows-done))).Release()
 			}
 			src.release()
 		}

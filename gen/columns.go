@@ -62,3 +62,12 @@ func releaseAll(cols []arrow.Array) {
 		c.Release()
 	}
 }
+
+// column is the array of vals, built with b (which is then empty again).
+func column[T any](b interface {
+	AppendValues([]T, []bool)
+	NewArray() arrow.Array
+}, vals []T) arrow.Array {
+	b.AppendValues(vals, nil)
+	return b.NewArray()
+}

@@ -296,35 +296,15 @@ func (s *lineitemSource) next(n int) arrow.RecordBatch {
 		s.mdx[j] = int8(r.n(7))
 		s.cm[j] = s.text[off : off+clen]
 	}
-	cols := make([]arrow.Array, 0, 16)
-	i64 := func(v []int64) {
-		s.i64.AppendValues(v[:n], nil)
-		cols = append(cols, s.i64.NewArray())
+	cols := []arrow.Array{
+		column(s.i64, s.okey[:n]), column(s.i64, s.pkey[:n]), column(s.i64, s.skey[:n]),
+		column(s.i32, s.lnum[:n]),
+		column(s.f64, s.qty[:n]), column(s.f64, s.price[:n]), column(s.f64, s.disc[:n]), column(s.f64, s.tax[:n]),
+		s.flag.array(s.flagIdx[:n]), s.status.array(s.statusIdx[:n]),
+		column(s.date, s.ship[:n]), column(s.date, s.commit[:n]), column(s.date, s.receipt[:n]),
+		s.instr.array(s.instrIdx[:n]), s.mode.array(s.mdx[:n]),
+		column(s.str, s.cm[:n]),
 	}
-	f64 := func(v []float64) {
-		s.f64.AppendValues(v[:n], nil)
-		cols = append(cols, s.f64.NewArray())
-	}
-	date := func(v []arrow.Date32) {
-		s.date.AppendValues(v[:n], nil)
-		cols = append(cols, s.date.NewArray())
-	}
-	i64(s.okey)
-	i64(s.pkey)
-	i64(s.skey)
-	s.i32.AppendValues(s.lnum[:n], nil)
-	cols = append(cols, s.i32.NewArray())
-	f64(s.qty)
-	f64(s.price)
-	f64(s.disc)
-	f64(s.tax)
-	cols = append(cols, s.flag.array(s.flagIdx[:n]), s.status.array(s.statusIdx[:n]))
-	date(s.ship)
-	date(s.commit)
-	date(s.receipt)
-	cols = append(cols, s.instr.array(s.instrIdx[:n]), s.mode.array(s.mdx[:n]))
-	s.str.AppendValues(s.cm[:n], nil)
-	cols = append(cols, s.str.NewArray())
 	defer releaseAll(cols)
 	return array.NewRecordBatch(s.schema, cols, int64(n))
 }

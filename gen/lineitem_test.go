@@ -185,9 +185,7 @@ func TestLineitemValues(t *testing.T) {
 func TestLineitemTinyBatches(t *testing.T) {
 	// Columns written from a fixed dictionary must get the statistics of
 	// the values present, even when batches use only some of the values.
-	defer func(n int64) { batchRows = n }(batchRows)
-	batchRows = 2
-	opts := Options{Rows: 40, Files: 2, Seed: 1, RowGroupRows: 6}
+	opts := Options{Rows: 40, Files: 2, Seed: 1, RowGroupRows: 6, batchRows: 2}
 	st, res := generateT(t, Lineitem, opts)
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)

@@ -33,6 +33,10 @@ type Options struct {
 	// Progress, when set, is called with the size of every write to the
 	// store, from several goroutines at once.
 	Progress func(bytes int64)
+
+	// batchRows, when set, is the size of the Arrow batches handed to the
+	// Parquet writer (tests force many batches per row group with it).
+	batchRows int64
 }
 
 // File is one written object.
@@ -52,9 +56,16 @@ type Result struct {
 
 const maxRowGroupRows = 1 << 20
 
-// batchRows is the size of the Arrow batches handed to the Parquet
-// writer. It is a variable so tests can force many batches per row group.
-var batchRows int64 = 64 << 10
+// defaultBatchRows is the size of the Arrow batches handed to the
+// Parquet writer.
+const defaultBatchRows = 64 << 10
+
+func (o Options) batchSize() int64 {
+	if o.batchRows > 0 {
+		return o.batchRows
+	}
+	return defaultBatchRows
+}
 
 func (o Options) validate() error {
 	switch {

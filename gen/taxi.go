@@ -279,33 +279,16 @@ func (s *taxiSource) next(n int) arrow.RecordBatch {
 		s.tolls[j] = float64(tolls) / 100
 		s.paid[j] = float64(fare+tip+tolls) / 100
 	}
-	cols := make([]arrow.Array, 0, 13)
-	i32 := func(v []int32) {
-		s.i32.AppendValues(v[:n], nil)
-		cols = append(cols, s.i32.NewArray())
+	cols := []arrow.Array{
+		column(s.i32, s.vendor[:n]),
+		column(s.ts, s.pickup[:n]), column(s.ts, s.dropoff[:n]),
+		column(s.date, s.day[:n]),
+		column(s.i32, s.pass[:n]),
+		column(s.f64, s.dist[:n]),
+		column(s.i32, s.pu[:n]), column(s.i32, s.do[:n]),
+		s.pay.array(s.payIdx[:n]),
+		column(s.f64, s.fare[:n]), column(s.f64, s.tip[:n]), column(s.f64, s.tolls[:n]), column(s.f64, s.paid[:n]),
 	}
-	ts := func(v []arrow.Timestamp) {
-		s.ts.AppendValues(v[:n], nil)
-		cols = append(cols, s.ts.NewArray())
-	}
-	f64 := func(v []float64) {
-		s.f64.AppendValues(v[:n], nil)
-		cols = append(cols, s.f64.NewArray())
-	}
-	i32(s.vendor)
-	ts(s.pickup)
-	ts(s.dropoff)
-	s.date.AppendValues(s.day[:n], nil)
-	cols = append(cols, s.date.NewArray())
-	i32(s.pass)
-	f64(s.dist)
-	i32(s.pu)
-	i32(s.do)
-	cols = append(cols, s.pay.array(s.payIdx[:n]))
-	f64(s.fare)
-	f64(s.tip)
-	f64(s.tolls)
-	f64(s.paid)
 	defer releaseAll(cols)
 	return array.NewRecordBatch(s.schema, cols, int64(n))
 }

@@ -172,7 +172,7 @@ func writeFile(ctx context.Context, st *store.Store, key string, opts Options, d
 				if out.err != nil {
 					return out.err
 				}
-				n := min(batchRows, rg-k)
+				n := min(opts.batchSize(), rg-k)
 				rec := src.next(int(n))
 				err := fw.WriteBuffered(rec)
 				rec.Release()

@@ -48,7 +48,7 @@ func TestFidelity(t *testing.T) {
 				buf := make([]byte, 2048)
 				for i := range next {
 					start := time.Now()
-					rc, _, err := d.ReadRange(context.Background(), "small", store.All, store.ReadOptions{})
+					rc, _, err := d.ReadRange(context.Background(), "small", store.All(), store.ReadOptions{})
 					if err != nil {
 						errs <- err
 						return

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-data/sluice/internal/fidelity"
 	"github.com/sluice-data/sluice/store"
+	"github.com/sluice-data/sluice/store/storetest"
 )
 
 func mustParse(t testing.TB, spec string) Profile {
@@ -33,16 +34,7 @@ func put(t testing.TB, d store.Driver, key string, size int) []byte {
 	for i := range data {
 		data[i] = byte(r.Uint32())
 	}
-	w, err := d.NewWriter(context.Background(), key, store.WriteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Put(t, d, key, data)
 	return data
 }
 
@@ -68,7 +60,7 @@ func TestBytesUnchanged(t *testing.T) {
 	d := Wrap(inner, mustParse(t, "ttfb=1ms,p99=2ms,stream=256MiB/s,link=512MiB/s,stall=0.5:1ms"))
 	ctx := context.Background()
 	for _, r := range []store.Range{
-		store.All, {Off: 0, Len: 1}, {Off: 65535, Len: 65538}, {Off: 1000, Len: -1},
+		store.All(), {Off: 0, Len: 1}, {Off: 65535, Len: 65538}, {Off: 1000, Len: -1},
 		{Off: 299_999, Len: 10}, {Off: 300_000, Len: 5}, store.Suffix(8), store.Suffix(1 << 20),
 	} {
 		rc, info, err := d.ReadRange(ctx, "obj", r, store.ReadOptions{})
@@ -116,7 +108,7 @@ func TestSlowDown(t *testing.T) {
 		}
 	}
 	for range 20 {
-		_, _, err := d.ReadRange(ctx, "obj", store.All, store.ReadOptions{})
+		_, _, err := d.ReadRange(ctx, "obj", store.All(), store.ReadOptions{})
 		check("read", err)
 	}
 	_, err := d.Stat(ctx, "obj")
@@ -184,7 +176,7 @@ func TestStallResumes(t *testing.T) {
 	data := put(t, inner, "obj", 100_000)
 	d := Wrap(inner, mustParse(t, "stall=1:80ms"))
 	start := time.Now()
-	rc, _, err := d.ReadRange(context.Background(), "obj", store.All, store.ReadOptions{})
+	rc, _, err := d.ReadRange(context.Background(), "obj", store.All(), store.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +204,7 @@ func TestStallInterrupted(t *testing.T) {
 		if how == "deadline" {
 			ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
 		}
-		rc, _, err := d.ReadRange(ctx, "obj", store.All, store.ReadOptions{})
+		rc, _, err := d.ReadRange(ctx, "obj", store.All(), store.ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +248,7 @@ func TestDeadlineWhilePaced(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	rc, _, err := d.ReadRange(ctx, "obj", store.All, store.ReadOptions{})
+	rc, _, err := d.ReadRange(ctx, "obj", store.All(), store.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +284,7 @@ func TestFidelityFullDuplex(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		rc, _, err := d.ReadRange(ctx, "down", store.All, store.ReadOptions{})
+		rc, _, err := d.ReadRange(ctx, "down", store.All(), store.ReadOptions{})
 		if err != nil {
 			readErr = err
 			return
@@ -300,16 +292,7 @@ func TestFidelityFullDuplex(t *testing.T) {
 		defer rc.Close()
 		_, readErr = io.Copy(io.Discard, rc)
 	}()
-	w, err := d.NewWriter(ctx, "up", store.WriteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Put(t, d, "up", data)
 	wg.Wait()
 	el := time.Since(start)
 	if readErr != nil {
@@ -319,7 +302,7 @@ func TestFidelityFullDuplex(t *testing.T) {
 	if el < 230*time.Millisecond || el > 400*time.Millisecond {
 		t.Errorf("read and write of 2 MiB each over an 8 MiB/s link took %v, want about 250ms", el)
 	}
-	rc, _, err := inner.ReadRange(ctx, "up", store.All, store.ReadOptions{})
+	rc, _, err := inner.ReadRange(ctx, "up", store.All(), store.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +417,7 @@ func TestWrapRefusesAnInvalidProfile(t *testing.T) {
 		t.Fatalf("NewWriter: %v", err)
 	}
 	st = store.New(Wrap(inner, Profile{Reset: 2}), "mem://x/")
-	if _, _, err := st.ReadRange(context.Background(), "k", store.All, store.ReadOptions{}); !errors.Is(err, store.ErrInvalid) {
+	if _, _, err := st.ReadRange(context.Background(), "k", store.All(), store.ReadOptions{}); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("ReadRange through reset=2: %v", err)
 	}
 }

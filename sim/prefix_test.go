@@ -156,7 +156,7 @@ func TestPrefixRateClasses(t *testing.T) {
 	if err := l.List(ctx, "a/", func(store.ObjectInfo) error { return nil }); err != nil {
 		t.Fatalf("list: %v", err)
 	}
-	if _, _, err := l.ReadRange(ctx, "a/x/1", store.All, store.ReadOptions{}); !errors.Is(err, ErrRateLimited) {
+	if _, _, err := l.ReadRange(ctx, "a/x/1", store.All(), store.ReadOptions{}); !errors.Is(err, ErrRateLimited) {
 		t.Fatalf("third read at once: %v, want SlowDown", err)
 	}
 	*now = now.Add(100 * time.Millisecond)

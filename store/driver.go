@@ -23,7 +23,7 @@ type Range struct {
 }
 
 // All is the whole object.
-var All = Range{Off: 0, Len: -1}
+func All() Range { return Range{Off: 0, Len: -1} }
 
 // Suffix is the last n bytes of an object (all of it if it is shorter).
 func Suffix(n int64) Range { return Range{Off: -n, Len: -1} }

@@ -12,20 +12,31 @@ import (
 	"time"
 )
 
-// memBuckets lets every Open of mem://name in one process see the same
-// objects, so a CLI command and the library it calls can share a dataset.
-var memBuckets = struct {
-	sync.Mutex
-	m map[string]*memDriver
-}{m: map[string]*memDriver{}}
+// MemBuckets are mem:// buckets by name: every Open of mem://name whose
+// Options.MemBuckets is the same MemBuckets sees the same objects, for as
+// long as its owner keeps it (a process, a pipeline run, a test). It is
+// safe for concurrent use. The zero value is not usable; use
+// NewMemBuckets.
+type MemBuckets struct {
+	mu sync.Mutex
+	m  map[string]*memDriver
+}
 
-func openMem(name string) *memDriver {
-	memBuckets.Lock()
-	defer memBuckets.Unlock()
-	d, ok := memBuckets.m[name]
+// NewMemBuckets returns an empty set of mem:// buckets.
+func NewMemBuckets() *MemBuckets { return &MemBuckets{m: map[string]*memDriver{}} }
+
+// bucket is the bucket named name, made empty on first use. With no
+// MemBuckets (b nil) every call makes a new one.
+func (b *MemBuckets) bucket(name string) *memDriver {
+	if b == nil {
+		return newMem()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d, ok := b.m[name]
 	if !ok {
 		d = newMem()
-		memBuckets.m[name] = d
+		b.m[name] = d
 	}
 	return d
 }

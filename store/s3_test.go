@@ -178,7 +178,7 @@ func TestS3MissingBucket(t *testing.T) {
 		if got := oneLine(t, err); got != "list s3://no-such-bucket-sluice/: "+want {
 			t.Errorf("list: message %q", got)
 		}
-		_, _, err = st.ReadRange(ctx, "k", store.All, store.ReadOptions{})
+		_, _, err = st.ReadRange(ctx, "k", store.All(), store.ReadOptions{})
 		if got := oneLine(t, err); !errors.Is(err, store.ErrNotFound) || got != "read s3://no-such-bucket-sluice/k: "+want {
 			t.Errorf("read: %q", got)
 		}
@@ -481,7 +481,7 @@ func TestS3BrokenBodies(t *testing.T) {
 		{"stall", "read s3://b/stall: connection stalled: no data for 200ms"},
 		{"reset", "read s3://b/reset: connection to " + srv.URL + " closed mid-response"},
 	} {
-		rc, info, err := st.ReadRange(context.Background(), c.key, store.All, store.ReadOptions{})
+		rc, info, err := st.ReadRange(context.Background(), c.key, store.All(), store.ReadOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", c.key, err)
 		}

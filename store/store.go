@@ -35,6 +35,10 @@ type Options struct {
 	StallTimeout time.Duration
 	// Wrap, when set, wraps the opened driver (the link model uses this).
 	Wrap func(Driver) Driver
+	// MemBuckets are the buckets mem://name URLs name. Nil, every Open
+	// of a mem:// URL makes a new empty bucket, which lives as long as
+	// the returned Store.
+	MemBuckets *MemBuckets
 }
 
 // Store is a bucket (or directory, or in-memory namespace) of objects. It
@@ -58,7 +62,7 @@ func New(d Driver, base string) *Store {
 //
 //	s3://bucket/prefix    S3 or any S3-compatible endpoint (AWS_ENDPOINT_URL, --endpoint)
 //	file:///dir/prefix    a local directory; plain paths work too
-//	mem://name/prefix     an in-process store, shared by every Open of the same name
+//	mem://name/prefix     an in-process store, shared by the Opens with the same Options.MemBuckets
 //
 // For files, the store is rooted at the named directory (or the parent of a
 // named file) and keys cannot leave it.
@@ -104,7 +108,7 @@ func openDriver(ctx context.Context, rawURL string, opts Options) (Driver, strin
 		if bucket == "" {
 			return nil, "", "", invalid("missing name (use mem://name/prefix)")
 		}
-		return openMem(bucket), "mem://" + bucket + "/", key, nil
+		return opts.MemBuckets.bucket(bucket), "mem://" + bucket + "/", key, nil
 	case "s3":
 		bucket, key, _ := strings.Cut(rest, "/")
 		if bucket == "" {
@@ -263,7 +267,7 @@ func (s *Store) ReadRange(ctx context.Context, key string, r Range, opts ReadOpt
 
 // ReadAll reads a whole object.
 func (s *Store) ReadAll(ctx context.Context, key string) ([]byte, error) {
-	rc, info, err := s.ReadRange(ctx, key, All, ReadOptions{})
+	rc, info, err := s.ReadRange(ctx, key, All(), ReadOptions{})
 	if err != nil {
 		return nil, err
 	}

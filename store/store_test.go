@@ -63,14 +63,37 @@ func TestOpenURLs(t *testing.T) {
 			t.Errorf("open %s: key %q url %q, want %q %q", c.url, key, st.URL(key), c.wantKey, c.wantURL)
 		}
 	}
-	// Two opens of one mem name share objects.
-	a, _, _ := store.Open(ctx, "mem://shared/", store.Options{})
-	b, _, _ := store.Open(ctx, "mem://shared/", store.Options{})
-	if _, err := a.Put(ctx, "k", strings.NewReader("v"), store.WriteOptions{}); err != nil {
+}
+
+// TestMemBuckets: the Opens of one mem:// name with the same MemBuckets
+// share objects; with other MemBuckets, or none, they do not.
+func TestMemBuckets(t *testing.T) {
+	ctx := context.Background()
+	open := func(b *store.MemBuckets) *store.Store {
+		st, _, err := store.Open(ctx, "mem://shared/", store.Options{MemBuckets: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	ours := store.NewMemBuckets()
+	if _, err := open(ours).Put(ctx, "k", strings.NewReader("v"), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Stat(ctx, "k"); err != nil {
-		t.Fatalf("mem stores of one name do not share: %v", err)
+	if _, err := open(ours).Stat(ctx, "k"); err != nil {
+		t.Fatalf("mem stores of one name and one MemBuckets do not share: %v", err)
+	}
+	for name, b := range map[string]*store.MemBuckets{"other MemBuckets": store.NewMemBuckets(), "no MemBuckets": nil} {
+		if _, err := open(b).Stat(ctx, "k"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s: Stat of an object put through another MemBuckets: %v, want not found", name, err)
+		}
+	}
+	st := open(nil)
+	if _, err := st.Put(ctx, "k", strings.NewReader("v"), store.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Stat(ctx, "k"); err != nil {
+		t.Fatalf("a mem store with no MemBuckets does not keep its own objects: %v", err)
 	}
 }
 

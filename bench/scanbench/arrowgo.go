@@ -106,7 +106,7 @@ func whole(ctx context.Context, st *store.Store, objs []object, k, batchRows int
 	var bufs buffers
 	start := time.Now()
 	rows, err := eachFile(ctx, objs, k, func(ctx context.Context, o object) (int64, error) {
-		rc, info, err := st.ReadRange(ctx, o.key, store.All, store.ReadOptions{})
+		rc, info, err := st.ReadRange(ctx, o.key, store.All(), store.ReadOptions{})
 		if err != nil {
 			return 0, err
 		}

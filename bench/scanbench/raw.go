@@ -34,7 +34,7 @@ func rawGet(ctx context.Context, st *store.Store, objs []object, c int) (time.Du
 	var pieces []piece
 	for _, o := range objs {
 		if per <= 1 {
-			pieces = append(pieces, piece{o.key, store.All})
+			pieces = append(pieces, piece{o.key, store.All()})
 			continue
 		}
 		step := (o.size + int64(per) - 1) / int64(per)

@@ -25,7 +25,7 @@ const (
 )
 
 // All lists every measurement of a run, in the order a run makes them.
-var All = []string{Raw, Scan, Naive, Whole, Decode}
+func All() []string { return []string{Raw, Scan, Naive, Whole, Decode} }
 
 // Config says what to measure and where.
 type Config struct {
@@ -99,7 +99,7 @@ func (c Config) withDefaults() Config {
 		c.Mem = memory.DefaultAllocator
 	}
 	if c.Only == nil {
-		c.Only = All
+		c.Only = All()
 	}
 	return c
 }
@@ -109,8 +109,8 @@ func (c Config) validate() error {
 		return errors.New("scanbench: no store")
 	}
 	for _, m := range c.Only {
-		if !slices.Contains(All, m) {
-			return fmt.Errorf("scanbench: unknown measurement %q (want %v)", m, All)
+		if !slices.Contains(All(), m) {
+			return fmt.Errorf("scanbench: unknown measurement %q (want %v)", m, All())
 		}
 	}
 	for _, n := range append(slices.Clone(c.RawConcurrency), c.FileConcurrency...) {

@@ -55,11 +55,7 @@ func dataset(t testing.TB, p sim.Profile, opts gen.Options) (shaped, local *stor
 	if _, err := gen.Lineitem(context.Background(), local, "li/", opts); err != nil {
 		t.Fatal(err)
 	}
-	shaped, _, err = store.Open(context.Background(), "mem://"+name+"/", store.Options{Wrap: sim.WrapOption(p)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return shaped, local
+	return store.New(sim.Wrap(local.Driver(), p), local.URL("")), local
 }
 
 func mustParse(t testing.TB, spec string) sim.Profile {
@@ -74,11 +70,7 @@ func mustParse(t testing.TB, spec string) sim.Profile {
 func TestRun(t *testing.T) {
 	p := mustParse(t, "ttfb=2ms,p99=5ms,stream=400MiB/s,link=800MiB/s,seed=3")
 	st, local := dataset(t, p, gen.Options{Rows: 120_000, Files: 3, RowGroupRows: 20_000})
-	faulty, _, err := store.Open(context.Background(), "mem://"+st.URL("")[len("mem://"):], store.Options{
-		Wrap: sim.WrapOption(mustParse(t, p.String()+",slowdown=0.05,reset=0.05,stall=0.05:300ms"))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	faulty := store.New(sim.Wrap(local.Driver(), mustParse(t, p.String()+",slowdown=0.05,reset=0.05,stall=0.05:300ms")), local.URL(""))
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

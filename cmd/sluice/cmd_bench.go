@@ -228,7 +228,7 @@ sluice --help). Exit status is 1 when any request failed for good.`,
 
 func recordFieldsHelp() string {
 	var b strings.Builder
-	for _, f := range bench.RecordFields {
+	for _, f := range bench.RecordFields() {
 		fmt.Fprintf(&b, "  %-12s %s\n", f.Name, f.Doc)
 	}
 	return b.String()

@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/dist"
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/mempool"
 )
 
 type runOptions struct {
@@ -173,7 +174,7 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	if opts.workers > 0 {
 		return stageError(runFanOut(ctx, opts, text, p, stores))
 	}
-	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: exec.NewPool(0)}))
+	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.New(0)}))
 }
 
 // parsePipeline builds the stages of a run's text, each with a fresh copy
@@ -350,7 +351,7 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 	dopts := dist.Options{
 		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
 		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: exe,
-		Open: stores.open, Mem: exec.NewPool(0),
+		Open: stores.open, Mem: mempool.New(0),
 		DuplicateAll: opts.duplicateAll, PauseBeforeCommit: opts.pauseBeforeCommit,
 	}
 	if opts.exe.dryRun {

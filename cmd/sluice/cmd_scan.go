@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/format"
+	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
@@ -126,7 +127,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	// fresh pages cost more than decoding them, and garbage would make the
 	// heap outgrow the budget. What the pool keeps is part of the budget.
 	keep := min(memBudget/8, 32<<20)
-	pool := exec.NewPool(keep)
+	pool := mempool.New(keep)
 	var writeShare int64
 	if sink.f == format.Parquet {
 		// A row group is held, encoded, until it is full: bound its bytes

@@ -16,7 +16,7 @@ import (
 
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/bench/scanbench"
-	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
@@ -117,7 +117,7 @@ it runs nothing else (add --only to run measurements too).`,
 	f.StringVar(&opts.cache, "cache", filepath.Join(os.TempDir(), "sluice-scanbench"), "directory the generated dataset is kept in")
 	f.IntVar(&opts.runs, "runs", 3, "runs; figures are medians over them")
 	f.StringVar(&opts.memory, "memory", "", "scan's memory budget (default: scan's); with --rss, the child's (default: a quarter of the dataset)")
-	f.StringVar(&opts.only, "only", "", "measure only these, comma-separated: "+strings.Join(scanbench.All, ","))
+	f.StringVar(&opts.only, "only", "", "measure only these, comma-separated: "+strings.Join(scanbench.All(), ","))
 	f.StringVar(&opts.rawConcurrency, "raw-concurrency", "4,8,16,32,64", "requests in flight to try raw GETs at")
 	f.StringVar(&opts.fileConcurrency, "file-concurrency", "1,2,4,8", "files at once to try the naive and whole-object readers at")
 	f.BoolVar(&opts.resweep, "resweep", false, "sweep the concurrencies in every run, not only the first")
@@ -176,8 +176,8 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 	}
 	only := scanBenchList(opts.only)
 	for _, m := range only {
-		if !scanBenchHas(scanbench.All, m) {
-			return usagef("--only %s: want some of %s", m, strings.Join(scanbench.All, ","))
+		if !scanBenchHas(scanbench.All(), m) {
+			return usagef("--only %s: want some of %s", m, strings.Join(scanbench.All(), ","))
 		}
 	}
 	if opts.only != "" && len(only) == 0 {
@@ -220,7 +220,7 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 	base, rest := store.SplitGlob(url)
 	open := func(wrap func(store.Driver) store.Driver) (*store.Store, string, error) {
 		st, key, err := store.Open(ctx, base, store.Options{
-			Endpoint: globals.endpoint, Region: globals.region, Concurrency: maxInFlight, Wrap: wrap,
+			Endpoint: globals.endpoint, Region: globals.region, Concurrency: maxInFlight, Wrap: wrap, MemBuckets: globals.mem,
 		})
 		return st, key + rest, err
 	}
@@ -241,7 +241,7 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 		Checksum: opts.checksum, Projection: scanBenchList(opts.projection),
 		// Every reader decodes into the same kind of reusing pool that
 		// sluice scan uses, so the ratios compare how they read.
-		Mem: exec.NewPool(64 << 20),
+		Mem: mempool.New(64 << 20),
 	}
 	if !opts.quiet {
 		cfg.Log = errOut

@@ -16,9 +16,12 @@ type globalOptions struct {
 	region   string
 	sim      string
 	profile  sim.Profile
+	// mem are this process's mem:// buckets: one command's stores share
+	// them, and they end with the process.
+	mem *store.MemBuckets
 }
 
-var globals globalOptions
+var globals = globalOptions{mem: store.NewMemBuckets()}
 
 // args are the global flags as given, for a child process of this binary
 // (a worker) to open stores the same way.
@@ -41,7 +44,7 @@ of the network.
 
 Locations are URLs: s3://bucket/prefix (any S3-compatible endpoint; the standard
 AWS credential chain, AWS_ENDPOINT_URL or --endpoint), file:///dir or a plain
-path, and mem://name (in-process, for tests).
+path, and mem://name (in memory, for as long as the command runs; for tests).
 
 Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interrupted.`,
 		Example: `  # the whole thing on an embedded S3 endpoint, no setup
@@ -133,6 +136,7 @@ func (g *globalOptions) storeOptions(concurrency, attempts int) store.Options {
 		Concurrency: concurrency,
 		Attempts:    attempts,
 		Wrap:        sim.WrapOption(g.profile),
+		MemBuckets:  g.mem,
 	}
 }
 

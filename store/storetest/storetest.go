@@ -103,7 +103,7 @@ func testRoundTrip(t *testing.T, st *store.Store, prefix string) {
 	key := prefix + "a/b/obj.bin"
 	want := data(100_000, 1)
 	put(t, st, key, want, store.WriteOptions{})
-	got, info := read(t, st, key, store.All)
+	got, info := read(t, st, key, store.All())
 	if !bytes.Equal(got, want) {
 		t.Fatalf("read back %d bytes, differ from the %d written", len(got), len(want))
 	}
@@ -129,7 +129,7 @@ func testMultipart(t *testing.T, st *store.Store, prefix string) {
 	const part = 5 << 20
 	want := data(3*part+12345, 2)
 	put(t, st, key, want, store.WriteOptions{PartSize: part, Concurrency: 2})
-	got, info := read(t, st, key, store.All)
+	got, info := read(t, st, key, store.All())
 	if !bytes.Equal(got, want) {
 		t.Fatalf("multipart object read back differs (%d vs %d bytes)", len(got), len(want))
 	}
@@ -175,7 +175,7 @@ func testRanges(t *testing.T, st *store.Store, prefix string) {
 func testEmptyObject(t *testing.T, st *store.Store, prefix string) {
 	key := prefix + "empty"
 	put(t, st, key, nil, store.WriteOptions{})
-	got, info := read(t, st, key, store.All)
+	got, info := read(t, st, key, store.All())
 	if len(got) != 0 || info.Size != 0 {
 		t.Fatalf("empty object read %d bytes, size %d", len(got), info.Size)
 	}
@@ -259,7 +259,7 @@ func testNotFound(t *testing.T, st *store.Store, prefix string) {
 	if _, err := st.Stat(ctx, key); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("stat missing: %v", err)
 	}
-	if _, _, err := st.ReadRange(ctx, key, store.All, store.ReadOptions{}); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := st.ReadRange(ctx, key, store.All(), store.ReadOptions{}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("read missing: %v", err)
 	}
 	if err := st.Delete(ctx, key); !errors.Is(err, store.ErrNotFound) {
@@ -328,13 +328,13 @@ func testOverwrite(t *testing.T, st *store.Store, prefix string) {
 	}
 	_, _ = w.Write(data(500, 9))
 	_ = w.Abort()
-	got, _ := read(t, st, key, store.All)
+	got, _ := read(t, st, key, store.All())
 	if !bytes.Equal(got, first) {
 		t.Fatal("aborted overwrite changed the object")
 	}
 	second := data(3000, 10)
 	put(t, st, key, second, store.WriteOptions{})
-	got, _ = read(t, st, key, store.All)
+	got, _ = read(t, st, key, store.All())
 	if !bytes.Equal(got, second) {
 		t.Fatal("overwrite not visible")
 	}
@@ -359,7 +359,7 @@ func testInvalidKeys(t *testing.T, st *store.Store, prefix string) {
 		if _, err := st.NewWriter(ctx, key, store.WriteOptions{}); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("write %q: err = %v, want ErrInvalid", key, err)
 		}
-		if _, _, err := st.ReadRange(ctx, key, store.All, store.ReadOptions{}); !errors.Is(err, store.ErrInvalid) {
+		if _, _, err := st.ReadRange(ctx, key, store.All(), store.ReadOptions{}); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("read %q: err = %v, want ErrInvalid", key, err)
 		}
 	}

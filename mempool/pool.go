@@ -1,4 +1,12 @@
-package exec
+// Package mempool is a memory.Allocator for Arrow that keeps the buffers
+// released to it and hands them out again, so a process that decodes,
+// filters and serializes batch after batch reuses the same few pages
+// instead of faulting in fresh ones for every batch.
+//
+// It is not a budget: it never refuses an allocation, and what it keeps
+// is bounded, not what it hands out. Make one per run and pass it down
+// (exec's Options.Mem, scan's Options.Mem); there is no shared instance.
+package mempool
 
 import (
 	"math/bits"
@@ -20,8 +28,7 @@ import (
 // Buffers are handed out in power-of-two size classes (from 4 KiB up to
 // 64 MiB; others come straight from the Go heap), 64-byte aligned, zeroed
 // like Go memory. At most Keep bytes are kept; more is left to the
-// garbage collector. Make one per run and pass it down explicitly (the
-// Options.Mem of Run): a Pool is safe for concurrent use, and is only as
+// garbage collector. A Pool is safe for concurrent use, and is only as
 // good as the Release calls that return buffers to it (it remembers the
 // buffers it handed out, so one never released stays reachable as long
 // as the Pool does).
@@ -41,9 +48,9 @@ const (
 	alignment    = 64
 )
 
-// NewPool returns a Pool that keeps at most keep bytes of released
+// New returns a Pool that keeps at most keep bytes of released
 // buffers (256 MiB when keep <= 0).
-func NewPool(keep int64) *Pool {
+func New(keep int64) *Pool {
 	if keep <= 0 {
 		keep = 256 << 20
 	}
@@ -149,10 +156,10 @@ func (p *Pool) Free(b []byte) {
 
 var _ memory.Allocator = (*Pool)(nil)
 
-// dirtyBuffer is a buffer of n bytes for a caller that writes every one
-// of them before reading any: from a Pool, a reused buffer is not zeroed
-// first (clearing it would touch the same bytes once more).
-func dirtyBuffer(mem memory.Allocator, n int) *memory.Buffer {
+// DirtyBuffer is a buffer of n bytes from mem for a caller that writes
+// every one of them before reading any: from a Pool, a reused buffer is
+// not zeroed first (clearing it would touch the same bytes once more).
+func DirtyBuffer(mem memory.Allocator, n int) *memory.Buffer {
 	if p, ok := mem.(*Pool); ok {
 		return memory.NewBufferWithAllocator(p.allocateDirty(n), p)
 	}

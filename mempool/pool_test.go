@@ -1,4 +1,4 @@
-package exec
+package mempool
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 )
 
 func TestPoolReusesZeroedAlignedBuffers(t *testing.T) {
-	p := NewPool(1 << 20)
+	p := New(1 << 20)
 	b := p.Allocate(100_000)
 	if len(b) != 100_000 || cap(b) != len(b) {
 		t.Fatalf("len %d cap %d, want both 100000", len(b), cap(b))
@@ -53,7 +53,7 @@ func TestPoolReusesZeroedAlignedBuffers(t *testing.T) {
 }
 
 func TestPoolKeepsAtMostItsBudget(t *testing.T) {
-	p := NewPool(1 << 20)
+	p := New(1 << 20)
 	var bs [][]byte
 	for range 8 {
 		bs = append(bs, p.Allocate(512<<10))
