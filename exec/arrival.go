@@ -11,8 +11,9 @@ import (
 )
 
 // arrivalSink is a sink that can take batches in any order, each with its
-// ordinal in the stream (increasing in stream order, with gaps where a
-// batch was filtered away), and still give what pushing them in order
+// key in the stream (increasing in stream order, with gaps where a batch
+// was filtered away: the batch's ordinal, or its Position when the
+// source's batches carry one), and still give what pushing them in order
 // gives: an Arrow IPC file, whose footer lists the batches in their
 // stream order wherever they are stored.
 type arrivalSink interface {
@@ -20,8 +21,8 @@ type arrivalSink interface {
 	// takesAnyOrder reports whether pushAt may be used; a stage's
 	// operator may take any order for some of its settings only.
 	takesAnyOrder() bool
-	// pushAt borrows rec, the batch at ordinal ord.
-	pushAt(ctx context.Context, rec arrow.RecordBatch, ord int64) error
+	// pushAt borrows rec, the batch at key.
+	pushAt(ctx context.Context, rec arrow.RecordBatch, key []int64) error
 }
 
 // arrivalSinkOf is the sink right after the parallel front, when it can
@@ -34,16 +35,16 @@ func arrivalSinkOf(op operator) (arrivalSink, bool) {
 	return s, true
 }
 
-// numbered is a batch with its ordinal in the stream.
+// numbered is a batch with its key in the stream.
 type numbered struct {
 	rec arrow.RecordBatch
-	ord int64
+	key []int64
 }
 
 // mapped is what a worker made of a numbered batch.
 type mapped struct {
 	result
-	ord int64
+	key []int64
 }
 
 // runArrival maps batches on several workers and hands each to the sink
@@ -76,8 +77,13 @@ func runArrival(ctx context.Context, workers int, src Source, mappers []mapper, 
 			if err != nil {
 				return err
 			}
+			key, err := arrivalKey(rec, ord)
+			if err != nil {
+				rec.Release()
+				return err
+			}
 			select {
-			case jobs <- numbered{rec, ord}:
+			case jobs <- numbered{rec, key}:
 			case <-gctx.Done():
 				rec.Release()
 				return context.Cause(gctx)
@@ -98,7 +104,7 @@ func runArrival(ctx context.Context, workers int, src Source, mappers []mapper, 
 				// keeps draining jobs so the reader never waits on it.
 				r := work(gctx, j.rec, mappers, nil)
 				select {
-				case done <- mapped{r, j.ord}:
+				case done <- mapped{r, j.key}:
 				case <-gctx.Done():
 					r.release(nil)
 				}
@@ -131,7 +137,7 @@ func runArrival(ctx context.Context, workers int, src Source, mappers []mapper, 
 			if m.rec == nil {
 				continue
 			}
-			err := sink.pushAt(gctx, m.rec, m.ord)
+			err := sink.pushAt(gctx, m.rec, m.key)
 			m.rec.Release()
 			if err != nil {
 				return err
@@ -152,4 +158,15 @@ func runArrival(ctx context.Context, workers int, src Source, mappers []mapper, 
 		return context.Cause(ctx)
 	}
 	return err
+}
+
+// arrivalKey is the key of the batch at ordinal ord: its position in the
+// dataset when it carries one (a scan in arrival order), else ord after
+// the keys {1}, {2}... of batches pushed in order.
+func arrivalKey(rec arrow.RecordBatch, ord int64) ([]int64, error) {
+	pos, ok, err := PositionOf(rec)
+	if err != nil || !ok {
+		return []int64{ord + 1}, err
+	}
+	return []int64{pos.Group, pos.Batch}, nil
 }

@@ -92,6 +92,24 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	if len(mappers) > 0 && agg == nil && tailStart == len(plans)-1 {
 		sink, _ = arrivalSinkOf(next)
 	}
+	// Batches may carry their place in the dataset (a stream written in
+	// arrival order). Per-batch stages writing a stream pass the places
+	// on, a sink that takes any order keys the batches by them, and
+	// everything else sees dataset order, restored from them.
+	_, toIPC := next.(*ipcSink)
+	switch {
+	case agg == nil && tailStart == len(plans)-1 && toIPC:
+		src = newPositionSource(src, keepPositions, e)
+		if front > 0 {
+			mappers = []mapper{&positionMapper{mappers: mappers, out: plans[front-1].out, mem: e.mem}}
+		}
+	case sink != nil:
+		ps := newPositionSource(src, keepPositions, e)
+		ps.dropEmpty = true
+		src = ps
+	default:
+		src = newPositionSource(src, restoreOrder, e)
+	}
 	switch {
 	case len(mappers) == 0 && agg == nil:
 		err = runSerial(ctx, src, next)
