@@ -200,6 +200,9 @@ func (o *writeOp) pushAt(ctx context.Context, rec arrow.RecordBatch, key []int64
 	if err := o.start(ctx); err != nil {
 		return err
 	}
+	// The key has placed it: its position is not part of the file.
+	rec = plain(rec)
+	defer rec.Release()
 	if err := o.ow.writeBatchAt(rec, key); err != nil {
 		return fmt.Errorf("write: %s: %w", o.url, err)
 	}

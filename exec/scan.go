@@ -36,8 +36,11 @@ type ScanOptions struct {
 	// decode, to send between stages and to group by.
 	Dict []string
 	// Arrival hands batches on as they are decoded instead of in dataset
-	// order: sooner, but the order (and so the results of order-sensitive
-	// stages, and float sums to the last bit) may differ between runs.
+	// order, each carrying its Position: a write to an Arrow IPC file
+	// right after the per-batch stages stores them as they come (listed
+	// in dataset order), and every other stage sees dataset order,
+	// restored from the positions, so the results are those of dataset
+	// order.
 	Arrival bool
 	// Int96Unit is scan.Options.Int96Unit.
 	Int96Unit string

@@ -53,8 +53,14 @@ the batches in the format --format names or, without it, NAME's suffix does:
 group, batch), decoding --concurrency row groups at once and holding the
 batches of those ahead of a slow one: every run writes the same stream, and
 stages piped after it give the bits sluice run gives. --order arrival writes
-batches as they are decoded: no waiting behind a slow row group, but
-head, top, sort ties and float sums after it may differ from run to run.
+batches as they are decoded: no waiting behind a slow row group. An Arrow
+IPC stream (- or .arrows) then carries each batch's place in the dataset in
+its metadata (key sluice.position, e.g. {"group":5,"batch":0,"last":true,
+"file":1,"row_group":2}; a group is a row group read, numbered in dataset
+order): per-batch stages piped after it (select, filter...) pass it on, and
+the stages whose results depend on order (head, top, sort, sums, write...)
+restore dataset order from it first, so they give sluice run's bits too.
+Any Arrow reader reads such a stream; it sees the batches as decoded.
 NAME is a path or a store URL. Nothing appears under NAME unless the whole
 scan succeeds.`,
 		Example: `  # count the rows of a generated dataset, with statistics
