@@ -21,6 +21,14 @@
 // stores each batch as it is ready and lists them in stream order in the
 // file's footer (so a reader still sees stream order).
 //
+// A stream written in arrival order (a scan with Arrival) carries each
+// batch's place in the dataset in its metadata (Position, PositionKey).
+// Per-batch stages that write a stream pass the positions on with their
+// batches as they come; every other stage restores dataset order from
+// them first (holding the batches ahead of the one due, spilling past
+// Options.Memory), so its result is that of the stream in dataset order.
+// A stream without positions is in dataset order as it stands.
+//
 // Package dist runs pipelines fanned out over worker processes through a
 // few hooks here: Kinds (where a plan may cut), Shuffle (an exchange,
 // a pass-through in one process), Splitter (Partition's hash, rows kept

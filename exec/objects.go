@@ -107,12 +107,11 @@ func (o *objectWriter) writeBatch(rec arrow.RecordBatch) error {
 	return o.o.Write(rec)
 }
 
-// writeBatchAt writes the batch at ordinal ord of the stream, which may
-// come before batches with lower ordinals; only an Arrow IPC file.
-func (o *objectWriter) writeBatchAt(rec arrow.RecordBatch, ord int64) error {
+// writeBatchAt writes the batch at key of the stream, which may come
+// before batches with lower keys; only an Arrow IPC file.
+func (o *objectWriter) writeBatchAt(rec arrow.RecordBatch, key []int64) error {
 	o.rows += rec.NumRows()
-	// Write's keys are {1}, {2}...: ordinals after them.
-	return o.o.WriteAt(rec, format.Key{ord + 1})
+	return o.o.WriteAt(rec, format.Key(key))
 }
 
 // close ends the format and commits the object.
@@ -204,11 +203,14 @@ func (o *writeOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 // it can store them as they come and list them in stream order.
 func (o *writeOp) takesAnyOrder() bool { return o.f.Ordered() }
 
-func (o *writeOp) pushAt(ctx context.Context, rec arrow.RecordBatch, ord int64) error {
+func (o *writeOp) pushAt(ctx context.Context, rec arrow.RecordBatch, key []int64) error {
 	if err := o.start(ctx); err != nil {
 		return err
 	}
-	if err := o.ow.writeBatchAt(rec, ord); err != nil {
+	// The key has placed it: its position is not part of the file.
+	rec = plain(rec)
+	defer rec.Release()
+	if err := o.ow.writeBatchAt(rec, key); err != nil {
 		return fmt.Errorf("write: %s: %w", o.url, err)
 	}
 	return nil

@@ -94,6 +94,24 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	if len(mappers) > 0 && agg == nil && tailStart == len(plans)-1 {
 		sink, _ = arrivalSinkOf(next)
 	}
+	// Batches may carry their place in the dataset (a stream written in
+	// arrival order). Per-batch stages writing a stream pass the places
+	// on, a sink that takes any order keys the batches by them, and
+	// everything else sees dataset order, restored from them.
+	_, toIPC := next.(*ipcSink)
+	switch {
+	case agg == nil && tailStart == len(plans)-1 && toIPC:
+		src = newPositionSource(src, keepPositions, e)
+		if front > 0 {
+			mappers = []mapper{&positionMapper{mappers: mappers, out: plans[front-1].out, mem: e.mem}}
+		}
+	case sink != nil:
+		ps := newPositionSource(src, keepPositions, e)
+		ps.dropEmpty = true
+		src = ps
+	default:
+		src = newPositionSource(src, restoreOrder, e)
+	}
 	if len(mappers) == 0 && agg == nil {
 		err = runSerial(ctx, src, next)
 	} else {
@@ -205,7 +223,7 @@ type result struct {
 	partial any
 	err     error
 	agg     aggregator // that discards an unfolded partial
-	ord     int64      // the batch's ordinal in the source
+	key     []int64    // the batch's key in the source (arrivalKey), for an arrivalSink
 }
 
 // Release frees what the result still holds.
@@ -240,11 +258,21 @@ func runParallel(ctx context.Context, workers int, src Source, mappers []mapper,
 		order = collect.Arrival
 	}
 	f := collect.Map(ctx, src.Next, func(ctx context.Context, part int, rec arrow.RecordBatch, emit func(result) error) error {
+		var key []int64
+		if sink != nil {
+			// The source batch carries the position; the mapped one may not.
+			k, err := arrivalKey(rec, int64(part))
+			if err != nil {
+				rec.Release()
+				return err
+			}
+			key = k
+		}
 		r := work(ctx, rec, mappers, agg)
 		if r.rec == nil && r.partial == nil && r.err == nil {
 			return nil
 		}
-		r.agg, r.ord = agg, int64(part)
+		r.agg, r.key = agg, key
 		return emit(r)
 	}, collect.Options{Order: order, Parallel: workers, Window: workers})
 	var err error
@@ -254,7 +282,7 @@ func runParallel(ctx context.Context, workers int, src Source, mappers []mapper,
 		case r.err != nil:
 			err = r.err
 		case sink != nil:
-			err = sink.pushAt(ctx, r.rec, r.ord)
+			err = sink.pushAt(ctx, r.rec, r.key)
 		case agg != nil:
 			err = agg.fold(r.partial)
 			r.partial = nil // the aggregator's now

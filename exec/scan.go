@@ -36,8 +36,11 @@ type ScanOptions struct {
 	// decode, to send between stages and to group by.
 	Dict []string
 	// Arrival hands batches on as they are decoded instead of in dataset
-	// order: sooner, but the order (and so the results of order-sensitive
-	// stages, and float sums to the last bit) may differ between runs.
+	// order, each carrying its Position: a write to an Arrow IPC file
+	// right after the per-batch stages stores them as they come (listed
+	// in dataset order), and every other stage sees dataset order,
+	// restored from the positions, so the results are those of dataset
+	// order.
 	Arrival bool
 	// Int96Unit is scan.Options.Int96Unit.
 	Int96Unit string
@@ -110,6 +113,7 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 	}
 	var parts []func() (Source, error)
 	var schema *arrow.Schema
+	var groupsBefore int64 // the row groups of the URLs before
 	for _, u := range s.urls {
 		base, rest := store.SplitGlob(u)
 		st, key, err := open(ctx, base)
@@ -150,8 +154,18 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 		} else if !schema.Equal(ds.Schema()) {
 			return nil, fmt.Errorf("scan: %s has schema %s, unlike the URLs before it (%s)", u, schemaString(ds.Schema()), schemaString(schema))
 		}
+		var groups map[[2]int]int64
+		if s.opts.Arrival {
+			// Each batch says where it belongs, so that what depends on
+			// order can restore it (see Position).
+			groups = make(map[[2]int]int64, ds.RowGroups())
+			for i, rg := range ds.Plan() {
+				groups[[2]int{rg.File, rg.Index}] = groupsBefore + int64(i)
+			}
+			groupsBefore += int64(ds.RowGroups())
+		}
 		parts = append(parts, func() (Source, error) {
-			return &scanSource{sc: ds.Scan(ctx), schema: schema, url: u, stats: s.opts.Stats}, nil
+			return &scanSource{sc: ds.Scan(ctx), schema: schema, url: u, stats: s.opts.Stats, groups: groups}, nil
 		})
 	}
 	return &concatSources{schema: schema, parts: parts}, nil
@@ -175,13 +189,17 @@ func CheckDict(schema *arrow.Schema, dict []string) error {
 
 // scanSource hands on a scanner's batches, in the order it delivers them
 // (dataset order unless the scan is in arrival order), leaving out empty
-// ones.
+// ones. In arrival order each batch carries its Position, and an empty
+// last batch of a row group still goes on to say where the group ends.
 type scanSource struct {
 	sc     *scan.Scanner
 	schema *arrow.Schema
 	url    string
 	stats  func(string, scan.Stats)
 	done   bool
+	// groups numbers the row groups read in dataset order (arrival
+	// order only).
+	groups map[[2]int]int64
 }
 
 func (o *scanSource) Schema() *arrow.Schema { return o.schema }
@@ -198,6 +216,16 @@ func (o *scanSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, io.EOF
 		}
 		b := o.sc.Batch()
+		if o.groups != nil && (b.NumRows() > 0 || b.Pos.Last) {
+			g, ok := o.groups[[2]int{b.Pos.File, b.Pos.RowGroup}]
+			if !ok {
+				b.Release()
+				return nil, fmt.Errorf("scan: %s: row group %d of file %d is not in the scan's plan", o.url, b.Pos.RowGroup, b.Pos.File)
+			}
+			rec := WithPosition(b.RecordBatch, Position{Group: g, Batch: int64(b.Pos.Batch), Last: b.Pos.Last, File: b.Pos.File, RowGroup: b.Pos.RowGroup})
+			b.Release()
+			return rec, nil
+		}
 		if b.NumRows() > 0 {
 			return b.RecordBatch, nil
 		}

@@ -65,6 +65,8 @@ the later stages see the batches in dataset order. A write to an Arrow file
 (.arrow, .feather, .ipc) right after them stores each batch as soon as it is
 done and lists the batches in dataset order in the file's footer, so a slow
 batch holds up none after it and any Arrow reader reads them in order.
+scan --order arrival changes when batches are ready, not the results: the
+stages that depend on order restore it from each batch's position.
 
 With --workers N the pipeline fans out over worker processes (sluice worker,
 this same binary), with object storage as all they share: map tasks run the

@@ -56,8 +56,14 @@ the batches in the format --format names or, without it, NAME's suffix does:
 group, batch), decoding --concurrency row groups at once and holding the
 batches of those ahead of a slow one: every run writes the same stream, and
 stages piped after it give the bits sluice run gives. --order arrival writes
-batches as they are decoded: no waiting behind a slow row group, but
-head, top, sort ties and float sums after it may differ from run to run.
+batches as they are decoded: no waiting behind a slow row group. An Arrow
+IPC stream (- or .arrows) then carries each batch's place in the dataset in
+its metadata (key sluice.position, e.g. {"group":5,"batch":0,"last":true,
+"file":1,"row_group":2}; a group is a row group read, numbered in dataset
+order): per-batch stages piped after it (select, filter...) pass it on, and
+the stages whose results depend on order (head, top, sort, sums, write...)
+restore dataset order from it first, so they give sluice run's bits too.
+Any Arrow reader reads such a stream; it sees the batches as decoded.
 NAME is a path or a store URL. Nothing appears under NAME unless the whole
 scan succeeds.`,
 		Example: `  # count the rows of a generated dataset, with statistics
@@ -177,6 +183,9 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	}
 	defer boundHeap(memBudget, extra)()
 
+	if order == collect.Arrival && sink.f == format.IPCStream {
+		sink.positionsOf(ds.Plan())
+	}
 	if err := sink.open(ctx, ds.Schema(), out); err != nil {
 		return err
 	}
@@ -236,6 +245,19 @@ type scanSink struct {
 	st    *store.Store
 	w     *format.Writer
 	obj   *format.Object
+	// groups numbers the row groups read in dataset order, when each
+	// batch of a stream in arrival order carries its exec.Position.
+	groups map[[2]int]int64
+}
+
+// positionsOf makes the sink tag each batch with its place among the row
+// groups plan lists, so that a sluice stage reading the stream can
+// restore dataset order (exec.PositionKey).
+func (s *scanSink) positionsOf(plan []scan.RowGroup) {
+	s.groups = make(map[[2]int]int64, len(plan))
+	for i, rg := range plan {
+		s.groups[[2]int{rg.File, rg.Index}] = int64(i)
+	}
 }
 
 func newScanSink(dest, name string) (*scanSink, error) {
@@ -290,14 +312,24 @@ func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer)
 }
 
 func (s *scanSink) write(rec arrow.RecordBatch, pos scan.Position) error {
-	if rec.NumRows() == 0 || s.counting() {
+	// An empty last batch of a row group still says where it ends.
+	if s.counting() || rec.NumRows() == 0 && (s.groups == nil || !pos.Last) {
 		return nil
 	}
 	var err error
-	if s.f.Ordered() {
+	switch {
+	case s.groups != nil:
+		g, ok := s.groups[[2]int{pos.File, pos.RowGroup}]
+		if !ok {
+			return fmt.Errorf("scan: row group %d of %s is not in the scan's plan", pos.RowGroup, pos.Key)
+		}
+		tagged := exec.WithPosition(rec, exec.Position{Group: g, Batch: int64(pos.Batch), Last: pos.Last, File: pos.File, RowGroup: pos.RowGroup})
+		err = s.w.Write(tagged)
+		tagged.Release()
+	case s.f.Ordered():
 		// Stored as decoded, listed in dataset order.
 		err = s.w.WriteAt(rec, format.Key{int64(pos.File), int64(pos.RowGroup), int64(pos.Batch)})
-	} else {
+	default:
 		err = s.w.Write(rec)
 	}
 	if err != nil {

@@ -364,11 +364,13 @@ func TestScanInterrupted(t *testing.T) {
 
 // TestScanPipedEqualsFused: `sluice scan -o - | sluice STAGE` gives the
 // bytes `sluice run 'scan | STAGE'` gives, for the order-sensitive stages
-// (head, top with ties, float sums), by default and with --order dataset
-// on both sides: small batches decoded by many workers at once would
-// arrive out of dataset order, and each run would differ.
+// (head, top and sort with ties, float sums) and count-by, in every
+// --order on both sides, and every order gives the same bytes: small
+// batches decoded by many workers at once arrive out of dataset order,
+// and in arrival order only the positions each batch carries (and a
+// per-batch stage passes on) let the stages restore it.
 func TestScanPipedEqualsFused(t *testing.T) {
-	dir := pipeData(t) // 3 files of 8 row groups each
+	dir := pipeData(t) // 3 files of 3 row groups each
 	taxi, li := filepath.Join(dir, "taxi"), filepath.Join(dir, "lineitem")
 	const front = " --batch-rows 700 --concurrency 8"
 	cases := []struct {
@@ -378,13 +380,24 @@ func TestScanPipedEqualsFused(t *testing.T) {
 		{"top ties", taxi + " --columns passenger_count,fare_amount", "top 50 --by passenger_count"},
 		{"agg-by float sums", li + " --columns l_returnflag,l_linestatus,l_extendedprice,l_discount,l_tax",
 			"agg-by l_returnflag,l_linestatus 'sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as charge, mean(l_discount) as disc'"},
+		{"sort ties", taxi + " --columns passenger_count,fare_amount", "sort --by passenger_count --desc"},
+		{"count-by", taxi + " --columns passenger_count", "count-by passenger_count"},
+		// filter passes each batch's position on in arrival order.
+		{"filter then head", taxi + " --columns pickup_date,fare_amount", "filter 'fare_amount > 20' | sluice head 700"},
 	}
 	for _, c := range cases {
-		for _, order := range []string{"", " --order dataset"} {
+		var first []byte // what the first order gave: every order gives it
+		for _, order := range []string{"", " --order dataset", " --order arrival"} {
 			t.Run(c.name+order, func(t *testing.T) {
-				fused, stderr, code := bash(t, "sluice run "+shellQuote("scan "+c.scan+front+order+" | "+c.stage))
+				fusedStage := strings.ReplaceAll(c.stage, "| sluice ", "| ")
+				fused, stderr, code := bash(t, "sluice run "+shellQuote("scan "+c.scan+front+order+" | "+fusedStage))
 				if code != 0 || len(fused) == 0 {
 					t.Fatalf("fused: exit %d, %d bytes: %s", code, len(fused), stderr)
+				}
+				if first == nil {
+					first = fused
+				} else if !bytes.Equal(fused, first) {
+					t.Fatalf("fused gives other bytes than with the first order (%d and %d bytes)", len(fused), len(first))
 				}
 				for run := range 3 {
 					piped, stderr, code := bash(t, "sluice scan "+c.scan+front+order+" -q -o - | sluice "+c.stage)
