@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // beyondArrowGo lists the parquet-testing files that arrow-go (v18.8)
@@ -41,6 +42,39 @@ var beyondArrowGo = []struct {
 	// 9089380393200000000 (the last two beyond nanoseconds' 2262).
 	{file: "int96_from_spark.parquet", opts: Options{Int96Unit: "us"}, columns: []string{
 		"a: timestamp[us, tz=UTC] = [1704141296123456 1704070800000000 253402225200000000 1735599600000000 (null) 9089380393200000000]"}},
+}
+
+// lz4Twins pairs each file of the deprecated LZ4 codec, which arrow-go
+// cannot read and DuckDB refuses, with the file of the same values in
+// LZ4_RAW, which both read: c0, c1 and v11 over 4 rows, or 10000 UUID
+// strings in a, as Arrow C++'s tests of these files say.
+var lz4Twins = map[string]string{
+	"hadoop_lz4_compressed.parquet":        "lz4_raw_compressed.parquet",        // Hadoop's frames (parquet-mr)
+	"hadoop_lz4_compressed_larger.parquet": "lz4_raw_compressed_larger.parquet", // several frames a page
+	"non_hadoop_lz4_compressed.parquet":    "lz4_raw_compressed.parquet",        // one bare block (old parquet-cpp)
+}
+
+// TestLZ4: each LZ4 file reads as its LZ4_RAW twin does in arrow-go,
+// whole and column by column.
+func TestLZ4(t *testing.T) {
+	root := parquetTesting(t)
+	for file, twin := range lz4Twins {
+		t.Run(file, func(t *testing.T) {
+			want, err := arrowGoRead(filepath.Join(root, "data", twin))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer want.Release()
+			path := filepath.Join(root, "data", file)
+			got, _, err := scanFile(t, path, Options{Mem: checked(t), BatchRows: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := sumOf(want); got.String() != w.String() || got.rows == 0 {
+				t.Fatalf("scan:    %v\narrow-go: %v (%s)", got, w, twin)
+			}
+		})
+	}
 }
 
 func TestBeyondArrowGo(t *testing.T) {
@@ -137,4 +171,47 @@ func FuzzRewriteLegacy(f *testing.F) {
 			_, _ = parseRaw(out) // must not panic (parseRaw recovers) nor hang
 		}
 	})
+}
+
+// TestLargeStringMap reads large_string_map.brotli.parquet, whose one
+// row group holds two rows of map<string, int32>, each the one pair
+// ("a" repeated 2^30 times, 1) (data/README.md): two 1 GiB pages, whose
+// strings together pass what one Arrow string array addresses. arrow-go
+// alone refuses a page over 256 MiB; scan reads it, a row a batch.
+func TestLargeStringMap(t *testing.T) {
+	path := filepath.Join(parquetTesting(t), "data", "large_string_map.brotli.parquet")
+	mem := checked(t)
+	ds, err := Open(context.Background(), storeFor(t, path), filepath.Base(path), Options{Mem: mem, Ordered: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ds.Schema().String(), "schema:\n  fields: 1\n    - arr: type=map<utf8, int32, items_nullable>, nullable"; !strings.HasPrefix(got, want) {
+		t.Fatalf("schema %s, want %s", got, want)
+	}
+	s := ds.Scan(context.Background())
+	defer s.Close()
+	rows := 0
+	for s.Next() {
+		b := s.Batch()
+		m := b.Column(0).(*array.Map)
+		for i := 0; i < m.Len(); i++ {
+			start, end := m.ValueOffsets(i)
+			keys, items := m.Keys().(*array.String), m.Items().(*array.Int32)
+			if end-start != 1 || m.IsNull(i) {
+				t.Fatalf("row %d: %d pairs, want 1", rows, end-start)
+			}
+			k := keys.Value(int(start))
+			if len(k) != 1<<30 || strings.Trim(k, "a") != "" || items.Value(int(start)) != 1 {
+				t.Fatalf("row %d: a key of %d bytes (%.8q…), value %d; want \"a\" × 2^30, 1", rows, len(k), k, items.Value(int(start)))
+			}
+			rows++
+		}
+		b.Release()
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 2 {
+		t.Fatalf("%d rows, want 2", rows)
+	}
 }

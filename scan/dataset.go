@@ -188,6 +188,12 @@ type group struct {
 	ranges []store.Range // the column chunks of the leaves, as arrow-go reads them
 	merged []store.Range
 	bytes  int64
+	// batchRows is Options.BatchRows, or fewer where the row group's
+	// strings would not fit one Arrow batch (binaryBatchRows); pageLimit
+	// and packedLimit are the largest page arrow-go may read
+	// (pageLimits).
+	batchRows              int64
+	pageLimit, packedLimit int64
 }
 
 type openStats struct {
@@ -558,7 +564,9 @@ func (d *Dataset) choose() error {
 				g.bytes += r.Len
 			}
 			g.merged = mergeRanges(g.ranges)
-			pages, batch := decodeMemory(f.md, rg, f.leaves, int64(d.opts.BatchRows))
+			g.batchRows = binaryBatchRows(rg, f.leaves, int64(d.opts.BatchRows))
+			g.pageLimit, g.packedLimit = pageLimits(rg, f.leaves)
+			pages, batch := decodeMemory(f.md, rg, f.leaves, g.batchRows)
 			d.mem.pages, d.mem.batch = max(d.mem.pages, pages), max(d.mem.batch, batch)
 			d.mem.unit = max(d.mem.unit, g.bytes)
 			d.groups = append(d.groups, g)

@@ -58,6 +58,7 @@ func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
 	props := parquet.NewReaderProperties(mem)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = streamBuffer
+	props.MaxUncompressedPageSize, props.MaxCompressedPageSize = g.pageLimit, g.packedLimit
 	md := g.file.md
 	if g.file.decodeMD != nil {
 		md = g.file.decodeMD
@@ -66,7 +67,7 @@ func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
 	if err != nil {
 		return err
 	}
-	arrowProps := pqarrow.ArrowReadProperties{BatchSize: int64(s.ds.opts.BatchRows)}
+	arrowProps := pqarrow.ArrowReadProperties{BatchSize: g.batchRows}
 	for _, leaf := range g.file.leaves {
 		if s.ds.readDict[g.file.md.Schema.Column(leaf).ColumnPath()[0]] {
 			arrowProps.SetReadDict(leaf, true)

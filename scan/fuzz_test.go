@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -23,7 +24,7 @@ import (
 // read, or -1 for a clean failure.
 func readAny(t *testing.T, data []byte) int64 {
 	t.Helper()
-	mem := leakChecked(t)
+	mem := arrowtest.LeakChecked(t)
 	type result struct {
 		rows int64
 		err  error
@@ -127,7 +128,8 @@ func FuzzScanFile(f *testing.F) {
 	// Some of the Parquet format project's files, when they are there.
 	if root, err := filepath.Abs("../../shared/testdata/parquet-testing/data"); err == nil {
 		for _, name := range []string{"alltypes_plain.parquet", "nested_lists.snappy.parquet", "dict-page-offset-zero.parquet",
-			"nullable.impala.parquet", "datapage_v2.snappy.parquet", "rle_boolean_encoding.parquet"} {
+			"nullable.impala.parquet", "datapage_v2.snappy.parquet", "rle_boolean_encoding.parquet",
+			"hadoop_lz4_compressed.parquet", "non_hadoop_lz4_compressed.parquet"} {
 			if b, err := os.ReadFile(filepath.Join(root, name)); err == nil {
 				f.Add(b)
 			}

@@ -1,6 +1,8 @@
 package scan
 
 import (
+	"math"
+
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
@@ -98,4 +100,49 @@ func (d *Dataset) localFetchMemory() int64 {
 // Options.Memory is exceeded by that much.
 func (d *Dataset) MinMemory() int64 {
 	return d.mem.unit + d.decodeReserve(1)
+}
+
+// binaryBatchBytes is the most string or binary bytes a batch is planned
+// to hold in one column: half of what Arrow's int32 offsets address, as
+// a batch's values may be longer than the row group's average.
+const binaryBatchBytes = 1 << 30
+
+// binaryBatchRows is how many rows a batch of the row group holds: at
+// most batchRows, and few enough that no string or binary column's
+// values, as long on average as its column chunk says, pass
+// binaryBatchBytes (large_string_map.brotli.parquet holds two 1 GiB
+// strings in one row group: two batches of one row each). arrow-go's
+// builders do not check their int32 offsets, so a batch past 2 GiB
+// would come out corrupt. Dictionary-encoded chunks can decode to far
+// more than their size; those are not bounded here.
+func binaryBatchRows(rg *metadata.RowGroupMetaData, leaves []int, batchRows int64) int64 {
+	rows := max(rg.NumRows(), 1)
+	for _, leaf := range leaves {
+		cc, err := rg.ColumnChunk(leaf)
+		if err != nil || cc.Type() != parquet.Types.ByteArray {
+			continue
+		}
+		if size := cc.TotalUncompressedSize(); size > binaryBatchBytes {
+			batchRows = min(batchRows, max(rows*binaryBatchBytes/size, 1))
+		}
+	}
+	return batchRows
+}
+
+// pageLimits are the largest uncompressed and compressed pages arrow-go
+// may read in the row group: its own limits (which guard against a page
+// header claiming gigabytes), raised to the largest column chunk the
+// footer declares, since no page is larger than its chunk. A file whose
+// footer declares a 1 GiB chunk is a file with a 1 GiB page to read
+// (large_string_map.brotli.parquet), and its memory is what the footer
+// said it would be.
+func pageLimits(rg *metadata.RowGroupMetaData, leaves []int) (uncompressed, compressed int64) {
+	uncompressed, compressed = parquet.DefaultMaxUncompressedPageSize, parquet.DefaultMaxCompressedPageSize
+	for _, leaf := range leaves {
+		if cc, err := rg.ColumnChunk(leaf); err == nil {
+			uncompressed = max(uncompressed, min(cc.TotalUncompressedSize(), math.MaxInt32))
+			compressed = max(compressed, min(cc.TotalCompressedSize(), math.MaxInt32))
+		}
+	}
+	return uncompressed, compressed
 }

@@ -251,7 +251,12 @@ func (s *Scanner) Close() {
 			s.end = time.Now()
 		}
 		s.mu.Unlock()
-		s.cancel(errClosed)
+		// A scan read to its end has nothing to stop: its workers are
+		// finishing, and cancelling them could cut arrow-go's last read
+		// of a row group short, which leaves its buffers allocated.
+		if !s.finished() {
+			s.cancel(errClosed)
+		}
 		for b := range s.out {
 			b.Release()
 		}
@@ -260,4 +265,14 @@ func (s *Scanner) Close() {
 		}
 		s.plan.Close()
 	})
+}
+
+// finished reports whether an ordered scan has delivered every row group.
+func (s *Scanner) finished() bool {
+	if s.order == nil {
+		return false
+	}
+	s.order.mu.Lock()
+	defer s.order.mu.Unlock()
+	return s.order.due >= len(s.ds.groups)
 }

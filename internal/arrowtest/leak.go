@@ -1,4 +1,4 @@
-package scan
+package arrowtest
 
 import (
 	"runtime"
@@ -10,17 +10,17 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// knownLeaks are allocation sites inside arrow-go v18.8.0 that never give
+// KnownLeaks are allocation sites inside arrow-go v18.8.0 that never give
 // their memory back, whoever drives the reader (pqarrow.ReadTable on its
 // own leaks the same): the DELTA_BINARY_PACKED decoder's buffer of
 // miniblock bit widths, which has no Release. Files with delta-encoded
 // columns therefore leave 64 bytes per decoder behind.
-var knownLeaks = []string{"encoding.(*deltaBitPackDecoder["}
+var KnownLeaks = []string{"encoding.(*deltaBitPackDecoder["}
 
-// leakChecker is an allocator that remembers where each outstanding
+// LeakChecker is an allocator that remembers where each outstanding
 // allocation was made, and at the end of the test fails it for any still
-// outstanding that is not one of knownLeaks.
-type leakChecker struct {
+// outstanding that is not one of KnownLeaks.
+type LeakChecker struct {
 	mem memory.Allocator
 	mu  sync.Mutex
 	out map[*byte]allocation
@@ -31,13 +31,14 @@ type allocation struct {
 	pcs  []uintptr
 }
 
-func leakChecked(t testing.TB) *leakChecker {
-	l := &leakChecker{mem: memory.NewGoAllocator(), out: map[*byte]allocation{}}
+// LeakChecked returns a LeakChecker that checks when the test ends.
+func LeakChecked(t testing.TB) *LeakChecker {
+	l := &LeakChecker{mem: memory.NewGoAllocator(), out: map[*byte]allocation{}}
 	t.Cleanup(func() { l.check(t) })
 	return l
 }
 
-func (l *leakChecker) record(b []byte) {
+func (l *LeakChecker) record(b []byte) {
 	if len(b) == 0 {
 		return
 	}
@@ -48,7 +49,7 @@ func (l *leakChecker) record(b []byte) {
 	l.mu.Unlock()
 }
 
-func (l *leakChecker) forget(b []byte) {
+func (l *LeakChecker) forget(b []byte) {
 	if len(b) == 0 {
 		return
 	}
@@ -57,25 +58,25 @@ func (l *leakChecker) forget(b []byte) {
 	l.mu.Unlock()
 }
 
-func (l *leakChecker) Allocate(n int) []byte {
+func (l *LeakChecker) Allocate(n int) []byte {
 	b := l.mem.Allocate(n)
 	l.record(b)
 	return b
 }
 
-func (l *leakChecker) Reallocate(n int, b []byte) []byte {
+func (l *LeakChecker) Reallocate(n int, b []byte) []byte {
 	l.forget(b)
 	b = l.mem.Reallocate(n, b)
 	l.record(b)
 	return b
 }
 
-func (l *leakChecker) Free(b []byte) {
+func (l *LeakChecker) Free(b []byte) {
 	l.forget(b)
 	l.mem.Free(b)
 }
 
-func (l *leakChecker) check(t testing.TB) {
+func (l *LeakChecker) check(t testing.TB) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	known, knownBytes := 0, 0
@@ -86,7 +87,7 @@ func (l *leakChecker) check(t testing.TB) {
 		for {
 			f, more := frames.Next()
 			stack = append(stack, f.Function)
-			for _, k := range knownLeaks {
+			for _, k := range KnownLeaks {
 				if strings.Contains(f.Function, k) {
 					isKnown = true
 				}
