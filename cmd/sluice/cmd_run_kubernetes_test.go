@@ -293,7 +293,7 @@ func TestRunKubernetesDryRun(t *testing.T) {
 		if i > 0 {
 			// Commented out: it needs the driver; uncommented, it is a Job.
 			var kept []string
-			for _, l := range strings.Split(d, "\n") {
+			for _, l := range strings.Split(strings.TrimSuffix(d, "\n"), "\n") {
 				if !strings.HasPrefix(l, "# ") {
 					t.Fatalf("document %d has a line that is not a comment: %q", i, l)
 				}
