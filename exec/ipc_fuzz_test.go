@@ -30,8 +30,7 @@ func fuzzStream(f *testing.F) []byte {
 	}, nil)
 	b := array.NewRecordBuilder(mem, sc)
 	defer b.Release()
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(sc), ipc.WithAllocator(mem))
+	var recs []arrow.RecordBatch
 	for batch := range 2 {
 		for i := range 5 {
 			b.Field(0).(*array.Int64Builder).AppendValues([]int64{int64(i)}, []bool{i != 2})
@@ -46,16 +45,9 @@ func fuzzStream(f *testing.F) []byte {
 				f.Fatal(err)
 			}
 		}
-		rec := b.NewRecordBatch()
-		if err := w.Write(rec); err != nil {
-			f.Fatal(err)
-		}
-		rec.Release()
+		recs = append(recs, b.NewRecordBatch())
 	}
-	if err := w.Close(); err != nil {
-		f.Fatal(err)
-	}
-	return buf.Bytes()
+	return ipcStreamOf(f, mem, sc, recs)
 }
 
 // FuzzReadIPC: whatever arrives on a stage's standard input is read as

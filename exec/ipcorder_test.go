@@ -66,8 +66,7 @@ func posRecord(mem memory.Allocator, i int, b posBatch) arrow.RecordBatch {
 // posStream writes the layout's batches in the order perm gives (nil:
 // dataset order), with positions or without.
 func posStream(t testing.TB, mem memory.Allocator, layout []posBatch, perm []int, positions bool) []byte {
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(posSchema), ipc.WithAllocator(mem))
+	var recs []arrow.RecordBatch
 	for j := range layout {
 		i := j
 		if perm != nil {
@@ -82,10 +81,21 @@ func posStream(t testing.TB, mem memory.Allocator, layout []posBatch, perm []int
 			rec.Release()
 			rec = tagged
 		}
-		if err := w.Write(rec); err != nil {
+		recs = append(recs, rec)
+	}
+	return ipcStreamOf(t, mem, posSchema, recs)
+}
+
+// ipcStreamOf writes recs as an Arrow IPC stream and releases them.
+func ipcStreamOf(t testing.TB, mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) []byte {
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	for _, rec := range recs {
+		err := w.Write(rec)
+		rec.Release()
+		if err != nil {
 			t.Fatal(err)
 		}
-		rec.Release()
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -289,8 +299,7 @@ func TestPositionsForeignStreams(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	write := func(metas []map[string]string) []byte {
-		var buf bytes.Buffer
-		w := ipc.NewWriter(&buf, ipc.WithSchema(posSchema), ipc.WithAllocator(mem))
+		var recs []arrow.RecordBatch
 		for i, m := range metas {
 			rec := posRecord(mem, i, posBatch{rows: 5})
 			if m != nil {
@@ -298,15 +307,9 @@ func TestPositionsForeignStreams(t *testing.T) {
 				rec.Release()
 				rec = tagged
 			}
-			if err := w.Write(rec); err != nil {
-				t.Fatal(err)
-			}
-			rec.Release()
+			recs = append(recs, rec)
 		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return buf.Bytes()
+		return ipcStreamOf(t, mem, posSchema, recs)
 	}
 	pos := func(g, b int64, last bool) map[string]string {
 		return map[string]string{PositionKey: Position{Group: g, Batch: b, Last: last}.marshal()}

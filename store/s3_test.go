@@ -747,43 +747,63 @@ func TestUploadsNeedS3(t *testing.T) {
 	}
 }
 
-// TestS3PartsInFlight: a multipart upload keeps WriteOptions.Concurrency
-// parts in flight together, and never more.
-func TestS3PartsInFlight(t *testing.T) {
+// partsCounter counts the part uploads in flight together on their way
+// to the embedded server.
+type partsCounter struct {
+	mu             sync.Mutex
+	inFlight, most int
+}
+
+// open returns a store whose part uploads go through a proxy that holds
+// each a while, so that parts that can be in flight together are.
+func (c *partsCounter) open(t *testing.T) *store.Store {
 	tg := embedded(t)
 	rp := proxy(t, tg.endpoint)
-	var mu sync.Mutex
-	var inFlight, most int
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPut || !r.URL.Query().Has("partNumber") {
 			rp.ServeHTTP(w, r)
 			return
 		}
-		mu.Lock()
-		inFlight++
-		most = max(most, inFlight)
-		mu.Unlock()
-		// Hold each part a while, so parts that can be in flight together are.
+		c.mu.Lock()
+		c.inFlight++
+		c.most = max(c.most, c.inFlight)
+		c.mu.Unlock()
 		time.Sleep(200 * time.Millisecond)
 		rp.ServeHTTP(w, r)
-		mu.Lock()
-		inFlight--
-		mu.Unlock()
+		c.mu.Lock()
+		c.inFlight--
+		c.mu.Unlock()
 	}))
-	defer srv.Close()
-	st := s3Target{endpoint: srv.URL, accessKey: tg.accessKey, secretKey: tg.secretKey}.open(t, tg.bucket)
+	t.Cleanup(srv.Close)
+	return s3Target{endpoint: srv.URL, accessKey: tg.accessKey, secretKey: tg.secretKey}.open(t, tg.bucket)
+}
+
+func (c *partsCounter) reset() {
+	c.mu.Lock()
+	c.most = 0
+	c.mu.Unlock()
+}
+
+// peak is the most parts in flight together since reset.
+func (c *partsCounter) peak() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.most
+}
+
+// TestS3PartsInFlight: a multipart upload keeps WriteOptions.Concurrency
+// parts in flight together, and never more.
+func TestS3PartsInFlight(t *testing.T) {
+	var pc partsCounter
+	st := pc.open(t)
 	data := bytes.Repeat([]byte("parts..."), (26<<20)/8) // six 5 MiB parts, the last short
 	for _, conc := range []int{1, 4} {
-		mu.Lock()
-		most = 0
-		mu.Unlock()
+		pc.reset()
 		key := fmt.Sprintf("inflight-%d", conc)
 		if _, err := st.Put(context.Background(), key, bytes.NewReader(data), store.WriteOptions{PartSize: 5 << 20, Concurrency: conc}); err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		got := most
-		mu.Unlock()
+		got := pc.peak()
 		if got != conc {
 			t.Errorf("Concurrency %d: at most %d parts in flight together, want %d", conc, got, conc)
 		}
@@ -800,27 +820,8 @@ func TestS3PartsInFlight(t *testing.T) {
 // MaxPartConcurrency, nor beyond what WriteOptions.Memory holds; every
 // request goes through WriteOptions.Send, its length told.
 func TestS3PartsAdapt(t *testing.T) {
-	tg := embedded(t)
-	rp := proxy(t, tg.endpoint)
-	var mu sync.Mutex
-	var inFlight, most int
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPut || !r.URL.Query().Has("partNumber") {
-			rp.ServeHTTP(w, r)
-			return
-		}
-		mu.Lock()
-		inFlight++
-		most = max(most, inFlight)
-		mu.Unlock()
-		time.Sleep(200 * time.Millisecond)
-		rp.ServeHTTP(w, r)
-		mu.Lock()
-		inFlight--
-		mu.Unlock()
-	}))
-	defer srv.Close()
-	st := s3Target{endpoint: srv.URL, accessKey: tg.accessKey, secretKey: tg.secretKey}.open(t, tg.bucket)
+	var pc partsCounter
+	st := pc.open(t)
 	const part = 5 << 20
 	data := bytes.Repeat([]byte("adapting"), 24*part/8)
 	for _, c := range []struct {
@@ -830,9 +831,7 @@ func TestS3PartsAdapt(t *testing.T) {
 		{0, store.DefaultPartConcurrency + 1, store.MaxPartConcurrency},
 		{3 * part, 2, 2},
 	} {
-		mu.Lock()
-		most = 0
-		mu.Unlock()
+		pc.reset()
 		var sends []int64
 		var smu sync.Mutex
 		opts := store.WriteOptions{PartSize: part, Memory: c.memory, Send: func(ctx context.Context, n int64) (func() error, error) {
@@ -845,9 +844,7 @@ func TestS3PartsAdapt(t *testing.T) {
 		if _, err := st.Put(context.Background(), key, bytes.NewReader(data), opts); err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		got := most
-		mu.Unlock()
+		got := pc.peak()
 		if got < c.min || got > c.max {
 			t.Errorf("Memory %d: at most %d parts in flight together, want %d..%d", c.memory, got, c.min, c.max)
 		}
