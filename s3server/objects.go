@@ -518,28 +518,36 @@ type checksums struct {
 	ChecksumType      string `xml:"ChecksumType,omitempty"`
 }
 
-func (c *checksums) setChecksum(algo, v string) {
+// field is the element of algo's checksum; nil for an unknown algorithm.
+func (c *checksums) field(algo string) *string {
 	switch algo {
 	case "crc32":
-		c.ChecksumCRC32 = v
+		return &c.ChecksumCRC32
 	case "crc32c":
-		c.ChecksumCRC32C = v
+		return &c.ChecksumCRC32C
 	case "crc64nvme":
-		c.ChecksumCRC64NVME = v
+		return &c.ChecksumCRC64NVME
 	case "md5":
-		c.ChecksumMD5 = v
+		return &c.ChecksumMD5
 	case "sha1":
-		c.ChecksumSHA1 = v
+		return &c.ChecksumSHA1
 	case "sha256":
-		c.ChecksumSHA256 = v
+		return &c.ChecksumSHA256
 	case "sha512":
-		c.ChecksumSHA512 = v
+		return &c.ChecksumSHA512
 	case "xxhash64":
-		c.ChecksumXXHASH64 = v
+		return &c.ChecksumXXHASH64
 	case "xxhash3":
-		c.ChecksumXXHASH3 = v
+		return &c.ChecksumXXHASH3
 	case "xxhash128":
-		c.ChecksumXXHASH128 = v
+		return &c.ChecksumXXHASH128
+	}
+	return nil
+}
+
+func (c *checksums) setChecksum(algo, v string) {
+	if f := c.field(algo); f != nil {
+		*f = v
 	}
 }
 
@@ -750,7 +758,7 @@ type completeRequest struct {
 // algorithm it carries one of, if any.
 func (c *checksums) checksum(algo string) (v, other string) {
 	for _, a := range checksumAlgos {
-		if val := fieldOf(c, a); val != "" {
+		if val := *c.field(a); val != "" {
 			if a == algo {
 				v = val
 			} else {
@@ -759,32 +767,6 @@ func (c *checksums) checksum(algo string) (v, other string) {
 		}
 	}
 	return v, other
-}
-
-func fieldOf(c *checksums, algo string) string {
-	switch algo {
-	case "crc32":
-		return c.ChecksumCRC32
-	case "crc32c":
-		return c.ChecksumCRC32C
-	case "crc64nvme":
-		return c.ChecksumCRC64NVME
-	case "md5":
-		return c.ChecksumMD5
-	case "sha1":
-		return c.ChecksumSHA1
-	case "sha256":
-		return c.ChecksumSHA256
-	case "sha512":
-		return c.ChecksumSHA512
-	case "xxhash64":
-		return c.ChecksumXXHASH64
-	case "xxhash3":
-		return c.ChecksumXXHASH3
-	case "xxhash128":
-		return c.ChecksumXXHASH128
-	}
-	return ""
 }
 
 var errPartChecksum = &s3Error{http.StatusBadRequest, "InvalidArgument", "Invalid Base64 or multiple checksums present in request"}
