@@ -178,6 +178,13 @@ func maxArg(q url.Values, name string, def int) (int, error) {
 	return int(n), nil
 }
 
+// pageArg is a listing's page size argument (max-keys, max-uploads,
+// max-parts): 1000 when absent, and S3 never pages more than 1000.
+func pageArg(q url.Values, name string) (int, error) {
+	n, err := maxArg(q, name, 1000)
+	return min(n, 1000), err
+}
+
 type listedUpload struct {
 	Key               string `xml:"Key"`
 	UploadID          string `xml:"UploadId"`
@@ -212,21 +219,9 @@ type uploadsResult struct {
 // must name an upload of key-marker or of the first key after it, starts
 // it after that upload.
 func (b *dirBackend) listUploads(w http.ResponseWriter, r *http.Request, bucket string) error {
-	q := r.URL.Query()
-	if _, err := b.bucketPath(bucket); err != nil {
-		return err
-	}
-	max, err := maxArg(q, "max-uploads", 1000)
+	q, max, enc, err := b.listArgs(r, bucket, "max-uploads")
 	if err != nil {
 		return err
-	}
-	max = min(max, 1000)
-	enc := func(s string) string { return s }
-	if e := q.Get("encoding-type"); e != "" {
-		if !strings.EqualFold(e, "url") {
-			return invalidArg("Invalid Encoding Method specified in Request", "encoding-type", e)
-		}
-		enc = func(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "%2F", "/") }
 	}
 	pfx, delim := q.Get("prefix"), q.Get("delimiter")
 	keyMarker, idMarker := q.Get("key-marker"), q.Get("upload-id-marker")
@@ -361,11 +356,10 @@ func (b *dirBackend) listParts(w http.ResponseWriter, r *http.Request, bucket, k
 	if _, err := b.bucketPath(bucket); err != nil {
 		return err
 	}
-	max, err := maxArg(q, "max-parts", 1000)
+	max, err := pageArg(q, "max-parts")
 	if err != nil {
 		return err
 	}
-	max = min(max, 1000)
 	marker, err := maxArg(q, "part-number-marker", 0)
 	if err != nil {
 		return err

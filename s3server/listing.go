@@ -69,27 +69,41 @@ func optional(q url.Values, k string, enc func(string) string) *string {
 	return &v
 }
 
+// keyEncoder is the encoding-type a listing asks for: keys and prefixes
+// url-encoded (slashes kept, as S3 does), or as they are.
+func keyEncoder(q url.Values) (func(string) string, error) {
+	switch e := q.Get("encoding-type"); {
+	case e == "":
+		return func(s string) string { return s }, nil
+	case strings.EqualFold(e, "url"):
+		return func(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "%2F", "/") }, nil
+	default:
+		return nil, invalidArg("Invalid Encoding Method specified in Request", "encoding-type", e)
+	}
+}
+
+// listArgs checks a listing's bucket and reads the arguments listings
+// share: the page size (its name is the listing's) and the key encoding.
+func (b *dirBackend) listArgs(r *http.Request, bucket, maxName string) (q url.Values, max int, enc func(string) string, err error) {
+	q = r.URL.Query()
+	if _, err = b.bucketPath(bucket); err != nil {
+		return nil, 0, nil, err
+	}
+	if max, err = pageArg(q, maxName); err != nil {
+		return nil, 0, nil, err
+	}
+	if enc, err = keyEncoder(q); err != nil {
+		return nil, 0, nil, err
+	}
+	return q, max, enc, nil
+}
+
 func (b *dirBackend) listObjects(w http.ResponseWriter, r *http.Request, bucket string) error {
-	q := r.URL.Query()
-	if _, err := b.bucketPath(bucket); err != nil {
+	q, max, enc, err := b.listArgs(r, bucket, "max-keys")
+	if err != nil {
 		return err
 	}
 	v2 := q.Get("list-type") == "2"
-	max := 1000
-	if q.Has("max-keys") {
-		n, err := maxArg(q, "max-keys", 1000)
-		if err != nil {
-			return err
-		}
-		max = min(n, 1000)
-	}
-	enc := func(s string) string { return s }
-	if e := q.Get("encoding-type"); e != "" {
-		if !strings.EqualFold(e, "url") {
-			return invalidArg("Invalid Encoding Method specified in Request", "encoding-type", e)
-		}
-		enc = func(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "%2F", "/") }
-	}
 	pfx, delim := q.Get("prefix"), q.Get("delimiter")
 	marker := q.Get("marker")
 	if v2 {
