@@ -335,33 +335,9 @@ func groupRows(kr *keyRows, keep []bool, gids []int32, keys *[]string) {
 			break
 		}
 	}
+	shortIndex, longIndex := map[[16]byte]int32{}, map[string]int32{}
 	var prev []byte
 	prevG := int32(-1)
-	if short {
-		index := map[[16]byte]int32{}
-		for i := range gids {
-			if keep != nil && !keep[i] {
-				gids[i] = -1
-				continue
-			}
-			k := kr.row(i)
-			if prevG >= 0 && bytes.Equal(k, prev) {
-				gids[i] = prevG
-				continue
-			}
-			var a [16]byte
-			copy(a[:], k)
-			g, ok := index[a]
-			if !ok {
-				g = int32(len(*keys))
-				index[a] = g
-				*keys = append(*keys, string(k))
-			}
-			gids[i], prev, prevG = g, k, g
-		}
-		return
-	}
-	index := map[string]int32{}
 	for i := range gids {
 		if keep != nil && !keep[i] {
 			gids[i] = -1
@@ -372,11 +348,21 @@ func groupRows(kr *keyRows, keep []bool, gids []int32, keys *[]string) {
 			gids[i] = prevG
 			continue
 		}
-		g, ok := index[string(k)]
-		if !ok {
-			g = int32(len(*keys))
+		g := int32(len(*keys))
+		if short {
+			var a [16]byte
+			copy(a[:], k)
+			if old, ok := shortIndex[a]; ok {
+				g = old
+			} else {
+				shortIndex[a] = g
+				*keys = append(*keys, string(k))
+			}
+		} else if old, ok := longIndex[string(k)]; ok {
+			g = old
+		} else {
 			s := string(k)
-			index[s] = g
+			longIndex[s] = g
 			*keys = append(*keys, s)
 		}
 		gids[i], prev, prevG = g, k, g
