@@ -1,7 +1,6 @@
 package scan
 
 import (
-	"context"
 	"encoding/binary"
 	"math"
 
@@ -49,11 +48,7 @@ func isInt96(md *metadata.FileMetaData, name string) bool {
 // int96Footer rewrites footer bytes so every INT96 leaf is a 12-byte
 // FIXED_LEN_BYTE_ARRAY, in the schema and in each column chunk.
 func int96Footer(meta []byte) (*metadata.FileMetaData, error) {
-	ctx := context.Background()
-	conf := &thrift.TConfiguration{MaxMessageSize: maxFooter + 1}
-	in := thrift.NewTMemoryBufferLen(len(meta))
-	in.Write(meta)
-	fmd, err := readValue(ctx, thrift.NewTCompactProtocolConf(in, conf), thrift.STRUCT, 0)
+	fmd, err := decodeFooter(meta)
 	if err != nil {
 		return nil, err
 	}
@@ -84,12 +79,10 @@ func int96Footer(meta []byte) (*metadata.FileMetaData, error) {
 			}
 		}
 	}
-	var out []byte
-	t := thrift.NewTMemoryBufferLen(len(meta))
-	if err := writeValue(ctx, thrift.NewTCompactProtocolConf(t, conf), fmd); err != nil {
+	out, err := encodeFooter(fmd, len(meta))
+	if err != nil {
 		return nil, err
 	}
-	out = t.Bytes()
 	return parseRaw(out)
 }
 

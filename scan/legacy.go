@@ -1,7 +1,6 @@
 package scan
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -266,11 +265,7 @@ func writeValue(ctx context.Context, p thrift.TProtocol, v tvalue) error {
 // rewriteLegacy rewrites footer bytes as the comment at the top says. It
 // reports whether anything changed.
 func rewriteLegacy(meta []byte) ([]byte, bool, error) {
-	ctx := context.Background()
-	conf := &thrift.TConfiguration{MaxMessageSize: maxFooter + 1}
-	in := thrift.NewTMemoryBufferLen(len(meta))
-	in.Write(meta)
-	fmd, err := readValue(ctx, thrift.NewTCompactProtocolConf(in, conf), thrift.STRUCT, 0)
+	fmd, err := decodeFooter(meta)
 	if err != nil {
 		return nil, false, err
 	}
@@ -278,20 +273,38 @@ func rewriteLegacy(meta []byte) ([]byte, bool, error) {
 	if sch == nil || sch.typ != thrift.LIST {
 		return nil, false, errors.New("no schema")
 	}
-	changed := patchSchema(sch.elems)
-	if !changed {
+	if !patchSchema(sch.elems) {
 		return meta, false, nil
 	}
-	var out bytes.Buffer
-	out.Grow(len(meta))
-	t := thrift.NewStreamTransportW(&out)
-	if err := writeValue(ctx, thrift.NewTCompactProtocolConf(t, conf), fmd); err != nil {
+	out, err := encodeFooter(fmd, len(meta))
+	if err != nil {
 		return nil, false, err
 	}
-	if err := t.Flush(ctx); err != nil {
-		return nil, false, err
+	return out, true, nil
+}
+
+// decodeFooter reads footer bytes (a compact-protocol FileMetaData) as a
+// generic Thrift value, for rewriting.
+func decodeFooter(meta []byte) (tvalue, error) {
+	in := thrift.NewTMemoryBufferLen(len(meta))
+	in.Write(meta)
+	return readValue(context.Background(), thrift.NewTCompactProtocolConf(in, footerConf()), thrift.STRUCT, 0)
+}
+
+// footerConf bounds a footer's Thrift message as reading it bounds its
+// length.
+func footerConf() *thrift.TConfiguration {
+	return &thrift.TConfiguration{MaxMessageSize: maxFooter + 1}
+}
+
+// encodeFooter writes fmd back as footer bytes; size is what they are
+// expected to take.
+func encodeFooter(fmd tvalue, size int) ([]byte, error) {
+	t := thrift.NewTMemoryBufferLen(size)
+	if err := writeValue(context.Background(), thrift.NewTCompactProtocolConf(t, footerConf()), fmd); err != nil {
+		return nil, err
 	}
-	return out.Bytes(), true, nil
+	return t.Bytes(), nil
 }
 
 func i64Of(v *tvalue) int64 {
