@@ -101,14 +101,22 @@ func WritePlot(w io.Writer, recs []Record) error {
 	for _, p := range []*plot.Plot{hist, durations, overTime} {
 		p.Y.Max = niceCeil(p.Y.Max * 1.25)
 	}
-	img := vgimg.New(8*vg.Inch, 10*vg.Inch)
-	dc := draw.New(img)
-	plots := [][]*plot.Plot{{hist}, {durations}, {overTime}}
-	tiles := draw.Tiles{Rows: 3, Cols: 1, PadX: vg.Millimeter, PadY: 6 * vg.Millimeter,
+	return writeColumn(w, 8*vg.Inch, 10*vg.Inch, hist, durations, overTime)
+}
+
+// writeColumn draws panels one above the other, their axes aligned, as a
+// PNG of width x height.
+func writeColumn(w io.Writer, width, height vg.Length, panels ...*plot.Plot) error {
+	img := vgimg.New(width, height)
+	plots := make([][]*plot.Plot, len(panels))
+	for i, p := range panels {
+		plots[i] = []*plot.Plot{p}
+	}
+	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadY: 6 * vg.Millimeter,
 		PadTop: 3 * vg.Millimeter, PadBottom: 3 * vg.Millimeter, PadLeft: 3 * vg.Millimeter, PadRight: 5 * vg.Millimeter}
-	canvases := plot.Align(plots, tiles, dc)
-	for i, row := range plots {
-		row[0].Draw(canvases[i][0])
+	canvases := plot.Align(plots, tiles, draw.New(img))
+	for i, p := range panels {
+		p.Draw(canvases[i][0])
 	}
 	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
 	return err

@@ -12,7 +12,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // WriteTimeline draws every request attempt of recs as a PNG, PyWren's
@@ -33,20 +32,11 @@ func WriteTimeline(w io.Writer, recs []Record) error {
 		return fmt.Errorf("timeline: no requests to draw")
 	}
 	slices.Sort(cells)
-	plots := make([][]*plot.Plot, len(cells))
+	panels := make([]*plot.Plot, len(cells))
 	for i, c := range cells {
-		plots[i] = []*plot.Plot{timelinePanel(byCell[c])}
+		panels[i] = timelinePanel(byCell[c])
 	}
-	img := vgimg.New(9*vg.Inch, vg.Length(len(cells))*3.5*vg.Inch)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: len(cells), Cols: 1, PadY: 6 * vg.Millimeter,
-		PadTop: 3 * vg.Millimeter, PadBottom: 3 * vg.Millimeter, PadLeft: 3 * vg.Millimeter, PadRight: 5 * vg.Millimeter}
-	canvases := plot.Align(plots, tiles, dc)
-	for i, row := range plots {
-		row[0].Draw(canvases[i][0])
-	}
-	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
-	return err
+	return writeColumn(w, 9*vg.Inch, vg.Length(len(cells))*3.5*vg.Inch, panels...)
 }
 
 func timelinePanel(recs []Record) *plot.Plot {
