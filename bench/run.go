@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -227,23 +228,13 @@ func Run(ctx context.Context, st *store.Store, prefix string, cfg Config) (res R
 		return res, r.readOnly(ctx, prefix)
 	}
 	res.Prefix = freshPrefix(prefix)
-	if objs, err := r.list(ctx, res.Prefix); err != nil {
+	if err := r.checkEmpty(ctx, res.Prefix); err != nil {
 		return res, err
-	} else if len(objs) > 0 {
-		return res, fmt.Errorf("refusing to write: %s already holds %d objects", st.URL(res.Prefix), len(objs))
 	}
 	r.payload = NewPayload(r.cfg.Seed)
 	res.Kept = cfg.Keep
 	if !cfg.Keep {
-		defer func() {
-			// The run's context may be why we are here: clean up on a
-			// fresh one, bounded so an unreachable store cannot hang us.
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-			defer cancel()
-			if cerr := r.cleanup(cctx, res.Prefix); cerr != nil {
-				err = errors.Join(err, fmt.Errorf("cleaning up %s: %w", st.URL(res.Prefix), cerr))
-			}
-		}()
+		defer r.cleanupAtEnd(ctx, res.Prefix, &err)
 	}
 	if err := r.waitStart(ctx, &res); err != nil {
 		return res, err
@@ -666,6 +657,30 @@ func (r *runner) cleanup(ctx context.Context, prefix string) error {
 	return r.delete(ctx, keys)
 }
 
+// checkEmpty refuses a fresh prefix that holds objects: what a run
+// deletes at its end must be its own.
+func (r *runner) checkEmpty(ctx context.Context, prefix string) error {
+	objs, err := r.list(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	if len(objs) > 0 {
+		return fmt.Errorf("refusing to write: %s already holds %d objects", r.st.URL(prefix), len(objs))
+	}
+	return nil
+}
+
+// cleanupAtEnd is cleanup deferred to a run's end, its failure joined to
+// *err. The run's context may be why the run ends: it cleans up on a
+// fresh one, bounded so an unreachable store cannot hang it.
+func (r *runner) cleanupAtEnd(ctx context.Context, prefix string, err *error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if cerr := r.cleanup(cctx, prefix); cerr != nil {
+		*err = errors.Join(*err, fmt.Errorf("cleaning up %s: %w", r.st.URL(prefix), cerr))
+	}
+}
+
 func (r *runner) list(ctx context.Context, prefix string) ([]store.ObjectInfo, error) {
 	var objs []store.ObjectInfo
 	err := r.retry.Do(ctx, func() error {
@@ -677,11 +692,6 @@ func (r *runner) list(ctx context.Context, prefix string) ([]store.ObjectInfo, e
 }
 
 func oneLine(err error) string {
-	s := err.Error()
-	for i := range len(s) {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
 }

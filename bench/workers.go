@@ -159,19 +159,11 @@ func RunWorkers(ctx context.Context, st *store.Store, prefix string, cfg Workers
 	res.Prefix = freshPrefix(prefix)
 	res.Kept = cfg.Keep
 	r := &runner{st: st, cfg: Config{}.withDefaults(), written: map[string]bool{}}
-	if objs, err := r.list(ctx, res.Prefix); err != nil {
+	if err := r.checkEmpty(ctx, res.Prefix); err != nil {
 		return res, err
-	} else if len(objs) > 0 {
-		return res, fmt.Errorf("refusing to write: %s already holds %d objects", st.URL(res.Prefix), len(objs))
 	}
 	if !cfg.Keep {
-		defer func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-			defer cancel()
-			if cerr := r.cleanup(cctx, res.Prefix); cerr != nil {
-				err = errors.Join(err, fmt.Errorf("cleaning up %s: %w", st.URL(res.Prefix), cerr))
-			}
-		}()
+		defer r.cleanupAtEnd(ctx, res.Prefix, &err)
 	}
 	defer func() { res.Scaling = scaling(res.Runs) }()
 	for round := range rounds {
