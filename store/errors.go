@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Kind classifies a storage error once, where it is made, so callers decide
@@ -121,11 +122,6 @@ func KindOf(err error) Kind {
 func IsRetryable(err error) bool { return KindOf(err) == KindRetryable }
 
 func oneLine(err error) string {
-	s := err.Error()
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/sluice-data/sluice/expr"
@@ -75,11 +76,6 @@ func (e usageError) Unwrap() error { return e.error }
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 func oneLine(err error) string {
-	s := err.Error()
-	for i := range len(s) {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
 }
