@@ -142,15 +142,7 @@ type Manifester interface {
 // only object written (the workers read it; a manifest without it would
 // not run); no other object of the job exists until a worker runs.
 func DryRun(ctx context.Context, text string, p exec.Pipeline, opts Options, m Manifester) (specURL string, docs [][]byte, err error) {
-	if opts.Workers <= 0 {
-		opts.Workers = 4
-	}
-	if opts.Attempts <= 0 {
-		opts.Attempts = 3
-	}
-	if opts.PieceBytes <= 0 {
-		opts.PieceBytes = 64 << 20
-	}
+	opts = opts.withDefaults()
 	if opts.Store == "" {
 		return "", nil, fmt.Errorf("%w: a dry run for a cluster needs --store, a URL the workers can reach", exec.ErrInvalid)
 	}

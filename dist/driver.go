@@ -78,6 +78,20 @@ type Options struct {
 	afterSpec func(ctx context.Context, st *store.Store, key string)
 }
 
+// withDefaults fills in the documented defaults of o's zero fields.
+func (o Options) withDefaults() Options {
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = 3
+	}
+	if o.PieceBytes <= 0 {
+		o.PieceBytes = 64 << 20
+	}
+	return o
+}
+
 func (o Options) open(ctx context.Context, url string) (*store.Store, string, error) {
 	return openWith(ctx, o.Open, url)
 }
@@ -133,15 +147,7 @@ func (e *TaskError) Error() string {
 // The job's objects are removed at the end, on failure and cancellation
 // too, except with Keep.
 func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err error) {
-	if opts.Workers <= 0 {
-		opts.Workers = 4
-	}
-	if opts.Attempts <= 0 {
-		opts.Attempts = 3
-	}
-	if opts.PieceBytes <= 0 {
-		opts.PieceBytes = 64 << 20
-	}
+	opts = opts.withDefaults()
 	if opts.Mem == nil {
 		opts.Mem = memory.DefaultAllocator
 	}
