@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -49,9 +48,7 @@ func runBenchPredict(out io.Writer, opts benchOptions) error {
 	}
 	ps := bench.Predict(ms, cfg)
 	if opts.json {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return writeJSON(out, struct {
 			Measured    []bench.Measured   `json:"measured"`
 			Predictions []bench.Prediction `json:"predictions"`
 		}{ms, ps})

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -98,9 +97,7 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 		for _, r := range res.Runs {
 			doc.Runs = append(doc.Runs, run{r, r.StartSkew.Seconds()})
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(doc); err != nil {
+		if err := writeJSON(out, doc); err != nil {
 			return err
 		}
 	} else {
@@ -117,10 +114,7 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 	for _, r := range res.Runs {
 		failed += r.Put.Errors + r.Get.Errors
 	}
-	if failed > 0 {
-		return fmt.Errorf("bench: %d requests failed after retries (see the errors column and --out)", failed)
-	}
-	return nil
+	return failedErr(failed)
 }
 
 func objectsPerWorker(cfg bench.Config) int {
@@ -133,16 +127,7 @@ func objectsPerWorker(cfg bench.Config) int {
 // saveWorkersFiles writes every record (--out) and the timeline of the
 // last round, one panel per worker count (--plot).
 func saveWorkersFiles(opts benchOptions, res bench.WorkersResult) error {
-	if opts.out != "" {
-		format, err := bench.RecordFormat(opts.out)
-		if err != nil {
-			return err
-		}
-		if err := writeFile(opts.out, func(w io.Writer) error { return bench.WriteRecords(w, format, res.Records) }); err != nil {
-			return err
-		}
-	}
-	if opts.plot != "" {
+	return saveBenchFiles(opts, res.Records, func(w io.Writer) error {
 		last := res.Runs[len(res.Runs)-1].Round
 		cells := map[int]bool{}
 		for _, r := range res.Runs {
@@ -154,9 +139,8 @@ func saveWorkersFiles(opts benchOptions, res bench.WorkersResult) error {
 				recs = append(recs, r)
 			}
 		}
-		return writeFile(opts.plot, func(w io.Writer) error { return bench.WriteTimeline(w, recs) })
-	}
-	return nil
+		return bench.WriteTimeline(w, recs)
+	})
 }
 
 // runBenchWorker is one worker process: the benchmark under its own

@@ -330,7 +330,7 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string,
 
 	res, runErr := bench.Run(ctx, st, prefix, cfg)
 	if len(res.Records) > 0 {
-		if err := saveBenchFiles(opts, res); err != nil {
+		if err := saveBenchFiles(opts, res.Records, func(w io.Writer) error { return bench.WritePlot(w, res.Records) }); err != nil {
 			return errors.Join(runErr, err)
 		}
 	}
@@ -358,9 +358,7 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string,
 			Auto           []bench.AutoResult `json:"auto"`
 			Phases         []bench.Summary    `json:"phases"`
 		}{where, globals.profile.String(), res.Start, res.Kept, res.GeneratorMiBps, res.Auto, res.Summaries}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(doc); err != nil {
+		if err := writeJSON(out, doc); err != nil {
 			return err
 		}
 	} else {
@@ -376,10 +374,15 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string,
 	for _, s := range res.Summaries {
 		failed += s.Errors
 	}
-	if failed > 0 {
-		return fmt.Errorf("bench: %d requests failed after retries (see the errors column and --out)", failed)
+	return failedErr(failed)
+}
+
+// failedErr fails a run in which requests failed after their retries.
+func failedErr(failed int) error {
+	if failed <= 0 {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("bench: %d requests failed after retries (see the errors column and --out)", failed)
 }
 
 // writeFile writes name under a temporary name beside it and renames it
@@ -404,21 +407,29 @@ func writeFile(name string, fn func(io.Writer) error) error {
 	return os.Rename(f.Name(), name)
 }
 
-func saveBenchFiles(opts benchOptions, res bench.Result) error {
-	write := writeFile
+// saveBenchFiles writes every record (--out) and what draw draws of
+// them (--plot).
+func saveBenchFiles(opts benchOptions, recs []bench.Record, draw func(io.Writer) error) error {
 	if opts.out != "" {
 		format, err := bench.RecordFormat(opts.out)
 		if err != nil {
 			return err
 		}
-		if err := write(opts.out, func(w io.Writer) error { return bench.WriteRecords(w, format, res.Records) }); err != nil {
+		if err := writeFile(opts.out, func(w io.Writer) error { return bench.WriteRecords(w, format, recs) }); err != nil {
 			return err
 		}
 	}
 	if opts.plot != "" {
-		return write(opts.plot, func(w io.Writer) error { return bench.WritePlot(w, res.Records) })
+		return writeFile(opts.plot, draw)
 	}
 	return nil
+}
+
+// writeJSON writes v as indented JSON, as every --json does.
+func writeJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // benchProgress shows one progress display per phase, and on a plain

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -299,9 +298,7 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 		if opts.faults != "" {
 			doc.Faults = faulty.String()
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+		return writeJSON(out, doc)
 	}
 	fmt.Fprintf(out, "link: %s\n", globals.profile)
 	if opts.faults != "" {
