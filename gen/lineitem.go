@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sluice-data/sluice/store"
@@ -67,10 +66,7 @@ func LineitemSchema() *arrow.Schema {
 // lines and their keys increase across files, sparse as in dbgen (8 keys
 // used in every 32).
 func Lineitem(ctx context.Context, st *store.Store, prefix string, opts Options) (Result, error) {
-	if st == nil {
-		return Result{}, errNilStore
-	}
-	if err := opts.validate(); err != nil {
+	if err := check(st, opts); err != nil {
 		return Result{}, err
 	}
 	firstOrder, err := orderOffsets(ctx, opts)
@@ -85,12 +81,7 @@ func Lineitem(ctx context.Context, st *store.Store, prefix string, opts Options)
 		schema: schema,
 		// Dictionaries for the columns with few distinct values per row
 		// group; the rest would only fill a dictionary page and fall back.
-		props: []parquet.WriterProperty{
-			parquet.WithDictionaryFor("l_orderkey", false),
-			parquet.WithDictionaryFor("l_partkey", false),
-			parquet.WithDictionaryFor("l_extendedprice", false),
-			parquet.WithDictionaryFor("l_comment", false),
-		},
+		plain: []string{"l_orderkey", "l_partkey", "l_extendedprice", "l_comment"},
 		source: func(mem memory.Allocator, i int, start, rows int64) source {
 			s := newLineitemSource(mem, schema)
 			s.val = newRNG(opts.Seed, tableLineitem, i, streamValues)

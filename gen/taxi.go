@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
 
 	"github.com/sluice-data/sluice/store"
 )
@@ -134,10 +133,7 @@ func mulDiv(a, b, c uint64) uint64 {
 // snappy Parquet files named prefix/part-NNNNN.parquet. Pickups cover the
 // year 2023 in time order across files, with a daily and weekly rhythm.
 func Taxi(ctx context.Context, st *store.Store, prefix string, opts Options) (Result, error) {
-	if st == nil {
-		return Result{}, errNilStore
-	}
-	if err := opts.validate(); err != nil {
+	if err := check(st, opts); err != nil {
 		return Result{}, err
 	}
 	clock := newPickupClock(taxiYear)
@@ -145,10 +141,7 @@ func Taxi(ctx context.Context, st *store.Store, prefix string, opts Options) (Re
 	ds := &dataset{
 		name:   "taxi",
 		schema: schema,
-		props: []parquet.WriterProperty{
-			parquet.WithDictionaryFor("pickup_datetime", false),
-			parquet.WithDictionaryFor("dropoff_datetime", false),
-		},
+		plain:  []string{"pickup_datetime", "dropoff_datetime"},
 		source: func(mem memory.Allocator, i int, start, rows int64) source {
 			s := newTaxiSource(mem, schema)
 			s.r = newRNG(opts.Seed, tableTaxi, i, streamValues)

@@ -31,11 +31,19 @@ type dataset struct {
 	// schema is what the batches carry (see writeSchema); readers of the
 	// files see the table's public schema.
 	schema *arrow.Schema
-	// props are per-column Parquet settings (dictionary on or off).
-	props []parquet.WriterProperty
+	// plain are the columns written without a dictionary.
+	plain []string
 	// source returns the rows of file i, which holds global rows
 	// [start, start+rows). It is called from the file's goroutine.
 	source func(mem memory.Allocator, i int, start, rows int64) source
+}
+
+// check refuses what no table can be generated with.
+func check(st *store.Store, opts Options) error {
+	if st == nil {
+		return errNilStore
+	}
+	return opts.validate()
 }
 
 // generate writes every file of ds, Concurrency at a time. On any error
@@ -129,12 +137,15 @@ func (s *sink) Write(p []byte) (int, error) {
 }
 
 func writerProps(opts Options, ds *dataset, rowGroupRows int64) *parquet.WriterProperties {
-	props := append([]parquet.WriterProperty{
+	props := []parquet.WriterProperty{
 		parquet.WithAllocator(opts.mem()),
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithStats(true),
 		parquet.WithMaxRowGroupLength(rowGroupRows),
-	}, ds.props...)
+	}
+	for _, c := range ds.plain {
+		props = append(props, parquet.WithDictionaryFor(c, false))
+	}
 	return parquet.NewWriterProperties(props...)
 }
 
