@@ -15,8 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -124,7 +122,7 @@ func TestServeAndGet(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got := readChecksum(t, out, f); got != want {
+					if got := arrowtest.ReadChecksum(t, out, f.Name()); got != want {
 						t.Fatalf("fetched %v, local scan %v", got, want)
 					}
 				})
@@ -152,61 +150,6 @@ func getInto(t *testing.T, addr, dataset string, opts GetOptions, f format.Forma
 	return out.Bytes(), len(r.Info.Endpoint), err
 }
 
-// readChecksum reads an output back with arrow-go's readers.
-func readChecksum(t *testing.T, b []byte, f format.Format) arrowtest.Checksum {
-	t.Helper()
-	var c arrowtest.Checksum
-	switch f {
-	case format.IPCFile:
-		r, err := ipc.NewFileReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		for i := range r.NumRecords() {
-			rec, err := r.RecordBatch(i)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Add(rec)
-		}
-	case format.IPCStream:
-		r, err := ipc.NewReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Release()
-		for r.Next() {
-			c.Add(r.RecordBatch())
-		}
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
-	case format.Parquet:
-		pf, err := file.NewParquetReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pf.Close()
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 4096}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rr, err := fr.GetRecordReader(context.Background(), nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rr.Release()
-		for rr.Next() {
-			c.Add(rr.RecordBatch())
-		}
-		if err := rr.Err(); err != nil && err != io.EOF {
-			t.Fatal(err)
-		}
-	}
-	return c
-}
-
 // TestFlightClientParallelDoGet is a plain arrow-go Flight client (no
 // sluice client code): GetFlightInfo, then every endpoint's DoGet at once,
 // batches put in order by their app_metadata.
@@ -228,11 +171,11 @@ func TestFlightClientParallelDoGet(t *testing.T) {
 		t.Fatalf("%d endpoints, %d records; want 4, 20000", len(info.Endpoint), info.TotalRecords)
 	}
 	items := doGets(t, client, info)
-	slices.SortFunc(items, func(a, b fetched) int { return a.pos.Compare(b.pos) })
+	slices.SortFunc(items, func(a, b arrowtest.Got[fetched]) int { return a.Key.pos.Compare(b.Key.pos) })
 	var got arrowtest.Checksum
 	for _, it := range items {
-		got.Add(it.rec)
-		it.rec.Release()
+		got.Add(it.Rec)
+		it.Rec.Release()
 	}
 	if got != want {
 		t.Fatalf("parallel DoGets %v, local scan %v", got, want)
