@@ -218,23 +218,11 @@ func TestRunKubernetesPodDeleted(t *testing.T) {
 // pod's last log lines, and leaves no Job, pod or object.
 func TestRunKubernetesFailingTask(t *testing.T) {
 	k := needKube(t)
-	dir, taxi := corruptTaxi(t)
-	jobs := filepath.Join(dir, "jobs")
-	r := sluice(t, k.env(), append(append([]string{"run", "--workers", "2", "--attempts", "2", "--store", jobs}, k.args()...),
-		"scan "+taxi+" | count-by payment_type | show")...)
-	assertCleanFailure(t, r, exitError, "task ")
-	for _, want := range []string{"part-00001.parquet row groups", "failed 2 time(s)", "on worker pod sluice-", "exit code 1: ", "parquet: "} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr %q does not say %q", r.stderr, want)
-		}
-	}
-	if left := (fanOutTarget{jobs: jobs + "/"}).left(t); len(left) != 0 {
-		t.Fatalf("objects left: %q", left)
-	}
+	stderr := runFailingTask(t, k.env(), k.args(), "on worker pod sluice-", "exit code 1: ", "parquet: ")
 	if left := k.left(t); len(left) != 0 {
 		t.Fatalf("left in namespace %s: %q", k.ns, left)
 	}
-	t.Log(r.stderr)
+	t.Log(stderr)
 }
 
 // TestRunKubernetesInterrupt: Ctrl-C at the driver deletes the Job and
