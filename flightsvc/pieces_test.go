@@ -57,29 +57,6 @@ func doGets(t *testing.T, client flight.Client, info *flight.FlightInfo) []arrow
 	})
 }
 
-// localPositions scans a dataset in-process and lists its batches'
-// positions in dataset order.
-func localPositions(t *testing.T, st *store.Store, pattern string, opts scan.Options) []scan.Position {
-	t.Helper()
-	ds, err := scan.Open(context.Background(), st, pattern, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := ds.Scan(context.Background())
-	defer sc.Close()
-	var out []scan.Position
-	for sc.Next() {
-		b := sc.Batch()
-		out = append(out, b.Pos)
-		b.Release()
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(out, func(a, b scan.Position) int { return collect.Pos{Position: a}.Compare(collect.Pos{Position: b}) })
-	return out
-}
-
 // TestServeRowGroupPieces: files of many row groups are served as
 // several endpoints of row group ranges; parallel DoGets of them give
 // what a local scan reads, with the same positions, and so does Get in
@@ -108,8 +85,7 @@ func TestServeRowGroupPieces(t *testing.T) {
 		name := fmt.Sprintf("%v/%q/ordered=%v", c.columns, c.filter, c.ordered)
 		t.Run(name, func(t *testing.T) {
 			so := scan.Options{Columns: c.columns, Filter: c.filter}
-			want := localChecksum(t, s, "big/", so)
-			wantPos := localPositions(t, s, "big/", so)
+			want, wantPos := localScan(t, s, "big/", so)
 			req := Request{Dataset: "big/", Columns: c.columns, Filter: c.filter, Ordered: c.ordered}
 			info, err := client.GetFlightInfo(context.Background(), req.Descriptor())
 			if err != nil {
@@ -158,7 +134,7 @@ func TestServeRowGroupPieces(t *testing.T) {
 		})
 	}
 
-	want := localChecksum(t, s, "big/", scan.Options{})
+	want, _ := localScan(t, s, "big/", scan.Options{})
 	for _, order := range []collect.Order{collect.Arrival, collect.Dataset} {
 		for _, f := range []format.Format{format.IPCFile, format.IPCStream, format.Parquet} {
 			if order == collect.Arrival && f != format.IPCFile {

@@ -63,8 +63,9 @@ func startServer(t *testing.T, roots []Root, opts ServerOptions) string {
 	return lis.Addr().String()
 }
 
-// localChecksum scans a dataset in-process and sums it in dataset order.
-func localChecksum(t *testing.T, st *store.Store, pattern string, opts scan.Options) arrowtest.Checksum {
+// localScan scans a dataset in-process; it returns the checksum of its
+// rows and its batches' positions, both in dataset order.
+func localScan(t *testing.T, st *store.Store, pattern string, opts scan.Options) (arrowtest.Checksum, []scan.Position) {
 	t.Helper()
 	ds, err := scan.Open(context.Background(), st, pattern, opts)
 	if err != nil {
@@ -81,11 +82,13 @@ func localChecksum(t *testing.T, st *store.Store, pattern string, opts scan.Opti
 	}
 	slices.SortFunc(bs, func(a, b scan.Batch) int { return collect.Pos{Position: a.Pos}.Compare(collect.Pos{Position: b.Pos}) })
 	var c arrowtest.Checksum
+	var pos []scan.Position
 	for _, b := range bs {
 		c.Add(b.RecordBatch)
+		pos = append(pos, b.Pos)
 		b.Release()
 	}
-	return c
+	return c, pos
 }
 
 // TestServeAndGet fetches datasets from the service with both orders
@@ -109,7 +112,7 @@ func TestServeAndGet(t *testing.T) {
 		{"taxi/", nil, "fare_amount < -1"}, // nothing matches: empty but valid
 	}
 	for _, c := range cases {
-		want := localChecksum(t, st, c.dataset, scan.Options{Columns: c.columns, Filter: c.filter})
+		want, _ := localScan(t, st, c.dataset, scan.Options{Columns: c.columns, Filter: c.filter})
 		for _, order := range []collect.Order{collect.Arrival, collect.Dataset} {
 			for _, f := range []format.Format{format.IPCFile, format.IPCStream, format.Parquet} {
 				if order == collect.Arrival && f != format.IPCFile {
@@ -156,7 +159,7 @@ func getInto(t *testing.T, addr, dataset string, opts GetOptions, f format.Forma
 func TestFlightClientParallelDoGet(t *testing.T) {
 	st := testStore(t)
 	addr := startServer(t, []Root{{Store: st}}, ServerOptions{})
-	want := localChecksum(t, st, "taxi/", scan.Options{})
+	want, _ := localScan(t, st, "taxi/", scan.Options{})
 	client, err := Dial(addr, "")
 	if err != nil {
 		t.Fatal(err)
