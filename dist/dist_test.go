@@ -20,7 +20,9 @@ import (
 
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/internal/s3test"
 	"github.com/sluice-data/sluice/store"
+	"github.com/sluice-data/sluice/store/storetest"
 )
 
 // The test binary is its own worker: the local executor starts it with
@@ -156,18 +158,9 @@ func testOptions(jobs string) Options {
 // objects lists what is left under a store URL.
 func objects(t *testing.T, url string) []string {
 	t.Helper()
-	st, prefix, err := store.Open(context.Background(), url, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	infos, err := st.List(context.Background(), prefix)
-	if err != nil && store.KindOf(err) != store.KindNotFound {
-		t.Fatal(err)
-	}
 	var keys []string
-	for _, in := range infos {
-		keys = append(keys, strings.TrimPrefix(in.Key, prefix))
+	for _, in := range storetest.List(t, url, store.Options{}) {
+		keys = append(keys, in.Key)
 	}
 	return keys
 }
@@ -372,7 +365,7 @@ func TestWorkerCannotReachStore(t *testing.T) {
 		}
 		return st, key, err
 	}
-	ensureBucket(t, endpoint, bucket)
+	s3test.EnsureBucket(t, endpoint, bucket)
 	taxi := testData(t)
 	p, _ := testParse("A " + taxi)
 	opts := testOptions("s3://" + bucket + "/dist-unreachable/" + strconv.FormatInt(time.Now().UnixNano(), 36) + "/")

@@ -3,7 +3,6 @@ package dist
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,13 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/sluice-data/sluice/internal/testkubelet"
 )
@@ -55,7 +47,7 @@ func BenchmarkExecutorStartup(b *testing.B) {
 				if kc == "" {
 					b.Skip("SLUICE_TEST_KUBECONFIG not set (./scripts/test starts a control plane)")
 				}
-				cs, ns := benchKube(b, kc)
+				cs, ns := testkubelet.ForTest(b, kc, "sluice-bench-", testkubelet.Options{})
 				mk = func(command []string) Executor {
 					return &Kubernetes{Client: cs, Namespace: ns, Image: "none", Command: command}
 				}
@@ -137,37 +129,4 @@ func runTasks(b *testing.B, e Executor, job string, tasks, workers int) {
 		}
 		running--
 	}
-}
-
-// benchKube makes a namespace and a test kubelet, both gone at the end.
-func benchKube(b *testing.B, kubeconfig string) (kubernetes.Interface, string) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = 100, 200 // the test kubelet writes every pod's status
-	// A transport of our own, to close its connections at the end.
-	tr, err := rest.TransportFor(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: tr})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { utilnet.CloseIdleConnectionsFor(tr) })
-	ns := fmt.Sprintf("sluice-bench-%d", time.Now().UnixNano()%1e9)
-	ctx := context.Background()
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	kl, err := testkubelet.Start(ctx, cs, testkubelet.Options{Node: ns})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		kl.Stop()
-		cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-	})
-	return cs, ns
 }

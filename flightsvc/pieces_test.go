@@ -3,13 +3,10 @@ package flightsvc
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
@@ -40,87 +37,24 @@ func pieceStore(t *testing.T) (*store.Store, int64) {
 	return st, ds.BytesNeeded() / 10
 }
 
-// fetched is a batch as a plain Flight client got it, with the ticket
-// of the endpoint that streamed it.
+// fetched is where a batch a plain Flight client got belongs, and the
+// ticket of the endpoint that streamed it.
 type fetched struct {
 	pos collect.Pos
 	tk  ticket
-	rec arrow.RecordBatch
 }
 
 // doGets fetches every endpoint of info at once with plain DoGets.
-func doGets(t *testing.T, client flight.Client, info *flight.FlightInfo) []fetched {
+func doGets(t *testing.T, client flight.Client, info *flight.FlightInfo) []arrowtest.Got[fetched] {
 	t.Helper()
-	var (
-		mu    sync.Mutex
-		items []fetched
-		wg    sync.WaitGroup
-	)
-	errs := make([]error, len(info.Endpoint))
-	for i, ep := range info.Endpoint {
-		wg.Go(func() {
-			tk, err := parseTicket(ep.Ticket.Ticket)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			st, err := client.DoGet(context.Background(), ep.Ticket)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			r, err := flight.NewRecordReader(st)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			defer r.Release()
-			for r.Next() {
-				pos, err := collect.UnmarshalPos(r.LatestAppMetadata())
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				rec := r.RecordBatch()
-				rec.Retain()
-				mu.Lock()
-				items = append(items, fetched{pos, tk, rec})
-				mu.Unlock()
-			}
-			errs[i] = r.Err()
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for _, it := range items {
-			it.rec.Release()
+	return arrowtest.DoGets(t, client, info, func(ep *flight.FlightEndpoint, meta []byte) (fetched, error) {
+		tk, err := parseTicket(ep.Ticket.Ticket)
+		if err != nil {
+			return fetched{}, err
 		}
-		t.Fatal(err)
-	}
-	return items
-}
-
-// localPositions scans a dataset in-process and lists its batches'
-// positions in dataset order.
-func localPositions(t *testing.T, st *store.Store, pattern string, opts scan.Options) []scan.Position {
-	t.Helper()
-	ds, err := scan.Open(context.Background(), st, pattern, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := ds.Scan(context.Background())
-	defer sc.Close()
-	var out []scan.Position
-	for sc.Next() {
-		b := sc.Batch()
-		out = append(out, b.Pos)
-		b.Release()
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(out, func(a, b scan.Position) int { return collect.Pos{Position: a}.Compare(collect.Pos{Position: b}) })
-	return out
+		pos, err := collect.UnmarshalPos(meta)
+		return fetched{pos, tk}, err
+	})
 }
 
 // TestServeRowGroupPieces: files of many row groups are served as
@@ -151,8 +85,7 @@ func TestServeRowGroupPieces(t *testing.T) {
 		name := fmt.Sprintf("%v/%q/ordered=%v", c.columns, c.filter, c.ordered)
 		t.Run(name, func(t *testing.T) {
 			so := scan.Options{Columns: c.columns, Filter: c.filter}
-			want := localChecksum(t, s, "big/", so)
-			wantPos := localPositions(t, s, "big/", so)
+			want, wantPos := localScan(t, s, "big/", so)
 			req := Request{Dataset: "big/", Columns: c.columns, Filter: c.filter, Ordered: c.ordered}
 			info, err := client.GetFlightInfo(context.Background(), req.Descriptor())
 			if err != nil {
@@ -173,24 +106,24 @@ func TestServeRowGroupPieces(t *testing.T) {
 			items := doGets(t, client, info)
 			defer func() {
 				for _, it := range items {
-					it.rec.Release()
+					it.Rec.Release()
 				}
 			}()
 			for _, it := range items {
-				if it.pos.File != it.tk.File || it.pos.Key != it.tk.Key || it.pos.RowGroup < it.tk.Lo || it.pos.RowGroup >= it.tk.Hi {
-					t.Fatalf("endpoint for row groups [%d, %d) of file %d streamed a batch at %v", it.tk.Lo, it.tk.Hi, it.tk.File, it.pos)
+				if pos, tk := it.Key.pos, it.Key.tk; pos.File != tk.File || pos.Key != tk.Key || pos.RowGroup < tk.Lo || pos.RowGroup >= tk.Hi {
+					t.Fatalf("endpoint for row groups [%d, %d) of file %d streamed a batch at %v", tk.Lo, tk.Hi, tk.File, pos)
 				}
 			}
 			// Dataset order from the positions alone (the part is only
 			// the endpoint's number), exactly as a local scan has it.
-			slices.SortFunc(items, func(a, b fetched) int {
-				return collect.Pos{Position: a.pos.Position}.Compare(collect.Pos{Position: b.pos.Position})
+			slices.SortFunc(items, func(a, b arrowtest.Got[fetched]) int {
+				return collect.Pos{Position: a.Key.pos.Position}.Compare(collect.Pos{Position: b.Key.pos.Position})
 			})
 			var got arrowtest.Checksum
 			var gotPos []scan.Position
 			for _, it := range items {
-				got.Add(it.rec)
-				gotPos = append(gotPos, it.pos.Position)
+				got.Add(it.Rec)
+				gotPos = append(gotPos, it.Key.pos.Position)
 			}
 			if got != want {
 				t.Fatalf("parallel DoGets %v, local scan %v", got, want)
@@ -201,7 +134,7 @@ func TestServeRowGroupPieces(t *testing.T) {
 		})
 	}
 
-	want := localChecksum(t, s, "big/", scan.Options{})
+	want, _ := localScan(t, s, "big/", scan.Options{})
 	for _, order := range []collect.Order{collect.Arrival, collect.Dataset} {
 		for _, f := range []format.Format{format.IPCFile, format.IPCStream, format.Parquet} {
 			if order == collect.Arrival && f != format.IPCFile {
@@ -212,7 +145,7 @@ func TestServeRowGroupPieces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := readChecksum(t, out, f); got != want || n < 6 {
+			if got := arrowtest.ReadChecksum(t, out, f.Name()); got != want || n < 6 {
 				t.Errorf("get %v %v: %v from %d endpoints, local scan %v", order, f, got, n, want)
 			}
 			cmem.AssertSize(t, 0)

@@ -15,8 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -65,8 +63,9 @@ func startServer(t *testing.T, roots []Root, opts ServerOptions) string {
 	return lis.Addr().String()
 }
 
-// localChecksum scans a dataset in-process and sums it in dataset order.
-func localChecksum(t *testing.T, st *store.Store, pattern string, opts scan.Options) arrowtest.Checksum {
+// localScan scans a dataset in-process; it returns the checksum of its
+// rows and its batches' positions, both in dataset order.
+func localScan(t *testing.T, st *store.Store, pattern string, opts scan.Options) (arrowtest.Checksum, []scan.Position) {
 	t.Helper()
 	ds, err := scan.Open(context.Background(), st, pattern, opts)
 	if err != nil {
@@ -83,11 +82,13 @@ func localChecksum(t *testing.T, st *store.Store, pattern string, opts scan.Opti
 	}
 	slices.SortFunc(bs, func(a, b scan.Batch) int { return collect.Pos{Position: a.Pos}.Compare(collect.Pos{Position: b.Pos}) })
 	var c arrowtest.Checksum
+	var pos []scan.Position
 	for _, b := range bs {
 		c.Add(b.RecordBatch)
+		pos = append(pos, b.Pos)
 		b.Release()
 	}
-	return c
+	return c, pos
 }
 
 // TestServeAndGet fetches datasets from the service with both orders
@@ -111,7 +112,7 @@ func TestServeAndGet(t *testing.T) {
 		{"taxi/", nil, "fare_amount < -1"}, // nothing matches: empty but valid
 	}
 	for _, c := range cases {
-		want := localChecksum(t, st, c.dataset, scan.Options{Columns: c.columns, Filter: c.filter})
+		want, _ := localScan(t, st, c.dataset, scan.Options{Columns: c.columns, Filter: c.filter})
 		for _, order := range []collect.Order{collect.Arrival, collect.Dataset} {
 			for _, f := range []format.Format{format.IPCFile, format.IPCStream, format.Parquet} {
 				if order == collect.Arrival && f != format.IPCFile {
@@ -124,7 +125,7 @@ func TestServeAndGet(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got := readChecksum(t, out, f); got != want {
+					if got := arrowtest.ReadChecksum(t, out, f.Name()); got != want {
 						t.Fatalf("fetched %v, local scan %v", got, want)
 					}
 				})
@@ -152,68 +153,13 @@ func getInto(t *testing.T, addr, dataset string, opts GetOptions, f format.Forma
 	return out.Bytes(), len(r.Info.Endpoint), err
 }
 
-// readChecksum reads an output back with arrow-go's readers.
-func readChecksum(t *testing.T, b []byte, f format.Format) arrowtest.Checksum {
-	t.Helper()
-	var c arrowtest.Checksum
-	switch f {
-	case format.IPCFile:
-		r, err := ipc.NewFileReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		for i := range r.NumRecords() {
-			rec, err := r.RecordBatch(i)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Add(rec)
-		}
-	case format.IPCStream:
-		r, err := ipc.NewReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Release()
-		for r.Next() {
-			c.Add(r.RecordBatch())
-		}
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
-	case format.Parquet:
-		pf, err := file.NewParquetReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pf.Close()
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 4096}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rr, err := fr.GetRecordReader(context.Background(), nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rr.Release()
-		for rr.Next() {
-			c.Add(rr.RecordBatch())
-		}
-		if err := rr.Err(); err != nil && err != io.EOF {
-			t.Fatal(err)
-		}
-	}
-	return c
-}
-
 // TestFlightClientParallelDoGet is a plain arrow-go Flight client (no
 // sluice client code): GetFlightInfo, then every endpoint's DoGet at once,
 // batches put in order by their app_metadata.
 func TestFlightClientParallelDoGet(t *testing.T) {
 	st := testStore(t)
 	addr := startServer(t, []Root{{Store: st}}, ServerOptions{})
-	want := localChecksum(t, st, "taxi/", scan.Options{})
+	want, _ := localScan(t, st, "taxi/", scan.Options{})
 	client, err := Dial(addr, "")
 	if err != nil {
 		t.Fatal(err)
@@ -228,11 +174,11 @@ func TestFlightClientParallelDoGet(t *testing.T) {
 		t.Fatalf("%d endpoints, %d records; want 4, 20000", len(info.Endpoint), info.TotalRecords)
 	}
 	items := doGets(t, client, info)
-	slices.SortFunc(items, func(a, b fetched) int { return a.pos.Compare(b.pos) })
+	slices.SortFunc(items, func(a, b arrowtest.Got[fetched]) int { return a.Key.pos.Compare(b.Key.pos) })
 	var got arrowtest.Checksum
 	for _, it := range items {
-		got.Add(it.rec)
-		it.rec.Release()
+		got.Add(it.Rec)
+		it.Rec.Release()
 	}
 	if got != want {
 		t.Fatalf("parallel DoGets %v, local scan %v", got, want)

@@ -12,13 +12,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	acsv "github.com/apache/arrow-go/v18/arrow/csv"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"go.uber.org/goleak"
 
 	"github.com/sluice-data/sluice/format"
+	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -101,19 +99,30 @@ var rows = []string{
 	`{"id":10,"name":"c","x":2.5}`, `{"id":11,"name":null,"x":null}`, `{"id":12,"name":"a","x":3}`,
 }
 
-func write(t *testing.T, f format.Format, mem memory.Allocator) []byte {
+// checkedBatches returns batches from a checked allocator, both for the
+// test to use: at its end the batches are released and the allocator
+// must have every byte back.
+func checkedBatches(t *testing.T) (memory.Allocator, []arrow.RecordBatch) {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := format.NewWriter(&buf, f, schema, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	recs := batches(mem)
-	defer func() {
+	t.Cleanup(func() {
 		for _, r := range recs {
 			r.Release()
 		}
-	}()
+		mem.AssertSize(t, 0)
+	})
+	return mem, recs
+}
+
+// encode writes recs in format f.
+func encode(t *testing.T, f format.Format, sc *arrow.Schema, mem memory.Allocator, recs ...arrow.RecordBatch) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := format.NewWriter(&buf, f, sc, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range recs {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
@@ -130,6 +139,10 @@ func write(t *testing.T, f format.Format, mem memory.Allocator) []byte {
 func jsonRows(t *testing.T, f format.Format, b []byte) []string {
 	t.Helper()
 	var recs []arrow.RecordBatch
+	keep := func(rec arrow.RecordBatch) {
+		rec.Retain()
+		recs = append(recs, rec)
+	}
 	switch f {
 	case format.JSONLines:
 		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
@@ -139,84 +152,24 @@ func jsonRows(t *testing.T, f format.Format, b []byte) []string {
 			}
 		}
 		return lines
-	case format.IPCFile:
-		r, err := ipc.NewFileReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		for i := range r.NumRecords() {
-			rec, err := r.RecordBatch(i)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec.Retain()
-			recs = append(recs, rec)
-		}
-	case format.IPCStream:
-		r, err := ipc.NewReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Release()
-		for r.Next() {
-			rec := r.RecordBatch()
-			rec.Retain()
-			recs = append(recs, rec)
-		}
-		if r.Err() != nil {
-			t.Fatal(r.Err())
-		}
-	case format.Parquet:
-		pf, err := file.NewParquetReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 10}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := fr.ReadTable(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := array.NewTableReader(tbl, 1<<10)
-		for tr.Next() {
-			rec := tr.RecordBatch()
-			rec.Retain()
-			recs = append(recs, rec)
-		}
-		tr.Release()
-		tbl.Release()
-		_ = pf.Close()
 	case format.CSV:
 		vs := arrow.NewSchema([]arrow.Field{schema.Field(0), {Name: "name", Type: arrow.BinaryTypes.String, Nullable: true}, schema.Field(2)}, nil)
 		r := acsv.NewReader(bytes.NewReader(b), vs, acsv.WithHeader(true), acsv.WithNullReader(true, ""))
 		defer r.Release()
 		for r.Next() {
-			rec := r.RecordBatch()
-			rec.Retain()
-			recs = append(recs, rec)
+			keep(r.RecordBatch())
 		}
 		if r.Err() != nil {
 			t.Fatal(r.Err())
 		}
+	default:
+		arrowtest.ReadBatches(t, b, f.Name(), keep)
 	}
 	var out []string
 	for _, rec := range recs {
-		var buf bytes.Buffer
-		w, err := format.NewWriter(&buf, format.JSONLines, rec.Schema(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		js := encode(t, format.JSONLines, rec.Schema(), nil, rec)
 		rec.Release()
-		out = append(out, strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")...)
+		out = append(out, strings.Split(strings.TrimSuffix(string(js), "\n"), "\n")...)
 	}
 	return out
 }
@@ -227,10 +180,10 @@ func jsonRows(t *testing.T, f format.Format, b []byte) []string {
 func TestRoundTrip(t *testing.T) {
 	for _, f := range format.Formats() {
 		t.Run(f.Name(), func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
-			b := write(t, f, mem)
-			if again := write(t, f, mem); !bytes.Equal(b, again) {
+			mem, recs := checkedBatches(t)
+			b := encode(t, f, schema, mem, recs...)
+			mem2, recs2 := checkedBatches(t) // equal batches, built again
+			if again := encode(t, f, schema, mem2, recs2...); !bytes.Equal(b, again) {
 				t.Error("the same batches gave different bytes")
 			}
 			got := jsonRows(t, f, b)
@@ -243,14 +196,7 @@ func TestRoundTrip(t *testing.T) {
 
 // An IPC file lists batches by key whatever order they were written in.
 func TestWriteAtOrdersTheFooter(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	recs := batches(mem)
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
+	mem, recs := checkedBatches(t)
 	var buf bytes.Buffer
 	w, err := format.NewWriter(&buf, format.IPCFile, schema, mem)
 	if err != nil {
@@ -278,19 +224,6 @@ func TestWriteAtOrdersTheFooter(t *testing.T) {
 	pw.Abort()
 }
 
-type failAfter struct {
-	n   int
-	err error
-}
-
-func (f *failAfter) Write(p []byte) (int, error) {
-	if f.n < len(p) {
-		return 0, f.err
-	}
-	f.n -= len(p)
-	return len(p), nil
-}
-
 // TestFailedWrite: an error of the underlying writer is the writer's
 // error (at the write or at Close, never lost), nothing is written after
 // it, and the encoder's memory is freed; an aborted or failed Object
@@ -299,15 +232,8 @@ func TestFailedWrite(t *testing.T) {
 	boom := errors.New("disk full")
 	for _, f := range format.Formats() {
 		t.Run(f.Name(), func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
-			recs := batches(mem)
-			defer func() {
-				for _, r := range recs {
-					r.Release()
-				}
-			}()
-			fw := &failAfter{n: 20, err: boom}
+			mem, recs := checkedBatches(t)
+			fw := &arrowtest.FailAfter{N: 20, Err: boom}
 			w, err := format.NewWriter(fw, f, schema, mem)
 			if err != nil {
 				t.Fatal(err)

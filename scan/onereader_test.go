@@ -12,8 +12,9 @@ import (
 )
 
 // TestOneParquetReader: every Parquet read in sluice goes through this
-// package. No other package's code (tests aside, which may read with
-// arrow-go as an independent reference) calls the readers of arrow-go's
+// package. No other package's code (tests and their helpers in
+// internal/arrowtest aside, which may read with arrow-go as an
+// independent reference) calls the readers of arrow-go's
 // parquet/file or pqarrow (their writers are package format's); bench/scanbench is the exception
 // by purpose: it measures arrow-go's own reader against scan.
 func TestOneParquetReader(t *testing.T) {
@@ -33,7 +34,7 @@ func TestOneParquetReader(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, path)
 		if d.IsDir() {
-			if rel == "scan" || rel == filepath.Join("bench", "scanbench") || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" {
+			if rel == "scan" || rel == filepath.Join("bench", "scanbench") || rel == filepath.Join("internal", "arrowtest") || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" {
 				return filepath.SkipDir
 			}
 			return nil

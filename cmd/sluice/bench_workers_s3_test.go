@@ -3,13 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
+	"github.com/sluice-data/sluice/internal/s3test"
 	"github.com/sluice-data/sluice/s3server"
 )
 
@@ -29,24 +25,7 @@ func TestBenchWorkersS3(t *testing.T) {
 		benchWorkersS3(t, append(srv.Env(), "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true"), "bkt")
 	})
 	t.Run("minio", func(t *testing.T) {
-		endpoint, bucket := os.Getenv("SLUICE_TEST_S3_ENDPOINT"), os.Getenv("SLUICE_TEST_S3_BUCKET")
-		if endpoint == "" {
-			if os.Getenv("CI") == "true" {
-				t.Fatal("SLUICE_TEST_S3_ENDPOINT is not set: CI must run the S3 tests against MinIO (run them through ./scripts/test)")
-			}
-			t.Skip("SLUICE_TEST_S3_ENDPOINT not set; ./scripts/test runs this against MinIO")
-		}
-		if bucket == "" {
-			bucket = "sluice-test"
-		}
-		c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
-			Credentials: credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), "")})
-		ctx := context.Background()
-		if _, err := c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bucket}); err != nil {
-			if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
-				t.Fatalf("create bucket %s: %v", bucket, err)
-			}
-		}
+		endpoint, bucket := s3test.Bucket(t)
 		benchWorkersS3(t, []string{"AWS_ENDPOINT_URL=" + endpoint}, bucket)
 	})
 }

@@ -51,8 +51,10 @@ func TestBenchBadInput(t *testing.T) {
 	}
 }
 
-func TestBenchEndToEnd(t *testing.T) {
-	dir := t.TempDir()
+// benchData makes a directory in dir for bench to write in, holding a
+// file of someone else's; when the test ends it must hold only that file.
+func benchData(t *testing.T, dir string) string {
+	t.Helper()
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		t.Fatal(err)
@@ -60,6 +62,17 @@ func TestBenchEndToEnd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data, "theirs"), []byte("not ours"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if left, _ := os.ReadDir(data); len(left) != 1 || left[0].Name() != "theirs" {
+			t.Errorf("after the run %s holds %v; want only what was there", data, left)
+		}
+	})
+	return data
+}
+
+func TestBenchEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	data := benchData(t, dir)
 	out, plot := filepath.Join(dir, "reqs.csv"), filepath.Join(dir, "bench.png")
 	r := sluice(t, nil, "bench", "file://"+data+"/", "-q", "--json", "-n", "6", "--size", "256KiB,1MiB", "-c", "1,3",
 		"--range-size", "100KiB", "--out", out, "--plot", plot, "--sim", "ttfb=1ms,stream=200MiB/s")
@@ -94,10 +107,6 @@ func TestBenchEndToEnd(t *testing.T) {
 		if (p.Kind == "get") != (p.RangeSize == 100<<10) {
 			t.Errorf("phase %s has range size %d", p.Kind, p.RangeSize)
 		}
-	}
-	left, _ := os.ReadDir(data)
-	if len(left) != 1 || left[0].Name() != "theirs" {
-		t.Errorf("after the run %s holds %v; want only what was there", data, left)
 	}
 	csv, err := os.ReadFile(out)
 	if err != nil || !strings.HasPrefix(string(csv), "kind,cell,concurrency,worker,") {
@@ -135,13 +144,7 @@ func TestBenchKeepThenReadOnly(t *testing.T) {
 
 func TestBenchWorkersAndPredict(t *testing.T) {
 	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(data, "theirs"), []byte("not ours"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := benchData(t, dir)
 	out, plot := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "timeline.png")
 	r := sluice(t, nil, "bench", "file://"+data+"/", "-q", "--json", "--workers", "1,2", "-n", "3", "--size", "256KiB", "-c", "2",
 		"--out", out, "--plot", plot, "--sim", "ttfb=1ms,link=32MiB/s")
@@ -177,9 +180,6 @@ func TestBenchWorkersAndPredict(t *testing.T) {
 	}
 	if doc.Scaling[1].Workers != 2 || doc.Scaling[1].Ideal != 2 || doc.Scaling[1].GetRatio <= 0 {
 		t.Errorf("scaling %+v", doc.Scaling)
-	}
-	if left, _ := os.ReadDir(data); len(left) != 1 || left[0].Name() != "theirs" {
-		t.Errorf("after the run %s holds %v; want only what was there", data, left)
 	}
 	f, err := os.Open(out)
 	if err != nil {

@@ -83,12 +83,7 @@ func TestCat(t *testing.T) {
 func TestCatAndCpBadInput(t *testing.T) {
 	dir, _ := catFixture(t)
 	out := t.TempDir()
-	cases := []struct {
-		name    string
-		args    []string
-		code    int
-		mention string
-	}{
+	cases := []badInput{
 		{"cat nothing", []string{"cat"}, exitUsage, "one or more URLs"},
 		{"cat missing", []string{"cat", filepath.Join(dir, "nope")}, exitNotFound, "nope"},
 		{"cat empty prefix", []string{"cat", "mem://m/nothing/"}, exitNotFound, "no objects"},
@@ -101,24 +96,10 @@ func TestCatAndCpBadInput(t *testing.T) {
 		{"cp onto itself", []string{"cp", filepath.Join(dir, "small.txt"), filepath.Join(dir, "small.txt")}, exitUsage, "both source and destination"},
 		{"cp bad destination", []string{"cp", filepath.Join(dir, "small.txt"), "gs://b/k"}, exitUsage, "unknown scheme"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			assertCleanFailure(t, sluice(t, nil, c.args...), c.code, c.mention)
-		})
-	}
-	if entries, _ := os.ReadDir(out); len(entries) != 0 {
-		t.Fatalf("failed copies left files behind: %v", entries)
-	}
+	assertBadInputs(t, nil, out, cases)
 }
 
-func TestCatAndCpHelp(t *testing.T) {
-	for _, c := range []string{"cat", "cp"} {
-		r := sluice(t, nil, c, "--help")
-		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
-			t.Errorf("%s --help has no Examples section (exit %d)", c, r.code)
-		}
-	}
-}
+func TestCatAndCpHelp(t *testing.T) { assertExamples(t, "cat", "cp") }
 
 // startServer runs `sluice server` over dir and returns the environment
 // that points the AWS chain at it.

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // sameTree checks that dir holds exactly want (relative slash paths).
@@ -137,18 +136,7 @@ func TestCpInterrupted(t *testing.T) {
 		entries, _ := os.ReadDir(dst)
 		return len(entries) > 0
 	})
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatal("cp still running 10s after Ctrl-C")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupt {
+	if code := interrupt(t, cmd, "cp"); code != exitInterrupt {
 		t.Errorf("exit %d, want %d (stderr %q)", code, exitInterrupt, stderr.String())
 	}
 	if entries, _ := os.ReadDir(dst); len(entries) != 0 {

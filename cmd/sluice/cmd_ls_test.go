@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-data/sluice/internal/s3test"
 )
 
 // s3Target is an S3 endpoint the CLI tests reach through the environment,
@@ -27,14 +29,7 @@ func forEachS3(t *testing.T, fn func(t *testing.T, tg s3Target)) {
 		fn(t, newBucket(t, env))
 	})
 	t.Run("minio", func(t *testing.T) {
-		ep := os.Getenv("SLUICE_TEST_S3_ENDPOINT")
-		if ep == "" {
-			if os.Getenv("CI") == "true" {
-				t.Fatal("SLUICE_TEST_S3_ENDPOINT is not set: CI must run the S3 tests against MinIO (run them through ./scripts/test)")
-			}
-			t.Skip("SLUICE_TEST_S3_ENDPOINT not set; ./scripts/test runs these against MinIO")
-		}
-		fn(t, newBucket(t, []string{"AWS_ENDPOINT_URL=" + ep, "AWS_REGION=us-east-1"}))
+		fn(t, newBucket(t, []string{"AWS_ENDPOINT_URL=" + s3test.Endpoint(t), "AWS_REGION=us-east-1"}))
 	})
 }
 

@@ -2,12 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"math/big"
-	"net/http"
 	"os"
 	"os/exec"
 	"path"
@@ -18,11 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
+	"github.com/sluice-data/sluice/internal/s3test"
 	"github.com/sluice-data/sluice/store"
+	"github.com/sluice-data/sluice/store/storetest"
 )
 
 // The queries of bench/pipeline (A and B) and a shuffle, as sluice run
@@ -69,19 +65,7 @@ func (tg fanOutTarget) left(t *testing.T) []string {
 // objects are the objects under the jobs URL, keys relative to it.
 func (tg fanOutTarget) objects(t *testing.T) []store.ObjectInfo {
 	t.Helper()
-	st, prefix, err := store.Open(context.Background(), tg.jobs, tg.openOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	infos, err := st.List(context.Background(), prefix)
-	if err != nil && store.KindOf(err) != store.KindNotFound {
-		t.Fatal(err)
-	}
-	for i := range infos {
-		infos[i].Key = strings.TrimPrefix(infos[i].Key, prefix)
-	}
-	return infos
+	return storetest.List(t, tg.jobs, tg.openOpts)
 }
 
 func localTarget(t *testing.T) fanOutTarget {
@@ -93,26 +77,7 @@ func localTarget(t *testing.T) fanOutTarget {
 // (skipped without it, failing under CI), with the environment that
 // reaches it.
 func minioBase(t *testing.T) (env []string, base string, opts store.Options) {
-	endpoint := os.Getenv("SLUICE_TEST_S3_ENDPOINT")
-	if endpoint == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("SLUICE_TEST_S3_ENDPOINT is not set: CI must run the S3 tests against MinIO (run them through ./scripts/test)")
-		}
-		t.Skip("SLUICE_TEST_S3_ENDPOINT not set; ./scripts/test runs these against MinIO")
-	}
-	bucket := os.Getenv("SLUICE_TEST_S3_BUCKET")
-	if bucket == "" {
-		bucket = "sluice-test"
-	}
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true, HTTPClient: &http.Client{Transport: tr},
-		Credentials: credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), "")})
-	if _, err := c.HeadBucket(context.Background(), &s3.HeadBucketInput{Bucket: &bucket}); err != nil {
-		if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
-			t.Fatalf("create bucket %s: %v", bucket, err)
-		}
-	}
+	endpoint, bucket := s3test.Bucket(t)
 	var b [6]byte
 	rand.Read(b[:])
 	base = "s3://" + bucket + "/fanout-" + hex.EncodeToString(b[:]) + "/"
@@ -414,18 +379,7 @@ func TestRunFanOutInterrupt(t *testing.T) {
 // driver exits 1 with one line naming the task, its piece and the
 // worker, and leaves no object.
 func TestRunFanOutFailingTask(t *testing.T) {
-	dir, taxi := corruptTaxi(t)
-	jobs := filepath.Join(dir, "jobs")
-	r := sluice(t, nil, "run", "--workers", "2", "--attempts", "2", "--store", jobs, "scan "+taxi+" | count-by payment_type | show")
-	assertCleanFailure(t, r, exitError, "task ")
-	for _, want := range []string{"part-00001.parquet row groups", "failed 2 time(s)", "worker pid "} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr %q does not say %q", r.stderr, want)
-		}
-	}
-	if left := (fanOutTarget{jobs: jobs + "/"}).left(t); len(left) != 0 {
-		t.Fatalf("objects left: %q", left)
-	}
+	runFailingTask(t, nil, nil, "worker pid ")
 }
 
 // TestRunFanOutBadSpec: a worker given a corrupt job spec, or a pipeline
@@ -524,6 +478,29 @@ func TestRunFanOutToDestination(t *testing.T) {
 	}
 	r = sluice(t, nil, "run", "--workers", "3", "--out", dest+"2/", "scan "+tg.lineitem+" | "+agg)
 	assertCleanFailure(t, r, exitUsage, "put a shuffle before it")
+}
+
+// runFailingTask runs a job of two workers, with the executor's
+// environment and flags, over corruptTaxi: the tasks reading its corrupt
+// file fail both attempts. The job must fail with one line naming the
+// task, its piece and what says lists, and leave no object. It returns
+// the job's stderr.
+func runFailingTask(t *testing.T, env, flags []string, says ...string) string {
+	t.Helper()
+	dir, taxi := corruptTaxi(t)
+	jobs := filepath.Join(dir, "jobs")
+	args := append([]string{"run", "--workers", "2", "--attempts", "2", "--store", jobs}, flags...)
+	r := sluice(t, env, append(args, "scan "+taxi+" | count-by payment_type | show")...)
+	assertCleanFailure(t, r, exitError, "task ")
+	for _, want := range append([]string{"part-00001.parquet row groups", "failed 2 time(s)"}, says...) {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q does not say %q", r.stderr, want)
+		}
+	}
+	if left := (fanOutTarget{jobs: jobs + "/"}).left(t); len(left) != 0 {
+		t.Fatalf("objects left: %q", left)
+	}
+	return r.stderr
 }
 
 // corruptTaxi generates a small taxi dataset in a temporary directory

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sluice-data/sluice/dist"
@@ -44,30 +41,7 @@ func needKube(t *testing.T) *kubeEnv {
 		}
 		t.Skip("SLUICE_TEST_KUBECONFIG not set; ./scripts/test starts a control plane (scripts/k8s-up) and runs these")
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = 100, 200 // the test kubelet writes every pod's status
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	var b [4]byte
-	rand.Read(b[:])
-	ns := "sluice-test-" + hex.EncodeToString(b[:])
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	kl, err := testkubelet.Start(ctx, cs, testkubelet.Options{Node: ns, Path: []string{filepath.Dir(sluiceBin)}, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		kl.Stop()
-		cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-	})
+	cs, ns := testkubelet.ForTest(t, kc, "sluice-test-", testkubelet.Options{Path: []string{filepath.Dir(sluiceBin)}, Logf: t.Logf})
 	return &kubeEnv{cs: cs, kubeconfig: kc, ns: ns}
 }
 
@@ -218,23 +192,11 @@ func TestRunKubernetesPodDeleted(t *testing.T) {
 // pod's last log lines, and leaves no Job, pod or object.
 func TestRunKubernetesFailingTask(t *testing.T) {
 	k := needKube(t)
-	dir, taxi := corruptTaxi(t)
-	jobs := filepath.Join(dir, "jobs")
-	r := sluice(t, k.env(), append(append([]string{"run", "--workers", "2", "--attempts", "2", "--store", jobs}, k.args()...),
-		"scan "+taxi+" | count-by payment_type | show")...)
-	assertCleanFailure(t, r, exitError, "task ")
-	for _, want := range []string{"part-00001.parquet row groups", "failed 2 time(s)", "on worker pod sluice-", "exit code 1: ", "parquet: "} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr %q does not say %q", r.stderr, want)
-		}
-	}
-	if left := (fanOutTarget{jobs: jobs + "/"}).left(t); len(left) != 0 {
-		t.Fatalf("objects left: %q", left)
-	}
+	stderr := runFailingTask(t, k.env(), k.args(), "on worker pod sluice-", "exit code 1: ", "parquet: ")
 	if left := k.left(t); len(left) != 0 {
 		t.Fatalf("left in namespace %s: %q", k.ns, left)
 	}
-	t.Log(r.stderr)
+	t.Log(stderr)
 }
 
 // TestRunKubernetesInterrupt: Ctrl-C at the driver deletes the Job and

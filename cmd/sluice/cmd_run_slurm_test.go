@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -80,19 +79,7 @@ func TestRunSlurmMatchesOneProcess(t *testing.T) {
 // worker's last log line, and leaves no object.
 func TestRunSlurmFailingTask(t *testing.T) {
 	needSlurm(t)
-	dir, taxi := corruptTaxi(t)
-	jobs := filepath.Join(dir, "jobs")
-	r := sluice(t, nil, "run", "--executor", "slurm", "--workers", "2", "--attempts", "2", "--store", jobs, "scan "+taxi+" | count-by payment_type | show")
-	assertCleanFailure(t, r, exitError, "task ")
-	for _, want := range []string{"part-00001.parquet row groups", "failed 2 time(s)", "on worker slurm job ", "exit code 1: ", "parquet"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr %q does not say %q", r.stderr, want)
-		}
-	}
-	if left := (fanOutTarget{jobs: jobs + "/"}).left(t); len(left) != 0 {
-		t.Fatalf("objects left: %q", left)
-	}
-	t.Log(r.stderr)
+	t.Log(runFailingTask(t, nil, []string{"--executor", "slurm"}, "on worker slurm job ", "exit code 1: ", "parquet"))
 }
 
 // TestRunSlurmInterrupt: Ctrl-C at the driver cancels the array job and

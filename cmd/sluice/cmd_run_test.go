@@ -2,13 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -53,20 +50,7 @@ func pipeline(t *testing.T, stages ...string) (fusedOut, pipedOut []byte) {
 
 func bash(t *testing.T, script string) ([]byte, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", script)
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(sluiceBin)+":"+os.Getenv("PATH"))
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("bash: %v", err)
-	}
-	return out.Bytes(), errb.String(), code
+	return runCmd(t, "", []string{"PATH=" + filepath.Dir(sluiceBin) + ":" + os.Getenv("PATH")}, "bash", "-o", "pipefail", "-c", script)
 }
 
 const queryBAggs = `'sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price, sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, mean(l_quantity) as avg_qty, mean(l_extendedprice) as avg_price, mean(l_discount) as avg_disc, count() as count_order'`
@@ -265,19 +249,13 @@ func TestPipelineBadInput(t *testing.T) {
 }
 
 func TestStageHelp(t *testing.T) {
+	commands := []string{"run"}
 	for _, d := range stageDefs {
-		if !d.cli {
-			continue
-		}
-		r := sluice(t, nil, d.name, "--help")
-		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
-			t.Errorf("%s --help: exit %d, no Examples", d.name, r.code)
+		if d.cli {
+			commands = append(commands, d.name)
 		}
 	}
-	r := sluice(t, nil, "run", "--help")
-	if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
-		t.Errorf("run --help: exit %d", r.code)
-	}
+	assertExamples(t, commands...)
 }
 
 func TestSplitPipeline(t *testing.T) {

@@ -235,12 +235,7 @@ func TestScanBadInput(t *testing.T) {
 
 	dest := filepath.Join(out, "dest")
 	_ = os.MkdirAll(dest, 0o755)
-	cases := []struct {
-		name    string
-		args    []string
-		code    int
-		mention string
-	}{
+	cases := []badInput{
 		{"bad filter", []string{"scan", dir, "--filter", "l_orderkey <"}, exitUsage, `at position 13 of "l_orderkey <": expected a value, found the end`},
 		{"filter on a missing column", []string{"scan", dir, "--filter", "nope = 1"}, exitUsage, `at position 1 of "nope = 1": no column "nope"`},
 		{"filter type", []string{"scan", dir, "--filter", "l_shipdate < 5"}, exitUsage, "cannot compare a date with an integer"},
@@ -255,14 +250,7 @@ func TestScanBadInput(t *testing.T) {
 		{"corrupt pages", []string{"scan", cdir, "-o", filepath.Join(dest, "y.arrow")}, exitError, "c.parquet: row group"},
 		{"two arguments", []string{"scan", dir, dir}, exitUsage, "1 argument"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			assertCleanFailure(t, sluice(t, nil, c.args...), c.code, c.mention)
-		})
-	}
-	if entries, _ := os.ReadDir(dest); len(entries) != 0 {
-		t.Fatalf("failed scans left files behind: %v", entries)
-	}
+	assertBadInputs(t, nil, dest, cases)
 }
 
 func TestScanHelp(t *testing.T) {
@@ -327,18 +315,7 @@ func TestScanInterrupted(t *testing.T) {
 			entries, _ := os.ReadDir(dest)
 			return len(entries) > 0
 		})
-		if err := cmd.Process.Signal(os.Interrupt); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Fatal("scan still running 10s after Ctrl-C")
-		}
-		if code := cmd.ProcessState.ExitCode(); code != exitInterrupt {
+		if code := interrupt(t, cmd, "scan"); code != exitInterrupt {
 			t.Errorf("-o %s: exit %d, want %d (stderr %q)", out, code, exitInterrupt, stderr.String())
 		}
 		if out == "-" {
@@ -436,6 +413,25 @@ func (l *lockedBuffer) Bytes() []byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return bytes.Clone(l.b.Bytes())
+}
+
+// interrupt sends Ctrl-C to a started command and returns its exit code
+// once it has stopped; one still running 10 s later is killed and fails
+// the test.
+func interrupt(t *testing.T, cmd *exec.Cmd, what string) int {
+	t.Helper()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("%s still running 10s after Ctrl-C", what)
+	}
+	return cmd.ProcessState.ExitCode()
 }
 
 // waitFor polls cond until it holds: tests wait for an event, not for a

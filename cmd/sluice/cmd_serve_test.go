@@ -4,24 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/flightsvc"
@@ -70,58 +62,6 @@ func startServe(t *testing.T, args ...string) string {
 	return addr
 }
 
-// sumOf reads an .arrow, .arrows or .parquet output with arrow-go.
-func sumOf(t *testing.T, data []byte, f format.Format) arrowtest.Checksum {
-	t.Helper()
-	var c arrowtest.Checksum
-	switch f {
-	case format.IPCFile:
-		r, err := ipc.NewFileReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		for i := range r.NumRecords() {
-			rec, err := r.RecordBatch(i)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Add(rec)
-		}
-	case format.IPCStream:
-		r, err := ipc.NewReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Release()
-		for r.Next() {
-			c.Add(r.RecordBatch())
-		}
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
-	case format.Parquet:
-		pf, err := file.NewParquetReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pf.Close()
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 8192}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rr, err := fr.GetRecordReader(context.Background(), nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rr.Release()
-		for rr.Next() {
-			c.Add(rr.RecordBatch())
-		}
-	}
-	return c
-}
-
 // flightSum fetches a dataset with a plain arrow-go Flight client:
 // GetFlightInfo, then every endpoint's DoGet in parallel, the batches put
 // in dataset order by the position in their app_metadata.
@@ -137,52 +77,14 @@ func flightSum(t *testing.T, addr, cmd string) (arrowtest.Checksum, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type item struct {
-		pos collect.Pos
-		rec arrow.RecordBatch
-	}
-	var (
-		mu    sync.Mutex
-		items []item
-		wg    sync.WaitGroup
-	)
-	errs := make([]error, len(info.Endpoint))
-	for i, ep := range info.Endpoint {
-		wg.Go(func() {
-			st, err := client.DoGet(ctx, ep.Ticket)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			r, err := flight.NewRecordReader(st)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			defer r.Release()
-			for r.Next() {
-				pos, err := collect.UnmarshalPos(r.LatestAppMetadata())
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				r.RecordBatch().Retain()
-				mu.Lock()
-				items = append(items, item{pos, r.RecordBatch()})
-				mu.Unlock()
-			}
-			errs[i] = r.Err()
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(items, func(a, b item) int { return a.pos.Compare(b.pos) })
+	items := arrowtest.DoGets(t, client, info, func(_ *flight.FlightEndpoint, meta []byte) (collect.Pos, error) {
+		return collect.UnmarshalPos(meta)
+	})
+	slices.SortFunc(items, func(a, b arrowtest.Got[collect.Pos]) int { return a.Key.Compare(b.Key) })
 	var c arrowtest.Checksum
 	for _, it := range items {
-		c.Add(it.rec)
-		it.rec.Release()
+		c.Add(it.Rec)
+		it.Rec.Release()
 	}
 	return c, len(info.Endpoint)
 }
@@ -253,7 +155,7 @@ func TestServeGetEndToEnd(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if got := sumOf(t, b, o.format); got != want {
+				if got := arrowtest.ReadChecksum(t, b, o.format.Name()); got != want {
 					t.Errorf("get %s -o %s: %v, Flight client %v", o.addr, o.name, got, want)
 				}
 			}
@@ -272,7 +174,7 @@ func TestServeGetEndToEnd(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := sumOf(t, b, o.format); got != want {
+				if got := arrowtest.ReadChecksum(t, b, o.format.Name()); got != want {
 					t.Errorf("scan -o %s: %v, Flight client %v", o.name, got, want)
 				}
 			}
@@ -337,12 +239,7 @@ func TestGetFailureLeavesNothing(t *testing.T) {
 }
 
 func TestServeGetHelp(t *testing.T) {
-	for _, c := range []string{"serve", "get"} {
-		r := sluice(t, nil, c, "--help")
-		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
-			t.Errorf("%s --help has no Examples section (exit %d)", c, r.code)
-		}
-	}
+	assertExamples(t, "serve", "get")
 	for _, size := range []string{"0", "lots"} {
 		assertCleanFailure(t, sluice(t, nil, "serve", "--addr", "127.0.0.1:0", "--piece-size", size, t.TempDir()), exitUsage, "--piece-size")
 	}

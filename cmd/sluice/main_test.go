@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -53,9 +52,18 @@ func sluice(t *testing.T, env []string, args ...string) result {
 // relative path it writes by mistake lands where the test can look.
 func sluiceIn(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
+	out, stderr, code := runCmd(t, dir, env, sluiceBin, args...)
+	return result{string(out), stderr, code}
+}
+
+// runCmd runs name in dir ("" for the test's own) with env added to the
+// test's environment, and returns its stdout, stderr and exit code. Two
+// minutes bound a hang; a command that cannot run fails the test.
+func runCmd(t *testing.T, dir string, env []string, name string, args ...string) ([]byte, string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, sluiceBin, args...)
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
@@ -65,9 +73,9 @@ func sluiceIn(t *testing.T, dir string, env []string, args ...string) result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("run sluice %v: %v", args, err)
+		t.Fatalf("run %s %v: %v", filepath.Base(name), args, err)
 	}
-	return result{out.String(), errb.String(), code}
+	return out.Bytes(), errb.String(), code
 }
 
 // assertCleanFailure checks the rule for bad input: one line on stderr, a
@@ -89,17 +97,45 @@ func assertCleanFailure(t *testing.T, r result, code int, mention string) {
 	}
 }
 
-func TestVersionAndHelp(t *testing.T) {
-	r := sluice(t, nil, "version")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "sluice ") {
-		t.Fatalf("version: %+v", r)
+// badInput is a command line that must fail cleanly (assertCleanFailure).
+type badInput struct {
+	name    string
+	args    []string
+	code    int
+	mention string
+}
+
+// assertBadInputs runs each case with env in a subtest of its own; none
+// may leave a file in dir.
+func assertBadInputs(t *testing.T, env []string, dir string, cases []badInput) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assertCleanFailure(t, sluice(t, env, c.args...), c.code, c.mention)
+		})
 	}
-	for _, c := range []string{"ls", "rm", "mb", "cp", "gen", "server", "demo", "version"} {
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("failed commands left files behind: %v", entries)
+	}
+}
+
+// assertExamples checks that each command's --help has examples.
+func assertExamples(t *testing.T, commands ...string) {
+	t.Helper()
+	for _, c := range commands {
 		r := sluice(t, nil, c, "--help")
 		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
 			t.Errorf("%s --help has no Examples section (exit %d)", c, r.code)
 		}
 	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	r := sluice(t, nil, "version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "sluice ") {
+		t.Fatalf("version: %+v", r)
+	}
+	assertExamples(t, "ls", "rm", "mb", "cp", "gen", "server", "demo", "version")
 }
 
 func TestGenAndLs(t *testing.T) {
@@ -130,12 +166,7 @@ func TestVersionFlag(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
-	cases := []struct {
-		name    string
-		args    []string
-		code    int
-		mention string
-	}{
+	cases := []badInput{
 		{"unknown scheme", []string{"ls", "gs://bucket/x"}, exitUsage, "unknown scheme"},
 		{"missing bucket", []string{"ls", "s3:///x"}, exitUsage, "missing bucket"},
 		{"key escaping", []string{"ls", "mem://m/../up"}, exitUsage, "'..'"},
@@ -151,41 +182,13 @@ func TestBadInput(t *testing.T) {
 		{"from-csv missing file", []string{"from-csv", filepath.Join(dir, "nope.csv")}, exitNotFound, "nope.csv"},
 	}
 	env := []string{"AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=y", "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true"}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			assertCleanFailure(t, sluice(t, env, c.args...), c.code, c.mention)
-		})
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Fatalf("failed commands left files behind: %v", entries)
-	}
+	assertBadInputs(t, env, dir, cases)
 }
 
 // TestServerEndToEnd runs `sluice server` and lists it through S3.
 func TestServerEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, sluiceBin, "server", "--dir", dir, "--addr", "127.0.0.1:0", "--bucket", "bkt")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cancel(); _ = cmd.Wait() }()
-	var env []string
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if v, ok := strings.CutPrefix(line, "export "); ok {
-			env = append(env, v)
-		}
-		if strings.HasPrefix(line, "press Ctrl-C") {
-			break
-		}
-	}
+	env := startServer(t, dir)
 	if len(env) != 4 {
 		t.Fatalf("server printed %d exports, want 4: %v", len(env), env)
 	}

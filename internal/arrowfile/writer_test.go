@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -11,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/internal/arrowtest"
 )
 
 var schema = arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
@@ -22,6 +25,19 @@ func batchOf(mem memory.Allocator, vals ...int64) arrow.RecordBatch {
 	col := b.NewArray()
 	defer col.Release()
 	return array.NewRecordBatch(schema, []arrow.Array{col}, int64(len(vals)))
+}
+
+// newWriter is a Writer to out keyed by int64, with an allocator that
+// fails the test if anything is still allocated at its end.
+func newWriter(t *testing.T, out io.Writer) (*Writer[int64], memory.Allocator) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	w, err := NewWriter(out, schema, mem, cmp.Compare[int64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, mem
 }
 
 // readBack returns the first value of each batch, in the footer's order.
@@ -49,13 +65,8 @@ func readBack(t *testing.T, mem memory.Allocator, file []byte) []int64 {
 // TestFooterInKeyOrder: batches written in one order are stored in it
 // and read back in key order; equal keys keep their write order.
 func TestFooterInKeyOrder(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
 	var file bytes.Buffer
-	w, err := NewWriter(&file, schema, mem, cmp.Compare[int64])
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, mem := newWriter(t, &file)
 	// value*1000 marks a batch; keys say where it belongs.
 	written := []struct{ val, key int64 }{{3000, 3}, {1000, 1}, {4000, 4}, {2001, 2}, {0, 0}, {2002, 2}}
 	for _, b := range written {
@@ -117,13 +128,8 @@ func equal(a, b []int64) bool {
 }
 
 func TestEmptyFile(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
 	var file bytes.Buffer
-	w, err := NewWriter(&file, schema, mem, cmp.Compare[int64])
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, mem := newWriter(t, &file)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -132,29 +138,11 @@ func TestEmptyFile(t *testing.T) {
 	}
 }
 
-type failAfter struct {
-	n   int
-	err error
-}
-
-func (f *failAfter) Write(p []byte) (int, error) {
-	if f.n < len(p) {
-		return 0, f.err
-	}
-	f.n -= len(p)
-	return len(p), nil
-}
-
 // TestWriteErrorSticks: after the underlying writer fails, writes and
 // Close return that error and no footer is written.
 func TestWriteErrorSticks(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
 	boom := errors.New("boom")
-	w, err := NewWriter(&failAfter{n: 0, err: boom}, schema, mem, cmp.Compare[int64])
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, mem := newWriter(t, &arrowtest.FailAfter{N: 0, Err: boom})
 	rec := batchOf(mem, 1)
 	defer rec.Release()
 	if err := w.Write(rec, 0); !errors.Is(err, boom) {
