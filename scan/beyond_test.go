@@ -107,26 +107,11 @@ func TestInt96Hint(t *testing.T) {
 // "name: type = values".
 func readColumns(t *testing.T, path string, opts Options) []string {
 	t.Helper()
-	st := storeFor(t, path)
-	ds, err := Open(context.Background(), st, filepath.Base(path), opts)
+	ds, bs, _, err := scanLocal(t, path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := ds.Scan(context.Background())
-	defer s.Close()
-	var bs []Batch
-	for s.Next() {
-		bs = append(bs, s.Batch())
-	}
-	defer func() {
-		for _, b := range bs {
-			b.Release()
-		}
-	}()
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	sortBatches(bs)
+	defer releaseBatches(bs)
 	var out []string
 	for i, f := range ds.Schema().Fields() {
 		var vals []string

@@ -97,31 +97,31 @@ func sumOf(rec arrow.RecordBatch) sums {
 // scanFile scans one local file through a file store.
 func scanFile(t *testing.T, path string, opts Options) (sums, Stats, error) {
 	t.Helper()
-	st := storeFor(t, path)
-	ds, err := Open(context.Background(), st, filepath.Base(path), opts)
+	_, got, stats, err := scanLocal(t, path, opts)
 	if err != nil {
-		return sums{}, Stats{}, err
+		return sums{}, stats, err
 	}
-	s := ds.Scan(context.Background())
-	defer s.Close()
-	var got []Batch
-	for s.Next() {
-		got = append(got, s.Batch())
-	}
-	defer func() {
-		for _, b := range got {
-			b.Release()
-		}
-	}()
-	if err := s.Err(); err != nil {
-		return sums{}, s.Stats(), err
-	}
-	sortBatches(got)
+	defer releaseBatches(got)
 	sum := newSummer()
 	for _, b := range got {
 		sum.add(b.RecordBatch)
 	}
-	return sum.sums(), s.Stats(), nil
+	return sum.sums(), stats, nil
+}
+
+// scanLocal opens one local file through a file store and scans it
+// whole: its dataset, its batches in dataset order (for the caller to
+// release) and the scan's stats. An error from Open comes with no stats.
+func scanLocal(t *testing.T, path string, opts Options) (*Dataset, []Batch, Stats, error) {
+	t.Helper()
+	ds, err := Open(context.Background(), storeFor(t, path), filepath.Base(path), opts)
+	if err != nil {
+		return nil, nil, Stats{}, err
+	}
+	s := ds.Scan(context.Background())
+	defer s.Close()
+	got, err := drain(s)
+	return ds, got, s.Stats(), err
 }
 
 // checkCleanError asserts an error is the one-line kind that names the file.
