@@ -20,6 +20,7 @@ import (
 
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -123,17 +124,7 @@ func rows(t *testing.T, run func(exec.Pipeline) error, p exec.Pipeline) []string
 	t.Helper()
 	var out []string
 	p.Stages = append(p.Stages, exec.Collect(nil, func(rec arrow.RecordBatch) error {
-		for i := range int(rec.NumRows()) {
-			var cells []string
-			for _, c := range rec.Columns() {
-				if f, ok := c.(*array.Float64); ok && f.IsValid(i) {
-					cells = append(cells, strconv.FormatFloat(f.Value(i), 'x', -1, 64))
-					continue
-				}
-				cells = append(cells, c.ValueStr(i))
-			}
-			out = append(out, strings.Join(cells, "|"))
-		}
+		out = append(out, arrowtest.ExactRows(rec)...)
 		return nil
 	}))
 	if err := run(p); err != nil {
