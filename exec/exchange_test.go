@@ -5,13 +5,12 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/internal/arrowtest"
 )
 
 // exactRows prints every row with floats in hexadecimal, so equal text is
@@ -20,17 +19,7 @@ func exactRows(t *testing.T, recs []arrow.RecordBatch) []string {
 	t.Helper()
 	var rows []string
 	for _, rec := range recs {
-		for i := range int(rec.NumRows()) {
-			var cells []string
-			for _, c := range rec.Columns() {
-				if f, ok := c.(*array.Float64); ok && f.IsValid(i) {
-					cells = append(cells, strconv.FormatFloat(f.Value(i), 'x', -1, 64))
-					continue
-				}
-				cells = append(cells, c.ValueStr(i))
-			}
-			rows = append(rows, strings.Join(cells, "|"))
-		}
+		rows = append(rows, arrowtest.ExactRows(rec)...)
 	}
 	return rows
 }

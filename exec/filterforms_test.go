@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
@@ -78,19 +79,8 @@ func writeForms(t *testing.T, st *store.Store, key string) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(formsSchema, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(10), parquet.WithStats(true)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Put(context.Background(), key, bytes.NewReader(buf.Bytes()), store.WriteOptions{}); err != nil {
+	data := arrowtest.Parquet(t, rec, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(10), parquet.WithStats(true)))
+	if _, err := st.Put(context.Background(), key, bytes.NewReader(data), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -62,12 +62,7 @@ func TestBytesMatchRandomRanges(t *testing.T) {
 			}
 			memory := int64(64*KiB) << rng.IntN(6)
 			f := small(New(st, Options{Memory: memory, InFlight: 1 + rng.IntN(8)}))
-			p := f.Plan(context.Background(), reqs)
-			defer p.Close()
-			if err := consume(t, p, reqs, objs, 0); err != nil {
-				t.Fatal(err)
-			}
-			s := p.Stats()
+			s := fetchAll(t, context.Background(), f, reqs, objs)
 			var want int64
 			for _, r := range reqs {
 				for _, rg := range r.Ranges {
@@ -169,12 +164,7 @@ func TestUnitLargerThanBudget(t *testing.T) {
 		{Key: "a", Ranges: []store.Range{{Off: 0, Len: 300 * KiB}}},
 		{Key: "a", Ranges: []store.Range{{Off: 5, Len: 10 * KiB}}},
 	}
-	f := small(New(st, Options{Memory: 64 * KiB}))
-	p := f.Plan(context.Background(), reqs)
-	defer p.Close()
-	if err := consume(t, p, reqs, objs, 0); err != nil {
-		t.Fatal(err)
-	}
+	fetchAll(t, context.Background(), small(New(st, Options{Memory: 64 * KiB})), reqs, objs)
 }
 
 // Throttling, resets and stalls from the link model: the bytes are the
@@ -194,12 +184,7 @@ func TestFaultsGiveIdenticalBytes(t *testing.T) {
 			f := small(New(st, Options{Memory: 2 * MiB, RetryBase: 5 * time.Millisecond}))
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			p := f.Plan(ctx, reqs)
-			defer p.Close()
-			if err := consume(t, p, reqs, objs, 0); err != nil {
-				t.Fatal(err)
-			}
-			s := p.Stats()
+			s := fetchAll(t, ctx, f, reqs, objs)
 			t.Logf("%v", s)
 			if s.Retries == 0 {
 				t.Errorf("%d requests under 5%% slowdowns and 5%% resets, yet no retries", s.Requests)
@@ -228,12 +213,7 @@ func TestStalledRequestIsReissued(t *testing.T) {
 	reqs := []Request{{Key: "s", Ranges: []store.Range{{Off: 1000, Len: 40 * KiB}, {Off: 50 * KiB, Len: 100 * KiB}}}}
 	f := New(st, Options{})
 	start := time.Now()
-	p := f.Plan(context.Background(), reqs)
-	defer p.Close()
-	if err := consume(t, p, reqs, map[string][]byte{"s": data}, 0); err != nil {
-		t.Fatal(err)
-	}
-	s := p.Stats()
+	s := fetchAll(t, context.Background(), f, reqs, map[string][]byte{"s": data})
 	if s.Hedges != 1 || s.HedgeWins != 1 || s.Retries != 0 {
 		t.Errorf("hedges %d (won %d), retries %d; want one duplicate that won, no retries", s.Hedges, s.HedgeWins, s.Retries)
 	}
@@ -269,12 +249,7 @@ func TestPauseIsNotRacedToTheEnd(t *testing.T) {
 	}
 	st := store.New(h, "mem://x/")
 	reqs := []Request{{Key: "s", Ranges: []store.Range{{Off: 0, Len: 256 * KiB}}}}
-	p := New(st, Options{}).Plan(context.Background(), reqs)
-	defer p.Close()
-	if err := consume(t, p, reqs, map[string][]byte{"s": data}, 0); err != nil {
-		t.Fatal(err)
-	}
-	s := p.Stats()
+	s := fetchAll(t, context.Background(), New(st, Options{}), reqs, map[string][]byte{"s": data})
 	if s.Hedges != 1 || s.HedgeWins != 0 || s.BytesFetched != s.BytesPlanned {
 		t.Errorf("%d duplicates (%d won), %d bytes fetched for %d planned; want one, dropped, and no byte twice",
 			s.Hedges, s.HedgeWins, s.BytesFetched, s.BytesPlanned)
@@ -339,13 +314,8 @@ func TestSlowRequestIsReissued(t *testing.T) {
 	}
 	st := store.New(h, "mem://x/")
 	f := New(st, Options{InFlight: 1}) // one at a time, so all 20 are measured first
-	p := f.Plan(context.Background(), reqs)
-	defer p.Close()
 	start := time.Now()
-	if err := consume(t, p, reqs, map[string][]byte{"s": data}, 0); err != nil {
-		t.Fatal(err)
-	}
-	s := p.Stats()
+	s := fetchAll(t, context.Background(), f, reqs, map[string][]byte{"s": data})
 	if s.Hedges < 1 || s.HedgeWins < 1 {
 		t.Errorf("hedges %d (won %d); want the trickling request raced and beaten", s.Hedges, s.HedgeWins)
 	}
@@ -362,12 +332,7 @@ func TestSharedLinkIsNotStraggling(t *testing.T) {
 	data, _ := put(t, inner, "s", 16*MiB, 5)
 	reqs := windows("s", 16*MiB, MiB) // 16 parts in flight at 1.5 MiB/s each
 	f := New(st, Options{})
-	p := f.Plan(context.Background(), reqs)
-	defer p.Close()
-	if err := consume(t, p, reqs, map[string][]byte{"s": data}, 0); err != nil {
-		t.Fatal(err)
-	}
-	s := p.Stats()
+	s := fetchAll(t, context.Background(), f, reqs, map[string][]byte{"s": data})
 	if s.Hedges != 0 || s.BytesFetched != s.BytesPlanned {
 		t.Errorf("%d duplicates, %d bytes fetched for %d planned; want none and no more", s.Hedges, s.BytesFetched, s.BytesPlanned)
 	}
@@ -621,12 +586,7 @@ func TestEmpty(t *testing.T) {
 	}
 	p.Close()
 	reqs := []Request{{Key: "zero"}, {Key: "zero", Ranges: []store.Range{{Off: 0, Len: 0}}}}
-	p = f.Plan(context.Background(), reqs)
-	defer p.Close()
-	if err := consume(t, p, reqs, map[string][]byte{"zero": nil}, 0); err != nil {
-		t.Fatal(err)
-	}
-	if s := p.Stats(); s.Requests != 0 {
+	if s := fetchAll(t, context.Background(), f, reqs, map[string][]byte{"zero": nil}); s.Requests != 0 {
 		t.Errorf("%d requests for nothing", s.Requests)
 	}
 }
@@ -682,12 +642,7 @@ func TestInFlightGrows(t *testing.T) {
 		reqs = append(reqs, windows("a", 4*MiB, 128*KiB)...)
 	}
 	f := New(st, Options{})
-	p := f.Plan(context.Background(), reqs)
-	defer p.Close()
-	if err := consume(t, p, reqs, map[string][]byte{"a": data}, 0); err != nil {
-		t.Fatal(err)
-	}
-	s := p.Stats()
+	s := fetchAll(t, context.Background(), f, reqs, map[string][]byte{"a": data})
 	t.Logf("%v", s)
 	if s.InFlightMax <= defaultInFlight {
 		t.Errorf("at most %d in flight: did not grow past %d on a link with room", s.InFlightMax, defaultInFlight)

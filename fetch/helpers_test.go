@@ -74,6 +74,18 @@ func windows(key string, size, w int64) []Request {
 	return reqs
 }
 
+// fetchAll plans reqs with f, reads every unit and checks it against the
+// object bytes in objs (as consume does), and returns the plan's stats.
+func fetchAll(t testing.TB, ctx context.Context, f *Fetcher, reqs []Request, objs map[string][]byte) Stats {
+	t.Helper()
+	p := f.Plan(ctx, reqs)
+	defer p.Close()
+	if err := consume(t, p, reqs, objs, 0); err != nil {
+		t.Fatal(err)
+	}
+	return p.Stats()
+}
+
 // consume reads every unit of p and checks each range against the object
 // bytes in objs, reading through ReadAt (in pieces) and WriteTo.
 func consume(t testing.TB, p *Plan, reqs []Request, objs map[string][]byte, delay time.Duration) error {

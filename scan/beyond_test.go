@@ -10,6 +10,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/sluice-data/sluice/internal/arrowtest"
 )
 
 // beyondArrowGo lists the parquet-testing files that arrow-go (v18.8)
@@ -57,7 +59,7 @@ var lz4Twins = map[string]string{
 // TestLZ4: each LZ4 file reads as its LZ4_RAW twin does in arrow-go,
 // whole and column by column.
 func TestLZ4(t *testing.T) {
-	root := parquetTesting(t)
+	root := arrowtest.ParquetTesting(t)
 	for file, twin := range lz4Twins {
 		t.Run(file, func(t *testing.T) {
 			want, err := arrowGoRead(filepath.Join(root, "data", twin))
@@ -78,7 +80,7 @@ func TestLZ4(t *testing.T) {
 }
 
 func TestBeyondArrowGo(t *testing.T) {
-	root := parquetTesting(t)
+	root := arrowtest.ParquetTesting(t)
 	for _, c := range beyondArrowGo {
 		t.Run(c.file, func(t *testing.T) {
 			path := filepath.Join(root, "data", c.file)
@@ -95,7 +97,7 @@ func TestBeyondArrowGo(t *testing.T) {
 // TestInt96Hint: read in nanoseconds, as arrow-go does, a date past 2262
 // fails with one line that says how to read it.
 func TestInt96Hint(t *testing.T) {
-	path := filepath.Join(parquetTesting(t), "data", "int96_from_spark.parquet")
+	path := filepath.Join(arrowtest.ParquetTesting(t), "data", "int96_from_spark.parquet")
 	_, _, err := scanFile(t, path, Options{Mem: checked(t)})
 	if err == nil || !strings.Contains(err.Error(), "--int96-unit us") {
 		t.Fatalf("want an error suggesting --int96-unit, got %v", err)
@@ -107,26 +109,11 @@ func TestInt96Hint(t *testing.T) {
 // "name: type = values".
 func readColumns(t *testing.T, path string, opts Options) []string {
 	t.Helper()
-	st := storeFor(t, path)
-	ds, err := Open(context.Background(), st, filepath.Base(path), opts)
+	ds, bs, _, err := scanLocal(t, path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := ds.Scan(context.Background())
-	defer s.Close()
-	var bs []Batch
-	for s.Next() {
-		bs = append(bs, s.Batch())
-	}
-	defer func() {
-		for _, b := range bs {
-			b.Release()
-		}
-	}()
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	sortBatches(bs)
+	defer releaseBatches(bs)
 	var out []string
 	for i, f := range ds.Schema().Fields() {
 		var vals []string
@@ -179,7 +166,7 @@ func FuzzRewriteLegacy(f *testing.F) {
 // strings together pass what one Arrow string array addresses. arrow-go
 // alone refuses a page over 256 MiB; scan reads it, a row a batch.
 func TestLargeStringMap(t *testing.T) {
-	path := filepath.Join(parquetTesting(t), "data", "large_string_map.brotli.parquet")
+	path := filepath.Join(arrowtest.ParquetTesting(t), "data", "large_string_map.brotli.parquet")
 	mem := checked(t)
 	ds, err := Open(context.Background(), storeFor(t, path), filepath.Base(path), Options{Mem: mem, Ordered: true})
 	if err != nil {

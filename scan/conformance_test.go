@@ -18,35 +18,6 @@ import (
 	"github.com/sluice-data/sluice/store"
 )
 
-// parquetTesting locates the Parquet format project's test files, kept
-// beside the repository at ../shared/testdata/parquet-testing. CI must
-// have them: a missing directory fails there instead of skipping.
-func parquetTesting(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	root := filepath.Join(dir, "..", "shared", "testdata", "parquet-testing")
-	if _, err := os.Stat(filepath.Join(root, "data")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("parquet-testing files missing at %s (CI needs ../shared beside the repository)", root)
-		}
-		t.Skipf("parquet-testing files not found at %s", root)
-	}
-	return root
-}
-
 // testFiles lists every Parquet-ish file under dir (encrypted ones and
 // the bad_data ones included).
 func testFiles(t *testing.T, dir string) []string {
@@ -97,31 +68,31 @@ func sumOf(rec arrow.RecordBatch) sums {
 // scanFile scans one local file through a file store.
 func scanFile(t *testing.T, path string, opts Options) (sums, Stats, error) {
 	t.Helper()
-	st := storeFor(t, path)
-	ds, err := Open(context.Background(), st, filepath.Base(path), opts)
+	_, got, stats, err := scanLocal(t, path, opts)
 	if err != nil {
-		return sums{}, Stats{}, err
+		return sums{}, stats, err
 	}
-	s := ds.Scan(context.Background())
-	defer s.Close()
-	var got []Batch
-	for s.Next() {
-		got = append(got, s.Batch())
-	}
-	defer func() {
-		for _, b := range got {
-			b.Release()
-		}
-	}()
-	if err := s.Err(); err != nil {
-		return sums{}, s.Stats(), err
-	}
-	sortBatches(got)
+	defer releaseBatches(got)
 	sum := newSummer()
 	for _, b := range got {
 		sum.add(b.RecordBatch)
 	}
-	return sum.sums(), s.Stats(), nil
+	return sum.sums(), stats, nil
+}
+
+// scanLocal opens one local file through a file store and scans it
+// whole: its dataset, its batches in dataset order (for the caller to
+// release) and the scan's stats. An error from Open comes with no stats.
+func scanLocal(t *testing.T, path string, opts Options) (*Dataset, []Batch, Stats, error) {
+	t.Helper()
+	ds, err := Open(context.Background(), storeFor(t, path), filepath.Base(path), opts)
+	if err != nil {
+		return nil, nil, Stats{}, err
+	}
+	s := ds.Scan(context.Background())
+	defer s.Close()
+	got, err := drain(s)
+	return ds, got, s.Stats(), err
 }
 
 // checkCleanError asserts an error is the one-line kind that names the file.
@@ -141,7 +112,7 @@ func checkCleanError(t *testing.T, err error, path string) {
 // values (all columns, then each column alone) where arrow-go reads the
 // file, a clean error naming the file where it cannot.
 func TestParquetTesting(t *testing.T) {
-	root := parquetTesting(t)
+	root := arrowtest.ParquetTesting(t)
 	files := append(testFiles(t, filepath.Join(root, "data")), testFiles(t, filepath.Join(root, "bad_data"))...)
 	readable := 0
 	for _, path := range files {
@@ -201,7 +172,7 @@ func TestParquetTesting(t *testing.T) {
 func retained(r arrow.RecordBatch) arrow.RecordBatch { r.Retain(); return r }
 
 func TestParquetTestingFilter(t *testing.T) {
-	root := parquetTesting(t)
+	root := arrowtest.ParquetTesting(t)
 	path := filepath.Join(root, "data", "alltypes_plain.parquet")
 	rec, err := arrowGoRead(path)
 	if err != nil {

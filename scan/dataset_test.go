@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -42,22 +43,11 @@ func put(t testing.TB, st *store.Store, key string, start, rows int, rowGroup in
 	a.Release()
 	s.Release()
 	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(sc, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rowGroup)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
+	data := arrowtest.Parquet(t, rec, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rowGroup)))
+	if _, err := st.Put(context.Background(), key, bytes.NewReader(data), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Put(context.Background(), key, bytes.NewReader(buf.Bytes()), store.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return data
 }
 
 func TestHivePartitions(t *testing.T) {

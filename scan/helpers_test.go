@@ -99,19 +99,11 @@ func (s *summer) sums() sums {
 // their positions, and sums them.
 func collect(t testing.TB, s *Scanner) (sums, []Position) {
 	t.Helper()
-	var got []Batch
-	for s.Next() {
-		got = append(got, s.Batch())
-	}
-	defer func() {
-		for _, b := range got {
-			b.Release()
-		}
-	}()
-	if err := s.Err(); err != nil {
+	got, err := drain(s)
+	if err != nil {
 		t.Fatalf("scan: %v", err)
 	}
-	sortBatches(got)
+	defer releaseBatches(got)
 	sum := newSummer()
 	var pos []Position
 	for i, b := range got {
@@ -236,6 +228,27 @@ func genStore(t testing.TB, table string, opts gen.Options) (*store.Store, [][]b
 		files = append(files, data)
 	}
 	return st, files
+}
+
+// drain reads a scan to its end and returns its batches in dataset
+// order, for the caller to release; on an error it releases what it read.
+func drain(s *Scanner) ([]Batch, error) {
+	var got []Batch
+	for s.Next() {
+		got = append(got, s.Batch())
+	}
+	if err := s.Err(); err != nil {
+		releaseBatches(got)
+		return nil, err
+	}
+	sortBatches(got)
+	return got, nil
+}
+
+func releaseBatches(bs []Batch) {
+	for _, b := range bs {
+		b.Release()
+	}
 }
 
 // sortBatches puts batches in dataset order.

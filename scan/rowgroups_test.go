@@ -18,19 +18,11 @@ func scanGroups(t *testing.T, ds *Dataset) (map[groupID]sums, []Position) {
 	t.Helper()
 	s := ds.Scan(context.Background())
 	defer s.Close()
-	var got []Batch
-	for s.Next() {
-		got = append(got, s.Batch())
-	}
-	defer func() {
-		for _, b := range got {
-			b.Release()
-		}
-	}()
-	if err := s.Err(); err != nil {
+	got, err := drain(s)
+	if err != nil {
 		t.Fatalf("scan: %v", err)
 	}
-	sortBatches(got)
+	defer releaseBatches(got)
 	summers := map[groupID]*summer{}
 	var pos []Position
 	for _, b := range got {

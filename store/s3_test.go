@@ -24,6 +24,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/s3server"
 	"github.com/sluice-data/sluice/store"
@@ -93,10 +94,7 @@ func minio(t testing.TB) s3Target {
 		bucket:    os.Getenv("SLUICE_TEST_S3_BUCKET"),
 	}
 	if tg.endpoint == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("SLUICE_TEST_S3_ENDPOINT is not set: CI must run the S3 tests against MinIO (run them through ./scripts/test)")
-		}
-		t.Skip("SLUICE_TEST_S3_ENDPOINT not set; ./scripts/test runs these against MinIO")
+		arrowtest.Unavailable(t, "SLUICE_TEST_S3_ENDPOINT is not set; ./scripts/test runs these against MinIO")
 	}
 	if tg.accessKey == "" || tg.secretKey == "" {
 		t.Fatal("SLUICE_TEST_S3_ENDPOINT is set but AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY are not")
@@ -563,34 +561,16 @@ func TestS3NotAnS3Server(t *testing.T) {
 // parts of a multipart upload still get the SDK's retries: no caller can
 // retry one part. Everything else makes one attempt.
 func TestS3PartsKeepRetries(t *testing.T) {
-	tg := embedded(t)
-	rp := proxy(t, tg.endpoint)
-	var throttle, partPuts, puts atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPut {
-			if r.URL.Query().Has("partNumber") {
-				partPuts.Add(1)
-			} else {
-				puts.Add(1)
-			}
-			if throttle.Add(-1) >= 0 {
-				slowDown(w, r)
-				return
-			}
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	st := s3Target{endpoint: srv.URL, accessKey: tg.accessKey, secretKey: tg.secretKey}.open(t, tg.bucket,
-		func(o *store.Options) { o.Attempts = 1 })
+	var th throttler
+	st := th.open(t)
 	ctx := context.Background()
 
-	throttle.Store(2) // the first part's first two tries
+	th.throttle.Store(2) // the first part's first two tries
 	big := bytes.Repeat([]byte("sluice!!"), (11<<20)/8)
 	if _, err := st.Put(ctx, "parts/big", bytes.NewReader(big), store.WriteOptions{PartSize: 5 << 20, Concurrency: 1}); err != nil {
 		t.Fatalf("multipart upload with two throttled part tries: %v", err)
 	}
-	if n := partPuts.Load(); n != 3+2 {
+	if n := th.partPuts.Load(); n != 3+2 {
 		t.Errorf("%d part uploads, want 3 parts + 2 retries", n)
 	}
 	got, err := st.ReadAll(ctx, "parts/big")
@@ -598,10 +578,10 @@ func TestS3PartsKeepRetries(t *testing.T) {
 		t.Fatalf("read back %d bytes: %v", len(got), err)
 	}
 
-	throttle.Store(1)
+	th.throttle.Store(1)
 	_, err = st.Put(ctx, "parts/small", strings.NewReader("x"), store.WriteOptions{})
-	if !store.IsRetryable(err) || puts.Load() != 1 {
-		t.Errorf("single PUT throttled once: %d tries, %v; want 1 try and a retryable error", puts.Load(), err)
+	if !store.IsRetryable(err) || th.puts.Load() != 1 {
+		t.Errorf("single PUT throttled once: %d tries, %v; want 1 try and a retryable error", th.puts.Load(), err)
 	}
 }
 
@@ -870,22 +850,8 @@ func TestS3PartsAdapt(t *testing.T) {
 // retries parts: each try is one request, and a part it gives up on fails
 // the upload, which leaves nothing pending.
 func TestS3RetryPart(t *testing.T) {
-	tg := embedded(t)
-	rp := proxy(t, tg.endpoint)
-	var throttle, partPuts atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPut && r.URL.Query().Has("partNumber") {
-			partPuts.Add(1)
-			if throttle.Add(-1) >= 0 {
-				slowDown(w, r)
-				return
-			}
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	st := s3Target{endpoint: srv.URL, accessKey: tg.accessKey, secretKey: tg.secretKey}.open(t, tg.bucket,
-		func(o *store.Options) { o.Attempts = 1 })
+	var th throttler
+	st := th.open(t)
 	ctx := context.Background()
 	big := bytes.Repeat([]byte("sluice!!"), (11<<20)/8) // three parts
 
@@ -894,11 +860,11 @@ func TestS3RetryPart(t *testing.T) {
 	opts := store.WriteOptions{PartSize: 5 << 20, Concurrency: 1, RetryPart: func(ctx context.Context, try func() error) error {
 		return policy.Do(ctx, func() error { tries.Add(1); return try() })
 	}}
-	throttle.Store(2)
+	th.throttle.Store(2)
 	if _, err := st.Put(ctx, "retrypart/big", bytes.NewReader(big), opts); err != nil {
 		t.Fatalf("two throttled part tries under the caller's policy: %v", err)
 	}
-	if p, n := partPuts.Load(), tries.Load(); p != 5 || n != 5 {
+	if p, n := th.partPuts.Load(), tries.Load(); p != 5 || n != 5 {
 		t.Errorf("%d part requests, %d tries of the policy; want 3 parts + 2 retries, one request a try", p, n)
 	}
 	if got, err := st.ReadAll(ctx, "retrypart/big"); err != nil || !bytes.Equal(got, big) {
@@ -906,21 +872,53 @@ func TestS3RetryPart(t *testing.T) {
 	}
 
 	// A policy that never retries: the first throttle fails the upload.
-	partPuts.Store(0)
-	throttle.Store(1)
+	th.partPuts.Store(0)
+	th.throttle.Store(1)
 	opts.RetryPart = func(ctx context.Context, try func() error) error { return try() }
 	if _, err := st.Put(ctx, "retrypart/failed", bytes.NewReader(big), opts); !store.IsRetryable(err) {
 		t.Fatalf("a throttled part without retries: %v, want a retryable error", err)
 	}
-	if p := partPuts.Load(); p != 1 {
+	if p := th.partPuts.Load(); p != 1 {
 		t.Errorf("%d part requests, want 1 (the SDK retried the part)", p)
 	}
-	if n := pendingUploads(t, tg, "retrypart/failed"); n != 0 {
+	if n := pendingUploads(t, th.tg, "retrypart/failed"); n != 0 {
 		t.Errorf("%d uploads pending after a failed part", n)
 	}
 	if _, err := st.Stat(ctx, "retrypart/failed"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("failed object visible: %v", err)
 	}
+}
+
+// throttler stands between a store and the embedded server: it answers
+// SlowDown to as many PUTs as throttle holds, and counts the part uploads
+// and the single PUTs that reach it.
+type throttler struct {
+	tg                       s3Target
+	throttle, partPuts, puts atomic.Int32
+}
+
+// open returns a store with Attempts 1 (a caller that retries whole
+// requests itself) whose requests go through the throttler.
+func (th *throttler) open(t *testing.T) *store.Store {
+	th.tg = embedded(t)
+	rp := proxy(t, th.tg.endpoint)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			if r.URL.Query().Has("partNumber") {
+				th.partPuts.Add(1)
+			} else {
+				th.puts.Add(1)
+			}
+			if th.throttle.Add(-1) >= 0 {
+				slowDown(w, r)
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return s3Target{endpoint: srv.URL, accessKey: th.tg.accessKey, secretKey: th.tg.secretKey}.open(t, th.tg.bucket,
+		func(o *store.Options) { o.Attempts = 1 })
 }
 
 // slowDown answers as S3 does above its request rate: 503 SlowDown,

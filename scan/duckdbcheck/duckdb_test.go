@@ -100,7 +100,7 @@ const rowColumn = "__sluice_row"
 // number, so a value in the wrong row counts as wrong. Where the sums
 // differ, the first rows that differ are shown.
 func TestAgainstDuckDB(t *testing.T) {
-	root := parquetTesting(t)
+	root := arrowtest.ParquetTesting(t)
 	var files []string
 	for _, dir := range []string{"data", "bad_data"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, e os.DirEntry, err error) error {
@@ -600,21 +600,3 @@ func quoteName(s string) string   { return `"` + strings.ReplaceAll(s, `"`, `""`
 func quoteString(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
 
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
-
-// parquetTesting locates the Parquet format project's test files, kept
-// beside the repository at ../shared/testdata/parquet-testing. CI must
-// have them: a missing directory fails there instead of skipping.
-func parquetTesting(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "testdata", "parquet-testing"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "data")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("parquet-testing files missing at %s (CI needs ../shared beside the repository)", root)
-		}
-		t.Skipf("parquet-testing files not found at %s", root)
-	}
-	return root
-}
