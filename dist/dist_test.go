@@ -22,6 +22,7 @@ import (
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/internal/s3test"
+	"github.com/sluice-data/sluice/internal/testenv"
 	"github.com/sluice-data/sluice/store"
 	"github.com/sluice-data/sluice/store/storetest"
 )
@@ -339,7 +340,7 @@ func TestTaskFailuresFailTheJob(t *testing.T) {
 func TestWorkerCannotReachStore(t *testing.T) {
 	endpoint := os.Getenv("SLUICE_TEST_S3_ENDPOINT")
 	if endpoint == "" {
-		arrowtest.Unavailable(t, "SLUICE_TEST_S3_ENDPOINT is not set; ./scripts/test runs this test against MinIO")
+		testenv.Unavailable(t, "SLUICE_TEST_S3_ENDPOINT is not set; ./scripts/test runs this test against MinIO")
 	}
 	bucket := os.Getenv("SLUICE_TEST_S3_BUCKET")
 	if bucket == "" {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-data/sluice/internal/arrowtest"
+	"github.com/sluice-data/sluice/internal/testenv"
 )
 
 // TestConformance runs versitygw's S3 integration suite (its full-flow
@@ -25,7 +25,7 @@ import (
 func TestConformance(t *testing.T) {
 	bin := os.Getenv("SLUICE_TEST_S3_CONFORMANCE")
 	if bin == "" {
-		arrowtest.Unavailable(t, "SLUICE_TEST_S3_CONFORMANCE is not set (scripts/test sets it)")
+		testenv.Unavailable(t, "SLUICE_TEST_S3_CONFORMANCE is not set (scripts/test sets it)")
 	}
 	if testing.Short() {
 		t.Skip("the conformance suite takes about a minute")

@@ -24,8 +24,8 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/internal/retry"
+	"github.com/sluice-data/sluice/internal/testenv"
 	"github.com/sluice-data/sluice/s3server"
 	"github.com/sluice-data/sluice/store"
 	"github.com/sluice-data/sluice/store/storetest"
@@ -94,7 +94,7 @@ func minio(t testing.TB) s3Target {
 		bucket:    os.Getenv("SLUICE_TEST_S3_BUCKET"),
 	}
 	if tg.endpoint == "" {
-		arrowtest.Unavailable(t, "SLUICE_TEST_S3_ENDPOINT is not set; ./scripts/test runs these against MinIO")
+		testenv.Unavailable(t, "SLUICE_TEST_S3_ENDPOINT is not set; ./scripts/test runs these against MinIO")
 	}
 	if tg.accessKey == "" || tg.secretKey == "" {
 		t.Fatal("SLUICE_TEST_S3_ENDPOINT is set but AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY are not")

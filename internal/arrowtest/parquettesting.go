@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sluice-data/sluice/internal/testenv"
 )
 
 // ParquetTesting locates the Parquet format project's test files, kept
@@ -27,7 +29,7 @@ func ParquetTesting(t testing.TB) string {
 	}
 	root := filepath.Join(dir, "..", "shared", "testdata", "parquet-testing")
 	if _, err := os.Stat(filepath.Join(root, "data")); err != nil {
-		Unavailable(t, "parquet-testing files not found at %s (../shared beside the repository)", root)
+		testenv.Unavailable(t, "parquet-testing files not found at %s (../shared beside the repository)", root)
 	}
 	return root
 }

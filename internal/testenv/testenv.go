@@ -1,4 +1,5 @@
-package arrowtest
+// Package testenv holds what tests share about their environment.
+package testenv
 
 import (
 	"fmt"
