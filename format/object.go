@@ -31,7 +31,7 @@ func CreateOptions(ctx context.Context, st *store.Store, key string, f Format, s
 	if key == "" || strings.HasSuffix(key, "/") {
 		return nil, &NotObjectError{URL: st.URL(key)}
 	}
-	sw, err := st.NewWriter(ctx, key, store.WriteOptions{})
+	sw, err := st.NewWriter(ctx, key, store.WriteOptions{Memory: o.UploadMemory})
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,10 @@ type Options struct {
 	// once (0: GOMAXPROCS; 1: on the caller's goroutine, by arrow-go's
 	// own writer, as are schemas with nested columns).
 	Encoders int
+	// UploadMemory bounds what an object made by Create buffers for its
+	// upload: the parts in flight and the one filling
+	// (store.WriteOptions.Memory; 0: the store's default).
+	UploadMemory int64
 }
 
 func (o Options) rowGroupRows() int64 {
@@ -55,8 +59,8 @@ func (o Options) rowGroupRows() int64 {
 
 // Check says whether the options are valid, before anything is written.
 func (o Options) Check() error {
-	if o.RowGroupRows < 0 || o.RowGroupBytes < 0 || o.Encoders < 0 {
-		return errors.New("row-group size and encoders must not be negative")
+	if o.RowGroupRows < 0 || o.RowGroupBytes < 0 || o.Encoders < 0 || o.UploadMemory < 0 {
+		return errors.New("row-group size, encoders and upload memory must not be negative")
 	}
 	return CheckCompression(o.Compression)
 }

@@ -569,6 +569,7 @@ func (d *Dataset) choose() error {
 			pages, batch := decodeMemory(f.md, rg, f.leaves, g.batchRows)
 			d.mem.pages, d.mem.batch = max(d.mem.pages, pages), max(d.mem.batch, batch)
 			d.mem.unit = max(d.mem.unit, g.bytes)
+			d.mem.batches = max(d.mem.batches, (rg.NumRows()+g.batchRows-1)/max(g.batchRows, 1))
 			d.groups = append(d.groups, g)
 			d.open.rowGroups++
 			d.open.bytesNeeded += g.bytes

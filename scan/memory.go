@@ -58,16 +58,23 @@ func arrowWidth(c interface {
 }
 
 // memEstimate is the most any row group read takes, over those chosen:
-// its fetched bytes, its page buffers, one of its batches.
-type memEstimate struct{ unit, pages, batch int64 }
+// its fetched bytes, its page buffers, one of its batches, and how many
+// batches the longest is decoded into.
+type memEstimate struct{ unit, pages, batch, batches int64 }
 
 // decodeReserve is the share of the memory budget kept for decoding when
 // workers row groups are decoded at once: their page buffers, and per
 // worker a batch being built, one waiting to be sent and one in the
-// channel, plus the one the consumer holds.
+// channel, plus the one the consumer holds. An ordered scan also holds
+// every batch of the row groups decoded ahead of the one due until their
+// turn: all workers' but one.
 func (d *Dataset) decodeReserve(workers int) int64 {
 	w := int64(workers)
-	return w*d.mem.pages + (3*w+1)*d.mem.batch
+	batches := 3*w + 1
+	if d.opts.Ordered {
+		batches += (w - 1) * d.mem.batches
+	}
+	return w*d.mem.pages + batches*d.mem.batch
 }
 
 // workers is how many row groups are decoded at once: Options.Concurrency,

@@ -118,3 +118,34 @@ func TestLocalReadAhead(t *testing.T) {
 		t.Errorf("a 1 GiB budget held %d bytes, the default %d: the test does not tell them apart", st2.Fetch.MemoryHigh, st1.Fetch.MemoryHigh)
 	}
 }
+
+// TestOrderedReserve: an ordered scan's reserve also holds the batches of
+// the row groups decoded ahead of the one due (every worker's but one),
+// so a budget that fits two unordered workers' buffers fits one ordered.
+func TestOrderedReserve(t *testing.T) {
+	st, _ := genStore(t, "lineitem", gen.Options{Rows: 40_000, Files: 2, Seed: 1, RowGroupRows: 5000})
+	open := func(memory int64, ordered bool) *Dataset {
+		ds, err := Open(context.Background(), st, "lineitem/", Options{Concurrency: 2, Memory: memory, BatchRows: 1000, Ordered: ordered, Mem: checked(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ds
+	}
+	free, ordered := open(1<<30, false), open(1<<30, true)
+	if free.mem.batches != 5 {
+		t.Fatalf("row groups of 5000 rows in batches of 1000: %d batches a row group, want 5", free.mem.batches)
+	}
+	if got, want := ordered.decodeReserve(1), free.decodeReserve(1); got != want {
+		t.Fatalf("one ordered worker reserves %d, want what an unordered one does (%d): nothing is decoded ahead", got, want)
+	}
+	if got, want := ordered.decodeReserve(2)-free.decodeReserve(2), 5*free.mem.batch; got != want {
+		t.Fatalf("two ordered workers reserve %d more than unordered, want a row group's 5 batches (%d)", got, want)
+	}
+	budget := free.decodeReserve(2)*4/3 + 64
+	if w := open(budget, false).workers(); w != 2 {
+		t.Fatalf("unordered, a budget for 2 workers' buffers: %d workers", w)
+	}
+	if w := open(budget, true).workers(); w != 1 {
+		t.Fatalf("ordered, the same budget: %d workers, want 1", w)
+	}
+}

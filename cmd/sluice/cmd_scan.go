@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -134,18 +135,25 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	// heap outgrow the budget. What the pool keeps is part of the budget.
 	keep := min(memBudget/8, 32<<20)
 	pool := mempool.New(keep)
-	var writeShare int64
+	// What the output holds comes out of the budget too, so that the
+	// whole process stays within it (plus the runtime's own): a Parquet
+	// row group is held, encoded, until it is full; an upload to S3 holds
+	// its parts in flight and the one filling (a file is written as it
+	// comes).
+	var writeShare, uploadShare int64
 	if sink.f == format.Parquet {
-		// A row group is held, encoded, until it is full: bound its bytes
-		// by a share of the budget, which the scan then does not take.
 		writeShare = memBudget / 4
 		sink.wopts.RowGroupBytes = writeShare
+	}
+	if strings.HasPrefix(opts.output, "s3://") {
+		uploadShare = min(memBudget/4, 32<<20)
+		sink.wopts.UploadMemory = uploadShare
 	}
 	so := scan.Options{
 		Columns:     columns,
 		Filter:      opts.filter,
 		BatchRows:   opts.batchRows,
-		Memory:      memBudget - keep - writeShare,
+		Memory:      memBudget - keep - writeShare - uploadShare,
 		Concurrency: opts.concurrency,
 		ReadDict:    flags.dict,
 		Mem:         pool,
@@ -162,7 +170,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	if err := exec.CheckDict(ds.Schema(), flags.dict); err != nil {
 		return usageError{err}
 	}
-	if need := ds.MinMemory() + keep + writeShare; need > memBudget {
+	if need := ds.MinMemory() + keep + writeShare + uploadShare; need > memBudget {
 		given := opts.memory
 		if given == "" {
 			given = "512MiB (the default)"
@@ -171,17 +179,11 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 			given, float64(need)/(1<<20))
 		memBudget = need
 	}
-	// Parquet output buffers a row group, which a quarter of the budget
-	// bounds (taken from what the scan may fetch ahead); the outputs
-	// hold a buffer, an upload part or the batches of a reorder window.
-	var extra int64
-	if !sink.counting() && opts.output != "-" {
-		extra += 32 << 20
-	}
-	if order == collect.Dataset {
-		extra += 64 << 20
-	}
-	defer boundHeap(memBudget, extra)()
+	// Parquet's encoders hold more than the Arrow bytes of their row
+	// group (dictionary hash tables, pages, the batches queued for each
+	// column): measured up to four times as much on lineitem, which the
+	// heap is given room for rather than collecting without end.
+	defer boundHeap(memBudget + 3*writeShare)()
 
 	if order == collect.Arrival && sink.f == format.IPCStream {
 		sink.positionsOf(ds.Plan())

@@ -9,9 +9,9 @@ import (
 func TestBoundHeap(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	t.Setenv("GOMEMLIMIT", "")
-	restore := boundHeap(100<<20, 7<<20)
-	if got, want := debug.SetMemoryLimit(-1), int64(100<<20+heapSlack+7<<20); got != want {
-		t.Errorf("limit %d, want budget + slack + extra = %d", got, want)
+	restore := boundHeap(100 << 20)
+	if got, want := debug.SetMemoryLimit(-1), int64(100<<20+heapSlack); got != want {
+		t.Errorf("limit %d, want budget + slack = %d", got, want)
 	}
 	restore()
 	if got := debug.SetMemoryLimit(-1); got != before {
@@ -20,7 +20,7 @@ func TestBoundHeap(t *testing.T) {
 
 	// GOMEMLIMIT is the user's word: left as the runtime read it.
 	t.Setenv("GOMEMLIMIT", "1GiB")
-	restore = boundHeap(100<<20, 0)
+	restore = boundHeap(100 << 20)
 	if got := debug.SetMemoryLimit(-1); got != before {
 		t.Errorf("with GOMEMLIMIT set, limit %d, want %d", got, before)
 	}
