@@ -228,22 +228,27 @@ func TestStalledRequestIsReissued(t *testing.T) {
 
 // A request that pauses past the stall limit and then goes on, before the
 // duplicate raced against it has delivered, was a false alarm: the
-// duplicate is dropped and no byte is read twice.
+// duplicate is dropped and no byte is read twice. The duplicate decides
+// by events, not by a time: it never delivers, and it must be cancelled
+// while the original goes on, before the original ends.
 func TestPauseIsNotRacedToTheEnd(t *testing.T) {
 	st0, inner := testStore(t, "")
 	data, _ := put(t, inner, "s", 256*KiB, 6)
 	h := &hookDriver{Driver: st0.Driver()}
+	ended := make(chan struct{})
 	h.hook = func(ctx context.Context, key string, call int, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error, bool) {
 		switch call {
 		case 1:
 			rc, info, err := inner.ReadRange(ctx, key, r, o)
-			return &pauseBody{ctx: ctx, rc: rc, at: r.Len / 4, pause: 250 * time.Millisecond, trickle: 2 * time.Millisecond}, info, err, true
-		case 2: // the duplicate's first byte comes after the original went on
+			return &pauseBody{ctx: ctx, rc: rc, at: r.Len / 4, pause: 250 * time.Millisecond, trickle: 2 * time.Millisecond, ended: ended}, info, err, true
+		case 2:
 			select {
-			case <-time.After(400 * time.Millisecond):
+			case <-ended:
+				t.Error("the duplicate was still running when the original ended: not dropped when the original went on")
+				<-ctx.Done()
 			case <-ctx.Done():
-				return nil, store.ObjectInfo{}, ctx.Err(), true
 			}
+			return nil, store.ObjectInfo{}, ctx.Err(), true
 		}
 		return nil, store.ObjectInfo{}, nil, false
 	}
@@ -257,7 +262,7 @@ func TestPauseIsNotRacedToTheEnd(t *testing.T) {
 }
 
 // pauseBody hands out at bytes of rc, pauses once, then the rest a KiB
-// at a time, trickle apart.
+// at a time, trickle apart; ended, if set, is closed at the end of rc.
 type pauseBody struct {
 	ctx            context.Context
 	rc             io.ReadCloser
@@ -265,6 +270,7 @@ type pauseBody struct {
 	pause, trickle time.Duration
 	n              int64
 	paused         bool
+	ended          chan struct{}
 }
 
 func (b *pauseBody) Read(p []byte) (int, error) {
@@ -289,6 +295,10 @@ func (b *pauseBody) Read(p []byte) (int, error) {
 	}
 	n, err := b.rc.Read(p)
 	b.n += int64(n)
+	if err == io.EOF && b.ended != nil {
+		close(b.ended)
+		b.ended = nil
+	}
 	return n, err
 }
 
