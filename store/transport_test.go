@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,8 +160,24 @@ func TestTransportWatchdogDisabled(t *testing.T) {
 // after the first wave (Go's default keeps only 2 idle per host).
 func TestTransportKeepsIdleConnections(t *testing.T) {
 	var conns = make(chan struct{}, 1000)
+	// Each wave's requests are answered only once all 32 have arrived,
+	// so every wave needs 32 connections at once whatever the load: the
+	// first opens them, the second must find them idle.
+	var mu sync.Mutex
+	var arrived int
+	gate := make(chan struct{})
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		g := gate
+		if arrived++; arrived == 32 {
+			close(gate)
+		}
+		mu.Unlock()
+		select {
+		case <-g:
+		case <-time.After(10 * time.Second):
+			t.Error("a wave's 32 requests did not all arrive")
+		}
 		w.Write([]byte("ok"))
 	}))
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -174,6 +191,9 @@ func TestTransportKeepsIdleConnections(t *testing.T) {
 	defer tr.CloseIdleConnections()
 
 	wave := func() {
+		mu.Lock()
+		arrived, gate = 0, make(chan struct{})
+		mu.Unlock()
 		errs := make(chan error, 32)
 		for range 32 {
 			go func() {
@@ -194,7 +214,10 @@ func TestTransportKeepsIdleConnections(t *testing.T) {
 	wave()
 	first := len(conns)
 	wave()
-	if opened := len(conns) - first; opened > 2 {
+	if first != 32 {
+		t.Fatalf("the first wave opened %d connections, want 32", first)
+	}
+	if opened := len(conns) - first; opened > 0 {
 		t.Errorf("second wave opened %d new connections; idle ones should be reused", opened)
 	}
 }
