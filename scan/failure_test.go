@@ -5,9 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/sim"
@@ -143,5 +149,111 @@ func TestMissingObject(t *testing.T) {
 	}
 	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "part-00000.parquet") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// cutDriver serves a store's objects, except that once armed, every read
+// of key stops at byte cut of the object: it reports reaching it and
+// then waits until its request is cancelled.
+type cutDriver struct {
+	store.Driver
+	key     string
+	cut     int64
+	armed   atomic.Bool
+	reached chan struct{}
+	once    sync.Once
+}
+
+func (d *cutDriver) ReadRange(ctx context.Context, key string, r store.Range, opts store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error) {
+	rc, info, err := d.Driver.ReadRange(ctx, key, r, opts)
+	if err != nil || key != d.key || !d.armed.Load() {
+		return rc, info, err
+	}
+	return &cutReader{ReadCloser: rc, d: d, ctx: ctx, left: d.cut - r.Off}, info, nil
+}
+
+type cutReader struct {
+	io.ReadCloser
+	d    *cutDriver
+	ctx  context.Context
+	left int64 // bytes before the cut
+}
+
+func (r *cutReader) Read(p []byte) (int, error) {
+	if r.left <= 0 {
+		r.d.once.Do(func() { close(r.d.reached) })
+		<-r.ctx.Done()
+		return 0, r.ctx.Err()
+	}
+	p = p[:min(int64(len(p)), r.left)]
+	n, err := r.ReadCloser.Read(p)
+	r.left -= int64(n)
+	return n, err
+}
+
+// TestCloseMidBatch: a scan closed while a worker is in the middle of
+// a batch (the first column of the projection decoded into arrow-go's
+// builders, the read of the second waiting for bytes that never come)
+// gives every byte of the allocator back, ordered or not: arrow-go's
+// read, cut short by the cancellation, fails, and the reader's Release
+// frees what its builders held.
+func TestCloseMidBatch(t *testing.T) {
+	src, _ := genStore(t, "lineitem", gen.Options{Rows: 8000, Files: 1, Seed: 6, RowGroupRows: 8000})
+	cols := []string{"l_returnflag", "l_comment"}
+	ds, err := Open(context.Background(), src, "lineitem/", Options{Columns: cols})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := ds.groups[0]
+	if len(g.ranges) != 2 {
+		t.Fatalf("%d ranges, want one per column", len(g.ranges))
+	}
+	for _, ordered := range []bool{false, true} {
+		for _, batch := range []int{100, 1000, 8000} {
+			// Bytes stop in the middle of the first column's chunk, then
+			// of the second's. What the first case holds while waiting
+			// (nothing decoded yet) tells, in the second, when the first
+			// column's values are in the builders.
+			var before int64
+			for c, r := range g.ranges {
+				d := &cutDriver{Driver: src.Driver(), key: g.file.key, cut: r.Off + r.Len/2, reached: make(chan struct{})}
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				ds, err := Open(context.Background(), store.New(d, "mem://cut/"), "lineitem/", Options{Mem: mem, Columns: cols, BatchRows: batch, Ordered: ordered})
+				if err != nil {
+					t.Fatal(err)
+				}
+				d.armed.Store(true)
+				s := ds.Scan(context.Background())
+				<-d.reached
+				waitFor(t, func() bool { return parkedIn("fetch.(*Unit).wait") && int64(mem.CurrentAlloc()) > before })
+				if c == 0 {
+					before = int64(mem.CurrentAlloc())
+				}
+				s.Close()
+				if err := s.Err(); err != nil {
+					t.Fatalf("Err after Close: %v", err)
+				}
+				if n := mem.CurrentAlloc(); n != 0 {
+					t.Fatalf("ordered %v, batches of %d, cut in column %d: %d bytes still allocated after Close", ordered, batch, c, n)
+				}
+			}
+		}
+	}
+}
+
+// parkedIn reports whether some goroutine is blocked in the function.
+func parkedIn(fn string) bool {
+	buf := make([]byte, 1<<20)
+	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), fn)
+}
+
+// waitFor waits until cond holds, failing the test if it never does.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := 0; !cond(); i++ {
+		if i == 10_000 {
+			t.Fatal("the condition never held")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -67,6 +67,13 @@ func (s *Scanner) nextOrdered() (Batch, bool) {
 		due := o.due
 		o.mu.Unlock()
 		if due >= len(s.ds.groups) {
+			// Every row group is delivered, but the worker that sent the
+			// last batch may still be in arrow-go's final read of its row
+			// group, holding buffers of the allocator. The scan ends, as
+			// an unordered one does, when out closes: every worker done.
+			for b := range s.out {
+				b.Release() // none comes: every row group is delivered
+			}
 			return Batch{}, false
 		}
 		if bs := o.held[due]; len(bs) > 0 {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/sluice-data/sluice/gen"
 )
 
@@ -67,5 +69,40 @@ func TestOrderedClose(t *testing.T) {
 	s.Close()
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestScanEndHoldsNothing: once Next has said the scan is over, the
+// scan holds no memory and no worker still runs, ordered or not, before
+// any Close. A consumer that reads to the end and checks (or reuses) its
+// allocator before closing, or that forgets Close, must find nothing
+// outstanding. The ordered scan used to end as soon as the last row
+// group was delivered, while the worker that decoded it was still in
+// arrow-go's last read of it, holding its buffers.
+func TestScanEndHoldsNothing(t *testing.T) {
+	st, _ := genStore(t, "lineitem", gen.Options{Rows: 6000, Files: 2, Seed: 5, RowGroupRows: 1000})
+	for _, ordered := range []bool{false, true} {
+		for _, conc := range []int{1, 3} {
+			for range 20 {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				ds, err := Open(context.Background(), st, "lineitem/", Options{Mem: mem, BatchRows: 400, Concurrency: conc, Ordered: ordered})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := ds.Scan(context.Background())
+				for s.Next() {
+					s.Batch().Release()
+				}
+				if err := s.Err(); err != nil {
+					t.Fatal(err)
+				}
+				if n := mem.CurrentAlloc(); n != 0 {
+					s.Close()
+					t.Fatalf("ordered %v, %d workers: %d bytes still allocated after Next said the scan is over", ordered, conc, n)
+				}
+				s.Close()
+				mem.AssertSize(t, 0)
+			}
+		}
 	}
 }

@@ -195,7 +195,9 @@ func (s *Scanner) send(b Batch) error {
 	}
 }
 
-// Next waits for the next batch; false means the scan is over (see Err).
+// Next waits for the next batch; false means the scan is over (see Err),
+// its workers done and none of the allocator's memory held but the
+// batches the consumer kept.
 func (s *Scanner) Next() bool {
 	s.cur = Batch{}
 	t := time.Now()
@@ -251,12 +253,7 @@ func (s *Scanner) Close() {
 			s.end = time.Now()
 		}
 		s.mu.Unlock()
-		// A scan read to its end has nothing to stop: its workers are
-		// finishing, and cancelling them could cut arrow-go's last read
-		// of a row group short, which leaves its buffers allocated.
-		if !s.finished() {
-			s.cancel(errClosed)
-		}
+		s.cancel(errClosed)
 		for b := range s.out {
 			b.Release()
 		}
@@ -265,14 +262,4 @@ func (s *Scanner) Close() {
 		}
 		s.plan.Close()
 	})
-}
-
-// finished reports whether an ordered scan has delivered every row group.
-func (s *Scanner) finished() bool {
-	if s.order == nil {
-		return false
-	}
-	s.order.mu.Lock()
-	defer s.order.mu.Unlock()
-	return s.order.due >= len(s.ds.groups)
 }

@@ -479,8 +479,11 @@ func (d *duck) register(ctx context.Context, ds *scan.Dataset, mem memory.Alloca
 	rr := &scanReader{s: ds.Scan(ctx), schema: arrow.NewSchema(fields, nil), mem: mem}
 	rr.refs.Store(1)
 	release, err := d.arrow.RegisterView(rr, name)
+	// The exported stream holds its own reference (and RegisterView
+	// releases it on failure): the stream's release closes the scan,
+	// waiting for its workers, before the test checks its allocator.
+	rr.Release()
 	if err != nil {
-		rr.Release()
 		return "", nil, nil, err
 	}
 	return name, rr, func() {
