@@ -245,24 +245,6 @@ func workerPids(t *testing.T, parent int) []int {
 	return pids
 }
 
-// processAge is how long ago a process started, from /proc.
-func processAge(t *testing.T, pid int) time.Duration {
-	t.Helper()
-	stat, err1 := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	up, err2 := os.ReadFile("/proc/uptime")
-	i := bytes.LastIndexByte(stat, ')')
-	if err1 != nil || err2 != nil || i < 0 {
-		return time.Hour // gone: not a victim
-	}
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 20 {
-		return time.Hour
-	}
-	start, _ := strconv.ParseFloat(f[19], 64) // starttime, in clock ticks (100 a second on Linux)
-	now, _ := strconv.ParseFloat(strings.Fields(string(up))[0], 64)
-	return time.Duration((now - start/100) * float64(time.Second))
-}
-
 func randInt(n int) int {
 	v, _ := rand.Int(rand.Reader, big.NewInt(int64(n)))
 	return int(v.Int64())
@@ -306,24 +288,15 @@ func TestRunFanOutKilledWorker(t *testing.T) {
 		t.Fatal(want.stderr)
 	}
 	for run := range 3 {
-		// Every worker waits 1 s before it commits, so one that started
-		// less than 0.5 s ago is mid-task.
+		// The pause before each commit is only where workers are likely
+		// to be caught; that the victim is mid-task when killed is made
+		// sure by stopping it there.
 		cmd, out, errb := startRun(t, nil, "run", "--workers", "4", "--store", tg.jobs, "--piece-size", "128KiB", "-v",
 			"--x-pause-before-commit", "1s", tg.query("shuffle")+" | show")
 		waitWorkers(t, cmd)
-		time.Sleep(time.Duration(randInt(1500)) * time.Millisecond)
-		var young []int
-		for deadline := time.Now().Add(20 * time.Second); len(young) == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			for _, pid := range workerPids(t, cmd.Process.Pid) {
-				if processAge(t, pid) < 500*time.Millisecond {
-					young = append(young, pid)
-				}
-			}
-		}
-		if len(young) == 0 {
-			t.Fatalf("run %d: no worker started in 20 s", run)
-		}
-		victim := young[randInt(len(young))]
+		time.Sleep(time.Duration(randInt(1500)) * time.Millisecond) // a victim somewhere in the run
+		w := freezeMidTask(t, tg, 30*time.Second)
+		victim := w.pid
 		if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 			t.Fatalf("kill %d: %v", victim, err)
 		}
@@ -337,7 +310,7 @@ func TestRunFanOutKilledWorker(t *testing.T) {
 		if left := tg.left(t); len(left) != 0 {
 			t.Fatalf("run %d: objects left: %q", run, left)
 		}
-		t.Logf("run %d: killed worker %d mid-task; retried", run, victim)
+		t.Logf("run %d: killed worker %d (phase %d task %d) between its output and its commit; retried", run, victim, w.phase, w.index)
 	}
 }
 
@@ -525,4 +498,119 @@ func corruptTaxi(t *testing.T) (dir, taxi string) {
 		t.Fatal(err)
 	}
 	return dir, taxi
+}
+
+// midTask is a worker process of a run, with the task it runs.
+type midTask struct {
+	pid          int
+	phase, index int
+	// attempt is the worker's SLUICE_ATTEMPT: a1 for the local executor,
+	// slurm-JOB-INDEX for Slurm, the pod's name for Kubernetes.
+	attempt string
+}
+
+// freezeMidTask waits for a worker of a job under tg.jobs that has
+// written its output and not committed it, and holds it there stopped
+// (SIGSTOP): a stopped worker cannot commit, so a kill that follows
+// lands mid-task however slowly it comes. Workers found elsewhere in
+// their task are let go again (SIGCONT).
+func freezeMidTask(t *testing.T, tg fanOutTarget, within time.Duration) midTask {
+	t.Helper()
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, w := range jobWorkers(tg.jobs) {
+			if syscall.Kill(w.pid, syscall.SIGSTOP) != nil {
+				continue
+			}
+			if stopped(w.pid) && w.outputNotCommitted(tg.left(t)) {
+				// let it go should the test end before killing it
+				t.Cleanup(func() { syscall.Kill(w.pid, syscall.SIGCONT) })
+				return w
+			}
+			syscall.Kill(w.pid, syscall.SIGCONT)
+		}
+	}
+	t.Fatalf("no worker caught between its output and its commit within %v", within)
+	return midTask{}
+}
+
+// jobWorkers are the processes running `sluice worker` for a job under
+// jobs, whichever executor started them (all run on this machine).
+func jobWorkers(jobs string) []midTask {
+	entries, _ := os.ReadDir("/proc")
+	var ws []midTask
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) < 2 || args[1] != "worker" || !strings.Contains(string(cmdline), jobs) {
+			continue
+		}
+		w := midTask{pid: pid, phase: -1, index: -1}
+		for i, a := range args[:len(args)-1] {
+			switch a {
+			case "--phase":
+				w.phase, _ = strconv.Atoi(args[i+1])
+			case "--index":
+				w.index, _ = strconv.Atoi(args[i+1])
+			}
+		}
+		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		for _, kv := range strings.Split(string(environ), "\x00") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "SLUICE_ATTEMPT":
+				w.attempt = v
+			case "JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID":
+				if w.index < 0 {
+					w.index, _ = strconv.Atoi(v)
+				}
+			}
+		}
+		if w.phase >= 0 && w.index >= 0 && w.attempt != "" {
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
+// stopped waits until a process sent SIGSTOP is stopped; false if it
+// ended first.
+func stopped(pid int) bool {
+	for {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		i := bytes.LastIndexByte(stat, ')')
+		if err != nil || i < 0 || len(stat) < i+3 {
+			return false
+		}
+		switch stat[i+2] {
+		case 'T', 't':
+			return true
+		case 'Z', 'X':
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// outputNotCommitted says whether, among the objects under the jobs
+// URL (keys), the worker's attempt has an output and no done record.
+func (w midTask) outputNotCommitted(keys []string) bool {
+	name := fmt.Sprintf("t%05d-%s-", w.index, w.attempt)
+	out := false
+	for _, k := range keys {
+		dir, base := path.Split("/" + k)
+		if !strings.HasPrefix(base, name) {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(dir, fmt.Sprintf("/p%d/done/", w.phase)):
+			return false
+		case strings.Contains(dir, fmt.Sprintf("/p%d/", w.phase)) && !strings.Contains(dir, "/fail/"):
+			out = true
+		}
+	}
+	return out
 }

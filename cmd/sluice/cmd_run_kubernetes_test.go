@@ -121,8 +121,9 @@ func TestRunKubernetesSecret(t *testing.T) {
 }
 
 // TestRunKubernetesPodDeleted: a pod deleted mid-task (its process
-// killed) is replaced by the Job controller, and the results stay those
-// of one process.
+// killed after writing its output and before committing it) is
+// replaced by the Job controller, and the results stay those of one
+// process.
 func TestRunKubernetesPodDeleted(t *testing.T) {
 	k := needKube(t)
 	tg := localTarget(t)
@@ -134,25 +135,15 @@ func TestRunKubernetesPodDeleted(t *testing.T) {
 		"--x-pause-before-commit", "1s", tg.query("shuffle")+" | show")
 	cmd, out, errb := startRun(t, k.env(), args...)
 	ctx := context.Background()
-	var victim corev1.Pod
 	deadline := time.Now().Add(90 * time.Second)
-	for victim.Name == "" && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-		pods, err := k.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: dist.LabelJob})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-				victim = p
-				break
-			}
-		}
+	// The victim is held stopped between its output and its commit; the
+	// test kubelet kills a deleted pod's process with SIGKILL, which
+	// ends it there.
+	w := freezeMidTask(t, tg, 90*time.Second)
+	victim, err := k.cs.CoreV1().Pods(k.ns).Get(ctx, w.attempt, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the pod of worker pid %d: %v", w.pid, err)
 	}
-	if victim.Name == "" {
-		t.Fatalf("no pod ran within 90s: %s", errb.String())
-	}
-	time.Sleep(300 * time.Millisecond) // into the task
 	if err := k.cs.CoreV1().Pods(k.ns).Delete(ctx, victim.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +163,7 @@ func TestRunKubernetesPodDeleted(t *testing.T) {
 	if !replaced {
 		t.Fatalf("pod %s (index %s) deleted, no replacement seen", victim.Name, index)
 	}
-	err := cmd.Wait()
+	err = cmd.Wait()
 	if err != nil || out.String() != want.stdout {
 		t.Fatalf("deleted pod %s: %v: %s\ngot:\n%s\nwant:\n%s", victim.Name, err, errb.String(), out.String(), want.stdout)
 	}
@@ -182,7 +173,7 @@ func TestRunKubernetesPodDeleted(t *testing.T) {
 	if left := k.left(t); len(left) != 0 {
 		t.Fatalf("left in namespace %s: %q", k.ns, left)
 	}
-	t.Logf("deleted pod %s of index %s mid-task; replaced, results identical", victim.Name, index)
+	t.Logf("deleted pod %s of index %s (phase %d) between its output and its commit; replaced, results identical", victim.Name, index, w.phase)
 }
 
 // TestRunKubernetesFailingTask: an index that fails every attempt ends

@@ -116,9 +116,9 @@ func TestRunSlurmInterrupt(t *testing.T) {
 	}
 }
 
-// TestRunSlurmCancelledTask: an array task cancelled mid-task (scancel
-// of one index) is submitted again, and the results stay those of one
-// process.
+// TestRunSlurmCancelledTask: an array task killed mid-task (scancel of
+// one index), after writing its output and before committing it, is
+// submitted again, and the results stay those of one process.
 func TestRunSlurmCancelledTask(t *testing.T) {
 	needSlurm(t)
 	tg := localTarget(t)
@@ -128,24 +128,16 @@ func TestRunSlurmCancelledTask(t *testing.T) {
 	}
 	cmd, out, errb := startRun(t, nil, "run", "--executor", "slurm", "--workers", "4", "--store", tg.jobs, "--piece-size", "128KiB", "-v",
 		"--x-pause-before-commit", "2s", tg.query("shuffle")+" | show")
-	var victim string
-	for deadline := time.Now().Add(60 * time.Second); victim == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		id := jobIDOf(errb.String())
-		if id == "" {
-			continue
-		}
-		for _, j := range slurmJobs(t, "sluice-"+id) {
-			if f := strings.Fields(j); f[2] == "RUNNING" {
-				victim = f[0]
-				break
-			}
-		}
+	// The victim is held stopped between its output and its commit;
+	// SIGKILL through Slurm (a plain scancel sends SIGCONT before
+	// SIGTERM, which would let it commit first) ends it there.
+	w := freezeMidTask(t, tg, 60*time.Second)
+	job, index, ok := strings.Cut(strings.TrimPrefix(w.attempt, "slurm-"), "-")
+	if !ok {
+		t.Fatalf("worker pid %d: attempt %q is not a Slurm array task's", w.pid, w.attempt)
 	}
-	if victim == "" {
-		t.Fatalf("no array task ran within 60s: %s", errb.String())
-	}
-	time.Sleep(300 * time.Millisecond) // into the task
-	if b, err := exec.Command("scancel", victim).CombinedOutput(); err != nil {
+	victim := job + "_" + index
+	if b, err := exec.Command("scancel", "--signal=KILL", "--full", victim).CombinedOutput(); err != nil {
 		t.Fatalf("scancel %s: %v: %s", victim, err, b)
 	}
 	err := cmd.Wait()
@@ -158,7 +150,7 @@ func TestRunSlurmCancelledTask(t *testing.T) {
 	if left := tg.left(t); len(left) != 0 {
 		t.Fatalf("objects left: %q", left)
 	}
-	t.Logf("cancelled array task %s mid-task; submitted again, results identical", victim)
+	t.Logf("killed array task %s (phase %d) between its output and its commit; submitted again, results identical", victim, w.phase)
 }
 
 // TestRunSlurmDryRun: what --dry-run prints runs as is in a shell: its
