@@ -10,8 +10,8 @@ func TestBoundHeap(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	t.Setenv("GOMEMLIMIT", "")
 	restore := boundHeap(100 << 20)
-	if got, want := debug.SetMemoryLimit(-1), int64(100<<20+heapSlack); got != want {
-		t.Errorf("limit %d, want budget + slack = %d", got, want)
+	if got, want := debug.SetMemoryLimit(-1), int64(100<<20); got != want {
+		t.Errorf("limit %d, want the budget, %d", got, want)
 	}
 	restore()
 	if got := debug.SetMemoryLimit(-1); got != before {
