@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -30,6 +31,7 @@ type runOptions struct {
 	spread     int
 	verbose    bool
 	cpuProfile string
+	memProfile string
 	exe        executorOptions
 	// for tests of exactly-once commits and of killed workers
 	duplicateAll      bool
@@ -142,6 +144,7 @@ gets a duplicate, and Ctrl-C stops every worker.
 	_ = f.MarkHidden("x-pause-before-commit")
 	addExecutorFlags(f, &opts.exe)
 	cmd.Flags().StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
+	cmd.Flags().StringVar(&opts.memProfile, "memprofile", "", "write a profile of the run's allocations to this file at its end (go tool pprof -sample_index=alloc_space reads it)")
 	return cmd
 }
 
@@ -161,6 +164,9 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		return err
 	}
 	defer stop()
+	if opts.memProfile != "" {
+		defer writeMemProfile(opts.memProfile)
+	}
 	stores := newStoreSet()
 	defer stores.Close()
 	p, err := parsePipeline(text, stageIO{stdin: stdin, stdout: stdout, stderr: os.Stderr, stores: stores})
@@ -315,6 +321,22 @@ func startCPUProfile(path string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// writeMemProfile writes the allocations profile to path; a failure is
+// only reported, as the run's result stands.
+func writeMemProfile(path string) {
+	runtime.GC() // the profile counts what was allocated up to the last collection
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sluice: --memprofile:", err)
+	}
 }
 
 // runFanOut runs the pipeline over opts.workers worker processes of this
