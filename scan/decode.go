@@ -67,25 +67,12 @@ func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
 	if err != nil {
 		return err
 	}
-	arrowProps := pqarrow.ArrowReadProperties{BatchSize: g.batchRows}
-	for _, leaf := range g.file.leaves {
-		if s.ds.readDict[g.file.md.Schema.Column(leaf).ColumnPath()[0]] {
-			arrowProps.SetReadDict(leaf, true)
-		}
-	}
-	fr, err := pqarrow.NewFileReader(pf, arrowProps, mem)
-	if err != nil {
-		return err
-	}
-	rr, err := fr.GetRecordReader(s.ctx, g.file.leaves, []int{g.rg})
-	if err != nil {
-		return err
-	}
-	defer rr.Release()
 	var row int64
-	for n := 0; rr.Next(); n++ {
-		rec := rr.RecordBatch()
+	n := 0
+	// handle filters and arranges one decoded batch and sends it on.
+	handle := func(rec arrow.RecordBatch) error {
 		pos := Position{File: g.file.index, Key: g.file.key, RowGroup: g.rg, Batch: n, Row: row}
+		n++
 		row += rec.NumRows()
 		s.c.rowsDecoded.Add(rec.NumRows())
 		pos.Last = row >= g.rows
@@ -103,9 +90,35 @@ func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
 		}
 		if out.NumRows() == 0 && !pos.Last {
 			out.Release()
-			continue
+			return nil
 		}
-		if err := emit(Batch{RecordBatch: out, Pos: pos}); err != nil {
+		return emit(Batch{RecordBatch: out, Pos: pos})
+	}
+	flat, flatSchema, err := s.flatColumns(src, props, g)
+	if err != nil {
+		return err
+	}
+	if flat != nil {
+		return s.decodeFlat(g, flat, flatSchema, handle)
+	}
+
+	arrowProps := pqarrow.ArrowReadProperties{BatchSize: g.batchRows}
+	for _, leaf := range g.file.leaves {
+		if s.ds.readDict[g.file.md.Schema.Column(leaf).ColumnPath()[0]] {
+			arrowProps.SetReadDict(leaf, true)
+		}
+	}
+	fr, err := pqarrow.NewFileReader(pf, arrowProps, mem)
+	if err != nil {
+		return err
+	}
+	rr, err := fr.GetRecordReader(s.ctx, g.file.leaves, []int{g.rg})
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		if err := handle(rr.RecordBatch()); err != nil {
 			return err
 		}
 	}
@@ -118,6 +131,38 @@ func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
 	}
 	if row != g.rows {
 		return fmt.Errorf("row group %d: decoded %d rows, the footer says %d", g.rg, row, g.rows)
+	}
+	return nil
+}
+
+// decodeFlat decodes a row group all of whose columns are flat (flat.go)
+// in batches of g.batchRows rows, as arrow-go's record reader would.
+func (s *Scanner) decodeFlat(g *group, cols []*flatColumn, schema *arrow.Schema, handle func(arrow.RecordBatch) error) error {
+	defer func() {
+		for _, c := range cols {
+			c.release()
+		}
+	}()
+	s.c.flatGroups.Add(1)
+	arrs := make([]arrow.Array, len(cols))
+	for row := int64(0); row < g.rows; {
+		k := min(g.batchRows, g.rows-row)
+		for i, c := range cols {
+			a, err := c.read(int(k))
+			if err != nil {
+				releaseAll(arrs[:i])
+				return fmt.Errorf("row group %d: %w", g.rg, err)
+			}
+			arrs[i] = a
+		}
+		rec := array.NewRecordBatch(schema, arrs, k)
+		releaseAll(arrs)
+		err := handle(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		row += k
 	}
 	return nil
 }

@@ -77,6 +77,7 @@ type counters struct {
 	rows, rowsDecoded, batches      atomic.Int64
 	fallbacks, fallbackBytes        atomic.Int64
 	decode, fetchWait, consumerWait atomic.Int64 // nanoseconds
+	flatGroups                      atomic.Int64 // row groups decoded on the flat path (flat.go)
 }
 
 // Scan starts reading the dataset. Stop early by Close; the batches

@@ -1,0 +1,640 @@
+package scan
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/sluice-data/sluice/mempool"
+)
+
+// The flat path decodes the common columns itself, from the pages
+// arrow-go's page reader hands out (decompressed, checked): top-level
+// columns with no repetition and at most one definition level, of 4- or
+// 8-byte numbers (int32, date32, int64, float32, float64) or of strings
+// read as dictionaries, PLAIN or dictionary encoded. The values go
+// straight into buffers of the scan's pool, and the scratch it needs is
+// kept from one column chunk to the next: arrow-go's record readers make
+// fresh index scratch for every column chunk, a fresh index slice for
+// every batch of a dictionary column and a fresh copy of every date
+// column, which is most of what a scan allocates. A row group with any
+// other column is decoded by arrow-go as before.
+
+// flatKind is how a flat column's values are laid out.
+type flatKind int
+
+const (
+	flatNone flatKind = iota // not flat: arrow-go decodes the row group
+	flat4                    // 4-byte values
+	flat8                    // 8-byte values
+	flatDict                 // byte arrays read as a dictionary of int32 indices
+)
+
+// flatKindOf says how leaf of row group rg decodes on the flat path, as
+// a column of type typ (the dataset's).
+func flatKindOf(md *metadata.FileMetaData, rg *metadata.RowGroupMetaData, leaf int, typ arrow.DataType) flatKind {
+	col := md.Schema.Column(leaf)
+	if col.MaxRepetitionLevel() != 0 || col.MaxDefinitionLevel() > 1 || len(col.ColumnPath()) != 1 {
+		return flatNone
+	}
+	cc, err := rg.ColumnChunk(leaf)
+	// Its pages are read with arrow-go's default limits and no
+	// decryption: a chunk larger than those limits, or encrypted, is not.
+	if err != nil || cc.CryptoMetadata() != nil || cc.TotalCompressedSize() > parquet.DefaultMaxCompressedPageSize ||
+		cc.TotalUncompressedSize() > parquet.DefaultMaxUncompressedPageSize {
+		return flatNone
+	}
+	for _, e := range cc.Encodings() {
+		switch e {
+		case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.RLEDict, parquet.Encodings.PlainDict:
+		default:
+			return flatNone
+		}
+	}
+	var kind flatKind
+	switch pt := col.PhysicalType(); {
+	case pt == parquet.Types.Int32 && (typ.ID() == arrow.INT32 || typ.ID() == arrow.DATE32):
+		kind = flat4
+	case pt == parquet.Types.Float && typ.ID() == arrow.FLOAT32:
+		kind = flat4
+	case pt == parquet.Types.Int64 && typ.ID() == arrow.INT64:
+		kind = flat8
+	case pt == parquet.Types.Double && typ.ID() == arrow.FLOAT64:
+		kind = flat8
+	case pt == parquet.Types.ByteArray && typ.ID() == arrow.DICTIONARY:
+		dt := typ.(*arrow.DictionaryType)
+		if dt.IndexType.ID() != arrow.INT32 || (dt.ValueType.ID() != arrow.STRING && dt.ValueType.ID() != arrow.BINARY) {
+			return flatNone
+		}
+		// Only when every data page is dictionary encoded, as the page
+		// statistics say: a writer that gave up on its dictionary wrote
+		// the rest PLAIN, and arrow-go builds a dictionary of those.
+		stats := cc.EncodingStats()
+		if len(stats) == 0 {
+			return flatNone
+		}
+		for _, s := range stats {
+			if s.PageType != file.PageTypeDictionaryPage && s.Encoding != parquet.Encodings.RLEDict && s.Encoding != parquet.Encodings.PlainDict {
+				return flatNone
+			}
+		}
+		kind = flatDict
+	default:
+		return flatNone
+	}
+	return kind
+}
+
+// flatColumn decodes one column chunk, batch by batch.
+type flatColumn struct {
+	stream parquet.BufferedReader
+	pages  file.PageReader
+	kind   flatKind
+	typ    arrow.DataType
+	maxDef int16
+	mem    memory.Allocator
+	name   string
+
+	// the dictionary page's values: fixed-width values as they are, or
+	// the strings as an Arrow array each batch's dictionary shares
+	dict     []byte
+	dictLen  int
+	dictVals arrow.Array
+
+	// the current data page
+	left   int // values (levels) not yet decoded
+	defs   hybrid
+	plain  []byte // PLAIN values not yet decoded
+	idx    hybrid // dictionary indices
+	isDict bool
+
+	scratch *flatScratch
+}
+
+// flatScratch is a column's reusable working memory: decoded levels and
+// indices of one batch. A pool keeps them from one column chunk to the
+// next.
+type flatScratch struct{ defs, idx []uint32 }
+
+var flatScratchPool = sync.Pool{New: func() any { return new(flatScratch) }}
+
+func (c *flatColumn) release() {
+	if c.dictVals != nil {
+		c.dictVals.Release()
+		c.dictVals = nil
+	}
+	if c.scratch != nil {
+		flatScratchPool.Put(c.scratch)
+		c.scratch = nil
+	}
+	c.pages.Close()
+	c.stream.Reset(nil)
+	flatStreams.Put(c.stream)
+}
+
+// flatStreams keeps the buffered streams column chunks are read
+// through, and their buffers, from one column chunk to the next.
+var flatStreams sync.Pool
+
+var errFlatCorrupt = errors.New("corrupt page")
+
+// nextPage moves to the next data page, reading a dictionary page on
+// the way.
+func (c *flatColumn) nextPage() error {
+	for {
+		if !c.pages.Next() {
+			if err := c.pages.Err(); err != nil {
+				return err
+			}
+			return fmt.Errorf("column %s: fewer values than the row group's rows", c.name)
+		}
+		switch p := c.pages.Page().(type) {
+		case *file.DictionaryPage:
+			if err := c.readDict(p); err != nil {
+				return err
+			}
+		case *file.DataPageV1:
+			data := p.Data()
+			if c.maxDef > 0 {
+				if p.DefinitionLevelEncoding() != parquet.Encodings.RLE || len(data) < 4 {
+					return fmt.Errorf("column %s: definition levels encoded as %s", c.name, p.DefinitionLevelEncoding())
+				}
+				n := int(binary.LittleEndian.Uint32(data))
+				if n < 0 || n > len(data)-4 {
+					return fmt.Errorf("column %s: %w (definition levels past its end)", c.name, errFlatCorrupt)
+				}
+				c.defs = hybrid{data: data[4 : 4+n], width: 1}
+				data = data[4+n:]
+			}
+			return c.startValues(parquet.Encoding(p.Encoding()), int(p.NumValues()), data)
+		case *file.DataPageV2:
+			data := p.Data()
+			if p.RepetitionLevelByteLen() != 0 {
+				return fmt.Errorf("column %s: %w (repetition levels in a flat column)", c.name, errFlatCorrupt)
+			}
+			n := int(p.DefinitionLevelByteLen())
+			if n < 0 || n > len(data) {
+				return fmt.Errorf("column %s: %w (definition levels past its end)", c.name, errFlatCorrupt)
+			}
+			if c.maxDef > 0 {
+				c.defs = hybrid{data: data[:n], width: 1}
+			}
+			return c.startValues(parquet.Encoding(p.Encoding()), int(p.NumValues()), data[n:])
+		}
+	}
+}
+
+func (c *flatColumn) startValues(enc parquet.Encoding, n int, data []byte) error {
+	c.left = n
+	switch enc {
+	case parquet.Encodings.Plain:
+		if c.kind == flatDict {
+			return fmt.Errorf("column %s: a PLAIN page in a dictionary-encoded column chunk", c.name)
+		}
+		c.isDict, c.plain = false, data
+	case parquet.Encodings.RLEDict, parquet.Encodings.PlainDict:
+		if c.dictLen < 0 {
+			return fmt.Errorf("column %s: %w (dictionary indices before a dictionary)", c.name, errFlatCorrupt)
+		}
+		if len(data) < 1 || data[0] > 32 {
+			return fmt.Errorf("column %s: %w (dictionary index width)", c.name, errFlatCorrupt)
+		}
+		c.isDict, c.idx = true, hybrid{data: data[1:], width: uint(data[0])}
+	default:
+		return fmt.Errorf("column %s: data page encoded as %s", c.name, enc)
+	}
+	return nil
+}
+
+func (c *flatColumn) readDict(p *file.DictionaryPage) error {
+	if c.dictLen >= 0 {
+		return fmt.Errorf("column %s: %w (a second dictionary page)", c.name, errFlatCorrupt)
+	}
+	if e := parquet.Encoding(p.Encoding()); e != parquet.Encodings.Plain && e != parquet.Encodings.PlainDict {
+		return fmt.Errorf("column %s: dictionary page encoded as %s", c.name, e)
+	}
+	n, data := int(p.NumValues()), p.Data()
+	if n < 0 {
+		return fmt.Errorf("column %s: %w (negative dictionary size)", c.name, errFlatCorrupt)
+	}
+	if c.kind != flatDict {
+		w := c.width()
+		if n > len(data)/w {
+			return fmt.Errorf("column %s: %w (dictionary page shorter than its values)", c.name, errFlatCorrupt)
+		}
+		c.dict = append(c.dict[:0], data[:n*w]...)
+		c.dictLen = n
+		return nil
+	}
+	b := array.NewBinaryBuilder(c.mem, c.typ.(*arrow.DictionaryType).ValueType.(arrow.BinaryDataType))
+	defer b.Release()
+	b.Reserve(n)
+	b.ReserveData(max(len(data)-4*n, 0))
+	for range n {
+		if len(data) < 4 {
+			return fmt.Errorf("column %s: %w (dictionary page shorter than its values)", c.name, errFlatCorrupt)
+		}
+		l := binary.LittleEndian.Uint32(data)
+		if uint64(l) > uint64(len(data)-4) {
+			return fmt.Errorf("column %s: %w (dictionary value past the page's end)", c.name, errFlatCorrupt)
+		}
+		b.Append(data[4 : 4+l])
+		data = data[4+l:]
+	}
+	c.dictVals = b.NewArray()
+	c.dictLen = n
+	return nil
+}
+
+func (c *flatColumn) width() int {
+	if c.kind == flat8 {
+		return 8
+	}
+	return 4
+}
+
+// read decodes the next n values as an Arrow array.
+func (c *flatColumn) read(n int) (arrow.Array, error) {
+	w := c.width()
+	vals := mempool.DirtyBuffer(c.mem, n*w)
+	var valid *memory.Buffer
+	if c.maxDef > 0 {
+		valid = memory.NewResizableBuffer(c.mem)
+		valid.Resize(int(bitutil.BytesForBits(int64(n))))
+		clear(valid.Bytes())
+	}
+	nulls, err := c.fill(vals.Bytes(), valid, n)
+	if err != nil {
+		vals.Release()
+		if valid != nil {
+			valid.Release()
+		}
+		return nil, err
+	}
+	if valid != nil && nulls == 0 {
+		valid.Release()
+		valid = nil
+	}
+	var data *array.Data
+	if c.kind == flatDict {
+		if c.dictVals == nil {
+			vals.Release()
+			if valid != nil {
+				valid.Release()
+			}
+			return nil, fmt.Errorf("column %s: %w (no dictionary)", c.name, errFlatCorrupt)
+		}
+		data = array.NewDataWithDictionary(c.typ, n, []*memory.Buffer{valid, vals}, nulls, 0, c.dictVals.Data().(*array.Data))
+	} else {
+		data = array.NewData(c.typ, n, []*memory.Buffer{valid, vals}, nil, nulls, 0)
+	}
+	defer data.Release()
+	vals.Release()
+	if valid != nil {
+		valid.Release()
+	}
+	return array.MakeFromData(data), nil
+}
+
+// fill decodes n values into out (w bytes each), setting valid's bits
+// for the values present; it returns how many are null.
+func (c *flatColumn) fill(out []byte, valid *memory.Buffer, n int) (nulls int, err error) {
+	w := c.width()
+	if c.scratch == nil {
+		c.scratch = flatScratchPool.Get().(*flatScratch)
+	}
+	for at := 0; at < n; {
+		if c.left == 0 {
+			if err := c.nextPage(); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		k := min(n-at, c.left)
+		present := k
+		var defs []uint32
+		if c.maxDef > 0 {
+			defs = grow(&c.scratch.defs, k)
+			if !c.defs.decode(defs) {
+				return 0, fmt.Errorf("column %s: %w (definition levels)", c.name, errFlatCorrupt)
+			}
+			present = 0
+			vb := valid.Bytes()
+			for i, d := range defs {
+				if d > uint32(c.maxDef) {
+					return 0, fmt.Errorf("column %s: %w (definition level %d)", c.name, errFlatCorrupt, d)
+				}
+				if d == uint32(c.maxDef) {
+					bitutil.SetBit(vb, at+i)
+					present++
+				}
+			}
+		}
+		// The present values, packed at the front of the slots, then
+		// spread out to their rows from the back.
+		dst := out[at*w : (at+k)*w]
+		if err := c.values(dst[:present*w], present); err != nil {
+			return 0, err
+		}
+		if present < k {
+			j := present - 1
+			for i := k - 1; i >= 0; i-- {
+				if defs[i] == uint32(c.maxDef) {
+					if j != i {
+						copy(dst[i*w:(i+1)*w], dst[j*w:(j+1)*w])
+					}
+					j--
+				} else {
+					clear(dst[i*w : (i+1)*w])
+				}
+			}
+			nulls += k - present
+		}
+		c.left -= k
+		at += k
+	}
+	return nulls, nil
+}
+
+// grow returns (*s)[:n], growing *s first if need be.
+func grow(s *[]uint32, n int) []uint32 {
+	if cap(*s) < n {
+		*s = make([]uint32, n)
+	}
+	return (*s)[:n]
+}
+
+// values decodes the next n present values into dst.
+func (c *flatColumn) values(dst []byte, n int) error {
+	if n == 0 {
+		return nil
+	}
+	w := c.width()
+	if !c.isDict {
+		if len(c.plain) < n*w {
+			return fmt.Errorf("column %s: %w (PLAIN values past the page's end)", c.name, errFlatCorrupt)
+		}
+		copy(dst, c.plain[:n*w])
+		c.plain = c.plain[n*w:]
+		return nil
+	}
+	var idx []uint32
+	if c.kind == flatDict {
+		// The indices are the output: decoded in place.
+		idx = unsafeUint32s(dst)
+	} else {
+		idx = grow(&c.scratch.idx, n)
+	}
+	if !c.idx.decode(idx) {
+		return fmt.Errorf("column %s: %w (dictionary indices)", c.name, errFlatCorrupt)
+	}
+	dl := uint32(c.dictLen)
+	switch c.kind {
+	case flatDict:
+		for _, v := range idx {
+			if v >= dl {
+				return fmt.Errorf("column %s: %w (dictionary index %d of %d)", c.name, errFlatCorrupt, v, dl)
+			}
+		}
+	case flat4:
+		d := unsafeUint32s(c.dict)
+		o := unsafeUint32s(dst)
+		for i, v := range idx {
+			if v >= dl {
+				return fmt.Errorf("column %s: %w (dictionary index %d of %d)", c.name, errFlatCorrupt, v, dl)
+			}
+			o[i] = d[v]
+		}
+	case flat8:
+		d := unsafeUint64s(c.dict)
+		o := unsafeUint64s(dst)
+		for i, v := range idx {
+			if v >= dl {
+				return fmt.Errorf("column %s: %w (dictionary index %d of %d)", c.name, errFlatCorrupt, v, dl)
+			}
+			o[i] = d[v]
+		}
+	}
+	return nil
+}
+
+// hybrid is Parquet's RLE / bit-packed hybrid encoding of small
+// integers (definition levels, dictionary indices) of width bits, read
+// on from where the last decode stopped.
+type hybrid struct {
+	data  []byte
+	width uint
+	// the current run: rle values of val left, or packed values left in
+	// pbuf, read from data (the rest of the bit-packed groups)
+	rle    int
+	val    uint32
+	packed int
+	pbits  []byte
+	bitPos uint
+}
+
+// decode fills dst; false when the data ends first or is malformed.
+func (h *hybrid) decode(dst []uint32) bool {
+	for len(dst) > 0 {
+		if h.rle > 0 {
+			k := min(h.rle, len(dst))
+			v := h.val
+			for i := range dst[:k] {
+				dst[i] = v
+			}
+			h.rle -= k
+			dst = dst[k:]
+			continue
+		}
+		if h.packed > 0 {
+			k := min(h.packed, len(dst))
+			h.unpack(dst[:k])
+			h.packed -= k
+			dst = dst[k:]
+			continue
+		}
+		if !h.header() {
+			return false
+		}
+	}
+	return true
+}
+
+// header reads the next run's header.
+func (h *hybrid) header() bool {
+	hdr, n := binary.Uvarint(h.data)
+	if n <= 0 {
+		return false
+	}
+	h.data = h.data[n:]
+	if hdr&1 == 0 {
+		count := hdr >> 1
+		nb := int(h.width+7) / 8
+		if count == 0 || count > 1<<31 || len(h.data) < nb {
+			return false
+		}
+		var v uint64
+		for i := range nb {
+			v |= uint64(h.data[i]) << (8 * i)
+		}
+		h.data = h.data[nb:]
+		if h.width < 32 && v>>h.width != 0 {
+			return false
+		}
+		h.rle, h.val = int(count), uint32(v)
+		return true
+	}
+	groups := hdr >> 1
+	if groups == 0 || groups > 1<<28 {
+		return false
+	}
+	nbytes := int(groups) * int(h.width)
+	values := int(groups) * 8
+	if nbytes > len(h.data) {
+		// The last run may be cut short where the page's values end
+		// (writers pad, but only to the values they have).
+		nbytes = len(h.data)
+		if h.width > 0 {
+			values = min(values, nbytes*8/int(h.width))
+		}
+	}
+	if values == 0 {
+		return false
+	}
+	h.pbits, h.bitPos = h.data[:nbytes], 0
+	h.data = h.data[nbytes:]
+	h.packed = values
+	if h.width == 0 {
+		h.rle, h.val, h.packed = values, 0, 0
+	}
+	return true
+}
+
+// unpack takes len(dst) values of the current bit-packed run.
+func (h *hybrid) unpack(dst []uint32) {
+	w := h.width
+	mask := uint64(1)<<w - 1
+	src := h.pbits
+	pos := h.bitPos
+	i := 0
+	if w <= 8 {
+		// Whole groups of 8 values are 8w bits: one word each.
+		for ; i+8 <= len(dst) && (pos/w)%8 == 0 && int(pos>>3)+8 <= len(src); i += 8 {
+			word := binary.LittleEndian.Uint64(src[pos>>3:])
+			d := dst[i : i+8 : i+8]
+			for j := range d {
+				d[j] = uint32(word & mask)
+				word >>= w
+			}
+			pos += 8 * w
+		}
+	}
+	// A word from each value's first byte holds it (shift < 8, w <= 32),
+	// while 8 bytes are left to load.
+	for ; i < len(dst) && int(pos>>3)+8 <= len(src); i++ {
+		dst[i] = uint32((binary.LittleEndian.Uint64(src[pos>>3:]) >> (pos & 7)) & mask)
+		pos += w
+	}
+	for ; i < len(dst); i++ {
+		var word uint64
+		for j, b := range src[pos>>3:] {
+			word |= uint64(b) << (8 * j)
+		}
+		dst[i] = uint32((word >> (pos & 7)) & mask)
+		pos += w
+	}
+	h.bitPos = pos
+}
+
+func unsafeUint32s(b []byte) []uint32 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}
+
+func unsafeUint64s(b []byte) []uint64 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+}
+
+// flatColumns opens the flat decoders of a row group's leaves, or none
+// when any leaf is not flat (arrow-go decodes that row group).
+func (s *Scanner) flatColumns(src io.ReaderAt, props *parquet.ReaderProperties, g *group) ([]*flatColumn, *arrow.Schema, error) {
+	if g.file.decodeMD != nil {
+		return nil, nil, nil
+	}
+	md := g.file.md
+	rg := md.RowGroup(g.rg)
+	kinds := make([]flatKind, len(g.file.leaves))
+	fields := make([]arrow.Field, len(g.file.leaves))
+	for i, leaf := range g.file.leaves {
+		name := md.Schema.Column(leaf).ColumnPath()[0]
+		typ := s.ds.decodedType(name)
+		if typ == nil {
+			return nil, nil, nil
+		}
+		if kinds[i] = flatKindOf(md, rg, leaf, typ); kinds[i] == flatNone {
+			return nil, nil, nil
+		}
+		fields[i] = arrow.Field{Name: name, Type: typ, Nullable: true}
+	}
+	cols := make([]*flatColumn, 0, len(kinds))
+	for i, leaf := range g.file.leaves {
+		cc, err := rg.ColumnChunk(leaf)
+		if err != nil {
+			for _, c := range cols {
+				c.release()
+			}
+			return nil, nil, err
+		}
+		stream, _ := flatStreams.Get().(parquet.BufferedReader)
+		if stream == nil {
+			// A stream over nothing yet, with a buffer of streamBuffer.
+			if stream, err = props.GetStream(src, 0, streamBuffer); err != nil {
+				return nil, nil, err
+			}
+		}
+		r := g.ranges[i]
+		stream.Reset(io.NewSectionReader(src, r.Off, r.Len))
+		pr, err := file.NewPageReader(stream, cc.NumValues(), cc.Compression(), s.ds.opts.Mem, nil)
+		if err != nil {
+			stream.Reset(nil)
+			flatStreams.Put(stream)
+			for _, c := range cols {
+				c.release()
+			}
+			return nil, nil, err
+		}
+		cols = append(cols, &flatColumn{stream: stream, pages: pr, kind: kinds[i], typ: fields[i].Type, maxDef: md.Schema.Column(leaf).MaxDefinitionLevel(),
+			mem: s.ds.opts.Mem, name: fields[i].Name, dictLen: -1})
+	}
+	return cols, arrow.NewSchema(fields, nil), nil
+}
+
+// decodedType is the type a file column is decoded as: the dataset's,
+// or the filter's for a column only the filter reads; nil for neither.
+func (d *Dataset) decodedType(name string) arrow.DataType {
+	if f, ok := d.schema.FieldsByName(name); ok {
+		return f[0].Type
+	}
+	if d.filterSchema != nil {
+		if f, ok := d.filterSchema.FieldsByName(name); ok {
+			return f[0].Type
+		}
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package scan
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+
+	"github.com/sluice-data/sluice/internal/arrowtest"
+	"github.com/sluice-data/sluice/store"
+)
+
+// flatRecord has a column of each kind the flat path decodes, nullable
+// and not, with runs (RLE) and varied values (bit-packed indices).
+func flatRecord(rows int) arrow.RecordBatch {
+	mem := memory.NewGoAllocator()
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "i32", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "i64", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "f32", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
+		{Name: "f64", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "day", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+		{Name: "flag", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "mode", Type: arrow.BinaryTypes.String},
+	}, nil)
+	b := array.NewRecordBuilder(mem, sc)
+	defer b.Release()
+	modes := []string{"AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB", "REG AIR"}
+	for i := range rows {
+		null := i%7 == 3 || (i/500)%4 == 1 // scattered nulls, and runs of them
+		app := func(f int, v func()) {
+			if null && sc.Field(f).Nullable {
+				b.Field(f).AppendNull()
+			} else {
+				v()
+			}
+		}
+		app(0, func() { b.Field(0).(*array.Int32Builder).Append(int32(i*7919) % 1000) })
+		b.Field(1).(*array.Int64Builder).Append(int64(i) * 1_000_003)
+		app(2, func() { b.Field(2).(*array.Float32Builder).Append(float32(i%50) / 4) })
+		app(3, func() { b.Field(3).(*array.Float64Builder).Append(float64(i) * 1.5) })
+		app(4, func() { b.Field(4).(*array.Date32Builder).Append(arrow.Date32(9000 + i%2500)) })
+		app(5, func() { b.Field(5).(*array.StringBuilder).Append(string(rune('A' + (i/300)%3))) })
+		b.Field(6).(*array.StringBuilder).Append(modes[(i*i)%len(modes)])
+	}
+	return b.NewRecordBatch()
+}
+
+// TestFlatDecode: row groups of flat columns, decoded by the flat path,
+// give what arrow-go's own reader gives, in every layout a writer makes
+// of them: dictionary or PLAIN pages, data pages v1 and v2, pages small
+// enough that a batch spans many, with each column alone and all at
+// once; and the flat path is what decoded them.
+func TestFlatDecode(t *testing.T) {
+	rec := flatRecord(9000)
+	defer rec.Release()
+	for _, dict := range []bool{true, false} {
+		for _, v2 := range []bool{false, true} {
+			version := parquet.DataPageV1
+			if v2 {
+				version = parquet.DataPageV2
+			}
+			t.Run(fmt.Sprintf("dict=%v/v2=%v", dict, v2), func(t *testing.T) {
+				data := arrowtest.Parquet(t, rec, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(4000),
+					parquet.WithDictionaryDefault(dict), parquet.WithDataPageSize(700), parquet.WithDataPageVersion(version)))
+				st := memStore(t.Name())
+				if _, err := st.Put(context.Background(), "t/a.parquet", bytes.NewReader(data), store.WriteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				readDict := []string{"flag", "mode"}
+				for _, cols := range [][]string{nil, {"i32"}, {"mode", "day"}, {"flag"}} {
+					want := reference(t, [][]byte{data}, cols, nil)
+					for _, batch := range []int{1000, 333} {
+						opts := Options{Mem: checked(t), Columns: cols, BatchRows: batch, Concurrency: 2}
+						if dict {
+							// Strings read as dictionaries decode flat only
+							// from dictionary-encoded pages.
+							opts.ReadDict = keepRead(readDict, cols)
+						}
+						got, flat := scanFlat(t, st, "t/", opts)
+						if got.String() != want.String() {
+							t.Fatalf("columns %v, batches of %d:\nscan:     %v\narrow-go: %v", cols, batch, got, want)
+						}
+						if plainStrings := !dict && (cols == nil || cols[0] == "flag" || cols[0] == "mode"); plainStrings {
+							continue
+						}
+						if flat != 3 {
+							t.Errorf("columns %v: %d of 3 row groups decoded flat", cols, flat)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// keepRead is the names among cols (all of them for nil cols).
+func keepRead(names, cols []string) []string {
+	if cols == nil {
+		return names
+	}
+	var out []string
+	for _, n := range names {
+		for _, c := range cols {
+			if n == c {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// scanFlat scans pattern whole: its checksums and how many row groups
+// the flat path decoded.
+func scanFlat(t *testing.T, st *store.Store, pattern string, opts Options) (sums, int64) {
+	t.Helper()
+	ds, err := Open(context.Background(), st, pattern, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ds.Scan(context.Background())
+	defer s.Close()
+	sum, _ := collect(t, s)
+	return sum, s.c.flatGroups.Load()
+}
+
+// TestHybrid decodes RLE / bit-packed hybrid runs a writer made.
+func TestHybrid(t *testing.T) {
+	// width 3: an RLE run of 5 x 4, then one bit-packed group of 0..7
+	data := []byte{5 << 1, 4, 1<<1 | 1}
+	var packed uint64
+	for v := range 8 {
+		packed |= uint64(v) << (3 * v)
+	}
+	data = append(data, byte(packed), byte(packed>>8), byte(packed>>16))
+	h := hybrid{data: data, width: 3}
+	got := make([]uint32, 13)
+	if !h.decode(got[:2]) || !h.decode(got[2:9]) || !h.decode(got[9:]) {
+		t.Fatal("decode failed")
+	}
+	want := []uint32{4, 4, 4, 4, 4, 0, 1, 2, 3, 4, 5, 6, 7}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if h.decode(got[:1]) {
+		t.Fatal("decoded past the end")
+	}
+}
+
+// FuzzHybrid: any bytes decode or fail, never panic, and never give a
+// value wider than the width.
+func FuzzHybrid(f *testing.F) {
+	f.Add([]byte{5 << 1, 4, 1<<1 | 1, 0x88, 0xc6, 0xfa}, uint8(3), uint16(13))
+	f.Add([]byte{3, 0xff}, uint8(1), uint16(8))
+	f.Add([]byte{0x80, 0x80, 0x80, 0x80, 0x10}, uint8(32), uint16(100))
+	f.Fuzz(func(t *testing.T, data []byte, width uint8, n uint16) {
+		if width > 32 {
+			return
+		}
+		h := hybrid{data: data, width: uint(width)}
+		out := make([]uint32, int(n)%4096)
+		if h.decode(out) && width < 32 {
+			for _, v := range out {
+				if v>>width != 0 {
+					t.Fatalf("value %d wider than %d bits", v, width)
+				}
+			}
+		}
+	})
+}
