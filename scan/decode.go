@@ -27,7 +27,7 @@ import (
 // bytes arrive and no chunk is copied whole (unbuffered, arrow-go copies
 // every chunk into fresh memory first); a panic of the decoder on a
 // corrupt file becomes an error.
-func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
+func (s *Scanner) decode(u *fetch.Unit, g *group, fr *flatReaders) (err error) {
 	start := time.Now()
 	src := &unitReader{u: u, g: g, s: s}
 	var sending time.Duration
@@ -94,7 +94,7 @@ func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
 		}
 		return emit(Batch{RecordBatch: out, Pos: pos})
 	}
-	flat, flatSchema, err := s.flatColumns(src, props, g)
+	flat, flatSchema, err := s.flatColumns(fr, pf, props, src, g)
 	if err != nil {
 		return err
 	}
@@ -108,11 +108,11 @@ func (s *Scanner) decode(u *fetch.Unit, g *group) (err error) {
 			arrowProps.SetReadDict(leaf, true)
 		}
 	}
-	fr, err := pqarrow.NewFileReader(pf, arrowProps, mem)
+	ar, err := pqarrow.NewFileReader(pf, arrowProps, mem)
 	if err != nil {
 		return err
 	}
-	rr, err := fr.GetRecordReader(s.ctx, g.file.leaves, []int{g.rg})
+	rr, err := ar.GetRecordReader(s.ctx, g.file.leaves, []int{g.rg})
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -98,8 +97,7 @@ func flatKindOf(md *metadata.FileMetaData, rg *metadata.RowGroupMetaData, leaf i
 
 // flatColumn decodes one column chunk, batch by batch.
 type flatColumn struct {
-	stream parquet.BufferedReader
-	pages  file.PageReader
+	pages  file.PageReader // the worker's (flatReaders)
 	kind   flatKind
 	typ    arrow.DataType
 	maxDef int16
@@ -123,29 +121,71 @@ type flatColumn struct {
 }
 
 // flatScratch is a column's reusable working memory: decoded levels and
-// indices of one batch. A pool keeps them from one column chunk to the
-// next.
+// indices of one batch, kept from one column chunk to the next
+// (flatReaders).
 type flatScratch struct{ defs, idx []uint32 }
-
-var flatScratchPool = sync.Pool{New: func() any { return new(flatScratch) }}
 
 func (c *flatColumn) release() {
 	if c.dictVals != nil {
 		c.dictVals.Release()
 		c.dictVals = nil
 	}
-	if c.scratch != nil {
-		flatScratchPool.Put(c.scratch)
-		c.scratch = nil
-	}
-	c.pages.Close()
-	c.stream.Reset(nil)
-	flatStreams.Put(c.stream)
 }
 
-// flatStreams keeps the buffered streams column chunks are read
-// through, and their buffers, from one column chunk to the next.
-var flatStreams sync.Pool
+// flatReaders are a decode worker's page readers, one for each column
+// of a row group, each with the buffered stream it reads through: kept
+// from one row group to the next with their buffers, which arrow-go
+// would otherwise make afresh for every column chunk.
+type flatReaders struct {
+	pages   []file.PageReader
+	streams []parquet.BufferedReader
+	scratch []*flatScratch
+}
+
+// reader is the i-th page reader, reading column leaf of rg.
+func (f *flatReaders) reader(i int, pf *file.Reader, props *parquet.ReaderProperties, src io.ReaderAt, g *group, leaf int) (file.PageReader, error) {
+	for len(f.pages) <= i {
+		f.pages = append(f.pages, nil)
+		f.streams = append(f.streams, nil)
+		f.scratch = append(f.scratch, new(flatScratch))
+	}
+	if f.pages[i] == nil {
+		pr, err := pf.RowGroup(g.rg).GetColumnPageReader(leaf)
+		if err != nil {
+			return nil, err
+		}
+		f.pages[i] = pr
+		return pr, nil
+	}
+	if f.streams[i] == nil {
+		// A stream over nothing yet, with a buffer of streamBuffer.
+		st, err := props.GetStream(src, 0, streamBuffer)
+		if err != nil {
+			return nil, err
+		}
+		f.streams[i] = st
+	}
+	cc, err := pf.MetaData().RowGroup(g.rg).ColumnChunk(leaf)
+	if err != nil {
+		return nil, err
+	}
+	r := g.ranges[i]
+	f.streams[i].Reset(io.NewSectionReader(src, r.Off, r.Len))
+	// Limits and codec as GetColumnPageReader sets them: the limits the
+	// reader was made with are at least arrow-go's defaults, over which
+	// no flat chunk goes.
+	f.pages[i].Reset(f.streams[i], cc.NumValues(), cc.Compression(), nil)
+	return f.pages[i], f.pages[i].Err()
+}
+
+func (f *flatReaders) release() {
+	for _, pr := range f.pages {
+		if pr != nil {
+			pr.Close()
+		}
+	}
+	f.pages, f.streams, f.scratch = nil, nil, nil
+}
 
 var errFlatCorrupt = errors.New("corrupt page")
 
@@ -311,9 +351,6 @@ func (c *flatColumn) read(n int) (arrow.Array, error) {
 // for the values present; it returns how many are null.
 func (c *flatColumn) fill(out []byte, valid *memory.Buffer, n int) (nulls int, err error) {
 	w := c.width()
-	if c.scratch == nil {
-		c.scratch = flatScratchPool.Get().(*flatScratch)
-	}
 	for at := 0; at < n; {
 		if c.left == 0 {
 			if err := c.nextPage(); err != nil {
@@ -573,7 +610,7 @@ func unsafeUint64s(b []byte) []uint64 {
 
 // flatColumns opens the flat decoders of a row group's leaves, or none
 // when any leaf is not flat (arrow-go decodes that row group).
-func (s *Scanner) flatColumns(src io.ReaderAt, props *parquet.ReaderProperties, g *group) ([]*flatColumn, *arrow.Schema, error) {
+func (s *Scanner) flatColumns(fr *flatReaders, pf *file.Reader, props *parquet.ReaderProperties, src io.ReaderAt, g *group) ([]*flatColumn, *arrow.Schema, error) {
 	if g.file.decodeMD != nil {
 		return nil, nil, nil
 	}
@@ -594,32 +631,14 @@ func (s *Scanner) flatColumns(src io.ReaderAt, props *parquet.ReaderProperties, 
 	}
 	cols := make([]*flatColumn, 0, len(kinds))
 	for i, leaf := range g.file.leaves {
-		cc, err := rg.ColumnChunk(leaf)
+		pr, err := fr.reader(i, pf, props, src, g, leaf)
 		if err != nil {
 			for _, c := range cols {
 				c.release()
 			}
 			return nil, nil, err
 		}
-		stream, _ := flatStreams.Get().(parquet.BufferedReader)
-		if stream == nil {
-			// A stream over nothing yet, with a buffer of streamBuffer.
-			if stream, err = props.GetStream(src, 0, streamBuffer); err != nil {
-				return nil, nil, err
-			}
-		}
-		r := g.ranges[i]
-		stream.Reset(io.NewSectionReader(src, r.Off, r.Len))
-		pr, err := file.NewPageReader(stream, cc.NumValues(), cc.Compression(), s.ds.opts.Mem, nil)
-		if err != nil {
-			stream.Reset(nil)
-			flatStreams.Put(stream)
-			for _, c := range cols {
-				c.release()
-			}
-			return nil, nil, err
-		}
-		cols = append(cols, &flatColumn{stream: stream, pages: pr, kind: kinds[i], typ: fields[i].Type, maxDef: md.Schema.Column(leaf).MaxDefinitionLevel(),
+		cols = append(cols, &flatColumn{pages: pr, scratch: fr.scratch[i], kind: kinds[i], typ: fields[i].Type, maxDef: md.Schema.Column(leaf).MaxDefinitionLevel(),
 			mem: s.ds.opts.Mem, name: fields[i].Name, dictLen: -1})
 	}
 	return cols, arrow.NewSchema(fields, nil), nil

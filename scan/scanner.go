@@ -117,6 +117,8 @@ func (d *Dataset) Scan(ctx context.Context) *Scanner {
 // work decodes row groups until there are none left or the scan stops.
 func (s *Scanner) work() {
 	defer s.wg.Done()
+	fr := &flatReaders{}
+	defer fr.release()
 	for {
 		u, err := s.plan.Next(s.ctx)
 		if err == io.EOF {
@@ -135,7 +137,7 @@ func (s *Scanner) work() {
 				return
 			}
 		}
-		err = s.decode(u, g)
+		err = s.decode(u, g, fr)
 		u.Release()
 		if err != nil {
 			if s.ctx.Err() != nil {
