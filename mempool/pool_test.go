@@ -68,3 +68,50 @@ func TestPoolKeepsAtMostItsBudget(t *testing.T) {
 		t.Fatal("small allocation")
 	}
 }
+
+// TestMappedPool: a mapped Pool hands out zeroed, aligned buffers and
+// reuses them like any Pool; a buffer freed past its budget gives its
+// pages back and reads as zero when handed out again.
+func TestMappedPool(t *testing.T) {
+	p := NewMapped(512 << 10)
+	a, b := p.Allocate(500_000), p.Allocate(500_000)
+	for _, buf := range [][]byte{a, b} {
+		if uintptr(unsafe.Pointer(&buf[0]))%64 != 0 {
+			t.Fatal("not 64-byte aligned")
+		}
+		for i, x := range buf {
+			if x != 0 {
+				t.Fatalf("byte %d of a fresh buffer is %#x", i, x)
+			}
+		}
+		for i := range buf {
+			buf[i] = 0xff
+		}
+	}
+	pa, pb := &a[0], &b[0]
+	p.Free(a) // kept
+	p.Free(b) // past the budget
+	if p.kept != 512<<10 {
+		t.Fatalf("kept %d bytes, want 512 KiB", p.kept)
+	}
+	c, d := p.Allocate(500_000), p.Allocate(400_000)
+	if &c[0] != pa {
+		t.Fatal("the kept buffer was not reused first")
+	}
+	if canMap && &d[0] != pb {
+		t.Fatal("the buffer freed past the budget was not reused")
+	}
+	for _, buf := range [][]byte{c, d} {
+		for i, x := range buf {
+			if x != 0 {
+				t.Fatalf("byte %d of a reused buffer is %#x, want 0", i, x)
+			}
+		}
+	}
+	// A buffer larger than a chunk has a mapping of its own.
+	big := p.Allocate(40 << 20)
+	big[len(big)-1] = 1
+	p.Free(big)
+	p.Free(c)
+	p.Free(d)
+}

@@ -182,7 +182,7 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	if opts.workers > 0 {
 		return stageError(runFanOut(ctx, opts, text, p, stores))
 	}
-	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.New(0)}))
+	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.NewMapped(0)}))
 }
 
 // parsePipeline builds the stages of a run's text, each with a fresh copy
@@ -375,7 +375,7 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 	dopts := dist.Options{
 		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
 		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: exe,
-		Open: stores.open, Mem: mempool.New(0),
+		Open: stores.open, Mem: mempool.NewMapped(0),
 		DuplicateAll: opts.duplicateAll, PauseBeforeCommit: opts.pauseBeforeCommit,
 	}
 	if opts.exe.dryRun {

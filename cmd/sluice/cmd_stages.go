@@ -607,7 +607,7 @@ func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (b
 	if len(p.Stages) == 0 || !exec.IsSink(p.Stages[len(p.Stages)-1]) {
 		p.Stages = append(p.Stages, outputStage(stdout))
 	}
-	return stageError(exec.Run(ctx, p, exec.Options{Open: stores.open, Mem: mempool.New(0)}))
+	return stageError(exec.Run(ctx, p, exec.Options{Open: stores.open, Mem: mempool.NewMapped(0)}))
 }
 
 // outputStage is how a pipeline that ends in a stream writes it: as Arrow

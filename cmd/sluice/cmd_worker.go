@@ -64,7 +64,7 @@ func runWorker(ctx context.Context, opts workerOptions, spec string) error {
 		return parsePipeline(text, stageIO{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, stores: stores})
 	}
 	t := dist.Task{Spec: spec, Phase: opts.phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}
-	err := dist.RunTask(ctx, t, dist.Env{Parse: parse, Open: stores.open, Mem: mempool.New(0)})
+	err := dist.RunTask(ctx, t, dist.Env{Parse: parse, Open: stores.open, Mem: mempool.NewMapped(0)})
 	if err != nil {
 		return stageError(err)
 	}
