@@ -426,36 +426,39 @@ func (c *flatColumn) values(dst []byte, n int) error {
 		c.plain = c.plain[n*w:]
 		return nil
 	}
-	var idx []uint32
+	dl := uint32(c.dictLen)
 	if c.kind == flatDict {
 		// The indices are the output: decoded in place.
-		idx = unsafeUint32s(dst)
-	} else {
-		idx = grow(&c.scratch.idx, n)
-	}
-	if !c.idx.decode(idx) {
-		return fmt.Errorf("column %s: %w (dictionary indices)", c.name, errFlatCorrupt)
-	}
-	dl := uint32(c.dictLen)
-	switch c.kind {
-	case flatDict:
+		idx := unsafeUint32s(dst)
+		if !c.idx.decode(idx) {
+			return fmt.Errorf("column %s: %w (dictionary indices)", c.name, errFlatCorrupt)
+		}
 		for _, v := range idx {
 			if v >= dl {
 				return fmt.Errorf("column %s: %w (dictionary index %d of %d)", c.name, errFlatCorrupt, v, dl)
 			}
 		}
-	case flat4:
-		d := unsafeUint32s(c.dict)
-		o := unsafeUint32s(dst)
-		for i, v := range idx {
-			if v >= dl {
-				return fmt.Errorf("column %s: %w (dictionary index %d of %d)", c.name, errFlatCorrupt, v, dl)
-			}
-			o[i] = d[v]
+		return nil
+	}
+	// Indices a few KiB at a time, each gathered while in cache.
+	const chunk = 1024
+	scratch := grow(&c.scratch.idx, min(n, chunk))
+	for at := 0; at < n; at += chunk {
+		idx := scratch[:min(chunk, n-at)]
+		if !c.idx.decode(idx) {
+			return fmt.Errorf("column %s: %w (dictionary indices)", c.name, errFlatCorrupt)
 		}
-	case flat8:
-		d := unsafeUint64s(c.dict)
-		o := unsafeUint64s(dst)
+		if w == 4 {
+			d, o := unsafeUint32s(c.dict), unsafeUint32s(dst[at*4:])
+			for i, v := range idx {
+				if v >= dl {
+					return fmt.Errorf("column %s: %w (dictionary index %d of %d)", c.name, errFlatCorrupt, v, dl)
+				}
+				o[i] = d[v]
+			}
+			continue
+		}
+		d, o := unsafeUint64s(c.dict), unsafeUint64s(dst[at*8:])
 		for i, v := range idx {
 			if v >= dl {
 				return fmt.Errorf("column %s: %w (dictionary index %d of %d)", c.name, errFlatCorrupt, v, dl)
