@@ -116,7 +116,11 @@ gets a duplicate, and Ctrl-C stops every worker.
 
   # the same, piped: each stage its own process
   sluice run 'scan ./data/taxi --columns pickup_date,trip_distance' | sluice sum-by pickup_date trip_distance \
-      | sluice top 9 --by trip_distance --desc | sluice show`,
+      | sluice top 9 --by trip_distance --desc | sluice show
+
+  # where its time and its memory go
+  sluice run --cpuprofile cpu.prof --memprofile mem.prof 'scan ./data/lineitem | sum-by l_returnflag l_quantity | show'
+  go tool pprof -sample_index=alloc_space -top mem.prof`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), opts, args[0])
