@@ -59,15 +59,19 @@ func parquetProperties(mem memory.Allocator, o Options) (*parquet.WriterProperti
 	if err != nil {
 		return nil, pqarrow.ArrowWriterProperties{}, err
 	}
-	return parquet.NewWriterProperties(
-			parquet.WithAllocator(mem),
-			parquet.WithCompression(codec),
-			parquet.WithStats(true),
-			parquet.WithMaxRowGroupLength(o.rowGroupRows()),
-		), pqarrow.NewArrowWriterProperties(
-			pqarrow.WithStoreSchema(),
-			pqarrow.WithAllocator(mem),
-		), nil
+	props := []parquet.WriterProperty{
+		parquet.WithAllocator(mem),
+		parquet.WithCompression(codec),
+		parquet.WithStats(true),
+		parquet.WithMaxRowGroupLength(o.rowGroupRows()),
+	}
+	if o.DictPageBytes > 0 {
+		props = append(props, parquet.WithDictionaryPageSizeLimit(o.DictPageBytes))
+	}
+	return parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(
+		pqarrow.WithStoreSchema(),
+		pqarrow.WithAllocator(mem),
+	), nil
 }
 
 // queued is how many batches a column's encoder may be behind the

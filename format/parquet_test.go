@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
@@ -162,6 +163,46 @@ func TestParquetRowGroupBytes(t *testing.T) {
 		t.Errorf("RowGroupBytes 1: %d row groups, want one a batch (4)", g)
 	}
 	if a, b := readRows(t, one), readRows(t, split); a != b {
+		t.Error("the two files read back differently")
+	}
+}
+
+// TestParquetDictPageBytes: a column whose distinct values outgrow
+// DictPageBytes falls back to plain encoding within the row group (its
+// encoder stops growing the hash table of values seen), while by default
+// the same column stays dictionary-encoded; the rows read back alike.
+func TestParquetDictPageBytes(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	recs := wideBatches(mem, 4000, 4000) // "id": 8000 distinct int64s, 64000 bytes
+	defer release(recs)
+	// plainPages says whether any data page of id is plain-encoded.
+	plainPages := func(b []byte) (plain bool) {
+		pf, err := file.NewParquetReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pf.Close()
+		cc, err := pf.MetaData().RowGroup(0).ColumnChunk(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range cc.EncodingStats() {
+			if st.Encoding == parquet.Encodings.Plain && fmt.Sprint(st.PageType) != "DICTIONARY_PAGE" {
+				plain = true
+			}
+		}
+		return plain
+	}
+	def := writeParquet(t, mem, recs, format.Options{})
+	small := writeParquet(t, mem, recs, format.Options{DictPageBytes: 16 << 10})
+	if plainPages(def) {
+		t.Error("by default id fell back to plain encoding below arrow-go's 1 MiB dictionary")
+	}
+	if !plainPages(small) {
+		t.Error("DictPageBytes 16 KiB: id kept its dictionary past 2000 values")
+	}
+	if a, b := readRows(t, def), readRows(t, small); a != b {
 		t.Error("the two files read back differently")
 	}
 }

@@ -40,6 +40,12 @@ type Options struct {
 	// (about RowGroupBytes, less what compression saves, plus a batch a
 	// column queued for its encoder).
 	RowGroupBytes int64
+	// DictPageBytes bounds a Parquet column's dictionary in a row group
+	// (0: arrow-go's 1 MiB); past it the column falls back to plain
+	// encoding. The encoder's hash table of the values seen grows with
+	// it, several times the dictionary's size for fixed-width columns,
+	// so a tight memory budget wants it small.
+	DictPageBytes int64
 	// Encoders is how many columns of a Parquet row group are encoded at
 	// once (0: GOMAXPROCS; 1: on the caller's goroutine, by arrow-go's
 	// own writer, as are schemas with nested columns).
@@ -59,7 +65,7 @@ func (o Options) rowGroupRows() int64 {
 
 // Check says whether the options are valid, before anything is written.
 func (o Options) Check() error {
-	if o.RowGroupRows < 0 || o.RowGroupBytes < 0 || o.Encoders < 0 || o.UploadMemory < 0 {
+	if o.RowGroupRows < 0 || o.RowGroupBytes < 0 || o.DictPageBytes < 0 || o.Encoders < 0 || o.UploadMemory < 0 {
 		return errors.New("row-group size, encoders and upload memory must not be negative")
 	}
 	return CheckCompression(o.Compression)

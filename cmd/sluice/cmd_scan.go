@@ -143,7 +143,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	var writeShare, uploadShare int64
 	if sink.f == format.Parquet {
 		writeShare = memBudget / 4
-		sink.wopts.RowGroupBytes = writeShare
+		sink.wopts.RowGroupBytes, sink.wopts.DictPageBytes = parquetShares(writeShare)
 	}
 	if strings.HasPrefix(opts.output, "s3://") {
 		uploadShare = min(memBudget/4, 32<<20)
@@ -179,11 +179,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 			given, float64(need)/(1<<20))
 		memBudget = need
 	}
-	// Parquet's encoders hold more than the Arrow bytes of their row
-	// group (dictionary hash tables, pages, the batches queued for each
-	// column): measured up to four times as much on lineitem, which the
-	// heap is given room for rather than collecting without end.
-	defer boundHeap(memBudget + 3*writeShare)()
+	defer boundHeap(memBudget)()
 
 	if order == collect.Arrival && sink.f == format.IPCStream {
 		sink.positionsOf(ds.Plan())
@@ -384,4 +380,16 @@ func (s *scanSink) abort() {
 		s.w.Abort()
 	}
 	s.w, s.obj = nil, nil
+}
+
+// parquetShares splits what a Parquet output may hold into the Arrow bytes
+// of a row group and the size of a column's dictionary. The encoders hold
+// several times the Arrow bytes given to their row group (pages, the
+// batches queued per column, the values being encoded): measured about
+// four times on lineitem. A dictionary's hash table of the values seen
+// grows with the dictionary, to some 30 MiB over lineitem's 64-bit
+// columns at arrow-go's 1 MiB limit, so a small share wants a small
+// dictionary (a column past it falls back to plain encoding).
+func parquetShares(share int64) (rowGroupBytes, dictBytes int64) {
+	return share / 4, min(max(share/512, 64<<10), 1<<20)
 }
