@@ -13,6 +13,9 @@
 //     holes add at most 1/16 to its bytes (the smallest are kept), and
 //     splits coalesced spans over 24 MiB into 8-16 MiB parts that download
 //     in parallel;
+//   - copies the spans within bytes the consumer already read (Request.Have:
+//     a small Parquet file its footer read took in whole) instead of
+//     requesting them;
 //   - admits it only while the bytes held for the consumer stay within the
 //     memory budget (Options.Memory): that is the backpressure, and the
 //     consumer's Unit.Release is what makes room; pages are reused;

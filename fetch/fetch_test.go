@@ -747,3 +747,46 @@ func TestHeadFirst(t *testing.T) {
 		t.Error("no time held back by the window")
 	}
 }
+
+// TestGiven: the spans of a unit within the bytes its Request came with
+// are copied from there, with no request; spans outside them are
+// requested as usual, and every unit reads back the object's bytes.
+func TestGiven(t *testing.T) {
+	st0, inner := testStore(t, "")
+	const size = 300 * KiB
+	data, etag := put(t, inner, "o", size, 11)
+	var mu sync.Mutex
+	var asked []store.Range
+	h := &hookDriver{Driver: st0.Driver()}
+	h.hook = func(ctx context.Context, key string, call int, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error, bool) {
+		mu.Lock()
+		asked = append(asked, r)
+		mu.Unlock()
+		return nil, store.ObjectInfo{}, nil, false
+	}
+	f := small(New(store.New(h, "mem://x/"), Options{}))
+	tailOff := int64(size - 100*KiB) // as if a suffix read had brought the last 100 KiB
+	tail := data[tailOff:]
+	reqs := []Request{
+		// The last 100 KiB, as two ranges: all given.
+		{Key: "o", Ranges: []store.Range{{Off: tailOff, Len: 40 * KiB}, {Off: tailOff + 40*KiB, Len: 60 * KiB}}, ETag: etag, Size: size, Have: tail, HaveOff: tailOff},
+		// The first 50 KiB: outside what was given.
+		{Key: "o", Ranges: []store.Range{{Off: 0, Len: 50 * KiB}}, ETag: etag, Size: size, Have: tail, HaveOff: tailOff},
+		// Across the boundary: requested whole.
+		{Key: "o", Ranges: []store.Range{{Off: tailOff - 10*KiB, Len: 20 * KiB}}, ETag: etag, Size: size, Have: tail, HaveOff: tailOff},
+	}
+	s := fetchAll(t, context.Background(), f, reqs, map[string][]byte{"o": data})
+	if s.BytesGiven != 100*KiB {
+		t.Errorf("%d bytes given, want %d", s.BytesGiven, 100*KiB)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range asked {
+		if r.Off >= tailOff {
+			t.Errorf("requested %+v, within the bytes given", r)
+		}
+	}
+	if len(asked) == 0 || s.BytesFetched != 70*KiB {
+		t.Errorf("%d requests for %d bytes; want the 70 KiB not given", len(asked), s.BytesFetched)
+	}
+}

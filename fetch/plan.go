@@ -119,6 +119,10 @@ func (p *Plan) schedule(reqs iter.Seq2[Request, error]) {
 		p.broadcast()
 		p.mu.Unlock()
 		for _, pt := range u.parts {
+			if pt.given != nil {
+				p.give(pt)
+				continue
+			}
 			if !p.waitWindow(pt.n) {
 				return
 			}
@@ -158,7 +162,11 @@ func (p *Plan) newUnit(req Request, index int) (*Unit, error) {
 		ranges: append([]store.Range(nil), req.Ranges...)}
 	var base int64
 	for _, s := range spans {
-		u.parts = append(u.parts, &part{u: u, off: s.off, n: s.n, base: base, doneCh: make(chan struct{})})
+		pt := &part{u: u, off: s.off, n: s.n, base: base, doneCh: make(chan struct{})}
+		if s.off >= req.HaveOff && s.off+s.n <= req.HaveOff+int64(len(req.Have)) {
+			pt.given = req.Have[s.off-req.HaveOff : s.off-req.HaveOff+s.n]
+		}
+		u.parts = append(u.parts, pt)
 		base += s.n
 	}
 	u.size = base
@@ -167,6 +175,23 @@ func (p *Plan) newUnit(req Request, index int) (*Unit, error) {
 	}
 	p.stats.planned.Add(base)
 	return u, nil
+}
+
+// give completes a part from the bytes its Request came with: no request,
+// no slot, nothing in flight.
+func (p *Plan) give(pt *part) {
+	u := pt.u
+	u.copyIn(pt.base, pt.given)
+	p.stats.given.Add(pt.n)
+	pt.mu.Lock()
+	pt.given = nil
+	pt.wm = pt.n
+	pt.progressAt = time.Now()
+	pt.finishLocked(nil)
+	pt.mu.Unlock()
+	p.mu.Lock()
+	p.stats.lastDone = time.Now()
+	p.mu.Unlock()
 }
 
 // reserve waits until the unit fits in the budget, then takes its pages.

@@ -17,10 +17,13 @@ type Stats struct {
 	BytesRequested int64
 	BytesPlanned   int64
 	BytesFetched   int64
-	Requests       int64 // ranged GETs started: first tries, retries and duplicates
-	Retries        int64 // requests started again after an error
-	Hedges         int64 // duplicates started for stragglers
-	HedgeWins      int64 // parts a duplicate finished first
+	// BytesGiven are the bytes units took from their Requests' Have
+	// instead of requesting them (not counted in BytesFetched).
+	BytesGiven int64
+	Requests   int64 // ranged GETs started: first tries, retries and duplicates
+	Retries    int64 // requests started again after an error
+	Hedges     int64 // duplicates started for stragglers
+	HedgeWins  int64 // parts a duplicate finished first
 
 	// WaitConsumer is how long the consumer was blocked in Next, Wait,
 	// ReadAt and WriteTo; WaitMemory how long fetching ahead was held back
@@ -56,6 +59,7 @@ func (s *Stats) Add(o Stats) {
 	s.BytesRequested += o.BytesRequested
 	s.BytesPlanned += o.BytesPlanned
 	s.BytesFetched += o.BytesFetched
+	s.BytesGiven += o.BytesGiven
 	s.Requests += o.Requests
 	s.Retries += o.Retries
 	s.Hedges += o.Hedges
@@ -87,8 +91,12 @@ func (s Stats) String() string {
 	if s.Elapsed > 0 {
 		rate = mib(s.BytesRequested) / s.Elapsed.Seconds()
 	}
-	fmt.Fprintf(&b, "fetch: %d units, %.1f MiB requested, %.1f MiB planned, %.1f MiB fetched in %v (%.1f MiB/s)\n",
+	fmt.Fprintf(&b, "fetch: %d units, %.1f MiB requested, %.1f MiB planned, %.1f MiB fetched in %v (%.1f MiB/s)",
 		s.Units, mib(s.BytesRequested), mib(s.BytesPlanned), mib(s.BytesFetched), s.Elapsed.Round(time.Millisecond), rate)
+	if s.BytesGiven > 0 {
+		fmt.Fprintf(&b, ", %.1f MiB given with the requests", mib(s.BytesGiven))
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "fetch: %d requests, %d retries, %d duplicates for stragglers (%d won), in flight max %d (limit %d), hole %d KiB\n",
 		s.Requests, s.Retries, s.Hedges, s.HedgeWins, s.InFlightMax, s.InFlightLimit, s.Hole>>10)
 	fmt.Fprintf(&b, "fetch: first byte p50 %v p90 %v p99 %v max %v; consumer waited %v, memory held back %v, window held back %v\n",
@@ -103,7 +111,7 @@ type planStats struct {
 	units, requested, planned, fetched, requests atomic.Int64
 	retries, hedges, hedgeWins                   atomic.Int64
 	waitConsumer, waitMemory, allocated, hole    atomic.Int64
-	waitWindow                                   atomic.Int64
+	waitWindow, given                            atomic.Int64
 	inFlight, inFlightMax                        atomic.Int64
 	memHigh                                      int64     // under Plan.mu
 	lastDone                                     time.Time // under Plan.mu
@@ -149,6 +157,7 @@ func (p *Plan) Stats() Stats {
 		BytesRequested: s.requested.Load(),
 		BytesPlanned:   s.planned.Load(),
 		BytesFetched:   s.fetched.Load(),
+		BytesGiven:     s.given.Load(),
 		Requests:       s.requests.Load(),
 		Retries:        s.retries.Load(),
 		Hedges:         s.hedges.Load(),

@@ -236,6 +236,9 @@ type part struct {
 	base   int64 // of the unit's pages
 
 	inflight bool // launched and not finished; under the plan's mu
+	// given are the part's bytes from its Request's Have, copied in
+	// instead of requested (Plan.give); nil once copied, or when none.
+	given []byte
 
 	mu         sync.Mutex
 	wm         int64 // bytes [0, wm) of the part are committed
