@@ -216,25 +216,29 @@ func (r *footerReader) parse(ctx context.Context, key string, tail []byte, info 
 // readOnce is one request for a range (see readRange).
 func (r *footerReader) readOnce(ctx context.Context, key string, rg store.Range, opts store.ReadOptions) ([]byte, store.ObjectInfo, error) {
 	r.reads.Add(1)
+	want := rg.Len
+	if rg.Off < 0 {
+		want = -rg.Off
+	}
+	// The buffer is made, and the first read kept short, so that the
+	// first-byte latency measured is the link's, not the time to clear
+	// and fill a megabyte (which decides whether the store is local).
+	buf := make([]byte, 0, max(want, 0))
 	start := time.Now()
 	rc, info, err := r.st.ReadRange(ctx, key, rg, opts)
 	if err != nil {
 		return nil, info, err
 	}
 	defer rc.Close()
-	want := rg.Len
-	if rg.Off < 0 {
-		want = -rg.Off
-	}
-	if info.Size > 0 {
-		want = min(want, info.Size)
-	}
-	buf := make([]byte, 0, max(want, 0))
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		m, err := rc.Read(buf[len(buf):cap(buf)])
+		end := cap(buf)
+		if len(buf) == 0 {
+			end = min(end, 4<<10)
+		}
+		m, err := rc.Read(buf[len(buf):end])
 		if m > 0 && len(buf) == 0 {
 			d := time.Since(start)
 			r.mu.Lock()
