@@ -31,8 +31,16 @@ type Plan struct {
 	// many may be: see waitWindow. windowWait: the scheduler waits for it.
 	inflight, window int64
 	windowWait       bool
-	active           map[*part]struct{}
-	wake             chan struct{} // closed (and replaced) on every change a waiter may want
+	// lead is how many bytes the plan may hold (admitted, not released)
+	// before Options.Memory does: it grows only when the consumer waits
+	// for a unit it held back (see growLead), so a consumer that never
+	// waits is not raced by fetching far ahead of it. leadGen counts the
+	// times it grew.
+	lead    int64
+	leadGen int
+	next    *Unit // the unit waiting to be admitted, if any
+	active  map[*part]struct{}
+	wake    chan struct{} // closed (and replaced) on every change a waiter may want
 
 	objects map[string]*object // by key; the scheduler goroutine's alone
 
@@ -49,6 +57,7 @@ func newPlan(ctx context.Context, f *Fetcher) *Plan {
 		wake:    make(chan struct{}),
 		objects: map[string]*object{},
 		window:  f.initWindow,
+		lead:    f.initWindow,
 	}
 	p.stats.init()
 	return p
@@ -203,12 +212,17 @@ func (p *Plan) reserve(u *Unit) bool {
 	start := time.Now()
 	waited := false
 	p.mu.Lock()
-	for p.held > 0 && p.held+need > p.f.opts.Memory {
+	for p.held > 0 && p.held+need > min(p.f.opts.Memory, max(p.lead, need)) {
 		waited = true
+		if !u.led && p.held+need <= p.f.opts.Memory {
+			u.led, u.gen = true, p.leadGen // held back by the lead alone
+		}
+		p.next = u
 		if !p.wait() {
 			return false
 		}
 	}
+	p.next = nil
 	p.held += need
 	p.stats.memHigh = max(p.stats.memHigh, p.held)
 	p.mu.Unlock()
@@ -220,6 +234,24 @@ func (p *Plan) reserve(u *Unit) bool {
 	u.pages, fresh = pg.get(pg.count(u.size))
 	p.stats.allocated.Add(fresh)
 	return true
+}
+
+// growLead doubles the lead, up to the memory budget, when the consumer
+// waits for unit u although the lead held u back: reading further ahead
+// would have had its bytes there in time. Waits for units admitted
+// without delay (the first ones, whose first bytes everyone waits for) do
+// not count, nor more than one per growth, so the lead grows once for
+// each time the consumer catches up with it. Nothing grows it while the
+// consumer keeps up: on a link faster than the consumer, the units at the
+// head then get the link and the machine rather than sharing them with
+// every unit behind, and the budget is not filled for nothing. p.mu held.
+func (p *Plan) growLead(u *Unit) {
+	if !u.led || u.gen != p.leadGen || p.lead >= p.f.opts.Memory {
+		return
+	}
+	p.lead = min(2*p.lead, p.f.opts.Memory)
+	p.leadGen++
+	p.broadcast()
 }
 
 // unreserve gives a released unit's memory back to the budget.
@@ -256,6 +288,10 @@ func (p *Plan) Next(ctx context.Context) (*Unit, error) {
 		if p.srcDone {
 			p.mu.Unlock()
 			return nil, io.EOF
+		}
+		if p.next != nil {
+			// The consumer is ahead of what the plan admitted.
+			p.growLead(p.next)
 		}
 		ch := p.wake
 		p.mu.Unlock()

@@ -34,7 +34,10 @@ type Stats struct {
 	// at the head get the link (see Plan.waitWindow).
 	WaitWindow time.Duration
 
-	MemoryHigh     int64 // most bytes held at once; at most Options.Memory
+	MemoryHigh int64 // most bytes held at once; at most Options.Memory
+	// Lead is the most the plan may hold now (before Options.Memory): it
+	// grows from the first window only when the consumer caught up with it.
+	Lead           int64
 	BytesAllocated int64 // fresh page memory; the rest was reused
 
 	InFlightMax   int // most requests in flight at once
@@ -68,6 +71,7 @@ func (s *Stats) Add(o Stats) {
 	s.WaitMemory += o.WaitMemory
 	s.WaitWindow += o.WaitWindow
 	s.MemoryHigh = max(s.MemoryHigh, o.MemoryHigh)
+	s.Lead = max(s.Lead, o.Lead)
 	s.BytesAllocated += o.BytesAllocated
 	s.InFlightMax = max(s.InFlightMax, o.InFlightMax)
 	s.InFlightLimit = o.InFlightLimit
@@ -102,7 +106,7 @@ func (s Stats) String() string {
 	fmt.Fprintf(&b, "fetch: first byte p50 %v p90 %v p99 %v max %v; consumer waited %v, memory held back %v, window held back %v\n",
 		s.TTFB.P50.Round(10*time.Microsecond), s.TTFB.P90.Round(10*time.Microsecond), s.TTFB.P99.Round(10*time.Microsecond),
 		s.TTFB.Max.Round(10*time.Microsecond), s.WaitConsumer.Round(time.Millisecond), s.WaitMemory.Round(time.Millisecond), s.WaitWindow.Round(time.Millisecond))
-	fmt.Fprintf(&b, "fetch: memory high %.1f MiB, fresh %.1f MiB", mib(s.MemoryHigh), mib(s.BytesAllocated))
+	fmt.Fprintf(&b, "fetch: memory high %.1f MiB, fresh %.1f MiB, lead %.1f MiB", mib(s.MemoryHigh), mib(s.BytesAllocated), mib(s.Lead))
 	return b.String()
 }
 
@@ -173,6 +177,7 @@ func (p *Plan) Stats() Stats {
 	}
 	p.mu.Lock()
 	out.MemoryHigh = s.memHigh
+	out.Lead = min(p.lead, p.f.opts.Memory)
 	if p.srcDone && len(p.active) == 0 && !s.lastDone.IsZero() {
 		out.Elapsed = s.lastDone.Sub(s.start) // finished: the time it took
 	}
