@@ -904,3 +904,28 @@ func poll(t *testing.T, cond func() bool) {
 		time.Sleep(100 * time.Microsecond)
 	}
 }
+
+// TestGivenReleasedAtOnce: a consumer that releases units as soon as it
+// has them, or closes the plan, never races the copy of their given bytes.
+func TestGivenReleasedAtOnce(t *testing.T) {
+	st, inner := testStore(t, "")
+	const size = 256 * KiB
+	data, etag := put(t, inner, "o", size, 12)
+	f := small(New(st, Options{}))
+	var reqs []Request
+	for off := int64(0); off < size; off += 16 * KiB {
+		reqs = append(reqs, Request{Key: "o", Ranges: []store.Range{{Off: off, Len: 16 * KiB}}, ETag: etag, Size: size, Have: data})
+	}
+	ctx := context.Background()
+	for i := range 200 {
+		p := f.Plan(ctx, reqs)
+		for j := 0; j < i%len(reqs); j++ {
+			u, err := p.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.Release()
+		}
+		p.Close()
+	}
+}

@@ -123,13 +123,19 @@ func (p *Plan) schedule(reqs iter.Seq2[Request, error]) {
 		if !p.reserve(u) {
 			return
 		}
+		// Given bytes are copied in before the consumer can have the unit
+		// (and release it, taking its pages).
+		for _, pt := range u.parts {
+			if pt.given != nil {
+				p.give(pt)
+			}
+		}
 		p.mu.Lock()
 		p.queue = append(p.queue, u)
 		p.broadcast()
 		p.mu.Unlock()
 		for _, pt := range u.parts {
-			if pt.given != nil {
-				p.give(pt)
+			if pt.had {
 				continue
 			}
 			if !p.waitWindow(pt.n) {
@@ -192,6 +198,7 @@ func (p *Plan) give(pt *part) {
 	u := pt.u
 	u.copyIn(pt.base, pt.given)
 	p.stats.given.Add(pt.n)
+	pt.had = true
 	pt.mu.Lock()
 	pt.given = nil
 	pt.wm = pt.n

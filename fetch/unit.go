@@ -245,7 +245,9 @@ type part struct {
 	inflight bool // launched and not finished; under the plan's mu
 	// given are the part's bytes from its Request's Have, copied in
 	// instead of requested (Plan.give); nil once copied, or when none.
+	// had says they were; the scheduler's alone.
 	given []byte
+	had   bool
 
 	mu         sync.Mutex
 	wm         int64 // bytes [0, wm) of the part are committed
