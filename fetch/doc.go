@@ -13,9 +13,16 @@
 //     holes add at most 1/16 to its bytes (the smallest are kept), and
 //     splits coalesced spans over 24 MiB into 8-16 MiB parts that download
 //     in parallel;
+//   - copies the spans within bytes the consumer already read (Request.Have:
+//     a small Parquet file its footer read took in whole) instead of
+//     requesting them;
 //   - admits it only while the bytes held for the consumer stay within the
 //     memory budget (Options.Memory): that is the backpressure, and the
 //     consumer's Unit.Release is what makes room; pages are reused;
+//     within the budget, it holds at most a lead that starts at 16 MiB and
+//     doubles only when the consumer waits for a unit the lead held back,
+//     so a consumer slower than the link is not raced far ahead of (the
+//     tail would take the link and the cores from the head for nothing);
 //   - launches requests in consumption order within a window of bytes
 //     requested and not yet arrived that starts at 16 MiB and grows by
 //     every byte that arrives (slow start) up to the memory budget, so the

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -743,7 +744,188 @@ func TestHeadFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s := p.Stats(); s.WaitWindow == 0 {
-		t.Error("no time held back by the window")
+	// What held the units behind back is the window of bytes in flight,
+	// or the lead (which starts as large): admission waited for it.
+	if s := p.Stats(); s.WaitWindow == 0 && s.WaitMemory == 0 {
+		t.Error("no time held back by the window or the lead")
+	}
+}
+
+// TestGiven: the spans of a unit within the bytes its Request came with
+// are copied from there, with no request; spans outside them are
+// requested as usual, and every unit reads back the object's bytes.
+func TestGiven(t *testing.T) {
+	st0, inner := testStore(t, "")
+	const size = 300 * KiB
+	data, etag := put(t, inner, "o", size, 11)
+	var mu sync.Mutex
+	var asked []store.Range
+	h := &hookDriver{Driver: st0.Driver()}
+	h.hook = func(ctx context.Context, key string, call int, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error, bool) {
+		mu.Lock()
+		asked = append(asked, r)
+		mu.Unlock()
+		return nil, store.ObjectInfo{}, nil, false
+	}
+	f := small(New(store.New(h, "mem://x/"), Options{}))
+	tailOff := int64(size - 100*KiB) // as if a suffix read had brought the last 100 KiB
+	tail := data[tailOff:]
+	reqs := []Request{
+		// The last 100 KiB, as two ranges: all given.
+		{Key: "o", Ranges: []store.Range{{Off: tailOff, Len: 40 * KiB}, {Off: tailOff + 40*KiB, Len: 60 * KiB}}, ETag: etag, Size: size, Have: tail, HaveOff: tailOff},
+		// The first 50 KiB: outside what was given.
+		{Key: "o", Ranges: []store.Range{{Off: 0, Len: 50 * KiB}}, ETag: etag, Size: size, Have: tail, HaveOff: tailOff},
+		// Across the boundary: requested whole.
+		{Key: "o", Ranges: []store.Range{{Off: tailOff - 10*KiB, Len: 20 * KiB}}, ETag: etag, Size: size, Have: tail, HaveOff: tailOff},
+	}
+	s := fetchAll(t, context.Background(), f, reqs, map[string][]byte{"o": data})
+	if s.BytesGiven != 100*KiB {
+		t.Errorf("%d bytes given, want %d", s.BytesGiven, 100*KiB)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range asked {
+		if r.Off >= tailOff {
+			t.Errorf("requested %+v, within the bytes given", r)
+		}
+	}
+	if len(asked) == 0 || s.BytesFetched != 70*KiB {
+		t.Errorf("%d requests for %d bytes; want the 70 KiB not given", len(asked), s.BytesFetched)
+	}
+}
+
+// TestLead: a plan holds at most its first window of units while the
+// consumer finds every unit's bytes already there, however large the
+// budget; once the consumer waits for a unit the lead held back, the lead
+// doubles (once for that wait), and the plan reads further ahead.
+func TestLead(t *testing.T) {
+	st0, inner := testStore(t, "")
+	const unit, units = 64 * KiB, 24
+	data, _ := put(t, inner, "o", unit*units, 13)
+	gate := make(chan struct{})
+	var gated atomic.Int64
+	gated.Store(-1)
+	h := &hookDriver{Driver: st0.Driver()}
+	h.hook = func(ctx context.Context, key string, call int, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error, bool) {
+		if r.Off/unit == gated.Load() {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return nil, store.ObjectInfo{}, ctx.Err(), true
+			}
+		}
+		return nil, store.ObjectInfo{}, nil, false
+	}
+	f := small(New(store.New(h, "mem://x/"), Options{Memory: 2 * MiB}))
+	f.splitAbove, f.maxPart = 1*MiB, 1*MiB // one request a unit
+	f.initWindow = 4 * unit
+	p := f.Plan(context.Background(), windows("o", unit*units, unit))
+	defer p.Close()
+	ctx := context.Background()
+	lead := func() int64 { p.mu.Lock(); defer p.mu.Unlock(); return p.lead }
+	arrived := func(u *Unit) bool {
+		for _, pt := range u.parts {
+			select {
+			case <-pt.doneCh:
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	// A consumer that keeps up: it takes a unit only once admitted and
+	// reads it only once arrived (polling, so it never waits in the plan).
+	for i := 0; i < 12; i++ {
+		poll(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.queue) > 0 })
+		u, err := p.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		poll(t, func() bool { return arrived(u) })
+		err = checkUnit(u, data)
+		u.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := p.Stats(); lead() != 4*unit || s.MemoryHigh > 4*unit || s.Lead != 4*unit {
+		t.Fatalf("a consumer that kept up: lead %d, held at most %d, want %d", lead(), s.MemoryHigh, 4*unit)
+	}
+	// Now it catches up: unit 16, held back by the lead (the scheduler
+	// waits to admit it), does not arrive until the consumer waits for it.
+	gated.Store(16)
+	poll(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.next != nil && p.next.index == 16 })
+	var grown int64
+	for i := 12; i < units; i++ {
+		if i < 16 {
+			poll(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.queue) > 0 })
+		}
+		u, err := p.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 16 {
+			poll(t, func() bool { return arrived(u) })
+		}
+		if i == 16 {
+			done := make(chan error, 1)
+			go func() { done <- checkUnit(u, data) }()
+			poll(t, func() bool { return lead() != 4*unit })
+			grown = lead()
+			close(gate)
+			err = <-done
+		} else {
+			err = checkUnit(u, data)
+		}
+		u.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Next(ctx); err != io.EOF {
+		t.Fatalf("after the last unit: %v", err)
+	}
+	// Once doubled for that wait, and not again for it; a consumer this
+	// fast catches up with the units launched after it too.
+	if grown != 8*unit || lead() < grown || lead() > 2*MiB {
+		t.Errorf("lead %d after one catching up (want %d), %d at the end", grown, 8*unit, lead())
+	}
+}
+
+// poll waits for cond, an event of the plan the test watches without
+// taking part in it; the minute is only there to end a broken test.
+func poll(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("the condition never held")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// TestGivenReleasedAtOnce: a consumer that releases units as soon as it
+// has them, or closes the plan, never races the copy of their given bytes.
+func TestGivenReleasedAtOnce(t *testing.T) {
+	st, inner := testStore(t, "")
+	const size = 256 * KiB
+	data, etag := put(t, inner, "o", size, 12)
+	f := small(New(st, Options{}))
+	var reqs []Request
+	for off := int64(0); off < size; off += 16 * KiB {
+		reqs = append(reqs, Request{Key: "o", Ranges: []store.Range{{Off: off, Len: 16 * KiB}}, ETag: etag, Size: size, Have: data})
+	}
+	ctx := context.Background()
+	for i := range 200 {
+		p := f.Plan(ctx, reqs)
+		for j := 0; j < i%len(reqs); j++ {
+			u, err := p.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.Release()
+		}
+		p.Close()
 	}
 }

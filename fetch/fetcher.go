@@ -75,6 +75,13 @@ type Request struct {
 	// Tag is carried to the Unit untouched, for the consumer's bookkeeping
 	// (which file and row group this is).
 	Tag any
+	// Have, when set, are bytes of the object from offset HaveOff on that
+	// the consumer already read, of the version ETag names (a footer's
+	// suffix read that took in the last row group too): the unit's spans
+	// that lie within them are copied from there rather than requested,
+	// and are ready at once.
+	Have    []byte
+	HaveOff int64
 }
 
 func (r Request) validate(st *store.Store) error {
@@ -86,6 +93,10 @@ func (r Request) validate(st *store.Store) error {
 		if r.Size > 0 && rg.Len > 0 && rg.Off+rg.Len > r.Size {
 			return pastEnd(st, r.Key, rg.Off, rg.Off+rg.Len, r.Size)
 		}
+	}
+	if r.HaveOff < 0 {
+		return &store.Error{Op: "read", URL: st.URL(r.Key), Kind: store.KindInvalid,
+			Err: fmt.Errorf("bytes given from offset %d", r.HaveOff)}
 	}
 	return nil
 }

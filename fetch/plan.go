@@ -31,8 +31,16 @@ type Plan struct {
 	// many may be: see waitWindow. windowWait: the scheduler waits for it.
 	inflight, window int64
 	windowWait       bool
-	active           map[*part]struct{}
-	wake             chan struct{} // closed (and replaced) on every change a waiter may want
+	// lead is how many bytes the plan may hold (admitted, not released)
+	// before Options.Memory does: it grows only when the consumer waits
+	// for a unit it held back (see growLead), so a consumer that never
+	// waits is not raced by fetching far ahead of it. leadGen counts the
+	// times it grew.
+	lead    int64
+	leadGen int
+	next    *Unit // the unit waiting to be admitted, if any
+	active  map[*part]struct{}
+	wake    chan struct{} // closed (and replaced) on every change a waiter may want
 
 	objects map[string]*object // by key; the scheduler goroutine's alone
 
@@ -49,6 +57,7 @@ func newPlan(ctx context.Context, f *Fetcher) *Plan {
 		wake:    make(chan struct{}),
 		objects: map[string]*object{},
 		window:  f.initWindow,
+		lead:    f.initWindow,
 	}
 	p.stats.init()
 	return p
@@ -114,11 +123,21 @@ func (p *Plan) schedule(reqs iter.Seq2[Request, error]) {
 		if !p.reserve(u) {
 			return
 		}
+		// Given bytes are copied in before the consumer can have the unit
+		// (and release it, taking its pages).
+		for _, pt := range u.parts {
+			if pt.given != nil {
+				p.give(pt)
+			}
+		}
 		p.mu.Lock()
 		p.queue = append(p.queue, u)
 		p.broadcast()
 		p.mu.Unlock()
 		for _, pt := range u.parts {
+			if pt.had {
+				continue
+			}
 			if !p.waitWindow(pt.n) {
 				return
 			}
@@ -158,7 +177,11 @@ func (p *Plan) newUnit(req Request, index int) (*Unit, error) {
 		ranges: append([]store.Range(nil), req.Ranges...)}
 	var base int64
 	for _, s := range spans {
-		u.parts = append(u.parts, &part{u: u, off: s.off, n: s.n, base: base, doneCh: make(chan struct{})})
+		pt := &part{u: u, off: s.off, n: s.n, base: base, doneCh: make(chan struct{})}
+		if s.off >= req.HaveOff && s.off+s.n <= req.HaveOff+int64(len(req.Have)) {
+			pt.given = req.Have[s.off-req.HaveOff : s.off-req.HaveOff+s.n]
+		}
+		u.parts = append(u.parts, pt)
 		base += s.n
 	}
 	u.size = base
@@ -167,6 +190,24 @@ func (p *Plan) newUnit(req Request, index int) (*Unit, error) {
 	}
 	p.stats.planned.Add(base)
 	return u, nil
+}
+
+// give completes a part from the bytes its Request came with: no request,
+// no slot, nothing in flight.
+func (p *Plan) give(pt *part) {
+	u := pt.u
+	u.copyIn(pt.base, pt.given)
+	p.stats.given.Add(pt.n)
+	pt.had = true
+	pt.mu.Lock()
+	pt.given = nil
+	pt.wm = pt.n
+	pt.progressAt = time.Now()
+	pt.finishLocked(nil)
+	pt.mu.Unlock()
+	p.mu.Lock()
+	p.stats.lastDone = time.Now()
+	p.mu.Unlock()
 }
 
 // reserve waits until the unit fits in the budget, then takes its pages.
@@ -178,12 +219,17 @@ func (p *Plan) reserve(u *Unit) bool {
 	start := time.Now()
 	waited := false
 	p.mu.Lock()
-	for p.held > 0 && p.held+need > p.f.opts.Memory {
+	for p.held > 0 && p.held+need > min(p.f.opts.Memory, max(p.lead, need)) {
 		waited = true
+		if !u.led && p.held+need <= p.f.opts.Memory {
+			u.led, u.gen = true, p.leadGen // held back by the lead alone
+		}
+		p.next = u
 		if !p.wait() {
 			return false
 		}
 	}
+	p.next = nil
 	p.held += need
 	p.stats.memHigh = max(p.stats.memHigh, p.held)
 	p.mu.Unlock()
@@ -195,6 +241,24 @@ func (p *Plan) reserve(u *Unit) bool {
 	u.pages, fresh = pg.get(pg.count(u.size))
 	p.stats.allocated.Add(fresh)
 	return true
+}
+
+// growLead doubles the lead, up to the memory budget, when the consumer
+// waits for unit u although the lead held u back: reading further ahead
+// would have had its bytes there in time. Waits for units admitted
+// without delay (the first ones, whose first bytes everyone waits for) do
+// not count, nor more than one per growth, so the lead grows once for
+// each time the consumer catches up with it. Nothing grows it while the
+// consumer keeps up: on a link faster than the consumer, the units at the
+// head then get the link and the machine rather than sharing them with
+// every unit behind, and the budget is not filled for nothing. p.mu held.
+func (p *Plan) growLead(u *Unit) {
+	if !u.led || u.gen != p.leadGen || p.lead >= p.f.opts.Memory {
+		return
+	}
+	p.lead = min(2*p.lead, p.f.opts.Memory)
+	p.leadGen++
+	p.broadcast()
 }
 
 // unreserve gives a released unit's memory back to the budget.
@@ -231,6 +295,10 @@ func (p *Plan) Next(ctx context.Context) (*Unit, error) {
 		if p.srcDone {
 			p.mu.Unlock()
 			return nil, io.EOF
+		}
+		if p.next != nil {
+			// The consumer is ahead of what the plan admitted.
+			p.growLead(p.next)
 		}
 		ch := p.wake
 		p.mu.Unlock()

@@ -17,10 +17,13 @@ type Stats struct {
 	BytesRequested int64
 	BytesPlanned   int64
 	BytesFetched   int64
-	Requests       int64 // ranged GETs started: first tries, retries and duplicates
-	Retries        int64 // requests started again after an error
-	Hedges         int64 // duplicates started for stragglers
-	HedgeWins      int64 // parts a duplicate finished first
+	// BytesGiven are the bytes units took from their Requests' Have
+	// instead of requesting them (not counted in BytesFetched).
+	BytesGiven int64
+	Requests   int64 // ranged GETs started: first tries, retries and duplicates
+	Retries    int64 // requests started again after an error
+	Hedges     int64 // duplicates started for stragglers
+	HedgeWins  int64 // parts a duplicate finished first
 
 	// WaitConsumer is how long the consumer was blocked in Next, Wait,
 	// ReadAt and WriteTo; WaitMemory how long fetching ahead was held back
@@ -31,7 +34,10 @@ type Stats struct {
 	// at the head get the link (see Plan.waitWindow).
 	WaitWindow time.Duration
 
-	MemoryHigh     int64 // most bytes held at once; at most Options.Memory
+	MemoryHigh int64 // most bytes held at once; at most Options.Memory
+	// Lead is the most the plan may hold now (before Options.Memory): it
+	// grows from the first window only when the consumer caught up with it.
+	Lead           int64
 	BytesAllocated int64 // fresh page memory; the rest was reused
 
 	InFlightMax   int // most requests in flight at once
@@ -56,6 +62,7 @@ func (s *Stats) Add(o Stats) {
 	s.BytesRequested += o.BytesRequested
 	s.BytesPlanned += o.BytesPlanned
 	s.BytesFetched += o.BytesFetched
+	s.BytesGiven += o.BytesGiven
 	s.Requests += o.Requests
 	s.Retries += o.Retries
 	s.Hedges += o.Hedges
@@ -64,6 +71,7 @@ func (s *Stats) Add(o Stats) {
 	s.WaitMemory += o.WaitMemory
 	s.WaitWindow += o.WaitWindow
 	s.MemoryHigh = max(s.MemoryHigh, o.MemoryHigh)
+	s.Lead = max(s.Lead, o.Lead)
 	s.BytesAllocated += o.BytesAllocated
 	s.InFlightMax = max(s.InFlightMax, o.InFlightMax)
 	s.InFlightLimit = o.InFlightLimit
@@ -87,14 +95,18 @@ func (s Stats) String() string {
 	if s.Elapsed > 0 {
 		rate = mib(s.BytesRequested) / s.Elapsed.Seconds()
 	}
-	fmt.Fprintf(&b, "fetch: %d units, %.1f MiB requested, %.1f MiB planned, %.1f MiB fetched in %v (%.1f MiB/s)\n",
+	fmt.Fprintf(&b, "fetch: %d units, %.1f MiB requested, %.1f MiB planned, %.1f MiB fetched in %v (%.1f MiB/s)",
 		s.Units, mib(s.BytesRequested), mib(s.BytesPlanned), mib(s.BytesFetched), s.Elapsed.Round(time.Millisecond), rate)
+	if s.BytesGiven > 0 {
+		fmt.Fprintf(&b, ", %.1f MiB given with the requests", mib(s.BytesGiven))
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "fetch: %d requests, %d retries, %d duplicates for stragglers (%d won), in flight max %d (limit %d), hole %d KiB\n",
 		s.Requests, s.Retries, s.Hedges, s.HedgeWins, s.InFlightMax, s.InFlightLimit, s.Hole>>10)
 	fmt.Fprintf(&b, "fetch: first byte p50 %v p90 %v p99 %v max %v; consumer waited %v, memory held back %v, window held back %v\n",
 		s.TTFB.P50.Round(10*time.Microsecond), s.TTFB.P90.Round(10*time.Microsecond), s.TTFB.P99.Round(10*time.Microsecond),
 		s.TTFB.Max.Round(10*time.Microsecond), s.WaitConsumer.Round(time.Millisecond), s.WaitMemory.Round(time.Millisecond), s.WaitWindow.Round(time.Millisecond))
-	fmt.Fprintf(&b, "fetch: memory high %.1f MiB, fresh %.1f MiB", mib(s.MemoryHigh), mib(s.BytesAllocated))
+	fmt.Fprintf(&b, "fetch: memory high %.1f MiB, fresh %.1f MiB, lead %.1f MiB", mib(s.MemoryHigh), mib(s.BytesAllocated), mib(s.Lead))
 	return b.String()
 }
 
@@ -103,7 +115,7 @@ type planStats struct {
 	units, requested, planned, fetched, requests atomic.Int64
 	retries, hedges, hedgeWins                   atomic.Int64
 	waitConsumer, waitMemory, allocated, hole    atomic.Int64
-	waitWindow                                   atomic.Int64
+	waitWindow, given                            atomic.Int64
 	inFlight, inFlightMax                        atomic.Int64
 	memHigh                                      int64     // under Plan.mu
 	lastDone                                     time.Time // under Plan.mu
@@ -149,6 +161,7 @@ func (p *Plan) Stats() Stats {
 		BytesRequested: s.requested.Load(),
 		BytesPlanned:   s.planned.Load(),
 		BytesFetched:   s.fetched.Load(),
+		BytesGiven:     s.given.Load(),
 		Requests:       s.requests.Load(),
 		Retries:        s.retries.Load(),
 		Hedges:         s.hedges.Load(),
@@ -164,6 +177,7 @@ func (p *Plan) Stats() Stats {
 	}
 	p.mu.Lock()
 	out.MemoryHigh = s.memHigh
+	out.Lead = min(p.lead, p.f.opts.Memory)
 	if p.srcDone && len(p.active) == 0 && !s.lastDone.IsZero() {
 		out.Elapsed = s.lastDone.Sub(s.start) // finished: the time it took
 	}

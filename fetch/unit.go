@@ -33,6 +33,10 @@ type Unit struct {
 
 	handed   bool // returned by Next; under p.mu
 	released bool // under p.mu
+	// led: admission waited for the plan's lead (not the budget), at
+	// lead generation gen; see Plan.growLead. Under p.mu.
+	led bool
+	gen int
 }
 
 // Key is the object's key.
@@ -70,6 +74,9 @@ func (u *Unit) wait(ctx context.Context, pt *part) error {
 	}
 	start := time.Now()
 	defer func() { u.p.stats.waitConsumer.Add(int64(time.Since(start))) }()
+	u.p.mu.Lock()
+	u.p.growLead(u)
+	u.p.mu.Unlock()
 	select {
 	case <-pt.doneCh:
 		return pt.err
@@ -236,6 +243,11 @@ type part struct {
 	base   int64 // of the unit's pages
 
 	inflight bool // launched and not finished; under the plan's mu
+	// given are the part's bytes from its Request's Have, copied in
+	// instead of requested (Plan.give); nil once copied, or when none.
+	// had says they were; the scheduler's alone.
+	given []byte
+	had   bool
 
 	mu         sync.Mutex
 	wm         int64 // bytes [0, wm) of the part are committed

@@ -46,7 +46,9 @@ type Options struct {
 	// may hold. Default 512 MiB, of which, over a store whose fastest
 	// footer read came back in under a millisecond (a local disk, memory),
 	// where reading ahead hides no latency, fetch holds only the row
-	// groups being decoded and one more. What the consumer keeps of the
+	// groups being decoded and one more. Small files read whole by their
+	// footer read (see the package documentation) are kept for the scans,
+	// up to an eighth of it (and 16 MiB), and fetch holds that much less. What the consumer keeps of the
 	// batches it takes is its own.
 	Memory int64
 	// Mem allocates the batches and arrow-go's decoding buffers; nil means
@@ -94,12 +96,23 @@ type Options struct {
 	// beyond, as pyarrow's coerce_int96_timestamp_unit.
 	Int96Unit string
 	int96     arrow.TimeUnit // Int96Unit's
+	// maxWhole is the largest file Open reads whole with its footer:
+	// wholeFile, or none when negative (for tests of the reads after
+	// Open).
+	maxWhole int64
 }
 
 const (
 	defaultBatchRows = 64 << 10
 	defaultMemory    = 512 << 20
 	footerReaders    = 32
+	// Open keeps small files whole (see wholeFile) up to Memory/keepShare
+	// and maxKeep of them: Open waits for those bytes before the first
+	// batch, and 16 MiB is what fetch would first have in flight anyway
+	// (its first window), so reading them with the footers moves them a
+	// round trip earlier without holding up the start.
+	keepShare = 8
+	maxKeep   = 16 << 20
 	// localTTFB is the footer latency under which a store counts as
 	// local: fetching a row group takes less than decoding it, so there
 	// is nothing to read far ahead for, and memory read ahead is memory
@@ -120,6 +133,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Mem == nil {
 		o.Mem = memory.DefaultAllocator
+	}
+	if o.maxWhole == 0 {
+		o.maxWhole = wholeFile
 	}
 	o.int96 = arrow.Nanosecond
 	switch o.Int96Unit {
@@ -175,9 +191,13 @@ type fileInfo struct {
 	// columns as 12-byte binary, for Options.Int96Unit (int96.go).
 	decodeMD *metadata.FileMetaData
 	footer   int64 // footer bytes: metadata, length and magic
-	parts    []partVal
-	leaves   []int // leaf columns to decode, ascending
-	pruned   bool  // by a partition value
+	// data is the whole file, when it was small enough for its footer
+	// read to take it in (footerReader.read): its row groups are given
+	// to fetch rather than requested again.
+	data   []byte
+	parts  []partVal
+	leaves []int // leaf columns to decode, ascending
+	pruned bool  // by a partition value
 }
 
 // group is one row group to read: one fetch request, decoded as a unit.
@@ -259,6 +279,8 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 
 	fr := newFooterReader(st)
 	fr.int96 = opts.int96 != arrow.Nanosecond
+	fr.keep.Store(min(opts.Memory/keepShare, maxKeep))
+	fr.maxWhole = opts.maxWhole
 	d.files = make([]*fileInfo, len(objs))
 	errs := make([]error, len(objs))
 	g, gctx := errgroup.WithContext(ctx)
@@ -267,13 +289,13 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 		f := &fileInfo{index: i, key: o.Key, url: st.URL(o.Key), parts: vals[i]}
 		d.files[i] = f
 		g.Go(func() error {
-			ft, err := fr.read(gctx, o.Key)
+			ft, err := fr.read(gctx, o.Key, o.Size)
 			if err != nil {
 				errs[i] = fileError(f.url, err)
 				return errs[i]
 			}
 			f.md, f.size, f.etag, f.footer = ft.md, ft.info.Size, ft.info.ETag, ft.len
-			f.decodeMD = ft.decodeMD
+			f.decodeMD, f.data = ft.decodeMD, ft.data
 			return nil
 		})
 	}
@@ -297,6 +319,8 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 		if memoryDefault && fr.reads.Load() > 0 && fr.minTTFB() < localTTFB {
 			fetchMem = min(fetchMem, d.localFetchMemory())
 		}
+		// The small files kept whole come out of what fetch may hold.
+		fetchMem = max(fetchMem-fr.kept.Load(), fetchMem/2)
 		d.fetcher = fetch.New(st, fetch.Options{Memory: fetchMem, TTFB: fr.medianTTFB()})
 	}
 	d.open.elapsed = time.Since(start)

@@ -32,8 +32,12 @@
 // # Reading
 //
 // Open reads every footer (32 at a time) with one suffix read of 64 KiB,
-// and a second only for a larger footer (later files then ask for more),
-// and hands the parsed metadata to arrow-go, so arrow-go never reads a
+// and a second only for a larger footer (later files then ask for more);
+// a file of at most 1 MiB is read whole by that one read, and its row
+// groups are decoded from those bytes with no request of their own (the
+// first files, up to 16 MiB and an eighth of Options.Memory of them, which
+// fetch then holds less of), so a scan of a few small files takes one
+// listing and one read per file. Open hands the parsed metadata to arrow-go, so arrow-go never reads a
 // footer itself. The listing and the footer reads are retried when
 // throttled or cut short, and a footer read still running after half a
 // second is raced by a second one. Each row group to read is one

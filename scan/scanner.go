@@ -97,7 +97,7 @@ func (d *Dataset) Scan(ctx context.Context) *Scanner {
 	}
 	reqs := make([]fetch.Request, len(d.groups))
 	for i, g := range d.groups {
-		reqs[i] = fetch.Request{Key: g.file.key, Ranges: g.ranges, ETag: g.file.etag, Size: g.file.size, Tag: i}
+		reqs[i] = fetch.Request{Key: g.file.key, Ranges: g.ranges, ETag: g.file.etag, Size: g.file.size, Tag: i, Have: g.file.data}
 	}
 	if d.opts.Ordered {
 		s.order = newOrder(d, workers)

@@ -19,11 +19,12 @@ import (
 	"github.com/sluice-data/sluice/store"
 )
 
-// decodeAll reads every column of the given row groups (nil: all) of one
-// Parquet file with arrow-go's record reader, releasing each batch, and
-// returns the rows read. Batches are bounded (batchRows): a ReadTable of
-// a long string column spends its time growing one huge array.
-func decodeAll(ctx context.Context, r parquet.ReaderAtSeeker, md *metadata.FileMetaData, rowGroups []int, batchRows int, mem memory.Allocator) (rows int64, err error) {
+// decodeAll reads the named top-level columns (nil: every column) of the
+// given row groups (nil: all) of one Parquet file with arrow-go's record
+// reader, releasing each batch, and returns the rows read. Batches are
+// bounded (batchRows): a ReadTable of a long string column spends its time
+// growing one huge array.
+func decodeAll(ctx context.Context, r parquet.ReaderAtSeeker, md *metadata.FileMetaData, columns []string, rowGroups []int, batchRows int, mem memory.Allocator) (rows int64, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("decoding failed: %v", p)
@@ -44,7 +45,11 @@ func decodeAll(ctx context.Context, r parquet.ReaderAtSeeker, md *metadata.FileM
 	if err != nil {
 		return 0, err
 	}
-	rr, err := fr.GetRecordReader(ctx, nil, rowGroups)
+	leaves, err := leavesOf(pf.MetaData(), columns)
+	if err != nil {
+		return 0, err
+	}
+	rr, err := fr.GetRecordReader(ctx, leaves, rowGroups)
 	if err != nil {
 		return 0, err
 	}
@@ -53,6 +58,28 @@ func decodeAll(ctx context.Context, r parquet.ReaderAtSeeker, md *metadata.FileM
 		rows += rr.RecordBatch().NumRows()
 	}
 	return rows, rr.Err()
+}
+
+// leavesOf is the leaf columns under the named top-level columns, as
+// arrow-go's record reader takes them; nil names mean every column.
+func leavesOf(md *metadata.FileMetaData, names []string) ([]int, error) {
+	if names == nil {
+		return nil, nil
+	}
+	var leaves []int
+	for _, name := range names {
+		found := false
+		for i := range md.Schema.NumColumns() {
+			if md.Schema.Column(i).ColumnPath()[0] == name {
+				leaves = append(leaves, i)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("no column %q", name)
+		}
+	}
+	return leaves, nil
 }
 
 // eachFile runs fn over the objects with k of them at once, in order.
@@ -80,17 +107,17 @@ func eachFile(ctx context.Context, objs []object, k int, fn func(ctx context.Con
 
 // naive reads k files at once with arrow-go's Parquet reader over
 // store.ReaderAt: a Stat to open each file, arrow-go's own two dependent
-// footer reads, and one ranged GET per column chunk, in the order its
-// record reader asks for them. This is what plugging an object store
-// into arrow-go as an io.ReaderAt gives.
-func naive(ctx context.Context, st *store.Store, objs []object, k, batchRows int, mem memory.Allocator) (time.Duration, int64, error) {
+// footer reads, and one ranged GET per column chunk of columns (nil: all),
+// in the order its record reader asks for them. This is what plugging an
+// object store into arrow-go as an io.ReaderAt gives.
+func naive(ctx context.Context, st *store.Store, objs []object, columns []string, k, batchRows int, mem memory.Allocator) (time.Duration, int64, error) {
 	start := time.Now()
 	rows, err := eachFile(ctx, objs, k, func(ctx context.Context, o object) (int64, error) {
 		ra, err := st.NewReaderAt(ctx, o.key)
 		if err != nil {
 			return 0, err
 		}
-		n, err := decodeAll(ctx, io.NewSectionReader(ra, 0, ra.Size()), nil, nil, batchRows, mem)
+		n, err := decodeAll(ctx, io.NewSectionReader(ra, 0, ra.Size()), nil, columns, nil, batchRows, mem)
 		if err != nil {
 			return n, fmt.Errorf("naive read of %s: %w", st.URL(o.key), err)
 		}
@@ -100,9 +127,10 @@ func naive(ctx context.Context, st *store.Store, objs []object, k, batchRows int
 }
 
 // whole fetches each of k files at once with one GET into memory, then
-// decodes it from there: the other common way to read Parquet from
-// object storage, which waits for a whole object before decoding any of it.
-func whole(ctx context.Context, st *store.Store, objs []object, k, batchRows int, mem memory.Allocator) (time.Duration, int64, error) {
+// decodes columns (nil: all) from there: the other common way to read
+// Parquet from object storage, which waits for a whole object, whatever
+// columns are wanted, before decoding any of it.
+func whole(ctx context.Context, st *store.Store, objs []object, columns []string, k, batchRows int, mem memory.Allocator) (time.Duration, int64, error) {
 	var bufs buffers
 	start := time.Now()
 	rows, err := eachFile(ctx, objs, k, func(ctx context.Context, o object) (int64, error) {
@@ -117,7 +145,7 @@ func whole(ctx context.Context, st *store.Store, objs []object, k, batchRows int
 		if err != nil {
 			return 0, fmt.Errorf("read %s: %w", st.URL(o.key), err)
 		}
-		n, err := decodeAll(ctx, bytes.NewReader(buf), nil, nil, batchRows, mem)
+		n, err := decodeAll(ctx, bytes.NewReader(buf), nil, columns, nil, batchRows, mem)
 		if err != nil {
 			return n, fmt.Errorf("decode %s: %w", st.URL(o.key), err)
 		}
@@ -175,7 +203,7 @@ func decodeOnly(ctx context.Context, m *inMemory, batchRows int, mem memory.Allo
 					return nil
 				}
 				t := tasks[i]
-				n, err := decodeAll(gctx, bytes.NewReader(m.data[t.file]), m.md[t.file], []int{t.rg}, batchRows, mem)
+				n, err := decodeAll(gctx, bytes.NewReader(m.data[t.file]), m.md[t.file], nil, []int{t.rg}, batchRows, mem)
 				if err != nil {
 					return err
 				}

@@ -106,7 +106,7 @@ func BenchmarkNaive(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, rows, err := naive(context.Background(), st, small.objs, 2, 64<<10, memory.DefaultAllocator); err != nil || rows != 500_000 {
+		if _, rows, err := naive(context.Background(), st, small.objs, nil, 2, 64<<10, memory.DefaultAllocator); err != nil || rows != 500_000 {
 			b.Fatal(rows, err)
 		}
 	}

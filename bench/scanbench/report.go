@@ -92,6 +92,8 @@ func medians(runs []Run) (Run, Ratios) {
 	m.Raw = medianSweep(runs, func(r Run) Sweep { return r.Raw })
 	m.Naive = medianSweep(runs, func(r Run) Sweep { return r.Naive })
 	m.Whole = medianSweep(runs, func(r Run) Sweep { return r.Whole })
+	m.NaiveProjection = medianSweep(runs, func(r Run) Sweep { return r.NaiveProjection })
+	m.WholeProjection = medianSweep(runs, func(r Run) Sweep { return r.WholeProjection })
 	m.Decode = medianOf(runs, func(r Run) float64 { return r.Decode })
 	m.DecodeCPU = medianCPU(runs, func(r Run) CPU { return r.DecodeCPU })
 	m.CPU = medianCPU(runs, func(r Run) CPU { return r.CPU })
@@ -104,11 +106,13 @@ func medians(runs []Run) (Run, Ratios) {
 		rs[i] = r.Ratios()
 	}
 	mr := Ratios{
-		ScanRaw:        medianOf(rs, func(r Ratios) float64 { return r.ScanRaw }),
-		ScanNaive:      medianOf(rs, func(r Ratios) float64 { return r.ScanNaive }),
-		ScanWhole:      medianOf(rs, func(r Ratios) float64 { return r.ScanWhole }),
-		ScanDecode:     medianOf(rs, func(r Ratios) float64 { return r.ScanDecode }),
-		FaultySlowdown: medianOf(rs, func(r Ratios) float64 { return r.FaultySlowdown }),
+		ScanRaw:         medianOf(rs, func(r Ratios) float64 { return r.ScanRaw }),
+		ScanNaive:       medianOf(rs, func(r Ratios) float64 { return r.ScanNaive }),
+		ScanWhole:       medianOf(rs, func(r Ratios) float64 { return r.ScanWhole }),
+		ScanDecode:      medianOf(rs, func(r Ratios) float64 { return r.ScanDecode }),
+		ProjectionNaive: medianOf(rs, func(r Ratios) float64 { return r.ProjectionNaive }),
+		ProjectionWhole: medianOf(rs, func(r Ratios) float64 { return r.ProjectionWhole }),
+		FaultySlowdown:  medianOf(rs, func(r Ratios) float64 { return r.FaultySlowdown }),
 	}
 	return m, mr
 }
@@ -164,12 +168,18 @@ func (rep *Report) Print(w io.Writer) {
 		{"scan / naive", mr.ScanNaive},
 		{"scan / whole-then-decode", mr.ScanWhole},
 		{"scan / decode only", mr.ScanDecode},
+		{"projection: scan / naive", mr.ProjectionNaive},
+		{"projection: scan / whole-then-decode", mr.ProjectionWhole},
 	} {
 		if x.v > 0 {
 			fmt.Fprintf(w, "  %-34s %8.3f\n", x.name, x.v)
 		}
 	}
 	if p := m.Projection; p != nil {
+		fmt.Fprintf(w, "projection %s, MiB/s of its column chunks and footers:\n", strings.Join(d.Projection, ","))
+		fmt.Fprintf(w, "  %-34s %8.1f   (%.2fs, first batch %.0fms)\n", "scan", p.MiBps, p.Seconds, p.FirstBatchSeconds*1000)
+		sweep("naive arrow-go over ReaderAt", "files", m.NaiveProjection)
+		sweep("whole-object GET, then decode", "files", m.WholeProjection)
 		fmt.Fprintf(w, "projection: %s fetched for %s of column chunks and footers: %.3fx (scan: %s needed, %d requests)\n",
 			mib(p.BytesFetched), mib(d.ProjectionBytes), ratio(float64(p.BytesFetched), float64(d.ProjectionBytes)),
 			mib(p.BytesNeeded), p.Requests)
@@ -213,6 +223,12 @@ func (rep *Report) Print(w io.Writer) {
 		}
 		if r.Projection != nil {
 			add("projection %.3fx", ratio(float64(r.Projection.BytesFetched), float64(d.ProjectionBytes)))
+		}
+		if rr.ProjectionNaive > 0 {
+			add("projection scan/naive %.2f", rr.ProjectionNaive)
+		}
+		if rr.ProjectionWhole > 0 {
+			add("projection scan/whole %.2f", rr.ProjectionWhole)
 		}
 		if rr.FaultySlowdown > 0 {
 			add("faulty/clean %.3f", rr.FaultySlowdown)

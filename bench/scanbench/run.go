@@ -22,10 +22,16 @@ const (
 	Naive  = "naive"
 	Whole  = "whole"
 	Decode = "decode"
+	// NaiveProjection and WholeProjection are the naive and whole-object
+	// readers of only Config.Projection's columns, made when it is set.
+	NaiveProjection = "naive-projection"
+	WholeProjection = "whole-projection"
 )
 
 // All lists every measurement of a run, in the order a run makes them.
-func All() []string { return []string{Raw, Scan, Naive, Whole, Decode} }
+func All() []string {
+	return []string{Raw, Scan, Naive, Whole, Decode, NaiveProjection, WholeProjection}
+}
 
 // Config says what to measure and where.
 type Config struct {
@@ -65,7 +71,9 @@ type Config struct {
 
 	// Projection, when set, adds a scan of only these columns, reporting
 	// the bytes it fetched against those of their column chunks and the
-	// footers.
+	// footers, and the naive and whole-object readers of the same columns
+	// (NaiveProjection, WholeProjection) to compare it with: with few
+	// columns decoding no longer hides what each reader's round trips cost.
 	Projection []string
 	// Faulty, when set, is the same objects behind the same link with
 	// faults added: each run adds a scan through it, beside a scan through
@@ -152,6 +160,11 @@ type Run struct {
 	CPU       CPU `json:"cpu"`
 
 	Projection *ScanResult `json:"projection,omitempty"`
+	// NaiveProjection and WholeProjection read only the projection's
+	// columns; their rates, as Projection's, are MiB of the projection's
+	// column chunks and footers per second.
+	NaiveProjection Sweep `json:"naive_projection"`
+	WholeProjection Sweep `json:"whole_projection"`
 	// Clean and Faulty are the scans of the fault comparison.
 	Clean  *ScanResult `json:"clean,omitempty"`
 	Faulty *ScanResult `json:"faulty,omitempty"`
@@ -163,6 +176,11 @@ type Ratios struct {
 	ScanNaive  float64 `json:"scan_naive"`
 	ScanWhole  float64 `json:"scan_whole"`
 	ScanDecode float64 `json:"scan_decode"`
+	// ProjectionNaive and ProjectionWhole compare the scan of the
+	// projection with the naive and whole-object readers of the same
+	// columns.
+	ProjectionNaive float64 `json:"projection_naive,omitempty"`
+	ProjectionWhole float64 `json:"projection_whole,omitempty"`
 	// FaultySlowdown is the faulty scan's time over the clean one's.
 	FaultySlowdown float64 `json:"faulty_time_ratio"`
 }
@@ -183,6 +201,10 @@ func (r Run) Ratios() Ratios {
 		out.ScanWhole = ratio(r.Scan.MiBps, r.Whole.Rate())
 		out.ScanDecode = ratio(r.Scan.MiBps, r.Decode)
 	}
+	if r.Projection != nil {
+		out.ProjectionNaive = ratio(r.Projection.MiBps, r.NaiveProjection.Rate())
+		out.ProjectionWhole = ratio(r.Projection.MiBps, r.WholeProjection.Rate())
+	}
 	if r.Clean != nil && r.Faulty != nil {
 		out.FaultySlowdown = ratio(r.Faulty.Seconds, r.Clean.Seconds)
 	}
@@ -196,8 +218,10 @@ type Dataset struct {
 	Bytes     int64  `json:"bytes"`
 	Rows      int64  `json:"rows"`
 	RowGroups int    `json:"row_groups"`
-	// ProjectionBytes are the footers and the projected columns' chunks.
-	ProjectionBytes int64 `json:"projection_bytes,omitempty"`
+	// Projection is Config.Projection; ProjectionBytes are the footers
+	// and the projected columns' chunks.
+	Projection      []string `json:"projection,omitempty"`
+	ProjectionBytes int64    `json:"projection_bytes,omitempty"`
 }
 
 // Report is a whole benchmark: every run, and medians.
@@ -243,6 +267,7 @@ func New(ctx context.Context, cfg Config) (*Bench, error) {
 		b.ds.RowGroups += f.RowGroups
 	}
 	if len(cfg.Projection) > 0 {
+		b.ds.Projection = cfg.Projection
 		if b.ds.ProjectionBytes, err = chunkBytes(ctx, cfg.Local, b.objs, cfg.Projection); err != nil {
 			return nil, err
 		}
@@ -263,6 +288,12 @@ func (b *Bench) logf(format string, a ...any) {
 
 func (b *Bench) mibps(d time.Duration) float64 {
 	return float64(b.ds.Bytes) / (1 << 20) / d.Seconds()
+}
+
+// projectionMiBps is the rate of a reader of the projection: its column
+// chunks and the footers, per second.
+func (b *Bench) projectionMiBps(d time.Duration) float64 {
+	return float64(b.ds.ProjectionBytes) / (1 << 20) / d.Seconds()
 }
 
 // Run makes every run and returns the report. It stops at the first
@@ -308,6 +339,10 @@ func (b *Bench) run(ctx context.Context, i int) (r Run, err error) {
 	runCPU := sampleCPU()
 	defer func() { r.CPU = cpuSince(runCPU) }()
 	sweep := func(name string, cs []int, fn func(c int) (time.Duration, error), into *Sweep) error {
+		rate := b.mibps
+		if name == NaiveProjection || name == WholeProjection {
+			rate = b.projectionMiBps
+		}
 		if best, ok := b.sweeps[name]; ok && !b.cfg.Resweep {
 			cs = []int{best}
 		}
@@ -317,8 +352,8 @@ func (b *Bench) run(ctx context.Context, i int) (r Run, err error) {
 			if err != nil {
 				return fmt.Errorf("%s at %d: %w", name, c, err)
 			}
-			into.add(c, b.mibps(d))
-			b.logf("run %d: %-6s c=%-3d %8.1f MiB/s (%v)", n, name, c, b.mibps(d), d.Round(time.Millisecond))
+			into.add(c, rate(d))
+			b.logf("run %d: %-6s c=%-3d %8.1f MiB/s (%v)", n, name, c, rate(d), d.Round(time.Millisecond))
 		}
 		if _, ok := b.sweeps[name]; !ok {
 			b.sweeps[name] = into.Best
@@ -361,7 +396,7 @@ func (b *Bench) run(ctx context.Context, i int) (r Run, err error) {
 	}
 	if b.wants(Naive) {
 		err := sweep(Naive, b.cfg.FileConcurrency, func(k int) (time.Duration, error) {
-			d, rows, err := naive(ctx, b.cfg.Store, b.objs, k, b.cfg.BatchRows, b.cfg.Mem)
+			d, rows, err := naive(ctx, b.cfg.Store, b.objs, nil, k, b.cfg.BatchRows, b.cfg.Mem)
 			if err == nil {
 				err = rowsOK("naive", rows)
 			}
@@ -373,7 +408,7 @@ func (b *Bench) run(ctx context.Context, i int) (r Run, err error) {
 	}
 	if b.wants(Whole) {
 		err := sweep(Whole, b.cfg.FileConcurrency, func(k int) (time.Duration, error) {
-			d, rows, err := whole(ctx, b.cfg.Store, b.objs, k, b.cfg.BatchRows, b.cfg.Mem)
+			d, rows, err := whole(ctx, b.cfg.Store, b.objs, nil, k, b.cfg.BatchRows, b.cfg.Mem)
 			if err == nil {
 				err = rowsOK("whole", rows)
 			}
@@ -414,10 +449,30 @@ func (b *Bench) run(ctx context.Context, i int) (r Run, err error) {
 		if err != nil {
 			return r, fmt.Errorf("projection: %w", err)
 		}
-		s.MiBps = float64(b.ds.ProjectionBytes) / (1 << 20) / s.Elapsed.Seconds()
+		s.MiBps = b.projectionMiBps(s.Elapsed)
 		r.Projection = &s
-		b.logf("run %d: projection    %s fetched for %s of chunks and footers (%.3fx; scan says %s needed)", n,
-			mib(s.BytesFetched), mib(b.ds.ProjectionBytes), ratio(float64(s.BytesFetched), float64(b.ds.ProjectionBytes)), mib(s.BytesNeeded))
+		b.logf("run %d: projection    %8.1f MiB/s (%v, first batch %v; %s fetched for %s of chunks and footers (%.3fx; scan says %s needed), %d requests)", n,
+			s.MiBps, s.Elapsed.Round(time.Millisecond), s.Stats.FirstBatch.Round(time.Millisecond), mib(s.BytesFetched), mib(b.ds.ProjectionBytes),
+			ratio(float64(s.BytesFetched), float64(b.ds.ProjectionBytes)), mib(s.BytesNeeded), s.Requests)
+		for _, m := range []struct {
+			name string
+			read func(context.Context, *store.Store, []object, []string, int, int, memory.Allocator) (time.Duration, int64, error)
+			into *Sweep
+		}{{NaiveProjection, naive, &r.NaiveProjection}, {WholeProjection, whole, &r.WholeProjection}} {
+			if !b.wants(m.name) {
+				continue
+			}
+			err := sweep(m.name, b.cfg.FileConcurrency, func(k int) (time.Duration, error) {
+				d, rows, err := m.read(ctx, b.cfg.Store, b.objs, b.cfg.Projection, k, b.cfg.BatchRows, b.cfg.Mem)
+				if err == nil {
+					err = rowsOK(m.name, rows)
+				}
+				return d, err
+			}, m.into)
+			if err != nil {
+				return r, err
+			}
+		}
 	}
 	if b.cfg.Faulty != nil {
 		for _, side := range []struct {

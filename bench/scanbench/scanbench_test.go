@@ -2,11 +2,14 @@ package scanbench
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,6 +115,9 @@ func TestRun(t *testing.T) {
 		}
 		if pr := r.Projection; pr == nil || pr.BytesNeeded != d.ProjectionBytes {
 			t.Errorf("projection: scan needed %+v, footers say %d", pr, d.ProjectionBytes)
+		}
+		if len(r.NaiveProjection.MiBps) == 0 || len(r.WholeProjection.MiBps) == 0 || rs.ProjectionNaive <= 0 || rs.ProjectionWhole <= 0 {
+			t.Errorf("projection: naive %+v, whole %+v, ratios %+v", r.NaiveProjection, r.WholeProjection, rs)
 		}
 	}
 	if !rep.FaultyChecksumsEqual {
@@ -340,5 +346,57 @@ func TestMedian(t *testing.T) {
 	// The median of the runs' ratios (0.75, 0.9, 0.8), not 150/200.
 	if r.ScanRaw != 0.8 {
 		t.Errorf("scan/raw %v, want 0.8", r.ScanRaw)
+	}
+}
+
+// countingDriver counts the bytes asked for by ranged reads.
+type countingDriver struct {
+	store.Driver
+	asked atomic.Int64
+}
+
+func (d *countingDriver) ReadRange(ctx context.Context, key string, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error) {
+	rc, info, err := d.Driver.ReadRange(ctx, key, r, o)
+	if err == nil {
+		n := r.Len
+		if r.Off < 0 || n < 0 {
+			n = info.Size
+		}
+		d.asked.Add(n)
+	}
+	return rc, info, err
+}
+
+// TestReadersProjection: the naive reader of a projection asks only for
+// its columns' chunks (and the footers), every row is read, and both
+// readers refuse a column the files lack.
+func TestReadersProjection(t *testing.T) {
+	_, local := dataset(t, sim.Profile{}, gen.Options{Rows: 30_000, Files: 2, RowGroupRows: 10_000})
+	cd := &countingDriver{Driver: local.Driver()}
+	st := store.New(cd, local.URL(""))
+	ctx := context.Background()
+	b, err := New(ctx, Config{Store: st, Pattern: "li/", Projection: []string{"l_shipdate", "l_discount"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	cd.asked.Store(0)
+	_, rows, err := naive(ctx, st, b.objs, b.cfg.Projection, 2, 4096, mem)
+	if err != nil || rows != 30_000 {
+		t.Fatalf("naive projection: %d rows, %v", rows, err)
+	}
+	// arrow-go's footer reads ask for the footer twice at most (its
+	// length, then the metadata), and its first read a few KiB more.
+	if got, want := cd.asked.Load(), b.ds.ProjectionBytes; got < want || got > 2*want+int64(len(b.objs))*64<<10 {
+		t.Errorf("naive projection asked for %d bytes, its chunks and footers are %d (the files %d)", got, want, b.ds.Bytes)
+	}
+	if _, rows, err := whole(ctx, st, b.objs, b.cfg.Projection, 2, 4096, mem); err != nil || rows != 30_000 {
+		t.Fatalf("whole projection: %d rows, %v", rows, err)
+	}
+	for _, read := range []func(context.Context, *store.Store, []object, []string, int, int, memory.Allocator) (time.Duration, int64, error){naive, whole} {
+		if _, _, err := read(ctx, st, b.objs, []string{"l_nosuch"}, 1, 4096, mem); err == nil || !strings.Contains(err.Error(), "l_nosuch") {
+			t.Errorf("unknown column: %v", err)
+		}
 	}
 }

@@ -76,7 +76,12 @@ under --cache and reused by later runs.
 
 --projection COLS adds a scan of those columns and compares the bytes it
 fetched with the bytes of their column chunks plus the footers, computed from
-the footers. --faults SPEC adds, to every run, a scan through the --sim link
+the footers; the naive and whole-object readers then read those columns too
+(naive-projection, whole-projection: --only takes them) and the ratios
+"projection: scan / naive" and "projection: scan / whole-then-decode" compare
+them with the scan of the projection, in MiB/s of the projection's chunks and
+footers. With few columns decoding is cheap, and what is left is what each
+reader's round trips cost. --faults SPEC adds, to every run, a scan through the --sim link
 with those faults added, beside a scan without them: their time ratio and
 whether their per-column checksums agree. --rss runs "sluice scan" over the
 dataset in a child process with --memory (default: a quarter of the dataset)
@@ -90,6 +95,9 @@ it runs nothing else (add --only to run measurements too).`,
 
   # bytes fetched for a projection, and scans with injected faults
   sluice bench-scan --sim s3 --only scan --projection l_orderkey,l_extendedprice
+
+  # round trips: a 2-column projection read by scan, the naive and the whole-object reader
+  sluice bench-scan --sim s3 --only naive-projection,whole-projection --projection l_shipdate,l_discount
   sluice bench-scan --sim ttfb=15ms,p99=80ms,stream=90MiB/s,link=200MiB/s --only scan \
       --faults slowdown=0.05,reset=0.01,stall=0.01:10s
 
@@ -121,7 +129,7 @@ it runs nothing else (add --only to run measurements too).`,
 	f.StringVar(&opts.fileConcurrency, "file-concurrency", "1,2,4,8", "files at once to try the naive and whole-object readers at")
 	f.BoolVar(&opts.resweep, "resweep", false, "sweep the concurrencies in every run, not only the first")
 	f.BoolVar(&opts.checksum, "checksum", false, "checksum every scan's values (costs decode time)")
-	f.StringVar(&opts.projection, "projection", "", "also scan only these columns and compare bytes fetched with their chunks and footers")
+	f.StringVar(&opts.projection, "projection", "", "also scan only these columns (and read them with the naive and whole-object readers): bytes fetched against their chunks and footers, and time")
 	f.StringVar(&opts.faults, "faults", "", "also scan with these faults added to --sim, e.g. slowdown=0.05,reset=0.01,stall=0.01:10s")
 	f.BoolVar(&opts.rss, "rss", false, `also measure the peak RSS of "sluice scan --memory" in a child process`)
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
