@@ -611,40 +611,41 @@ func unsafeUint64s(b []byte) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
 }
 
-// flatColumns opens the flat decoders of a row group's leaves, or none
-// when any leaf is not flat (arrow-go decodes that row group).
-func (s *Scanner) flatColumns(fr *flatReaders, pf *file.Reader, props *parquet.ReaderProperties, src io.ReaderAt, g *group) ([]*flatColumn, *arrow.Schema, error) {
+// flatColumns opens the flat decoders of a row group's leaves: one for
+// each flat leaf, nil for the others (arrow-go decodes those), and how
+// many are flat.
+func (s *Scanner) flatColumns(fr *flatReaders, pf *file.Reader, props *parquet.ReaderProperties, src io.ReaderAt, g *group) ([]*flatColumn, int, error) {
 	if g.file.decodeMD != nil {
-		return nil, nil, nil
+		return nil, 0, nil
 	}
 	md := g.file.md
 	rg := md.RowGroup(g.rg)
-	kinds := make([]flatKind, len(g.file.leaves))
-	fields := make([]arrow.Field, len(g.file.leaves))
+	cols := make([]*flatColumn, len(g.file.leaves))
+	n := 0
 	for i, leaf := range g.file.leaves {
-		name := md.Schema.Column(leaf).ColumnPath()[0]
-		typ := s.ds.decodedType(name)
+		path := md.Schema.Column(leaf).ColumnPath()
+		typ := s.ds.decodedType(path[0])
 		if typ == nil {
-			return nil, nil, nil
+			continue
 		}
-		if kinds[i] = flatKindOf(md, rg, leaf, typ); kinds[i] == flatNone {
-			return nil, nil, nil
+		kind := flatKindOf(md, rg, leaf, typ)
+		if kind == flatNone {
+			continue
 		}
-		fields[i] = arrow.Field{Name: name, Type: typ, Nullable: true}
-	}
-	cols := make([]*flatColumn, 0, len(kinds))
-	for i, leaf := range g.file.leaves {
 		pr, err := fr.reader(i, pf, props, src, g, leaf)
 		if err != nil {
 			for _, c := range cols {
-				c.release()
+				if c != nil {
+					c.release()
+				}
 			}
-			return nil, nil, err
+			return nil, 0, err
 		}
-		cols = append(cols, &flatColumn{pages: pr, scratch: fr.scratch[i], kind: kinds[i], typ: fields[i].Type, maxDef: md.Schema.Column(leaf).MaxDefinitionLevel(),
-			mem: s.ds.opts.Mem, name: fields[i].Name, dictLen: -1})
+		cols[i] = &flatColumn{pages: pr, scratch: fr.scratch[i], kind: kind, typ: typ, maxDef: md.Schema.Column(leaf).MaxDefinitionLevel(),
+			mem: s.ds.opts.Mem, name: path[0], dictLen: -1}
+		n++
 	}
-	return cols, arrow.NewSchema(fields, nil), nil
+	return cols, n, nil
 }
 
 // decodedType is the type a file column is decoded as: the dataset's,

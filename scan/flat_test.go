@@ -173,3 +173,113 @@ func FuzzHybrid(f *testing.F) {
 		}
 	})
 }
+
+// mixedRecord has flat columns between columns the flat path leaves to
+// arrow-go (a list, booleans, strings read as strings), nullable and
+// not.
+func mixedRecord(rows int) arrow.RecordBatch {
+	mem := memory.NewGoAllocator()
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "i32", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "tags", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
+		{Name: "i64", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "ok", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		{Name: "f64", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "mode", Type: arrow.BinaryTypes.String},
+	}, nil)
+	b := array.NewRecordBuilder(mem, sc)
+	defer b.Release()
+	modes := []string{"AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB", "REG AIR"}
+	for i := range rows {
+		null := i%7 == 3 || (i/500)%4 == 1
+		app := func(f int, v func()) {
+			if null && sc.Field(f).Nullable {
+				b.Field(f).AppendNull()
+			} else {
+				v()
+			}
+		}
+		app(0, func() { b.Field(0).(*array.Int32Builder).Append(int32(i*7919) % 1000) })
+		app(1, func() {
+			lb := b.Field(1).(*array.ListBuilder)
+			lb.Append(true)
+			for j := range i % 4 {
+				lb.ValueBuilder().(*array.Int32Builder).Append(int32(i + j))
+			}
+		})
+		b.Field(2).(*array.Int64Builder).Append(int64(i) * 1_000_003)
+		app(3, func() { b.Field(3).(*array.BooleanBuilder).Append(i%3 == 0) })
+		app(4, func() { b.Field(4).(*array.Float64Builder).Append(float64(i) * 1.5) })
+		app(5, func() { b.Field(5).(*array.StringBuilder).Append(fmt.Sprintf("note %d", i*31%977)) })
+		b.Field(6).(*array.StringBuilder).Append(modes[(i*i)%len(modes)])
+	}
+	return b.NewRecordBatch()
+}
+
+// TestFlatMixed: in a row group of flat columns and others, the flat
+// ones decode flat and arrow-go the others, and the batches are what
+// arrow-go alone gives, cut at the same rows.
+func TestFlatMixed(t *testing.T) {
+	rec := mixedRecord(9000)
+	defer rec.Release()
+	for _, dict := range []bool{true, false} {
+		for _, v2 := range []bool{false, true} {
+			version := parquet.DataPageV1
+			if v2 {
+				version = parquet.DataPageV2
+			}
+			t.Run(fmt.Sprintf("dict=%v/v2=%v", dict, v2), func(t *testing.T) {
+				data := arrowtest.Parquet(t, rec, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(4000),
+					parquet.WithDictionaryDefault(dict), parquet.WithDataPageSize(700), parquet.WithDataPageVersion(version)))
+				st := memStore(t.Name())
+				if _, err := st.Put(context.Background(), "t/a.parquet", bytes.NewReader(data), store.WriteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				for _, tc := range []struct {
+					cols []string
+					flat int64 // flat column chunks of each row group
+				}{
+					{nil, 3}, // and mode when read as a dictionary
+					{[]string{"tags", "i64"}, 1},
+					{[]string{"f64", "note", "i32", "ok"}, 2},
+				} {
+					want := reference(t, [][]byte{data}, tc.cols, nil)
+					for _, batch := range []int{1000, 333} {
+						for _, readDict := range []bool{false, true} {
+							opts := Options{Mem: checked(t), Columns: tc.cols, BatchRows: batch, Concurrency: 2}
+							flat := tc.flat
+							if readDict {
+								opts.ReadDict = keepRead([]string{"mode"}, tc.cols)
+								if dict && len(opts.ReadDict) > 0 {
+									flat++
+								}
+							}
+							ds, err := Open(context.Background(), st, "t/", opts)
+							if err != nil {
+								t.Fatal(err)
+							}
+							s := ds.Scan(context.Background())
+							got, pos := collect(t, s)
+							s.Close()
+							if got.String() != want.String() {
+								t.Fatalf("columns %v, batches of %d, dict %v:\nscan:     %v\narrow-go: %v", tc.cols, batch, readDict, got, want)
+							}
+							for _, p := range pos {
+								if p.Row != int64(p.Batch*batch) {
+									t.Fatalf("columns %v: batch %d of row group %d starts at row %d, not %d", tc.cols, p.Batch, p.RowGroup, p.Row, p.Batch*batch)
+								}
+							}
+							if n := s.c.flatChunks.Load(); n != 3*flat {
+								t.Errorf("columns %v, dict %v: %d flat column chunks, want %d", tc.cols, readDict, n, 3*flat)
+							}
+							if n := s.c.flatGroups.Load(); n != 0 {
+								t.Errorf("columns %v: %d row groups wholly flat", tc.cols, n)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
