@@ -94,6 +94,8 @@ func medians(runs []Run) (Run, Ratios) {
 	m.Whole = medianSweep(runs, func(r Run) Sweep { return r.Whole })
 	m.Decode = medianOf(runs, func(r Run) float64 { return r.Decode })
 	m.DecodeCPU = medianCPU(runs, func(r Run) CPU { return r.DecodeCPU })
+	m.ArrowGo = medianOf(runs, func(r Run) float64 { return r.ArrowGo })
+	m.ArrowGoCPU = medianCPU(runs, func(r Run) CPU { return r.ArrowGoCPU })
 	m.CPU = medianCPU(runs, func(r Run) CPU { return r.CPU })
 	m.Scan = medianScan(runs, func(r Run) *ScanResult { return r.Scan })
 	m.Projection = medianScan(runs, func(r Run) *ScanResult { return r.Projection })
@@ -108,6 +110,7 @@ func medians(runs []Run) (Run, Ratios) {
 		ScanNaive:      medianOf(rs, func(r Ratios) float64 { return r.ScanNaive }),
 		ScanWhole:      medianOf(rs, func(r Ratios) float64 { return r.ScanWhole }),
 		ScanDecode:     medianOf(rs, func(r Ratios) float64 { return r.ScanDecode }),
+		DecodeArrowGo:  medianOf(rs, func(r Ratios) float64 { return r.DecodeArrowGo }),
 		FaultySlowdown: medianOf(rs, func(r Ratios) float64 { return r.FaultySlowdown }),
 	}
 	return m, mr
@@ -147,11 +150,17 @@ func (rep *Report) Print(w io.Writer) {
 	if m.Decode > 0 {
 		fmt.Fprintf(w, "  %-34s %8.1f\n", "decode only, from memory", m.Decode)
 	}
+	if m.ArrowGo > 0 {
+		fmt.Fprintf(w, "  %-34s %8.1f\n", "arrow-go record reader, from memory", m.ArrowGo)
+	}
 	gib := float64(d.Bytes) / (1 << 30)
 	if s := m.Scan; s != nil && s.CPU.OwnSeconds > 0 {
 		fmt.Fprintf(w, "CPU: scan %.1f s per GiB (%.2f cores busy, other processes %.2f)", s.CPU.OwnSeconds/gib, s.CPU.Own, s.CPU.Others)
 		if m.DecodeCPU.OwnSeconds > 0 {
 			fmt.Fprintf(w, "; decode only %.1f s per GiB (%.2f cores, others %.2f)", m.DecodeCPU.OwnSeconds/gib, m.DecodeCPU.Own, m.DecodeCPU.Others)
+		}
+		if m.ArrowGoCPU.OwnSeconds > 0 {
+			fmt.Fprintf(w, "; arrow-go %.1f s per GiB (%.2f cores, others %.2f)", m.ArrowGoCPU.OwnSeconds/gib, m.ArrowGoCPU.Own, m.ArrowGoCPU.Others)
 		}
 		fmt.Fprintln(w)
 	}
@@ -164,6 +173,7 @@ func (rep *Report) Print(w io.Writer) {
 		{"scan / naive", mr.ScanNaive},
 		{"scan / whole-then-decode", mr.ScanWhole},
 		{"scan / decode only", mr.ScanDecode},
+		{"decode only / arrow-go", mr.DecodeArrowGo},
 	} {
 		if x.v > 0 {
 			fmt.Fprintf(w, "  %-34s %8.3f\n", x.name, x.v)
@@ -201,6 +211,12 @@ func (rep *Report) Print(w io.Writer) {
 		}
 		if r.Decode > 0 {
 			add("decode %.0f", r.Decode)
+		}
+		if r.ArrowGo > 0 {
+			add("arrow-go %.0f", r.ArrowGo)
+		}
+		if rr.DecodeArrowGo > 0 {
+			add("decode/arrow-go %.2f", rr.DecodeArrowGo)
 		}
 		if rr.ScanRaw > 0 {
 			add("scan/raw %.3f", rr.ScanRaw)
