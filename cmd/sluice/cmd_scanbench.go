@@ -66,10 +66,10 @@ func newScanBenchCommand() *cobra.Command {
           by arrow-go's record reader (a row group per core)
 
 and print MiB/s of file bytes for each, the ratios scan/raw, scan/naive,
-scan/whole, scan/decode and decode/arrow-go (the median of each run's own ratio), and the bytes
-scan needed against those it fetched. --runs repeats everything; figures are
-medians. The first run sweeps the concurrencies and later runs measure only
-the best (--resweep sweeps every run).
+scan/whole, scan/decode and decode/arrow-go (the median of each run's own
+ratio), and the bytes scan needed against those it fetched. --runs repeats
+everything; figures are medians. The first run sweeps the concurrencies and
+later runs measure only the best (--resweep sweeps every run).
 
 URL is a Parquet dataset (as sluice scan takes it). Without one, a TPC-H
 lineitem dataset of --size (or --rows) in --files files is generated once
