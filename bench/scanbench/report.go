@@ -154,15 +154,18 @@ func (rep *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "  %-34s %8.1f\n", "arrow-go record reader, from memory", m.ArrowGo)
 	}
 	gib := float64(d.Bytes) / (1 << 30)
+	var cpu []string
 	if s := m.Scan; s != nil && s.CPU.OwnSeconds > 0 {
-		fmt.Fprintf(w, "CPU: scan %.1f s per GiB (%.2f cores busy, other processes %.2f)", s.CPU.OwnSeconds/gib, s.CPU.Own, s.CPU.Others)
-		if m.DecodeCPU.OwnSeconds > 0 {
-			fmt.Fprintf(w, "; decode only %.1f s per GiB (%.2f cores, others %.2f)", m.DecodeCPU.OwnSeconds/gib, m.DecodeCPU.Own, m.DecodeCPU.Others)
-		}
-		if m.ArrowGoCPU.OwnSeconds > 0 {
-			fmt.Fprintf(w, "; arrow-go %.1f s per GiB (%.2f cores, others %.2f)", m.ArrowGoCPU.OwnSeconds/gib, m.ArrowGoCPU.Own, m.ArrowGoCPU.Others)
-		}
-		fmt.Fprintln(w)
+		cpu = append(cpu, fmt.Sprintf("scan %.1f s per GiB (%.2f cores busy, other processes %.2f)", s.CPU.OwnSeconds/gib, s.CPU.Own, s.CPU.Others))
+	}
+	if c := m.DecodeCPU; c.OwnSeconds > 0 {
+		cpu = append(cpu, fmt.Sprintf("decode only %.1f s per GiB (%.2f cores, others %.2f)", c.OwnSeconds/gib, c.Own, c.Others))
+	}
+	if c := m.ArrowGoCPU; c.OwnSeconds > 0 {
+		cpu = append(cpu, fmt.Sprintf("arrow-go %.1f s per GiB (%.2f cores, others %.2f)", c.OwnSeconds/gib, c.Own, c.Others))
+	}
+	if len(cpu) > 0 {
+		fmt.Fprintf(w, "CPU: %s\n", strings.Join(cpu, "; "))
 	}
 	fmt.Fprintf(w, "ratios (median of each run's ratio):\n")
 	for _, x := range []struct {
