@@ -94,16 +94,33 @@ func (s *Scanner) decode(u *fetch.Unit, g *group, fr *flatReaders) (err error) {
 		}
 		return emit(Batch{RecordBatch: out, Pos: pos})
 	}
-	flat, flatSchema, err := s.flatColumns(fr, pf, props, src, g)
+	flat, nflat, err := s.flatColumns(fr, pf, props, src, g)
 	if err != nil {
 		return err
 	}
-	if flat != nil {
-		return s.decodeFlat(g, flat, flatSchema, handle)
+	defer func() {
+		for _, c := range flat {
+			if c != nil {
+				c.release()
+			}
+		}
+	}()
+	s.c.flatChunks.Add(int64(nflat))
+	if nflat == len(g.file.leaves) {
+		return s.decodeFlat(g, flat, handle)
 	}
 
+	// arrow-go decodes the leaves that are not flat; each of its batches
+	// gets as many rows of the flat ones, so the batches are cut where
+	// arrow-go alone would cut them.
+	var leaves []int
+	for i, leaf := range g.file.leaves {
+		if nflat == 0 || flat[i] == nil {
+			leaves = append(leaves, leaf)
+		}
+	}
 	arrowProps := pqarrow.ArrowReadProperties{BatchSize: g.batchRows}
-	for _, leaf := range g.file.leaves {
+	for _, leaf := range leaves {
 		if s.ds.readDict[g.file.md.Schema.Column(leaf).ColumnPath()[0]] {
 			arrowProps.SetReadDict(leaf, true)
 		}
@@ -112,13 +129,23 @@ func (s *Scanner) decode(u *fetch.Unit, g *group, fr *flatReaders) (err error) {
 	if err != nil {
 		return err
 	}
-	rr, err := ar.GetRecordReader(s.ctx, g.file.leaves, []int{g.rg})
+	rr, err := ar.GetRecordReader(s.ctx, leaves, []int{g.rg})
 	if err != nil {
 		return err
 	}
 	defer rr.Release()
 	for rr.Next() {
-		if err := handle(rr.RecordBatch()); err != nil {
+		rec := rr.RecordBatch()
+		if nflat > 0 {
+			if rec, err = s.withFlat(g, rec, flat); err != nil {
+				return err
+			}
+		}
+		err := handle(rec)
+		if nflat > 0 {
+			rec.Release()
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -135,15 +162,53 @@ func (s *Scanner) decode(u *fetch.Unit, g *group, fr *flatReaders) (err error) {
 	return nil
 }
 
+// withFlat is a new batch of arrow-go's batch rec of a row group's
+// columns that are not flat and as many rows of its flat columns, in the
+// order of the row group's leaves.
+func (s *Scanner) withFlat(g *group, rec arrow.RecordBatch, flat []*flatColumn) (arrow.RecordBatch, error) {
+	k := rec.NumRows()
+	fields := make([]arrow.Field, 0, len(flat))
+	cols := make([]arrow.Array, 0, len(flat))
+	defer func() { releaseAll(cols) }()
+	next, last := 0, ""
+	for i, c := range flat {
+		if c != nil {
+			a, err := c.read(int(k))
+			if err != nil {
+				return nil, fmt.Errorf("row group %d: %w", g.rg, err)
+			}
+			cols = append(cols, a)
+			fields = append(fields, arrow.Field{Name: c.name, Type: c.typ, Nullable: true})
+			continue
+		}
+		// A field of arrow-go's batch holds all the leaves under it,
+		// which are next to each other.
+		name := g.file.md.Schema.Column(g.file.leaves[i]).ColumnPath()[0]
+		if name == last && next > 0 {
+			continue
+		}
+		if next >= int(rec.NumCols()) {
+			return nil, fmt.Errorf("row group %d: arrow-go decoded %d columns, fewer than asked", g.rg, rec.NumCols())
+		}
+		last = name
+		a := rec.Column(next)
+		a.Retain()
+		cols = append(cols, a)
+		fields = append(fields, rec.Schema().Field(next))
+		next++
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, k), nil
+}
+
 // decodeFlat decodes a row group all of whose columns are flat (flat.go)
 // in batches of g.batchRows rows, as arrow-go's record reader would.
-func (s *Scanner) decodeFlat(g *group, cols []*flatColumn, schema *arrow.Schema, handle func(arrow.RecordBatch) error) error {
-	defer func() {
-		for _, c := range cols {
-			c.release()
-		}
-	}()
+func (s *Scanner) decodeFlat(g *group, cols []*flatColumn, handle func(arrow.RecordBatch) error) error {
 	s.c.flatGroups.Add(1)
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = arrow.Field{Name: c.name, Type: c.typ, Nullable: true}
+	}
+	schema := arrow.NewSchema(fields, nil)
 	arrs := make([]arrow.Array, len(cols))
 	for row := int64(0); row < g.rows; {
 		k := min(g.batchRows, g.rows-row)

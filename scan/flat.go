@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -34,10 +35,11 @@ import (
 type flatKind int
 
 const (
-	flatNone flatKind = iota // not flat: arrow-go decodes the row group
-	flat4                    // 4-byte values
-	flat8                    // 8-byte values
-	flatDict                 // byte arrays read as a dictionary of int32 indices
+	flatNone  flatKind = iota // not flat: arrow-go decodes the row group
+	flat4                     // 4-byte values
+	flat8                     // 8-byte values
+	flatDict                  // byte arrays read as a dictionary of int32 indices
+	flatBytes                 // byte arrays read as strings or binary: offsets and data
 )
 
 // flatKindOf says how leaf of row group rg decodes on the flat path, as
@@ -89,6 +91,10 @@ func flatKindOf(md *metadata.FileMetaData, rg *metadata.RowGroupMetaData, leaf i
 			}
 		}
 		kind = flatDict
+	case pt == parquet.Types.ByteArray && (typ.ID() == arrow.STRING || typ.ID() == arrow.BINARY):
+		// PLAIN pages, dictionary pages or both (a writer that gave up
+		// on its dictionary): the values are copied out either way.
+		kind = flatBytes
 	default:
 		return flatNone
 	}
@@ -123,7 +129,15 @@ type flatColumn struct {
 // flatScratch is a column's reusable working memory: decoded levels and
 // indices of one batch, kept from one column chunk to the next
 // (flatReaders).
-type flatScratch struct{ defs, idx []uint32 }
+type flatScratch struct {
+	defs, idx []uint32
+	// dictOff are the offsets of a byte array dictionary's values in
+	// the column's dict (flatBytes), one past each value.
+	dictOff []uint32
+	// perRow is the data bytes per row of the last batch of strings, to
+	// size the next one's data.
+	perRow float64
+}
 
 func (c *flatColumn) release() {
 	if c.dictVals != nil {
@@ -268,6 +282,9 @@ func (c *flatColumn) readDict(p *file.DictionaryPage) error {
 	if n < 0 {
 		return fmt.Errorf("column %s: %w (negative dictionary size)", c.name, errFlatCorrupt)
 	}
+	if c.kind == flatBytes {
+		return c.bytesDict(n, data)
+	}
 	if c.kind != flatDict {
 		w := c.width()
 		if n > len(data)/w {
@@ -297,6 +314,28 @@ func (c *flatColumn) readDict(p *file.DictionaryPage) error {
 	return nil
 }
 
+// bytesDict keeps the n byte arrays of a dictionary page's data as they
+// are, and where each ends.
+func (c *flatColumn) bytesDict(n int, data []byte) error {
+	off := c.scratch.dictOff[:0]
+	c.dict = c.dict[:0]
+	for range n {
+		if len(data) < 4 {
+			return fmt.Errorf("column %s: %w (dictionary page shorter than its values)", c.name, errFlatCorrupt)
+		}
+		l := binary.LittleEndian.Uint32(data)
+		if uint64(l) > uint64(len(data)-4) {
+			return fmt.Errorf("column %s: %w (dictionary value past the page's end)", c.name, errFlatCorrupt)
+		}
+		c.dict = append(c.dict, data[4:4+l]...)
+		off = append(off, uint32(len(c.dict)))
+		data = data[4+l:]
+	}
+	c.scratch.dictOff = off
+	c.dictLen = n
+	return nil
+}
+
 func (c *flatColumn) width() int {
 	if c.kind == flat8 {
 		return 8
@@ -306,6 +345,9 @@ func (c *flatColumn) width() int {
 
 // read decodes the next n values as an Arrow array.
 func (c *flatColumn) read(n int) (arrow.Array, error) {
+	if c.kind == flatBytes {
+		return c.readBytes(n)
+	}
 	w := c.width()
 	vals := mempool.DirtyBuffer(c.mem, n*w)
 	var valid *memory.Buffer
@@ -402,6 +444,160 @@ func (c *flatColumn) fill(out []byte, valid *memory.Buffer, n int) (nulls int, e
 		at += k
 	}
 	return nulls, nil
+}
+
+// readBytes decodes the next n byte arrays as an Arrow string or binary
+// array: their offsets and their bytes, copied out of PLAIN pages or out
+// of the dictionary.
+func (c *flatColumn) readBytes(n int) (arrow.Array, error) {
+	offs := mempool.DirtyBuffer(c.mem, (n+1)*4)
+	vals := memory.NewResizableBuffer(c.mem)
+	var valid *memory.Buffer
+	if c.maxDef > 0 {
+		valid = memory.NewResizableBuffer(c.mem)
+		valid.Resize(int(bitutil.BytesForBits(int64(n))))
+		clear(valid.Bytes())
+	}
+	release := func() {
+		offs.Release()
+		vals.Release()
+		if valid != nil {
+			valid.Release()
+		}
+	}
+	vals.Reserve(max(int(c.scratch.perRow*float64(n)*1.1), 64))
+	nulls, size, err := c.fillBytes(arrow.Int32Traits.CastFromBytes(offs.Bytes()), vals, valid, n)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	vals.ResizeNoShrink(size)
+	if n > 0 {
+		c.scratch.perRow = float64(size) / float64(n)
+	}
+	if valid != nil && nulls == 0 {
+		valid.Release()
+		valid = nil
+	}
+	data := array.NewData(c.typ, n, []*memory.Buffer{valid, offs, vals}, nil, nulls, 0)
+	release()
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
+
+// fillBytes decodes n byte arrays: their ends into offs[1:], their
+// bytes into vals (grown as need be), valid's bits for the present
+// ones. It returns how many are null and the bytes in all.
+func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) (nulls, size int, err error) {
+	offs[0] = 0
+	buf := vals.Buf()
+	put := func(v []byte) error {
+		if size+len(v) > len(buf) {
+			if size+len(v) > math.MaxInt32 {
+				return fmt.Errorf("column %s: more than 2 GiB of values in a batch of %d rows", c.name, n)
+			}
+			vals.Reserve(max(2*len(buf), size+len(v)))
+			buf = vals.Buf()
+		}
+		size += copy(buf[size:], v)
+		return nil
+	}
+	for at := 0; at < n; {
+		if c.left == 0 {
+			if err := c.nextPage(); err != nil {
+				return 0, 0, err
+			}
+			continue
+		}
+		k := min(n-at, c.left)
+		var defs []uint32
+		if c.maxDef > 0 {
+			defs = grow(&c.scratch.defs, k)
+			if !c.defs.decode(defs) {
+				return 0, 0, fmt.Errorf("column %s: %w (definition levels)", c.name, errFlatCorrupt)
+			}
+		}
+		if c.isDict {
+			// The present values' indices first, checked, a chunk at a
+			// time; then their values, row by row.
+			dl := uint32(c.dictLen)
+			off := c.scratch.dictOff
+			const chunk = 1024
+			for i := 0; i < k; {
+				m := min(chunk, k-i)
+				present := m
+				if defs != nil {
+					present = 0
+					for _, d := range defs[i : i+m] {
+						if d == uint32(c.maxDef) {
+							present++
+						}
+					}
+				}
+				idx := grow(&c.scratch.idx, present)
+				if !c.idx.decode(idx) {
+					return 0, 0, fmt.Errorf("column %s: %w (dictionary indices)", c.name, errFlatCorrupt)
+				}
+				j := 0
+				for r := i; r < i+m; r++ {
+					if defs != nil && defs[r] != uint32(c.maxDef) {
+						if defs[r] > uint32(c.maxDef) {
+							return 0, 0, fmt.Errorf("column %s: %w (definition level %d)", c.name, errFlatCorrupt, defs[r])
+						}
+						nulls++
+						offs[at+r+1] = int32(size)
+						continue
+					}
+					if defs != nil {
+						bitutil.SetBit(valid.Bytes(), at+r)
+					}
+					v := idx[j]
+					j++
+					if v >= dl {
+						return 0, 0, fmt.Errorf("column %s: %w (dictionary index %d of %d)", c.name, errFlatCorrupt, v, dl)
+					}
+					start := uint32(0)
+					if v > 0 {
+						start = off[v-1]
+					}
+					if err := put(c.dict[start:off[v]]); err != nil {
+						return 0, 0, err
+					}
+					offs[at+r+1] = int32(size)
+				}
+				i += m
+			}
+		} else {
+			for r := range k {
+				if defs != nil && defs[r] != uint32(c.maxDef) {
+					if defs[r] > uint32(c.maxDef) {
+						return 0, 0, fmt.Errorf("column %s: %w (definition level %d)", c.name, errFlatCorrupt, defs[r])
+					}
+					nulls++
+					offs[at+r+1] = int32(size)
+					continue
+				}
+				if defs != nil {
+					bitutil.SetBit(valid.Bytes(), at+r)
+				}
+				if len(c.plain) < 4 {
+					return 0, 0, fmt.Errorf("column %s: %w (PLAIN values past the page's end)", c.name, errFlatCorrupt)
+				}
+				l := binary.LittleEndian.Uint32(c.plain)
+				if uint64(l) > uint64(len(c.plain)-4) {
+					return 0, 0, fmt.Errorf("column %s: %w (PLAIN value past the page's end)", c.name, errFlatCorrupt)
+				}
+				if err := put(c.plain[4 : 4+l]); err != nil {
+					return 0, 0, err
+				}
+				c.plain = c.plain[4+l:]
+				offs[at+r+1] = int32(size)
+			}
+		}
+		c.left -= k
+		at += k
+	}
+	return nulls, size, nil
 }
 
 // grow returns (*s)[:n], growing *s first if need be.
@@ -611,40 +807,41 @@ func unsafeUint64s(b []byte) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
 }
 
-// flatColumns opens the flat decoders of a row group's leaves, or none
-// when any leaf is not flat (arrow-go decodes that row group).
-func (s *Scanner) flatColumns(fr *flatReaders, pf *file.Reader, props *parquet.ReaderProperties, src io.ReaderAt, g *group) ([]*flatColumn, *arrow.Schema, error) {
+// flatColumns opens the flat decoders of a row group's leaves: one for
+// each flat leaf, nil for the others (arrow-go decodes those), and how
+// many are flat.
+func (s *Scanner) flatColumns(fr *flatReaders, pf *file.Reader, props *parquet.ReaderProperties, src io.ReaderAt, g *group) ([]*flatColumn, int, error) {
 	if g.file.decodeMD != nil {
-		return nil, nil, nil
+		return nil, 0, nil
 	}
 	md := g.file.md
 	rg := md.RowGroup(g.rg)
-	kinds := make([]flatKind, len(g.file.leaves))
-	fields := make([]arrow.Field, len(g.file.leaves))
+	cols := make([]*flatColumn, len(g.file.leaves))
+	n := 0
 	for i, leaf := range g.file.leaves {
-		name := md.Schema.Column(leaf).ColumnPath()[0]
-		typ := s.ds.decodedType(name)
+		path := md.Schema.Column(leaf).ColumnPath()
+		typ := s.ds.decodedType(path[0])
 		if typ == nil {
-			return nil, nil, nil
+			continue
 		}
-		if kinds[i] = flatKindOf(md, rg, leaf, typ); kinds[i] == flatNone {
-			return nil, nil, nil
+		kind := flatKindOf(md, rg, leaf, typ)
+		if kind == flatNone {
+			continue
 		}
-		fields[i] = arrow.Field{Name: name, Type: typ, Nullable: true}
-	}
-	cols := make([]*flatColumn, 0, len(kinds))
-	for i, leaf := range g.file.leaves {
 		pr, err := fr.reader(i, pf, props, src, g, leaf)
 		if err != nil {
 			for _, c := range cols {
-				c.release()
+				if c != nil {
+					c.release()
+				}
 			}
-			return nil, nil, err
+			return nil, 0, err
 		}
-		cols = append(cols, &flatColumn{pages: pr, scratch: fr.scratch[i], kind: kinds[i], typ: fields[i].Type, maxDef: md.Schema.Column(leaf).MaxDefinitionLevel(),
-			mem: s.ds.opts.Mem, name: fields[i].Name, dictLen: -1})
+		cols[i] = &flatColumn{pages: pr, scratch: fr.scratch[i], kind: kind, typ: typ, maxDef: md.Schema.Column(leaf).MaxDefinitionLevel(),
+			mem: s.ds.opts.Mem, name: path[0], dictLen: -1}
+		n++
 	}
-	return cols, arrow.NewSchema(fields, nil), nil
+	return cols, n, nil
 }
 
 // decodedType is the type a file column is decoded as: the dataset's,

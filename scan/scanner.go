@@ -77,7 +77,8 @@ type counters struct {
 	rows, rowsDecoded, batches      atomic.Int64
 	fallbacks, fallbackBytes        atomic.Int64
 	decode, fetchWait, consumerWait atomic.Int64 // nanoseconds
-	flatGroups                      atomic.Int64 // row groups decoded on the flat path (flat.go)
+	flatGroups                      atomic.Int64 // row groups decoded wholly on the flat path (flat.go)
+	flatChunks                      atomic.Int64 // column chunks decoded on the flat path
 }
 
 // Scan starts reading the dataset. Stop early by Close; the batches

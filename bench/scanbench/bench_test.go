@@ -83,20 +83,33 @@ func BenchmarkScan(b *testing.B) {
 }
 
 // BenchmarkDecodeOnly is the ceiling of BenchmarkScan/all/memory: the
-// same row groups decoded from file bytes already in memory.
+// same row groups scanned from file bytes already in memory, and, as the
+// reference, decoded by arrow-go's record reader.
 func BenchmarkDecodeOnly(b *testing.B) {
 	local, size := smallDataset(b)
 	m, err := load(context.Background(), local, small.objs)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(size)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, rows, err := decodeOnly(context.Background(), m, 64<<10, memory.DefaultAllocator); err != nil || rows != 500_000 {
-			b.Fatal(rows, err)
+	b.Run("scan", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			s, err := decodeOnly(context.Background(), m, "li/", scan.Options{BatchRows: 64 << 10})
+			if err != nil || s.Rows != 500_000 {
+				b.Fatal(s.Rows, err)
+			}
 		}
-	}
+	})
+	b.Run("arrow-go", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, rows, err := arrowGoOnly(context.Background(), m, 64<<10, memory.DefaultAllocator); err != nil || rows != 500_000 {
+				b.Fatal(rows, err)
+			}
+		}
+	})
 }
 
 // BenchmarkNaive is arrow-go over store.ReaderAt, two files at once.

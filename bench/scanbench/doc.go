@@ -12,9 +12,11 @@
 //     with 1, 2, 4 or 8 files read at once, the best kept;
 //   - whole: each object fetched with one GET into memory, then decoded
 //     there by arrow-go, 1, 2, 4 or 8 files at once, the best kept;
-//   - decode: the row groups decoded from file bytes already in memory,
-//     as scan decodes them (GOMAXPROCS row groups at once): the ceiling
-//     of any reader on this machine.
+//   - decode: package scan reading all columns of file bytes already in
+//     memory (a store over them, no link): the ceiling of scan on this
+//     machine; beside it, the same bytes decoded by arrow-go's record
+//     reader, GOMAXPROCS row groups at once, as the reference scan's own
+//     decoding is measured against (decode/arrow-go).
 //
 // Every rate is file bytes (the objects' sizes) per second of wall time,
 // so a ratio of two rates is the inverse ratio of their times. Ratios are

@@ -96,6 +96,8 @@ func medians(runs []Run) (Run, Ratios) {
 	m.WholeProjection = medianSweep(runs, func(r Run) Sweep { return r.WholeProjection })
 	m.Decode = medianOf(runs, func(r Run) float64 { return r.Decode })
 	m.DecodeCPU = medianCPU(runs, func(r Run) CPU { return r.DecodeCPU })
+	m.ArrowGo = medianOf(runs, func(r Run) float64 { return r.ArrowGo })
+	m.ArrowGoCPU = medianCPU(runs, func(r Run) CPU { return r.ArrowGoCPU })
 	m.CPU = medianCPU(runs, func(r Run) CPU { return r.CPU })
 	m.Scan = medianScan(runs, func(r Run) *ScanResult { return r.Scan })
 	m.Projection = medianScan(runs, func(r Run) *ScanResult { return r.Projection })
@@ -113,6 +115,7 @@ func medians(runs []Run) (Run, Ratios) {
 		ProjectionNaive: medianOf(rs, func(r Ratios) float64 { return r.ProjectionNaive }),
 		ProjectionWhole: medianOf(rs, func(r Ratios) float64 { return r.ProjectionWhole }),
 		FaultySlowdown:  medianOf(rs, func(r Ratios) float64 { return r.FaultySlowdown }),
+		DecodeArrowGo:   medianOf(rs, func(r Ratios) float64 { return r.DecodeArrowGo }),
 	}
 	return m, mr
 }
@@ -151,13 +154,22 @@ func (rep *Report) Print(w io.Writer) {
 	if m.Decode > 0 {
 		fmt.Fprintf(w, "  %-34s %8.1f\n", "decode only, from memory", m.Decode)
 	}
+	if m.ArrowGo > 0 {
+		fmt.Fprintf(w, "  %-34s %8.1f\n", "arrow-go record reader, from memory", m.ArrowGo)
+	}
 	gib := float64(d.Bytes) / (1 << 30)
+	var cpu []string
 	if s := m.Scan; s != nil && s.CPU.OwnSeconds > 0 {
-		fmt.Fprintf(w, "CPU: scan %.1f s per GiB (%.2f cores busy, other processes %.2f)", s.CPU.OwnSeconds/gib, s.CPU.Own, s.CPU.Others)
-		if m.DecodeCPU.OwnSeconds > 0 {
-			fmt.Fprintf(w, "; decode only %.1f s per GiB (%.2f cores, others %.2f)", m.DecodeCPU.OwnSeconds/gib, m.DecodeCPU.Own, m.DecodeCPU.Others)
-		}
-		fmt.Fprintln(w)
+		cpu = append(cpu, fmt.Sprintf("scan %.1f s per GiB (%.2f cores busy, other processes %.2f)", s.CPU.OwnSeconds/gib, s.CPU.Own, s.CPU.Others))
+	}
+	if c := m.DecodeCPU; c.OwnSeconds > 0 {
+		cpu = append(cpu, fmt.Sprintf("decode only %.1f s per GiB (%.2f cores, others %.2f)", c.OwnSeconds/gib, c.Own, c.Others))
+	}
+	if c := m.ArrowGoCPU; c.OwnSeconds > 0 {
+		cpu = append(cpu, fmt.Sprintf("arrow-go %.1f s per GiB (%.2f cores, others %.2f)", c.OwnSeconds/gib, c.Own, c.Others))
+	}
+	if len(cpu) > 0 {
+		fmt.Fprintf(w, "CPU: %s\n", strings.Join(cpu, "; "))
 	}
 	fmt.Fprintf(w, "ratios (median of each run's ratio):\n")
 	for _, x := range []struct {
@@ -170,6 +182,7 @@ func (rep *Report) Print(w io.Writer) {
 		{"scan / decode only", mr.ScanDecode},
 		{"projection: scan / naive", mr.ProjectionNaive},
 		{"projection: scan / whole-then-decode", mr.ProjectionWhole},
+		{"decode only / arrow-go", mr.DecodeArrowGo},
 	} {
 		if x.v > 0 {
 			fmt.Fprintf(w, "  %-34s %8.3f\n", x.name, x.v)
@@ -211,6 +224,12 @@ func (rep *Report) Print(w io.Writer) {
 		}
 		if r.Decode > 0 {
 			add("decode %.0f", r.Decode)
+		}
+		if r.ArrowGo > 0 {
+			add("arrow-go %.0f", r.ArrowGo)
+		}
+		if rr.DecodeArrowGo > 0 {
+			add("decode/arrow-go %.2f", rr.DecodeArrowGo)
 		}
 		if rr.ScanRaw > 0 {
 			add("scan/raw %.3f", rr.ScanRaw)

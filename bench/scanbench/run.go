@@ -155,9 +155,14 @@ type Run struct {
 	Naive  Sweep       `json:"naive"`
 	Whole  Sweep       `json:"whole"`
 	Decode float64     `json:"decode_mib_s"`
-	// DecodeCPU is decode-only's CPU use; CPU the whole run's.
-	DecodeCPU CPU `json:"decode_cpu"`
-	CPU       CPU `json:"cpu"`
+	// ArrowGo is arrow-go's record reader over the same bytes in memory,
+	// measured with decode-only.
+	ArrowGo float64 `json:"arrowgo_mib_s"`
+	// DecodeCPU is decode-only's CPU use, ArrowGoCPU arrow-go's; CPU the
+	// whole run's.
+	DecodeCPU  CPU `json:"decode_cpu"`
+	ArrowGoCPU CPU `json:"arrowgo_cpu"`
+	CPU        CPU `json:"cpu"`
 
 	Projection *ScanResult `json:"projection,omitempty"`
 	// NaiveProjection and WholeProjection read only the projection's
@@ -181,6 +186,8 @@ type Ratios struct {
 	// columns.
 	ProjectionNaive float64 `json:"projection_naive,omitempty"`
 	ProjectionWhole float64 `json:"projection_whole,omitempty"`
+	// DecodeArrowGo is decode-only's rate over arrow-go's record reader's.
+	DecodeArrowGo float64 `json:"decode_arrowgo"`
 	// FaultySlowdown is the faulty scan's time over the clean one's.
 	FaultySlowdown float64 `json:"faulty_time_ratio"`
 }
@@ -205,6 +212,7 @@ func (r Run) Ratios() Ratios {
 		out.ProjectionNaive = ratio(r.Projection.MiBps, r.NaiveProjection.Rate())
 		out.ProjectionWhole = ratio(r.Projection.MiBps, r.WholeProjection.Rate())
 	}
+	out.DecodeArrowGo = ratio(r.Decode, r.ArrowGo)
 	if r.Clean != nil && r.Faulty != nil {
 		out.FaultySlowdown = ratio(r.Faulty.Seconds, r.Clean.Seconds)
 	}
@@ -424,19 +432,32 @@ func (b *Bench) run(ctx context.Context, i int) (r Run, err error) {
 		if err != nil {
 			return r, fmt.Errorf("load for decode-only: %w", err)
 		}
+		// arrow-go's reader first, then scan, over the same bytes; the
+		// ratio of the two is this run's.
 		settle()
 		cpu := sampleCPU()
-		d, rows, err := decodeOnly(ctx, m, b.cfg.BatchRows, b.cfg.Mem)
-		r.DecodeCPU = cpuSince(cpu)
+		d, rows, err := arrowGoOnly(ctx, m, b.cfg.BatchRows, b.cfg.Mem)
+		r.ArrowGoCPU = cpuSince(cpu)
 		if err == nil {
-			err = rowsOK("decode-only", rows)
+			err = rowsOK("arrow-go decode-only", rows)
+		}
+		if err != nil {
+			return r, fmt.Errorf("arrow-go decode-only: %w", err)
+		}
+		r.ArrowGo = b.mibps(d)
+		b.logf("run %d: arrow-go      %8.1f MiB/s (%v, %d workers; %.1f cores, others %.1f)", n, r.ArrowGo, d.Round(time.Millisecond),
+			runtime.GOMAXPROCS(0), r.ArrowGoCPU.Own, r.ArrowGoCPU.Others)
+		settle()
+		s, err := decodeOnly(ctx, m, b.cfg.Pattern, scanOpts)
+		if err == nil {
+			err = rowsOK("decode-only", s.Rows)
 		}
 		if err != nil {
 			return r, fmt.Errorf("decode-only: %w", err)
 		}
-		r.Decode = b.mibps(d)
-		b.logf("run %d: decode        %8.1f MiB/s (%v, %d workers; %.1f cores, others %.1f)", n, r.Decode, d.Round(time.Millisecond),
-			runtime.GOMAXPROCS(0), r.DecodeCPU.Own, r.DecodeCPU.Others)
+		r.Decode, r.DecodeCPU = b.mibps(s.Elapsed), s.CPU
+		b.logf("run %d: decode        %8.1f MiB/s (%v; %.1f cores, others %.1f; %.2fx arrow-go)", n, r.Decode, s.Elapsed.Round(time.Millisecond),
+			r.DecodeCPU.Own, r.DecodeCPU.Others, ratio(r.Decode, r.ArrowGo))
 	}
 	if len(b.cfg.Projection) > 0 {
 		settle()

@@ -107,7 +107,7 @@ func TestRun(t *testing.T) {
 	}
 	for _, r := range rep.Runs {
 		rs := r.Ratios()
-		if r.Scan == nil || r.Decode <= 0 || rs.ScanRaw <= 0 || rs.ScanNaive <= 0 || rs.ScanWhole <= 0 || rs.ScanDecode <= 0 || rs.FaultySlowdown <= 0 {
+		if r.Scan == nil || r.Decode <= 0 || r.ArrowGo <= 0 || rs.DecodeArrowGo <= 0 || rs.ScanRaw <= 0 || rs.ScanNaive <= 0 || rs.ScanWhole <= 0 || rs.ScanDecode <= 0 || rs.FaultySlowdown <= 0 {
 			t.Errorf("missing figures: %+v %+v", r, rs)
 		}
 		if r.Scan.Rows != d.Rows || r.Scan.BytesFetched < r.Scan.BytesNeeded {

@@ -61,14 +61,15 @@ func newScanBenchCommand() *cobra.Command {
           --file-concurrency files read at once; the best is kept
   whole   each object fetched by one GET into memory, then decoded there by
           arrow-go, --file-concurrency files at once; the best is kept
-  decode  the file bytes already in memory, decoded as scan decodes them
-          (a row group per core): the ceiling of every reader on this machine
+  decode  the file bytes already in memory, scanned with no link at all: the
+          ceiling of scan on this machine; beside it, the same bytes decoded
+          by arrow-go's record reader (a row group per core)
 
 and print MiB/s of file bytes for each, the ratios scan/raw, scan/naive,
-scan/whole and scan/decode (the median of each run's own ratio), and the bytes
-scan needed against those it fetched. --runs repeats everything; figures are
-medians. The first run sweeps the concurrencies and later runs measure only
-the best (--resweep sweeps every run).
+scan/whole, scan/decode and decode/arrow-go (the median of each run's own
+ratio), and the bytes scan needed against those it fetched. --runs repeats
+everything; figures are medians. The first run sweeps the concurrencies and
+later runs measure only the best (--resweep sweeps every run).
 
 URL is a Parquet dataset (as sluice scan takes it). Without one, a TPC-H
 lineitem dataset of --size (or --rows) in --files files is generated once

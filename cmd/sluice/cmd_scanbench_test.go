@@ -71,7 +71,7 @@ func TestScanBenchEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	ratios := raw.Report.MedianRatios
-	for _, k := range []string{"scan_raw", "scan_naive", "scan_whole", "scan_decode", "faulty_time_ratio"} {
+	for _, k := range []string{"scan_raw", "scan_naive", "scan_whole", "scan_decode", "decode_arrowgo", "faulty_time_ratio"} {
 		if ratios[k] <= 0 {
 			t.Errorf("ratio %s = %v", k, ratios[k])
 		}
@@ -83,7 +83,7 @@ func TestScanBenchEndToEnd(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"raw GET (best:", "scan, all columns", "naive arrow-go", "whole-object GET", "decode only",
+	for _, want := range []string{"raw GET (best:", "scan, all columns", "naive arrow-go", "whole-object GET", "decode only", "arrow-go record reader", "decode only / arrow-go",
 		"scan / raw GET", "scan / naive", "scan / whole-then-decode", "projection:"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
