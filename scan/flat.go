@@ -183,7 +183,12 @@ func (f *flatReaders) reader(i int, pf *file.Reader, props *parquet.ReaderProper
 	if err != nil {
 		return nil, err
 	}
-	r := g.ranges[i]
+	// The chunk's range from the footer, not g.ranges: the bytes need
+	// not all have been planned (src serves the rest by a direct read).
+	r, err := chunkRange(pf.MetaData(), pf.MetaData().RowGroup(g.rg), leaf)
+	if err != nil {
+		return nil, err
+	}
 	f.streams[i].Reset(io.NewSectionReader(src, r.Off, r.Len))
 	// Limits and codec as GetColumnPageReader sets them: the limits the
 	// reader was made with are at least arrow-go's defaults, over which
