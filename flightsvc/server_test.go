@@ -239,7 +239,10 @@ func TestToken(t *testing.T) {
 	}
 }
 
-// failingDriver fails data reads (not footer reads) of one object.
+// failingDriver fails data reads (not footer reads) of one object. A
+// footer read that would bring the data with it (scan reads a small file
+// whole with its footer) gets the footer's 64 KiB alone, so the data is
+// read, and fails, while the stream is under way.
 type failingDriver struct {
 	store.Driver
 	key string
@@ -250,6 +253,9 @@ var errDisk = errors.New("injected read failure")
 func (d failingDriver) ReadRange(ctx context.Context, key string, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error) {
 	if key == d.key && r.Off >= 0 {
 		return nil, store.ObjectInfo{}, errDisk
+	}
+	if key == d.key && -r.Off > 64<<10 {
+		r = store.Suffix(64 << 10)
 	}
 	return d.Driver.ReadRange(ctx, key, r, o)
 }
