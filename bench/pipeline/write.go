@@ -169,7 +169,31 @@ func writeComparison(sluiceBin, duckBin, duckWhy, lineitem, tmp string, rows int
 	} else {
 		fmt.Println("read back by sluice scan: the two files DIFFER")
 	}
+	a, err = duckDigest(duckBin, sluiceOut)
+	if err != nil {
+		return err
+	}
+	if bd, err = duckDigest(duckBin, duckOut); err != nil {
+		return err
+	}
+	if a == bd {
+		fmt.Printf("read back by DuckDB: the two files hold the same rows (%s)\n", strings.SplitN(a, "\n", 2)[0])
+	} else {
+		fmt.Println("read back by DuckDB: the two files DIFFER")
+	}
 	return nil
+}
+
+// duckDigest is DuckDB's count and hash of a Parquet file's rows (its
+// helper's -digest), an independent reader of both files.
+func duckDigest(duckBin, path string) (string, error) {
+	var out, errb bytes.Buffer
+	cmd := exec.Command(duckBin, "-digest", path)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("DuckDB read back %s: %v: %s", path, err, firstLine(errb.String()))
+	}
+	return strings.TrimSpace(out.String()), nil
 }
 
 func secs(v []float64) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/scan"
+	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -184,7 +185,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	if order == collect.Arrival && sink.f == format.IPCStream {
 		sink.positionsOf(ds.Plan())
 	}
-	if err := sink.open(ctx, ds.Schema(), out); err != nil {
+	if err := sink.open(ctx, ds.Schema(), out, flags.profile); err != nil {
 		return err
 	}
 	prog = newProgress("scan", ds.BytesNeeded(), opts.quiet)
@@ -276,7 +277,9 @@ func newScanSink(dest, name string) (*scanSink, error) {
 
 func (s *scanSink) counting() bool { return s.dest == "" }
 
-func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer) error {
+// open starts the output; an object is written through the link model p,
+// the scan's own, so that --sim shapes the upload as it does the reads.
+func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer, p sim.Profile) error {
 	if s.counting() {
 		return nil
 	}
@@ -288,7 +291,9 @@ func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer)
 		}
 		return nil
 	}
-	st, key, err := globals.openStore(ctx, s.dest, maxInFlight)
+	so := globals.storeOptions(maxInFlight, 0)
+	so.Wrap = sim.WrapOption(p)
+	st, key, err := store.Open(ctx, s.dest, so)
 	if err != nil {
 		return err
 	}

@@ -18,13 +18,23 @@
 //	duckdb -write lineitem.arrow -out lineitem.parquet -compression snappy
 //
 // It prints "rows N" and "elapsed SECONDS", the time of the COPY alone.
+//
+// With -digest it reads a Parquet file back, as DuckDB sees it, and prints
+// "rows N" and "sha256 HEX" of its rows in file order as CSV, so that two
+// files can be checked to hold the same rows without trusting sluice's
+// reader:
+//
+//	duckdb -digest lineitem.parquet
 package main
 
 import (
+	"crypto/sha256"
 	"database/sql"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -55,7 +65,15 @@ func main() {
 	write := flag.String("write", "", "an Arrow IPC file to write as Parquet (-out)")
 	out := flag.String("out", "", "with -write: the Parquet file to write")
 	compression := flag.String("compression", "snappy", "with -write: snappy, zstd or uncompressed")
+	digest := flag.String("digest", "", "a Parquet file to read back: its rows and a hash of them as CSV")
 	flag.Parse()
+	if *digest != "" {
+		if err := digestParquet(*digest); err != nil {
+			fmt.Fprintln(os.Stderr, "duckdb:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *write != "" {
 		if err := writeParquet(*write, *out, *compression, *threads); err != nil {
 			fmt.Fprintln(os.Stderr, "duckdb:", err)
@@ -120,5 +138,43 @@ func run(q string, threads int) error {
 		fmt.Println(l)
 	}
 	fmt.Printf("elapsed %.6f\n", elapsed.Seconds())
+	return nil
+}
+
+// digestParquet has DuckDB write path's rows, in file order, as CSV to a
+// temporary file and prints their count and the CSV's SHA-256.
+func digestParquet(path string) error {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	dir, err := os.MkdirTemp("", "duckdb-digest-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	csvPath := filepath.Join(dir, "rows.csv")
+	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	if _, err := db.Exec("SET preserve_insertion_order = true"); err != nil {
+		return err
+	}
+	var rows int64
+	if err := db.QueryRow("SELECT count(*) FROM read_parquet(" + quote(path) + ")").Scan(&rows); err != nil {
+		return err
+	}
+	if _, err := db.Exec("COPY (SELECT * FROM read_parquet(" + quote(path) + ")) TO " + quote(csvPath) + " (FORMAT csv, HEADER true)"); err != nil {
+		return err
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return err
+	}
+	fmt.Printf("rows %d\nsha256 %x\n", rows, h.Sum(nil))
 	return nil
 }
