@@ -80,22 +80,29 @@ func TestChangedDuringScan(t *testing.T) {
 	st, files := genStore(t, "lineitem", gen.Options{Rows: 20_000, Files: 2, Seed: 4, RowGroupRows: 5000})
 	// Files read whole at Open are read from the version they were read
 	// at; here the row groups are read after.
-	ds, err := Open(context.Background(), st, "lineitem/", Options{Mem: checked(t), maxWhole: -1})
+	s := scanReplaced(t, st, files, Options{Mem: checked(t), maxWhole: -1})
+	defer s.Close()
+	for s.Next() {
+		s.Batch().Release()
+	}
+	err := s.Err()
+	if !errors.Is(err, store.ErrPrecondition) || !strings.HasPrefix(err.Error(), "scan mem://"+t.Name()+"/lineitem/part-00001.parquet: ") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// scanReplaced opens lineitem/ in st, then replaces its second file by
+// the first (files[0]) and starts the scan.
+func scanReplaced(t *testing.T, st *store.Store, files [][]byte, opts Options) *Scanner {
+	t.Helper()
+	ds, err := Open(context.Background(), st, "lineitem/", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Put(context.Background(), "lineitem/part-00001.parquet", bytes.NewReader(files[0]), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s := ds.Scan(context.Background())
-	defer s.Close()
-	for s.Next() {
-		s.Batch().Release()
-	}
-	err = s.Err()
-	if !errors.Is(err, store.ErrPrecondition) || !strings.HasPrefix(err.Error(), "scan mem://"+t.Name()+"/lineitem/part-00001.parquet: ") {
-		t.Fatalf("got %v", err)
-	}
+	return ds.Scan(context.Background())
 }
 
 // TestCorruptPage: garbage in a column chunk fails the scan with one line

@@ -1,7 +1,6 @@
 package scan
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"slices"
@@ -172,14 +171,7 @@ func TestFirstRowGroupFirst(t *testing.T) {
 // then, even when replaced before the scan: one version, never a mix.
 func TestSmallFileReplaced(t *testing.T) {
 	st, files := genStore(t, "lineitem", gen.Options{Rows: 4000, Files: 2, Seed: 4, RowGroupRows: 1000})
-	ds, err := Open(context.Background(), st, "lineitem/", Options{Mem: checked(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Put(context.Background(), "lineitem/part-00001.parquet", bytes.NewReader(files[0]), store.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	s := ds.Scan(context.Background())
+	s := scanReplaced(t, st, files, Options{Mem: checked(t)})
 	defer s.Close()
 	got, _ := collect(t, s)
 	if want := reference(t, files, nil, nil); got.String() != want.String() {

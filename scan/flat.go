@@ -406,24 +406,9 @@ func (c *flatColumn) fill(out []byte, valid *memory.Buffer, n int) (nulls int, e
 			continue
 		}
 		k := min(n-at, c.left)
-		present := k
-		var defs []uint32
-		if c.maxDef > 0 {
-			defs = grow(&c.scratch.defs, k)
-			if !c.defs.decode(defs) {
-				return 0, fmt.Errorf("column %s: %w (definition levels)", c.name, errFlatCorrupt)
-			}
-			present = 0
-			vb := valid.Bytes()
-			for i, d := range defs {
-				if d > uint32(c.maxDef) {
-					return 0, fmt.Errorf("column %s: %w (definition level %d)", c.name, errFlatCorrupt, d)
-				}
-				if d == uint32(c.maxDef) {
-					bitutil.SetBit(vb, at+i)
-					present++
-				}
-			}
+		defs, present, err := c.levels(k, at, valid)
+		if err != nil {
+			return 0, err
 		}
 		// The present values, packed at the front of the slots, then
 		// spread out to their rows from the back.
@@ -515,13 +500,11 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 			continue
 		}
 		k := min(n-at, c.left)
-		var defs []uint32
-		if c.maxDef > 0 {
-			defs = grow(&c.scratch.defs, k)
-			if !c.defs.decode(defs) {
-				return 0, 0, fmt.Errorf("column %s: %w (definition levels)", c.name, errFlatCorrupt)
-			}
+		defs, present, err := c.levels(k, at, valid)
+		if err != nil {
+			return 0, 0, err
 		}
+		nulls += k - present
 		if c.isDict {
 			// The present values' indices first, checked, a chunk at a
 			// time; then their values, row by row.
@@ -546,15 +529,8 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 				j := 0
 				for r := i; r < i+m; r++ {
 					if defs != nil && defs[r] != uint32(c.maxDef) {
-						if defs[r] > uint32(c.maxDef) {
-							return 0, 0, fmt.Errorf("column %s: %w (definition level %d)", c.name, errFlatCorrupt, defs[r])
-						}
-						nulls++
-						offs[at+r+1] = int32(size)
+						offs[at+r+1] = int32(size) // null
 						continue
-					}
-					if defs != nil {
-						bitutil.SetBit(valid.Bytes(), at+r)
 					}
 					v := idx[j]
 					j++
@@ -575,15 +551,8 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 		} else {
 			for r := range k {
 				if defs != nil && defs[r] != uint32(c.maxDef) {
-					if defs[r] > uint32(c.maxDef) {
-						return 0, 0, fmt.Errorf("column %s: %w (definition level %d)", c.name, errFlatCorrupt, defs[r])
-					}
-					nulls++
-					offs[at+r+1] = int32(size)
+					offs[at+r+1] = int32(size) // null
 					continue
-				}
-				if defs != nil {
-					bitutil.SetBit(valid.Bytes(), at+r)
 				}
 				if len(c.plain) < 4 {
 					return 0, 0, fmt.Errorf("column %s: %w (PLAIN values past the page's end)", c.name, errFlatCorrupt)
@@ -603,6 +572,30 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 		at += k
 	}
 	return nulls, size, nil
+}
+
+// levels decodes the definition levels of the next k rows (nil for a
+// required column), checks them, and sets the validity bits of the
+// present rows from bit at; it returns how many rows are present.
+func (c *flatColumn) levels(k, at int, valid *memory.Buffer) (defs []uint32, present int, err error) {
+	if c.maxDef == 0 {
+		return nil, k, nil
+	}
+	defs = grow(&c.scratch.defs, k)
+	if !c.defs.decode(defs) {
+		return nil, 0, fmt.Errorf("column %s: %w (definition levels)", c.name, errFlatCorrupt)
+	}
+	vb := valid.Bytes()
+	for i, d := range defs {
+		if d > uint32(c.maxDef) {
+			return nil, 0, fmt.Errorf("column %s: %w (definition level %d)", c.name, errFlatCorrupt, d)
+		}
+		if d == uint32(c.maxDef) {
+			bitutil.SetBit(vb, at+i)
+			present++
+		}
+	}
+	return defs, present, nil
 }
 
 // grow returns (*s)[:n], growing *s first if need be.

@@ -19,7 +19,6 @@ import (
 // flatRecord has a column of each kind the flat path decodes, nullable
 // and not, with runs (RLE) and varied values (bit-packed indices).
 func flatRecord(rows int) arrow.RecordBatch {
-	mem := memory.NewGoAllocator()
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "i32", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		{Name: "i64", Type: arrow.PrimitiveTypes.Int64},
@@ -29,27 +28,40 @@ func flatRecord(rows int) arrow.RecordBatch {
 		{Name: "flag", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "mode", Type: arrow.BinaryTypes.String},
 	}, nil)
-	b := array.NewRecordBuilder(mem, sc)
+	return testRows(sc, rows,
+		func(b array.Builder, i int) { b.(*array.Int32Builder).Append(int32(i*7919) % 1000) },
+		func(b array.Builder, i int) { b.(*array.Int64Builder).Append(int64(i) * 1_000_003) },
+		func(b array.Builder, i int) { b.(*array.Float32Builder).Append(float32(i%50) / 4) },
+		func(b array.Builder, i int) { b.(*array.Float64Builder).Append(float64(i) * 1.5) },
+		func(b array.Builder, i int) { b.(*array.Date32Builder).Append(arrow.Date32(9000 + i%2500)) },
+		func(b array.Builder, i int) { b.(*array.StringBuilder).Append(string(rune('A' + (i/300)%3))) },
+		mode,
+	)
+}
+
+// testRows is a record of rows rows of sc, column f's value at row i
+// set by vals[f]; its nullable columns are null in scattered rows and in
+// runs of them.
+func testRows(sc *arrow.Schema, rows int, vals ...func(b array.Builder, i int)) arrow.RecordBatch {
+	b := array.NewRecordBuilder(memory.NewGoAllocator(), sc)
 	defer b.Release()
-	modes := []string{"AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB", "REG AIR"}
 	for i := range rows {
-		null := i%7 == 3 || (i/500)%4 == 1 // scattered nulls, and runs of them
-		app := func(f int, v func()) {
+		null := i%7 == 3 || (i/500)%4 == 1
+		for f, v := range vals {
 			if null && sc.Field(f).Nullable {
 				b.Field(f).AppendNull()
 			} else {
-				v()
+				v(b.Field(f), i)
 			}
 		}
-		app(0, func() { b.Field(0).(*array.Int32Builder).Append(int32(i*7919) % 1000) })
-		b.Field(1).(*array.Int64Builder).Append(int64(i) * 1_000_003)
-		app(2, func() { b.Field(2).(*array.Float32Builder).Append(float32(i%50) / 4) })
-		app(3, func() { b.Field(3).(*array.Float64Builder).Append(float64(i) * 1.5) })
-		app(4, func() { b.Field(4).(*array.Date32Builder).Append(arrow.Date32(9000 + i%2500)) })
-		app(5, func() { b.Field(5).(*array.StringBuilder).Append(string(rune('A' + (i/300)%3))) })
-		b.Field(6).(*array.StringBuilder).Append(modes[(i*i)%len(modes)])
 	}
 	return b.NewRecordBatch()
+}
+
+// mode is a string column of few values, never null.
+func mode(b array.Builder, i int) {
+	modes := []string{"AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB", "REG AIR"}
+	b.(*array.StringBuilder).Append(modes[(i*i)%len(modes)])
 }
 
 // TestFlatDecode: row groups of flat columns, decoded by the flat path,
@@ -178,7 +190,6 @@ func FuzzHybrid(f *testing.F) {
 // arrow-go (a list, booleans, strings read as strings), nullable and
 // not.
 func mixedRecord(rows int) arrow.RecordBatch {
-	mem := memory.NewGoAllocator()
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "i32", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		{Name: "tags", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
@@ -188,33 +199,21 @@ func mixedRecord(rows int) arrow.RecordBatch {
 		{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "mode", Type: arrow.BinaryTypes.String},
 	}, nil)
-	b := array.NewRecordBuilder(mem, sc)
-	defer b.Release()
-	modes := []string{"AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB", "REG AIR"}
-	for i := range rows {
-		null := i%7 == 3 || (i/500)%4 == 1
-		app := func(f int, v func()) {
-			if null && sc.Field(f).Nullable {
-				b.Field(f).AppendNull()
-			} else {
-				v()
-			}
-		}
-		app(0, func() { b.Field(0).(*array.Int32Builder).Append(int32(i*7919) % 1000) })
-		app(1, func() {
-			lb := b.Field(1).(*array.ListBuilder)
+	return testRows(sc, rows,
+		func(b array.Builder, i int) { b.(*array.Int32Builder).Append(int32(i*7919) % 1000) },
+		func(b array.Builder, i int) {
+			lb := b.(*array.ListBuilder)
 			lb.Append(true)
 			for j := range i % 4 {
 				lb.ValueBuilder().(*array.Int32Builder).Append(int32(i + j))
 			}
-		})
-		b.Field(2).(*array.Int64Builder).Append(int64(i) * 1_000_003)
-		app(3, func() { b.Field(3).(*array.BooleanBuilder).Append(i%3 == 0) })
-		app(4, func() { b.Field(4).(*array.Float64Builder).Append(float64(i) * 1.5) })
-		app(5, func() { b.Field(5).(*array.StringBuilder).Append(fmt.Sprintf("note %d", i*31%977)) })
-		b.Field(6).(*array.StringBuilder).Append(modes[(i*i)%len(modes)])
-	}
-	return b.NewRecordBatch()
+		},
+		func(b array.Builder, i int) { b.(*array.Int64Builder).Append(int64(i) * 1_000_003) },
+		func(b array.Builder, i int) { b.(*array.BooleanBuilder).Append(i%3 == 0) },
+		func(b array.Builder, i int) { b.(*array.Float64Builder).Append(float64(i) * 1.5) },
+		func(b array.Builder, i int) { b.(*array.StringBuilder).Append(fmt.Sprintf("note %d", i*31%977)) },
+		mode,
+	)
 }
 
 // TestFlatMixed: in a row group of flat columns and others, the flat

@@ -216,41 +216,24 @@ func (rep *Report) Print(w io.Writer) {
 		if r.Scan != nil {
 			add("scan %.0f (first batch %.0fms)", r.Scan.MiBps, r.Scan.FirstBatchSeconds*1000)
 		}
-		if r.Naive.Best > 0 {
-			add("naive %.0f", r.Naive.Rate())
-		}
-		if r.Whole.Best > 0 {
-			add("whole %.0f", r.Whole.Rate())
-		}
-		if r.Decode > 0 {
-			add("decode %.0f", r.Decode)
-		}
-		if r.ArrowGo > 0 {
-			add("arrow-go %.0f", r.ArrowGo)
-		}
-		if rr.DecodeArrowGo > 0 {
-			add("decode/arrow-go %.2f", rr.DecodeArrowGo)
-		}
-		if rr.ScanRaw > 0 {
-			add("scan/raw %.3f", rr.ScanRaw)
-		}
-		if rr.ScanNaive > 0 {
-			add("scan/naive %.2f", rr.ScanNaive)
-		}
-		if rr.ScanWhole > 0 {
-			add("scan/whole %.2f", rr.ScanWhole)
-		}
 		if r.Projection != nil {
 			add("projection %.3fx", ratio(float64(r.Projection.BytesFetched), float64(d.ProjectionBytes)))
 		}
-		if rr.ProjectionNaive > 0 {
-			add("projection scan/naive %.2f", rr.ProjectionNaive)
-		}
-		if rr.ProjectionWhole > 0 {
-			add("projection scan/whole %.2f", rr.ProjectionWhole)
-		}
-		if rr.FaultySlowdown > 0 {
-			add("faulty/clean %.3f", rr.FaultySlowdown)
+		// The figures this run measured, each only if it did.
+		for _, f := range []struct {
+			format string
+			v      float64
+		}{
+			{"naive %.0f", r.Naive.Rate()}, {"whole %.0f", r.Whole.Rate()},
+			{"decode %.0f", r.Decode}, {"arrow-go %.0f", r.ArrowGo},
+			{"decode/arrow-go %.2f", rr.DecodeArrowGo}, {"scan/raw %.3f", rr.ScanRaw},
+			{"scan/naive %.2f", rr.ScanNaive}, {"scan/whole %.2f", rr.ScanWhole},
+			{"projection scan/naive %.2f", rr.ProjectionNaive}, {"projection scan/whole %.2f", rr.ProjectionWhole},
+			{"faulty/clean %.3f", rr.FaultySlowdown},
+		} {
+			if f.v > 0 {
+				add(f.format, f.v)
+			}
 		}
 		if r.CPU.OwnSeconds > 0 {
 			add("other processes %.2f cores", r.CPU.Others)
