@@ -163,3 +163,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestPaced: a profile's pacing without its faults keeps the latency and
+// bandwidth and drops every fault and request limit; a profile of faults
+// alone paces nothing.
+func TestPaced(t *testing.T) {
+	p, err := Parse("s3,link=100MiB/s,slowdown=0.05,reset=0.01,stall=0.01:10s,reqlimit=10:20,prefixdepth=1,reqshare=/tmp/x,seed=7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := named["s3"]
+	want.Link, want.Seed = 100*MiB, 7
+	want.ReqWrite, want.ReqRead = 0, 0
+	if got := p.Paced(); got != want {
+		t.Fatalf("Paced() = %+v\nwant       %+v", got, want)
+	}
+	if err := p.Paced().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	faults, err := Parse("slowdown=0.5,reqlimit=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !faults.Paced().IsNone() {
+		t.Fatalf("%+v paces something", faults.Paced())
+	}
+}

@@ -79,6 +79,16 @@ func (p Profile) IsNone() bool {
 		p.SlowDown == 0 && p.Reset == 0 && p.Stall == 0 && p.ReqWrite == 0 && p.ReqRead == 0
 }
 
+// Paced is p's latency and bandwidth alone, without its faults (SlowDown,
+// Reset, Stall) and request limits: the link as a writer that nothing
+// retries above the store sees it, so that a modelled fault is one a
+// layer is there to recover from.
+func (p Profile) Paced() Profile {
+	p.SlowDown, p.Reset, p.Stall, p.StallFor = 0, 0, 0, 0
+	p.ReqWrite, p.ReqRead, p.PrefixDepth, p.ReqShare = 0, 0, 0, ""
+	return p
+}
+
 // minRate keeps pacing finite: below one byte a second a chunk would take
 // longer than a Duration can say.
 const minRate = 1

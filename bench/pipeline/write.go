@@ -27,8 +27,8 @@ import (
 // in its helper), in alternating rounds of the same run. The times are
 // of the write alone, after the data is in memory; the medians, their
 // ratio and the median of the round-by-round ratios are printed, and
-// the two files must read back the same (sluice scan's CSV of each,
-// hashed).
+// the two files must read back the same, by sluice scan (its CSV of each,
+// hashed) and by DuckDB (its helper's -digest).
 func writeComparison(sluiceBin, duckBin, duckWhy, lineitem, tmp string, rows int64, runs int) error {
 	src := filepath.Join(filepath.Dir(lineitem), fmt.Sprintf("%s-head-%d.arrow", filepath.Base(lineitem), rows))
 	if _, err := os.Stat(src); err != nil {

@@ -277,8 +277,10 @@ func newScanSink(dest, name string) (*scanSink, error) {
 
 func (s *scanSink) counting() bool { return s.dest == "" }
 
-// open starts the output; an object is written through the link model p,
-// the scan's own, so that --sim shapes the upload as it does the reads.
+// open starts the output; an object is written through the latency and
+// bandwidth of the link model p, the scan's own, so that --sim shapes an
+// upload as it does the reads. Not through its faults: the scan retries
+// its reads, and nothing above the store retries an output's requests.
 func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer, p sim.Profile) error {
 	if s.counting() {
 		return nil
@@ -292,7 +294,7 @@ func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer,
 		return nil
 	}
 	so := globals.storeOptions(maxInFlight, 0)
-	so.Wrap = sim.WrapOption(p)
+	so.Wrap = sim.WrapOption(p.Paced())
 	st, key, err := store.Open(ctx, s.dest, so)
 	if err != nil {
 		return err

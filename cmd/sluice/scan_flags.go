@@ -42,7 +42,7 @@ func (o *scanFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.memory, "memory", "", "memory the scan holds: bytes fetched ahead of decoding and decoding's buffers (sluice scan stays within about this + 64 MiB, writing Parquet aside; default 512MiB, in sluice run over a local store what the row groups decoded at once need)")
 	fs.IntVar(&o.concurrency, "concurrency", 0, "row groups decoded at once (default: the number of cores)")
 	fs.StringVar(&o.order, "order", "", "batch order: arrival (as decoded) or dataset (default: dataset)")
-	fs.StringVar(&o.sim, "sim", "", "read (and with -o, write) through a modelled link (see sluice --help): a profile (s3) or ttfb=15ms,stream=90MiB/s,...")
+	fs.StringVar(&o.sim, "sim", "", "read through a modelled link, and write -o's object through its latency and bandwidth (see sluice --help): a profile (s3) or ttfb=15ms,stream=90MiB/s,...")
 	fs.BoolVar(&o.stats, "stats", false, "print scan and fetch statistics to stderr at the end")
 	fs.StringVarP(&o.output, "output", "o", "", "sluice scan only: write the batches to a path or URL ending in "+format.SuffixHelp()+", or - for stdout")
 	fs.StringVar(&o.format, "format", "", "sluice scan only: -o's format whatever its name: "+format.NameHelp())
