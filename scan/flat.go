@@ -304,15 +304,12 @@ func (c *flatColumn) readDict(p *file.DictionaryPage) error {
 	b.Reserve(n)
 	b.ReserveData(max(len(data)-4*n, 0))
 	for range n {
-		if len(data) < 4 {
-			return fmt.Errorf("column %s: %w (dictionary page shorter than its values)", c.name, errFlatCorrupt)
-		}
-		l := binary.LittleEndian.Uint32(data)
-		if uint64(l) > uint64(len(data)-4) {
+		v, rest, ok := plainBytes(data)
+		if !ok {
 			return fmt.Errorf("column %s: %w (dictionary value past the page's end)", c.name, errFlatCorrupt)
 		}
-		b.Append(data[4 : 4+l])
-		data = data[4+l:]
+		b.Append(v)
+		data = rest
 	}
 	c.dictVals = b.NewArray()
 	c.dictLen = n
@@ -325,16 +322,13 @@ func (c *flatColumn) bytesDict(n int, data []byte) error {
 	off := c.scratch.dictOff[:0]
 	c.dict = c.dict[:0]
 	for range n {
-		if len(data) < 4 {
-			return fmt.Errorf("column %s: %w (dictionary page shorter than its values)", c.name, errFlatCorrupt)
-		}
-		l := binary.LittleEndian.Uint32(data)
-		if uint64(l) > uint64(len(data)-4) {
+		v, rest, ok := plainBytes(data)
+		if !ok {
 			return fmt.Errorf("column %s: %w (dictionary value past the page's end)", c.name, errFlatCorrupt)
 		}
-		c.dict = append(c.dict, data[4:4+l]...)
+		c.dict = append(c.dict, v...)
 		off = append(off, uint32(len(c.dict)))
-		data = data[4+l:]
+		data = rest
 	}
 	c.scratch.dictOff = off
 	c.dictLen = n
@@ -554,17 +548,14 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 					offs[at+r+1] = int32(size) // null
 					continue
 				}
-				if len(c.plain) < 4 {
-					return 0, 0, fmt.Errorf("column %s: %w (PLAIN values past the page's end)", c.name, errFlatCorrupt)
-				}
-				l := binary.LittleEndian.Uint32(c.plain)
-				if uint64(l) > uint64(len(c.plain)-4) {
+				v, rest, ok := plainBytes(c.plain)
+				if !ok {
 					return 0, 0, fmt.Errorf("column %s: %w (PLAIN value past the page's end)", c.name, errFlatCorrupt)
 				}
-				if err := put(c.plain[4 : 4+l]); err != nil {
+				if err := put(v); err != nil {
 					return 0, 0, err
 				}
-				c.plain = c.plain[4+l:]
+				c.plain = rest
 				offs[at+r+1] = int32(size)
 			}
 		}
@@ -572,6 +563,19 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 		at += k
 	}
 	return nulls, size, nil
+}
+
+// plainBytes splits a PLAIN byte array (a 4-byte length, then its bytes)
+// off the front of data; ok is false when data ends first.
+func plainBytes(data []byte) (v, rest []byte, ok bool) {
+	if len(data) < 4 {
+		return nil, data, false
+	}
+	l := binary.LittleEndian.Uint32(data)
+	if uint64(l) > uint64(len(data)-4) {
+		return nil, data, false
+	}
+	return data[4 : 4+l], data[4+l:], true
 }
 
 // levels decodes the definition levels of the next k rows (nil for a

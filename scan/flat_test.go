@@ -72,40 +72,48 @@ func mode(b array.Builder, i int) {
 func TestFlatDecode(t *testing.T) {
 	rec := flatRecord(9000)
 	defer rec.Release()
-	for _, dict := range []bool{true, false} {
-		for _, v2 := range []bool{false, true} {
-			version := parquet.DataPageV1
-			if v2 {
-				version = parquet.DataPageV2
+	eachLayout(t, rec, nil, func(t *testing.T, dict bool, data []byte, st *store.Store) {
+		readDict := []string{"flag", "mode"}
+		for _, cols := range [][]string{nil, {"i32"}, {"mode", "day"}, {"flag"}} {
+			want := reference(t, [][]byte{data}, cols, nil)
+			for _, batch := range []int{1000, 333, 7} {
+				opts := Options{Mem: checked(t), Columns: cols, BatchRows: batch, Concurrency: 2}
+				// Strings read as strings decode flat from any
+				// pages; as dictionaries, from dictionary pages.
+				if dict && batch != 7 {
+					// Strings read as dictionaries decode flat only
+					// from dictionary-encoded pages.
+					opts.ReadDict = keepRead(readDict, cols)
+				}
+				got, flat := scanFlat(t, st, "t/", opts)
+				if got.String() != want.String() {
+					t.Fatalf("columns %v, batches of %d:\nscan:     %v\narrow-go: %v", cols, batch, got, want)
+				}
+				if flat != 3 {
+					t.Errorf("columns %v: %d of 3 row groups decoded flat", cols, flat)
+				}
 			}
-			t.Run(fmt.Sprintf("dict=%v/v2=%v", dict, v2), func(t *testing.T) {
-				data := arrowtest.Parquet(t, rec, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(4000),
-					parquet.WithDictionaryDefault(dict), parquet.WithDataPageSize(700), parquet.WithDataPageVersion(version)))
+		}
+	})
+}
+
+// eachLayout writes rec as Parquet in each layout a writer makes of it
+// (dictionary or PLAIN pages, data pages v1 and v2; row groups of 4000
+// rows, pages small enough that a batch spans many; and the writer
+// properties more), puts the file in a store of its own as t/a.parquet,
+// and runs f on it in a subtest.
+func eachLayout(t *testing.T, rec arrow.RecordBatch, more []parquet.WriterProperty, f func(t *testing.T, dict bool, data []byte, st *store.Store)) {
+	for _, dict := range []bool{true, false} {
+		for _, version := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+			t.Run(fmt.Sprintf("dict=%v/v2=%v", dict, version == parquet.DataPageV2), func(t *testing.T) {
+				props := append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(4000),
+					parquet.WithDictionaryDefault(dict), parquet.WithDataPageSize(700), parquet.WithDataPageVersion(version)}, more...)
+				data := arrowtest.Parquet(t, rec, parquet.NewWriterProperties(props...))
 				st := memStore(t.Name())
 				if _, err := st.Put(context.Background(), "t/a.parquet", bytes.NewReader(data), store.WriteOptions{}); err != nil {
 					t.Fatal(err)
 				}
-				readDict := []string{"flag", "mode"}
-				for _, cols := range [][]string{nil, {"i32"}, {"mode", "day"}, {"flag"}} {
-					want := reference(t, [][]byte{data}, cols, nil)
-					for _, batch := range []int{1000, 333, 7} {
-						opts := Options{Mem: checked(t), Columns: cols, BatchRows: batch, Concurrency: 2}
-						// Strings read as strings decode flat from any
-						// pages; as dictionaries, from dictionary pages.
-						if dict && batch != 7 {
-							// Strings read as dictionaries decode flat only
-							// from dictionary-encoded pages.
-							opts.ReadDict = keepRead(readDict, cols)
-						}
-						got, flat := scanFlat(t, st, "t/", opts)
-						if got.String() != want.String() {
-							t.Fatalf("columns %v, batches of %d:\nscan:     %v\narrow-go: %v", cols, batch, got, want)
-						}
-						if flat != 3 {
-							t.Errorf("columns %v: %d of 3 row groups decoded flat", cols, flat)
-						}
-					}
-				}
+				f(t, dict, data, st)
 			})
 		}
 	}
@@ -222,72 +230,57 @@ func mixedRecord(rows int) arrow.RecordBatch {
 func TestFlatMixed(t *testing.T) {
 	rec := mixedRecord(9000)
 	defer rec.Release()
-	for _, dict := range []bool{true, false} {
-		for _, v2 := range []bool{false, true} {
-			version := parquet.DataPageV1
-			if v2 {
-				version = parquet.DataPageV2
-			}
-			t.Run(fmt.Sprintf("dict=%v/v2=%v", dict, v2), func(t *testing.T) {
-				// A small dictionary limit: the writer gives up on note's
-				// dictionary part way through a chunk and writes the rest
-				// PLAIN.
-				data := arrowtest.Parquet(t, rec, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(4000),
-					parquet.WithDictionaryDefault(dict), parquet.WithDataPageSize(700), parquet.WithDataPageVersion(version),
-					parquet.WithDictionaryPageSizeLimit(3000)))
-				if dict && !fellBack(t, data, "note") {
-					t.Fatal("no chunk of note has both dictionary and PLAIN data pages")
-				}
-				st := memStore(t.Name())
-				if _, err := st.Put(context.Background(), "t/a.parquet", bytes.NewReader(data), store.WriteOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				for _, tc := range []struct {
-					cols []string
-					flat int64 // flat column chunks of each row group
-				}{
-					{nil, 5}, // but mode read as a dictionary from PLAIN pages
-					{[]string{"tags", "i64"}, 1},
-					{[]string{"f64", "note", "i32", "ok"}, 3},
-				} {
-					want := reference(t, [][]byte{data}, tc.cols, nil)
-					for _, batch := range []int{1000, 333} {
-						for _, readDict := range []bool{false, true} {
-							opts := Options{Mem: checked(t), Columns: tc.cols, BatchRows: batch, Concurrency: 2}
-							flat := tc.flat
-							if readDict {
-								opts.ReadDict = keepRead([]string{"mode"}, tc.cols)
-								if !dict && len(opts.ReadDict) > 0 {
-									flat--
-								}
-							}
-							ds, err := Open(context.Background(), st, "t/", opts)
-							if err != nil {
-								t.Fatal(err)
-							}
-							s := ds.Scan(context.Background())
-							got, pos := collect(t, s)
-							s.Close()
-							if got.String() != want.String() {
-								t.Fatalf("columns %v, batches of %d, dict %v:\nscan:     %v\narrow-go: %v", tc.cols, batch, readDict, got, want)
-							}
-							for _, p := range pos {
-								if p.Row != int64(p.Batch*batch) {
-									t.Fatalf("columns %v: batch %d of row group %d starts at row %d, not %d", tc.cols, p.Batch, p.RowGroup, p.Row, p.Batch*batch)
-								}
-							}
-							if n := s.c.flatChunks.Load(); n != 3*flat {
-								t.Errorf("columns %v, dict %v: %d flat column chunks, want %d", tc.cols, readDict, n, 3*flat)
-							}
-							if n := s.c.flatGroups.Load(); n != 0 {
-								t.Errorf("columns %v: %d row groups wholly flat", tc.cols, n)
-							}
+	// A small dictionary limit: the writer gives up on note's dictionary
+	// part way through a chunk and writes the rest PLAIN.
+	small := []parquet.WriterProperty{parquet.WithDictionaryPageSizeLimit(3000)}
+	eachLayout(t, rec, small, func(t *testing.T, dict bool, data []byte, st *store.Store) {
+		if dict && !fellBack(t, data, "note") {
+			t.Fatal("no chunk of note has both dictionary and PLAIN data pages")
+		}
+		for _, tc := range []struct {
+			cols []string
+			flat int64 // flat column chunks of each row group
+		}{
+			{nil, 5}, // but mode read as a dictionary from PLAIN pages
+			{[]string{"tags", "i64"}, 1},
+			{[]string{"f64", "note", "i32", "ok"}, 3},
+		} {
+			want := reference(t, [][]byte{data}, tc.cols, nil)
+			for _, batch := range []int{1000, 333} {
+				for _, readDict := range []bool{false, true} {
+					opts := Options{Mem: checked(t), Columns: tc.cols, BatchRows: batch, Concurrency: 2}
+					flat := tc.flat
+					if readDict {
+						opts.ReadDict = keepRead([]string{"mode"}, tc.cols)
+						if !dict && len(opts.ReadDict) > 0 {
+							flat--
 						}
 					}
+					ds, err := Open(context.Background(), st, "t/", opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					s := ds.Scan(context.Background())
+					got, pos := collect(t, s)
+					s.Close()
+					if got.String() != want.String() {
+						t.Fatalf("columns %v, batches of %d, dict %v:\nscan:     %v\narrow-go: %v", tc.cols, batch, readDict, got, want)
+					}
+					for _, p := range pos {
+						if p.Row != int64(p.Batch*batch) {
+							t.Fatalf("columns %v: batch %d of row group %d starts at row %d, not %d", tc.cols, p.Batch, p.RowGroup, p.Row, p.Batch*batch)
+						}
+					}
+					if n := s.c.flatChunks.Load(); n != 3*flat {
+						t.Errorf("columns %v, dict %v: %d flat column chunks, want %d", tc.cols, readDict, n, 3*flat)
+					}
+					if n := s.c.flatGroups.Load(); n != 0 {
+						t.Errorf("columns %v: %d row groups wholly flat", tc.cols, n)
+					}
 				}
-			})
+			}
 		}
-	}
+	})
 }
 
 // fellBack says whether some chunk of column name has dictionary-encoded
