@@ -32,7 +32,8 @@ func openFile(rawURL, p string) (Driver, string, string, error) {
 	if fi, err := os.Stat(abs); (err != nil || !fi.IsDir()) && !strings.HasSuffix(p, "/") {
 		root, key = filepath.Dir(abs), filepath.Base(abs)
 	}
-	return &fileDriver{root: root}, "file://" + filepath.ToSlash(root) + "/", key, nil
+	// The root "/" already ends in the slash the URL's base ends in.
+	return &fileDriver{root: root}, "file://" + strings.TrimSuffix(filepath.ToSlash(root), "/") + "/", key, nil
 }
 
 // NewFileDriver returns a driver rooted at dir; keys cannot leave it.

@@ -53,6 +53,9 @@ func TestOpenURLs(t *testing.T) {
 		{"file://" + dir + "/f.parquet", "file://" + dir + "/f.parquet", "f.parquet"},
 		{dir + "/sub/new", "file://" + dir + "/sub/new", "new"},
 		{"mem://b/some/prefix", "mem://b/some/prefix", "some/prefix"},
+		// Rooted at / itself: one slash after the scheme's two, not two.
+		{"/sluice-no-such-dir", "file:///sluice-no-such-dir", "sluice-no-such-dir"},
+		{"/", "file:///", ""},
 	}
 	for _, c := range cases {
 		st, key, err := store.Open(ctx, c.url, store.Options{})
