@@ -376,10 +376,8 @@ func TestObjectReplacedMidRead(t *testing.T) {
 			h := &hookDriver{Driver: st0.Driver()}
 			h.hook = func(ctx context.Context, key string, call int, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error, bool) {
 				if call == 3 {
-					select {
-					case <-gate:
-					case <-ctx.Done():
-						return nil, store.ObjectInfo{}, ctx.Err(), true
+					if err := waitGate(ctx, gate); err != nil {
+						return nil, store.ObjectInfo{}, err, true
 					}
 					tc.replace(t, inner)
 				}
@@ -682,10 +680,8 @@ func TestHeadFirst(t *testing.T) {
 		}
 		mu.Unlock()
 		if i > 0 {
-			select {
-			case <-gate:
-			case <-ctx.Done():
-				return nil, store.ObjectInfo{}, ctx.Err(), true
+			if err := waitGate(ctx, gate); err != nil {
+				return nil, store.ObjectInfo{}, err, true
 			}
 		}
 		return nil, store.ObjectInfo{}, nil, false
@@ -805,10 +801,8 @@ func TestLead(t *testing.T) {
 	h := &hookDriver{Driver: st0.Driver()}
 	h.hook = func(ctx context.Context, key string, call int, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error, bool) {
 		if r.Off/unit == gated.Load() {
-			select {
-			case <-gate:
-			case <-ctx.Done():
-				return nil, store.ObjectInfo{}, ctx.Err(), true
+			if err := waitGate(ctx, gate); err != nil {
+				return nil, store.ObjectInfo{}, err, true
 			}
 		}
 		return nil, store.ObjectInfo{}, nil, false
@@ -924,5 +918,16 @@ func TestGivenReleasedAtOnce(t *testing.T) {
 			u.Release()
 		}
 		p.Close()
+	}
+}
+
+// waitGate holds a hooked request until gate is closed, or fails it with
+// its context's error.
+func waitGate(ctx context.Context, gate <-chan struct{}) error {
+	select {
+	case <-gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
