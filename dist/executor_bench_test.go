@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluice-data/sluice/internal/testkubelet"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // BenchmarkExecutorStartup measures each executor's own cost, with
@@ -47,9 +48,17 @@ func BenchmarkExecutorStartup(b *testing.B) {
 				if kc == "" {
 					b.Skip("SLUICE_TEST_KUBECONFIG not set (./scripts/test starts a control plane)")
 				}
-				cs, ns := testkubelet.ForTest(b, kc, "sluice-bench-", testkubelet.Options{})
+				_, ns := testkubelet.ForTest(b, kc, "sluice-bench-", testkubelet.Options{})
+				cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				api, err := NewKubeAPI(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
 				mk = func(command []string) Executor {
-					return &Kubernetes{Client: cs, Namespace: ns, Image: "none", Command: command}
+					return &Kubernetes{Client: api, Namespace: ns, Image: "none", Command: command}
 				}
 			}
 			var all, per []float64
