@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -62,7 +63,11 @@ func TestBytesMatchRandomRanges(t *testing.T) {
 				reqs = append(reqs, req)
 			}
 			memory := int64(64*KiB) << rng.IntN(6)
-			f := small(New(st, Options{Memory: memory, InFlight: 1 + rng.IntN(8)}))
+			opts := Options{Memory: memory, InFlight: 1 + rng.IntN(8)}
+			if seed%2 == 1 { // pages from a pool, some given back to it past the budget
+				opts.Mem = mempool.New(memory / 2)
+			}
+			f := small(New(st, opts))
 			s := fetchAll(t, context.Background(), f, reqs, objs)
 			var want int64
 			for _, r := range reqs {

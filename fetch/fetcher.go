@@ -42,7 +42,7 @@ func New(st *store.Store, opts Options) *Fetcher {
 		opts:       opts,
 		retry:      retry.Policy{Retries: opts.MaxRetries, Base: opts.RetryBase, Max: maxBackoff},
 		link:       newLinkModel(opts),
-		pages:      newPages(opts.Memory),
+		pages:      newPages(opts.Memory, opts.Mem),
 		minHole:    minHole,
 		maxHole:    maxHole,
 		splitAbove: splitAbove,

@@ -1,6 +1,10 @@
 package fetch
 
-import "time"
+import (
+	"time"
+
+	"github.com/sluice-data/sluice/mempool"
+)
 
 // Options configure a Fetcher. The zero value is usable; nothing here needs
 // tuning for a link, since the Fetcher measures the link it reads over.
@@ -10,6 +14,12 @@ type Options struct {
 	// while within it. A single unit larger than the budget is still
 	// fetched, but only when the plan holds nothing else. Default 256 MiB.
 	Memory int64
+	// Mem is where the bytes of units come from: a pool the caller keeps
+	// for as long as the Fetcher, such as a command's mempool.NewMapped,
+	// whose huge pages cost a fraction of 4 KiB pages to touch first (a
+	// plan's fresh memory is the largest cost of a fetch on machines where
+	// each page fault costs microseconds). Nil: the Go heap.
+	Mem *mempool.Pool
 
 	// TTFB and StreamRate (bytes per second per request) are what the link
 	// is assumed to do until it has been measured; they set the first hole

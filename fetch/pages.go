@@ -1,6 +1,10 @@
 package fetch
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/sluice-data/sluice/mempool"
+)
 
 // pages hands out fixed-size pages and keeps released ones for reuse:
 // on these VMs the first touch of fresh memory costs more than the copy
@@ -10,6 +14,7 @@ import "sync"
 type pages struct {
 	size int
 	keep int
+	mem  *mempool.Pool // where fresh pages come from; nil: the Go heap
 
 	mu        sync.Mutex
 	free      [][]byte
@@ -26,9 +31,9 @@ func pageSize(memory int64) int {
 	return size
 }
 
-func newPages(memory int64) *pages {
+func newPages(memory int64, mem *mempool.Pool) *pages {
 	size := pageSize(memory)
-	return &pages{size: size, keep: int(max(memory/int64(size), 1))}
+	return &pages{size: size, keep: int(max(memory/int64(size), 1)), mem: mem}
 }
 
 // count is how many pages n bytes take.
@@ -46,7 +51,11 @@ func (p *pages) get(n int) ([][]byte, int64) {
 	p.allocated += fresh
 	p.mu.Unlock()
 	for i := reuse; i < n; i++ {
-		out[i] = make([]byte, p.size)
+		if p.mem != nil {
+			out[i] = p.mem.Allocate(p.size)
+		} else {
+			out[i] = make([]byte, p.size)
+		}
 	}
 	return out, fresh
 }
@@ -55,9 +64,11 @@ func (p *pages) put(pp [][]byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, pg := range pp {
-		if len(p.free) >= p.keep {
-			return
+		switch {
+		case len(p.free) < p.keep:
+			p.free = append(p.free, pg)
+		case p.mem != nil:
+			p.mem.Free(pg)
 		}
-		p.free = append(p.free, pg)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -321,7 +322,10 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 		}
 		// The small files kept whole come out of what fetch may hold.
 		fetchMem = max(fetchMem-fr.kept.Load(), fetchMem/2)
-		d.fetcher = fetch.New(st, fetch.Options{Memory: fetchMem, TTFB: fr.medianTTFB()})
+		// Fetched bytes come from the scan's pool when it is one, so a
+		// command's mapped pool backs them with huge pages too.
+		pool, _ := opts.Mem.(*mempool.Pool)
+		d.fetcher = fetch.New(st, fetch.Options{Memory: fetchMem, TTFB: fr.medianTTFB(), Mem: pool})
 	}
 	d.open.elapsed = time.Since(start)
 	return d, nil

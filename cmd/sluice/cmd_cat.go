@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/fetch"
 	"github.com/sluice-data/sluice/internal/retry"
+	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -104,8 +105,11 @@ func runCat(ctx context.Context, out, errOut io.Writer, opts catOptions, urls []
 			fmt.Fprintln(errOut, total.String())
 		}
 	}()
+	// One mapped pool for every group's pages: fresh memory is most of
+	// what a fetch costs in CPU (see fetch.Options.Mem).
+	mem := mempool.NewMapped(0)
 	for _, g := range groups {
-		f := fetch.New(g.st, fetch.Options{Memory: memory})
+		f := fetch.New(g.st, fetch.Options{Memory: memory, Mem: mem})
 		s, err := catGroup(ctx, out, f, g.objects)
 		total.Add(s)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluice-data/sluice/fetch"
 	"github.com/sluice-data/sluice/internal/retry"
+	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -101,7 +102,7 @@ func runCp(ctx context.Context, out, errOut io.Writer, opts cpOptions, srcURL, d
 
 	start := time.Now()
 	prog := newProgress("cp", total, opts.quiet)
-	f := fetch.New(src.st, fetch.Options{Memory: memory})
+	f := fetch.New(src.st, fetch.Options{Memory: memory, Mem: mempool.NewMapped(0)})
 	stats, err := copyObjects(ctx, f, dst, jobs, prog.Add)
 	prog.Done()
 	if opts.stats {

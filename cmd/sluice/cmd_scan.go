@@ -134,8 +134,10 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	// Released buffers are reused rather than left to the collector:
 	// fresh pages cost more than decoding them, and garbage would make the
 	// heap outgrow the budget. What the pool keeps is part of the budget.
+	// Mapped: its fresh memory, and the fetched bytes' (scan hands the
+	// pool to its fetcher), come in huge pages where the system has them.
 	keep := min(memBudget/8, 32<<20)
-	pool := mempool.New(keep)
+	pool := mempool.NewMapped(keep)
 	// What the output holds comes out of the budget too, so that the
 	// whole process stays within it (plus the runtime's own): a Parquet
 	// row group is held, encoded, until it is full; an upload to S3 holds
