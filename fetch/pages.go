@@ -14,7 +14,7 @@ import (
 type pages struct {
 	size int
 	keep int
-	mem  *mempool.Pool // where fresh pages come from; nil: the Go heap
+	mem  *mempool.Pool // where pages come from and go back to; nil: the Go heap and free
 
 	mu        sync.Mutex
 	free      [][]byte
@@ -39,9 +39,21 @@ func newPages(memory int64, mem *mempool.Pool) *pages {
 // count is how many pages n bytes take.
 func (p *pages) count(n int64) int { return int((n + int64(p.size) - 1) / int64(p.size)) }
 
-// get returns n pages and how many bytes of them were freshly allocated.
+// get returns n pages and how many bytes of them were freshly allocated
+// (taken from the pool, when there is one: what the pool reused is its
+// own count).
 func (p *pages) get(n int) ([][]byte, int64) {
 	out := make([][]byte, n)
+	if p.mem != nil {
+		for i := range out {
+			out[i] = p.mem.AllocateDirty(p.size)
+		}
+		fresh := int64(n) * int64(p.size)
+		p.mu.Lock()
+		p.allocated += fresh
+		p.mu.Unlock()
+		return out, fresh
+	}
 	p.mu.Lock()
 	reuse := min(n, len(p.free))
 	copy(out, p.free[len(p.free)-reuse:])
@@ -51,24 +63,27 @@ func (p *pages) get(n int) ([][]byte, int64) {
 	p.allocated += fresh
 	p.mu.Unlock()
 	for i := reuse; i < n; i++ {
-		if p.mem != nil {
-			out[i] = p.mem.Allocate(p.size)
-		} else {
-			out[i] = make([]byte, p.size)
-		}
+		out[i] = make([]byte, p.size)
 	}
 	return out, fresh
 }
 
+// put takes released pages back: into the pool when there is one (so a
+// Fetcher dropped with pages in hand leaks none of the pool's), else onto
+// the free list, up to keep.
 func (p *pages) put(pp [][]byte) {
+	if p.mem != nil {
+		for _, pg := range pp {
+			p.mem.Free(pg)
+		}
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, pg := range pp {
-		switch {
-		case len(p.free) < p.keep:
-			p.free = append(p.free, pg)
-		case p.mem != nil:
-			p.mem.Free(pg)
+		if len(p.free) >= p.keep {
+			return
 		}
+		p.free = append(p.free, pg)
 	}
 }

@@ -130,10 +130,10 @@ func class(n int) int {
 // Pool remembers which size class is behind it.
 func (p *Pool) Allocate(size int) []byte { return p.allocate(size, true) }
 
-// allocateDirty is Allocate for a caller that overwrites every byte
-// before reading any (a message body read from a stream): a reused
-// buffer is not zeroed first.
-func (p *Pool) allocateDirty(size int) []byte { return p.allocate(size, false) }
+// AllocateDirty is Allocate for a caller that overwrites every byte
+// before reading any (a message body read from a stream, fetched bytes):
+// a reused buffer is not zeroed first.
+func (p *Pool) AllocateDirty(size int) []byte { return p.allocate(size, false) }
 
 func (p *Pool) allocate(size int, zero bool) []byte {
 	c := class(size)
@@ -218,7 +218,7 @@ var _ memory.Allocator = (*Pool)(nil)
 // not zeroed first (clearing it would touch the same bytes once more).
 func DirtyBuffer(mem memory.Allocator, n int) *memory.Buffer {
 	if p, ok := mem.(*Pool); ok {
-		return memory.NewBufferWithAllocator(p.allocateDirty(n), p)
+		return memory.NewBufferWithAllocator(p.AllocateDirty(n), p)
 	}
 	b := memory.NewResizableBuffer(mem)
 	b.Resize(n)

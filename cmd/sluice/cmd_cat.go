@@ -105,9 +105,10 @@ func runCat(ctx context.Context, out, errOut io.Writer, opts catOptions, urls []
 			fmt.Fprintln(errOut, total.String())
 		}
 	}()
-	// One mapped pool for every group's pages: fresh memory is most of
-	// what a fetch costs in CPU (see fetch.Options.Mem).
-	mem := mempool.NewMapped(0)
+	// One mapped pool for every group's pages, keeping a budget's worth
+	// for the next group: fresh memory is most of what a fetch costs in
+	// CPU (see fetch.Options.Mem).
+	mem := mempool.NewMapped(memory)
 	for _, g := range groups {
 		f := fetch.New(g.st, fetch.Options{Memory: memory, Mem: mem})
 		s, err := catGroup(ctx, out, f, g.objects)

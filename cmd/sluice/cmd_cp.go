@@ -102,7 +102,7 @@ func runCp(ctx context.Context, out, errOut io.Writer, opts cpOptions, srcURL, d
 
 	start := time.Now()
 	prog := newProgress("cp", total, opts.quiet)
-	f := fetch.New(src.st, fetch.Options{Memory: memory, Mem: mempool.NewMapped(0)})
+	f := fetch.New(src.st, fetch.Options{Memory: memory, Mem: mempool.NewMapped(memory)})
 	stats, err := copyObjects(ctx, f, dst, jobs, prog.Add)
 	prog.Done()
 	if opts.stats {

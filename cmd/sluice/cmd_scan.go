@@ -136,8 +136,10 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	// heap outgrow the budget. What the pool keeps is part of the budget.
 	// Mapped: its fresh memory, and the fetched bytes' (scan hands the
 	// pool to its fetcher), come in huge pages where the system has them.
+	// The fetcher's pages come back to the pool too, within the fetch
+	// share of the budget, so the pool may keep that share on top.
 	keep := min(memBudget/8, 32<<20)
-	pool := mempool.NewMapped(keep)
+	pool := mempool.NewMapped(memBudget)
 	// What the output holds comes out of the budget too, so that the
 	// whole process stays within it (plus the runtime's own): a Parquet
 	// row group is held, encoded, until it is full; an upload to S3 holds
