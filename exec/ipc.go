@@ -38,6 +38,25 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 	if f, ok := r.(*os.File); ok {
 		if own = reopenPipe(f, os.O_RDONLY); own != nil {
 			r = own
+			if hl := listenHandoff(f); hl != nil {
+				h, first, err := hl.await(ctx, own)
+				if err != nil {
+					own.Close()
+					return nil, fmt.Errorf("input: %w", err)
+				}
+				if h != nil {
+					rd, err := ipc.NewReaderFromMessageReader(h, ipc.WithAllocator(e.mem))
+					if err != nil { // the reader released h
+						own.Close()
+						if errors.Is(err, errNoEndMarker) {
+							return nil, errors.New("input: Arrow IPC stream ended before its schema (did the stage before this one fail?)")
+						}
+						return nil, fmt.Errorf("input: broken Arrow IPC stream: %w", err)
+					}
+					return &ipcSource{rd: rd, own: own, name: "input"}, nil
+				}
+				r = io.MultiReader(bytes.NewReader(first), own)
+			}
 		}
 	}
 	if f, ok := s.r.(*os.File); ok && own == nil {
@@ -316,7 +335,7 @@ func (s ipcSinkStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 		if f, ok := s.w.(*os.File); ok {
 			pw.file = f
 			if own := reopenPipe(f, os.O_WRONLY); own != nil {
-				pw.w, pw.file, pw.own = own, own, own
+				pw.w, pw.file, pw.own, pw.pipe = own, own, own, f
 			}
 		}
 		return &ipcSink{pw: pw, w: ipc.NewWriterWithPayloadWriter(pw, ipc.WithSchema(in), ipc.WithAllocator(e.mem))}, nil
@@ -352,6 +371,10 @@ func (s *ipcSink) release() {
 		// reader sees a stream without an end.
 		_ = s.w.Close()
 	}
+	if s.pw.ho != nil {
+		s.pw.ho.close()
+		s.pw.ho = nil
+	}
 	if s.pw.own != nil {
 		s.pw.own.Close()
 		s.pw.own = nil
@@ -367,6 +390,13 @@ type payloadWriter struct {
 	file *os.File // w, when it is a file
 	own  *os.File // the descriptor opened here, if any
 	end  bool     // the stream is complete: write the end-of-stream marker
+
+	// pipe is the pipe written, when it is one: its reader may be a
+	// sluice stage to hand messages to through shared memory (ho),
+	// decided at the first message, as late as can be.
+	pipe    *os.File
+	decided bool
+	ho      *handoffWriter
 
 	small []byte
 	segs  []segment
@@ -410,10 +440,22 @@ func (pw *payloadWriter) Close() error {
 	if !pw.end {
 		return nil
 	}
+	if pw.ho != nil {
+		return pw.ho.end()
+	}
 	return pw.writeVec([][]byte{endOfStream[:]})
 }
 
 func (pw *payloadWriter) writeVec(vec [][]byte) error {
+	if !pw.decided {
+		pw.decided = true
+		if pw.pipe != nil {
+			pw.ho = dialHandoff(pw.pipe)
+		}
+	}
+	if pw.ho != nil {
+		return pw.ho.write(vec)
+	}
 	if pw.file != nil {
 		return writev(pw.file, vec)
 	}

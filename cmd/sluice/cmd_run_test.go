@@ -45,12 +45,26 @@ func pipeline(t *testing.T, stages ...string) (fusedOut, pipedOut []byte) {
 	if code != 0 {
 		t.Fatalf("piped %s: exit %d: %s", script, code, stderr)
 	}
+	// Adjacent stages hand batches off through shared memory; with that
+	// off, every pipe carries the plain stream: the same bytes come out.
+	plain, stderr, code := bashEnv(t, []string{"SLUICE_PIPE=plain"}, script)
+	if code != 0 {
+		t.Fatalf("piped plain %s: exit %d: %s", script, code, stderr)
+	}
+	if !bytes.Equal(plain, out) {
+		t.Fatalf("piped %s: %d bytes through shared memory, %d through plain pipes", script, len(out), len(plain))
+	}
 	return []byte(fr.stdout), out
 }
 
 func bash(t *testing.T, script string) ([]byte, string, int) {
 	t.Helper()
-	return runCmd(t, "", []string{"PATH=" + filepath.Dir(sluiceBin) + ":" + os.Getenv("PATH")}, "bash", "-o", "pipefail", "-c", script)
+	return bashEnv(t, nil, script)
+}
+
+func bashEnv(t *testing.T, env []string, script string) ([]byte, string, int) {
+	t.Helper()
+	return runCmd(t, "", append(env, "PATH="+filepath.Dir(sluiceBin)+":"+os.Getenv("PATH")), "bash", "-o", "pipefail", "-c", script)
 }
 
 const queryBAggs = `'sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price, sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, mean(l_quantity) as avg_qty, mean(l_extendedprice) as avg_price, mean(l_discount) as avg_disc, count() as count_order'`
