@@ -17,8 +17,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"golang.org/x/sys/unix"
-
-	"github.com/sluice-data/sluice/internal/ipccheck"
 )
 
 // The hand-off between adjacent sluice stages: when both ends of a pipe
@@ -74,6 +72,19 @@ func handoffName(f *os.File) (string, bool) {
 	return fmt.Sprintf("@sluice-pipe-%x-%x", st.Dev, st.Ino), true
 }
 
+// handoffAddr is the socket address of pipe f's hand-off; false when f
+// is no pipe or hand-off is off.
+func handoffAddr(f *os.File) (*net.UnixAddr, bool) {
+	if !handoffEnabled() {
+		return nil, false
+	}
+	name, ok := handoffName(f)
+	if !ok {
+		return nil, false
+	}
+	return &net.UnixAddr{Name: name, Net: "unixpacket"}, true
+}
+
 // sameUser checks that the peer of c runs as this process's user: the
 // socket's name is public, the data is not.
 func sameUser(c *net.UnixConn) error {
@@ -105,14 +116,11 @@ type handoffListener struct {
 // pipe, hand-off is off, or the name is taken (another reader of the
 // same pipe).
 func listenHandoff(f *os.File) *handoffListener {
-	if !handoffEnabled() {
-		return nil
-	}
-	name, ok := handoffName(f)
+	addr, ok := handoffAddr(f)
 	if !ok {
 		return nil
 	}
-	l, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: name, Net: "unixpacket"})
+	l, err := net.ListenUnix("unixpacket", addr)
 	if err != nil {
 		return nil
 	}
@@ -343,16 +351,11 @@ func (h *handoffReader) parse(off, length uint64) (*ipc.Message, error) {
 		return nil, fmt.Errorf("arrow/ipc: invalid message metadata length %d", size)
 	}
 	// The metadata is copied: it is small, and checked once.
-	meta := append([]byte(nil), b[8:8+size]...)
-	if err := ipccheck.Metadata(meta); err != nil {
-		return nil, err
-	}
-	metaBuf := memory.NewBufferBytes(meta)
-	defer metaBuf.Release()
-	bodyLen, err := bodyLength(metaBuf)
+	metaBuf, bodyLen, err := checkMetadata(append([]byte(nil), b[8:8+size]...))
 	if err != nil {
 		return nil, err
 	}
+	defer metaBuf.Release()
 	if bodyLen > int64(length)-8-size {
 		return nil, fmt.Errorf("arrow/ipc: hand-off: message body of %d bytes past its %d", bodyLen, length)
 	}
@@ -423,14 +426,11 @@ type extent struct{ off, end uint64 }
 // shared file; nil when the reader is no sluice stage (nothing listens)
 // or anything fails: the plain stream then goes through the pipe.
 func dialHandoff(f *os.File) *handoffWriter {
-	if !handoffEnabled() {
-		return nil
-	}
-	name, ok := handoffName(f)
+	addr, ok := handoffAddr(f)
 	if !ok {
 		return nil
 	}
-	c, err := net.DialUnix("unixpacket", nil, &net.UnixAddr{Name: name, Net: "unixpacket"})
+	c, err := net.DialUnix("unixpacket", nil, addr)
 	if err != nil {
 		return nil
 	}

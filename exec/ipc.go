@@ -238,15 +238,11 @@ func (m *messageReader) Message() (msg *ipc.Message, err error) {
 	if err := m.read(meta); err != nil {
 		return nil, fmt.Errorf("arrow/ipc: could not read message metadata: %w", noEOF(err))
 	}
-	if err := ipccheck.Metadata(meta); err != nil {
-		return nil, err
-	}
-	metaBuf := memory.NewBufferBytes(meta)
-	defer metaBuf.Release()
-	bodyLen, err := bodyLength(metaBuf)
+	metaBuf, bodyLen, err := checkMetadata(meta)
 	if err != nil {
 		return nil, err
 	}
+	defer metaBuf.Release()
 	body, err := m.readBody(bodyLen)
 	if err != nil {
 		return nil, fmt.Errorf("arrow/ipc: could not read message body: %w", noEOF(err))
@@ -287,6 +283,20 @@ func (m *messageReader) readBody(n int64) (*memory.Buffer, error) {
 		have = next
 	}
 	return buf, nil
+}
+
+// checkMetadata checks a message's metadata and returns it as a buffer
+// with the body length it gives.
+func checkMetadata(meta []byte) (*memory.Buffer, int64, error) {
+	if err := ipccheck.Metadata(meta); err != nil {
+		return nil, 0, err
+	}
+	metaBuf := memory.NewBufferBytes(meta)
+	n, err := bodyLength(metaBuf)
+	if err != nil {
+		return nil, 0, err
+	}
+	return metaBuf, n, nil
 }
 
 // bodyLength is the body length a message's metadata gives.
