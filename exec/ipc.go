@@ -341,54 +341,80 @@ func (ipcSinkStage) isSink()      {}
 
 func (s ipcSinkStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	return &plan{name: s.Name(), newOp: func(operator) (operator, error) {
-		pw := &payloadWriter{w: s.w}
-		if f, ok := s.w.(*os.File); ok {
-			pw.file = f
-			if own := reopenPipe(f, os.O_WRONLY); own != nil {
-				pw.w, pw.file, pw.own, pw.pipe = own, own, own, f
-			}
-		}
-		return &ipcSink{pw: pw, w: ipc.NewWriterWithPayloadWriter(pw, ipc.WithSchema(in), ipc.WithAllocator(e.mem))}, nil
+		return &ipcSink{sw: NewStreamWriter(s.w, in, e.mem)}, nil
 	}}, nil
 }
 
-type ipcSink struct {
-	pw       *payloadWriter
-	w        *ipc.Writer
-	finished bool
-}
+type ipcSink struct{ sw *StreamWriter }
 
 func (s *ipcSink) push(ctx context.Context, rec arrow.RecordBatch) error {
-	if err := s.w.Write(rec); err != nil {
+	if err := s.sw.Write(rec); err != nil {
 		return fmt.Errorf("output: %w", err)
 	}
 	return nil
 }
 
 func (s *ipcSink) finish(ctx context.Context) error {
-	s.finished = true
-	s.pw.end = true
-	if err := s.w.Close(); err != nil {
+	if err := s.sw.Close(); err != nil {
 		return fmt.Errorf("output: %w", err)
 	}
 	return nil
 }
 
-func (s *ipcSink) release() {
-	if !s.finished {
-		// Close releases the writer's memory; without end set, the
-		// payload writer leaves the end-of-stream marker off, so the
-		// reader sees a stream without an end.
-		_ = s.w.Close()
+func (s *ipcSink) release() { s.sw.Abort() }
+
+// StreamWriter writes an Arrow IPC stream as a stage writes its standard
+// output: each message in one gathered write, a pipe through a
+// non-blocking descriptor of its own, and to a pipe whose reader is a
+// sluice stage through shared memory instead (see README). The
+// end-of-stream marker is written by Close only, so a reader of a stream
+// left by Abort sees a failure, not a short result.
+type StreamWriter struct {
+	pw   *payloadWriter
+	w    *ipc.Writer
+	done bool
+}
+
+// NewStreamWriter starts a stream of schema on w; mem allocates the
+// writer's scratch.
+func NewStreamWriter(w io.Writer, schema *arrow.Schema, mem memory.Allocator) *StreamWriter {
+	pw := &payloadWriter{w: w}
+	if f, ok := w.(*os.File); ok {
+		pw.file = f
+		if own := reopenPipe(f, os.O_WRONLY); own != nil {
+			pw.w, pw.file, pw.own, pw.pipe = own, own, own, f
+		}
 	}
-	if s.pw.ho != nil {
-		s.pw.ho.close()
-		s.pw.ho = nil
+	return &StreamWriter{pw: pw, w: ipc.NewWriterWithPayloadWriter(pw, ipc.WithSchema(schema), ipc.WithAllocator(mem))}
+}
+
+// Write writes a batch.
+func (s *StreamWriter) Write(rec arrow.RecordBatch) error { return s.w.Write(rec) }
+
+// Close writes the end-of-stream marker and closes what the writer
+// opened; w itself stays open.
+func (s *StreamWriter) Close() error {
+	if s.done {
+		return nil
 	}
-	if s.pw.own != nil {
-		s.pw.own.Close()
-		s.pw.own = nil
+	s.pw.end = true
+	err := s.w.Close()
+	s.done = true
+	s.pw.closeOwn()
+	return err
+}
+
+// Abort ends the stream without its end-of-stream marker; after Close it
+// does nothing.
+func (s *StreamWriter) Abort() {
+	if s.done {
+		return
 	}
+	// Close releases the writer's memory; without end set, the payload
+	// writer leaves the end-of-stream marker off.
+	_ = s.w.Close()
+	s.done = true
+	s.pw.closeOwn()
 }
 
 // payloadWriter writes each IPC message as soon as arrow-go has encoded
@@ -445,6 +471,18 @@ func (pw *payloadWriter) WritePayload(p ipc.Payload) error {
 }
 
 var endOfStream = [8]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}
+
+// closeOwn closes the hand-off and the descriptor opened here, if any.
+func (pw *payloadWriter) closeOwn() {
+	if pw.ho != nil {
+		pw.ho.close()
+		pw.ho = nil
+	}
+	if pw.own != nil {
+		pw.own.Close()
+		pw.own = nil
+	}
+}
 
 func (pw *payloadWriter) Close() error {
 	if !pw.end {

@@ -118,6 +118,20 @@ func TestPipedEqualsFusedCLI(t *testing.T) {
 			}
 		})
 	}
+	// sluice scan -o - hands off to the stage after it as run's scan does.
+	t.Run("scan -o -", func(t *testing.T) {
+		fused, _ := pipeline(t, scanTaxi, "sum-by pickup_date trip_distance")
+		script := "sluice " + scanTaxi + " -o - | sluice sum-by pickup_date trip_distance"
+		for _, env := range [][]string{nil, {"SLUICE_PIPE=plain"}} {
+			out, stderr, code := bashEnv(t, env, script)
+			if code != 0 {
+				t.Fatalf("%v %s: exit %d: %s", env, script, code, stderr)
+			}
+			if !bytes.Equal(out, fused) {
+				t.Fatalf("%v %s: %d bytes, fused gives %d", env, script, len(out), len(fused))
+			}
+		}
+	})
 	// Sinks that write objects: the same objects.
 	for _, sink := range []string{"write %s/out.parquet", "partition 4 --by payment_type --out %s/parts/"} {
 		fdir, pdir := t.TempDir(), t.TempDir()

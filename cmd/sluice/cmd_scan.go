@@ -246,7 +246,7 @@ type scanSink struct {
 	f     format.Format
 	wopts format.Options
 	st    *store.Store
-	w     *format.Writer
+	w     batchWriter
 	obj   *format.Object
 	// groups numbers the row groups read in dataset order, when each
 	// batch of a stream in arrival order carries its exec.Position.
@@ -261,6 +261,15 @@ func (s *scanSink) positionsOf(plan []scan.RowGroup) {
 	for i, rg := range plan {
 		s.groups[[2]int{rg.File, rg.Index}] = int64(i)
 	}
+}
+
+// batchWriter is an output's writer: a format's, or a stream to stdout
+// (exec.StreamWriter, which hands batches to a sluice stage reading the
+// pipe through shared memory).
+type batchWriter interface {
+	Write(arrow.RecordBatch) error
+	Close() error
+	Abort()
 }
 
 func newScanSink(dest, name string) (*scanSink, error) {
@@ -290,6 +299,10 @@ func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer,
 		return nil
 	}
 	var err error
+	if s.dest == "-" && s.f == format.IPCStream {
+		s.w = exec.NewStreamWriter(stdout, sc, memory.DefaultAllocator)
+		return nil
+	}
 	if s.dest == "-" {
 		s.w, err = format.NewWriterOptions(stdout, s.f, sc, memory.DefaultAllocator, s.wopts)
 		if err != nil {
@@ -337,7 +350,7 @@ func (s *scanSink) write(rec arrow.RecordBatch, pos scan.Position) error {
 		tagged.Release()
 	case s.f.Ordered():
 		// Stored as decoded, listed in dataset order.
-		err = s.w.WriteAt(rec, format.Key{int64(pos.File), int64(pos.RowGroup), int64(pos.Batch)})
+		err = s.w.(*format.Writer).WriteAt(rec, format.Key{int64(pos.File), int64(pos.RowGroup), int64(pos.Batch)})
 	default:
 		err = s.w.Write(rec)
 	}
