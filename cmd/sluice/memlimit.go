@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"runtime/debug"
+
+	"github.com/sluice-data/sluice/internal/startgc"
 )
 
 // defaultScanMemory is sluice scan's budget when --memory is not given.
@@ -18,6 +20,7 @@ const defaultScanMemory = 512 << 20
 // compute kernels are linked in) come on top: the process stays within
 // budget + 64 MiB. The returned func puts the previous limit back.
 func boundHeap(budget int64) (restore func()) {
+	startgc.Restore()
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
