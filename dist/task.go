@@ -142,7 +142,7 @@ func newToken(label string) (string, error) {
 	if label != "" {
 		tok = label + "-" + tok
 	}
-	if !tokenRE.MatchString(tok) {
+	if !isToken(tok) {
 		return "", fmt.Errorf("attempt label %q: want lower-case letters, digits and -", label)
 	}
 	return tok, nil
