@@ -552,7 +552,7 @@ func newStageCommand(d *stageDef) (*cobra.Command, func([]string, stageIO) (buil
 	cmd := &cobra.Command{
 		Use:     d.use,
 		Short:   d.short,
-		Long:    long + "\n\nAs a command it reads an Arrow IPC stream on stdin (unless it is a source)\nand writes one on stdout (unless it is a sink; on a terminal it shows a\ntable). The same stage runs fused with others in sluice run.",
+		Long:    long + "\n\nAs a command it reads an Arrow IPC stream on stdin (unless it is a source)\nand writes one on stdout (unless it is a sink; on a terminal it shows a\ntable). Between two sluice stages (on Linux) the batches pass through\nshared memory instead of being copied through the pipe; SLUICE_PIPE=plain\nkeeps every pipe a plain stream. The same stage runs fused with others in\nsluice run.",
 		Example: d.example,
 		Args:    d.args,
 	}
