@@ -143,17 +143,27 @@ func (hl *handoffListener) await(ctx context.Context, pipe *os.File) (ipc.Messag
 	}()
 	conns := make(chan *handoffReader, 1)
 	go func() {
+		// Each connection's hello is taken on its own, so one that says
+		// nothing holds up no other; the first that succeeds is used.
+		var once sync.Once
 		for {
 			c, err := hl.l.AcceptUnix()
 			if err != nil {
-				conns <- nil
+				once.Do(func() { conns <- nil })
 				return
 			}
-			if h, err := acceptHandoff(c); err == nil {
-				conns <- h
-				return
-			}
-			c.Close()
+			go func() {
+				h, err := acceptHandoff(c)
+				if err != nil {
+					c.Close()
+					return
+				}
+				used := false
+				once.Do(func() { conns <- h; used = true })
+				if !used {
+					h.Close()
+				}
+			}()
 		}
 	}()
 	closeListener := func() {
@@ -461,7 +471,10 @@ func startHandoff(c *net.UnixConn) (*handoffWriter, error) {
 		return fail(err)
 	}
 	hello := binary.LittleEndian.AppendUint64(append([]byte(nil), handoffHello...), handoffSize)
-	c.SetDeadline(time.Now().Add(5 * time.Second))
+	// No deadline on the answer: a reader that said OK reads the socket
+	// from then on, so giving up on a slow OK and writing the pipe
+	// instead would leave the two ends disagreeing. A reader that fails
+	// closes the socket, which ends the wait.
 	ok := make([]byte, 8)
 	var n int
 	if _, _, err = c.WriteMsgUnix(hello, unix.UnixRights(fd), nil); err == nil {
@@ -473,7 +486,6 @@ func startHandoff(c *net.UnixConn) (*handoffWriter, error) {
 	if err != nil {
 		return fail(err)
 	}
-	c.SetDeadline(time.Time{})
 	h := &handoffWriter{c: c, fd: fd, free: []extent{{0, handoffSize}}, used: map[uint64]uint64{}}
 	h.cond.L = &h.mu
 	go h.readAcks()
@@ -504,7 +516,8 @@ func (h *handoffWriter) readAcks() {
 	}
 }
 
-// handoffAlign keeps every message, and so every body, 64-byte aligned.
+// handoffAlign keeps every message 64-byte aligned; a body, after 8 bytes
+// of prefix and metadata padded to 8, is 8-byte aligned, as Arrow needs.
 const handoffAlign = 64
 
 // alloc takes the lowest free range of n bytes, so that the pages
@@ -575,6 +588,12 @@ func (h *handoffWriter) write(vec [][]byte) error {
 	for len(vec) > 0 {
 		k := min(len(vec), iovMax)
 		w, err := unix.Pwritev(h.fd, vec[:k], int64(off))
+		if err == unix.EINTR {
+			continue
+		}
+		if err == nil && w == 0 {
+			err = io.ErrShortWrite
+		}
 		if err != nil {
 			return fmt.Errorf("the shared memory: %w", err)
 		}

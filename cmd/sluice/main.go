@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"github.com/sluice-data/sluice/expr"
-	_ "github.com/sluice-data/sluice/internal/startgc" // first: holds the collector off while packages initialise
+	_ "github.com/sluice-data/sluice/internal/startgc" // holds the collector off while packages initialise
 	"github.com/sluice-data/sluice/store"
 )
 
