@@ -37,26 +37,15 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 	r, own := s.r, (*os.File)(nil)
 	if f, ok := r.(*os.File); ok {
 		if own = reopenPipe(f, os.O_RDONLY); own != nil {
-			r = own
-			if hl := listenHandoff(f); hl != nil {
-				h, first, err := hl.await(ctx, own)
-				if err != nil {
-					own.Close()
-					return nil, fmt.Errorf("input: %w", err)
-				}
-				if h != nil {
-					rd, err := ipc.NewReaderFromMessageReader(h, ipc.WithAllocator(e.mem))
-					if err != nil { // the reader released h
-						own.Close()
-						if errors.Is(err, errNoEndMarker) {
-							return nil, errors.New("input: Arrow IPC stream ended before its schema (did the stage before this one fail?)")
-						}
-						return nil, fmt.Errorf("input: broken Arrow IPC stream: %w", err)
-					}
-					return &ipcSource{rd: rd, own: own, name: "input"}, nil
-				}
-				r = io.MultiReader(bytes.NewReader(first), own)
+			src, plain, err := awaitWriter(ctx, f, own, e)
+			switch {
+			case err != nil:
+				own.Close()
+				return nil, err
+			case src != nil:
+				return src, nil
 			}
+			r = plain
 		}
 	}
 	if f, ok := s.r.(*os.File); ok && own == nil {
@@ -89,6 +78,30 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 		return nil, fmt.Errorf("input: not an Arrow IPC stream: %w", err)
 	}
 	return &ipcSource{rd: rd, own: own, name: "input"}, nil
+}
+
+// awaitWriter waits for the stage writing pipe f (read through own) to
+// either hand off, and returns a source over the hand-off, or write the
+// pipe, and returns the reader of the plain stream.
+func awaitWriter(ctx context.Context, f, own *os.File, e *env) (Source, io.Reader, error) {
+	hl := listenHandoff(f)
+	if hl == nil {
+		return nil, own, nil
+	}
+	h, first, err := hl.await(ctx, own)
+	switch {
+	case err != nil:
+		return nil, nil, fmt.Errorf("input: %w", err)
+	case h == nil:
+		return nil, io.MultiReader(bytes.NewReader(first), own), nil
+	}
+	rd, err := ipc.NewReaderFromMessageReader(h, ipc.WithAllocator(e.mem))
+	if errors.Is(err, errNoEndMarker) { // the reader released h
+		return nil, nil, errors.New("input: Arrow IPC stream ended before its schema (did the stage before this one fail?)")
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("input: broken Arrow IPC stream: %w", err)
+	}
+	return &ipcSource{rd: rd, own: own, name: "input"}, nil, nil
 }
 
 func hasArrowMagic(ra io.ReaderAt) bool {
