@@ -132,7 +132,7 @@ type flatColumn struct {
 type flatScratch struct {
 	defs, idx []uint32
 	// dictOff are the offsets of a byte array dictionary's values in
-	// the column's dict (flatBytes), one past each value.
+	// the column's dict (bytesDict): value i is dict[dictOff[i]:dictOff[i+1]].
 	dictOff []uint32
 	// perRow is the data bytes per row of the last batch of strings, to
 	// size the next one's data.
@@ -317,9 +317,10 @@ func (c *flatColumn) readDict(p *file.DictionaryPage) error {
 }
 
 // bytesDict keeps the n byte arrays of a dictionary page's data as they
-// are, and where each ends.
+// are, where each starts and ends, and copySlack bytes past the last, so
+// that short values are copied a fixed width at a time (fillBytes).
 func (c *flatColumn) bytesDict(n int, data []byte) error {
-	off := c.scratch.dictOff[:0]
+	off := append(c.scratch.dictOff[:0], 0)
 	c.dict = c.dict[:0]
 	for range n {
 		v, rest, ok := plainBytes(data)
@@ -330,6 +331,7 @@ func (c *flatColumn) bytesDict(n int, data []byte) error {
 		off = append(off, uint32(len(c.dict)))
 		data = rest
 	}
+	c.dict = append(c.dict, make([]byte, copySlack)...)
 	c.scratch.dictOff = off
 	c.dictLen = n
 	return nil
@@ -472,18 +474,25 @@ func (c *flatColumn) readBytes(n int) (arrow.Array, error) {
 // fillBytes decodes n byte arrays: their ends into offs[1:], their
 // bytes into vals (grown as need be), valid's bits for the present
 // ones. It returns how many are null and the bytes in all.
+//
+// Values of up to 32 bytes, most strings in tables, are copied as a fixed
+// 16 or 32 bytes (a few moves, not a call of memmove per value), which
+// may write up to copySlack bytes past the value's end: vals keeps that
+// much room beyond what is written, and a source is read that far past a
+// value only where it holds that many more bytes.
 func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) (nulls, size int, err error) {
 	offs[0] = 0
 	buf := vals.Buf()
-	put := func(v []byte) error {
-		if size+len(v) > len(buf) {
-			if size+len(v) > math.MaxInt32 {
-				return fmt.Errorf("column %s: more than 2 GiB of values in a batch of %d rows", c.name, n)
-			}
-			vals.Reserve(max(2*len(buf), size+len(v)))
-			buf = vals.Buf()
+	// room makes buf hold need more bytes at size, and the slack.
+	room := func(need int) error {
+		if size+need+copySlack <= len(buf) {
+			return nil
 		}
-		size += copy(buf[size:], v)
+		if size+need > math.MaxInt32 {
+			return fmt.Errorf("column %s: more than 2 GiB of values in a batch of %d rows", c.name, n)
+		}
+		vals.Reserve(max(2*len(buf), size+need+copySlack))
+		buf = vals.Buf()
 		return nil
 	}
 	for at := 0; at < n; {
@@ -500,8 +509,8 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 		}
 		nulls += k - present
 		if c.isDict {
-			// The present values' indices first, checked, a chunk at a
-			// time; then their values, row by row.
+			// The present values' indices first, checked and their bytes
+			// counted, a chunk at a time; then their values, row by row.
 			dl := uint32(c.dictLen)
 			off := c.scratch.dictOff
 			const chunk = 1024
@@ -520,6 +529,16 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 				if !c.idx.decode(idx) {
 					return 0, 0, fmt.Errorf("column %s: %w (dictionary indices)", c.name, errFlatCorrupt)
 				}
+				need := 0
+				for _, v := range idx {
+					if v >= dl {
+						return 0, 0, fmt.Errorf("column %s: %w (dictionary index %d of %d)", c.name, errFlatCorrupt, v, dl)
+					}
+					need += int(off[v+1] - off[v])
+				}
+				if err := room(need); err != nil {
+					return 0, 0, err
+				}
 				j := 0
 				for r := i; r < i+m; r++ {
 					if defs != nil && defs[r] != uint32(c.maxDef) {
@@ -528,16 +547,9 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 					}
 					v := idx[j]
 					j++
-					if v >= dl {
-						return 0, 0, fmt.Errorf("column %s: %w (dictionary index %d of %d)", c.name, errFlatCorrupt, v, dl)
-					}
-					start := uint32(0)
-					if v > 0 {
-						start = off[v-1]
-					}
-					if err := put(c.dict[start:off[v]]); err != nil {
-						return 0, 0, err
-					}
+					s, e := off[v], off[v+1]
+					copyShort(buf[size:], c.dict[s:], int(e-s))
+					size += int(e - s)
 					offs[at+r+1] = int32(size)
 				}
 				i += m
@@ -548,14 +560,24 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 					offs[at+r+1] = int32(size) // null
 					continue
 				}
-				v, rest, ok := plainBytes(c.plain)
-				if !ok {
+				p := c.plain
+				if len(p) < 4 {
 					return 0, 0, fmt.Errorf("column %s: %w (PLAIN value past the page's end)", c.name, errFlatCorrupt)
 				}
-				if err := put(v); err != nil {
+				l := int(binary.LittleEndian.Uint32(p))
+				if l > len(p)-4 {
+					return 0, 0, fmt.Errorf("column %s: %w (PLAIN value past the page's end)", c.name, errFlatCorrupt)
+				}
+				if err := room(l); err != nil {
 					return 0, 0, err
 				}
-				c.plain = rest
+				if len(p)-4 >= copySlack {
+					copyShort(buf[size:], p[4:], l)
+				} else {
+					copy(buf[size:], p[4:4+l])
+				}
+				size += l
+				c.plain = p[4+l:]
 				offs[at+r+1] = int32(size)
 			}
 		}
@@ -563,6 +585,24 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 		at += k
 	}
 	return nulls, size, nil
+}
+
+// copySlack is how many bytes copyShort may read and write past a short
+// value.
+const copySlack = 32
+
+// copyShort copies the first l bytes of src to dst. Both must hold at
+// least max(l, copySlack) bytes: a value of up to 32 bytes is moved as a
+// fixed 16 or 32, which the compiler does in registers.
+func copyShort(dst, src []byte, l int) {
+	switch {
+	case l <= 16:
+		*(*[16]byte)(dst) = *(*[16]byte)(src)
+	case l <= 32:
+		*(*[32]byte)(dst) = *(*[32]byte)(src)
+	default:
+		copy(dst[:l], src[:l])
+	}
 }
 
 // plainBytes splits a PLAIN byte array (a 4-byte length, then its bytes)
