@@ -269,7 +269,40 @@ type hashAgg struct {
 
 type aggScratch struct {
 	gids []int32
+	runs []int32
 	eval expr.Scratch
+}
+
+// minRun is the mean length of the runs of one group a batch's rows must
+// come in (data sorted or clustered by its key) for its sums to be
+// taken a run at a time.
+const minRun = 16
+
+// runsOf is where the runs of one group in gids start, and len(gids)
+// last, when they are minRun rows long on average; nil otherwise. A run's
+// values are summed in a register, in the same order as row by row, where
+// adding each row into its group's slot waits for the last row's store.
+func runsOf(gids []int32, buf *[]int32) []int32 {
+	changes := 0
+	for i := 1; i < len(gids); i++ {
+		d := 0
+		if gids[i] != gids[i-1] { // a conditional move, not a branch
+			d = 1
+		}
+		changes += d
+	}
+	if len(gids) < minRun*(changes+1) {
+		return nil
+	}
+	runs := (*buf)[:0]
+	for i := range gids {
+		if i == 0 || gids[i] != gids[i-1] {
+			runs = append(runs, int32(i))
+		}
+	}
+	runs = append(runs, int32(len(gids)))
+	*buf = runs
+	return runs
 }
 
 // aggPartial summarizes one batch: its groups' key bytes in first-seen
@@ -301,11 +334,20 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []boo
 		groupRows(kr, keep, gids, &p.keys)
 	}
 	groups := len(p.keys)
+	runs := runsOf(gids, &sc.runs)
 	p.acc = make([]accum, len(h.aggs))
 	for j, a := range h.aggs {
 		acc := &p.acc[j]
 		acc.grow(groups)
 		if a.arg == nil {
+			if runs != nil {
+				for r := range len(runs) - 1 {
+					if g := gids[runs[r]]; g >= 0 {
+						acc.n[g] += int64(runs[r+1] - runs[r])
+					}
+				}
+				continue
+			}
 			for _, g := range gids {
 				if g >= 0 {
 					acc.n[g]++
@@ -314,7 +356,7 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []boo
 			continue
 		}
 		v := a.arg.EvalScratch(rec, &sc.eval)
-		if err := accumulate(a, acc, v, gids); err != nil {
+		if err := accumulate(a, acc, v, gids, runs); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", h.stage, a.name, err)
 		}
 	}
@@ -371,7 +413,7 @@ func groupRows(kr *keyRows, keep []bool, gids []int32, keys *[]string) {
 
 // accumulate folds the values of one batch into per-group states; rows
 // whose group is -1 are left out.
-func accumulate(a boundAgg, acc *accum, v vec, gids []int32) error {
+func accumulate(a boundAgg, acc *accum, v vec, gids, runs []int32) error {
 	if v.Const {
 		// A constant argument: expand it (rare: sum(1)).
 		n := len(gids)
@@ -400,6 +442,31 @@ func accumulate(a boundAgg, acc *accum, v vec, gids []int32) error {
 			if g >= 0 && v.IsValid(i) {
 				acc.n[g]++
 			}
+		}
+	case sumLike && a.k == kFloat && runs != nil:
+		f, sum, cnt := v.F[:len(gids)], acc.f, acc.n
+		for r := range len(runs) - 1 {
+			lo, hi := runs[r], runs[r+1]
+			g := gids[lo]
+			if g < 0 {
+				continue
+			}
+			s, c := sum[g], cnt[g]
+			if v.Valid == nil {
+				for _, x := range f[lo:hi] {
+					s += x
+				}
+				c += int64(hi - lo)
+			} else {
+				valid := v.Valid[lo:hi]
+				for i, x := range f[lo:hi] {
+					if valid[i] {
+						s += x
+						c++
+					}
+				}
+			}
+			sum[g], cnt[g] = s, c
 		}
 	case sumLike && a.k == kFloat && v.Valid == nil:
 		f, sum, cnt := v.F[:len(gids)], acc.f, acc.n

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -319,6 +320,56 @@ func TestAggregatesAndNulls(t *testing.T) {
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestAggRuns: rows that come in long runs of one group (a table sorted
+// by its key) are summed a run at a time; the figures are those of the
+// same rows in an order with no runs. The values are multiples of 1/4,
+// whose sums are exact in any order.
+func TestAggRuns(t *testing.T) {
+	mem := checkedMem(t)
+	const n = 4000
+	row := func(i int) []any {
+		r := []any{fmt.Sprintf("g%d", i/500), i, float64(i%7) / 4}
+		if i%11 == 0 {
+			r[2] = nil
+		}
+		if i/500 == 3 {
+			r[0] = nil
+		}
+		return r
+	}
+	var sorted, shuffled [][]any
+	for i := range n {
+		sorted = append(sorted, row(i))
+		shuffled = append(shuffled, row(i*1237%n)) // 1237 is prime to 4000
+	}
+	var got [2][]string
+	for j, rows := range [][][]any{sorted, shuffled} {
+		b := batch(t, mem, kvSchema, rows...)
+		agg, err := AggBy([]string{"k"}, "sum(x), mean(x), count(), count(x), sum(n), min(x)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := collectRows(t, mem, FromBatches(kvSchema, b), agg)
+		b.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(out)
+		got[j] = out
+	}
+	if len(got[0]) != 8 || strings.Join(got[0], "\n") != strings.Join(got[1], "\n") {
+		t.Fatalf("in runs:\n%s\nin no order:\n%s", strings.Join(got[0], "\n"), strings.Join(got[1], "\n"))
+	}
+	var buf []int32
+	if r := runsOf([]int32{0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1}, &buf); r != nil {
+		t.Errorf("alternating groups: runs %v", r)
+	}
+	long := append(slices.Repeat([]int32{2}, 40), slices.Repeat([]int32{-1}, 30)...)
+	if r := runsOf(long, &buf); !slices.Equal(r, []int32{0, 40, 70}) {
+		t.Errorf("two long runs: %v", r)
 	}
 }
 
