@@ -888,6 +888,57 @@ func TestLead(t *testing.T) {
 	}
 }
 
+// TestLeadLargeUnits: units larger than the lead go one at a time until
+// the consumer waits for one; the lead then grows to two of them at once,
+// so the next unit is fetched while one is consumed (doubling alone would
+// take several waits to hold two).
+func TestLeadLargeUnits(t *testing.T) {
+	st0, inner := testStore(t, "")
+	const unit, units = 256 * KiB, 6
+	data, _ := put(t, inner, "o", unit*units, 17)
+	gate := make(chan struct{})
+	h := &hookDriver{Driver: st0.Driver()}
+	h.hook = func(ctx context.Context, key string, call int, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error, bool) {
+		if r.Off/unit == 1 {
+			if err := waitGate(ctx, gate); err != nil {
+				return nil, store.ObjectInfo{}, err, true
+			}
+		}
+		return nil, store.ObjectInfo{}, nil, false
+	}
+	f := small(New(store.New(h, "mem://x/"), Options{Memory: 4 * MiB}))
+	f.splitAbove, f.maxPart = 1*MiB, 1*MiB // one request a unit
+	f.initWindow = unit / 4
+	p := f.Plan(context.Background(), windows("o", unit*units, unit))
+	defer p.Close()
+	ctx := context.Background()
+	lead := func() int64 { p.mu.Lock(); defer p.mu.Unlock(); return p.lead }
+	var grown int64
+	for i := range units {
+		u, err := p.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			done := make(chan error, 1)
+			go func() { done <- checkUnit(u, data) }()
+			poll(t, func() bool { return lead() != unit/4 })
+			grown = lead()
+			close(gate)
+			err = <-done
+		} else {
+			err = checkUnit(u, data)
+		}
+		u.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if grown != 2*unit {
+		t.Errorf("lead %d after the consumer waited for a unit of %d, want two units", grown, unit)
+	}
+}
+
 // poll waits for cond, an event of the plan the test watches without
 // taking part in it; the minute is only there to end a broken test.
 func poll(t *testing.T, cond func() bool) {

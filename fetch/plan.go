@@ -256,7 +256,11 @@ func (p *Plan) growLead(u *Unit) {
 	if !u.led || u.gen != p.leadGen || p.lead >= p.f.opts.Memory {
 		return
 	}
-	p.lead = min(2*p.lead, p.f.opts.Memory)
+	// At least two such units: with row groups larger than the lead
+	// (34 MiB of lineitem against 16), doubling alone admitted one unit at
+	// a time for the first three growths, and the link stood idle while
+	// each was decoded.
+	p.lead = min(max(2*p.lead, 2*u.size), p.f.opts.Memory)
 	p.leadGen++
 	p.broadcast()
 }
