@@ -34,6 +34,11 @@ func TestValidBatch(t *testing.T) {
 		{"short bitmap", "validity bitmap", array.NewData(arrow.PrimitiveTypes.Int32, 9, []*memory.Buffer{buf([]byte{0xff}), buf(i32(1, 2, 3, 4, 5, 6, 7, 8, 9))}, nil, 1, 0)},
 		{"index past the dictionary", "dictionary index 2 of a dictionary of 2", array.NewDataWithDictionary(dictType, 3, []*memory.Buffer{nil, buf(i32(0, 2, 1))}, 0, 0, dictValues)},
 		{"negative index", "dictionary index -1", array.NewDataWithDictionary(dictType, 1, []*memory.Buffer{nil, buf(i32(-1))}, 0, 0, dictValues)},
+		// Under a null, an index may be anything.
+		{"index past the dictionary under a null", "", array.NewDataWithDictionary(dictType, 2, []*memory.Buffer{buf([]byte{0b01}), buf(i32(1, 7))}, 1, 0, dictValues)},
+		{"index past the dictionary beside a null", "dictionary index 7", array.NewDataWithDictionary(dictType, 3, []*memory.Buffer{buf([]byte{0b101}), buf(i32(1, 0, 7))}, 1, 0, dictValues)},
+		{"index past the dictionary among many", "dictionary index 2 of", array.NewDataWithDictionary(dictType, 9, []*memory.Buffer{nil, buf(i32(0, 1, 1, 0, 1, 0, 2, 1, 0))}, 0, 0, dictValues)},
+		{"negative index among many", "dictionary index -5", array.NewDataWithDictionary(dictType, 9, []*memory.Buffer{nil, buf(i32(0, 1, 1, 0, 1, 0, 1, 1, -5))}, 0, 0, dictValues)},
 		// A struct's fields are checked as columns are: any bytes in a
 		// string (Go strings need not be UTF-8), and each field as long
 		// as the struct.
