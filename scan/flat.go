@@ -475,8 +475,8 @@ func (c *flatColumn) readBytes(n int) (arrow.Array, error) {
 // bytes into vals (grown as need be), valid's bits for the present
 // ones. It returns how many are null and the bytes in all.
 //
-// Values of up to 32 bytes, most strings in tables, are copied as a fixed
-// 16 or 32 bytes (a few moves, not a call of memmove per value), which
+// Values of up to 64 bytes, most strings in tables, are copied as a fixed
+// 16, 32 or 64 bytes (a few moves, not a call of memmove per value), which
 // may write up to copySlack bytes past the value's end: vals keeps that
 // much room beyond what is written, and a source is read that far past a
 // value only where it holds that many more bytes.
@@ -589,17 +589,19 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 
 // copySlack is how many bytes copyShort may read and write past a short
 // value.
-const copySlack = 32
+const copySlack = 64
 
 // copyShort copies the first l bytes of src to dst. Both must hold at
-// least max(l, copySlack) bytes: a value of up to 32 bytes is moved as a
-// fixed 16 or 32, which the compiler does in registers.
+// least max(l, copySlack) bytes: a value of up to 64 bytes is moved as a
+// fixed 16, 32 or 64, which the compiler does in registers.
 func copyShort(dst, src []byte, l int) {
 	switch {
 	case l <= 16:
 		*(*[16]byte)(dst) = *(*[16]byte)(src)
 	case l <= 32:
 		*(*[32]byte)(dst) = *(*[32]byte)(src)
+	case l <= 64:
+		*(*[64]byte)(dst) = *(*[64]byte)(src)
 	default:
 		copy(dst[:l], src[:l])
 	}

@@ -150,7 +150,7 @@ func scanFlat(t *testing.T, st *store.Store, pattern string, opts Options) (sums
 }
 
 // TestFlatStringLengths: strings of every length from 0 to 80, across the
-// 16 and 32 bytes up to which values are copied a fixed width at a time,
+// 16, 32 and 64 bytes up to which values are copied a fixed width at a time,
 // in every layout, read as arrow-go reads them; the last values of a
 // page are short of the bytes a fixed copy reads past them.
 func TestFlatStringLengths(t *testing.T) {
