@@ -809,8 +809,13 @@ func (h *hybrid) unpack(dst []uint32) {
 	pos := h.bitPos
 	i := 0
 	if w <= 8 {
-		// Whole groups of 8 values are 8w bits: one word each.
-		for ; i+8 <= len(dst) && (pos/w)%8 == 0 && int(pos>>3)+8 <= len(src); i += 8 {
+		// Value by value up to the next group of 8 (where the last call
+		// stopped inside one); then whole groups, 8w bits each: one word.
+		for ; i < len(dst) && (pos/w)%8 != 0 && int(pos>>3)+8 <= len(src); i++ {
+			dst[i] = uint32((binary.LittleEndian.Uint64(src[pos>>3:]) >> (pos & 7)) & mask)
+			pos += w
+		}
+		for ; i+8 <= len(dst) && int(pos>>3)+8 <= len(src); i += 8 {
 			word := binary.LittleEndian.Uint64(src[pos>>3:])
 			d := dst[i : i+8 : i+8]
 			for j := range d {
