@@ -39,8 +39,10 @@ type Plan struct {
 	lead    int64
 	leadGen int
 	next    *Unit // the unit waiting to be admitted, if any
-	active  map[*part]struct{}
-	wake    chan struct{} // closed (and replaced) on every change a waiter may want
+	// nextWaiting counts the consumers waiting in Next for a unit.
+	nextWaiting int
+	active      map[*part]struct{}
+	wake        chan struct{} // closed (and replaced) on every change a waiter may want
 
 	objects map[string]*object // by key; the scheduler goroutine's alone
 
@@ -225,6 +227,15 @@ func (p *Plan) reserve(u *Unit) bool {
 			u.led, u.gen = true, p.leadGen // held back by the lead alone
 		}
 		p.next = u
+		if p.nextWaiting > 0 {
+			// A consumer already waits in Next for this unit: it is
+			// ahead of what the plan admitted (it checked before p.next
+			// was set).
+			p.growLead(u)
+			if p.held+need <= min(p.f.opts.Memory, max(p.lead, need)) {
+				break
+			}
+		}
 		if !p.wait() {
 			return false
 		}
@@ -260,7 +271,8 @@ func (p *Plan) growLead(u *Unit) {
 	// (34 MiB of lineitem against 16), doubling alone admitted one unit at
 	// a time for the first three growths, and the link stood idle while
 	// each was decoded.
-	p.lead = min(max(2*p.lead, 2*u.size), p.f.opts.Memory)
+	pg := p.f.pages
+	p.lead = min(max(2*p.lead, 2*int64(pg.count(u.size))*int64(pg.size)), p.f.opts.Memory)
 	p.leadGen++
 	p.broadcast()
 }
@@ -305,14 +317,19 @@ func (p *Plan) Next(ctx context.Context) (*Unit, error) {
 			p.growLead(p.next)
 		}
 		ch := p.wake
+		p.nextWaiting++
 		p.mu.Unlock()
 		select {
 		case <-ch:
 		case <-p.ctx.Done():
 		case <-ctx.Done():
+			p.mu.Lock()
+			p.nextWaiting--
+			p.mu.Unlock()
 			return nil, context.Cause(ctx)
 		}
 		p.mu.Lock()
+		p.nextWaiting--
 	}
 }
 
