@@ -864,12 +864,7 @@ func TestLead(t *testing.T) {
 			poll(t, func() bool { return arrived(u) })
 		}
 		if i == 16 {
-			done := make(chan error, 1)
-			go func() { done <- checkUnit(u, data) }()
-			poll(t, func() bool { return lead() != 4*unit })
-			grown = lead()
-			close(gate)
-			err = <-done
+			grown, err = readAtGrowth(t, u, data, lead, 4*unit, gate)
 		} else {
 			err = checkUnit(u, data)
 		}
@@ -920,12 +915,7 @@ func TestLeadLargeUnits(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 1 {
-			done := make(chan error, 1)
-			go func() { done <- checkUnit(u, data) }()
-			poll(t, func() bool { return lead() != unit/4 })
-			grown = lead()
-			close(gate)
-			err = <-done
+			grown, err = readAtGrowth(t, u, data, lead, unit/4, gate)
 		} else {
 			err = checkUnit(u, data)
 		}
@@ -1020,6 +1010,19 @@ func TestLeadConsumerAhead(t *testing.T) {
 		}
 		u.Release()
 	}
+}
+
+// readAtGrowth reads unit u, whose bytes wait for gate, in the
+// background; once the lead moves from before it opens the gate, and it
+// returns the lead it saw and the read's error.
+func readAtGrowth(t *testing.T, u *Unit, data []byte, lead func() int64, before int64, gate chan struct{}) (int64, error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- checkUnit(u, data) }()
+	poll(t, func() bool { return lead() != before })
+	grown := lead()
+	close(gate)
+	return grown, <-done
 }
 
 // poll waits for cond, an event of the plan the test watches without
