@@ -217,11 +217,13 @@ func (p *Plan) give(pt *part) {
 // held, so the plan always makes progress.
 func (p *Plan) reserve(u *Unit) bool {
 	pg := p.f.pages
-	need := int64(pg.count(u.size)) * int64(pg.size)
+	need := p.pagesOf(u)
+	// fits: within the budget and the lead, or nothing else held.
+	fits := func() bool { return p.held == 0 || p.held+need <= min(p.f.opts.Memory, max(p.lead, need)) }
 	start := time.Now()
 	waited := false
 	p.mu.Lock()
-	for p.held > 0 && p.held+need > min(p.f.opts.Memory, max(p.lead, need)) {
+	for !fits() {
 		waited = true
 		if !u.led && p.held+need <= p.f.opts.Memory {
 			u.led, u.gen = true, p.leadGen // held back by the lead alone
@@ -232,7 +234,7 @@ func (p *Plan) reserve(u *Unit) bool {
 			// ahead of what the plan admitted (it checked before p.next
 			// was set).
 			p.growLead(u)
-			if p.held+need <= min(p.f.opts.Memory, max(p.lead, need)) {
+			if fits() {
 				break
 			}
 		}
@@ -254,6 +256,12 @@ func (p *Plan) reserve(u *Unit) bool {
 	return true
 }
 
+// pagesOf is the memory unit u holds once admitted: its bytes in whole
+// pages.
+func (p *Plan) pagesOf(u *Unit) int64 {
+	return int64(p.f.pages.count(u.size)) * int64(p.f.pages.size)
+}
+
 // growLead doubles the lead, up to the memory budget, when the consumer
 // waits for unit u although the lead held u back: reading further ahead
 // would have had its bytes there in time. Waits for units admitted
@@ -271,8 +279,7 @@ func (p *Plan) growLead(u *Unit) {
 	// (34 MiB of lineitem against 16), doubling alone admitted one unit at
 	// a time for the first three growths, and the link stood idle while
 	// each was decoded.
-	pg := p.f.pages
-	p.lead = min(max(2*p.lead, 2*int64(pg.count(u.size))*int64(pg.size)), p.f.opts.Memory)
+	p.lead = min(max(2*p.lead, 2*p.pagesOf(u)), p.f.opts.Memory)
 	p.leadGen++
 	p.broadcast()
 }

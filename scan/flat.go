@@ -560,24 +560,20 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 					offs[at+r+1] = int32(size) // null
 					continue
 				}
-				p := c.plain
-				if len(p) < 4 {
+				v, rest, ok := plainBytes(c.plain)
+				if !ok {
 					return 0, 0, fmt.Errorf("column %s: %w (PLAIN value past the page's end)", c.name, errFlatCorrupt)
 				}
-				l := int(binary.LittleEndian.Uint32(p))
-				if l > len(p)-4 {
-					return 0, 0, fmt.Errorf("column %s: %w (PLAIN value past the page's end)", c.name, errFlatCorrupt)
-				}
-				if err := room(l); err != nil {
+				if err := room(len(v)); err != nil {
 					return 0, 0, err
 				}
-				if len(p)-4 >= copySlack {
-					copyShort(buf[size:], p[4:], l)
+				if src := c.plain[4:]; len(src) >= copySlack {
+					copyShort(buf[size:], src, len(v))
 				} else {
-					copy(buf[size:], p[4:4+l])
+					copy(buf[size:], v)
 				}
-				size += l
-				c.plain = p[4+l:]
+				size += len(v)
+				c.plain = rest
 				offs[at+r+1] = int32(size)
 			}
 		}
