@@ -17,6 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"golang.org/x/sys/unix"
+
+	"github.com/sluice-data/sluice/internal/peercred"
 )
 
 // The hand-off between adjacent sluice stages: when both ends of a pipe
@@ -83,27 +85,6 @@ func handoffAddr(f *os.File) (*net.UnixAddr, bool) {
 		return nil, false
 	}
 	return &net.UnixAddr{Name: name, Net: "unixpacket"}, true
-}
-
-// sameUser checks that the peer of c runs as this process's user: the
-// socket's name is public, the data is not.
-func sameUser(c *net.UnixConn) error {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := rc.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
-		return err
-	}
-	if cerr != nil {
-		return cerr
-	}
-	if int(cred.Uid) != os.Getuid() {
-		return fmt.Errorf("peer runs as user %d", cred.Uid)
-	}
-	return nil
 }
 
 // handoffListener waits, on the reading end of a pipe, for the stage
@@ -224,7 +205,7 @@ type handoffReader struct {
 // acceptHandoff takes the writer's hello: its memory file, mapped
 // read-only.
 func acceptHandoff(c *net.UnixConn) (*handoffReader, error) {
-	if err := sameUser(c); err != nil {
+	if err := peercred.SameUser(c); err != nil {
 		return nil, err
 	}
 	c.SetDeadline(time.Now().Add(5 * time.Second))
@@ -454,7 +435,7 @@ func dialHandoff(f *os.File) *handoffWriter {
 }
 
 func startHandoff(c *net.UnixConn) (*handoffWriter, error) {
-	if err := sameUser(c); err != nil {
+	if err := peercred.SameUser(c); err != nil {
 		return nil, err
 	}
 	fd, err := unix.MemfdCreate("sluice-stage-output", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)

@@ -180,23 +180,49 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	if opts.out != "" && opts.workers == 0 {
 		return usagef("--out takes the results of a fanned-out run: give --workers too")
 	}
-	if n := len(p.Stages); opts.out == "" && (n == 0 || !exec.IsSink(p.Stages[n-1])) {
-		p.Stages = append(p.Stages, outputStage(stdout))
-	}
 	if opts.workers > 0 {
+		if n := len(p.Stages); opts.out == "" && (n == 0 || !exec.IsSink(p.Stages[n-1])) {
+			p.Stages = append(p.Stages, outputStage(stdout))
+		}
 		return stageError(runFanOut(ctx, opts, text, p, stores))
 	}
-	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.NewMapped(0)}))
+	// A sluice stage reading stdout may run this pipeline itself (fuse.go).
+	var offer *fuseOffer
+	var claim func() error
+	if opts.cpuProfile == "" && opts.memProfile == "" {
+		if offer = offerFusion(stdout); offer != nil {
+			defer offer.close()
+			claim = offer.claim
+		}
+	}
+	if n := len(p.Stages); n == 0 || !exec.IsSink(p.Stages[n-1]) {
+		p.Stages = append(p.Stages, outputStageClaimed(stdout, claim))
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if offer != nil {
+		stages, _ := splitPipeline(text) // parsed above
+		offer.setPlan(&fusePlan{Stages: stages, Threads: opts.threads}, cancel)
+	}
+	if !offer.hold(ctx) {
+		err = exec.Run(runCtx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.NewMapped(0)})
+	}
+	return endStage(ctx, "run", err, offer, nil)
 }
 
 // parsePipeline builds the stages of a run's text, each with a fresh copy
 // of its command's flags.
 func parsePipeline(text string, sio stageIO) (exec.Pipeline, error) {
-	var p exec.Pipeline
 	stages, err := splitPipeline(text)
 	if err != nil {
-		return p, err
+		return exec.Pipeline{}, err
 	}
+	return parseStages(stages, sio)
+}
+
+// parseStages builds a pipeline's stages from their words.
+func parseStages(stages [][]string, sio stageIO) (exec.Pipeline, error) {
+	var p exec.Pipeline
 	for i, words := range stages {
 		d := stageDefByName(words[0])
 		if d == nil {

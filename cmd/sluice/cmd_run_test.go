@@ -45,14 +45,17 @@ func pipeline(t *testing.T, stages ...string) (fusedOut, pipedOut []byte) {
 	if code != 0 {
 		t.Fatalf("piped %s: exit %d: %s", script, code, stderr)
 	}
-	// Adjacent stages hand batches off through shared memory; with that
-	// off, every pipe carries the plain stream: the same bytes come out.
-	plain, stderr, code := bashEnv(t, []string{"SLUICE_PIPE=plain"}, script)
-	if code != 0 {
-		t.Fatalf("piped plain %s: exit %d: %s", script, code, stderr)
-	}
-	if !bytes.Equal(plain, out) {
-		t.Fatalf("piped %s: %d bytes through shared memory, %d through plain pipes", script, len(out), len(plain))
+	// Adjacent stages fuse where they can; with that off they hand batches
+	// off through shared memory, and with that off too every pipe carries
+	// the plain stream: the same bytes come out.
+	for _, mode := range []string{"handoff", "plain"} {
+		other, stderr, code := bashEnv(t, []string{"SLUICE_PIPE=" + mode}, script)
+		if code != 0 {
+			t.Fatalf("piped, SLUICE_PIPE=%s %s: exit %d: %s", mode, script, code, stderr)
+		}
+		if !bytes.Equal(other, out) {
+			t.Fatalf("piped %s: %d bytes by default, %d with SLUICE_PIPE=%s", script, len(out), len(other), mode)
+		}
 	}
 	return []byte(fr.stdout), out
 }

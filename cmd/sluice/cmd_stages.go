@@ -550,9 +550,21 @@ func newStageCommand(d *stageDef) (*cobra.Command, func([]string, stageIO) (buil
 		long = d.short + "."
 	}
 	cmd := &cobra.Command{
-		Use:     d.use,
-		Short:   d.short,
-		Long:    long + "\n\nAs a command it reads an Arrow IPC stream on stdin (unless it is a source)\nand writes one on stdout (unless it is a sink; on a terminal it shows a\ntable). Between two sluice stages (on Linux) the batches pass through\nshared memory instead of being copied through the pipe; SLUICE_PIPE=plain\nkeeps every pipe a plain stream. The same stage runs fused with others in\nsluice run.",
+		Use:   d.use,
+		Short: d.short,
+		Long: long + `
+
+As a command it reads an Arrow IPC stream on stdin (unless it is a source)
+and writes one on stdout (unless it is a sink; on a terminal it shows a
+table). The same stage runs fused with others in sluice run, and so it does
+when piped between sluice stages (on Linux): the last stage of a shell
+pipeline that starts with a scan runs the stages before it itself, and they
+pass it nothing but their words (all must share the binary, directory,
+environment, global flags and standard error; a stage writing a pipe waits
+up to 50 ms from its start for its reader to ask). Stages that do not fuse
+pass batches through shared memory instead of copying them through the pipe.
+SLUICE_PIPE=handoff turns fusing off, SLUICE_PIPE=plain both; with
+SLUICE_PIPE_TRACE=1 each stage says on stderr what its pipes did.`,
 		Example: d.example,
 		Args:    d.args,
 	}
@@ -578,45 +590,110 @@ func stageCommands(root *cobra.Command) []*cobra.Command {
 				return err
 			}
 			defer stop()
-			return runStage(cmd.Context(), d, build, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runStage(cmd.Context(), cmd, d, build, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}
 		cmds = append(cmds, cmd)
 	}
 	return cmds
 }
 
-// runStage runs one stage as its own process.
-func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (built, error), args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// runStage runs one stage as its own process. Piped between sluice
+// stages, it may run the stages before it too (fused: see fuse.go), or
+// give its own to the stage after it and wait for that one's status.
+func runStage(ctx context.Context, cmd *cobra.Command, d *stageDef, build func([]string, stageIO) (built, error), args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	quietPipes(stdin, stdout)
+	offer := offerFusion(stdout)
+	defer offer.close()
 	first := d.kind == kindSource || d.kind == kindEither && !isPipe(stdin)
 	stores := newStoreSet()
 	defer stores.Close()
-	b, err := build(args, stageIO{stdin: stdin, stdout: stdout, stderr: stderr, first: first, stores: stores})
+	sio := stageIO{stdin: stdin, stdout: stdout, stderr: stderr, first: first, stores: stores}
+	b, err := build(args, sio)
 	if err != nil {
 		return stageError(err)
 	}
 	p := exec.Pipeline{Source: b.source}
+	var up *fuseUpstream
+	var plan *fusePlan
 	if b.source == nil {
 		if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			// Waiting for a person to type an Arrow stream would look like a hang.
 			return usagef("%s reads an Arrow IPC stream on stdin, and stdin is a terminal: pipe a stage into it (sluice scan DIR -o - | sluice %s) or redirect a file (< q.arrow)", d.name, d.name)
 		}
-		p.Source = exec.ReadIPC(stdin)
-		p.Stages = []exec.Stage{b.stage}
+		if d.kind != kindEither {
+			up = requestFusion(ctx, d.name, stdin)
+		}
+		if up != nil {
+			sio.first = false
+			if p, err = parseStages(up.plan.Stages, sio); err != nil {
+				up.report(exitCode(err, false))
+				return stageError(err)
+			}
+			words, ok := stageWords(cmd, args)
+			if ok {
+				plan = up.plan.with(words)
+			}
+			pipeTrace("%s: runs %s | %s", d.name, stagesText(up.plan.Stages), d.name)
+		} else {
+			p.Source = exec.ReadIPC(stdin)
+		}
+		p.Stages = append(p.Stages, b.stage)
 	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	offer.setPlan(plan, cancel)
 	if len(p.Stages) == 0 || !exec.IsSink(p.Stages[len(p.Stages)-1]) {
-		p.Stages = append(p.Stages, outputStage(stdout))
+		var claim func() error
+		if offer != nil {
+			claim = offer.claim
+		}
+		p.Stages = append(p.Stages, outputStageClaimed(stdout, claim))
 	}
-	return stageError(exec.Run(ctx, p, exec.Options{Open: stores.open, Mem: mempool.NewMapped(0)}))
+	threads := 0
+	if up != nil {
+		threads = up.plan.Threads
+	}
+	if !offer.hold(ctx) {
+		err = exec.Run(runCtx, p, exec.Options{Workers: threads, Open: stores.open, Mem: mempool.NewMapped(0)})
+	}
+	return endStage(ctx, d.name, err, offer, up)
+}
+
+// endStage ends a stage's run: one fused into the stage after it takes
+// that stage's status, and a stage that fused the one before it reports
+// its own to it.
+func endStage(ctx context.Context, name string, err error, offer *fuseOffer, up *fuseUpstream) error {
+	if offer.fused() {
+		pipeTrace("%s: runs fused in the stage after it", name)
+		err = offer.wait(ctx)
+	} else {
+		err = stageError(err)
+	}
+	if up != nil {
+		var fe fusedExit
+		if errors.As(err, &fe) {
+			up.report(fe.code)
+		} else {
+			up.report(exitCode(err, ctx.Err() != nil))
+		}
+	}
+	return err
 }
 
 // outputStage is how a pipeline that ends in a stream writes it: as Arrow
 // IPC, or as a table when stdout is a terminal.
-func outputStage(stdout io.Writer) exec.Stage {
+func outputStage(stdout io.Writer) exec.Stage { return outputStageClaimed(stdout, nil) }
+
+// outputStageClaimed is outputStage whose first write to a stream waits
+// on claim.
+func outputStageClaimed(stdout io.Writer, claim func() error) exec.Stage {
 	if w := termWidth(stdout); w > 0 {
 		return exec.ShowTable(stdout, exec.ShowOptions{MaxRows: 100, Width: w})
 	}
-	return exec.WriteIPC(stdout)
+	if claim == nil {
+		return exec.WriteIPC(stdout)
+	}
+	return exec.WriteIPCClaimed(stdout, claim)
 }
 
 // termWidth is the width of the terminal w writes to, or 0 when w is not

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// traceLines are the lines of SLUICE_PIPE_TRACE in stderr that say what.
+func traceLines(stderr, what string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "sluice: pipe: ") && strings.Contains(l, what) {
+			out = append(out, strings.TrimPrefix(l, "sluice: pipe: "))
+		}
+	}
+	return out
+}
+
+// TestPipedStagesFuse: a shell pipeline of sluice stages runs in its last
+// process, as sluice run would, and gives sluice run's bytes; with
+// SLUICE_PIPE=handoff nothing fuses and the bytes are the same.
+func TestPipedStagesFuse(t *testing.T) {
+	dir := pipeData(t)
+	li := filepath.Join(dir, "lineitem")
+	stages := []string{
+		"scan " + li + " --dict l_returnflag,l_linestatus --columns l_returnflag,l_linestatus,l_quantity,l_extendedprice,l_discount,l_tax,l_shipdate",
+		`filter "l_shipdate <= date '1998-09-02'"`,
+		"agg-by l_returnflag,l_linestatus " + queryBAggs,
+		"show --rows 3",
+	}
+	fr := sluice(t, nil, "run", strings.Join(stages, " | "))
+	if fr.code != 0 {
+		t.Fatalf("run: %s", fr.stderr)
+	}
+	script := "sluice run " + shellQuote(stages[0]) + " | sluice " + strings.Join(stages[1:], " | sluice ")
+	out, stderr, code := bashEnv(t, []string{"SLUICE_PIPE_TRACE=1"}, script)
+	if code != 0 || string(out) != fr.stdout {
+		t.Fatalf("piped: exit %d, %q, want %q: %s", code, out, fr.stdout, stderr)
+	}
+	want := []string{
+		"filter: runs scan | filter",
+		"agg-by: runs scan | filter | agg-by",
+		"show: runs scan | filter | agg-by | show",
+		"run: runs fused in the stage after it",
+		"filter: runs fused in the stage after it",
+		"agg-by: runs fused in the stage after it",
+	}
+	for _, w := range want {
+		if len(traceLines(stderr, w)) != 1 {
+			t.Errorf("no %q in the trace:\n%s", w, stderr)
+		}
+	}
+	out, stderr, code = bashEnv(t, []string{"SLUICE_PIPE_TRACE=1", "SLUICE_PIPE=handoff"}, script)
+	if code != 0 || string(out) != fr.stdout {
+		t.Fatalf("SLUICE_PIPE=handoff: exit %d, %q, want %q: %s", code, out, fr.stdout, stderr)
+	}
+	if l := traceLines(stderr, "runs"); len(l) != 0 {
+		t.Errorf("SLUICE_PIPE=handoff fused: %q", l)
+	}
+}
+
+// TestPipedStagesNotFused: stages that differ in what they run with, or a
+// reader that comes after the writer has started, are not fused, and the
+// results are the same.
+func TestPipedStagesNotFused(t *testing.T) {
+	dir := pipeData(t)
+	scan := shellQuote("scan " + filepath.Join(dir, "taxi") + " --columns pickup_date,trip_distance")
+	fr := sluice(t, nil, "run", "scan "+filepath.Join(dir, "taxi")+" --columns pickup_date,trip_distance | sum-by pickup_date trip_distance | to-csv")
+	if fr.code != 0 {
+		t.Fatalf("run: %s", fr.stderr)
+	}
+	arrowFile := filepath.Join(dir, "taxi.arrows")
+	if _, stderr, code := bash(t, "sluice run "+scan+" > "+arrowFile); code != 0 {
+		t.Fatalf("stream to a file: %s", stderr)
+	}
+	const differ = "the stages differ"
+	cases := []struct{ name, script, why string }{
+		{"environment", "sluice run " + scan + " | env SLUICE_OTHER=1 sluice sum-by pickup_date trip_distance | sluice to-csv", differ},
+		{"global flags", "sluice run " + scan + " | sluice --region eu-west-1 sum-by pickup_date trip_distance | sluice to-csv", differ},
+		{"standard error", "sluice run " + scan + " 2>/dev/null | sluice sum-by pickup_date trip_distance | sluice to-csv", differ},
+		// sum-by declines, or has written before to-csv asks.
+		{"input not a scan", "cat " + arrowFile + " | sluice sum-by pickup_date trip_distance | sluice to-csv", ""},
+		// The writer waits fuseWait at most, then runs and writes: a
+		// reader that asks later is too late (or finds the writer gone).
+		{"late reader", "sluice run " + scan + " | { sleep 1; sluice sum-by pickup_date trip_distance; } | sluice to-csv", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, stderr, code := bashEnv(t, []string{"SLUICE_PIPE_TRACE=1"}, c.script)
+			if code != 0 || string(out) != fr.stdout {
+				t.Fatalf("exit %d, %d bytes, want %d: %s", code, len(out), len(fr.stdout), stderr)
+			}
+			if l := traceLines(stderr, "runs scan"); len(l) != 0 {
+				t.Errorf("fused: %q", l)
+			}
+			if c.why != "" && len(traceLines(stderr, "not fused with the stage before it: "+c.why)) == 0 {
+				t.Errorf("the trace does not say %q:\n%s", c.why, stderr)
+			}
+		})
+	}
+}
+
+// TestPipedFusedErrors: an error in any fused stage is told once, and
+// every process of the pipeline exits with its code.
+func TestPipedFusedErrors(t *testing.T) {
+	dir := pipeData(t)
+	scan := shellQuote("scan " + filepath.Join(dir, "taxi"))
+	cases := []struct {
+		name, script string
+		code         int
+		mention      string
+	}{
+		{"missing data", "sluice run 'scan " + filepath.Join(dir, "nothing") + "' | sluice filter 'x > 1' | sluice show", exitNotFound, "no parquet files"},
+		{"bad column", "sluice run " + scan + " | sluice filter 'nosuch > 1' | sluice show", exitUsage, `no column "nosuch"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, stderr, _ := bash(t, c.script+`; echo "${PIPESTATUS[*]}" >&2`)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if len(lines) != 2 || !strings.HasPrefix(lines[0], "sluice: ") || !strings.Contains(lines[0], c.mention) {
+				t.Fatalf("want one line mentioning %q, then the exit codes: %q", c.mention, stderr)
+			}
+			if want := strings.TrimSpace(strings.Repeat(" "+string(rune('0'+c.code)), 3)); lines[1] != want {
+				t.Errorf("exit codes %q, want %q", lines[1], want)
+			}
+		})
+	}
+}
+
+// TestStageWords: a stage command's flags and arguments, made into words,
+// parse back to the same values.
+func TestStageWords(t *testing.T) {
+	for _, args := range [][]string{
+		{"top", "9", "--by", "trip_distance,fare_amount:asc", "--desc"},
+		{"filter", "--", "-x < 3 and name = 'a b'"},
+		{"sort", "--by", "a", "--memory", "1MiB"},
+		{"show", "--rows", "7"},
+		{"agg-by", "k", "sum(x), count()"},
+	} {
+		d := stageDefByName(args[0])
+		cmd, _ := newStageCommand(d)
+		if err := cmd.ParseFlags(args[1:]); err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		words, ok := stageWords(cmd, cmd.Flags().Args())
+		if !ok || words[0] != args[0] {
+			t.Fatalf("%q: words %q", args, words)
+		}
+		again, _ := newStageCommand(d)
+		if err := again.ParseFlags(words[1:]); err != nil {
+			t.Fatalf("%q: words %q: %v", args, words, err)
+		}
+		if !reflect.DeepEqual(again.Flags().Args(), cmd.Flags().Args()) {
+			t.Errorf("%q: arguments %q, want %q", args, again.Flags().Args(), cmd.Flags().Args())
+		}
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if g := again.Flags().Lookup(f.Name); g.Value.String() != f.Value.String() || g.Changed != f.Changed {
+				t.Errorf("%q: --%s %q (set %v), want %q (set %v)", args, f.Name, g.Value, g.Changed, f.Value, f.Changed)
+			}
+		})
+	}
+	cmd, _ := newStageCommand(stageDefByName("show"))
+	cmd.Flags().String("cpuprofile", "", "as stage commands have")
+	if err := cmd.ParseFlags([]string{"--cpuprofile", "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := stageWords(cmd, nil); ok {
+		t.Error("a stage that profiles itself gave its words")
+	}
+}
+
+// FuzzFuseAnswer: a writer's answer, whatever its bytes, decodes to a plan
+// that is fusable or not, without a panic.
+func FuzzFuseAnswer(f *testing.F) {
+	for _, a := range []fuseAnswer{
+		{Plan: &fusePlan{Stages: [][]string{{"scan", "x"}, {"filter", "a > 1"}}, Threads: 2}},
+		{Why: "no"},
+		{Plan: &fusePlan{Stages: [][]string{{}}}},
+		{Plan: &fusePlan{Stages: [][]string{{"scan"}, {"write", "x"}}}},
+	} {
+		b, _ := json.Marshal(a)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var a fuseAnswer
+		if json.Unmarshal(b, &a) != nil {
+			return
+		}
+		if why := a.Plan.unfusable(); why == "" {
+			p := a.Plan.with([]string{"filter", "x"})
+			if p.unfusable() != "" || !strings.HasPrefix(stagesText(p.Stages), "scan") {
+				t.Fatalf("%q: fusable, and with a stage after it not", b)
+			}
+		} else if !bytes.Contains([]byte(why), []byte(" ")) {
+			t.Fatalf("%q: reason %q", b, why)
+		}
+	})
+}

@@ -1,0 +1,23 @@
+//go:build !linux
+
+package main
+
+import "context"
+
+// Fusing piped stages needs abstract Unix sockets (Linux); elsewhere each
+// stage runs in its own process.
+
+type fuseOffer struct{}
+
+func offerFusion(any) *fuseOffer                         { return nil }
+func (*fuseOffer) setPlan(*fusePlan, context.CancelFunc) {}
+func (*fuseOffer) hold(context.Context) bool             { return false }
+func (*fuseOffer) claim() error                          { return nil }
+func (*fuseOffer) fused() bool                           { return false }
+func (*fuseOffer) wait(context.Context) error            { return nil }
+func (*fuseOffer) close()                                {}
+
+type fuseUpstream struct{ plan *fusePlan }
+
+func (*fuseUpstream) report(int)                               {}
+func requestFusion(context.Context, string, any) *fuseUpstream { return nil }
