@@ -1,7 +1,10 @@
 // Command pipeline is the pipeline benchmark: query A (sum of trip
 // distance by pickup date over taxi, top 9) and query B (TPC-H Q1's
-// shape over lineitem), each run fused in one sluice process and piped
-// through separate sluice processes connected by OS pipes, and both in
+// shape over lineitem), each run fused in one sluice process, piped
+// through separate sluice processes connected by OS pipes as a shell
+// connects them (the stages then fuse across the pipes: the last process
+// runs them all), piped with SLUICE_PIPE=handoff (each process runs its
+// own stage and passes batches through shared memory), and both in
 // DuckDB over the same files when its helper (./duckdb, a module of its
 // own) builds. It prints the median of several runs of each and the
 // ratios, measured in the same run; for DuckDB also the time of the query
@@ -22,10 +25,10 @@
 // result is checked: fused and piped must print the same table (and
 // DuckDB's rows are compared with it, numbers to the digits sluice show
 // prints; a difference is reported, not fatal). The
-// piped form's processes are connected by pipes from here, so the CPU
-// time of each stage is known; beside it is what moving the same bytes
-// through pipes costs with no work at all, the floor of the piped form's
-// extra cost.
+// piped forms' processes are connected by pipes from here, with one
+// standard error as in a shell, so the CPU time of each process is known;
+// beside it is what moving the same bytes through plain pipes costs with
+// no work at all, the floor of unfused stages' extra cost.
 //
 // Then the Parquet write comparison (write.go): -write-rows rows of
 // lineitem, all columns, written with snappy by sluice and by DuckDB
@@ -40,6 +43,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -173,8 +177,8 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		// The piped form: sluice run SCAN | sluice STAGE | ...
 		pipedArgs := append([][]string{{"run", texts[0]}}, stages[1:]...)
 		fused := func() (sample, string, error) { return measure(exec.Command(sluiceBin, fusedArgs...)) }
-		pipe := func() (sample, string, error) {
-			s, _, out, err := measurePipeline(sluiceBin, pipedArgs)
+		pipe := func(env ...string) (sample, string, error) {
+			s, _, out, err := measurePipeline(sluiceBin, pipedArgs, env...)
 			return s, out, err
 		}
 
@@ -189,6 +193,13 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		}
 		if fout != pout {
 			return fmt.Errorf("query %s: fused and piped results differ:\n%s\n%s", q.name, fout, pout)
+		}
+		_, hout, err := pipe(handoffEnv)
+		if err != nil {
+			return fmt.Errorf("query %s piped, %s: %w", q.name, handoffEnv, err)
+		}
+		if fout != hout {
+			return fmt.Errorf("query %s: fused and piped (%s) results differ:\n%s\n%s", q.name, handoffEnv, fout, hout)
 		}
 		pipeBytes := streamBytes(sluiceBin, texts)
 
@@ -208,9 +219,10 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 			}
 			agree = sameAsDuckDB(fout, dout)
 		}
-		var fs, ps, ds []sample
+		var fs, ps, hs, ds []sample
 		var inner []float64
 		byStage := make([][]sample, len(stages))
+		byStageHandoff := make([][]sample, len(stages))
 		forms := []func() error{
 			func() error {
 				s, _, err := fused()
@@ -222,6 +234,14 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 				ps = append(ps, s)
 				for i, e := range each {
 					byStage[i] = append(byStage[i], e)
+				}
+				return err
+			},
+			func() error {
+				s, each, _, err := measurePipeline(sluiceBin, pipedArgs, handoffEnv)
+				hs = append(hs, s)
+				for i, e := range each {
+					byStageHandoff[i] = append(byStageHandoff[i], e)
 				}
 				return err
 			},
@@ -245,26 +265,33 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 				}
 			}
 		}
-		f, p := median(fs), median(ps)
+		f, p, h := median(fs), median(ps), median(hs)
 		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12s %12s\n", q.name, "fused", f.wall, f.cpu, f.rss/(1<<20), "-", "1.00", "1.00")
-		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f %12.2f   (round by round: wall %.2f)\n", q.name, "piped", p.wall, p.cpu, p.rss/(1<<20),
-			float64(pipeBytes)/(1<<20), p.wall/f.wall, p.cpu/f.cpu, pairedRatio(ps, fs))
-		var parts, where []string
-		for i, st := range byStage {
-			m := median(st)
-			name := stages[i][0]
-			if i == 0 {
-				name = "run " + name
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12.2f %12.2f   (round by round: wall %.2f; the stages fuse across the pipes)\n", q.name, "piped", p.wall, p.cpu, p.rss/(1<<20),
+			"0", p.wall/f.wall, p.cpu/f.cpu, pairedRatio(ps, fs))
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f %12.2f   (round by round: wall %.2f; %s: batches through shared memory)\n", q.name, "handoff", h.wall, h.cpu, h.rss/(1<<20),
+			float64(pipeBytes)/(1<<20), h.wall/f.wall, h.cpu/f.cpu, pairedRatio(hs, fs), handoffEnv)
+		for _, form := range []struct {
+			name string
+			st   [][]sample
+		}{{"piped", byStage}, {"handoff", byStageHandoff}} {
+			var parts, where []string
+			for i, st := range form.st {
+				m := median(st)
+				name := stages[i][0]
+				if i == 0 {
+					name = "run " + name
+				}
+				parts = append(parts, fmt.Sprintf("%s %.3f (sys %.3f)", name, m.cpu, m.sys))
+				where = append(where, fmt.Sprintf("%s %.0fk faults %.0fk switches", name, m.faults/1e3, m.switches/1e3))
 			}
-			parts = append(parts, fmt.Sprintf("%s %.3f (sys %.3f)", name, m.cpu, m.sys))
-			where = append(where, fmt.Sprintf("%s %.0fk faults %.0fk switches", name, m.faults/1e3, m.switches/1e3))
+			fmt.Printf("%-6s %-8s cpu s by process: %s\n", q.name, form.name, strings.Join(parts, ", "))
+			fmt.Printf("%-6s %-8s by process: %s; fused: sys %.3f, %.0fk faults %.0fk switches\n", q.name, form.name, strings.Join(where, ", "),
+				f.sys, f.faults/1e3, f.switches/1e3)
 		}
-		fmt.Printf("%-6s %-8s cpu s by process: %s\n", q.name, "piped", strings.Join(parts, ", "))
-		fmt.Printf("%-6s %-8s by process: %s; fused: sys %.3f, %.0fk faults %.0fk switches\n", q.name, "piped", strings.Join(where, ", "),
-			f.sys, f.faults/1e3, f.switches/1e3)
 		floor := perByte * float64(pipeBytes)
-		fmt.Printf("%-6s %-8s moving %.0f MiB through pipes alone costs %.3f cpu s: piped >= fused + that = %.2fx fused cpu\n",
-			q.name, "piped", float64(pipeBytes)/(1<<20), floor, (f.cpu+floor)/f.cpu)
+		fmt.Printf("%-6s %-8s moving %.0f MiB through plain pipes alone costs %.3f cpu s: unfused plain pipes >= fused + that = %.2fx fused cpu\n",
+			q.name, "plain", float64(pipeBytes)/(1<<20), floor, (f.cpu+floor)/f.cpu)
 		if q.duckdb == "" {
 			continue
 		}
@@ -370,11 +397,15 @@ func usage(ps *os.ProcessState) sample {
 	return s
 }
 
+// handoffEnv keeps piped stages apart, each its own process passing
+// batches through shared memory, for the comparison with fusing them.
+const handoffEnv = "SLUICE_PIPE=handoff"
+
 // measurePipeline runs bin with each of stages as its arguments, each
 // process's stdout piped to the next one's stdin, as a shell pipeline
-// does. The total is the wall time of the whole, the sum of the CPU
+// does, with env added to the environment. The total is the wall time of the whole, the sum of the CPU
 // times and the largest resident set; each is every process's own.
-func measurePipeline(bin string, stages [][]string) (total sample, each []sample, out string, err error) {
+func measurePipeline(bin string, stages [][]string, env ...string) (total sample, each []sample, out string, err error) {
 	var stdout, errb bytes.Buffer
 	cmds := make([]*exec.Cmd, len(stages))
 	var closers []*os.File
@@ -383,10 +414,24 @@ func measurePipeline(bin string, stages [][]string) (total sample, each []sample
 			f.Close()
 		}
 	}()
+	// One standard error for all, as a shell's pipeline has (and sluice
+	// fuses only stages that share it).
+	er, ew, err := os.Pipe()
+	if err != nil {
+		return total, nil, "", err
+	}
+	errDone := make(chan struct{})
+	go func() {
+		io.Copy(&errb, er)
+		er.Close()
+		close(errDone)
+	}()
+	closers = append(closers, ew)
 	var prev *os.File
 	for i, args := range stages {
 		c := exec.Command(bin, args...)
-		c.Stderr = &errb
+		c.Env = append(os.Environ(), env...)
+		c.Stderr = ew
 		if prev != nil {
 			c.Stdin = prev
 		}
@@ -414,13 +459,18 @@ func measurePipeline(bin string, stages [][]string) (total sample, each []sample
 		f.Close()
 	}
 	closers = nil
-	var firstErr error
+	var firstErr, waitErr error
+	var failed *exec.Cmd
 	for _, c := range cmds {
-		if err := c.Wait(); err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("%s: %v: %s", strings.Join(c.Args, " "), err, firstLine(errb.String()))
+		if err := c.Wait(); err != nil && waitErr == nil {
+			waitErr, failed = err, c
 		}
 	}
 	total.wall = time.Since(start).Seconds()
+	<-errDone
+	if waitErr != nil {
+		firstErr = fmt.Errorf("%s: %v: %s", strings.Join(failed.Args, " "), waitErr, firstLine(errb.String()))
+	}
 	if firstErr != nil {
 		return total, nil, "", firstErr
 	}
