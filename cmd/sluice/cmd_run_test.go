@@ -267,10 +267,16 @@ func TestPipelineBadInput(t *testing.T) {
 		}
 	}
 	// A failing stage fails the pipeline, and the stage after it fails
-	// too rather than printing an empty result.
-	out, stderr, code := bash(t, "sluice run "+shellQuote("scan "+filepath.Join(dir, "nothing"))+" | sluice show")
-	if code == 0 || len(out) != 0 || !strings.Contains(stderr, "expected an Arrow IPC stream") {
+	// too rather than printing an empty result: fused, with the failing
+	// stage's error and exit code; kept apart, with its own.
+	failing := "sluice run " + shellQuote("scan "+filepath.Join(dir, "nothing")) + " | sluice show"
+	out, stderr, code := bash(t, failing)
+	if code != exitNotFound || len(out) != 0 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "no parquet files") {
 		t.Errorf("failed source: exit %d, out %q, %q", code, out, stderr)
+	}
+	out, stderr, code = bashEnv(t, []string{"SLUICE_PIPE=handoff"}, failing)
+	if code == 0 || len(out) != 0 || !strings.Contains(stderr, "expected an Arrow IPC stream") {
+		t.Errorf("failed source, SLUICE_PIPE=handoff: exit %d, out %q, %q", code, out, stderr)
 	}
 	// head downstream stops the stages before it early, without error.
 	out, stderr, code = bash(t, "sluice run "+shellQuote("scan "+taxi)+" | sluice head 3 | sluice select pickup_date | sluice to-csv")
