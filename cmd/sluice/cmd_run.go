@@ -190,7 +190,7 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	var offer *fuseOffer
 	var claim func() error
 	if opts.cpuProfile == "" && opts.memProfile == "" {
-		if offer = offerFusion(stdout); offer != nil {
+		if offer = offerFusion("run", stdout); offer != nil {
 			defer offer.close()
 			claim = offer.claim
 		}
@@ -204,7 +204,7 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		stages, _ := splitPipeline(text) // parsed above
 		offer.setPlan(&fusePlan{Stages: stages, Threads: opts.threads}, cancel)
 	}
-	if !offer.hold(ctx) {
+	if !offer.hold(ctx, stdout) {
 		err = exec.Run(runCtx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.NewMapped(0)})
 	}
 	return endStage(ctx, "run", err, offer, nil)

@@ -560,8 +560,9 @@ table). The same stage runs fused with others in sluice run, and so it does
 when piped between sluice stages (on Linux): the last stage of a shell
 pipeline that starts with a scan runs the stages before it itself, and they
 pass it nothing but their words (all must share the binary, directory,
-environment, global flags and standard error; a stage writing a pipe waits
-up to 50 ms from its start for its reader to ask). Stages that do not fuse
+environment, global flags and standard error; a stage writing a pipe read
+by a sluice stage waits up to 250 ms from its start for it to ask, by a
+process not yet started 50 ms, by another program not at all). Stages that do not fuse
 pass batches through shared memory instead of copying them through the pipe.
 SLUICE_PIPE=handoff turns fusing off, SLUICE_PIPE=plain both; with
 SLUICE_PIPE_TRACE=1 each stage says on stderr what its pipes did.`,
@@ -602,7 +603,7 @@ func stageCommands(root *cobra.Command) []*cobra.Command {
 // give its own to the stage after it and wait for that one's status.
 func runStage(ctx context.Context, cmd *cobra.Command, d *stageDef, build func([]string, stageIO) (built, error), args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	quietPipes(stdin, stdout)
-	offer := offerFusion(stdout)
+	offer := offerFusion(d.name, stdout)
 	defer offer.close()
 	first := d.kind == kindSource || d.kind == kindEither && !isPipe(stdin)
 	stores := newStoreSet()
@@ -653,7 +654,7 @@ func runStage(ctx context.Context, cmd *cobra.Command, d *stageDef, build func([
 	if up != nil {
 		threads = up.plan.Threads
 	}
-	if !offer.hold(ctx) {
+	if !offer.hold(ctx, stdout) {
 		err = exec.Run(runCtx, p, exec.Options{Workers: threads, Open: stores.open, Mem: mempool.NewMapped(0)})
 	}
 	return endStage(ctx, d.name, err, offer, up)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -93,6 +94,7 @@ func fuseContext() string {
 // fuseOffer is a writer's side: it listens for the reader of its output
 // and gives it its plan.
 type fuseOffer struct {
+	name     string // the stage's, for the trace
 	ln       *net.UnixListener
 	ready    chan struct{} // closed once plan is set
 	answered chan struct{} // closed once a reader has been answered
@@ -108,16 +110,16 @@ type fuseOffer struct {
 
 // offerFusion listens for a sluice stage reading stdout; nil when stdout
 // is no pipe, fusing is off or the name is taken.
-func offerFusion(stdout any) *fuseOffer {
-	name, ok := fuseName(stdout)
+func offerFusion(name string, stdout any) *fuseOffer {
+	sock, ok := fuseName(stdout)
 	if !ok {
 		return nil
 	}
-	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: name, Net: "unixpacket"})
+	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: sock, Net: "unixpacket"})
 	if err != nil {
 		return nil
 	}
-	o := &fuseOffer{ln: ln, ready: make(chan struct{}), answered: make(chan struct{})}
+	o := &fuseOffer{name: name, ln: ln, ready: make(chan struct{}), answered: make(chan struct{})}
 	go o.accept()
 	return o
 }
@@ -142,17 +144,20 @@ func (o *fuseOffer) setPlan(p *fusePlan, cancel context.CancelFunc) {
 	close(o.ready)
 }
 
-// fuseWait is how long after its start a stage that could be fused waits
-// for the reader of its output to ask before it runs: the stages of a
-// shell's pipeline start together, and a run begun and then given away is
-// work done twice. A reader that is no sluice stage gets the first bytes
-// that much later at most.
-const fuseWait = 50 * time.Millisecond
+// fuseWait bounds how long after its start a stage that could be fused
+// waits for the reader of its output to ask before it runs, while that
+// reader may yet turn out to be a sluice stage: the stages of a shell's
+// pipeline start together, and a run begun and then given away is work
+// done twice. A reader known to be sluice gets fuseWaitSluice.
+const (
+	fuseWait       = 50 * time.Millisecond
+	fuseWaitSluice = 250 * time.Millisecond
+)
 
 // hold waits, before this stage runs, for the reader of its output to ask
-// for its plan, for up to fuseWait since the process started; true when
+// for its plan, when that reader is or may be a sluice stage; true when
 // the reader took it (this stage then does not run).
-func (o *fuseOffer) hold(ctx context.Context) bool {
+func (o *fuseOffer) hold(ctx context.Context, stdout any) bool {
 	if o == nil {
 		return false
 	}
@@ -162,16 +167,76 @@ func (o *fuseOffer) hold(ctx context.Context) bool {
 	if !fusable {
 		return false
 	}
-	if wait := time.Until(processStart.Add(fuseWait)); wait > 0 {
+	for first := true; ; first = false {
+		var wait time.Duration
+		kind := pipeReader(stdout)
+		if first && kind == readerOther {
+			pipeTrace("%s: its reader is no sluice stage: runs at once", o.name)
+		}
+		switch kind {
+		case readerSluice:
+			wait = time.Until(processStart.Add(fuseWaitSluice))
+		case readerStarting:
+			wait = min(time.Millisecond, time.Until(processStart.Add(fuseWait)))
+		}
+		if wait <= 0 {
+			return o.fused()
+		}
 		t := time.NewTimer(wait)
-		defer t.Stop()
 		select {
 		case <-o.answered:
-		case <-t.C:
+			t.Stop()
+			return o.fused()
 		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
 		}
 	}
-	return o.fused()
+}
+
+type readerKind int
+
+const (
+	readerOther    readerKind = iota // no sluice stage: do not wait
+	readerSluice                     // this binary: it will ask
+	readerStarting                   // a fork of the shell, not yet the program it runs
+)
+
+// pipeReader says who reads pipe f: it looks among the children of this
+// process's parent (a shell's pipeline is its children) for one whose
+// standard input is f.
+func pipeReader(f any) readerKind {
+	file, ok := f.(*os.File)
+	if !ok {
+		return readerOther
+	}
+	fi, err := file.Stat()
+	if err != nil {
+		return readerOther
+	}
+	target := fmt.Sprintf("pipe:[%d]", fi.Sys().(*syscall.Stat_t).Ino)
+	self, _ := os.Readlink("/proc/self/exe")
+	ppid := os.Getppid()
+	parent, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", ppid))
+	lists, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", ppid))
+	for _, l := range lists {
+		b, _ := os.ReadFile(l)
+		for _, pid := range strings.Fields(string(b)) {
+			if in, _ := os.Readlink("/proc/" + pid + "/fd/0"); in != target {
+				continue
+			}
+			switch exe, _ := os.Readlink("/proc/" + pid + "/exe"); exe {
+			case self:
+				return readerSluice
+			case parent:
+				return readerStarting
+			default:
+				return readerOther
+			}
+		}
+	}
+	return readerOther
 }
 
 // claim is asked before this stage's first output: false once a reader

@@ -90,6 +90,11 @@ func TestPipedStagesNotFused(t *testing.T) {
 		// reader that asks later is too late (or finds the writer gone).
 		{"late reader", "sluice run " + scan + " | { sleep 1; sluice sum-by pickup_date trip_distance; } | sluice to-csv", ""},
 	}
+	// A stage whose reader is another program does not wait for it to ask.
+	out, stderr, code := bashEnv(t, []string{"SLUICE_PIPE_TRACE=1"}, "sluice run "+scan+" | cat | sluice sum-by pickup_date trip_distance | sluice to-csv")
+	if code != 0 || string(out) != fr.stdout || len(traceLines(stderr, "run: its reader is no sluice stage: runs at once")) != 1 {
+		t.Errorf("reader cat: exit %d, %d bytes, want %d: %s", code, len(out), len(fr.stdout), stderr)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out, stderr, code := bashEnv(t, []string{"SLUICE_PIPE_TRACE=1"}, c.script)

@@ -9,9 +9,9 @@ import "context"
 
 type fuseOffer struct{}
 
-func offerFusion(any) *fuseOffer                         { return nil }
+func offerFusion(string, any) *fuseOffer                 { return nil }
 func (*fuseOffer) setPlan(*fusePlan, context.CancelFunc) {}
-func (*fuseOffer) hold(context.Context) bool             { return false }
+func (*fuseOffer) hold(context.Context, any) bool        { return false }
 func (*fuseOffer) claim() error                          { return nil }
 func (*fuseOffer) fused() bool                           { return false }
 func (*fuseOffer) wait(context.Context) error            { return nil }
