@@ -321,15 +321,22 @@ func (o *fuseOffer) wait(ctx context.Context) error {
 		st, err := readPacket[fuseStatus](o.conn, 0)
 		r <- result{st, err}
 	}()
+	var res result
 	select {
+	case res = <-r:
 	case <-ctx.Done():
-		return ctx.Err()
-	case res := <-r:
-		if res.err != nil {
-			return errors.New("the next stage, which ran this one, ended without a status")
+		// Interrupted, the stage running this one is too (a shell's
+		// Ctrl-C reaches the whole pipeline) and says so itself.
+		select {
+		case res = <-r:
+		case <-time.After(2 * time.Second):
+			return ctx.Err()
 		}
-		return fusedExit{res.st.Code}
 	}
+	if res.err != nil {
+		return errors.New("the next stage, which ran this one, ended without a status")
+	}
+	return fusedExit{res.st.Code}
 }
 
 // close stops listening; a reader that fused this stage keeps its socket.

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -206,4 +209,34 @@ func FuzzFuseAnswer(f *testing.F) {
 			t.Fatalf("%q: reason %q", b, why)
 		}
 	})
+}
+
+// TestPipedFusedInterrupted: Ctrl-C (SIGINT to the whole pipeline) stops
+// fused stages; every process exits 130 and only the one running them
+// all says so.
+func TestPipedFusedInterrupted(t *testing.T) {
+	dir := pipeData(t)
+	scan := shellQuote("scan " + filepath.Join(dir, "lineitem") + " --sim ttfb=5ms,stream=100KiB/s,link=200KiB/s --batch-rows 500")
+	script := "sluice run " + scan + " | sluice head 100000000 | sluice to-csv > /dev/null; echo codes ${PIPESTATUS[*]} >&2"
+	cmd := osexec.Command("bash", "-c", script)
+	cmd.Env = append(os.Environ(), "SLUICE_PIPE_TRACE=1", "PATH="+filepath.Dir(sluiceBin)+":"+os.Getenv("PATH"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the stages to fuse", func() bool {
+		return strings.Contains(string(stderr.Bytes()), "to-csv: runs scan | head | to-csv")
+	})
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, string(stderr.Bytes()))
+	}
+	got := string(stderr.Bytes())
+	if !strings.Contains(got, "codes 130 130 130") || strings.Count(got, "sluice: interrupted") != 1 {
+		t.Errorf("want exit codes 130 130 130 and one \"interrupted\":\n%s", got)
+	}
 }
