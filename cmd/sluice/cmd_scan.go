@@ -98,6 +98,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	if err != nil {
 		return err
 	}
+	spareProc([]string{url}, flags.profile)
 	memBudget, columns, order := flags.memory, flags.columns, flags.order
 	if memBudget == 0 {
 		// sluice scan's heap bound and pool are sized by the budget.

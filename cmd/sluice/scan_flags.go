@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -120,6 +123,7 @@ func (o *scanFlags) scanStage(args []string, sio stageIO) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
+	spareProc(args, p.profile)
 	opts := exec.ScanOptions{
 		Columns:     p.columns,
 		Filter:      o.filter,
@@ -164,3 +168,31 @@ func (s *storeSet) withLink(spec string, p sim.Profile) func(ctx context.Context
 		return st, key, nil
 	}
 }
+
+// spareProc gives the Go scheduler one processor more than it has (once
+// per process) when a scan reads over a network or a modelled link, unless
+// GOMAXPROCS is set. With as many processors as cores, decoders keep them
+// all busy, and a goroutine woken by arriving bytes waits for the next
+// preemption (up to 10 ms) for one: the link idles. With one more, the
+// system's scheduler shares the cores and runs the woken thread at once.
+// Measured on 2 cores, 4 M lineitem rows from MinIO through a 150 MiB/s
+// link: scan 1.14 s -> 1.01 s (medians of 10), against 0.95-1.0 s for
+// fetching the same bytes alone; local scans are left as they are.
+func spareProc(urls []string, p sim.Profile) {
+	if readsRemote(urls, p) && os.Getenv("GOMAXPROCS") == "" {
+		spareProcOnce.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1) })
+	}
+}
+
+// readsRemote says whether a scan of urls waits on a network or a
+// modelled link.
+func readsRemote(urls []string, p sim.Profile) bool {
+	for _, u := range urls {
+		if strings.HasPrefix(u, "s3://") {
+			return true
+		}
+	}
+	return !p.IsNone()
+}
+
+var spareProcOnce sync.Once

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -230,4 +231,27 @@ func shellQuoteArgs(args []string) string {
 		q[i] = shellQuote(a)
 	}
 	return strings.Join(q, " ")
+}
+
+// TestReadsRemote: a scan of S3 or through a modelled link gets a spare
+// processor; a local one does not.
+func TestReadsRemote(t *testing.T) {
+	s3, err := sim.Parse("s3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		urls []string
+		p    sim.Profile
+		want bool
+	}{
+		{[]string{"./data/lineitem"}, sim.Profile{}, false},
+		{[]string{"file:///data/x.parquet", "mem://b/x"}, sim.Profile{}, false},
+		{[]string{"./data", "s3://bucket/lineitem/"}, sim.Profile{}, true},
+		{[]string{"./data/lineitem"}, s3, true},
+	} {
+		if got := readsRemote(c.urls, c.p); got != c.want {
+			t.Errorf("%q, sim %v: %v, want %v", c.urls, c.p, got, c.want)
+		}
+	}
 }
