@@ -413,6 +413,10 @@ func NewStreamWriter(w io.Writer, schema *arrow.Schema, mem memory.Allocator) *S
 	return &StreamWriter{pw: pw, w: ipc.NewWriterWithPayloadWriter(pw, ipc.WithSchema(schema), ipc.WithAllocator(mem))}
 }
 
+// Claim makes the first write to the stream wait on claim: an error from
+// it fails the write before any byte is written.
+func (s *StreamWriter) Claim(claim func() error) { s.pw.claim = claim }
+
 // Write writes a batch.
 func (s *StreamWriter) Write(rec arrow.RecordBatch) error { return s.w.Write(rec) }
 

@@ -121,17 +121,21 @@ func TestPipedEqualsFusedCLI(t *testing.T) {
 			}
 		})
 	}
-	// sluice scan -o - hands off to the stage after it as run's scan does.
+	// sluice scan -o - fuses with the stage after it, or hands off to it,
+	// as run's scan does.
 	t.Run("scan -o -", func(t *testing.T) {
 		fused, _ := pipeline(t, scanTaxi, "sum-by pickup_date trip_distance")
 		script := "sluice " + scanTaxi + " -o - | sluice sum-by pickup_date trip_distance"
-		for _, env := range [][]string{nil, {"SLUICE_PIPE=plain"}} {
+		for _, env := range [][]string{{"SLUICE_PIPE_TRACE=1"}, {"SLUICE_PIPE=handoff"}, {"SLUICE_PIPE=plain"}} {
 			out, stderr, code := bashEnv(t, env, script)
 			if code != 0 {
 				t.Fatalf("%v %s: exit %d: %s", env, script, code, stderr)
 			}
 			if !bytes.Equal(out, fused) {
 				t.Fatalf("%v %s: %d bytes, fused gives %d", env, script, len(out), len(fused))
+			}
+			if env[0] == "SLUICE_PIPE_TRACE=1" && !strings.Contains(stderr, "sum-by: runs scan | sum-by") {
+				t.Errorf("%s: not fused: %s", script, stderr)
 			}
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -57,7 +58,9 @@ the batches in the format --format names or, without it, NAME's suffix does:
 --order dataset (the default) writes batches in dataset order (file, row
 group, batch), decoding --concurrency row groups at once and holding the
 batches of those ahead of a slow one: every run writes the same stream, and
-stages piped after it give the bits sluice run gives. --order arrival writes
+stages piped after it give the bits sluice run gives. Piped into a sluice
+stage (-o - | sluice filter ...), on Linux, the scan runs in the last
+stage's process, fused with the stages after it (see sluice filter --help). --order arrival writes
 batches as they are decoded: no waiting behind a slow row group. An Arrow
 IPC stream (- or .arrows) then carries each batch's place in the dataset in
 its metadata (key sluice.position, e.g. {"group":5,"batch":0,"last":true,
@@ -86,14 +89,56 @@ scan succeeds.`,
   sluice scan s3://bucket/lineitem/ -o s3://other/lineitem.parquet --compression zstd --row-group-rows 262144`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runScan(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, args[0])
+			ctx, out := cmd.Context(), cmd.OutOrStdout()
+			if opts.output != "-" || opts.format != "" {
+				return runScan(ctx, out, cmd.ErrOrStderr(), opts, args[0], nil)
+			}
+			// A sluice stage reading the stream may run this scan itself.
+			offer := offerFusion("scan", out)
+			if offer == nil {
+				return runScan(ctx, out, cmd.ErrOrStderr(), opts, args[0], nil)
+			}
+			defer offer.close()
+			err := runScan(ctx, out, cmd.ErrOrStderr(), opts, args[0], &scanOffer{offer, scanWords(cmd, args[0], opts)})
+			if offer.fused() {
+				return endStage(ctx, "scan", err, offer, nil)
+			}
+			return err
 		},
 	}
 	opts.register(cmd.Flags()) // the same flags as run's scan stage
 	return cmd
 }
 
-func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url string) error {
+// scanOffer is sluice scan -o -'s offer to run as the first stage of the
+// sluice stage reading its output (see fuse.go), and its words there.
+type scanOffer struct {
+	*fuseOffer
+	words []string
+}
+
+// scanWords are sluice scan's flags and URL as the scan stage of sluice
+// run: without the flags of its own output, and with its own default
+// budget.
+func scanWords(cmd *cobra.Command, url string, opts scanFlags) []string {
+	words, ok := stageWords(cmd, []string{url})
+	if !ok {
+		return nil
+	}
+	own := []string{"--output=", "--format=", "--quiet=", "--compression=", "--row-group-rows="}
+	kept := words[:1]
+	for _, w := range words[1:] {
+		if !slices.ContainsFunc(own, func(p string) bool { return strings.HasPrefix(w, p) }) {
+			kept = append(kept, w)
+		}
+	}
+	if opts.memory == "" {
+		kept = slices.Insert(kept, 1, fmt.Sprintf("--memory=%d", defaultScanMemory))
+	}
+	return kept
+}
+
+func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url string, offer *scanOffer) error {
 	flags, err := opts.parse(collect.Dataset)
 	if err != nil {
 		return err
@@ -118,6 +163,16 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		// A stage after this one may stop reading early (head): that is
 		// an EPIPE to end quietly on, as stages do, not a fatal signal.
 		quietPipes(nil, out)
+	}
+	if offer != nil && offer.words != nil && sink.f == format.IPCStream {
+		runCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		offer.setPlan(&fusePlan{Stages: [][]string{offer.words}}, cancel)
+		if offer.hold(ctx, out) {
+			return nil // the stage reading the stream runs this scan
+		}
+		ctx = runCtx
+		sink.claim = offer.claim
 	}
 
 	base, rest := store.SplitGlob(url)
@@ -252,6 +307,8 @@ type scanSink struct {
 	// groups numbers the row groups read in dataset order, when each
 	// batch of a stream in arrival order carries its exec.Position.
 	groups map[[2]int]int64
+	// claim, if set, is asked before the stream's first byte.
+	claim func() error
 }
 
 // positionsOf makes the sink tag each batch with its place among the row
@@ -301,7 +358,11 @@ func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer,
 	}
 	var err error
 	if s.dest == "-" && s.f == format.IPCStream {
-		s.w = exec.NewStreamWriter(stdout, sc, memory.DefaultAllocator)
+		sw := exec.NewStreamWriter(stdout, sc, memory.DefaultAllocator)
+		if s.claim != nil {
+			sw.Claim(s.claim)
+		}
+		s.w = sw
 		return nil
 	}
 	if s.dest == "-" {

@@ -240,3 +240,23 @@ func TestPipedFusedInterrupted(t *testing.T) {
 		t.Errorf("want exit codes 130 130 130 and one \"interrupted\":\n%s", got)
 	}
 }
+
+// TestScanWords: sluice scan -o -'s words as run's scan stage drop the
+// flags of its own output, keep its default budget, and parse as the
+// stage's flags.
+func TestScanWords(t *testing.T) {
+	cmd := newScanCommand()
+	if err := cmd.ParseFlags([]string{"-o", "-", "-q", "--columns", "a,b", "--compression", "zstd", "--stats", "s3://b/x/"}); err != nil {
+		t.Fatal(err)
+	}
+	var opts scanFlags
+	words := scanWords(cmd, "s3://b/x/", opts)
+	want := []string{"scan", "--memory=536870912", "--columns=a,b", "--stats=true", "--", "s3://b/x/"}
+	if !reflect.DeepEqual(words, want) {
+		t.Fatalf("words %q, want %q", words, want)
+	}
+	stage, _ := newStageCommand(stageDefByName("scan"))
+	if err := stage.ParseFlags(words[1:]); err != nil || !reflect.DeepEqual(stage.Flags().Args(), []string{"s3://b/x/"}) {
+		t.Fatalf("as the scan stage: %v, arguments %q", err, stage.Flags().Args())
+	}
+}
