@@ -60,8 +60,9 @@ group, batch), decoding --concurrency row groups at once and holding the
 batches of those ahead of a slow one: every run writes the same stream, and
 stages piped after it give the bits sluice run gives. Piped into a sluice
 stage (-o - | sluice filter ...), on Linux, the scan runs in the last
-stage's process, fused with the stages after it (see sluice filter --help). --order arrival writes
-batches as they are decoded: no waiting behind a slow row group. An Arrow
+stage's process, fused with the stages after it (see sluice filter --help).
+--order arrival writes batches as they are decoded: no waiting behind a slow
+row group. An Arrow
 IPC stream (- or .arrows) then carries each batch's place in the dataset in
 its metadata (key sluice.position, e.g. {"group":5,"batch":0,"last":true,
 "file":1,"row_group":2}; a group is a row group read, numbered in dataset
