@@ -62,11 +62,10 @@ stages piped after it give the bits sluice run gives. Piped into a sluice
 stage (-o - | sluice filter ...), on Linux, the scan runs in the last
 stage's process, fused with the stages after it (see sluice filter --help).
 --order arrival writes batches as they are decoded: no waiting behind a slow
-row group. An Arrow
-IPC stream (- or .arrows) then carries each batch's place in the dataset in
-its metadata (key sluice.position, e.g. {"group":5,"batch":0,"last":true,
-"file":1,"row_group":2}; a group is a row group read, numbered in dataset
-order): per-batch stages piped after it (select, filter...) pass it on, and
+row group. An Arrow IPC stream (- or .arrows) then carries each batch's
+place in the dataset in its metadata (key sluice.position, e.g.
+{"group":5,"batch":0,"last":true,"file":1,"row_group":2}; a group is a row
+group read, numbered in dataset order): per-batch stages piped after it (select, filter...) pass it on, and
 the stages whose results depend on order (head, top, sort, sums, write...)
 restore dataset order from it first, so they give sluice run's bits too.
 Any Arrow reader reads such a stream; it sees the batches as decoded.
