@@ -65,9 +65,10 @@ stage's process, fused with the stages after it (see sluice filter --help).
 row group. An Arrow IPC stream (- or .arrows) then carries each batch's
 place in the dataset in its metadata (key sluice.position, e.g.
 {"group":5,"batch":0,"last":true,"file":1,"row_group":2}; a group is a row
-group read, numbered in dataset order): per-batch stages piped after it (select, filter...) pass it on, and
-the stages whose results depend on order (head, top, sort, sums, write...)
-restore dataset order from it first, so they give sluice run's bits too.
+group read, numbered in dataset order): per-batch stages piped after it
+(select, filter...) pass it on, and the stages whose results depend on
+order (head, top, sort, sums, write...) restore dataset order from it
+first, so they give sluice run's bits too.
 Any Arrow reader reads such a stream; it sees the batches as decoded.
 NAME is a path or a store URL. Nothing appears under NAME unless the whole
 scan succeeds.`,
