@@ -345,28 +345,16 @@ func noEOF(err error) error {
 // into a buffer first; a pipe is written through a non-blocking
 // descriptor of its own, so that waiting for the stage after parks a
 // goroutine instead of a thread.
-func WriteIPC(w io.Writer) Stage { return ipcSinkStage{w: w} }
+func WriteIPC(w io.Writer) Stage { return ipcSinkStage{w} }
 
-// WriteIPCClaimed is WriteIPC whose first write to w waits on claim: an
-// error from it fails the stage before any byte is written (the output
-// was given to another process to produce).
-func WriteIPCClaimed(w io.Writer, claim func() error) Stage {
-	return ipcSinkStage{w: w, claim: claim}
-}
-
-type ipcSinkStage struct {
-	w     io.Writer
-	claim func() error
-}
+type ipcSinkStage struct{ w io.Writer }
 
 func (ipcSinkStage) Name() string { return "stdout" }
 func (ipcSinkStage) isSink()      {}
 
 func (s ipcSinkStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	return &plan{name: s.Name(), newOp: func(operator) (operator, error) {
-		sw := NewStreamWriter(s.w, in, e.mem)
-		sw.pw.claim = s.claim
-		return &ipcSink{sw: sw}, nil
+		return &ipcSink{sw: NewStreamWriter(s.w, in, e.mem)}, nil
 	}}, nil
 }
 
@@ -413,10 +401,6 @@ func NewStreamWriter(w io.Writer, schema *arrow.Schema, mem memory.Allocator) *S
 	return &StreamWriter{pw: pw, w: ipc.NewWriterWithPayloadWriter(pw, ipc.WithSchema(schema), ipc.WithAllocator(mem))}
 }
 
-// Claim makes the first write to the stream wait on claim: an error from
-// it fails the write before any byte is written.
-func (s *StreamWriter) Claim(claim func() error) { s.pw.claim = claim }
-
 // Write writes a batch.
 func (s *StreamWriter) Write(rec arrow.RecordBatch) error { return s.w.Write(rec) }
 
@@ -462,8 +446,6 @@ type payloadWriter struct {
 	pipe    *os.File
 	decided bool
 	ho      *handoffWriter
-	// claim, if set, is asked before the first byte is written.
-	claim func() error
 
 	small []byte
 	segs  []segment
@@ -527,11 +509,6 @@ func (pw *payloadWriter) Close() error {
 
 func (pw *payloadWriter) writeVec(vec [][]byte) error {
 	if !pw.decided {
-		if pw.claim != nil {
-			if err := pw.claim(); err != nil {
-				return err
-			}
-		}
 		pw.decided = true
 		if pw.pipe != nil {
 			pw.ho = dialHandoff(pw.pipe)

@@ -187,25 +187,21 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		return stageError(runFanOut(ctx, opts, text, p, stores))
 	}
 	// A sluice stage reading stdout may run this pipeline itself (fuse.go).
+	// The stages after it run on all cores: a run given its own threads,
+	// or profiled, stays apart.
 	var offer *fuseOffer
-	var claim func() error
-	if opts.cpuProfile == "" && opts.memProfile == "" {
+	if opts.threads == 0 && opts.cpuProfile == "" && opts.memProfile == "" {
 		if offer = offerFusion("run", stdout); offer != nil {
 			defer offer.close()
-			claim = offer.claim
+			stages, _ := splitPipeline(text) // parsed above
+			offer.setPlan(&fusePlan{Stages: stages})
 		}
 	}
 	if n := len(p.Stages); n == 0 || !exec.IsSink(p.Stages[n-1]) {
-		p.Stages = append(p.Stages, outputStageClaimed(stdout, claim))
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if offer != nil {
-		stages, _ := splitPipeline(text) // parsed above
-		offer.setPlan(&fusePlan{Stages: stages, Threads: opts.threads}, cancel)
+		p.Stages = append(p.Stages, outputStage(stdout))
 	}
 	if !offer.hold(ctx, stdout) {
-		err = exec.Run(runCtx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.NewMapped(0)})
+		err = exec.Run(ctx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.NewMapped(0)})
 	}
 	return endStage(ctx, "run", err, offer, nil)
 }

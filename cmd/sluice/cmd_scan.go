@@ -166,14 +166,10 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		quietPipes(nil, out)
 	}
 	if offer != nil && offer.words != nil && sink.f == format.IPCStream {
-		runCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		offer.setPlan(&fusePlan{Stages: [][]string{offer.words}}, cancel)
+		offer.setPlan(&fusePlan{Stages: [][]string{offer.words}})
 		if offer.hold(ctx, out) {
 			return nil // the stage reading the stream runs this scan
 		}
-		ctx = runCtx
-		sink.claim = offer.claim
 	}
 
 	base, rest := store.SplitGlob(url)
@@ -308,8 +304,6 @@ type scanSink struct {
 	// groups numbers the row groups read in dataset order, when each
 	// batch of a stream in arrival order carries its exec.Position.
 	groups map[[2]int]int64
-	// claim, if set, is asked before the stream's first byte.
-	claim func() error
 }
 
 // positionsOf makes the sink tag each batch with its place among the row
@@ -359,11 +353,7 @@ func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer,
 	}
 	var err error
 	if s.dest == "-" && s.f == format.IPCStream {
-		sw := exec.NewStreamWriter(stdout, sc, memory.DefaultAllocator)
-		if s.claim != nil {
-			sw.Claim(s.claim)
-		}
-		s.w = sw
+		s.w = exec.NewStreamWriter(stdout, sc, memory.DefaultAllocator)
 		return nil
 	}
 	if s.dest == "-" {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -560,10 +561,13 @@ table). The same stage runs fused with others in sluice run, and so it does
 when piped between sluice stages (on Linux): the last stage of a shell
 pipeline that starts with a scan runs the stages before it itself, and they
 pass it nothing but their words (all must share the binary, directory,
-environment, global flags and standard error; a stage writing a pipe read
-by a sluice stage waits up to 250 ms from its start for it to ask, by a
-process not yet started 50 ms, by another program not at all). Stages that do not fuse
-pass batches through shared memory instead of copying them through the pipe.
+environment, global flags and standard error). A stage gives its words
+only before it starts to work: it waits for its reader to ask up to 2 s
+from its start when that is a sluice stage, up to 200 ms while the shell
+has not yet made it a program, and not at all for any other program.
+Stopping any of the processes (Ctrl-C, kill, timeout) stops the run.
+Stages that do not fuse pass batches through shared memory instead of
+copying them through the pipe.
 SLUICE_PIPE=handoff turns fusing off, SLUICE_PIPE=plain both; with
 SLUICE_PIPE_TRACE=1 each stage says on stderr what its pipes did.`,
 		Example: d.example,
@@ -621,7 +625,9 @@ func runStage(ctx context.Context, cmd *cobra.Command, d *stageDef, build func([
 			// Waiting for a person to type an Arrow stream would look like a hang.
 			return usagef("%s reads an Arrow IPC stream on stdin, and stdin is a terminal: pipe a stage into it (sluice scan DIR -o - | sluice %s) or redirect a file (< q.arrow)", d.name, d.name)
 		}
-		if d.kind != kindEither {
+		// A stage that profiles itself profiles its own stage alone.
+		words, ok := stageWords(cmd, args)
+		if ok && d.kind != kindEither {
 			up = requestFusion(ctx, d.name, stdin)
 		}
 		if up != nil {
@@ -630,32 +636,34 @@ func runStage(ctx context.Context, cmd *cobra.Command, d *stageDef, build func([
 				up.report(exitCode(err, false))
 				return stageError(err)
 			}
-			words, ok := stageWords(cmd, args)
-			if ok {
-				plan = up.plan.with(words)
-			}
+			plan = up.plan.with(words)
 			pipeTrace("%s: runs %s | %s", d.name, stagesText(up.plan.Stages), d.name)
 		} else {
 			p.Source = exec.ReadIPC(stdin)
 		}
 		p.Stages = append(p.Stages, b.stage)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	offer.setPlan(plan, cancel)
+	// The stages before this one, stopped (killed, Ctrl-C, timeout),
+	// stop the run they gave it.
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	up.watch(cancel, offer)
+	offer.setPlan(plan)
 	if len(p.Stages) == 0 || !exec.IsSink(p.Stages[len(p.Stages)-1]) {
-		var claim func() error
-		if offer != nil {
-			claim = offer.claim
-		}
-		p.Stages = append(p.Stages, outputStageClaimed(stdout, claim))
-	}
-	threads := 0
-	if up != nil {
-		threads = up.plan.Threads
+		p.Stages = append(p.Stages, outputStage(stdout))
 	}
 	if !offer.hold(ctx, stdout) {
-		err = exec.Run(runCtx, p, exec.Options{Workers: threads, Open: stores.open, Mem: mempool.NewMapped(0)})
+		err = exec.Run(runCtx, p, exec.Options{Open: stores.open, Mem: mempool.NewMapped(0)})
+		if errors.Is(context.Cause(runCtx), errUpstreamStopped) {
+			// Ctrl-C reaches every process of the pipeline: the stage
+			// before this one may have taken it first.
+			select {
+			case <-ctx.Done():
+				err = ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+				err = errUpstreamStopped
+			}
+		}
 	}
 	return endStage(ctx, d.name, err, offer, up)
 }
@@ -683,18 +691,11 @@ func endStage(ctx context.Context, name string, err error, offer *fuseOffer, up 
 
 // outputStage is how a pipeline that ends in a stream writes it: as Arrow
 // IPC, or as a table when stdout is a terminal.
-func outputStage(stdout io.Writer) exec.Stage { return outputStageClaimed(stdout, nil) }
-
-// outputStageClaimed is outputStage whose first write to a stream waits
-// on claim.
-func outputStageClaimed(stdout io.Writer, claim func() error) exec.Stage {
+func outputStage(stdout io.Writer) exec.Stage {
 	if w := termWidth(stdout); w > 0 {
 		return exec.ShowTable(stdout, exec.ShowOptions{MaxRows: 100, Width: w})
 	}
-	if claim == nil {
-		return exec.WriteIPC(stdout)
-	}
-	return exec.WriteIPCClaimed(stdout, claim)
+	return exec.WriteIPC(stdout)
 }
 
 // termWidth is the width of the terminal w writes to, or 0 when w is not

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -25,10 +24,9 @@ import (
 var processStart = time.Now()
 
 // fusePlan is what a writer gives the reader that fuses it: its stages'
-// words, as sluice run would split them, and its run's threads.
+// words, as sluice run would split them.
 type fusePlan struct {
-	Stages  [][]string `json:"stages"`
-	Threads int        `json:"threads,omitempty"`
+	Stages [][]string `json:"stages"`
 }
 
 // unfusable says why plan cannot be fused into a later stage, or "".
@@ -54,7 +52,7 @@ func (p *fusePlan) unfusable() string {
 // with is the plan followed by one more stage.
 func (p *fusePlan) with(words []string) *fusePlan {
 	stages := append(append([][]string(nil), p.Stages...), words)
-	return &fusePlan{Stages: stages, Threads: p.Threads}
+	return &fusePlan{Stages: stages}
 }
 
 // stageWords are a stage command's words as a stage of sluice run: its
@@ -90,9 +88,6 @@ func stageWords(cmd *cobra.Command, args []string) ([]string, bool) {
 type fusedExit struct{ code int }
 
 func (e fusedExit) Error() string { return fmt.Sprintf("fused stage exited with %d", e.code) }
-
-// errFused fails a writer's own run once a reader fused its stages.
-var errFused = errors.New("the next stage runs this one")
 
 // pipeTrace says, on standard error with SLUICE_PIPE_TRACE set, what a
 // stage's pipes did: which stages it runs, or which stage ran it.

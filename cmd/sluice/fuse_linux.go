@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,16 +24,19 @@ import (
 )
 
 // The exchange, over a SOCK_SEQPACKET socket named after the pipe, which
-// the writer listens on from its start:
+// the writer listens on from its start until it runs:
 //
 //	reader -> writer  fuseHello: who the reader is (fuseContext)
 //	writer -> reader  fuseAnswer: the writer's plan, or why not
+//	writer -> reader  fuseCancel: the writer was stopped (killed, Ctrl-C,
+//	                  timeout), or a stage before it was: stop the run
 //	reader -> writer  fuseStatus: the fused run's exit status, at its end
 //
 // The writer answers only once it knows its own plan (a stage in the
-// middle first learns whether it fused the one before it), and gives its
-// plan only if it has written nothing yet; from then on its own output
-// fails (errFused) and it waits for the status.
+// middle first learns whether it fused the one before it), and gives it
+// only before it starts its own run (see hold); then it waits for the
+// status. A writer that is gone (its socket ends) stops the run as a
+// cancel does.
 
 type fuseHello struct {
 	Context string `json:"context"`
@@ -43,9 +47,19 @@ type fuseAnswer struct {
 	Why  string    `json:"why,omitempty"`
 }
 
+type fuseCancel struct {
+	Cancel bool `json:"cancel"`
+}
+
 type fuseStatus struct {
 	Code int `json:"code"`
 }
+
+// Packets' largest sizes: a plan is a pipeline's words; the rest are small.
+const (
+	maxPlanPacket  = 1 << 20
+	maxSmallPacket = 4 << 10
+)
 
 // fuseName is the socket name for pipe f, the same at both of its ends;
 // false when f is no pipe or fusing is off.
@@ -79,7 +93,8 @@ func fuseContext() string {
 	env := os.Environ()
 	sort.Strings(env)
 	for _, e := range env {
-		if !strings.HasPrefix(e, "_=") { // the shell's last argument
+		// The shell's last argument, and what only says what happened.
+		if !strings.HasPrefix(e, "_=") && !strings.HasPrefix(e, "SLUICE_PIPE_TRACE=") {
 			fmt.Fprintf(h, "env %q\n", e)
 		}
 	}
@@ -99,13 +114,11 @@ type fuseOffer struct {
 	ready    chan struct{} // closed once plan is set
 	answered chan struct{} // closed once a reader has been answered
 
-	mu     sync.Mutex
-	plan   *fusePlan
-	why    string             // why plan is nil
-	cancel context.CancelFunc // ends this stage's own run
-	wrote  bool               // output started: too late to fuse
-	conn   *net.UnixConn      // the reader that fused this stage
-	closed bool
+	mu      sync.Mutex
+	plan    *fusePlan
+	why     string        // why plan is nil
+	started bool          // this stage runs: too late to fuse
+	conn    *net.UnixConn // the reader that fused this stage
 }
 
 // offerFusion listens for a sluice stage reading stdout; nil when stdout
@@ -124,9 +137,8 @@ func offerFusion(name string, stdout any) *fuseOffer {
 	return o
 }
 
-// setPlan says what this stage runs (nil: it cannot be fused) and how to
-// stop its own run should a reader take the plan.
-func (o *fuseOffer) setPlan(p *fusePlan, cancel context.CancelFunc) {
+// setPlan says what this stage runs; nil: it cannot be fused.
+func (o *fuseOffer) setPlan(p *fusePlan) {
 	if o == nil {
 		return
 	}
@@ -140,34 +152,32 @@ func (o *fuseOffer) setPlan(p *fusePlan, cancel context.CancelFunc) {
 	if o.why = p.unfusable(); o.why == "" {
 		o.plan = p
 	}
-	o.cancel = cancel
 	close(o.ready)
 }
 
 // fuseWait bounds how long after its start a stage that could be fused
-// waits for the reader of its output to ask before it runs, while that
-// reader may yet turn out to be a sluice stage: the stages of a shell's
-// pipeline start together, and a run begun and then given away is work
-// done twice. A reader known to be sluice gets fuseWaitSluice.
+// waits for the reader of its output to ask before it runs: the stages of
+// a shell's pipeline start together, and a reader that is a sluice stage
+// asks as soon as it starts. After the wait the stage runs and no longer
+// gives its plan (that would be its work done twice).
 const (
-	fuseWait       = 50 * time.Millisecond
-	fuseWaitSluice = 250 * time.Millisecond
+	fuseWaitSluice   = 2 * time.Second        // the reader is a sluice stage: it will ask
+	fuseWaitStarting = 200 * time.Millisecond // the shell has not yet made the reader a program
 )
 
 // hold waits, before this stage runs, for the reader of its output to ask
 // for its plan, when that reader is or may be a sluice stage; true when
-// the reader took it (this stage then does not run).
+// the reader took it (this stage then does not run). Either way, no reader
+// is answered after it.
 func (o *fuseOffer) hold(ctx context.Context, stdout any) bool {
 	if o == nil {
 		return false
 	}
+	defer o.start()
 	o.mu.Lock()
 	fusable := o.plan != nil
 	o.mu.Unlock()
-	if !fusable {
-		return false
-	}
-	for first := true; ; first = false {
+	for first := fusable; fusable; first = false {
 		var wait time.Duration
 		kind := pipeReader(stdout)
 		if first && kind == readerOther {
@@ -177,10 +187,10 @@ func (o *fuseOffer) hold(ctx context.Context, stdout any) bool {
 		case readerSluice:
 			wait = time.Until(processStart.Add(fuseWaitSluice))
 		case readerStarting:
-			wait = min(time.Millisecond, time.Until(processStart.Add(fuseWait)))
+			wait = min(time.Millisecond, time.Until(processStart.Add(fuseWaitStarting)))
 		}
 		if wait <= 0 {
-			return o.fused()
+			break
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -193,13 +203,24 @@ func (o *fuseOffer) hold(ctx context.Context, stdout any) bool {
 		case <-t.C:
 		}
 	}
+	return o.fused()
+}
+
+// start ends the offer unless a reader took the plan: this stage runs.
+func (o *fuseOffer) start() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.conn == nil && !o.started {
+		o.started = true
+		o.ln.Close()
+	}
 }
 
 type readerKind int
 
 const (
 	readerOther    readerKind = iota // no sluice stage: do not wait
-	readerSluice                     // this binary: it will ask
+	readerSluice                     // a stage of this binary: it will ask
 	readerStarting                   // a fork of the shell, not yet the program it runs
 )
 
@@ -228,7 +249,11 @@ func pipeReader(f any) readerKind {
 			}
 			switch exe, _ := os.Readlink("/proc/" + pid + "/exe"); exe {
 			case self:
-				return readerSluice
+				cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+				if asksForPlan(strings.Split(string(cmdline), "\x00")) {
+					return readerSluice
+				}
+				return readerOther
 			case parent:
 				return readerStarting
 			default:
@@ -237,21 +262,6 @@ func pipeReader(f any) readerKind {
 		}
 	}
 	return readerOther
-}
-
-// claim is asked before this stage's first output: false once a reader
-// fused it.
-func (o *fuseOffer) claim() error {
-	if o == nil {
-		return nil
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.conn != nil {
-		return errFused
-	}
-	o.wrote = true
-	return nil
 }
 
 func (o *fuseOffer) fused() bool {
@@ -269,14 +279,20 @@ func (o *fuseOffer) accept() {
 		if err != nil {
 			return
 		}
-		go o.answer(c)
+		// One at a time: only one reader is meant to ask, and one of
+		// another user is turned away before it is read.
+		o.answer(c)
 	}
 }
 
 // answer takes one reader's hello and gives it the plan, or says why not.
 func (o *fuseOffer) answer(c *net.UnixConn) {
-	hello, err := readPacket[fuseHello](c, 5*time.Second)
-	if err != nil || peercred.SameUser(c) != nil {
+	if peercred.SameUser(c) != nil {
+		c.Close()
+		return
+	}
+	hello, err := readPacket[fuseHello](c, 5*time.Second, maxSmallPacket)
+	if err != nil {
 		c.Close()
 		return
 	}
@@ -284,12 +300,10 @@ func (o *fuseOffer) answer(c *net.UnixConn) {
 	o.mu.Lock()
 	var a fuseAnswer
 	switch {
-	case o.closed:
-		a.Why = "this stage has ended"
 	case o.plan == nil:
 		a.Why = o.why
-	case o.wrote:
-		a.Why = "this stage has started its output"
+	case o.started:
+		a.Why = "this stage has started"
 	case o.conn != nil:
 		a.Why = "another stage fused this one"
 	case hello.Context != fuseContext():
@@ -297,7 +311,6 @@ func (o *fuseOffer) answer(c *net.UnixConn) {
 	default:
 		a.Plan = o.plan
 		o.conn = c
-		o.cancel()
 	}
 	select {
 	case <-o.answered:
@@ -310,54 +323,97 @@ func (o *fuseOffer) answer(c *net.UnixConn) {
 	}
 }
 
-// wait waits for the status of the stage that fused this one.
-func (o *fuseOffer) wait(ctx context.Context) error {
-	type result struct {
-		st  fuseStatus
-		err error
+// stopReader tells the stage that fused this one to stop its run.
+func (o *fuseOffer) stopReader() {
+	if o == nil {
+		return
 	}
-	r := make(chan result, 1)
-	go func() {
-		st, err := readPacket[fuseStatus](o.conn, 0)
-		r <- result{st, err}
-	}()
-	var res result
-	select {
-	case res = <-r:
-	case <-ctx.Done():
-		// Interrupted, the stage running this one is too (a shell's
-		// Ctrl-C reaches the whole pipeline) and says so itself.
-		select {
-		case res = <-r:
-		case <-time.After(2 * time.Second):
-			return ctx.Err()
-		}
+	o.mu.Lock()
+	c := o.conn
+	o.mu.Unlock()
+	if c != nil {
+		_ = writePacket(c, fuseCancel{Cancel: true})
 	}
-	if res.err != nil {
-		return errors.New("the next stage, which ran this one, ended without a status")
-	}
-	return fusedExit{res.st.Code}
 }
 
-// close stops listening; a reader that fused this stage keeps its socket.
+// wait waits for the status of the stage that fused this one; stopped
+// meanwhile (Ctrl-C, a timeout), it stops that stage and takes its status:
+// interrupted too (Ctrl-C reaches the whole pipeline), that stage speaks
+// for both; else this one says it was interrupted.
+func (o *fuseOffer) wait(ctx context.Context) error {
+	r := make(chan fuseStatus, 1)
+	go func() {
+		st, err := readPacket[fuseStatus](o.conn, 0, maxSmallPacket)
+		if err != nil {
+			close(r)
+			return
+		}
+		r <- st
+	}()
+	var st fuseStatus
+	var ok bool
+	select {
+	case st, ok = <-r:
+	case <-ctx.Done():
+		o.stopReader()
+		select {
+		case st, ok = <-r:
+		case <-time.After(5 * time.Second):
+		}
+		if !ok || st.Code != exitInterrupt {
+			return ctx.Err() // stopped alone: this stage says so
+		}
+	}
+	if !ok {
+		// The reader is gone without a word (killed): as a writer whose
+		// pipe's reader is gone, end quietly; its own exit tells.
+		return nil
+	}
+	return fusedExit{st.Code}
+}
+
+// close stops listening; a reader that fused this stage keeps its socket
+// until this process ends.
 func (o *fuseOffer) close() {
 	if o == nil {
 		return
 	}
-	o.setPlan(nil, nil)
+	o.setPlan(nil)
 	o.mu.Lock()
-	o.closed = true
+	o.started = true
 	o.mu.Unlock()
 	o.ln.Close()
-	if o.conn != nil {
-		o.conn.Close()
-	}
 }
 
 // fuseUpstream is a reader's side once it fused the stage before it.
 type fuseUpstream struct {
 	conn *net.UnixConn
 	plan *fusePlan
+	done atomic.Bool // the status is sent: the socket's end is no stop
+}
+
+// errUpstreamStopped ends a run whose stages before this one were stopped.
+var errUpstreamStopped = errors.New("a stage before this one was stopped (killed, interrupted or timed out); this stage ran it")
+
+// watch stops the run (cancel) when the stage before this one says stop
+// or is gone, and passes the word on to a stage that fused this one.
+func (u *fuseUpstream) watch(cancel context.CancelCauseFunc, offer *fuseOffer) {
+	if u == nil {
+		return
+	}
+	go func() {
+		for {
+			c, err := readPacket[fuseCancel](u.conn, 0, maxSmallPacket)
+			if u.done.Load() {
+				return
+			}
+			if err != nil || c.Cancel {
+				cancel(errUpstreamStopped)
+				offer.stopReader()
+				return
+			}
+		}
+	}()
 }
 
 // report tells the fused stage how the run ended.
@@ -365,8 +421,21 @@ func (u *fuseUpstream) report(code int) {
 	if u == nil {
 		return
 	}
+	u.done.Store(true)
 	_ = writePacket(u.conn, fuseStatus{Code: code})
 	u.conn.Close()
+}
+
+// asksForPlan says whether a command line of this binary is a stage
+// that asks the stage writing its input for its plan (one that reads a
+// stream): a word of it names one.
+func asksForPlan(args []string) bool {
+	for _, a := range args[min(1, len(args)):] {
+		if d := stageDefByName(a); d != nil && d.cli && (d.kind == kindStage || d.kind == kindSink) {
+			return true
+		}
+	}
+	return false
 }
 
 // requestFusion asks the stage writing stdin for its plan: nil when stdin
@@ -412,7 +481,7 @@ func requestFusion(ctx context.Context, name string, stdin any) *fuseUpstream {
 	}
 	answer := make(chan fuseAnswer, 1)
 	go func() {
-		a, err := readPacket[fuseAnswer](c, 0)
+		a, err := readPacket[fuseAnswer](c, 0, maxPlanPacket)
 		if err != nil {
 			a = fuseAnswer{Why: err.Error()}
 		}
@@ -432,8 +501,6 @@ func requestFusion(ctx context.Context, name string, stdin any) *fuseUpstream {
 	}
 }
 
-const maxFusePacket = 1 << 20
-
 func writePacket(c *net.UnixConn, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -443,15 +510,15 @@ func writePacket(c *net.UnixConn, v any) error {
 	return err
 }
 
-// readPacket reads one packet as a T; with a timeout, a peer that says
-// nothing in time fails it.
-func readPacket[T any](c *net.UnixConn, timeout time.Duration) (T, error) {
+// readPacket reads one packet of at most max bytes as a T; with a
+// timeout, a peer that says nothing in time fails it.
+func readPacket[T any](c *net.UnixConn, timeout time.Duration, max int) (T, error) {
 	var v T
 	if timeout > 0 {
 		c.SetReadDeadline(time.Now().Add(timeout))
 		defer c.SetReadDeadline(time.Time{})
 	}
-	b := make([]byte, maxFusePacket)
+	b := make([]byte, max)
 	n, err := c.Read(b)
 	if err != nil {
 		return v, err

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -150,6 +152,7 @@ func TestStageWords(t *testing.T) {
 		{"sort", "--by", "a", "--memory", "1MiB"},
 		{"show", "--rows", "7"},
 		{"agg-by", "k", "sum(x), count()"},
+		{"from-csv", "--types", "a=int64,b=string", "--types", "c=date32", "x.csv"},
 	} {
 		d := stageDefByName(args[0])
 		cmd, _ := newStageCommand(d)
@@ -187,7 +190,7 @@ func TestStageWords(t *testing.T) {
 // that is fusable or not, without a panic.
 func FuzzFuseAnswer(f *testing.F) {
 	for _, a := range []fuseAnswer{
-		{Plan: &fusePlan{Stages: [][]string{{"scan", "x"}, {"filter", "a > 1"}}, Threads: 2}},
+		{Plan: &fusePlan{Stages: [][]string{{"scan", "x"}, {"filter", "a > 1"}}}},
 		{Why: "no"},
 		{Plan: &fusePlan{Stages: [][]string{{}}}},
 		{Plan: &fusePlan{Stages: [][]string{{"scan"}, {"write", "x"}}}},
@@ -258,5 +261,69 @@ func TestScanWords(t *testing.T) {
 	stage, _ := newStageCommand(stageDefByName("scan"))
 	if err := stage.ParseFlags(words[1:]); err != nil || !reflect.DeepEqual(stage.Flags().Args(), []string{"s3://b/x/"}) {
 		t.Fatalf("as the scan stage: %v, arguments %q", err, stage.Flags().Args())
+	}
+}
+
+// TestPipedFusedStopped: a stage before the one running them all that is
+// stopped (SIGTERM as timeout sends, kill -9) stops the run, which fails,
+// as the stages apart would.
+func TestPipedFusedStopped(t *testing.T) {
+	dir := pipeData(t)
+	scan := shellQuote("scan " + filepath.Join(dir, "lineitem") + " --sim ttfb=5ms,stream=100KiB/s,link=200KiB/s --batch-rows 500")
+	for _, c := range []struct {
+		stop  string
+		sig   syscall.Signal
+		codes string
+	}{
+		{"run", syscall.SIGTERM, "codes 130 1 1"},
+		{"head", syscall.SIGKILL, "codes 0 137 1"},
+	} {
+		cmd := osexec.Command("bash", "-c", "sluice run "+scan+" | sluice head 100000000 | sluice to-csv > /dev/null; echo codes ${PIPESTATUS[*]} >&2")
+		cmd.Env = append(os.Environ(), "SLUICE_PIPE_TRACE=1", "PATH="+filepath.Dir(sluiceBin)+":"+os.Getenv("PATH"))
+		out := &lockedBuffer{}
+		cmd.Stderr = out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the stages to fuse", func() bool {
+			return strings.Contains(string(out.Bytes()), "to-csv: runs scan | head | to-csv")
+		})
+		pid := 0
+		lists, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", cmd.Process.Pid))
+		for _, l := range lists {
+			b, _ := os.ReadFile(l)
+			for _, p := range strings.Fields(string(b)) {
+				if line, _ := os.ReadFile("/proc/" + p + "/cmdline"); strings.Contains(string(line), "\x00"+c.stop+"\x00") {
+					pid, _ = strconv.Atoi(p)
+				}
+			}
+		}
+		if pid == 0 {
+			t.Fatalf("no %s process", c.stop)
+		}
+		if err := syscall.Kill(pid, c.sig); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%v: %s", err, out.Bytes())
+		}
+		if got := string(out.Bytes()); !strings.Contains(got, c.codes) || !strings.Contains(got, "a stage before this one was stopped") {
+			t.Errorf("%s of %s: want %q and the stop told: %s", c.sig, c.stop, c.codes, got)
+		}
+	}
+}
+
+// TestPipedLateReaderAfterWork: a stage that has started its run (a sort
+// that has read all its input) does not give its stages to a reader that
+// asks later: nothing is done twice.
+func TestPipedLateReaderAfterWork(t *testing.T) {
+	dir := pipeData(t)
+	scan := shellQuote("scan " + filepath.Join(dir, "taxi") + " --columns trip_distance --stats")
+	out, stderr, code := bashEnv(t, []string{"SLUICE_PIPE_TRACE=1"}, "sluice run "+scan+" | sluice sort --by trip_distance | { sleep 0.5; sluice head 3; } | sluice to-csv")
+	if code != 0 || strings.Count(string(out), "\n") != 4 {
+		t.Fatalf("exit %d, %q: %s", code, out, stderr)
+	}
+	if n := strings.Count(stderr, "scan: 40000 rows"); n != 1 || !strings.Contains(stderr, "sort: runs scan | sort") {
+		t.Errorf("the scan ran %d times, want once, in sort: %s", n, stderr)
 	}
 }
