@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -250,7 +251,8 @@ func pipeReader(f any) readerKind {
 			switch exe, _ := os.Readlink("/proc/" + pid + "/exe"); exe {
 			case self:
 				cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline")
-				if asksForPlan(strings.Split(string(cmdline), "\x00")) {
+				environ, _ := os.ReadFile("/proc/" + pid + "/environ")
+				if asksForPlan(strings.Split(string(cmdline), "\x00"), strings.Split(string(environ), "\x00")) {
 					return readerSluice
 				}
 				return readerOther
@@ -426,10 +428,18 @@ func (u *fuseUpstream) report(code int) {
 	u.conn.Close()
 }
 
-// asksForPlan says whether a command line of this binary is a stage
-// that asks the stage writing its input for its plan (one that reads a
-// stream): a word of it names one.
-func asksForPlan(args []string) bool {
+// asksForPlan says whether a process of this binary with args and env is
+// a stage that asks the stage writing its input for its plan: one that
+// reads a stream (a word of args names one), not profiled, with fusing on.
+func asksForPlan(args, env []string) bool {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "SLUICE_PIPE="); ok && fuseMode(v) != "fuse" {
+			return false
+		}
+	}
+	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--cpuprofile") }) {
+		return false
+	}
 	for _, a := range args[min(1, len(args)):] {
 		if d := stageDefByName(a); d != nil && d.cli && (d.kind == kindStage || d.kind == kindSink) {
 			return true

@@ -327,3 +327,25 @@ func TestPipedLateReaderAfterWork(t *testing.T) {
 		t.Errorf("the scan ran %d times, want once, in sort: %s", n, stderr)
 	}
 }
+
+// TestAsksForPlan: which readers a stage that could be fused waits for.
+func TestAsksForPlan(t *testing.T) {
+	for _, c := range []struct {
+		args, env []string
+		want      bool
+	}{
+		{[]string{"sluice", "filter", "x > 1"}, nil, true},
+		{[]string{"sluice", "--sim", "s3", "show"}, []string{"HOME=/root"}, true},
+		{[]string{"sluice", "show"}, []string{"SLUICE_PIPE=handoff"}, false},
+		{[]string{"sluice", "filter", "--cpuprofile", "f.prof", "x > 1"}, nil, false},
+		{[]string{"sluice", "cp", "-", "s3://b/x"}, nil, false},
+		{[]string{"sluice", "run", "scan x | show"}, nil, false},
+		{[]string{"sluice", "merge", "--by", "k", "x/"}, nil, false},
+		{[]string{"show"}, nil, false},
+		{nil, nil, false},
+	} {
+		if got := asksForPlan(c.args, c.env); got != c.want {
+			t.Errorf("%q %q: %v, want %v", c.args, c.env, got, c.want)
+		}
+	}
+}
