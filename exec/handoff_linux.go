@@ -62,17 +62,7 @@ func handoffEnabled() bool { return os.Getenv("SLUICE_PIPE") != "plain" }
 
 // handoffName is the abstract socket name for pipe f, the same at both
 // of its ends; false when f is not a pipe.
-func handoffName(f *os.File) (string, bool) {
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
-		return "", false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return "", false
-	}
-	return fmt.Sprintf("@sluice-pipe-%x-%x", st.Dev, st.Ino), true
-}
+func handoffName(f *os.File) (string, bool) { return peercred.PipeName(f, "pipe") }
 
 // handoffAddr is the socket address of pipe f's hand-off; false when f
 // is no pipe or hand-off is off.

@@ -69,15 +69,7 @@ func fuseName(f any) (string, bool) {
 	if !ok || fuseMode(os.Getenv("SLUICE_PIPE")) != "fuse" {
 		return "", false
 	}
-	fi, err := file.Stat()
-	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
-		return "", false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return "", false
-	}
-	return fmt.Sprintf("@sluice-fuse-%x-%x", st.Dev, st.Ino), true
+	return peercred.PipeName(file, "fuse")
 }
 
 // fuseContext names what a fused stage must share with the one that runs
@@ -418,13 +410,23 @@ func (u *fuseUpstream) watch(cancel context.CancelCauseFunc, offer *fuseOffer) {
 	}()
 }
 
-// report tells the fused stage how the run ended.
+// report tells the fused stage how the run ended, and waits for it to
+// hang up: closing a Unix socket with a packet unread (a cancel sent as
+// the run ended) resets it, and the peer would lose the status.
 func (u *fuseUpstream) report(code int) {
 	if u == nil {
 		return
 	}
 	u.done.Store(true)
-	_ = writePacket(u.conn, fuseStatus{Code: code})
+	if writePacket(u.conn, fuseStatus{Code: code}) == nil {
+		u.conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		b := make([]byte, maxSmallPacket)
+		for {
+			if n, err := u.conn.Read(b); err != nil || n == 0 {
+				break
+			}
+		}
+	}
 	u.conn.Close()
 }
 

@@ -214,14 +214,12 @@ func FuzzFuseAnswer(f *testing.F) {
 	})
 }
 
-// TestPipedFusedInterrupted: Ctrl-C (SIGINT to the whole pipeline) stops
-// fused stages; every process exits 130 and only the one running them
-// all says so.
-func TestPipedFusedInterrupted(t *testing.T) {
-	dir := pipeData(t)
-	scan := shellQuote("scan " + filepath.Join(dir, "lineitem") + " --sim ttfb=5ms,stream=100KiB/s,link=200KiB/s --batch-rows 500")
-	script := "sluice run " + scan + " | sluice head 100000000 | sluice to-csv > /dev/null; echo codes ${PIPESTATUS[*]} >&2"
-	cmd := osexec.Command("bash", "-c", script)
+// startFused starts `sluice run SCAN | sluice head | sluice to-csv` in a
+// process group of its own, its exit codes printed last on stderr, and
+// waits until the three have fused.
+func startFused(t *testing.T, scan string) (*osexec.Cmd, *lockedBuffer) {
+	t.Helper()
+	cmd := osexec.Command("bash", "-c", "sluice run "+scan+" | sluice head 100000000 | sluice to-csv > /dev/null; echo codes ${PIPESTATUS[*]} >&2")
 	cmd.Env = append(os.Environ(), "SLUICE_PIPE_TRACE=1", "PATH="+filepath.Dir(sluiceBin)+":"+os.Getenv("PATH"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr := &lockedBuffer{}
@@ -232,6 +230,16 @@ func TestPipedFusedInterrupted(t *testing.T) {
 	waitFor(t, "the stages to fuse", func() bool {
 		return strings.Contains(string(stderr.Bytes()), "to-csv: runs scan | head | to-csv")
 	})
+	return cmd, stderr
+}
+
+// TestPipedFusedInterrupted: Ctrl-C (SIGINT to the whole pipeline) stops
+// fused stages; every process exits 130 and only the one running them
+// all says so.
+func TestPipedFusedInterrupted(t *testing.T) {
+	dir := pipeData(t)
+	scan := shellQuote("scan " + filepath.Join(dir, "lineitem") + " --sim ttfb=5ms,stream=100KiB/s,link=200KiB/s --batch-rows 500")
+	cmd, stderr := startFused(t, scan)
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -278,16 +286,7 @@ func TestPipedFusedStopped(t *testing.T) {
 		{"run", syscall.SIGTERM, "codes 130 1 1"},
 		{"head", syscall.SIGKILL, "codes 0 137 1"},
 	} {
-		cmd := osexec.Command("bash", "-c", "sluice run "+scan+" | sluice head 100000000 | sluice to-csv > /dev/null; echo codes ${PIPESTATUS[*]} >&2")
-		cmd.Env = append(os.Environ(), "SLUICE_PIPE_TRACE=1", "PATH="+filepath.Dir(sluiceBin)+":"+os.Getenv("PATH"))
-		out := &lockedBuffer{}
-		cmd.Stderr = out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, "the stages to fuse", func() bool {
-			return strings.Contains(string(out.Bytes()), "to-csv: runs scan | head | to-csv")
-		})
+		cmd, out := startFused(t, scan)
 		pid := 0
 		lists, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", cmd.Process.Pid))
 		for _, l := range lists {
