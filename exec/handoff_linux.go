@@ -56,6 +56,10 @@ var handoffHello = []byte("SLUICE1\x00")
 // handoffsTaken counts the hand-offs this process's readers took.
 var handoffsTaken atomic.Int64
 
+// HandoffsTaken is how many of this process's inputs came through shared
+// memory from the stage before.
+func HandoffsTaken() int64 { return handoffsTaken.Load() }
+
 // handoffEnabled says whether stages hand off through shared memory;
 // SLUICE_PIPE=plain keeps every pipe a plain Arrow IPC stream.
 func handoffEnabled() bool { return os.Getenv("SLUICE_PIPE") != "plain" }

@@ -189,13 +189,15 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	// A sluice stage reading stdout may run this pipeline itself (fuse.go).
 	// The stages after it run on all cores: a run given its own threads,
 	// or profiled, stays apart.
-	var offer *fuseOffer
-	if opts.threads == 0 && opts.cpuProfile == "" && opts.memProfile == "" {
-		if offer = offerFusion("run", stdout); offer != nil {
-			defer offer.close()
-			stages, _ := splitPipeline(text) // parsed above
-			offer.setPlan(&fusePlan{Stages: stages})
+	offer := offerFusion("run", stdout)
+	if offer != nil {
+		defer offer.close()
+		stages, _ := splitPipeline(text) // parsed above
+		why := ""
+		if opts.threads != 0 || opts.cpuProfile != "" || opts.memProfile != "" {
+			why = "it runs with its own --threads or a profile"
 		}
+		offer.setPlan(&fusePlan{Stages: stages}, why)
 	}
 	if n := len(p.Stages); n == 0 || !exec.IsSink(p.Stages[n-1]) {
 		p.Stages = append(p.Stages, outputStage(stdout))

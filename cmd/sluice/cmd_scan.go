@@ -166,7 +166,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		quietPipes(nil, out)
 	}
 	if offer != nil && offer.words != nil && sink.f == format.IPCStream {
-		offer.setPlan(&fusePlan{Stages: [][]string{offer.words}})
+		offer.setPlan(&fusePlan{Stages: [][]string{offer.words}}, "")
 		if offer.hold(ctx, out) {
 			return nil // the stage reading the stream runs this scan
 		}

@@ -648,12 +648,15 @@ func runStage(ctx context.Context, cmd *cobra.Command, d *stageDef, build func([
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	up.watch(cancel, offer)
-	offer.setPlan(plan)
+	offer.setPlan(plan, "")
 	if len(p.Stages) == 0 || !exec.IsSink(p.Stages[len(p.Stages)-1]) {
 		p.Stages = append(p.Stages, outputStage(stdout))
 	}
-	if !offer.hold(ctx, stdout) {
+	if !offer.hold(runCtx, stdout) {
 		err = exec.Run(runCtx, p, exec.Options{Open: stores.open, Mem: mempool.NewMapped(0)})
+		if exec.HandoffsTaken() > 0 {
+			pipeTrace("%s: read its input through shared memory", d.name)
+		}
 		if errors.Is(context.Cause(runCtx), errUpstreamStopped) {
 			// Ctrl-C reaches every process of the pipeline: the stage
 			// before this one may have taken it first.

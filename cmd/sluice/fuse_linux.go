@@ -111,6 +111,7 @@ type fuseOffer struct {
 	plan    *fusePlan
 	why     string        // why plan is nil
 	started bool          // this stage runs: too late to fuse
+	stopped bool          // a stage before this one was stopped
 	conn    *net.UnixConn // the reader that fused this stage
 }
 
@@ -130,8 +131,9 @@ func offerFusion(name string, stdout any) *fuseOffer {
 	return o
 }
 
-// setPlan says what this stage runs; nil: it cannot be fused.
-func (o *fuseOffer) setPlan(p *fusePlan) {
+// setPlan says what this stage runs; nil: it cannot be fused, for why
+// (or what the plan's unfusable says).
+func (o *fuseOffer) setPlan(p *fusePlan, why string) {
 	if o == nil {
 		return
 	}
@@ -142,7 +144,10 @@ func (o *fuseOffer) setPlan(p *fusePlan) {
 		return
 	default:
 	}
-	if o.why = p.unfusable(); o.why == "" {
+	if why == "" {
+		why = p.unfusable()
+	}
+	if o.why = why; why == "" {
 		o.plan = p
 	}
 	close(o.ready)
@@ -161,12 +166,13 @@ const (
 // hold waits, before this stage runs, for the reader of its output to ask
 // for its plan, when that reader is or may be a sluice stage; true when
 // the reader took it (this stage then does not run). Either way, no reader
-// is answered after it.
+// is given the plan after it; the socket stays, answering that it has
+// started, so that a reader learns at once it is to read the pipe (and
+// listens for the batches' hand-off before the first comes).
 func (o *fuseOffer) hold(ctx context.Context, stdout any) bool {
 	if o == nil {
 		return false
 	}
-	defer o.start()
 	o.mu.Lock()
 	fusable := o.plan != nil
 	o.mu.Unlock()
@@ -177,10 +183,16 @@ func (o *fuseOffer) hold(ctx context.Context, stdout any) bool {
 			pipeTrace("%s: its reader is no sluice stage: runs at once", o.name)
 		}
 		switch kind {
-		case readerSluice:
-			wait = time.Until(processStart.Add(fuseWaitSluice))
-		case readerStarting:
-			wait = min(time.Millisecond, time.Until(processStart.Add(fuseWaitStarting)))
+		case readerSluice, readerStarting:
+			until := fuseWaitSluice
+			if kind == readerStarting {
+				until = fuseWaitStarting
+			}
+			// In slices, to see a reader that ends before it asks.
+			wait = min(25*time.Millisecond, time.Until(processStart.Add(until)))
+			if kind == readerStarting {
+				wait = min(wait, time.Millisecond)
+			}
 		}
 		if wait <= 0 {
 			break
@@ -189,24 +201,23 @@ func (o *fuseOffer) hold(ctx context.Context, stdout any) bool {
 		select {
 		case <-o.answered:
 			t.Stop()
-			return o.fused()
+			return o.start()
 		case <-ctx.Done():
 			t.Stop()
-			return false
+			return o.start()
 		case <-t.C:
 		}
 	}
-	return o.fused()
+	return o.start()
 }
 
-// start ends the offer unless a reader took the plan: this stage runs.
-func (o *fuseOffer) start() {
+// start ends the offer, unless a reader took the plan (true): this stage
+// runs.
+func (o *fuseOffer) start() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.conn == nil && !o.started {
-		o.started = true
-		o.ln.Close()
-	}
+	o.started = o.conn == nil
+	return o.conn != nil
 }
 
 type readerKind int
@@ -296,6 +307,8 @@ func (o *fuseOffer) answer(c *net.UnixConn) {
 	switch {
 	case o.plan == nil:
 		a.Why = o.why
+	case o.stopped:
+		a.Why = "a stage before this one was stopped"
 	case o.started:
 		a.Why = "this stage has started"
 	case o.conn != nil:
@@ -317,12 +330,14 @@ func (o *fuseOffer) answer(c *net.UnixConn) {
 	}
 }
 
-// stopReader tells the stage that fused this one to stop its run.
+// stopReader tells the stage that fused this one to stop its run; one
+// that asks later is turned away.
 func (o *fuseOffer) stopReader() {
 	if o == nil {
 		return
 	}
 	o.mu.Lock()
+	o.stopped = true
 	c := o.conn
 	o.mu.Unlock()
 	if c != nil {
@@ -372,7 +387,7 @@ func (o *fuseOffer) close() {
 	if o == nil {
 		return
 	}
-	o.setPlan(nil)
+	o.setPlan(nil, "this stage has ended")
 	o.mu.Lock()
 	o.started = true
 	o.mu.Unlock()
@@ -442,10 +457,17 @@ func asksForPlan(args, env []string) bool {
 	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--cpuprofile") }) {
 		return false
 	}
-	for _, a := range args[min(1, len(args)):] {
-		if d := stageDefByName(a); d != nil && d.cli && (d.kind == kindStage || d.kind == kindSink) {
-			return true
+	// The command is the first word that is no global flag or its value.
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			if slices.Contains([]string{"--endpoint", "--region", "--sim"}, a) {
+				i++
+			}
+			continue
 		}
+		d := stageDefByName(a)
+		return d != nil && d.cli && (d.kind == kindStage || d.kind == kindSink)
 	}
 	return false
 }

@@ -95,8 +95,18 @@ func TestPipedStagesNotFused(t *testing.T) {
 		// reader that asks later is too late (or finds the writer gone).
 		{"late reader", "sluice run " + scan + " | { sleep 1; sluice sum-by pickup_date trip_distance; } | sluice to-csv", ""},
 	}
+	// A stage that does not fuse still hands its batches over through
+	// shared memory: its reader learns at once that it is to read the pipe,
+	// and listens for the hand-off before the first batch (the link model
+	// holds that back until both have started).
+	slow := shellQuote("scan " + filepath.Join(dir, "taxi") + " --columns pickup_date,trip_distance --sim ttfb=100ms")
+	out, stderr, code := bashEnv(t, []string{"SLUICE_PIPE_TRACE=1"}, "sluice run --threads 2 "+slow+" | sluice sum-by pickup_date trip_distance | sluice to-csv")
+	if code != 0 || string(out) != fr.stdout || !strings.Contains(stderr, "sum-by: not fused with the stage before it: it runs with its own --threads") ||
+		!strings.Contains(stderr, "sum-by: read its input through shared memory") {
+		t.Errorf("run --threads 2: exit %d, %d bytes, want %d: %s", code, len(out), len(fr.stdout), stderr)
+	}
 	// A stage whose reader is another program does not wait for it to ask.
-	out, stderr, code := bashEnv(t, []string{"SLUICE_PIPE_TRACE=1"}, "sluice run "+scan+" | cat | sluice sum-by pickup_date trip_distance | sluice to-csv")
+	out, stderr, code = bashEnv(t, []string{"SLUICE_PIPE_TRACE=1"}, "sluice run "+scan+" | cat | sluice sum-by pickup_date trip_distance | sluice to-csv")
 	if code != 0 || string(out) != fr.stdout || len(traceLines(stderr, "run: its reader is no sluice stage: runs at once")) != 1 {
 		t.Errorf("reader cat: exit %d, %d bytes, want %d: %s", code, len(out), len(fr.stdout), stderr)
 	}
@@ -340,6 +350,8 @@ func TestAsksForPlan(t *testing.T) {
 		{[]string{"sluice", "cp", "-", "s3://b/x"}, nil, false},
 		{[]string{"sluice", "run", "scan x | show"}, nil, false},
 		{[]string{"sluice", "merge", "--by", "k", "x/"}, nil, false},
+		{[]string{"sluice", "cp", "-", "sort"}, nil, false},
+		{[]string{"sluice", "--endpoint", "show", "filter", "x > 1"}, nil, true},
 		{[]string{"show"}, nil, false},
 		{nil, nil, false},
 	} {

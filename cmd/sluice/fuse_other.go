@@ -13,7 +13,7 @@ import (
 type fuseOffer struct{}
 
 func offerFusion(string, any) *fuseOffer          { return nil }
-func (*fuseOffer) setPlan(*fusePlan)              {}
+func (*fuseOffer) setPlan(*fusePlan, string)      {}
 func (*fuseOffer) hold(context.Context, any) bool { return false }
 func (*fuseOffer) fused() bool                    { return false }
 func (*fuseOffer) wait(context.Context) error     { return nil }
