@@ -91,11 +91,11 @@ scan succeeds.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, out := cmd.Context(), cmd.OutOrStdout()
-			if opts.output != "-" || opts.format != "" {
-				return runScan(ctx, out, cmd.ErrOrStderr(), opts, args[0], nil)
-			}
 			// A sluice stage reading the stream may run this scan itself.
-			offer := offerFusion("scan", out)
+			var offer *fuseOffer
+			if opts.output == "-" && opts.format == "" {
+				offer = offerFusion("scan", out)
+			}
 			if offer == nil {
 				return runScan(ctx, out, cmd.ErrOrStderr(), opts, args[0], nil)
 			}

@@ -13,11 +13,11 @@ import (
 // Piped stages fused: when a stage's standard output is a pipe read by
 // another sluice stage, the reader runs the writer's stages itself, fused
 // with its own as sluice run would, and no batch crosses the pipe. The
-// writer then writes nothing and ends with the reader's exit status. Only
-// a writer whose pipeline starts with a scan (it reads no input of its
-// own) and has written nothing yet is fused, and only into a reader of the
-// same binary, user, working directory, environment, global flags and
-// standard error; otherwise the stages hand batches over as before.
+// writer then does nothing and ends with the reader's exit status. Only a
+// writer whose pipeline starts with a scan (it reads no input of its own)
+// and has not started its run is fused, and only into a reader of the same
+// binary, user, working directory, environment, global flags and standard
+// error; otherwise the stages hand batches over as before.
 
 // processStart is about when this process started (its packages are
 // initialised before main's).

@@ -182,17 +182,13 @@ func (o *fuseOffer) hold(ctx context.Context, stdout any) bool {
 		if first && kind == readerOther {
 			pipeTrace("%s: its reader is no sluice stage: runs at once", o.name)
 		}
+		// In slices, to see a reader that ends (or becomes another
+		// program) before it asks.
 		switch kind {
-		case readerSluice, readerStarting:
-			until := fuseWaitSluice
-			if kind == readerStarting {
-				until = fuseWaitStarting
-			}
-			// In slices, to see a reader that ends before it asks.
-			wait = min(25*time.Millisecond, time.Until(processStart.Add(until)))
-			if kind == readerStarting {
-				wait = min(wait, time.Millisecond)
-			}
+		case readerSluice:
+			wait = min(25*time.Millisecond, time.Until(processStart.Add(fuseWaitSluice)))
+		case readerStarting:
+			wait = min(time.Millisecond, time.Until(processStart.Add(fuseWaitStarting)))
 		}
 		if wait <= 0 {
 			break
