@@ -17,7 +17,8 @@ import (
 
 // Show is a sink that prints the stream as a table for a person: a
 // header, up to maxRows rows (all when maxRows <= 0), and the row count.
-// It reads the whole stream either way.
+// It reads the whole stream either way, and keeps copies of the cells it
+// prints, never views of a batch's buffers.
 func Show(w io.Writer, maxRows int) Stage { return ShowTable(w, ShowOptions{MaxRows: maxRows}) }
 
 // ShowOptions shape the table Show prints.
@@ -103,7 +104,10 @@ func formatCell(a arrow.Array, i int) string {
 	if utf8.RuneCountInString(s) > maxCell {
 		s = string([]rune(s)[:maxCell-1]) + "…"
 	}
-	return s
+	// A string or dictionary value is a view of the batch's buffer, which
+	// is reused once the batch is released, while the row is kept until
+	// the table is printed.
+	return strings.Clone(s)
 }
 
 // formatFloat prints a float to 12 significant digits, without an
