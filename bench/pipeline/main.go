@@ -2,9 +2,9 @@
 // distance by pickup date over taxi, top 9) and query B (TPC-H Q1's
 // shape over lineitem), each run fused in one sluice process, piped
 // through separate sluice processes connected by OS pipes as a shell
-// connects them (the stages then fuse across the pipes: the last process
-// runs them all), piped with SLUICE_PIPE=handoff (each process runs its
-// own stage and passes batches through shared memory), and both in
+// connects them (each process runs its own stage and passes batches
+// through shared memory), piped with SLUICE_PIPE=plain (the Arrow IPC
+// stream itself through the pipes), and both in
 // DuckDB over the same files when its helper (./duckdb, a module of its
 // own) builds. It prints the median of several runs of each and the
 // ratios, measured in the same run; for DuckDB also the time of the query
@@ -28,7 +28,7 @@
 // piped forms' processes are connected by pipes from here, with one
 // standard error as in a shell, so the CPU time of each process is known;
 // beside it is what moving the same bytes through plain pipes costs with
-// no work at all, the floor of unfused stages' extra cost.
+// no work at all, the floor of the plain form's extra cost.
 //
 // Then the Parquet write comparison (write.go): -write-rows rows of
 // lineitem, all columns, written with snappy by sluice and by DuckDB
@@ -194,12 +194,12 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		if fout != pout {
 			return fmt.Errorf("query %s: fused and piped results differ:\n%s\n%s", q.name, fout, pout)
 		}
-		_, hout, err := pipe(handoffEnv)
+		_, lout, err := pipe(plainEnv)
 		if err != nil {
-			return fmt.Errorf("query %s piped, %s: %w", q.name, handoffEnv, err)
+			return fmt.Errorf("query %s piped, %s: %w", q.name, plainEnv, err)
 		}
-		if fout != hout {
-			return fmt.Errorf("query %s: fused and piped (%s) results differ:\n%s\n%s", q.name, handoffEnv, fout, hout)
+		if fout != lout {
+			return fmt.Errorf("query %s: fused and piped (%s) results differ:\n%s\n%s", q.name, plainEnv, fout, lout)
 		}
 		pipeBytes := streamBytes(sluiceBin, texts)
 
@@ -219,10 +219,10 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 			}
 			agree = sameAsDuckDB(fout, dout)
 		}
-		var fs, ps, hs, ds []sample
+		var fs, ps, ls, ds []sample
 		var inner []float64
 		byStage := make([][]sample, len(stages))
-		byStageHandoff := make([][]sample, len(stages))
+		byStagePlain := make([][]sample, len(stages))
 		forms := []func() error{
 			func() error {
 				s, _, err := fused()
@@ -238,10 +238,10 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 				return err
 			},
 			func() error {
-				s, each, _, err := measurePipeline(sluiceBin, pipedArgs, handoffEnv)
-				hs = append(hs, s)
+				s, each, _, err := measurePipeline(sluiceBin, pipedArgs, plainEnv)
+				ls = append(ls, s)
 				for i, e := range each {
-					byStageHandoff[i] = append(byStageHandoff[i], e)
+					byStagePlain[i] = append(byStagePlain[i], e)
 				}
 				return err
 			},
@@ -265,16 +265,16 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 				}
 			}
 		}
-		f, p, h := median(fs), median(ps), median(hs)
+		f, p, l := median(fs), median(ps), median(ls)
 		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12s %12s\n", q.name, "fused", f.wall, f.cpu, f.rss/(1<<20), "-", "1.00", "1.00")
-		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12.2f %12.2f   (round by round: wall %.2f; the stages fuse across the pipes)\n", q.name, "piped", p.wall, p.cpu, p.rss/(1<<20),
-			"0", p.wall/f.wall, p.cpu/f.cpu, pairedRatio(ps, fs))
-		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f %12.2f   (round by round: wall %.2f; %s: batches through shared memory)\n", q.name, "handoff", h.wall, h.cpu, h.rss/(1<<20),
-			float64(pipeBytes)/(1<<20), h.wall/f.wall, h.cpu/f.cpu, pairedRatio(hs, fs), handoffEnv)
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f %12.2f   (round by round: wall %.2f; each process its own stage, batches through shared memory)\n", q.name, "piped", p.wall, p.cpu, p.rss/(1<<20),
+			float64(pipeBytes)/(1<<20), p.wall/f.wall, p.cpu/f.cpu, pairedRatio(ps, fs))
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f %12.2f   (round by round: wall %.2f; %s: the Arrow IPC stream through the pipes)\n", q.name, "plain", l.wall, l.cpu, l.rss/(1<<20),
+			float64(pipeBytes)/(1<<20), l.wall/f.wall, l.cpu/f.cpu, pairedRatio(ls, fs), plainEnv)
 		for _, form := range []struct {
 			name string
 			st   [][]sample
-		}{{"piped", byStage}, {"handoff", byStageHandoff}} {
+		}{{"piped", byStage}, {"plain", byStagePlain}} {
 			var parts, where []string
 			for i, st := range form.st {
 				m := median(st)
@@ -290,8 +290,8 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 				f.sys, f.faults/1e3, f.switches/1e3)
 		}
 		floor := perByte * float64(pipeBytes)
-		fmt.Printf("%-6s %-8s moving %.0f MiB through plain pipes alone costs %.3f cpu s: unfused plain pipes >= fused + that = %.2fx fused cpu\n",
-			q.name, "plain", float64(pipeBytes)/(1<<20), floor, (f.cpu+floor)/f.cpu)
+		fmt.Printf("%-6s %-8s moving %.0f MiB through plain pipes alone costs %.3f cpu s: plain pipes >= fused + that = %.2fx fused cpu\n",
+			q.name, "floor", float64(pipeBytes)/(1<<20), floor, (f.cpu+floor)/f.cpu)
 		if q.duckdb == "" {
 			continue
 		}
@@ -397,9 +397,9 @@ func usage(ps *os.ProcessState) sample {
 	return s
 }
 
-// handoffEnv keeps piped stages apart, each its own process passing
-// batches through shared memory, for the comparison with fusing them.
-const handoffEnv = "SLUICE_PIPE=handoff"
+// plainEnv makes piped stages pass the Arrow IPC stream itself through
+// the pipes instead of handing batches off through shared memory.
+const plainEnv = "SLUICE_PIPE=plain"
 
 // measurePipeline runs bin with each of stages as its arguments, each
 // process's stdout piped to the next one's stdin, as a shell pipeline
@@ -414,8 +414,7 @@ func measurePipeline(bin string, stages [][]string, env ...string) (total sample
 			f.Close()
 		}
 	}()
-	// One standard error for all, as a shell's pipeline has (and sluice
-	// fuses only stages that share it).
+	// One standard error for all, as a shell's pipeline has.
 	er, ew, err := os.Pipe()
 	if err != nil {
 		return total, nil, "", err

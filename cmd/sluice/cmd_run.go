@@ -186,26 +186,10 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		}
 		return stageError(runFanOut(ctx, opts, text, p, stores))
 	}
-	// A sluice stage reading stdout may run this pipeline itself (fuse.go).
-	// The stages after it run on all cores: a run given its own threads,
-	// or profiled, stays apart.
-	offer := offerFusion("run", stdout)
-	if offer != nil {
-		defer offer.close()
-		stages, _ := splitPipeline(text) // parsed above
-		why := ""
-		if opts.threads != 0 || opts.cpuProfile != "" || opts.memProfile != "" {
-			why = "it runs with its own --threads or a profile"
-		}
-		offer.setPlan(&fusePlan{Stages: stages}, why)
-	}
 	if n := len(p.Stages); n == 0 || !exec.IsSink(p.Stages[n-1]) {
 		p.Stages = append(p.Stages, outputStage(stdout))
 	}
-	if !offer.hold(ctx, stdout) {
-		err = exec.Run(ctx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.NewMapped(0)})
-	}
-	return endStage(ctx, "run", err, offer, nil)
+	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.NewMapped(0)}))
 }
 
 // parsePipeline builds the stages of a run's text, each with a fresh copy

@@ -45,10 +45,10 @@ func pipeline(t *testing.T, stages ...string) (fusedOut, pipedOut []byte) {
 	if code != 0 {
 		t.Fatalf("piped %s: exit %d: %s", script, code, stderr)
 	}
-	// Adjacent stages fuse where they can; with that off they hand batches
-	// off through shared memory, and with that off too every pipe carries
-	// the plain stream: the same bytes come out.
-	for _, mode := range []string{"handoff", "plain"} {
+	// By default adjacent stages hand batches off through shared memory;
+	// with that off every pipe carries the plain stream: the same bytes
+	// come out.
+	for _, mode := range []string{"plain"} {
 		other, stderr, code := bashEnv(t, []string{"SLUICE_PIPE=" + mode}, script)
 		if code != 0 {
 			t.Fatalf("piped, SLUICE_PIPE=%s %s: exit %d: %s", mode, script, code, stderr)
@@ -121,12 +121,12 @@ func TestPipedEqualsFusedCLI(t *testing.T) {
 			}
 		})
 	}
-	// sluice scan -o - fuses with the stage after it, or hands off to it,
-	// as run's scan does.
+	// sluice scan -o - hands off to the stage after it as run's scan does,
+	// and each process does its own work.
 	t.Run("scan -o -", func(t *testing.T) {
 		fused, _ := pipeline(t, scanTaxi, "sum-by pickup_date trip_distance")
 		script := "sluice " + scanTaxi + " -o - | sluice sum-by pickup_date trip_distance"
-		for _, env := range [][]string{{"SLUICE_PIPE_TRACE=1"}, {"SLUICE_PIPE=handoff"}, {"SLUICE_PIPE=plain"}} {
+		for _, env := range [][]string{{"SLUICE_PIPE_TRACE=1"}, {"SLUICE_PIPE=plain"}} {
 			out, stderr, code := bashEnv(t, env, script)
 			if code != 0 {
 				t.Fatalf("%v %s: exit %d: %s", env, script, code, stderr)
@@ -134,8 +134,8 @@ func TestPipedEqualsFusedCLI(t *testing.T) {
 			if !bytes.Equal(out, fused) {
 				t.Fatalf("%v %s: %d bytes, fused gives %d", env, script, len(out), len(fused))
 			}
-			if env[0] == "SLUICE_PIPE_TRACE=1" && !strings.Contains(stderr, "sum-by: runs scan | sum-by") {
-				t.Errorf("%s: not fused: %s", script, stderr)
+			if env[0] == "SLUICE_PIPE_TRACE=1" && !strings.Contains(stderr, "sum-by: read its input through shared memory") {
+				t.Errorf("%s: no hand-off: %s", script, stderr)
 			}
 		}
 	})
@@ -271,19 +271,18 @@ func TestPipelineBadInput(t *testing.T) {
 		}
 	}
 	// A failing stage fails the pipeline, and the stage after it fails
-	// too rather than printing an empty result: fused, with the failing
-	// stage's error and exit code; kept apart, with its own.
+	// too rather than printing an empty result, through shared memory or
+	// a plain pipe: the source says why, the reader that its input ended
+	// before a stream began.
 	failing := "sluice run " + shellQuote("scan "+filepath.Join(dir, "nothing")) + " | sluice show"
-	out, stderr, code := bash(t, failing)
-	if code != exitNotFound || len(out) != 0 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "no parquet files") {
-		t.Errorf("failed source: exit %d, out %q, %q", code, out, stderr)
-	}
-	out, stderr, code = bashEnv(t, []string{"SLUICE_PIPE=handoff"}, failing)
-	if code == 0 || len(out) != 0 || !strings.Contains(stderr, "expected an Arrow IPC stream") {
-		t.Errorf("failed source, SLUICE_PIPE=handoff: exit %d, out %q, %q", code, out, stderr)
+	for _, mode := range []string{"", "plain"} {
+		out, stderr, code := bashEnv(t, []string{"SLUICE_PIPE=" + mode}, failing)
+		if code == 0 || len(out) != 0 || !strings.Contains(stderr, "no parquet files") || !strings.Contains(stderr, "expected an Arrow IPC stream") {
+			t.Errorf("failed source, SLUICE_PIPE=%s: exit %d, out %q, %q", mode, code, out, stderr)
+		}
 	}
 	// head downstream stops the stages before it early, without error.
-	out, stderr, code = bash(t, "sluice run "+shellQuote("scan "+taxi)+" | sluice head 3 | sluice select pickup_date | sluice to-csv")
+	out, stderr, code := bash(t, "sluice run "+shellQuote("scan "+taxi)+" | sluice head 3 | sluice select pickup_date | sluice to-csv")
 	if code != 0 || strings.Count(string(out), "\n") != 4 {
 		t.Errorf("head: exit %d, out %q, %q", code, out, stderr)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -58,9 +57,7 @@ the batches in the format --format names or, without it, NAME's suffix does:
 --order dataset (the default) writes batches in dataset order (file, row
 group, batch), decoding --concurrency row groups at once and holding the
 batches of those ahead of a slow one: every run writes the same stream, and
-stages piped after it give the bits sluice run gives. Piped into a sluice
-stage (-o - | sluice filter ...), on Linux, the scan runs in the last
-stage's process, fused with the stages after it (see sluice filter --help).
+stages piped after it give the bits sluice run gives.
 --order arrival writes batches as they are decoded: no waiting behind a slow
 row group. An Arrow IPC stream (- or .arrows) then carries each batch's
 place in the dataset in its metadata (key sluice.position, e.g.
@@ -90,56 +87,14 @@ scan succeeds.`,
   sluice scan s3://bucket/lineitem/ -o s3://other/lineitem.parquet --compression zstd --row-group-rows 262144`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, out := cmd.Context(), cmd.OutOrStdout()
-			// A sluice stage reading the stream may run this scan itself.
-			var offer *fuseOffer
-			if opts.output == "-" && opts.format == "" {
-				offer = offerFusion("scan", out)
-			}
-			if offer == nil {
-				return runScan(ctx, out, cmd.ErrOrStderr(), opts, args[0], nil)
-			}
-			defer offer.close()
-			err := runScan(ctx, out, cmd.ErrOrStderr(), opts, args[0], &scanOffer{offer, scanWords(cmd, args[0], opts)})
-			if offer.fused() {
-				return endStage(ctx, "scan", err, offer, nil)
-			}
-			return err
+			return runScan(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, args[0])
 		},
 	}
 	opts.register(cmd.Flags()) // the same flags as run's scan stage
 	return cmd
 }
 
-// scanOffer is sluice scan -o -'s offer to run as the first stage of the
-// sluice stage reading its output (see fuse.go), and its words there.
-type scanOffer struct {
-	*fuseOffer
-	words []string
-}
-
-// scanWords are sluice scan's flags and URL as the scan stage of sluice
-// run: without the flags of its own output, and with its own default
-// budget.
-func scanWords(cmd *cobra.Command, url string, opts scanFlags) []string {
-	words, ok := stageWords(cmd, []string{url})
-	if !ok {
-		return nil
-	}
-	own := []string{"--output=", "--format=", "--quiet=", "--compression=", "--row-group-rows="}
-	kept := words[:1]
-	for _, w := range words[1:] {
-		if !slices.ContainsFunc(own, func(p string) bool { return strings.HasPrefix(w, p) }) {
-			kept = append(kept, w)
-		}
-	}
-	if opts.memory == "" {
-		kept = slices.Insert(kept, 1, fmt.Sprintf("--memory=%d", defaultScanMemory))
-	}
-	return kept
-}
-
-func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url string, offer *scanOffer) error {
+func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url string) error {
 	flags, err := opts.parse(collect.Dataset)
 	if err != nil {
 		return err
@@ -164,12 +119,6 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		// A stage after this one may stop reading early (head): that is
 		// an EPIPE to end quietly on, as stages do, not a fatal signal.
 		quietPipes(nil, out)
-	}
-	if offer != nil && offer.words != nil && sink.f == format.IPCStream {
-		offer.setPlan(&fusePlan{Stages: [][]string{offer.words}}, "")
-		if offer.hold(ctx, out) {
-			return nil // the stage reading the stream runs this scan
-		}
 	}
 
 	base, rest := store.SplitGlob(url)

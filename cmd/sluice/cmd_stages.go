@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -557,19 +557,7 @@ func newStageCommand(d *stageDef) (*cobra.Command, func([]string, stageIO) (buil
 
 As a command it reads an Arrow IPC stream on stdin (unless it is a source)
 and writes one on stdout (unless it is a sink; on a terminal it shows a
-table). The same stage runs fused with others in sluice run, and so it does
-when piped between sluice stages (on Linux): the last stage of a shell
-pipeline that starts with a scan runs the stages before it itself, and they
-pass it nothing but their words (all must share the binary, directory,
-environment, global flags and standard error). A stage gives its words
-only before it starts to work: it waits for its reader to ask up to 2 s
-from its start when that is a sluice stage, up to 200 ms while the shell
-has not yet made it a program, and not at all for any other program.
-Stopping any of the processes (Ctrl-C, kill, timeout) stops the run.
-Stages that do not fuse pass batches through shared memory instead of
-copying them through the pipe.
-SLUICE_PIPE=handoff turns fusing off, SLUICE_PIPE=plain both; with
-SLUICE_PIPE_TRACE=1 each stage says on stderr what its pipes did.`,
+table); sluice run runs the same stages in one process.`,
 		Example: d.example,
 		Args:    d.args,
 	}
@@ -579,7 +567,7 @@ SLUICE_PIPE_TRACE=1 each stage says on stderr what its pipes did.`,
 
 // stageCommands makes a command for every stage that has one.
 func stageCommands(root *cobra.Command) []*cobra.Command {
-	root.AddGroup(&cobra.Group{ID: "pipeline", Title: "Pipeline stages (Arrow IPC on stdin and stdout; fused with sluice run):"})
+	root.AddGroup(&cobra.Group{ID: "pipeline", Title: "Pipeline stages (Arrow IPC on stdin and stdout; in one process with sluice run):"})
 	var cmds []*cobra.Command
 	for _, d := range stageDefs {
 		if !d.cli {
@@ -595,20 +583,19 @@ func stageCommands(root *cobra.Command) []*cobra.Command {
 				return err
 			}
 			defer stop()
-			return runStage(cmd.Context(), cmd, d, build, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runStage(cmd.Context(), d, build, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}
 		cmds = append(cmds, cmd)
 	}
 	return cmds
 }
 
-// runStage runs one stage as its own process. Piped between sluice
-// stages, it may run the stages before it too (fused: see fuse.go), or
-// give its own to the stage after it and wait for that one's status.
-func runStage(ctx context.Context, cmd *cobra.Command, d *stageDef, build func([]string, stageIO) (built, error), args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// runStage runs one stage as its own process: it does its own work,
+// under its own nice, affinity, cgroup and limits. Batches from a sluice
+// stage before it come through shared memory on Linux (SLUICE_PIPE=plain:
+// through the pipe).
+func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (built, error), args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	quietPipes(stdin, stdout)
-	offer := offerFusion(d.name, stdout)
-	defer offer.close()
 	first := d.kind == kindSource || d.kind == kindEither && !isPipe(stdin)
 	stores := newStoreSet()
 	defer stores.Close()
@@ -618,78 +605,30 @@ func runStage(ctx context.Context, cmd *cobra.Command, d *stageDef, build func([
 		return stageError(err)
 	}
 	p := exec.Pipeline{Source: b.source}
-	var up *fuseUpstream
-	var plan *fusePlan
 	if b.source == nil {
 		if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			// Waiting for a person to type an Arrow stream would look like a hang.
 			return usagef("%s reads an Arrow IPC stream on stdin, and stdin is a terminal: pipe a stage into it (sluice scan DIR -o - | sluice %s) or redirect a file (< q.arrow)", d.name, d.name)
 		}
-		// A stage that profiles itself profiles its own stage alone.
-		words, ok := stageWords(cmd, args)
-		if ok && d.kind != kindEither {
-			up = requestFusion(ctx, d.name, stdin)
-		}
-		if up != nil {
-			sio.first = false
-			if p, err = parseStages(up.plan.Stages, sio); err != nil {
-				up.report(exitCode(err, false))
-				return stageError(err)
-			}
-			plan = up.plan.with(words)
-			pipeTrace("%s: runs %s | %s", d.name, stagesText(up.plan.Stages), d.name)
-		} else {
-			p.Source = exec.ReadIPC(stdin)
-		}
+		p.Source = exec.ReadIPC(stdin)
 		p.Stages = append(p.Stages, b.stage)
 	}
-	// The stages before this one, stopped (killed, Ctrl-C, timeout),
-	// stop the run they gave it.
-	runCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	up.watch(cancel, offer)
-	offer.setPlan(plan, "")
 	if len(p.Stages) == 0 || !exec.IsSink(p.Stages[len(p.Stages)-1]) {
 		p.Stages = append(p.Stages, outputStage(stdout))
 	}
-	if !offer.hold(runCtx, stdout) {
-		err = exec.Run(runCtx, p, exec.Options{Open: stores.open, Mem: mempool.NewMapped(0)})
-		if exec.HandoffsTaken() > 0 {
-			pipeTrace("%s: read its input through shared memory", d.name)
-		}
-		if errors.Is(context.Cause(runCtx), errUpstreamStopped) {
-			// Ctrl-C reaches every process of the pipeline: the stage
-			// before this one may have taken it first.
-			select {
-			case <-ctx.Done():
-				err = ctx.Err()
-			case <-time.After(100 * time.Millisecond):
-				err = errUpstreamStopped
-			}
-		}
+	err = exec.Run(ctx, p, exec.Options{Open: stores.open, Mem: mempool.NewMapped(0)})
+	if exec.HandoffsTaken() > 0 {
+		pipeTrace("%s: read its input through shared memory", d.name)
 	}
-	return endStage(ctx, d.name, err, offer, up)
+	return stageError(err)
 }
 
-// endStage ends a stage's run: one fused into the stage after it takes
-// that stage's status, and a stage that fused the one before it reports
-// its own to it.
-func endStage(ctx context.Context, name string, err error, offer *fuseOffer, up *fuseUpstream) error {
-	if offer.fused() {
-		pipeTrace("%s: runs fused in the stage after it", name)
-		err = offer.wait(ctx)
-	} else {
-		err = stageError(err)
+// pipeTrace says, on standard error with SLUICE_PIPE_TRACE set, what a
+// stage's pipes did.
+func pipeTrace(format string, a ...any) {
+	if os.Getenv("SLUICE_PIPE_TRACE") != "" {
+		fmt.Fprintf(os.Stderr, "sluice: pipe: "+format+"\n", a...)
 	}
-	if up != nil {
-		var fe fusedExit
-		if errors.As(err, &fe) {
-			up.report(fe.code)
-		} else {
-			up.report(exitCode(err, ctx.Err() != nil))
-		}
-	}
-	return err
 }
 
 // outputStage is how a pipeline that ends in a stream writes it: as Arrow

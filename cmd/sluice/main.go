@@ -31,10 +31,6 @@ func main() {
 	err := newRootCommand().ExecuteContext(ctx)
 	interrupted := ctx.Err() != nil
 	stop()
-	var fe fusedExit
-	if errors.As(err, &fe) {
-		os.Exit(fe.code) // the stage that ran this one said why
-	}
 	if err != nil {
 		msg := oneLine(err)
 		if interrupted && errors.Is(err, context.Canceled) {

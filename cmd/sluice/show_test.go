@@ -79,7 +79,7 @@ func TestShowPrintsWhatToCSVPrints(t *testing.T) {
 				"stream on stdin": func() ([]byte, string, int) { return bash(t, "sluice show --rows 0 < "+stream) },
 				"file on stdin":   func() ([]byte, string, int) { return bash(t, "sluice show --rows 0 < "+file) },
 			}
-			for _, mode := range []string{"", "handoff", "plain"} {
+			for _, mode := range []string{"", "plain"} {
 				forms["piped "+mode] = func() ([]byte, string, int) {
 					return bashEnv(t, []string{"SLUICE_PIPE=" + mode}, "sluice "+scan+" -o - | sluice show --rows 0")
 				}
