@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/internal/s3test"
 	"github.com/sluice-data/sluice/internal/testenv"
+	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 	"github.com/sluice-data/sluice/store/storetest"
 )
@@ -382,7 +383,7 @@ func TestPieceThatMatchesNothingFails(t *testing.T) {
 	taxi := testData(t)
 	p, _ := testParse("A " + taxi)
 	for _, pc := range []Piece{{Key: "part-00001.parquet", Lo: 0, Hi: 2}, {Key: "part-00001.parquet", Lo: 4, Hi: 9}, {Key: "nope.parquet", Lo: 0, Hi: 1}} {
-		src, check, err := pieceSource(p.Source, pc)
+		src, check, err := pieceSource(p.Source, pc, func(scan.Stats) {})
 		if err != nil {
 			t.Fatal(err)
 		}

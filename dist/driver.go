@@ -61,6 +61,9 @@ type Options struct {
 	Progress func(Progress)
 	// Log, when set, gets the job's prefix and the time each phase took.
 	Log func(format string, a ...any)
+	// ScanStats, when set, is called after the map phase with what the
+	// scans of its committed attempts read, summed over its tasks.
+	ScanStats func(tasks int, read ScanCounts)
 
 	// DuplicateAll starts two attempts of every task at once (for tests
 	// of exactly-once commits).
@@ -155,6 +158,9 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	// The scan fetches only the columns the pipeline reads; each worker
+	// pushes the same from the same text.
+	p = exec.PushColumns(p)
 	start := time.Now()
 	pl, err := makePlan(ctx, p, opts)
 	if err != nil {
@@ -237,8 +243,17 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 		}
 		d.manifests = append(d.manifests, m)
 		var retries int64
+		var read ScanCounts
+		scanned := 0
 		for _, o := range m.Outputs {
 			retries += o.Retries
+			if o.Scan != nil {
+				read.add(*o.Scan)
+				scanned++
+			}
+		}
+		if opts.ScanStats != nil && scanned > 0 {
+			opts.ScanStats(scanned, read)
 		}
 		logf("phase %d (%s): %d task(s) in %v, %d failed attempt(s), %d request(s) retried by the committed attempts, %d by the driver",
 			i, spec.Phases[i].Kind, spec.Phases[i].Tasks, time.Since(t0).Round(time.Millisecond), d.failed, retries, d.j.retries.Swap(0))

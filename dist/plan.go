@@ -64,7 +64,7 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 		if err != nil {
 			return nil, err
 		}
-		ds, err := scan.Open(ctx, st, key+rest, scan.Options{Columns: sopts.Columns, ReadDict: sopts.Dict, BatchRows: sopts.BatchRows, Memory: 16 << 20})
+		ds, err := scan.Open(ctx, st, key+rest, scan.Options{Columns: sopts.Columns, Used: sopts.Used, ReadDict: sopts.Dict, BatchRows: sopts.BatchRows, Memory: 16 << 20})
 		if err != nil {
 			closeStore(opts.Open, st)
 			return nil, fmt.Errorf("scan: %w", err)

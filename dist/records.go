@@ -87,6 +87,40 @@ type Output struct {
 	Retries int64 `json:"retries,omitempty"`
 	// Parts index a shuffle object: part r is bytes [Off, Off+Len).
 	Parts []Part `json:"parts,omitempty"`
+	// Scan is what a map task's scan read.
+	Scan *ScanCounts `json:"scan,omitempty"`
+}
+
+// ScanCounts are what a map task's scan read, in the terms of scan.Stats;
+// the driver sums them over a phase's committed attempts.
+type ScanCounts struct {
+	Rows            int64 `json:"rows"`
+	RowGroups       int   `json:"row_groups"`
+	RowGroupsPruned int   `json:"row_groups_pruned,omitempty"`
+	BytesNeeded     int64 `json:"bytes_needed"`
+	BytesFetched    int64 `json:"bytes_fetched"`
+	Requests        int64 `json:"requests"`
+}
+
+// String says what the scans of tasks map tasks read, in the words of
+// scan.Stats.
+func (c ScanCounts) String(tasks int) string {
+	ratio := 0.0
+	if c.BytesNeeded > 0 {
+		ratio = float64(c.BytesFetched) / float64(c.BytesNeeded)
+	}
+	return fmt.Sprintf("scan: %d rows from %d row groups (%d row groups pruned) in %d map tasks\nscan: %.1f MiB needed, %.1f MiB fetched (%.2fx) in %d requests",
+		c.Rows, c.RowGroups, c.RowGroupsPruned, tasks, float64(c.BytesNeeded)/(1<<20), float64(c.BytesFetched)/(1<<20), ratio, c.Requests)
+}
+
+// add adds what one more scan read.
+func (c *ScanCounts) add(o ScanCounts) {
+	c.Rows += o.Rows
+	c.RowGroups += o.RowGroups
+	c.RowGroupsPruned += o.RowGroupsPruned
+	c.BytesNeeded += o.BytesNeeded
+	c.BytesFetched += o.BytesFetched
+	c.Requests += o.Requests
 }
 
 // Part is one reducer's share of a shuffle object: an Arrow IPC stream.

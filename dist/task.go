@@ -22,6 +22,7 @@ import (
 
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/internal/retry"
+	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -106,6 +107,9 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	if err != nil {
 		return fmt.Errorf("pipeline: %w", err)
 	}
+	// The scan fetches only what the whole pipeline reads, as the
+	// driver planned it (Run).
+	p = exec.PushColumns(p)
 	if need := max(ph.To, ph.Agg+1); need > len(p.Stages) {
 		return fmt.Errorf("pipeline: %d stages after the source, the spec runs stage %d", len(p.Stages), need)
 	}
@@ -219,7 +223,14 @@ func (w *taskRun) run(p exec.Pipeline) (err error) {
 	var src exec.SourceStage
 	switch w.ph.Kind {
 	case PhaseMap:
-		s, check, perr := pieceSource(p.Source, w.ph.Pieces[w.index])
+		s, check, perr := pieceSource(p.Source, w.ph.Pieces[w.index], func(st scan.Stats) {
+			c := ScanCounts{Rows: st.Rows, RowGroups: st.RowGroups, RowGroupsPruned: st.RowGroupsPruned,
+				BytesNeeded: st.BytesNeeded, BytesFetched: st.BytesFetched, Requests: st.Requests}
+			if w.out.Scan == nil {
+				w.out.Scan = new(ScanCounts)
+			}
+			w.out.Scan.add(c)
+		})
 		if perr != nil {
 			return perr
 		}
@@ -275,12 +286,14 @@ func (w *taskRun) run(p exec.Pipeline) (err error) {
 
 // pieceSource is the scan of the pipeline restricted to one piece, and a
 // check, for after the run, that the scan found every row group of it (a
-// key that matched nothing would otherwise read as an empty piece).
-func pieceSource(src exec.SourceStage, pc Piece) (exec.SourceStage, func() error, error) {
+// key that matched nothing would otherwise read as an empty piece). The
+// scan's figures go to stats, not to the worker's standard error.
+func pieceSource(src exec.SourceStage, pc Piece, stats func(scan.Stats)) (exec.SourceStage, func() error, error) {
 	urls, opts, ok := exec.ScanOf(src)
 	if !ok {
 		return nil, nil, fmt.Errorf("pipeline: the source is %s, not scan", src.Name())
 	}
+	opts.Stats = func(_ string, st scan.Stats) { stats(st) }
 	if pc.URL >= len(urls) {
 		return nil, nil, fmt.Errorf("pipeline: scan has %d URLs, the piece reads URL %d", len(urls), pc.URL+1)
 	}

@@ -32,6 +32,7 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 		return invalidf("pipeline: no source")
 	}
 	e := newEnv(opts)
+	p = PushColumns(p)
 	source := p.Source
 	if sc, ok := source.(*scanStage); ok && len(p.Stages) > 0 {
 		// A filter right after a scan skips what the scan would skip

@@ -19,6 +19,10 @@ import (
 type ScanOptions struct {
 	// Columns to read, in this order; empty means all.
 	Columns []string
+	// Used, when not nil, names the columns the stages after the scan
+	// read; the others are not fetched (see scan.Options.Used). Run
+	// sets it from the stages (PushColumns) when it is nil.
+	Used []string
 	// Filter keeps the rows for which it is true (package expr's
 	// language); row groups and files it excludes are not read.
 	Filter string
@@ -123,6 +127,7 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 		key += rest
 		ds, err := scan.Open(ctx, st, key, scan.Options{
 			Columns:     s.opts.Columns,
+			Used:        s.opts.Used,
 			Filter:      s.opts.Filter,
 			Prune:       s.prune,
 			BatchRows:   s.opts.BatchRows,

@@ -233,3 +233,39 @@ func TestDecimals(t *testing.T) {
 		t.Fatalf("kept %q", got)
 	}
 }
+
+// TestColumnNames: what a planner reads for an expression, from its text
+// alone, is every column its compiled form reads (so nothing is left
+// unread), and no other.
+func TestColumnNames(t *testing.T) {
+	for _, c := range []struct {
+		expr string
+		want []string
+	}{
+		{"n > 1", []string{"n"}},
+		{"d between '1998-09-02' and t", []string{"d", "t"}},
+		{"x * (1 - n) + abs(x) > 3 or k like 'a%'", []string{"x", "n", "k"}},
+		{"not b and k in ('a', k) and t is not null", []string{"b", "k", "t"}},
+		{"-x < n % 2", []string{"x", "n"}},
+		{"starts_with(k, 'a') and d + interval '1' day > '2020-01-01'", []string{"k", "d"}},
+		{"true", nil},
+	} {
+		n, err := Parse(c.expr)
+		if err != nil {
+			t.Fatalf("%s: %v", c.expr, err)
+		}
+		got := ColumnNames(n)
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s: columns %q, want %q", c.expr, got, c.want)
+		}
+		e, err := Compile(c.expr, testSchema)
+		if err != nil {
+			t.Fatalf("%s: %v", c.expr, err)
+		}
+		for _, i := range e.Columns() {
+			if name := testSchema.Field(i).Name; !strings.Contains(","+strings.Join(got, ",")+",", ","+name+",") {
+				t.Errorf("%s: compiled, reads %s, which ColumnNames leaves out", c.expr, name)
+			}
+		}
+	}
+}

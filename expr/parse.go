@@ -34,6 +34,7 @@ import (
 type Node interface {
 	position() int
 	write(b *strings.Builder)
+	operands() []Node
 }
 
 // Column is a column named in an expression.
@@ -99,6 +100,35 @@ func (n *isNull) position() int  { return n.pos }
 func (n *inList) position() int  { return n.pos }
 func (n *between) position() int { return n.pos }
 func (n *like) position() int    { return n.pos }
+
+func (n *Column) operands() []Node  { return nil }
+func (n *Call) operands() []Node    { return n.Args }
+func (n *literal) operands() []Node { return nil }
+func (n *unary) operands() []Node   { return []Node{n.x} }
+func (n *binary) operands() []Node  { return []Node{n.x, n.y} }
+func (n *isNull) operands() []Node  { return []Node{n.x} }
+func (n *inList) operands() []Node  { return append([]Node{n.x}, n.list...) }
+func (n *between) operands() []Node { return []Node{n.x, n.lo, n.hi} }
+func (n *like) operands() []Node    { return []Node{n.x} }
+
+// ColumnNames returns the names of the columns n reads, each once, in the
+// order they first appear: what a planner must read for it.
+func ColumnNames(n Node) []string {
+	var names []string
+	seen := map[string]bool{}
+	var walk func(Node)
+	walk = func(n Node) {
+		if c, ok := n.(*Column); ok && !seen[c.Name] {
+			seen[c.Name] = true
+			names = append(names, c.Name)
+		}
+		for _, o := range n.operands() {
+			walk(o)
+		}
+	}
+	walk(n)
+	return names
+}
 
 // String prints n in a form that parses back to the same expression.
 func String(n Node) string {

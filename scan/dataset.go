@@ -26,6 +26,13 @@ type Options struct {
 	// every column (the files' columns, then the partition columns); an
 	// empty non-nil slice means none (batches then carry only a row count).
 	Columns []string
+	// Used, when not nil, names the columns the reader of the batches
+	// will look at; the others of Columns (of every column, when Columns
+	// is nil) are not read, and the rest keep their order. A planner sets
+	// it from what later stages read. When it names a column the batches
+	// would not carry, it is ignored, so that the stage naming it reports
+	// the column missing among all of them.
+	Used []string
 	// Filter keeps the rows for which it is true: an expression of
 	// package expr over the dataset's columns (partition columns
 	// included). Row groups whose statistics prove no row can satisfy it,
@@ -363,6 +370,29 @@ func (d *Dataset) arrowSchema(md *metadata.FileMetaData) (sc *arrow.Schema, err 
 // resolveSchema builds the dataset schema from the first file and the
 // partition columns, checks the projection and the filter against it,
 // and checks every other file has the columns needed with the same types.
+// keepUsed returns the fields of out that used names, in out's order, or
+// out when used names one it lacks.
+func keepUsed(out []arrow.Field, used []string) []arrow.Field {
+	has := make(map[string]bool, len(out))
+	for _, f := range out {
+		has[f.Name] = true
+	}
+	keep := make(map[string]bool, len(used))
+	for _, name := range used {
+		if !has[name] {
+			return out
+		}
+		keep[name] = true
+	}
+	kept := []arrow.Field{}
+	for _, f := range out {
+		if keep[f.Name] {
+			kept = append(kept, f)
+		}
+	}
+	return kept
+}
+
 func (d *Dataset) resolveSchema(columns []string) error {
 	first := d.files[0]
 	fsc, err := d.arrowSchema(first.md)
@@ -403,6 +433,9 @@ func (d *Dataset) resolveSchema(columns []string) error {
 			}
 			out = append(out, full.Field(idx[0]))
 		}
+	}
+	if used := d.opts.Used; used != nil {
+		out = keepUsed(out, used)
 	}
 	var filter *expr.Expr
 	if d.opts.Filter != "" {

@@ -407,6 +407,10 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 			return out
 		}
 	}
+	if _, so, ok := exec.ScanOf(p.Source); ok && so.Stats != nil {
+		// scan --stats: the workers' scans, summed.
+		dopts.ScanStats = func(tasks int, read dist.ScanCounts) { fmt.Fprintln(os.Stderr, read.String(tasks)) }
+	}
 	if opts.verbose {
 		dopts.Log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "sluice: "+format+"\n", a...) }
 	}

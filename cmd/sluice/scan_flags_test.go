@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,13 +134,14 @@ var (
 )
 
 // TestFusedFilterPrunesAsScanFilter: over a dataset sorted by
-// l_shipdate, run 'scan X | filter E | ...' reads the row groups and
-// fetches the bytes scan X --filter E does, as --stats on both shows,
-// and gives the rows scan's filter keeps.
+// l_shipdate, run 'scan X | filter E | count-by l_returnflag' reads the
+// row groups and fetches the bytes scan X --filter E --columns
+// l_returnflag does (the columns the stages read, and no others), as
+// --stats on both shows, and gives the rows scan's filter keeps.
 func TestFusedFilterPrunesAsScanFilter(t *testing.T) {
 	dir := sortedLineitem(t)
 	const filter = "l_shipdate >= date '1998-06-01'"
-	alone := sluice(t, nil, "scan", dir, "--filter", filter, "--stats", "--concurrency", "1")
+	alone := sluice(t, nil, "scan", dir, "--filter", filter, "--columns", "l_returnflag", "--stats", "--concurrency", "1")
 	fused := sluice(t, nil, "run", "scan "+dir+" --stats --concurrency 1 | filter \""+filter+"\" | count-by l_returnflag | to-csv")
 	if alone.code != 0 || fused.code != 0 {
 		t.Fatalf("scan: %+v\nrun: %+v", alone, fused)
@@ -168,6 +170,57 @@ func TestFusedFilterPrunesAsScanFilter(t *testing.T) {
 	}
 	if want := strings.TrimSpace(alone.stdout); want != fmt.Sprintf("%d rows", n) {
 		t.Fatalf("scan --filter counted %s, the pipeline %d rows", want, n)
+	}
+}
+
+// TestScanFetchesWhatStagesRead: run 'scan X --stats | count-by
+// l_returnflag' fetches what scan X --columns l_returnflag fetches, far
+// less than every column, fused and fanned out, with the same result.
+func TestScanFetchesWhatStagesRead(t *testing.T) {
+	// Files larger than those a scan reads whole with their footers.
+	dir := filepath.Join(t.TempDir(), "lineitem")
+	if r := sluice(t, nil, "gen", "lineitem", "--rows", "200000", "--files", "2", "--out", dir, "-q"); r.code != 0 {
+		t.Fatalf("gen: %+v", r)
+	}
+	all := sluice(t, nil, "scan", dir, "--stats")
+	one := sluice(t, nil, "scan", dir, "--columns", "l_returnflag", "--stats")
+	if all.code != 0 || one.code != 0 {
+		t.Fatalf("scan: %+v\n%+v", all, one)
+	}
+	bAll, bOne := statsBytes.FindStringSubmatch(all.stderr), statsBytes.FindStringSubmatch(one.stderr)
+	if bAll == nil || bOne == nil {
+		t.Fatalf("no statistics: %s\n%s", all.stderr, one.stderr)
+	}
+	fetched := func(m []string) float64 { f, _ := strconv.ParseFloat(m[2], 64); return f }
+	if fetched(bOne)*5 > fetched(bAll) {
+		t.Fatalf("one column fetches %s MiB of all columns' %s MiB", bOne[2], bAll[2])
+	}
+	t.Logf("every column: %s; --columns l_returnflag: %s", bAll[0], bOne[0])
+	var want string
+	for _, workers := range []string{"", "2"} {
+		args := []string{"run", "scan " + dir + " --stats | count-by l_returnflag | to-csv"}
+		if workers != "" {
+			args = append([]string{"run", "--workers", workers}, args[1:]...)
+		}
+		r := sluice(t, nil, args...)
+		if r.code != 0 {
+			t.Fatalf("%q: %+v", args, r)
+		}
+		b := statsBytes.FindStringSubmatch(r.stderr)
+		if b == nil {
+			t.Fatalf("%q: no statistics: %s", args, r.stderr)
+		}
+		if b[1] != bOne[1] || b[2] != bOne[2] {
+			t.Errorf("%q: %s; scan --columns l_returnflag: %s", args, b[0], bOne[0])
+		}
+		if want == "" {
+			want = r.stdout
+		} else if r.stdout != want {
+			t.Errorf("%q gives %q, fused %q", args, r.stdout, want)
+		}
+	}
+	if strings.Count(want, "\n") != 4 {
+		t.Errorf("count-by l_returnflag: %q", want)
 	}
 }
 

@@ -1,0 +1,151 @@
+package exec
+
+import (
+	"slices"
+
+	"github.com/sluice-data/sluice/expr"
+)
+
+// columnReader is a stage that can say which of its input columns it
+// reads, given the columns of its output that the stages after it read
+// (nil: all of them). It returns nil when it needs every input column.
+// Stages that do not implement it need every column, as sinks do.
+type columnReader interface {
+	readsColumns(out []string) []string
+}
+
+// UsedColumns returns the columns of the source's batches that stages
+// read, nil when they read them all (or cannot say): what a scan need not
+// fetch is the rest. A stage that cannot say reads all of its input. Names are those the stages give; one the source
+// lacks is for the stage that names it to report.
+func UsedColumns(stages []Stage) []string {
+	var used []string // nil: all
+	for i := len(stages) - 1; i >= 0; i-- {
+		if r, ok := stages[i].(columnReader); ok {
+			used = r.readsColumns(used)
+		} else {
+			used = nil
+		}
+	}
+	return used
+}
+
+// PushColumns returns p with its scan told which columns the stages read
+// (ScanOptions.Used), so that it fetches only those; p as it is when the
+// source is not a scan or already knows.
+func PushColumns(p Pipeline) Pipeline {
+	sc, ok := p.Source.(*scanStage)
+	if !ok || sc.opts.Used != nil {
+		return p
+	}
+	used := UsedColumns(p.Stages)
+	if used == nil {
+		return p
+	}
+	c := *sc
+	// Columns read as dictionaries must be read for --dict's check.
+	for _, d := range sc.opts.Dict {
+		used = union(used, d)
+	}
+	c.opts.Used = used
+	p.Source = &c
+	return p
+}
+
+// union returns a with the names of b it lacks appended.
+func union(a []string, b ...string) []string {
+	out := slices.Clone(a)
+	for _, n := range b {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// exprColumns are the columns an expression's text reads; nil when it
+// does not parse (the stage reports that when it binds).
+func exprColumns(text string) ([]string, bool) {
+	n, err := expr.Parse(text)
+	if err != nil {
+		return nil, false
+	}
+	return expr.ColumnNames(n), true
+}
+
+func sortColumns(keys []SortKey) []string {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.Column
+	}
+	return names
+}
+
+func (s *projectStage) readsColumns(out []string) []string {
+	if s.drop {
+		return out
+	}
+	return union([]string{}, s.cols...)
+}
+
+func (s *renameStage) readsColumns(out []string) []string {
+	if out == nil {
+		return nil
+	}
+	in := []string{}
+	for _, name := range out {
+		for _, p := range s.pairs {
+			if p[1] == name {
+				name = p[0]
+				break
+			}
+		}
+		in = union(in, name)
+	}
+	return in
+}
+
+func (s *filterStage) readsColumns(out []string) []string {
+	cols, ok := exprColumns(s.expr)
+	if out == nil || !ok {
+		return nil
+	}
+	return union(out, cols...)
+}
+
+func (s *headStage) readsColumns(out []string) []string { return out }
+
+func (s *sortStage) readsColumns(out []string) []string {
+	if out == nil {
+		return nil
+	}
+	return union(out, sortColumns(s.keys)...)
+}
+
+func (s *topStage) readsColumns(out []string) []string {
+	if out == nil {
+		return nil
+	}
+	return union(out, sortColumns(s.keys)...)
+}
+
+func (s *shuffleStage) readsColumns(out []string) []string {
+	if out == nil {
+		return nil
+	}
+	return union(out, s.keys...)
+}
+
+// An aggregation reads its keys and its aggregates' arguments, whatever
+// is read of its output.
+func (s *aggStage) readsColumns([]string) []string {
+	in := union([]string{}, s.keys...)
+	for _, a := range s.aggs {
+		if a.arg != nil {
+			in = union(in, expr.ColumnNames(a.arg)...)
+		}
+	}
+	return in
+}
+
+func (p *partialAggStage) readsColumns(out []string) []string { return p.s.readsColumns(out) }

@@ -1,0 +1,85 @@
+package exec
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sluice-data/sluice/scan"
+)
+
+// TestUsedColumns: what a scan must read for the stages after it.
+func TestUsedColumns(t *testing.T) {
+	mustFilter := func(text string) Stage {
+		s, err := Filter(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	mustAgg := func(keys []string, aggs string) Stage {
+		s, err := AggBy(keys, aggs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	var out bytes.Buffer
+	all := "(all)"
+	for _, c := range []struct {
+		name   string
+		stages []Stage
+		want   string
+	}{
+		{"a sink reads all", []Stage{WriteIPC(&out)}, all},
+		{"count-by", []Stage{CountBy([]string{"k"}), WriteIPC(&out)}, "k"},
+		{"filter before an aggregation", []Stage{mustFilter("d < '2000-01-01' and x > 1"), SumBy([]string{"k"}, []string{"v"}), ToCSV(&out)}, "k,v,d,x"},
+		{"agg-by expressions", []Stage{mustAgg([]string{"k"}, "sum(a * (1 - b)) as r, count()"), ToCSV(&out)}, "k,a,b"},
+		{"select", []Stage{Select("b", "a"), Head(3), WriteIPC(&out)}, "b,a"},
+		{"drop reads the rest", []Stage{Drop("a"), WriteIPC(&out)}, all},
+		{"drop then select", []Stage{Drop("a"), Select("b"), WriteIPC(&out)}, "b"},
+		{"rename maps back", []Stage{Rename([2]string{"a", "b"}, [2]string{"b", "a"}), Select("a", "c"), WriteIPC(&out)}, "b,c"},
+		{"sort and top add their keys", []Stage{Sort([]SortKey{{Column: "s"}}), Top(3, []SortKey{{Column: "t", Desc: true}}), Select("v"), WriteIPC(&out)}, "v,t,s"},
+		{"shuffle adds its keys", []Stage{Shuffle([]string{"h"}, 4), CountBy([]string{"k"}), WriteIPC(&out)}, "k,h"},
+		{"a stage that cannot say reads all", []Stage{Collect(nil, nil), CountBy([]string{"k"})}, all},
+	} {
+		got := UsedColumns(c.stages)
+		s := all
+		if got != nil {
+			s = strings.Join(got, ",")
+		}
+		if s != c.want {
+			t.Errorf("%s: %q, want %q", c.name, s, c.want)
+		}
+	}
+}
+
+// TestScanReadsWhatStagesUse: a scan followed by stages that read a few
+// columns decodes only those (fewer bytes needed), and the result is the
+// one of stages fed every column.
+func TestScanReadsWhatStagesUse(t *testing.T) {
+	_, lineitem := testData(t)
+	mem := checkedMem(t)
+	st := mustStage(t)
+	needed := func(stages ...Stage) (int64, []byte) {
+		var n int64
+		src := Scan([]string{lineitem}, ScanOptions{Stats: func(_ string, s scan.Stats) { n += s.BytesNeeded }})
+		return n, fused(t, mem, 2, src, stages...)
+	}
+	all, _ := needed()
+	for _, stages := range [][]Stage{
+		{st(AggBy([]string{"l_returnflag"}, "sum(l_extendedprice * (1 - l_discount)) as r"))},
+		{st(Filter("l_shipdate <= '1998-09-02'")), CountBy([]string{"l_linestatus"})},
+		{Rename([2]string{"l_tax", "tax"}), Top(5, []SortKey{{Column: "tax", Desc: true}}), Select("l_orderkey", "tax")},
+	} {
+		n, got := needed(stages...)
+		want := piped(t, mem, Scan([]string{lineitem}, ScanOptions{}), stages...)
+		if !slices.Equal(table(t, got), table(t, want)) {
+			t.Errorf("%s: %q, fed every column %q", Pipeline{Stages: stages}, table(t, got), table(t, want))
+		}
+		if n*2 > all {
+			t.Errorf("%s: %d bytes needed of every column's %d", Pipeline{Stages: stages}, n, all)
+		}
+	}
+}
