@@ -3,26 +3,25 @@ package exec
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"io"
-	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"golang.org/x/sys/unix"
+
+	"github.com/sluice-data/sluice/internal/pipeio"
 )
 
 // waitListening waits until a reader listens for the writer of pipe r.
 func waitListening(t *testing.T, r *os.File) {
 	t.Helper()
-	name, ok := handoffName(r)
+	name, ok := pipeio.Name(r)
 	if !ok {
 		t.Fatal("not a pipe")
 	}
@@ -39,26 +38,28 @@ func waitListening(t *testing.T, r *os.File) {
 }
 
 // handoffRun writes src's stream to a pipe from one pipeline and reads it
-// in another that applies stages, the reader started first so that the
-// writer hands off; it returns the reader's output and both errors.
-func handoffRun(t *testing.T, src SourceStage, writerStages []Stage, stages ...Stage) ([]byte, error, error) {
+// in another that applies stages, both with Options.HandOff, the reader
+// started first so that the writer hands off; it returns the reader's
+// output, both errors and whether the reader took the hand-off.
+func handoffRun(t *testing.T, src SourceStage, writerStages []Stage, stages ...Stage) ([]byte, error, error, bool) {
 	t.Helper()
-	t.Setenv("SLUICE_PIPE", "")
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
+	var taken atomic.Bool
 	readErr := make(chan error, 1)
 	go func() {
 		defer r.Close()
-		readErr <- Run(context.Background(), Pipeline{Source: ReadIPC(r), Stages: append(stages, WriteIPC(&out))}, Options{Open: testOpen, Mem: checkedMem(t), Memory: 1 << 20})
+		opts := Options{Open: testOpen, Mem: checkedMem(t), Memory: 1 << 20, HandOff: true, HandedOff: func() { taken.Store(true) }}
+		readErr <- Run(context.Background(), Pipeline{Source: ReadIPC(r), Stages: append(stages, WriteIPC(&out))}, opts)
 	}()
 	waitListening(t, r)
-	werr := Run(context.Background(), Pipeline{Source: src, Stages: append(writerStages, WriteIPC(w))}, Options{Open: testOpen, Mem: checkedMem(t)})
+	werr := Run(context.Background(), Pipeline{Source: src, Stages: append(writerStages, WriteIPC(w))}, Options{Open: testOpen, Mem: checkedMem(t), HandOff: true})
 	w.Close()
 	rerr := <-readErr
-	return out.Bytes(), werr, rerr
+	return out.Bytes(), werr, rerr, taken.Load()
 }
 
 // TestHandoffSameAsPipe: batches handed off through shared memory give
@@ -80,12 +81,11 @@ func TestHandoffSameAsPipe(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := piped(t, checkedMem(t), tc.src(), tc.stage)
-			before := handoffsTaken.Load()
-			got, werr, rerr := handoffRun(t, tc.src(), nil, tc.stage)
+			got, werr, rerr, taken := handoffRun(t, tc.src(), nil, tc.stage)
 			if werr != nil || rerr != nil {
 				t.Fatalf("writer: %v, reader: %v", werr, rerr)
 			}
-			if handoffsTaken.Load() != before+1 {
+			if !taken {
 				t.Fatal("the reader took no hand-off")
 			}
 			if !bytes.Equal(got, want) {
@@ -102,7 +102,7 @@ func TestHandoffEmpty(t *testing.T) {
 	src := func() SourceStage { return Scan([]string{taxi}, ScanOptions{}) }
 	none := mustStage(t)(Filter("trip_distance < -1"))
 	want := piped(t, checkedMem(t), src(), none)
-	got, werr, rerr := handoffRun(t, src(), []Stage{none})
+	got, werr, rerr, _ := handoffRun(t, src(), []Stage{none})
 	if werr != nil || rerr != nil {
 		t.Fatalf("writer: %v, reader: %v", werr, rerr)
 	}
@@ -118,7 +118,7 @@ func TestHandoffWriterFails(t *testing.T) {
 	b := batch(t, mem, kvSchema, []any{"a", 1, 1.5}, []any{"b", 2, 2.5})
 	defer b.Release()
 	boom := errors.New("boom")
-	_, werr, rerr := handoffRun(t, failingSource{b: b, n: 3, err: boom}, nil, Select("k"))
+	_, werr, rerr, _ := handoffRun(t, failingSource{b: b, n: 3, err: boom}, nil, Select("k"))
 	if !errors.Is(werr, boom) {
 		t.Fatalf("writer: %v, want boom", werr)
 	}
@@ -131,7 +131,7 @@ func TestHandoffWriterFails(t *testing.T) {
 // writer as a closed pipe does: with EPIPE, which stages take quietly.
 func TestHandoffReaderStops(t *testing.T) {
 	taxi, _ := testData(t)
-	got, werr, rerr := handoffRun(t, Scan([]string{taxi}, ScanOptions{BatchRows: 500}), nil, Head(3))
+	got, werr, rerr, _ := handoffRun(t, Scan([]string{taxi}, ScanOptions{BatchRows: 500}), nil, Head(3))
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
@@ -186,102 +186,39 @@ func TestHandoffPlainForOtherReaders(t *testing.T) {
 	}
 }
 
-// TestHandoffFreeRanges: ranges come back merged with their neighbours,
-// and the lowest free range is the one used next.
-func TestHandoffFreeRanges(t *testing.T) {
-	h := &handoffWriter{free: []extent{{0, 1 << 20}}, used: map[uint64]uint64{}}
-	var offs []uint64
-	for range 4 {
-		off, ok := h.alloc(100) // 128 with alignment
-		if !ok {
-			t.Fatal("no room")
-		}
-		offs = append(offs, off)
-	}
-	if offs[3] != 3*handoffAlign*2 {
-		t.Fatalf("offsets %v", offs)
-	}
-	h.release(offs[1])
-	h.release(offs[2])
-	if off, _ := h.alloc(200); off != offs[1] {
-		t.Fatalf("got %d, want the merged range at %d", off, offs[1])
-	}
-	h.release(offs[0])
-	h.release(offs[1])
-	h.release(offs[3])
-	if len(h.free) != 1 || h.free[0] != (extent{0, 1 << 20}) {
-		t.Fatalf("free ranges %v, want all of it as one", h.free)
-	}
-	h.release(12345) // not handed out: ignored
-	if len(h.free) != 1 {
-		t.Fatalf("free ranges %v", h.free)
-	}
-}
-
-// FuzzHandoffMessage: whatever a writer puts in the shared memory and
-// says of it, parsing it is an error or a message, never a panic.
-func FuzzHandoffMessage(f *testing.F) {
-	mem := memory.NewGoAllocator()
-	b := batch(&testing.T{}, mem, kvSchema, []any{"a", 1, 1.5}, []any{"b", 2, 2.5})
-	stream := ipcOf(&testing.T{}, mem, b)
-	b.Release()
-	f.Add(stream, uint64(0), uint64(len(stream)))
-	f.Add(stream, uint64(8), uint64(len(stream)-8))
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 4, 0, 0, 0, 1, 2, 3, 4}, uint64(0), uint64(12))
-	f.Fuzz(func(t *testing.T, shared []byte, off, length uint64) {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Skip(err)
-		}
-		peer := os.NewFile(uintptr(fds[1]), "peer")
-		defer peer.Close()
-		fc, err := net.FileConn(os.NewFile(uintptr(fds[0]), "reader"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := &handoffReader{c: fc.(*net.UnixConn), mem: shared}
-		h.refs.Add(1)
-		defer h.c.Close()
-		msg, err := h.parse(off, length)
-		if err != nil {
-			return
-		}
-		msg.Release()
-	})
-}
-
-// TestHandoffRefusesUnsealed: a memory file that could shrink under the
-// reader is refused, so the reader cannot be made to fault.
-func TestHandoffRefusesUnsealed(t *testing.T) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+// TestNoHandOffUnlessAsked: a ReadIPC on a pipe in a run without
+// Options.HandOff (any library caller's) opens no socket: a writer that
+// would hand off finds no one and writes the plain stream, which the
+// reader reads.
+func TestNoHandOffUnlessAsked(t *testing.T) {
+	taxi, _ := testData(t)
+	want := piped(t, checkedMem(t), Scan([]string{taxi}, ScanOptions{}))
+	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	wc, err := net.FileConn(os.NewFile(uintptr(fds[1]), "writer"))
-	if err != nil {
+	name, _ := pipeio.Name(r)
+	var out bytes.Buffer
+	readErr := make(chan error, 1)
+	go func() {
+		defer r.Close()
+		readErr <- Run(context.Background(), Pipeline{Source: ReadIPC(r), Stages: []Stage{WriteIPC(&out)}}, Options{Open: testOpen, Mem: checkedMem(t)})
+	}()
+	// The reader is waiting for its first bytes: give it the time a
+	// listener would take, then look.
+	time.Sleep(100 * time.Millisecond)
+	if b, err := os.ReadFile("/proc/net/unix"); err == nil && bytes.Contains(b, []byte(name)) {
+		t.Fatal("a reader not asked to hand off listens on the pipe's socket")
+	}
+	if err := Run(context.Background(), Pipeline{Source: Scan([]string{taxi}, ScanOptions{}), Stages: []Stage{WriteIPC(w)}}, Options{Open: testOpen, Mem: checkedMem(t), HandOff: true}); err != nil {
 		t.Fatal(err)
 	}
-	defer wc.Close()
-	rc, err := net.FileConn(os.NewFile(uintptr(fds[0]), "reader"))
-	if err != nil {
+	w.Close()
+	if err := <-readErr; err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
-	fd, err := unix.MemfdCreate("unsealed", unix.MFD_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	if err := unix.Ftruncate(fd, 1<<20); err != nil {
-		t.Fatal(err)
-	}
-	hello := binary.LittleEndian.AppendUint64(append([]byte(nil), handoffHello...), 1<<20)
-	if _, _, err := wc.(*net.UnixConn).WriteMsgUnix(hello, unix.UnixRights(fd), nil); err != nil {
-		t.Fatal(err)
-	}
-	if h, err := acceptHandoff(rc.(*net.UnixConn)); err == nil {
-		h.Close()
-		t.Fatal("an unsealed memory file was taken")
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("%d bytes, want %d", out.Len(), len(want))
 	}
 }
 

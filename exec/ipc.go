@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/internal/ipccheck"
+	"github.com/sluice-data/sluice/internal/pipeio"
 	"github.com/sluice-data/sluice/mempool"
 )
 
@@ -84,16 +85,22 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 // either hand off, and returns a source over the hand-off, or write the
 // pipe, and returns the reader of the plain stream.
 func awaitWriter(ctx context.Context, f, own *os.File, e *env) (Source, io.Reader, error) {
-	hl := listenHandoff(f)
+	if !e.handOff {
+		return nil, own, nil
+	}
+	hl := pipeio.Listen(f)
 	if hl == nil {
 		return nil, own, nil
 	}
-	h, first, err := hl.await(ctx, own)
+	h, first, err := hl.Await(ctx, own)
 	switch {
 	case err != nil:
 		return nil, nil, fmt.Errorf("input: %w", err)
 	case h == nil:
 		return nil, io.MultiReader(bytes.NewReader(first), own), nil
+	}
+	if e.handedOff != nil {
+		e.handedOff()
 	}
 	rd, err := ipc.NewReaderFromMessageReader(h, ipc.WithAllocator(e.mem))
 	if errors.Is(err, errNoEndMarker) { // the reader released h
@@ -174,7 +181,7 @@ func (s *ipcSource) Close() error {
 
 // errNoEndMarker is the input ending at a message boundary: the writer
 // stopped between batches.
-var errNoEndMarker = errors.New("stream ended without its end-of-stream marker")
+var errNoEndMarker = pipeio.ErrNoEndMarker
 
 // messageReader reads the messages of an IPC stream as arrow-go's own
 // does, but takes each body from a mempool.Pool without zeroing it first: the
@@ -244,14 +251,14 @@ func (m *messageReader) Message() (msg *ipc.Message, err error) {
 	default:
 		size = int32(cid) // before format 0.15, no continuation marker
 	}
-	if size < 4 || size > maxMetadata {
+	if size < 4 || size > ipccheck.MaxMetadata {
 		return nil, fmt.Errorf("arrow/ipc: invalid message metadata length %d", size)
 	}
 	meta := make([]byte, size)
 	if err := m.read(meta); err != nil {
 		return nil, fmt.Errorf("arrow/ipc: could not read message metadata: %w", noEOF(err))
 	}
-	metaBuf, bodyLen, err := checkMetadata(meta)
+	metaBuf, bodyLen, err := ipccheck.MessageMetadata(meta)
 	if err != nil {
 		return nil, err
 	}
@@ -264,10 +271,6 @@ func (m *messageReader) Message() (msg *ipc.Message, err error) {
 	m.msg = ipc.NewMessage(metaBuf, body)
 	return m.msg, nil
 }
-
-// A message's metadata is a flatbuffer of a few hundred bytes a column;
-// a length beyond this is a corrupt stream, not a wide schema.
-const maxMetadata = 64 << 20
 
 // bodyStep is the most a body takes before its bytes arrive: a length
 // the input does not back fails at the input's end instead of being
@@ -298,36 +301,6 @@ func (m *messageReader) readBody(n int64) (*memory.Buffer, error) {
 	return buf, nil
 }
 
-// checkMetadata checks a message's metadata and returns it as a buffer
-// with the body length it gives.
-func checkMetadata(meta []byte) (*memory.Buffer, int64, error) {
-	if err := ipccheck.Metadata(meta); err != nil {
-		return nil, 0, err
-	}
-	metaBuf := memory.NewBufferBytes(meta)
-	n, err := bodyLength(metaBuf)
-	if err != nil {
-		return nil, 0, err
-	}
-	return metaBuf, n, nil
-}
-
-// bodyLength is the body length a message's metadata gives.
-func bodyLength(meta *memory.Buffer) (n int64, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("arrow/ipc: invalid message metadata: %v", r)
-		}
-	}()
-	msg := ipc.NewMessage(meta, memory.NewBufferBytes(nil))
-	defer msg.Release()
-	n = msg.BodyLen()
-	if n < 0 || n > int64(^uint(0)>>1) {
-		return 0, fmt.Errorf("arrow/ipc: invalid message body length %d", n)
-	}
-	return n, nil
-}
-
 // noEOF makes the end of the input inside a message an unexpected one.
 func noEOF(err error) error {
 	if err == io.EOF {
@@ -354,7 +327,7 @@ func (ipcSinkStage) isSink()      {}
 
 func (s ipcSinkStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	return &plan{name: s.Name(), newOp: func(operator) (operator, error) {
-		return &ipcSink{sw: NewStreamWriter(s.w, in, e.mem)}, nil
+		return &ipcSink{sw: NewStreamWriter(s.w, in, StreamOptions{Mem: e.mem, HandOff: e.handOff})}, nil
 	}}, nil
 }
 
@@ -378,8 +351,8 @@ func (s *ipcSink) release() { s.sw.Abort() }
 
 // StreamWriter writes an Arrow IPC stream as a stage writes its standard
 // output: each message in one gathered write, a pipe through a
-// non-blocking descriptor of its own, and to a pipe whose reader is a
-// sluice stage through shared memory instead (see README). The
+// non-blocking descriptor of its own, and with StreamOptions.HandOff, to
+// a pipe whose reader is a sluice stage, through shared memory instead. The
 // end-of-stream marker is written by Close only, so a reader of a stream
 // left by Abort sees a failure, not a short result.
 type StreamWriter struct {
@@ -388,17 +361,32 @@ type StreamWriter struct {
 	done bool
 }
 
-// NewStreamWriter starts a stream of schema on w; mem allocates the
-// writer's scratch.
-func NewStreamWriter(w io.Writer, schema *arrow.Schema, mem memory.Allocator) *StreamWriter {
+// StreamOptions configure NewStreamWriter.
+type StreamOptions struct {
+	// Mem allocates the writer's scratch; nil means
+	// memory.DefaultAllocator.
+	Mem memory.Allocator
+	// HandOff hands the messages to a sluice stage reading the pipe
+	// through shared memory, as Options.HandOff.
+	HandOff bool
+}
+
+// NewStreamWriter starts a stream of schema on w.
+func NewStreamWriter(w io.Writer, schema *arrow.Schema, opts StreamOptions) *StreamWriter {
+	if opts.Mem == nil {
+		opts.Mem = memory.DefaultAllocator
+	}
 	pw := &payloadWriter{w: w}
 	if f, ok := w.(*os.File); ok {
 		pw.file = f
 		if own := reopenPipe(f, os.O_WRONLY); own != nil {
-			pw.w, pw.file, pw.own, pw.pipe = own, own, own, f
+			pw.w, pw.file, pw.own = own, own, own
+			if opts.HandOff {
+				pw.pipe = f
+			}
 		}
 	}
-	return &StreamWriter{pw: pw, w: ipc.NewWriterWithPayloadWriter(pw, ipc.WithSchema(schema), ipc.WithAllocator(mem))}
+	return &StreamWriter{pw: pw, w: ipc.NewWriterWithPayloadWriter(pw, ipc.WithSchema(schema), ipc.WithAllocator(opts.Mem))}
 }
 
 // Write writes a batch.
@@ -445,7 +433,7 @@ type payloadWriter struct {
 	// decided at the first message, as late as can be.
 	pipe    *os.File
 	decided bool
-	ho      *handoffWriter
+	ho      *pipeio.Writer
 
 	small []byte
 	segs  []segment
@@ -488,7 +476,7 @@ var endOfStream = [8]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}
 // closeOwn closes the hand-off and the descriptor opened here, if any.
 func (pw *payloadWriter) closeOwn() {
 	if pw.ho != nil {
-		pw.ho.close()
+		pw.ho.Close()
 		pw.ho = nil
 	}
 	if pw.own != nil {
@@ -502,7 +490,7 @@ func (pw *payloadWriter) Close() error {
 		return nil
 	}
 	if pw.ho != nil {
-		return pw.ho.end()
+		return pw.ho.End()
 	}
 	return pw.writeVec([][]byte{endOfStream[:]})
 }
@@ -511,11 +499,11 @@ func (pw *payloadWriter) writeVec(vec [][]byte) error {
 	if !pw.decided {
 		pw.decided = true
 		if pw.pipe != nil {
-			pw.ho = dialHandoff(pw.pipe)
+			pw.ho = pipeio.Dial(pw.pipe)
 		}
 	}
 	if pw.ho != nil {
-		return pw.ho.write(vec)
+		return pw.ho.Write(vec)
 	}
 	if pw.file != nil {
 		return writev(pw.file, vec)

@@ -51,6 +51,16 @@ type Options struct {
 	// URLs; nil means store.Open with zero Options but for mem:// buckets
 	// that the run's stages share and that end with the run.
 	Open func(ctx context.Context, url string) (*store.Store, string, error)
+	// HandOff lets a ReadIPC source and a WriteIPC sink on a pipe whose
+	// other end is a sluice stage that allows it too pass batches
+	// through shared memory instead of the pipe (Linux only; see
+	// internal/pipeio for the protocol and whom it trusts). Off, every
+	// pipe carries the plain Arrow IPC stream, and nothing listens or
+	// maps memory.
+	HandOff bool
+	// HandedOff, when set, is called when a ReadIPC source's input comes
+	// through shared memory.
+	HandedOff func()
 }
 
 // env is what stages see of the Options while they bind and run.
@@ -60,10 +70,13 @@ type env struct {
 	memory  int64
 	tempDir string
 	open    func(ctx context.Context, url string) (*store.Store, string, error)
+	// handOff and handedOff are Options.HandOff and HandedOff.
+	handOff   bool
+	handedOff func()
 }
 
 func newEnv(o Options) *env {
-	e := &env{mem: o.Mem, workers: o.Workers, memory: o.Memory, tempDir: o.TempDir, open: o.Open}
+	e := &env{mem: o.Mem, workers: o.Workers, memory: o.Memory, tempDir: o.TempDir, open: o.Open, handOff: o.HandOff, handedOff: o.HandedOff}
 	if e.mem == nil {
 		e.mem = memory.DefaultAllocator
 	}

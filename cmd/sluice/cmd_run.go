@@ -189,7 +189,7 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	if n := len(p.Stages); n == 0 || !exec.IsSink(p.Stages[n-1]) {
 		p.Stages = append(p.Stages, outputStage(stdout))
 	}
-	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.NewMapped(0)}))
+	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.NewMapped(0), HandOff: handOff()}))
 }
 
 // parsePipeline builds the stages of a run's text, each with a fresh copy

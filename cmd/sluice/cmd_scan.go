@@ -302,7 +302,7 @@ func (s *scanSink) open(ctx context.Context, sc *arrow.Schema, stdout io.Writer,
 	}
 	var err error
 	if s.dest == "-" && s.f == format.IPCStream {
-		s.w = exec.NewStreamWriter(stdout, sc, memory.DefaultAllocator)
+		s.w = exec.NewStreamWriter(stdout, sc, exec.StreamOptions{HandOff: handOff()})
 		return nil
 	}
 	if s.dest == "-" {

@@ -616,20 +616,17 @@ func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (b
 	if len(p.Stages) == 0 || !exec.IsSink(p.Stages[len(p.Stages)-1]) {
 		p.Stages = append(p.Stages, outputStage(stdout))
 	}
-	err = exec.Run(ctx, p, exec.Options{Open: stores.open, Mem: mempool.NewMapped(0)})
-	if exec.HandoffsTaken() > 0 {
-		pipeTrace("%s: read its input through shared memory", d.name)
+	opts := exec.Options{Open: stores.open, Mem: mempool.NewMapped(0), HandOff: handOff()}
+	if os.Getenv("SLUICE_PIPE_TRACE") != "" {
+		opts.HandedOff = func() { fmt.Fprintf(stderr, "sluice: pipe: %s: read its input through shared memory\n", d.name) }
 	}
-	return stageError(err)
+	return stageError(exec.Run(ctx, p, opts))
 }
 
-// pipeTrace says, on standard error with SLUICE_PIPE_TRACE set, what a
-// stage's pipes did.
-func pipeTrace(format string, a ...any) {
-	if os.Getenv("SLUICE_PIPE_TRACE") != "" {
-		fmt.Fprintf(os.Stderr, "sluice: pipe: "+format+"\n", a...)
-	}
-}
+// handOff says whether stages pass batches to and from sluice stages at
+// the other end of their pipes through shared memory (exec.Options.HandOff):
+// unless SLUICE_PIPE=plain.
+func handOff() bool { return os.Getenv("SLUICE_PIPE") != "plain" }
 
 // outputStage is how a pipeline that ends in a stream writes it: as Arrow
 // IPC, or as a table when stdout is a terminal.

@@ -1,4 +1,4 @@
-package exec
+package pipeio
 
 import (
 	"context"
@@ -18,80 +18,88 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"golang.org/x/sys/unix"
 
-	"github.com/sluice-data/sluice/internal/peercred"
+	"github.com/sluice-data/sluice/internal/ipccheck"
 )
 
-// The hand-off between adjacent sluice stages: when both ends of a pipe
-// are sluice stages, the writer puts each IPC message in a memory file
-// shared with the reader and sends only its place, over a Unix socket
-// named after the pipe; the reader's batches are then the writer's bytes,
-// not copies out of a pipe into fresh pages. Any other reader gets the
-// plain stream, because the writer only hands off to a reader that is
-// listening on that socket when the first message is ready.
-//
-// The socket carries packets (SOCK_SEQPACKET), from the writer:
-//
-//	hello  "SLUICE1\x00" + size (8 bytes), with the memory file (SCM_RIGHTS)
-//	'M' + offset (8) + length (8)   a message: the IPC stream's bytes for it
-//	'E'                             the end-of-stream marker
-//
-// and from the reader: "OK" (hello taken), 'T' (a message taken, for flow
-// control), 'F' + offset (8) (the memory of the message at offset is no
-// longer referenced: the writer may reuse it). The writer never writes a
-// range the reader has not freed, and the reader maps the file read-only.
-
-// handoffSize is the memory file's size: address space, not memory, as
+// fileSize is the memory file's size: address space, not memory, as
 // only the pages written are allocated. It bounds what the next stage may
 // hold at once (a sort holds all of its input).
-const handoffSize = 1 << 40
+const fileSize = 1 << 40
 
-// handoffWindow is how many messages the writer sends ahead of the
+// window is how many messages the writer sends ahead of the
 // reader, as a pipe's buffer bounds how far a writer runs ahead.
-const handoffWindow = 2
+const window = 2
 
 const pageSize = 4096
 
-var handoffHello = []byte("SLUICE1\x00")
+var helloMagic = []byte("SLUICE1\x00")
 
-// handoffsTaken counts the hand-offs this process's readers took.
-var handoffsTaken atomic.Int64
+// ErrNoEndMarker is the input ending at a message boundary: the writer
+// stopped without the end-of-stream marker.
+var ErrNoEndMarker = errors.New("stream ended without its end-of-stream marker")
 
-// HandoffsTaken is how many of this process's inputs came through shared
-// memory from the stage before.
-func HandoffsTaken() int64 { return handoffsTaken.Load() }
+// KeepResident is how much of the start of the memory file keeps its
+// pages when ranges there are freed: messages are placed lowest first,
+// so a stream's steady state reuses those pages. A range freed above it
+// is punched out, its memory returned to the system.
+const KeepResident = 256 << 20
 
-// handoffEnabled says whether stages hand off through shared memory;
-// SLUICE_PIPE=plain keeps every pipe a plain Arrow IPC stream.
-func handoffEnabled() bool { return os.Getenv("SLUICE_PIPE") != "plain" }
-
-// handoffName is the abstract socket name for pipe f, the same at both
-// of its ends; false when f is not a pipe.
-func handoffName(f *os.File) (string, bool) { return peercred.PipeName(f, "pipe") }
-
-// handoffAddr is the socket address of pipe f's hand-off; false when f
-// is no pipe or hand-off is off.
-func handoffAddr(f *os.File) (*net.UnixAddr, bool) {
-	if !handoffEnabled() {
-		return nil, false
+// Name is the abstract socket name for pipe f, the same at both of its
+// ends; false when f is not a pipe.
+func Name(f *os.File) (string, bool) {
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return "", false
 	}
-	name, ok := handoffName(f)
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("@sluice-pipe-%x-%x", st.Dev, st.Ino), true
+}
+
+// sameUser checks that the peer of c runs as this process's user: the
+// name of an abstract socket is public, what goes through it is not.
+func sameUser(c *net.UnixConn) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := rc.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return cerr
+	}
+	if int(cred.Uid) != os.Getuid() {
+		return fmt.Errorf("peer runs as user %d", cred.Uid)
+	}
+	return nil
+}
+
+// addr is the socket address of pipe f's hand-off; false when f is no
+// pipe.
+func addr(f *os.File) (*net.UnixAddr, bool) {
+	name, ok := Name(f)
 	if !ok {
 		return nil, false
 	}
 	return &net.UnixAddr{Name: name, Net: "unixpacket"}, true
 }
 
-// handoffListener waits, on the reading end of a pipe, for the stage
+// Listener waits, on the reading end of a pipe, for the stage
 // before to connect.
-type handoffListener struct {
+type Listener struct {
 	l *net.UnixListener
 }
 
-// listenHandoff listens for the writer of pipe f; nil when f is not a
+// Listen listens for the writer of pipe f; nil when f is not a
 // pipe, hand-off is off, or the name is taken (another reader of the
 // same pipe).
-func listenHandoff(f *os.File) *handoffListener {
-	addr, ok := handoffAddr(f)
+func Listen(f *os.File) *Listener {
+	addr, ok := addr(f)
 	if !ok {
 		return nil
 	}
@@ -99,13 +107,13 @@ func listenHandoff(f *os.File) *handoffListener {
 	if err != nil {
 		return nil
 	}
-	return &handoffListener{l: l}
+	return &Listener{l: l}
 }
 
 // await waits for the stage before either to connect, and returns the
 // hand-off, or to write to the pipe, and returns what it read first (the
 // start of a plain stream, nil at the pipe's end).
-func (hl *handoffListener) await(ctx context.Context, pipe *os.File) (ipc.MessageReader, []byte, error) {
+func (hl *Listener) Await(ctx context.Context, pipe *os.File) (ipc.MessageReader, []byte, error) {
 	type read struct {
 		b   []byte
 		err error
@@ -116,7 +124,7 @@ func (hl *handoffListener) await(ctx context.Context, pipe *os.File) (ipc.Messag
 		n, err := pipe.Read(b)
 		reads <- read{b[:n], err}
 	}()
-	conns := make(chan *handoffReader, 1)
+	conns := make(chan *reader, 1)
 	go func() {
 		// Each connection's hello is taken on its own, so one that says
 		// nothing holds up no other; the first that succeeds is used.
@@ -128,7 +136,7 @@ func (hl *handoffListener) await(ctx context.Context, pipe *os.File) (ipc.Messag
 				return
 			}
 			go func() {
-				h, err := acceptHandoff(c)
+				h, err := accept(c)
 				if err != nil {
 					c.Close()
 					return
@@ -167,7 +175,6 @@ func (hl *handoffListener) await(ctx context.Context, pipe *os.File) (ipc.Messag
 	case h := <-conns:
 		hl.l.Close()
 		if h != nil {
-			handoffsTaken.Add(1)
 			return h, nil, nil
 		}
 		// The listener failed: only the pipe is left.
@@ -180,9 +187,9 @@ func (hl *handoffListener) await(ctx context.Context, pipe *os.File) (ipc.Messag
 	}
 }
 
-// handoffReader is the reading end of a hand-off: an ipc.MessageReader
+// reader is the reading end of a hand-off: an ipc.MessageReader
 // whose message bodies are the writer's memory.
-type handoffReader struct {
+type reader struct {
 	c    *net.UnixConn
 	mem  []byte // the shared file, read-only
 	refs atomic.Int64
@@ -196,10 +203,10 @@ type handoffReader struct {
 	closed      bool // the reader is done; unmap when nothing is outstanding
 }
 
-// acceptHandoff takes the writer's hello: its memory file, mapped
+// accept takes the writer's hello: its memory file, mapped
 // read-only.
-func acceptHandoff(c *net.UnixConn) (*handoffReader, error) {
-	if err := peercred.SameUser(c); err != nil {
+func accept(c *net.UnixConn) (*reader, error) {
+	if err := sameUser(c); err != nil {
 		return nil, err
 	}
 	c.SetDeadline(time.Now().Add(5 * time.Second))
@@ -229,10 +236,10 @@ func acceptHandoff(c *net.UnixConn) (*handoffReader, error) {
 		return nil, errors.New("hand-off: no memory file")
 	}
 	defer unix.Close(fd)
-	if n != len(handoffHello)+8 || string(buf[:len(handoffHello)]) != string(handoffHello) {
+	if n != len(helloMagic)+8 || string(buf[:len(helloMagic)]) != string(helloMagic) {
 		return nil, errors.New("hand-off: bad hello")
 	}
-	size := binary.LittleEndian.Uint64(buf[len(handoffHello):])
+	size := binary.LittleEndian.Uint64(buf[len(helloMagic):])
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, err
@@ -240,7 +247,7 @@ func acceptHandoff(c *net.UnixConn) (*handoffReader, error) {
 	// A file that could shrink would fault the reader's accesses past
 	// its new end (SIGBUS).
 	seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0)
-	if err != nil || seals&unix.F_SEAL_SHRINK == 0 || uint64(st.Size) < size || size == 0 || size > handoffSize {
+	if err != nil || seals&unix.F_SEAL_SHRINK == 0 || uint64(st.Size) < size || size == 0 || size > fileSize {
 		return nil, errors.New("hand-off: memory file not sealed against shrinking")
 	}
 	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_NORESERVE)
@@ -252,14 +259,14 @@ func acceptHandoff(c *net.UnixConn) (*handoffReader, error) {
 		return nil, err
 	}
 	c.SetDeadline(time.Time{})
-	h := &handoffReader{c: c, mem: mem}
+	h := &reader{c: c, mem: mem}
 	h.refs.Add(1)
 	return h, nil
 }
 
-func (h *handoffReader) Retain() { h.refs.Add(1) }
+func (h *reader) Retain() { h.refs.Add(1) }
 
-func (h *handoffReader) Release() {
+func (h *reader) Release() {
 	if h.refs.Add(-1) == 0 {
 		if h.msg != nil {
 			h.msg.Release()
@@ -271,7 +278,7 @@ func (h *handoffReader) Release() {
 
 // Close ends the hand-off: the writer sees the reader gone. The mapping
 // stays while batches still reference it.
-func (h *handoffReader) Close() {
+func (h *reader) Close() {
 	h.c.Close()
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -281,7 +288,7 @@ func (h *handoffReader) Close() {
 	}
 }
 
-func (h *handoffReader) unmapIfDone() {
+func (h *reader) unmapIfDone() {
 	if h.closed && h.outstanding == 0 && h.mem != nil {
 		unix.Munmap(h.mem)
 		h.mem = nil
@@ -290,14 +297,14 @@ func (h *handoffReader) unmapIfDone() {
 
 // Message returns the next message, valid until the next call; io.EOF
 // after the end-of-stream marker.
-func (h *handoffReader) Message() (*ipc.Message, error) {
+func (h *reader) Message() (*ipc.Message, error) {
 	if h.msg != nil {
 		h.msg.Release()
 		h.msg = nil
 	}
 	n, err := h.c.Read(h.pkt[:])
 	if err != nil || n == 0 {
-		return nil, errNoEndMarker
+		return nil, ErrNoEndMarker
 	}
 	switch {
 	case h.pkt[0] == 'E' && n == 1:
@@ -319,7 +326,7 @@ func (h *handoffReader) Message() (*ipc.Message, error) {
 }
 
 // parse reads the message the writer put at mem[off:off+length].
-func (h *handoffReader) parse(off, length uint64) (*ipc.Message, error) {
+func (h *reader) parse(off, length uint64) (*ipc.Message, error) {
 	if off > uint64(len(h.mem)) || length > uint64(len(h.mem))-off || length < 8 {
 		return nil, fmt.Errorf("arrow/ipc: hand-off: message at %d+%d outside the shared memory", off, length)
 	}
@@ -332,11 +339,11 @@ func (h *handoffReader) parse(off, length uint64) (*ipc.Message, error) {
 		return nil, errors.New("arrow/ipc: hand-off: message without continuation marker")
 	}
 	size := int64(int32(binary.LittleEndian.Uint32(b[4:])))
-	if size < 4 || size > maxMetadata || size > int64(length)-8 {
+	if size < 4 || size > ipccheck.MaxMetadata || size > int64(length)-8 {
 		return nil, fmt.Errorf("arrow/ipc: invalid message metadata length %d", size)
 	}
 	// The metadata is copied: it is small, and checked once.
-	metaBuf, bodyLen, err := checkMetadata(append([]byte(nil), b[8:8+size]...))
+	metaBuf, bodyLen, err := ipccheck.MessageMetadata(append([]byte(nil), b[8:8+size]...))
 	if err != nil {
 		return nil, err
 	}
@@ -353,36 +360,36 @@ func (h *handoffReader) parse(off, length uint64) (*ipc.Message, error) {
 		h.mu.Lock()
 		h.outstanding++
 		h.mu.Unlock()
-		body = memory.NewBufferWithAllocator(b[start:start+bodyLen:start+bodyLen], &handoffBody{h: h, off: off})
+		body = memory.NewBufferWithAllocator(b[start:start+bodyLen:start+bodyLen], &sharedBody{h: h, off: off})
 	}
 	defer body.Release()
 	return ipc.NewMessage(metaBuf, body), nil
 }
 
 // free tells the writer that the message at off is no longer referenced.
-func (h *handoffReader) free(off uint64) {
+func (h *reader) free(off uint64) {
 	var p [9]byte
 	p[0] = 'F'
 	binary.LittleEndian.PutUint64(p[1:], off)
 	h.c.Write(p[:]) // a writer that is gone needs no word
 }
 
-// handoffBody is the allocator of a message body in shared memory: its
+// sharedBody is the allocator of a message body in shared memory: its
 // Free hands the range back to the writer.
-type handoffBody struct {
-	h   *handoffReader
+type sharedBody struct {
+	h   *reader
 	off uint64
 }
 
-func (b *handoffBody) Allocate(n int) []byte { return make([]byte, n) }
+func (b *sharedBody) Allocate(n int) []byte { return make([]byte, n) }
 
-func (b *handoffBody) Reallocate(n int, old []byte) []byte {
+func (b *sharedBody) Reallocate(n int, old []byte) []byte {
 	p := make([]byte, n)
 	copy(p, old)
 	return p
 }
 
-func (b *handoffBody) Free([]byte) {
+func (b *sharedBody) Free([]byte) {
 	b.h.free(b.off)
 	b.h.mu.Lock()
 	b.h.outstanding--
@@ -390,15 +397,16 @@ func (b *handoffBody) Free([]byte) {
 	b.h.mu.Unlock()
 }
 
-// handoffWriter is the writing end: messages go into the shared file at
+// Writer is the writing end: messages go into the shared file at
 // ranges the reader has freed.
-type handoffWriter struct {
+type Writer struct {
 	c   *net.UnixConn
 	fd  int    // the shared file
 	mem []byte // the writer's mapping of it
 
 	mu       sync.Mutex
 	cond     sync.Cond
+	keep     uint64            // ranges freed below this keep their pages (KeepResident)
 	free     []extent          // free ranges, by offset
 	used     map[uint64]uint64 // offset -> length of ranges the reader holds
 	inflight int               // messages sent and not yet taken
@@ -408,11 +416,11 @@ type handoffWriter struct {
 
 type extent struct{ off, end uint64 }
 
-// dialHandoff connects to a sluice stage reading pipe f and sets up the
+// Dial connects to a sluice stage reading pipe f and sets up the
 // shared file; nil when the reader is no sluice stage (nothing listens)
 // or anything fails: the plain stream then goes through the pipe.
-func dialHandoff(f *os.File) *handoffWriter {
-	addr, ok := handoffAddr(f)
+func Dial(f *os.File) *Writer {
+	addr, ok := addr(f)
 	if !ok {
 		return nil
 	}
@@ -420,7 +428,7 @@ func dialHandoff(f *os.File) *handoffWriter {
 	if err != nil {
 		return nil
 	}
-	h, err := startHandoff(c)
+	h, err := start(c)
 	if err != nil {
 		c.Close()
 		return nil
@@ -428,25 +436,25 @@ func dialHandoff(f *os.File) *handoffWriter {
 	return h
 }
 
-func startHandoff(c *net.UnixConn) (*handoffWriter, error) {
-	if err := peercred.SameUser(c); err != nil {
+func start(c *net.UnixConn) (*Writer, error) {
+	if err := sameUser(c); err != nil {
 		return nil, err
 	}
 	fd, err := unix.MemfdCreate("sluice-stage-output", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*handoffWriter, error) {
+	fail := func(err error) (*Writer, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	if err := unix.Ftruncate(fd, handoffSize); err != nil {
+	if err := unix.Ftruncate(fd, fileSize); err != nil {
 		return fail(err)
 	}
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL); err != nil {
 		return fail(err)
 	}
-	hello := binary.LittleEndian.AppendUint64(append([]byte(nil), handoffHello...), handoffSize)
+	hello := binary.LittleEndian.AppendUint64(append([]byte(nil), helloMagic...), fileSize)
 	// No deadline on the answer: a reader that said OK reads the socket
 	// from then on, so giving up on a slow OK and writing the pipe
 	// instead would leave the two ends disagreeing. A reader that fails
@@ -462,11 +470,11 @@ func startHandoff(c *net.UnixConn) (*handoffWriter, error) {
 	if err != nil {
 		return fail(err)
 	}
-	mem, err := unix.Mmap(fd, 0, handoffSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_NORESERVE)
+	mem, err := unix.Mmap(fd, 0, fileSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_NORESERVE)
 	if err != nil {
 		return fail(err)
 	}
-	h := &handoffWriter{c: c, fd: fd, mem: mem, free: []extent{{0, handoffSize}}, used: map[uint64]uint64{}}
+	h := &Writer{c: c, fd: fd, mem: mem, keep: KeepResident, free: []extent{{0, fileSize}}, used: map[uint64]uint64{}}
 	h.cond.L = &h.mu
 	go h.readAcks()
 	return h, nil
@@ -475,7 +483,7 @@ func startHandoff(c *net.UnixConn) (*handoffWriter, error) {
 // errReaderGone is the next stage closing its end, as EPIPE is on a pipe.
 var errReaderGone = fmt.Errorf("the next stage closed its input: %w", syscall.EPIPE)
 
-func (h *handoffWriter) readAcks() {
+func (h *Writer) readAcks() {
 	var p [16]byte
 	for {
 		n, err := h.c.Read(p[:])
@@ -496,14 +504,14 @@ func (h *handoffWriter) readAcks() {
 	}
 }
 
-// handoffAlign keeps every message 64-byte aligned; a body, after 8 bytes
+// align keeps every message 64-byte aligned; a body, after 8 bytes
 // of prefix and metadata padded to 8, is 8-byte aligned, as Arrow needs.
-const handoffAlign = 64
+const align = 64
 
 // alloc takes the lowest free range of n bytes, so that the pages
 // already touched are the ones reused.
-func (h *handoffWriter) alloc(n uint64) (uint64, bool) {
-	n = (n + handoffAlign - 1) &^ (handoffAlign - 1)
+func (h *Writer) alloc(n uint64) (uint64, bool) {
+	n = (n + align - 1) &^ (align - 1)
 	for i, e := range h.free {
 		if e.end-e.off >= n {
 			off := e.off
@@ -517,14 +525,19 @@ func (h *handoffWriter) alloc(n uint64) (uint64, bool) {
 	return 0, false
 }
 
-// release frees the range at off, merging it with its neighbours.
-func (h *handoffWriter) release(off uint64) {
+// release frees the range at off, merging it with its neighbours; the
+// part of it above KeepResident is punched out of the file.
+func (h *Writer) release(off uint64) {
 	n, ok := h.used[off]
 	if !ok {
 		return
 	}
 	delete(h.used, off)
 	end := off + n
+	if lo := (max(off, h.keep) + pageSize - 1) &^ (pageSize - 1); h.fd >= 0 && lo < end&^(pageSize-1) {
+		// Best effort: a range that keeps its pages is only memory held.
+		_ = unix.Fallocate(h.fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, int64(lo), int64(end&^(pageSize-1)-lo))
+	}
 	i := sort.Search(len(h.free), func(i int) bool { return h.free[i].off >= off })
 	if i < len(h.free) && h.free[i].off == end {
 		h.free[i].off = off
@@ -541,13 +554,13 @@ func (h *handoffWriter) release(off uint64) {
 
 // write puts one message, given as its pieces, in the shared file and
 // sends its place.
-func (h *handoffWriter) write(vec [][]byte) error {
+func (h *Writer) Write(vec [][]byte) error {
 	var n uint64
 	for _, b := range vec {
 		n += uint64(len(b))
 	}
 	h.mu.Lock()
-	for h.inflight >= handoffWindow && h.err == nil {
+	for h.inflight >= window && h.err == nil {
 		h.cond.Wait()
 	}
 	if h.err != nil {
@@ -560,7 +573,7 @@ func (h *handoffWriter) write(vec [][]byte) error {
 	}
 	h.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("the next stage holds more than %d GiB of this stage's output", handoffSize>>30)
+		return fmt.Errorf("the next stage holds more than %d GiB of this stage's output", fileSize>>30)
 	}
 	// A copy through the writer's own mapping: ranges are reused lowest
 	// first, so after the first round the same resident pages take each
@@ -580,7 +593,7 @@ func (h *handoffWriter) write(vec [][]byte) error {
 // end sends the end-of-stream marker and waits for the reader to take
 // it: closing a Unix socket with acks still unread resets the peer's
 // end, which would lose the messages the reader had not read yet.
-func (h *handoffWriter) end() error {
+func (h *Writer) End() error {
 	h.mu.Lock()
 	h.inflight++
 	h.mu.Unlock()
@@ -598,7 +611,7 @@ func (h *handoffWriter) end() error {
 	return nil
 }
 
-func (h *handoffWriter) send(p []byte) error {
+func (h *Writer) send(p []byte) error {
 	if _, err := h.c.Write(p); err != nil {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -615,8 +628,12 @@ func (h *handoffWriter) send(p []byte) error {
 
 // close ends the writer's side; the reader keeps its own mapping of what
 // it still holds.
-func (h *handoffWriter) close() {
+func (h *Writer) Close() {
 	h.c.Close()
+	// Under the lock: acks still being read punch through h.fd, which
+	// must not by then be another file's descriptor.
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.fd >= 0 {
 		unix.Munmap(h.mem)
 		unix.Close(h.fd)
