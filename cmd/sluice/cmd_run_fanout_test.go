@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math/big"
@@ -491,7 +492,10 @@ func corruptTaxi(t *testing.T) (dir, taxi string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 4; i < len(b)/3; i++ { // the first row groups' pages, not the footer
+	// Every page (a scan reads only the columns its stages use), not the
+	// footer: its length is the 4 bytes before the closing magic.
+	footer := int(binary.LittleEndian.Uint32(b[len(b)-8:]))
+	for i := 4; i < len(b)-8-footer; i++ {
 		b[i] ^= 0x5a
 	}
 	if err := os.WriteFile(f, b, 0o644); err != nil {
