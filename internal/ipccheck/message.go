@@ -41,4 +41,3 @@ func bodyLength(meta *memory.Buffer) (n int64, err error) {
 	}
 	return n, nil
 }
-

@@ -130,7 +130,6 @@ func TestRefusesUnsealed(t *testing.T) {
 	}
 }
 
-
 // TestPunchesFreedRangesAboveKeep: a range freed above the resident part
 // of the file gives its memory back; one below keeps it for the next
 // message.
