@@ -259,6 +259,15 @@ func csvType(name string, given map[string]string, rows [][]string, c int) (arro
 		return err == nil
 	}):
 		return arrow.FixedWidthTypes.Timestamp_us, nil
+	case all(func(s string) bool {
+		// UTC, as sluice's own CSV and JSON lines write timestamps of a zone.
+		_, err := time.Parse("2006-01-02 15:04:05.999999Z", s)
+		if err != nil {
+			_, err = time.Parse("2006-01-02T15:04:05.999999Z", s)
+		}
+		return err == nil
+	}):
+		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, nil
 	}
 	return arrow.BinaryTypes.String, nil
 }

@@ -139,13 +139,30 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 			Ordered:     !s.opts.Arrival,
 			Int96Unit:   s.opts.Int96Unit,
 		})
+		var nf *scan.NoFilesError
+		if errors.As(err, &nf) || errors.Is(err, scan.ErrNotParquet) {
+			// Not Parquet: Arrow IPC, CSV or JSON lines, told by content.
+			// Opened once here for the schema, and again in its turn.
+			parquetErr := err
+			other := func() (Source, error) { return openObjects(ctx, e, st, key, u, s.opts, parquetErr) }
+			src, err := other()
+			if err != nil {
+				return nil, err
+			}
+			osc := src.Schema()
+			src.Close()
+			if schema == nil {
+				schema = osc
+			} else if !schema.Equal(osc) {
+				return nil, fmt.Errorf("scan: %s has schema %s, unlike the URLs before it (%s)", u, schemaString(osc), schemaString(schema))
+			}
+			parts = append(parts, other)
+			continue
+		}
 		if err != nil {
-			var nf *scan.NoFilesError
 			var ce *expr.ColumnError
 			var ee *expr.Error
 			switch {
-			case errors.As(err, &nf):
-				return nil, fmt.Errorf("scan: %w", err)
 			case errors.As(err, &ce), errors.As(err, &ee):
 				return nil, invalidScan{err}
 			}

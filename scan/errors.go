@@ -40,6 +40,10 @@ func fileError(url string, err error) error {
 	return &FileError{URL: url, Err: err}
 }
 
+// ErrNotParquet is wrapped by the error of a file without Parquet's
+// closing magic: another format, or a Parquet file cut short.
+var ErrNotParquet = errors.New("not a Parquet file")
+
 // NoFilesError is a pattern that names no Parquet file. It is a
 // store.ErrNotFound.
 type NoFilesError struct {

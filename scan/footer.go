@@ -150,7 +150,7 @@ func (r *footerReader) parse(ctx context.Context, key string, tail []byte, info 
 		size = int64(len(tail))
 	}
 	if size < 12 {
-		return footer{}, fmt.Errorf("not a Parquet file: only %d bytes", size)
+		return footer{}, fmt.Errorf("%w: only %d bytes", ErrNotParquet, size)
 	}
 	if int64(len(tail)) < 8 {
 		return footer{}, fmt.Errorf("short read of the footer: %d bytes", len(tail))
@@ -161,7 +161,7 @@ func (r *footerReader) parse(ctx context.Context, key string, tail []byte, info 
 	case "PARE":
 		return footer{}, errEncrypted
 	default:
-		return footer{}, errors.New("not a Parquet file (no PAR1 magic at the end)")
+		return footer{}, fmt.Errorf("%w (no PAR1 magic at the end)", ErrNotParquet)
 	}
 	flen := int64(binary.LittleEndian.Uint32(end[:4]))
 	if flen+8 > size {

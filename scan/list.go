@@ -14,10 +14,25 @@ import (
 	"github.com/sluice-data/sluice/store"
 )
 
+// Objects lists what a pattern names as Open does (a glob's matches, the
+// objects under a prefix, or the one object a key names), in key order,
+// but keeping every visible object under a prefix, not only *.parquet:
+// for readers of other formats.
+func Objects(ctx context.Context, st *store.Store, pattern string) ([]store.ObjectInfo, error) {
+	_, objs, err := listObjects(ctx, st, pattern, "")
+	return objs, err
+}
+
 // listFiles resolves a pattern to the objects of a dataset, in key order,
 // and the root that partition directories are read below. See the
 // package documentation for the rules.
 func listFiles(ctx context.Context, st *store.Store, pattern string) (root string, objs []store.ObjectInfo, err error) {
+	return listObjects(ctx, st, pattern, ".parquet")
+}
+
+// listObjects is listFiles keeping, under a prefix, the objects whose
+// names end in suffix ("" for all).
+func listObjects(ctx context.Context, st *store.Store, pattern, suffix string) (root string, objs []store.ObjectInfo, err error) {
 	if i := strings.IndexAny(pattern, "*?["); i >= 0 {
 		if _, err := path.Match(pattern, ""); err != nil {
 			return "", nil, &store.Error{Op: "scan", URL: st.URL(pattern), Kind: store.KindInvalid, Err: fmt.Errorf("bad glob: %v", err)}
@@ -30,8 +45,8 @@ func listFiles(ctx context.Context, st *store.Store, pattern string) (root strin
 		return root, objs, err
 	}
 	if pattern == "" || strings.HasSuffix(pattern, "/") {
-		objs, err = listPrefix(ctx, st, pattern)
-		return pattern, objs, err
+		objs, err = st.List(ctx, pattern)
+		return pattern, dataFiles(pattern, objs, suffix), err
 	}
 	// A key names one object, or a prefix written without its slash: one
 	// listing answers both, with no HEAD.
@@ -53,25 +68,18 @@ func listFiles(ctx context.Context, st *store.Store, pattern string) (root strin
 		return pattern[:strings.LastIndex(pattern, "/")+1], []store.ObjectInfo{*exact}, nil
 	}
 	root = pattern + "/"
-	return root, dataFiles(root, under), nil
+	return root, dataFiles(root, under, suffix), nil
 }
 
-func listPrefix(ctx context.Context, st *store.Store, prefix string) ([]store.ObjectInfo, error) {
-	objs, err := st.List(ctx, prefix)
-	if err != nil {
-		return nil, err
-	}
-	return dataFiles(prefix, objs), nil
-}
-
-// dataFiles keeps the *.parquet objects under root, skipping any whose
-// path below root has an element starting with "_" or "." (_SUCCESS,
-// _metadata, _temporary/, .crc and other writers' bookkeeping).
-func dataFiles(root string, objs []store.ObjectInfo) []store.ObjectInfo {
+// dataFiles keeps the objects under root whose names end in suffix,
+// skipping any whose path below root has an element starting with "_" or
+// "." (_SUCCESS, _metadata, _temporary/, .crc and other writers'
+// bookkeeping).
+func dataFiles(root string, objs []store.ObjectInfo, suffix string) []store.ObjectInfo {
 	out := objs[:0]
 	for _, o := range objs {
 		rel := strings.TrimPrefix(o.Key, root)
-		if !strings.HasSuffix(rel, ".parquet") {
+		if !strings.HasSuffix(rel, suffix) {
 			continue
 		}
 		hidden := false

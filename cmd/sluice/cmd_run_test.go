@@ -260,7 +260,7 @@ func TestPipelineBadInput(t *testing.T) {
 		{"sink not last", []string{"run", "scan " + taxi + " | show | head 1"}, exitUsage, "last stage"},
 		{"unquoted", []string{"run", "scan " + taxi + ` | filter "x`}, exitUsage, "unterminated"},
 		{"bad flag", []string{"run", "scan " + taxi + " | top 3 --bye x"}, exitUsage, "unknown flag"},
-		{"no data", []string{"run", "scan " + filepath.Join(dir, "nothing") + " | show"}, exitNotFound, "no parquet files"},
+		{"no data", []string{"run", "scan " + filepath.Join(dir, "nothing") + " | show"}, exitNotFound, "nothing to read at"},
 		{"dict not read", []string{"run", "scan " + taxi + " --columns trip_distance --dict payment_type | show"}, exitUsage, `--dict names "payment_type", which is not among the columns read`},
 		{"dict of numbers", []string{"run", "scan " + taxi + " --dict trip_distance | show"}, exitUsage, `--dict names "trip_distance", a float64 column`},
 		{"stage bad expression", []string{"filter", "a >"}, exitUsage, "at position 4"},
@@ -290,7 +290,7 @@ func TestPipelineBadInput(t *testing.T) {
 	failing := "sluice run " + shellQuote("scan "+filepath.Join(dir, "nothing")) + " | sluice show"
 	for _, mode := range []string{"", "plain"} {
 		out, stderr, code := bashEnv(t, []string{"SLUICE_PIPE=" + mode}, failing)
-		if code == 0 || len(out) != 0 || !strings.Contains(stderr, "no parquet files") || !strings.Contains(stderr, "expected an Arrow IPC stream") {
+		if code == 0 || len(out) != 0 || !strings.Contains(stderr, "nothing to read at") || !strings.Contains(stderr, "expected an Arrow IPC stream") {
 			t.Errorf("failed source, SLUICE_PIPE=%s: exit %d, out %q, %q", mode, code, out, stderr)
 		}
 	}

@@ -33,6 +33,10 @@ their statistics, many ranged GETs in flight, and decoding on every core.
 URL is one file, a prefix (every *.parquet object under it, skipping names
 starting with _ or . such as _SUCCESS), or a glob (s3://b/t/*.parquet; *
 does not cross a /). Directories named key=value below it become columns.
+Where there is no Parquet, the objects are read whole in whatever format
+their content shows (Arrow IPC file or stream, CSV, JSON lines), with
+--columns and --filter applied to the rows: sluice scan q.arrow reads back
+what sluice scan -o q.arrow wrote.
 
 --filter takes an expression in the language of sluice filter (see its
 --help): comparisons, and/or/not, in, between, like, is null, arithmetic,
@@ -171,6 +175,10 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		Ordered: order == collect.Dataset,
 	}
 	ds, err := scan.Open(ctx, st, key, so)
+	var nf *scan.NoFilesError
+	if errors.As(err, &nf) || errors.Is(err, scan.ErrNotParquet) {
+		return scanObjects(ctx, out, errOut, opts, flags, sink, url)
+	}
 	if err != nil {
 		return err
 	}
@@ -225,6 +233,52 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	}
 	if sink.counting() {
 		fmt.Fprintf(out, "%d rows\n", stats.Rows)
+	}
+	return nil
+}
+
+// scanObjects is sluice scan of objects that are not Parquet (Arrow IPC,
+// CSV, JSON lines: exec.Scan tells them by content): read whole, with
+// --columns and --filter applied to the rows.
+func scanObjects(ctx context.Context, out, errOut io.Writer, opts scanFlags, flags parsedScan, sink *scanSink, url string) error {
+	stores := newStoreSet()
+	defer stores.Close()
+	open := stores.open
+	if opts.sim != "" {
+		open = stores.withLink(opts.sim, flags.profile)
+	}
+	src := exec.Scan([]string{url}, exec.ScanOptions{Columns: flags.columns, Filter: opts.filter, BatchRows: opts.batchRows, Dict: flags.dict, Open: open})
+	var rows, batches int64
+	var openErr error // exec.Collect's schema callback has no error to return
+	collect := exec.Collect(func(sc *arrow.Schema) {
+		openErr = sink.open(ctx, sc, out, flags.profile)
+	}, func(rec arrow.RecordBatch) error {
+		if openErr != nil {
+			return openErr
+		}
+		rows += rec.NumRows()
+		batches++
+		return sink.write(rec, scan.Position{Batch: int(batches)})
+	})
+	err := exec.Run(ctx, exec.Pipeline{Source: src, Stages: []exec.Stage{collect}}, exec.Options{Open: stores.open, Mem: mempool.NewMapped(0)})
+	if err == nil {
+		err = openErr
+	}
+	if err == nil {
+		err = sink.close()
+	}
+	if err != nil {
+		sink.abort()
+		if opts.output == "-" && errors.Is(err, syscall.EPIPE) {
+			return nil
+		}
+		return stageError(err)
+	}
+	if opts.stats {
+		fmt.Fprintf(errOut, "scan: %d rows in %d batches, read whole (not Parquet: no row groups to skip)\n", rows, batches)
+	}
+	if sink.counting() {
+		fmt.Fprintf(out, "%d rows\n", rows)
 	}
 	return nil
 }

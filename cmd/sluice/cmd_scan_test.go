@@ -242,7 +242,7 @@ func TestScanBadInput(t *testing.T) {
 		{"not a date", []string{"scan", dir, "--filter", "l_shipdate < '1998-13-01'"}, exitUsage, "'1998-13-01' is not a date"},
 		// The same mistake as in sluice run: a usage error.
 		{"missing column", []string{"scan", dir, "--columns", "l_orderkey,nope"}, exitUsage, `no column "nope"`},
-		{"no files", []string{"scan", filepath.Join(out, "nothing")}, exitNotFound, "no parquet files under"},
+		{"no files", []string{"scan", filepath.Join(out, "nothing")}, exitNotFound, "nothing to read at"},
 		{"bad output name", []string{"scan", dir, "-o", filepath.Join(dest, "x.txt")}, exitUsage, ".jsonl"},
 		{"bad batch rows", []string{"scan", dir, "--batch-rows", "0"}, exitUsage, "--batch-rows"},
 		{"bad memory", []string{"scan", dir, "--memory", "lots"}, exitUsage, "--memory"},
@@ -290,7 +290,7 @@ func TestScanS3(t *testing.T) {
 	if r.code != 0 || r.stdout != "0 rows\n" {
 		t.Fatalf("all pruned: %+v", r)
 	}
-	assertCleanFailure(t, sluice(t, env, "scan", "s3://bkt/nothing/"), exitNotFound, "no parquet files under s3://bkt/nothing/")
+	assertCleanFailure(t, sluice(t, env, "scan", "s3://bkt/nothing/"), exitNotFound, "nothing to read at s3://bkt/nothing/")
 }
 
 // Ctrl-C in the middle of a scan to a file: exit 130, no output left, and

@@ -40,6 +40,9 @@ type stageIO struct {
 	stderr io.Writer
 	first  bool      // the stage starts the pipeline
 	stores *storeSet // the run's stores, closed when it ends
+	// command says the stage runs as its own command (sluice show FILE),
+	// not inside sluice run's text.
+	command bool
 }
 
 // built is a stage made from its command line: a source or a stage.
@@ -122,9 +125,10 @@ var stageDefs = []*stageDef{
 	{
 		name: "scan", kind: kindSource, args: minArgs(1),
 		use:   "scan URL... [--columns a,b] [--filter EXPR]",
-		short: "Read Parquet datasets (first stage of sluice run)",
+		short: "Read Parquet datasets, or files of any format (first stage of sluice run)",
 		long: `Read Parquet datasets in dataset order: each URL is a file, a prefix (its
-.parquet objects in key order) or a glob. The flags are sluice scan's (see
+.parquet objects in key order) or a glob; where there is no Parquet, objects
+in the format their content shows (Arrow IPC file or stream, CSV, JSON lines). The flags are sluice scan's (see
 sluice scan --help); -o and --quiet belong to sluice scan alone. A filter
 stage right after the scan also skips the row groups the filter's
 conjuncts exclude, as --filter does. As a separate process, use
@@ -513,14 +517,27 @@ the whole input was read without error.`,
 		},
 	},
 	{
-		name: "show", kind: kindSink, cli: true, args: exactArgs(0),
-		use: "show [--rows N]", short: "Print the stream as a table for a person",
-		example: `  sluice run 'scan ./taxi | count-by payment_type | show'`,
+		name: "show", kind: kindSink, cli: true,
+		use:   "show [FILE|URL...] [--rows N]",
+		short: "Print the stream, or files of any format, as a table for a person",
+		long: `Print the stream as a table for a person: as a command, the Arrow IPC stream
+on stdin, or the files or datasets the URLs name in any format sluice reads
+(Parquet, Arrow IPC file or stream, CSV, JSON lines), told by their content.`,
+		example: `  sluice run 'scan ./taxi | count-by payment_type | show'
+  sluice scan ./taxi --columns payment_type -o q.arrow && sluice show q.arrow
+  sluice show ./trips.csv --rows 5`,
 		flags: func(fs *pflag.FlagSet) func([]string, stageIO) (built, error) {
 			var rows int
 			fs.IntVar(&rows, "rows", 100, "most rows printed (0: all); the row count is printed either way")
 			return func(args []string, sio stageIO) (built, error) {
-				return stage(exec.ShowTable(sio.stdout, exec.ShowOptions{MaxRows: rows, Width: termWidth(sio.stdout)}))
+				show := exec.ShowTable(sio.stdout, exec.ShowOptions{MaxRows: rows, Width: termWidth(sio.stdout)})
+				switch {
+				case len(args) == 0:
+					return stage(show)
+				case !sio.command:
+					return built{}, usagef("show takes no file inside a pipeline (it shows the stream): read files with scan, or run sluice show %s", strings.Join(args, " "))
+				}
+				return built{source: exec.Scan(args, exec.ScanOptions{}), stage: show}, nil
 			}
 		},
 	},
@@ -599,12 +616,15 @@ func runStage(ctx context.Context, d *stageDef, build func([]string, stageIO) (b
 	first := d.kind == kindSource || d.kind == kindEither && !isPipe(stdin)
 	stores := newStoreSet()
 	defer stores.Close()
-	sio := stageIO{stdin: stdin, stdout: stdout, stderr: stderr, first: first, stores: stores}
+	sio := stageIO{stdin: stdin, stdout: stdout, stderr: stderr, first: first, stores: stores, command: true}
 	b, err := build(args, sio)
 	if err != nil {
 		return stageError(err)
 	}
 	p := exec.Pipeline{Source: b.source}
+	if b.source != nil && b.stage != nil { // show FILE: a source and the stage over it
+		p.Stages = append(p.Stages, b.stage)
+	}
 	if b.source == nil {
 		if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			// Waiting for a person to type an Arrow stream would look like a hang.
