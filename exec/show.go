@@ -86,7 +86,7 @@ func formatCell(a arrow.Array, i int) string {
 	case *array.Float64:
 		s = formatFloat(a.Value(i))
 	case *array.Float32:
-		s = strconv.FormatFloat(float64(a.Value(i)), 'g', -1, 32)
+		s = formatFloatBits(float64(a.Value(i)), 32)
 	case *array.Timestamp:
 		unit := a.DataType().(*arrow.TimestampType).Unit
 		s = a.Value(i).ToTime(unit).UTC().Format("2006-01-02 15:04:05.999999999")
@@ -110,19 +110,31 @@ func formatCell(a arrow.Array, i int) string {
 	return strings.Clone(s)
 }
 
-// formatFloat prints a float to 12 significant digits, without an
-// exponent for the sizes people read: a sum that is 7846.3599999999915
-// to the last bit reads 7846.36, as in DuckDB's and a spreadsheet's
-// display (the stream itself keeps every bit).
-func formatFloat(f float64) string {
+// formatFloat prints a float exactly (its shortest form that reads back
+// to the same bits) when that takes at most 15 significant digits, and
+// otherwise rounded to 12 and marked as shortened with "…": a sum that
+// is 7846.3599999999915 to the last bit reads 7846.36…, and a number
+// never looks exact when it is not. Exponents only for the sizes people
+// do not write out.
+func formatFloat(f float64) string { return formatFloatBits(f, 64) }
+
+func formatFloatBits(f float64, bits int) string {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return strconv.FormatFloat(f, 'g', -1, 64)
+		return strconv.FormatFloat(f, 'g', -1, bits)
+	}
+	plain := func(v float64, prec int) string {
+		if a := math.Abs(v); a != 0 && (a >= 1e15 || a < 1e-6) {
+			return strconv.FormatFloat(v, 'g', prec, bits)
+		}
+		return strconv.FormatFloat(v, 'f', -1, bits)
+	}
+	mant := strconv.FormatFloat(math.Abs(f), 'e', -1, bits) // d.ddd…e±x
+	mant = mant[:strings.IndexByte(mant, 'e')]
+	if len(strings.Replace(mant, ".", "", 1)) <= 15 {
+		return plain(f, -1)
 	}
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', 12, 64), 64)
-	if a := math.Abs(r); a != 0 && (a >= 1e15 || a < 1e-6) {
-		return strconv.FormatFloat(r, 'g', -1, 64)
-	}
-	return strconv.FormatFloat(r, 'f', -1, 64)
+	return plain(r, -1) + "…"
 }
 
 // typeName is a column's type as the table shows it: a dictionary column

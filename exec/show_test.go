@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// Floats read as a person writes them (12 significant digits) and a
+// Floats read exactly, or shortened visibly, and a
 // table wider than the terminal keeps the columns that fit and names
 // the others.
 func TestShowFitsWidthAndRoundsFloats(t *testing.T) {
@@ -35,7 +35,7 @@ func TestShowFitsWidthAndRoundsFloats(t *testing.T) {
 	if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{Show(&out, 0)}}, Options{Open: testOpen, Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"7846.36\n", "0.3\n"} {
+	for _, v := range []string{"7846.36…\n", "0.3\n"} {
 		if !strings.Contains(out.String(), v) {
 			t.Errorf("no %q in\n%s", v, out.String())
 		}
@@ -44,11 +44,19 @@ func TestShowFitsWidthAndRoundsFloats(t *testing.T) {
 
 func TestFormatFloat(t *testing.T) {
 	for f, want := range map[float64]string{
-		7846.3599999999915: "7846.36", 1e20: "1e+20", 1.5e-9: "1.5e-09", -2.25: "-2.25", 123456789012: "123456789012", 0: "0",
+		7846.3599999999915: "7846.36…", 1e20: "1e+20", 1.5e-9: "1.5e-09", -2.25: "-2.25", 123456789012: "123456789012", 0: "0",
+		12345678901234: "12345678901234", -1234.5678: "-1234.5678", 1e15 + 0.5: "1e+15…",
 	} {
 		if got := formatFloat(f); got != want {
 			t.Errorf("formatFloat(%v) = %q, want %q", f, got, want)
 		}
+	}
+	tenth, fifth := 0.1, 0.2
+	if got := formatFloat(tenth + fifth); got != "0.3…" { // 0.30000000000000004
+		t.Errorf("0.1+0.2 shows as %q", got)
+	}
+	if got := formatFloatBits(float64(float32(16777216)), 32); got != "16777216" {
+		t.Errorf("float32 16777216 shows as %q", got)
 	}
 	if got := typeName(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}); got != "string" {
 		t.Errorf("dictionary of strings shows as %q", got)
