@@ -17,7 +17,7 @@
 // the run fails or its context is cancelled.
 //
 // RunWorkers runs the same benchmark from several worker processes at
-// once (a Launcher starts them: ExecLauncher through a dist.Executor, as
+// once (a Launcher starts them: ExecLauncher through a fanout.Executor, as
 // sluice run --workers starts its tasks) and reports aggregate and per-worker figures
 // and the scaling against the fewest workers; WriteTimeline draws every
 // request of every worker. Measure and Predict are the scale model: from a

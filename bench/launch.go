@@ -9,18 +9,18 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sluice-data/sluice/dist"
+	"github.com/sluice-data/sluice/fanout"
 )
 
-// ExecLauncher is a Launcher over a dist.Executor: workers are started
-// the way a fanned-out job's tasks are (dist.Local's processes one by
-// one; a dist.ArrayExecutor's array job or Indexed Job, a run's workers
+// ExecLauncher is a Launcher over a fanout.Executor: workers are started
+// the way a fanned-out job's tasks are (fanout.Local's processes one by
+// one; a fanout.ArrayExecutor's array job or Indexed Job, a run's workers
 // together, as its tasks), each told its index in the environment, and
 // the object store, not the executor, holds what they measured. Close it
 // once the run is over.
 type ExecLauncher struct {
 	// Exe starts the workers; its command is the worker's before Args.
-	Exe dist.Executor
+	Exe fanout.Executor
 	// Args are worker w's arguments. Through an ArrayExecutor every
 	// worker of a run gets the same (those of the run's first worker):
 	// they must not depend on w.Index, which each worker learns from its
@@ -30,30 +30,30 @@ type ExecLauncher struct {
 	// it failed part way.
 	Records func(w WorkerSpec) ([]Record, error)
 	// Job names the launcher's array jobs (they are JobN-p<run>), as
-	// dist.Array.Job does; default bench-<random hex>.
+	// fanout.Array.Job does; default bench-<random hex>.
 	Job string
 
 	mu      sync.Mutex
 	seq     int
-	waiting map[string]chan dist.Exit
+	waiting map[string]chan fanout.Exit
 	done    chan struct{}
 	wg      sync.WaitGroup
 }
 
 // Launch starts worker w and waits for its end; when ctx ends first it
 // stops every worker of the executor (which interrupts them, so that
-// they clean up, when it is a dist.Local with a Grace).
+// they clean up, when it is a fanout.Local with a Grace).
 func (l *ExecLauncher) Launch(ctx context.Context, w WorkerSpec) ([]Record, error) {
 	l.mu.Lock()
 	if l.waiting == nil {
-		l.waiting = map[string]chan dist.Exit{}
+		l.waiting = map[string]chan fanout.Exit{}
 		l.done = make(chan struct{})
 		l.wg.Add(1)
 		go l.dispatch(l.done)
 	}
 	l.seq++
 	label := fmt.Sprintf("b%d", l.seq)
-	ch := make(chan dist.Exit, 1)
+	ch := make(chan fanout.Exit, 1)
 	l.waiting[label] = ch
 	l.mu.Unlock()
 	defer func() {
@@ -62,7 +62,7 @@ func (l *ExecLauncher) Launch(ctx context.Context, w WorkerSpec) ([]Record, erro
 		l.mu.Unlock()
 	}()
 	var runErr error
-	if err := l.Exe.Start(ctx, dist.Task{Index: w.Index, Attempt: label, Args: l.Args(w)}); err != nil {
+	if err := l.Exe.Start(ctx, fanout.Task{Index: w.Index, Attempt: label, Args: l.Args(w)}); err != nil {
 		return nil, fmt.Errorf("worker %d of %d: %w", w.Index, w.Count, err)
 	}
 	select {
@@ -91,7 +91,7 @@ func (l *ExecLauncher) Launch(ctx context.Context, w WorkerSpec) ([]Record, erro
 // twice), as many at once as there are workers; through any other
 // executor it launches each worker, as Launch does, all at once.
 func (l *ExecLauncher) LaunchGroup(ctx context.Context, ws []WorkerSpec) ([][]Record, error) {
-	ae, ok := l.Exe.(dist.ArrayExecutor)
+	ae, ok := l.Exe.(fanout.ArrayExecutor)
 	if !ok {
 		return launchEach(ctx, l, ws)
 	}
@@ -105,9 +105,9 @@ func (l *ExecLauncher) LaunchGroup(ctx context.Context, ws []WorkerSpec) ([][]Re
 	l.seq++
 	l.mu.Unlock()
 	k := len(ws)
-	runErr := ae.RunArray(ctx, dist.Array{Job: l.Job, Phase: run, Kind: "bench", Tasks: k, Workers: k, Attempts: 1, Argv: l.Args(ws[0])})
+	runErr := ae.RunArray(ctx, fanout.Array{Job: l.Job, Phase: run, Kind: "bench", Tasks: k, Workers: k, Attempts: 1, Argv: l.Args(ws[0])})
 	if runErr != nil {
-		var te *dist.TaskError
+		var te *fanout.TaskError
 		switch {
 		case ctx.Err() != nil:
 			runErr = context.Cause(ctx)

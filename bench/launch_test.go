@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-data/sluice/dist"
+	"github.com/sluice-data/sluice/fanout"
 )
 
 // fakeExecutor runs each worker as a goroutine that ends at once: with
 // an error for index fail, never for index hang (until Stop).
 type fakeExecutor struct {
-	exits      chan dist.Exit
+	exits      chan fanout.Exit
 	fail, hang int
 	mu         sync.Mutex
 	args       map[int][]string
@@ -24,7 +24,7 @@ type fakeExecutor struct {
 	stop       chan struct{}
 }
 
-func (f *fakeExecutor) Start(ctx context.Context, t dist.Task) error {
+func (f *fakeExecutor) Start(ctx context.Context, t fanout.Task) error {
 	f.mu.Lock()
 	f.args[t.Index] = t.Args
 	f.mu.Unlock()
@@ -34,15 +34,15 @@ func (f *fakeExecutor) Start(ctx context.Context, t dist.Task) error {
 			<-f.stop
 			return // a stopped worker's exit is not reported
 		case f.fail:
-			f.exits <- dist.Exit{Task: t, Worker: "fake", Err: errors.New("exit status 1: no space left on device")}
+			f.exits <- fanout.Exit{Task: t, Worker: "fake", Err: errors.New("exit status 1: no space left on device")}
 		default:
-			f.exits <- dist.Exit{Task: t, Worker: "fake"}
+			f.exits <- fanout.Exit{Task: t, Worker: "fake"}
 		}
 	}()
 	return nil
 }
 
-func (f *fakeExecutor) Exits() <-chan dist.Exit { return f.exits }
+func (f *fakeExecutor) Exits() <-chan fanout.Exit { return f.exits }
 
 func (f *fakeExecutor) Stop() error {
 	if f.stops.Add(1) == 1 {
@@ -52,7 +52,7 @@ func (f *fakeExecutor) Stop() error {
 }
 
 func TestExecLauncher(t *testing.T) {
-	exe := &fakeExecutor{exits: make(chan dist.Exit), fail: 2, hang: -1, args: map[int][]string{}, stop: make(chan struct{})}
+	exe := &fakeExecutor{exits: make(chan fanout.Exit), fail: 2, hang: -1, args: map[int][]string{}, stop: make(chan struct{})}
 	l := &ExecLauncher{
 		Exe:  exe,
 		Args: func(w WorkerSpec) []string { return []string{"bench", w.URL, fmt.Sprint("--worker-prefix=", w.Prefix)} },
@@ -110,13 +110,13 @@ func TestExecLauncher(t *testing.T) {
 // records are there at the end, index fail fails every attempt.
 type fakeArray struct {
 	fakeExecutor
-	arrays []dist.Array
+	arrays []fanout.Array
 }
 
-func (f *fakeArray) RunArray(ctx context.Context, a dist.Array) error {
+func (f *fakeArray) RunArray(ctx context.Context, a fanout.Array) error {
 	f.arrays = append(f.arrays, a)
 	if f.fail >= 0 && f.fail < a.Tasks {
-		return &dist.TaskError{Task: f.fail, Worker: "pod w-2", Attempts: 1, Err: "exit code 1: no space left on device"}
+		return &fanout.TaskError{Task: f.fail, Worker: "pod w-2", Attempts: 1, Err: "exit code 1: no space left on device"}
 	}
 	return nil
 }

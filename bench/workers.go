@@ -41,7 +41,7 @@ type WorkerSpec struct {
 // it wrote, also when ctx is cancelled, as Run does; RunWorkers deletes
 // what a worker that died could not.
 //
-// ExecLauncher launches workers through a dist.Executor, the one way
+// ExecLauncher launches workers through a fanout.Executor, the one way
 // sluice starts worker processes (sluice bench --workers uses it with
 // each of dist's executors); in tests a Launcher may run workers in this
 // process.

@@ -29,7 +29,7 @@
 // Options.Memory), so its result is that of the stream in dataset order.
 // A stream without positions is in dataset order as it stands.
 //
-// Package dist runs pipelines fanned out over worker processes through a
+// Package fanout runs pipelines fanned out over worker processes through a
 // few hooks here: Kinds (where a plan may cut), Shuffle (an exchange,
 // a pass-through in one process), Splitter (Partition's hash, rows kept
 // in order), SplitAgg (per-batch summaries and the fold that gives the
@@ -57,5 +57,5 @@
 // as written, with no reordering, and expressions (package expr) cover
 // comparisons, arithmetic, boolean logic, in, between, like, a few string
 // functions, dates, timestamps and intervals, not a full SQL dialect. Nor is it
-// distributed: stages run in one process (see package dist for fan-out).
+// distributed: stages run in one process (see package fanout for fan-out).
 package exec

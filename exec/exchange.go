@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// The hooks in this file let package dist cut a pipeline at its
+// The hooks in this file let package fanout cut a pipeline at its
 // exchanges and run the pieces on many workers with the results of one
 // process: which stages are per-batch, a shuffle stage, a splitter with
 // Partition's hash, and sources that read several streams in turn.
@@ -65,7 +65,7 @@ func Kinds(in *arrow.Schema, stages []Stage, opts Options) ([]StageKind, error) 
 	return kinds, nil
 }
 
-// Shuffle is an exchange: in package dist, the rows before it are
+// Shuffle is an exchange: in package fanout, the rows before it are
 // hash-partitioned by the key columns into parts reducers, and each
 // reducer runs the stages after it over its part. In one process
 // nothing needs moving and it hands each batch on as it is.
@@ -174,7 +174,7 @@ func (s *Splitter) Split(ctx context.Context, rec arrow.RecordBatch) ([]arrow.Re
 }
 
 // Concat is a source that reads each source in turn, opening each when
-// the one before it ends; all must have the same schema. Package dist
+// the one before it ends; all must have the same schema. Package fanout
 // reads the committed outputs of many tasks, in dataset order, this way.
 func Concat(sources ...SourceStage) SourceStage { return &concatStage{srcs: sources} }
 

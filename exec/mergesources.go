@@ -8,7 +8,7 @@ import (
 // MergeSources is Merge over sources instead of objects: each source is
 // already sorted by keys, and rows that tie come from the earlier source
 // first. names name the sources in errors (an input out of order). Package
-// dist merges its reducers' sorted outputs, read as it chooses, this way.
+// fanout merges its reducers' sorted outputs, read as it chooses, this way.
 func MergeSources(keys []SortKey, names []string, srcs ...SourceStage) SourceStage {
 	return &mergeSourcesStage{keys: keys, names: names, srcs: srcs}
 }

@@ -57,7 +57,7 @@ type ScanOptions struct {
 	Open func(ctx context.Context, url string) (*store.Store, string, error)
 	// RowGroups, when set, limits the scan to the row groups for which it
 	// returns true (see scan.Options.RowGroups): key is the file's key in
-	// its store, rowGroup its index in the file. Package dist reads a
+	// its store, rowGroup its index in the file. Package fanout reads a
 	// piece of a dataset this way; the batches are those a whole scan
 	// gives for the same row groups.
 	RowGroups func(key string, rowGroup int) bool

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/sluice-data/sluice/bench"
-	"github.com/sluice-data/sluice/dist"
+	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -225,7 +225,7 @@ func newBenchWorkers(opts benchOptions, cfg bench.Config, st *store.Store) (*ben
 		cleanup()
 		return nil, nil, err
 	}
-	if l, ok := exe.(*dist.Local); ok {
+	if l, ok := exe.(*fanout.Local); ok {
 		l.Grace = workerWait
 	}
 	shared := []string{"-q", "-n", strconv.Itoa(opts.objects), "--size", bench.FormatSize(cfg.Sizes[0]),

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sluice-data/sluice/bench"
-	"github.com/sluice-data/sluice/dist"
+	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/mempool"
 )
@@ -354,8 +354,8 @@ func writeMemProfile(path string) {
 // runFanOut runs the pipeline over opts.workers worker processes of this
 // binary, which get the global flags this process got.
 func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipeline, stores *storeSet) error {
-	if opts.spread < 0 || opts.spread > dist.MaxSpread {
-		return usagef("--spread %d: want 0 (one prefix a task) to %d", opts.spread, dist.MaxSpread)
+	if opts.spread < 0 || opts.spread > fanout.MaxSpread {
+		return usagef("--spread %d: want 0 (one prefix a task) to %d", opts.spread, fanout.MaxSpread)
 	}
 	piece, err := bench.ParseSize(opts.pieceSize)
 	if err != nil || piece < 1 {
@@ -381,10 +381,10 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 	if err != nil {
 		return err
 	}
-	if l, ok := exe.(*dist.Local); ok {
+	if l, ok := exe.(*fanout.Local); ok {
 		l.Env = opts.workerEnv
 	}
-	dopts := dist.Options{
+	dopts := fanout.Options{
 		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
 		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: exe,
 		Open: stores.open, Mem: mempool.NewMapped(0),
@@ -409,15 +409,15 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 	}
 	if _, so, ok := exec.ScanOf(p.Source); ok && so.Stats != nil {
 		// scan --stats: the workers' scans, summed.
-		dopts.ScanStats = func(tasks int, read dist.ScanCounts) { fmt.Fprintln(os.Stderr, read.String(tasks)) }
+		dopts.ScanStats = func(tasks int, read fanout.ScanCounts) { fmt.Fprintln(os.Stderr, read.String(tasks)) }
 	}
 	if opts.verbose {
 		dopts.Log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "sluice: "+format+"\n", a...) }
 	}
 	if term.IsTerminal(int(os.Stderr.Fd())) {
-		var last dist.Progress
+		var last fanout.Progress
 		shown := false
-		dopts.Progress = func(pr dist.Progress) {
+		dopts.Progress = func(pr fanout.Progress) {
 			if pr == last {
 				return
 			}
@@ -430,5 +430,5 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 			}
 		}()
 	}
-	return dist.Run(ctx, text, p, dopts)
+	return fanout.Run(ctx, text, p, dopts)
 }

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sluice-data/sluice/dist"
+	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/internal/testenv"
 	"github.com/sluice-data/sluice/internal/testkubelet"
 )
@@ -55,14 +55,14 @@ func (k *kubeEnv) left(t *testing.T) []string {
 	t.Helper()
 	ctx := context.Background()
 	var names []string
-	jobs, err := k.cs.BatchV1().Jobs(k.ns).List(ctx, metav1.ListOptions{LabelSelector: dist.LabelJob})
+	jobs, err := k.cs.BatchV1().Jobs(k.ns).List(ctx, metav1.ListOptions{LabelSelector: fanout.LabelJob})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range jobs.Items {
 		names = append(names, "job/"+j.Name)
 	}
-	pods, err := k.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: dist.LabelJob})
+	pods, err := k.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: fanout.LabelJob})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestRunKubernetesInterrupt(t *testing.T) {
 	ctx := context.Background()
 	running := false
 	for deadline := time.Now().Add(90 * time.Second); !running && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		pods, err := k.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: dist.LabelJob})
+		pods, err := k.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: fanout.LabelJob})
 		if err != nil {
 			t.Fatal(err)
 		}

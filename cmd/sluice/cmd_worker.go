@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluice-data/sluice/dist"
+	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/mempool"
 )
@@ -63,8 +63,8 @@ func runWorker(ctx context.Context, opts workerOptions, spec string) error {
 	parse := func(text string) (exec.Pipeline, error) {
 		return parsePipeline(text, stageIO{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, stores: stores})
 	}
-	t := dist.Task{Spec: spec, Phase: opts.phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}
-	err := dist.RunTask(ctx, t, dist.Env{Parse: parse, Open: stores.open, Mem: mempool.NewMapped(0)})
+	t := fanout.Task{Spec: spec, Phase: opts.phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}
+	err := fanout.RunTask(ctx, t, fanout.Env{Parse: parse, Open: stores.open, Mem: mempool.NewMapped(0)})
 	if err != nil {
 		return stageError(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/sluice-data/sluice/dist"
+	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/exec"
 )
 
@@ -76,23 +76,23 @@ func (o *executorOptions) check(workers int) error {
 // with args (the global flags and "worker" for sluice run's): self, this
 // executable's path, on this machine and on Slurm's nodes, "sluice" on
 // the image's PATH in a pod.
-func (o *executorOptions) executor(self string, args []string) (dist.Executor, error) {
+func (o *executorOptions) executor(self string, args []string) (fanout.Executor, error) {
 	command := append([]string{self}, args...)
 	switch o.name {
 	case "local":
 		if o.dryRun {
 			return nil, usagef("--dry-run: the local executor submits nothing; use it with --executor slurm or kubernetes")
 		}
-		return dist.NewLocal(command), nil
+		return fanout.NewLocal(command), nil
 	case "slurm":
-		s := dist.NewSlurm(command)
+		s := fanout.NewSlurm(command)
 		s.Sbatch, s.LogDir = o.sbatch, o.slurmLogs
 		return s, nil
 	case "kubernetes":
 		if o.image == "" {
 			return nil, usagef("--executor kubernetes needs --image, an image with sluice on its PATH (see the Dockerfile)")
 		}
-		k := &dist.Kubernetes{Namespace: o.namespace, Image: o.image, Secret: o.secret, ServiceAccount: o.serviceAccount,
+		k := &fanout.Kubernetes{Namespace: o.namespace, Image: o.image, Secret: o.secret, ServiceAccount: o.serviceAccount,
 			CPU: o.cpu, Mem: o.mem, Deadline: o.deadline, TTL: o.ttl,
 			Command: append([]string{"sluice"}, args...)}
 		// The store's endpoint and region reach the workers as they reach
@@ -103,7 +103,7 @@ func (o *executorOptions) executor(self string, args []string) (dist.Executor, e
 			}
 		}
 		if !o.dryRun {
-			cs, ns, err := dist.KubeClient()
+			cs, ns, err := fanout.KubeClient()
 			if err != nil {
 				return nil, err
 			}
@@ -122,12 +122,12 @@ func (o *executorOptions) executor(self string, args []string) (dist.Executor, e
 // (or run), the later phases' commented out, as each needs the previous
 // phase committed by the driver. What it wrote and what applying does
 // goes to stderr.
-func (o *executorOptions) printDryRun(ctx context.Context, w io.Writer, text string, p exec.Pipeline, opts dist.Options) error {
-	m, ok := opts.Executor.(dist.Manifester)
+func (o *executorOptions) printDryRun(ctx context.Context, w io.Writer, text string, p exec.Pipeline, opts fanout.Options) error {
+	m, ok := opts.Executor.(fanout.Manifester)
 	if !ok {
 		return usagef("--dry-run: the %s executor has no manifest to show", o.name)
 	}
-	spec, docs, err := dist.DryRun(ctx, text, p, opts, m)
+	spec, docs, err := fanout.DryRun(ctx, text, p, opts, m)
 	if err != nil {
 		return err
 	}

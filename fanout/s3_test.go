@@ -1,4 +1,4 @@
-package dist
+package fanout
 
 type fetchRequest struct {
 	key  string

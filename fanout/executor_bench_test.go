@@ -1,4 +1,4 @@
-package dist
+package fanout
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 //
 // Both are the median of the b.N runs; run it as
 //
-//	./scripts/test -run '^$' -bench ExecutorStartup -benchtime 3x ./dist
+//	./scripts/test -run '^$' -bench ExecutorStartup -benchtime 3x ./fanout
 //
 // (slurm needs a Slurm, as root ./scripts/test starts one; kubernetes
 // the control plane of SLUICE_TEST_KUBECONFIG; each is skipped without).

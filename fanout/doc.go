@@ -1,4 +1,4 @@
-// Package dist runs sluice pipelines fanned out over many worker
+// Package fanout runs sluice pipelines fanned out over many worker
 // processes, with object storage as the only thing they share.
 //
 // A job is a pipeline cut at its exchanges into phases of independent
@@ -74,7 +74,7 @@
 // on failure and cancellation too; Options.Keep keeps the committed
 // ones.
 //
-// dist is not a scheduler or a query planner: it runs the stages as
+// fanout is not a scheduler or a query planner: it runs the stages as
 // written, places no exchange the pipeline does not name, reads only
 // scan sources, and allows one shuffle, which must come right after the
 // per-batch stages and be followed (after more per-batch stages, but no
@@ -85,4 +85,4 @@
 // after a shuffle cannot write to a destination (each reducer's part is
 // sorted, not the whole). Executors for Kubernetes and Slurm are not here
 // yet.
-package dist
+package fanout
