@@ -9,7 +9,7 @@ import (
 
 // Piece is row groups [Lo, Hi) of one file of a dataset: File is its
 // index in the dataset's Files, Lo and Hi row group indices in the file.
-// A Flight endpoint and a map task of package dist each read one.
+// A Flight endpoint and a map task of package fanout each read one.
 type Piece struct{ File, Lo, Hi int }
 
 // Pieces cuts the row groups a scan reads (Dataset.Plan, in dataset

@@ -15,8 +15,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sluice-data/sluice/bench"
-	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/mempool"
 )
 

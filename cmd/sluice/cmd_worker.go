@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/mempool"
 )
 

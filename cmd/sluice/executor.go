@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/fanout"
 )
 
 // executorOptions choose where a fanned-out run's workers run.
