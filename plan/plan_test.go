@@ -1,0 +1,181 @@
+package plan
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var pipelines = []string{
+	"scan ./taxi --columns pickup_date,trip_distance | sum-by pickup_date trip_distance | top 9 --by trip_distance --desc | show",
+	`scan ./lineitem | filter "l_shipdate <= date '1998-09-02'" | agg-by l_returnflag,l_linestatus 'sum(l_quantity), mean(l_discount), count()' | show --rows 5`,
+	"scan s3://b/li/ ./x.parquet --dict l_returnflag --batch-rows 1000 --memory 64MiB --concurrency 3 --order arrival --sim s3 --stats --int96-unit us --filter 'a > 1' | head 10",
+	"scan ./t | select a,b | drop c | rename a=x,b=y | count-by x | to-csv",
+	"scan ./t | sort --by a,b:desc --memory 1MiB --tmp /tmp/s | write --format parquet --compression zstd --row-group-rows 100 ./o.bin",
+	"scan ./t | shuffle --by k --to 8 | sort --by k --desc | head 3",
+	"from-csv --types zip=string,age=int64 a.csv b.csv | partition 4 --by user --out s3://b/x/ --format parquet",
+	"merge --by k ./a.arrow ./b/ | merge --by k:desc ./c.arrow | write x.arrows",
+	`scan 'odd dir/with space' | filter "s = 'it''s' and t like '%|%'" | write 'out|put.csv'`,
+	"from-csv",
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, text := range pipelines {
+		p, err := Parse(text)
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		printed := p.String()
+		q, err := Parse(printed)
+		if err != nil {
+			t.Fatalf("%s printed as %s: %v", text, printed, err)
+		}
+		if !reflect.DeepEqual(p, q) {
+			t.Errorf("%s printed as %s reads back differently:\n%#v\n%#v", text, printed, p.Stages, q.Stages)
+		}
+		if again := q.String(); again != printed {
+			t.Errorf("printed twice differently: %s / %s", printed, again)
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Decode(b, false)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", text, b, err)
+		}
+		if !reflect.DeepEqual(p, r) {
+			t.Errorf("%s: JSON %s reads back differently:\n%#v\n%#v", text, b, p.Stages, r.Stages)
+		}
+	}
+}
+
+func TestParseTypes(t *testing.T) {
+	p, err := Parse("scan ./x --columns a,b --memory 64MiB | sort --by a,b:desc --desc | top 3 --by a:asc | shuffle --by k --to 4 | head 7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Stage{
+		&Scan{URLs: []string{"./x"}, Columns: []string{"a", "b"}, Memory: 64 << 20, BatchRows: DefaultBatchRows, Int96Unit: "ns"},
+		&Sort{Keys: []SortKey{{"a", true}, {"b", true}}, Memory: DefaultSortMemory},
+		&Top{N: 3, Keys: []SortKey{{"a", false}}},
+		&Shuffle{Keys: []string{"k"}, Parts: 4},
+		&Head{N: 7},
+	}
+	if !reflect.DeepEqual(p.Stages, want) {
+		t.Fatalf("got %#v", p.Stages)
+	}
+	if !PerBatch(&Filter{}) || PerBatch(&Head{}) || !Distributive(&Top{}) || Distributive(&Sort{}) {
+		t.Error("stage properties")
+	}
+	if k, ok := GroupKeys(&CountBy{Keys: []string{"x"}}); !ok || k[0] != "x" {
+		t.Error("GroupKeys")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for text, want := range map[string]string{
+		"":                                    "no stages given",
+		"scan x |":                            "empty stage at character 9",
+		"scan 'x":                             "unterminated ' quote at character 6",
+		"nope x":                              `unknown stage "nope"`,
+		"head 3":                              "the first stage must be a source",
+		"scan x | scan y":                     "scan reads data: it must be the first stage",
+		"scan x | to-csv | head 1":            "to-csv writes no stream: it must be the last stage",
+		"scan x | head -1":                    "unknown shorthand flag",
+		"scan x | head many":                  `head: "many" is not a row count`,
+		"scan x | head":                       "head takes at least 1 argument(s), got 0",
+		"scan x | head 1 2":                   "head takes 1 argument(s), got 2",
+		"scan x | sort":                       "sort: --by is required",
+		"scan x | sort --by a --memory 1KiB":  "want at least 1MiB",
+		"scan x | filter 'a >'":               "filter:",
+		"scan x | shuffle --by k":             "shuffle: --by KEYS and --to R (at least 1) are required",
+		"scan x | shuffle --by k --to 100001": "must be 1..100000",
+		"scan x | show y":                     "show takes no file inside a pipeline",
+		"merge --by k":                        "merge: name the sorted inputs",
+		"scan x --order sideways":             "want arrival or dataset",
+		"scan x -o y":                         "unknown shorthand flag: 'o'",
+		"scan x | select a,,b":                "an empty name",
+		"scan x | rename a":                   `rename: "a": want OLD=NEW`,
+		"scan x | write y --compression no":   "write --compression",
+		"scan x | agg-by k 'sum('":            "agg-by:",
+		"scan x --sim bogus=1":                "scan --sim",
+	} {
+		_, err := Parse(text)
+		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("Parse(%q) = %v, want an invalid-pipeline error with %q", text, err, want)
+		}
+	}
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	for b, want := range map[string]string{
+		`{"version":2,"stages":[{"stage":"scan","urls":["x"]}]}`:                                                          "plan version 2: this sluice reads version 1",
+		`{"version":1,"stages":[{"stage":"scan","urls":["x"],"batch_rows":1,"int96_unit":"ns"},{"stage":"frobnicate"}]}`:  `unknown stage "frobnicate"`,
+		`{"version":1,"stages":[{"stage":"head","n":1}]}`:                                                                 "the first stage must be a source",
+		`{"version":1,"stages":[{"stage":"scan","urls":["x"],"batch_rows":1,"int96_unit":"ns"},{"stage":"head","n":-1}]}`: "not a row count",
+		`{"version":1,"stages":[{"stage":"scan","urls":["x"],"batch_rows":1,"int96_unit":"ns","extra":1}]}`:               `unknown field "extra"`,
+		`{"version":1,"stages":[]}`:  "no stages given",
+		`{"version":1,"stages":[3]}`: "stage 1 is not an object",
+		`{"version":1} {}`:           "data after the value",
+		`[]`:                         "plan:",
+	} {
+		_, err := Decode([]byte(b), false)
+		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("Decode(%s) = %v, want %q", b, err, want)
+		}
+	}
+	// A stage command's plan reads a stream it is given: no source.
+	if _, err := Decode([]byte(`{"version":1,"stages":[{"stage":"head","n":1}]}`), true); err != nil {
+		t.Error(err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, p := range pipelines {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		p, err := Parse(text)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%q: %v is not an invalid-pipeline error", text, err)
+			}
+			return
+		}
+		q, err := Parse(p.String())
+		if err != nil {
+			t.Fatalf("%q printed as %q: %v", text, p.String(), err)
+		}
+		if !reflect.DeepEqual(p, q) {
+			t.Fatalf("%q printed as %q reads back differently", text, p.String())
+		}
+	})
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, text := range pipelines {
+		p, err := Parse(text)
+		if err != nil {
+			f.Fatal(err)
+		}
+		b, _ := json.Marshal(p)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := Decode(b, false)
+		if err != nil {
+			return
+		}
+		out, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := Decode(out, false)
+		if err != nil || !reflect.DeepEqual(p, q) {
+			t.Fatalf("%s re-encoded as %s: %v", b, out, err)
+		}
+	})
+}
