@@ -143,7 +143,7 @@ type boundAgg struct {
 	out  arrow.DataType
 }
 
-func (s *aggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (s *aggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	keys, err := newKeyEncoder(s.name, in, s.keys)
 	if err != nil {
 		return nil, err
@@ -177,7 +177,7 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 		aggs = append(aggs, b)
 	}
 	out := arrow.NewSchema(fields, nil)
-	return &plan{name: s.name, out: out, agg: newHashAgg(s.name, e.mem, keys, aggs, out)}, nil
+	return &bound{name: s.name, out: out, agg: newHashAgg(s.name, e.mem, keys, aggs, out)}, nil
 }
 
 // newHashAgg is an aggregation into out of aggs, grouped by keys.

@@ -37,7 +37,7 @@ type partialAggStage struct{ s *aggStage }
 
 func (p *partialAggStage) Name() string { return p.s.name + " (partial)" }
 
-func (p *partialAggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (p *partialAggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	pl, err := p.s.bind(e, in)
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func (p *partialAggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 		seen[f.Name] = true
 	}
 	out := arrow.NewSchema(fields, nil)
-	return &plan{name: p.Name(), out: out, mapper: &partialMapper{h: h, out: out}}, nil
+	return &bound{name: p.Name(), out: out, mapper: &partialMapper{h: h, out: out}}, nil
 }
 
 func stateCountName(agg string) string { return agg + ".n" }
@@ -132,7 +132,7 @@ type finalAggStage struct{ s *aggStage }
 
 func (f *finalAggStage) Name() string { return f.s.name + " (final)" }
 
-func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	s := f.s
 	keys, err := newKeyEncoder(s.name, in, s.keys)
 	if err != nil {
@@ -176,7 +176,7 @@ func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	}
 	out := arrow.NewSchema(fields, nil)
 	st.hashAgg = newHashAgg(s.name, e.mem, keys, aggs, out)
-	return &plan{name: f.Name(), out: out, agg: st}, nil
+	return &bound{name: f.Name(), out: out, agg: st}, nil
 }
 
 // stateAgg folds summaries made by partialMapper: its partial reads a

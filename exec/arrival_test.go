@@ -71,8 +71,8 @@ type stallStage struct {
 }
 
 func (s *stallStage) Name() string { return "stall" }
-func (s *stallStage) bind(e *env, in *arrow.Schema) (*plan, error) {
-	return &plan{name: "stall", out: in, mapper: s}, nil
+func (s *stallStage) bind(e *env, in *arrow.Schema) (*bound, error) {
+	return &bound{name: "stall", out: in, mapper: s}, nil
 }
 
 func (s *stallStage) mapBatch(ctx context.Context, in arrow.RecordBatch) (arrow.RecordBatch, error) {

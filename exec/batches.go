@@ -62,11 +62,11 @@ type collectStage struct {
 func (s *collectStage) Name() string { return "collect" }
 func (s *collectStage) isSink()      {}
 
-func (s *collectStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (s *collectStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	if s.schema != nil {
 		s.schema(in)
 	}
-	return &plan{name: "collect", newOp: func(operator) (operator, error) { return s, nil }}, nil
+	return &bound{name: "collect", newOp: func(operator) (operator, error) { return s, nil }}, nil
 }
 
 func (s *collectStage) push(ctx context.Context, rec arrow.RecordBatch) error { return s.fn(rec) }

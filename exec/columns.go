@@ -22,7 +22,7 @@ type projectStage struct {
 
 func (s *projectStage) Name() string { return s.name }
 
-func (s *projectStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (s *projectStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	if len(s.cols) == 0 {
 		return nil, invalidf("%s: no columns given", s.name)
 	}
@@ -53,7 +53,7 @@ func (s *projectStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	}
 	md := in.Metadata()
 	out := arrow.NewSchema(fields, &md)
-	return &plan{name: s.name, out: out, mapper: &projector{out: out, idx: idx}}, nil
+	return &bound{name: s.name, out: out, mapper: &projector{out: out, idx: idx}}, nil
 }
 
 type projector struct {
@@ -77,7 +77,7 @@ type renameStage struct{ pairs [][2]string }
 
 func (s *renameStage) Name() string { return "rename" }
 
-func (s *renameStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (s *renameStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	if len(s.pairs) == 0 {
 		return nil, invalidf("rename: nothing to rename (use old=new)")
 	}
@@ -105,5 +105,5 @@ func (s *renameStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	for i := range idx {
 		idx[i] = i
 	}
-	return &plan{name: "rename", out: out, mapper: &projector{out: out, idx: idx}}, nil
+	return &bound{name: "rename", out: out, mapper: &projector{out: out, idx: idx}}, nil
 }

@@ -317,11 +317,11 @@ type toCSVStage struct{ w io.Writer }
 func (s *toCSVStage) Name() string { return "to-csv" }
 func (s *toCSVStage) isSink()      {}
 
-func (s *toCSVStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (s *toCSVStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	if err := format.CSV.Check(in); err != nil {
 		return nil, invalidf("to-csv: %v", err)
 	}
-	return &plan{name: "to-csv", newOp: func(operator) (operator, error) {
+	return &bound{name: "to-csv", newOp: func(operator) (operator, error) {
 		w, err := format.NewWriter(s.w, format.CSV, in, e.mem)
 		if err != nil {
 			return nil, err

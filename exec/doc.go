@@ -29,11 +29,14 @@
 // Options.Memory), so its result is that of the stream in dataset order.
 // A stream without positions is in dataset order as it stands.
 //
-// Package fanout runs pipelines fanned out over worker processes through a
-// few hooks here: Kinds (where a plan may cut), Shuffle (an exchange,
-// a pass-through in one process), Splitter (Partition's hash, rows kept
-// in order), SplitAgg (per-batch summaries and the fold that gives the
-// aggregation's bits), Concat, AggKeys, ScanOf and ScanOptions.RowGroups.
+// A pipeline is usually compiled from a plan (package plan) with Compile.
+// Package fanout cuts plans itself, from their nodes, and runs their parts
+// with a few operations here: Validate (binding the stages to a schema
+// before any worker starts), Shuffle (an exchange, a pass-through in one
+// process), Splitter (Partition's hash, rows kept in order), CompileAgg
+// and SplitAgg (per-batch summaries and the fold that gives the
+// aggregation's bits), ScanPiece (a scan of some row groups), Concat and
+// MergeSources.
 //
 // Mistakes in how a pipeline is written (a malformed expression, with the
 // position of the problem; a missing column or a wrong type, naming the

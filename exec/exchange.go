@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -32,12 +31,12 @@ const (
 	Sink
 )
 
-// Kinds binds each stage to the schema before it, as Run would, and
+// kinds binds each stage to the schema before it, as Run would, and
 // says what kind each is. Errors are those Run gives for the same
 // stages (ErrInvalid for mistakes in how the pipeline is written); the
 // last stage need not be a sink. Binding has no effects, except that a
 // Collect's schema function is called.
-func Kinds(in *arrow.Schema, stages []Stage, opts Options) ([]StageKind, error) {
+func kinds(in *arrow.Schema, stages []Stage, opts Options) ([]StageKind, error) {
 	e := newEnv(opts)
 	kinds := make([]StageKind, len(stages))
 	schema := in
@@ -71,16 +70,6 @@ func Kinds(in *arrow.Schema, stages []Stage, opts Options) ([]StageKind, error) 
 // nothing needs moving and it hands each batch on as it is.
 func Shuffle(keys []string, parts int) Stage { return &shuffleStage{keys: keys, parts: parts} }
 
-// ShuffleOf returns the keys and part count of a Shuffle stage; ok is
-// false for other stages.
-func ShuffleOf(s Stage) (keys []string, parts int, ok bool) {
-	sh, ok := s.(*shuffleStage)
-	if !ok {
-		return nil, 0, false
-	}
-	return sh.keys, sh.parts, true
-}
-
 type shuffleStage struct {
 	keys  []string
 	parts int
@@ -88,14 +77,14 @@ type shuffleStage struct {
 
 func (s *shuffleStage) Name() string { return "shuffle" }
 
-func (s *shuffleStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (s *shuffleStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	if s.parts < 1 || s.parts > 100000 {
 		return nil, invalidf("shuffle: the number of parts (--to) must be 1..100000, got %d", s.parts)
 	}
 	if _, err := newKeyEncoder("shuffle", in, s.keys); err != nil {
 		return nil, err
 	}
-	return &plan{name: "shuffle", out: in, mapper: passThrough{}}, nil
+	return &bound{name: "shuffle", out: in, mapper: passThrough{}}, nil
 }
 
 type passThrough struct{}
@@ -206,28 +195,4 @@ func (c *concatStage) open(ctx context.Context, e *env) (Source, error) {
 		})
 	}
 	return &concatSources{schema: schema, cur: first, parts: parts}, nil
-}
-
-// AggKeys returns the key columns of an aggregation stage (its output
-// starts with them, in this order, and its groups come out ordered by
-// them, ascending); ok is false for other stages.
-func AggKeys(s Stage) (keys []string, ok bool) {
-	a, ok := s.(*aggStage)
-	if !ok {
-		return nil, false
-	}
-	return slices.Clone(a.keys), true
-}
-
-// Distributive reports whether a stage gives over a stream what it gives
-// over the concatenation, in order, of its outputs over consecutive
-// pieces of that stream: head (the first n rows) and top (ties go to the
-// earlier row, and a piece's tied rows stay in their order). A planner
-// may run such a stage on every piece and once more over their outputs.
-func Distributive(s Stage) bool {
-	switch s.(type) {
-	case *headStage, *topStage:
-		return true
-	}
-	return false
 }

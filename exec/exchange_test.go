@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/internal/arrowtest"
+	"github.com/sluice-data/sluice/plan"
 )
 
 // exactRows prints every row with floats in hexadecimal, so equal text is
@@ -158,10 +159,7 @@ func TestScanPiecesConcatenated(t *testing.T) {
 	src := Scan([]string{taxi}, opts)
 	want := fused(t, mem, 2, src)
 
-	urls, got, ok := ScanOf(src)
-	if !ok || len(urls) != 1 || got.BatchRows != 1500 {
-		t.Fatalf("ScanOf: %v %+v %v", urls, got, ok)
-	}
+	urls := []string{taxi}
 	keys := []string{"taxi/part-00000.parquet", "taxi/part-00001.parquet", "taxi/part-00002.parquet"}
 	piece := func(key string, lo, hi int) SourceStage {
 		o := opts
@@ -178,24 +176,21 @@ func TestKinds(t *testing.T) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String}, {Name: "v", Type: arrow.PrimitiveTypes.Float64}}, nil)
 	must := mustStage(t)
 	stages := []Stage{Select("k", "v"), Shuffle([]string{"k"}, 4), must(Filter("v > 1")), SumBy([]string{"k"}, []string{"v"}), Top(3, []SortKey{{Column: "v"}}), Show(&bytes.Buffer{}, 10)}
-	kinds, err := Kinds(schema, stages, Options{Open: testOpen})
+	got, err := kinds(schema, stages, Options{Open: testOpen})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []StageKind{PerBatch, PerBatch, PerBatch, Aggregate, Ordered, Sink}
-	if !slices.Equal(kinds, want) {
-		t.Fatalf("kinds %v, want %v", kinds, want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("kinds %v, want %v", got, want)
 	}
-	if keys, parts, ok := ShuffleOf(stages[1]); !ok || parts != 4 || !slices.Equal(keys, []string{"k"}) {
-		t.Fatalf("ShuffleOf: %v %d %v", keys, parts, ok)
-	}
-	if _, err := Kinds(schema, []Stage{Shuffle([]string{"nope"}, 4)}, Options{}); !errors.Is(err, ErrInvalid) {
+	if _, err := kinds(schema, []Stage{Shuffle([]string{"nope"}, 4)}, Options{}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("shuffle by a missing column: %v", err)
 	}
-	if _, err := Kinds(schema, []Stage{Shuffle([]string{"k"}, 0)}, Options{}); !errors.Is(err, ErrInvalid) {
+	if _, err := kinds(schema, []Stage{Shuffle([]string{"k"}, 0)}, Options{}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("shuffle to 0 parts: %v", err)
 	}
-	if _, err := Kinds(schema, []Stage{Show(&bytes.Buffer{}, 1), Head(1)}, Options{}); !errors.Is(err, ErrInvalid) {
+	if _, err := kinds(schema, []Stage{Show(&bytes.Buffer{}, 1), Head(1)}, Options{}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a stage after a sink: %v", err)
 	}
 }
@@ -219,14 +214,18 @@ func TestDistributiveStages(t *testing.T) {
 	_, lineitem := testData(t)
 	mem := checkedMem(t)
 	schema, recs := runCollect(t, mem, 2, Scan([]string{lineitem}, ScanOptions{BatchRows: 800, Columns: []string{"l_orderkey", "l_quantity", "l_shipmode"}}))
-	stages := []Stage{
-		Top(500, []SortKey{{Column: "l_quantity", Desc: true}}), // 50 values: ties everywhere
-		Top(300, []SortKey{{Column: "l_shipmode"}, {Column: "l_quantity"}}),
-		Head(5000),
+	nodes := []plan.Stage{
+		&plan.Top{N: 500, Keys: []plan.SortKey{{Column: "l_quantity", Desc: true}}}, // 50 values: ties everywhere
+		&plan.Top{N: 300, Keys: []plan.SortKey{{Column: "l_shipmode"}, {Column: "l_quantity"}}},
+		&plan.Head{N: 5000},
 	}
-	for _, st := range stages {
-		if !Distributive(st) {
-			t.Fatalf("%s is not distributive", st.Name())
+	for _, node := range nodes {
+		if !plan.Distributive(node) {
+			t.Fatalf("%s is not distributive", node.Name())
+		}
+		st, err := CompileStage(node, Env{})
+		if err != nil {
+			t.Fatal(err)
 		}
 		want := fused(t, mem, 2, FromBatches(schema, recs...), st)
 		var outs []arrow.RecordBatch
@@ -238,7 +237,7 @@ func TestDistributiveStages(t *testing.T) {
 			t.Errorf("%s over pieces differs from %s over the whole", st.Name(), st.Name())
 		}
 	}
-	if Distributive(SumBy([]string{"l_shipmode"}, []string{"l_quantity"})) || Distributive(Sort([]SortKey{{Column: "l_quantity"}})) {
+	if plan.Distributive(&plan.SumBy{}) || plan.Distributive(&plan.Sort{}) {
 		t.Error("an aggregation or a sort called distributive")
 	}
 }

@@ -29,12 +29,12 @@ type filterStage struct{ expr string }
 
 func (s *filterStage) Name() string { return "filter" }
 
-func (s *filterStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (s *filterStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	c, err := expr.CompileFilter(s.expr, in)
 	if err != nil {
 		return nil, stageExprError("filter", err)
 	}
-	return &plan{name: "filter", out: in, mapper: &filterer{pred: c, mem: e.mem}}, nil
+	return &bound{name: "filter", out: in, mapper: &filterer{pred: c, mem: e.mem}}, nil
 }
 
 type filterer struct {

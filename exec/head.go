@@ -13,11 +13,11 @@ type headStage struct{ n int64 }
 
 func (s *headStage) Name() string { return "head" }
 
-func (s *headStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (s *headStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	if s.n < 0 {
 		return nil, invalidf("head: the row count must be >= 0, got %d", s.n)
 	}
-	return &plan{name: "head", out: in, newOp: func(next operator) (operator, error) {
+	return &bound{name: "head", out: in, newOp: func(next operator) (operator, error) {
 		return &headOp{left: s.n, next: next}, nil
 	}}, nil
 }

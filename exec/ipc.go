@@ -325,8 +325,8 @@ type ipcSinkStage struct{ w io.Writer }
 func (ipcSinkStage) Name() string { return "stdout" }
 func (ipcSinkStage) isSink()      {}
 
-func (s ipcSinkStage) bind(e *env, in *arrow.Schema) (*plan, error) {
-	return &plan{name: s.Name(), newOp: func(operator) (operator, error) {
+func (s ipcSinkStage) bind(e *env, in *arrow.Schema) (*bound, error) {
+	return &bound{name: s.Name(), newOp: func(operator) (operator, error) {
 		return &ipcSink{sw: NewStreamWriter(s.w, in, StreamOptions{Mem: e.mem, HandOff: e.handOff})}, nil
 	}}, nil
 }

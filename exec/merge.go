@@ -230,12 +230,12 @@ func (c *sortedCheck) Close() error {
 }
 
 // bind makes merge a stage after others: the stream so far is input 0.
-func (s *MergeStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (s *MergeStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	ob, err := newOrderBy("merge", in, s.keys)
 	if err != nil {
 		return nil, err
 	}
-	return &plan{name: "merge", out: in, newOp: func(next operator) (operator, error) {
+	return &bound{name: "merge", out: in, newOp: func(next operator) (operator, error) {
 		return &mergeOp{s: s, e: e, schema: in, ob: ob, next: next}, nil
 	}}, nil
 }

@@ -143,7 +143,7 @@ type writeStage struct {
 func (s *writeStage) Name() string { return "write" }
 func (s *writeStage) isSink()      {}
 
-func (s *writeStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (s *writeStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	f := s.f
 	if f == format.Unknown {
 		var err error
@@ -154,7 +154,7 @@ func (s *writeStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	if err := f.Check(in); err != nil {
 		return nil, invalidf("write: %s: %v", s.url, err)
 	}
-	return &plan{name: "write", newOp: func(operator) (operator, error) {
+	return &bound{name: "write", newOp: func(operator) (operator, error) {
 		return &writeOp{url: s.url, f: f, o: s.o, e: e, schema: in}, nil
 	}}, nil
 }

@@ -41,7 +41,7 @@ type partitionStage struct {
 func (s *partitionStage) Name() string { return "partition" }
 func (s *partitionStage) isSink()      {}
 
-func (s *partitionStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (s *partitionStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	if s.n < 1 || s.n > 100000 {
 		return nil, invalidf("partition: the number of partitions must be 1..100000, got %d", s.n)
 	}
@@ -61,7 +61,7 @@ func (s *partitionStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &plan{name: "partition", newOp: func(operator) (operator, error) {
+	return &bound{name: "partition", newOp: func(operator) (operator, error) {
 		return &partitionOp{s: s, ext: ext, e: e, mem: e.mem, schema: in, keys: keys}, nil
 	}}, nil
 }

@@ -125,11 +125,11 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 }
 
 // bindAll checks each stage against the schema before it.
-func bindAll(e *env, schema *arrow.Schema, stages []Stage) ([]*plan, error) {
+func bindAll(e *env, schema *arrow.Schema, stages []Stage) ([]*bound, error) {
 	if len(stages) == 0 {
 		return nil, invalidf("pipeline: no stages after the source")
 	}
-	plans := make([]*plan, len(stages))
+	plans := make([]*bound, len(stages))
 	for i, st := range stages {
 		pl, err := st.bind(e, schema)
 		if err != nil {
@@ -149,7 +149,7 @@ func bindAll(e *env, schema *arrow.Schema, stages []Stage) ([]*plan, error) {
 
 // operator makes the stage's operator, wrapping mappers and aggregations
 // that run after an ordered stage.
-func (pl *plan) operator(next operator) (operator, error) {
+func (pl *bound) operator(next operator) (operator, error) {
 	switch {
 	case pl.mapper != nil:
 		return &mapOp{m: pl.mapper, next: next}, nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -61,17 +60,6 @@ type ScanOptions struct {
 	// piece of a dataset this way; the batches are those a whole scan
 	// gives for the same row groups.
 	RowGroups func(key string, rowGroup int) bool
-}
-
-// ScanOf returns the URLs and options of a Scan source stage, so a
-// planner can cut its datasets into pieces; ok is false for other
-// sources.
-func ScanOf(s SourceStage) (urls []string, opts ScanOptions, ok bool) {
-	sc, ok := s.(*scanStage)
-	if !ok {
-		return nil, ScanOptions{}, false
-	}
-	return slices.Clone(sc.urls), sc.opts, true
 }
 
 // Scan is a source that reads Parquet datasets with package scan: each

@@ -46,8 +46,8 @@ type showStage struct {
 func (s *showStage) Name() string { return "show" }
 func (s *showStage) isSink()      {}
 
-func (s *showStage) bind(e *env, in *arrow.Schema) (*plan, error) {
-	return &plan{name: "show", newOp: func(operator) (operator, error) {
+func (s *showStage) bind(e *env, in *arrow.Schema) (*bound, error) {
+	return &bound{name: "show", newOp: func(operator) (operator, error) {
 		return &showOp{w: s.w, max: s.max, width: s.width, schema: in}, nil
 	}}, nil
 }

@@ -39,12 +39,12 @@ type sortStage struct {
 
 func (s *sortStage) Name() string { return "sort" }
 
-func (s *sortStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (s *sortStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	ob, err := newOrderBy("sort", in, s.keys)
 	if err != nil {
 		return nil, err
 	}
-	return &plan{name: "sort", out: in, newOp: func(next operator) (operator, error) {
+	return &bound{name: "sort", out: in, newOp: func(next operator) (operator, error) {
 		op := &sortOp{ob: ob, schema: in, mem: e.mem, next: next, budget: e.memory, tempDir: e.tempDir}
 		if s.opts.Memory > 0 {
 			op.budget = s.opts.Memory

@@ -12,13 +12,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/store"
 )
 
 // ErrInvalid is wrapped by every error that comes from how a pipeline is
 // written rather than from running it: a malformed expression, a missing
 // column, a wrong type, a sink that is not last.
-var ErrInvalid = errors.New("invalid pipeline")
+var ErrInvalid = plan.ErrInvalid
 
 type invalidError struct{ msg string }
 
@@ -120,12 +121,12 @@ type SourceStage interface {
 // bound to an input schema.
 type Stage interface {
 	Name() string
-	bind(e *env, in *arrow.Schema) (*plan, error)
+	bind(e *env, in *arrow.Schema) (*bound, error)
 }
 
-// plan is a stage bound to its input schema. Exactly one of mapper, agg
+// bound is a stage bound to its input schema. Exactly one of mapper, agg
 // and newOp is set.
-type plan struct {
+type bound struct {
 	name string
 	out  *arrow.Schema // nil for a sink
 	// mapper transforms each batch on its own; batches may be mapped

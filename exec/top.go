@@ -20,7 +20,7 @@ type topStage struct {
 
 func (s *topStage) Name() string { return "top" }
 
-func (s *topStage) bind(e *env, in *arrow.Schema) (*plan, error) {
+func (s *topStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	if s.n < 0 {
 		return nil, invalidf("top: the row count must be >= 0, got %d", s.n)
 	}
@@ -28,7 +28,7 @@ func (s *topStage) bind(e *env, in *arrow.Schema) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &plan{name: "top", out: in, newOp: func(next operator) (operator, error) {
+	return &bound{name: "top", out: in, newOp: func(next operator) (operator, error) {
 		return &topOp{n: int(s.n), ob: ob, schema: in, mem: e.mem, next: next}, nil
 	}}, nil
 }

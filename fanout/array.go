@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/plan"
 )
 
 // ArrayExecutor is an executor that runs a whole phase as one job of a
@@ -133,7 +134,7 @@ type Manifester interface {
 	Manifest(a Array) ([]byte, error)
 }
 
-// DryRun plans pipeline p, written as text, as Run would, writes the
+// DryRun plans p as Run would, writes the
 // job's spec under a new job prefix of opts.Store, and returns the spec's
 // URL and what the executor would submit for each phase. Nothing is
 // submitted: the first phase's manifest, submitted by hand (kubectl
@@ -141,7 +142,7 @@ type Manifester interface {
 // previous phase committed, which only the driver does. The spec is the
 // only object written (the workers read it; a manifest without it would
 // not run); no other object of the job exists until a worker runs.
-func DryRun(ctx context.Context, text string, p exec.Pipeline, opts Options, m Manifester) (specURL string, docs [][]byte, err error) {
+func DryRun(ctx context.Context, p *plan.Plan, opts Options, m Manifester) (specURL string, docs [][]byte, err error) {
 	opts = opts.withDefaults()
 	if opts.Store == "" {
 		return "", nil, fmt.Errorf("%w: a dry run for a cluster needs --store, a URL the workers can reach", exec.ErrInvalid)
@@ -152,7 +153,11 @@ func DryRun(ctx context.Context, text string, p exec.Pipeline, opts Options, m M
 	if opts.Out != "" && !strings.HasSuffix(opts.Out, "/") {
 		opts.Out += "/"
 	}
-	pl, err := makePlan(ctx, p, opts)
+	compiled, err := exec.Compile(p, opts.Env)
+	if err != nil {
+		return "", nil, err
+	}
+	pl, err := makePlan(ctx, p, compiled, opts)
 	if err != nil {
 		return "", nil, err
 	}
@@ -168,7 +173,7 @@ func DryRun(ctx context.Context, text string, p exec.Pipeline, opts Options, m M
 		}
 		docs = append(docs, b)
 	}
-	b, err := newSpec(text, jobURL, pl, opts).Marshal()
+	b, err := newSpec(p, jobURL, pl, opts).Marshal()
 	if err != nil {
 		return "", nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -57,6 +58,10 @@ type Options struct {
 	Open func(ctx context.Context, url string) (*store.Store, string, error)
 	// Mem allocates the driver's batches.
 	Mem memory.Allocator
+	// Env is what the stages this process runs read and write (show and
+	// to-csv write to its Stdout), and its Output ends a plan with no
+	// sink.
+	Env exec.Env
 	// Progress, when set, is called whenever a task starts or ends.
 	Progress func(Progress)
 	// Log, when set, gets the job's prefix and the time each phase took.
@@ -140,7 +145,7 @@ func (e *TaskError) Error() string {
 	return fmt.Sprintf("%s task %d of %d%s failed %d time(s), last on worker %s: %s", e.Phase, e.Task, e.Tasks, in, e.Attempts, e.Worker, e.Err)
 }
 
-// Run runs pipeline p, written as text, over many workers: it plans the
+// Run runs plan p over many workers: it plans the
 // phases, writes the job's spec under a new prefix of opts.Store, runs
 // each phase's tasks with the executor, commits one attempt per task in
 // the phase's manifest, and runs the driver's part of the pipeline (its
@@ -149,7 +154,7 @@ func (e *TaskError) Error() string {
 //
 // The job's objects are removed at the end, on failure and cancellation
 // too, except with Keep.
-func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err error) {
+func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 	opts = opts.withDefaults()
 	if opts.Mem == nil {
 		opts.Mem = memory.DefaultAllocator
@@ -158,11 +163,14 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	// The scan fetches only the columns the pipeline reads; each worker
-	// pushes the same from the same text.
-	p = exec.PushColumns(p)
+	// Compiled here to check the plan whole before any worker starts, and
+	// for the part this process runs.
+	compiled, err := exec.Compile(p, opts.Env)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	pl, err := makePlan(ctx, p, opts)
+	pl, err := makePlan(ctx, p, compiled, opts)
 	if err != nil {
 		return err
 	}
@@ -176,9 +184,9 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 		}
 		switch {
 		case pl.finalAgg >= 0:
-			return fmt.Errorf("%w: with a destination the workers run the whole pipeline, but %s folds in one process: put a shuffle before it, so reducers write its groups", exec.ErrInvalid, p.Stages[pl.finalAgg].Name())
-		case pl.finalFrom < len(p.Stages):
-			return fmt.Errorf("%w: with a destination the workers run the whole pipeline, but %s runs in one process: end the pipeline before it", exec.ErrInvalid, p.Stages[pl.finalFrom].Name())
+			return fmt.Errorf("%w: with a destination the workers run the whole pipeline, but %s folds in one process: put a shuffle before it, so reducers write its groups", exec.ErrInvalid, p.Stages[1+pl.finalAgg].Name())
+		case pl.finalFrom < len(p.Stages)-1:
+			return fmt.Errorf("%w: with a destination the workers run the whole pipeline, but %s runs in one process: end the pipeline before it", exec.ErrInvalid, p.Stages[1+pl.finalFrom].Name())
 		}
 	}
 
@@ -215,7 +223,7 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 	}()
 	logf("job %s", jobURL)
 
-	spec := newSpec(text, jobURL, pl, opts)
+	spec := newSpec(p, jobURL, pl, opts)
 	b, err := spec.Marshal()
 	if err != nil {
 		return err
@@ -262,13 +270,13 @@ func Run(ctx context.Context, text string, p exec.Pipeline, opts Options) (err e
 		return d.publish()
 	}
 	t0 := time.Now()
-	err = d.final(p, pl)
+	err = d.final(p, compiled, pl)
 	logf("final: %v, %d request(s) retried", time.Since(t0).Round(time.Millisecond), d.j.retries.Load())
 	return err
 }
 
-// newSpec is the spec of the job at jobURL that runs plan pl of text.
-func newSpec(text, jobURL string, pl *plan, opts Options) *Spec {
+// newSpec is the spec of the job at jobURL that runs p, cut as pl.
+func newSpec(p *plan.Plan, jobURL string, pl *cut, opts Options) *Spec {
 	spread := opts.Spread
 	if spread <= 0 {
 		most := 0
@@ -277,7 +285,7 @@ func newSpec(text, jobURL string, pl *plan, opts Options) *Spec {
 		}
 		spread = spreadFor(most)
 	}
-	return &Spec{Version: specVersion, Pipeline: text, Job: jobURL, Spread: min(spread, MaxSpread), Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
+	return &Spec{Version: specVersion, Plan: p, Job: jobURL, Spread: min(spread, MaxSpread), Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
 		PauseBeforeCommit: int(opts.PauseBeforeCommit / time.Millisecond), Straggle: opts.straggle}
 }
 
@@ -520,10 +528,10 @@ func (d *driver) claims(pi, task int) (*Output, *Failure, error) {
 
 // final runs the driver's part of the pipeline over the last phase's
 // committed outputs, in task order.
-func (d *driver) final(p exec.Pipeline, pl *plan) error {
+func (d *driver) final(p *plan.Plan, compiled exec.Pipeline, pl *cut) error {
 	last := len(d.spec.Phases) - 1
 	m := d.manifests[last]
-	stages := append([]exec.Stage(nil), p.Stages[pl.finalFrom:]...)
+	stages := append([]exec.Stage(nil), compiled.Stages[pl.finalFrom:]...)
 	eopts := exec.Options{Mem: d.opts.Mem, Workers: d.opts.Threads, Open: d.opts.Open}
 	if pl.mergeBy != nil {
 		keys := pl.mergeBy
@@ -543,7 +551,10 @@ func (d *driver) final(p exec.Pipeline, pl *plan) error {
 		return err
 	}
 	if pl.finalAgg >= 0 {
-		_, final, _ := exec.SplitAgg(p.Stages[pl.finalAgg])
+		_, final, err := exec.CompileAgg(p.Stages[1+pl.finalAgg])
+		if err != nil {
+			return err
+		}
 		stages = append([]exec.Stage{final}, stages...)
 	}
 	srcs, closeSrc := d.j.streams(d.ctx, d.inputs(m), false)

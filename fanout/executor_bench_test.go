@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-data/sluice/internal/testkubelet"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sluice-data/sluice/internal/testkubelet"
 )
 
 // BenchmarkExecutorStartup measures each executor's own cost, with

@@ -1,7 +1,9 @@
 package fanout
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,6 +25,7 @@ import (
 	"github.com/sluice-data/sluice/internal/arrowtest"
 	"github.com/sluice-data/sluice/internal/s3test"
 	"github.com/sluice-data/sluice/internal/testenv"
+	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 	"github.com/sluice-data/sluice/store/storetest"
@@ -53,58 +56,53 @@ func testWorker() int {
 		return 2
 	}
 	t := Task{Spec: args[0], Phase: phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}
-	if err := RunTask(context.Background(), t, Env{Parse: testParse}); err != nil {
+	if err := RunTask(context.Background(), t, Env{}); err != nil {
 		fmt.Fprintf(os.Stderr, "sluice: %s\n", oneLine(err))
 		return 1
 	}
 	return 0
 }
 
-// testParse stands for the CLI's parser: "A URL" is query A over the taxi
-// dataset at URL, "S URL" the same through a shuffle, "B URL" a filter and
-// aggregates over lineitem; other words are unknown stages.
-func testParse(text string) (exec.Pipeline, error) {
+// testQueries are the pipelines the tests run after a scan of the taxi
+// dataset: "A URL" is query A over the dataset at URL, "S URL" the same
+// through a shuffle, "B URL" a filter and aggregates.
+var testQueries = map[string]string{
+	"A":  "sum-by pickup_date trip_distance | top 9 --by trip_distance --desc",
+	"S":  "shuffle --by pickup_date --to 5 | sum-by pickup_date trip_distance | top 9 --by trip_distance --desc",
+	"T":  "filter 'trip_distance > 1' | top 700 --by payment_type",        // ties everywhere: few payment types
+	"O":  "shuffle --by pickup_date --to 5 | sort --by payment_type:desc", // a sort after a shuffle, ties everywhere
+	"O2": "shuffle --by payment_type --to 3 | filter 'trip_distance > 0.5' | sort --by pickup_date,trip_distance:desc | head 5000",
+	"M":  "select trip_distance,pickup_date,payment_type", // every row, no shuffle: the driver streams every map output
+	"H":  "select trip_distance,pickup_date | head 2500",
+	"B":  "select pickup_date,payment_type,trip_distance | filter 'trip_distance > 1.5' | agg-by payment_type 'sum(trip_distance), mean(trip_distance), count(), min(pickup_date), max(trip_distance)'",
+}
+
+// testPlan is the plan of a test query: a word of testQueries and a URL.
+func testPlan(text string) (*plan.Plan, error) {
 	word, url, _ := strings.Cut(text, " ")
-	taxi := exec.Scan([]string{url}, exec.ScanOptions{BatchRows: 900, Columns: []string{"pickup_date", "payment_type", "trip_distance"}})
-	sum := exec.SumBy([]string{"pickup_date"}, []string{"trip_distance"})
-	top := exec.Top(9, []exec.SortKey{{Column: "trip_distance", Desc: true}})
-	switch word {
-	case "A":
-		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{sum, top}}, nil
-	case "S":
-		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Shuffle([]string{"pickup_date"}, 5), sum, top}}, nil
-	case "T": // ties everywhere: few payment types
-		f, err := exec.Filter("trip_distance > 1")
-		if err != nil {
-			return exec.Pipeline{}, err
-		}
-		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{f, exec.Top(700, []exec.SortKey{{Column: "payment_type"}})}}, nil
-	case "O": // a sort after a shuffle, ties everywhere: few payment types
-		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Shuffle([]string{"pickup_date"}, 5),
-			exec.Sort([]exec.SortKey{{Column: "payment_type", Desc: true}})}}, nil
-	case "O2": // the same with a second key and a filter before the sort
-		f, err := exec.Filter("trip_distance > 0.5")
-		if err != nil {
-			return exec.Pipeline{}, err
-		}
-		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Shuffle([]string{"payment_type"}, 3), f,
-			exec.Sort([]exec.SortKey{{Column: "pickup_date"}, {Column: "trip_distance", Desc: true}}), exec.Head(5000)}}, nil
-	case "M": // every row, no shuffle: the driver streams every map output
-		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Select("trip_distance", "pickup_date", "payment_type")}}, nil
-	case "H":
-		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Select("trip_distance", "pickup_date"), exec.Head(2500)}}, nil
-	case "B":
-		f, err := exec.Filter("trip_distance > 1.5")
-		if err != nil {
-			return exec.Pipeline{}, err
-		}
-		agg, err := exec.AggBy([]string{"payment_type"}, "sum(trip_distance), mean(trip_distance), count(), min(pickup_date), max(trip_distance)")
-		if err != nil {
-			return exec.Pipeline{}, err
-		}
-		return exec.Pipeline{Source: taxi, Stages: []exec.Stage{exec.Select("pickup_date", "payment_type", "trip_distance"), f, agg}}, nil
+	q, ok := testQueries[word]
+	if !ok {
+		return nil, fmt.Errorf("unknown query %q", word)
 	}
-	return exec.Pipeline{}, fmt.Errorf("unknown stage %q", word)
+	return plan.Parse("scan " + url + " --batch-rows 900 --columns pickup_date,payment_type,trip_distance | " + q)
+}
+
+func mustPlan(t *testing.T, text string) *plan.Plan {
+	t.Helper()
+	p, err := testPlan(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runLocal runs p in this process.
+func runLocal(p *plan.Plan, env exec.Env, opts exec.Options) error {
+	pipe, err := exec.Compile(p, env)
+	if err != nil {
+		return err
+	}
+	return exec.Run(context.Background(), pipe, opts)
 }
 
 // testData writes a small taxi dataset: 4 files of 6 row groups.
@@ -122,16 +120,16 @@ func testData(t *testing.T) string {
 	return filepath.Join(dir, "taxi") + "/"
 }
 
-// rows runs p with a collecting sink and prints its rows, floats as
-// their bits.
-func rows(t *testing.T, run func(exec.Pipeline) error, p exec.Pipeline) []string {
+// rows runs a plan with a collecting sink as its env's Output and prints
+// its rows, floats as their bits.
+func rows(t *testing.T, run func(exec.Env) error) []string {
 	t.Helper()
 	var out []string
-	p.Stages = append(p.Stages, exec.Collect(nil, func(rec arrow.RecordBatch) error {
+	env := exec.Env{Output: exec.Collect(nil, func(rec arrow.RecordBatch) error {
 		out = append(out, arrowtest.ExactRows(rec)...)
 		return nil
-	}))
-	if err := run(p); err != nil {
+	})}
+	if err := run(env); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -165,11 +163,8 @@ func TestRunMatchesOneProcess(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			text := q + " " + taxi
-			p, err := testParse(text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{Mem: mem}) }, p)
+			p := mustPlan(t, text)
+			want := rows(t, func(env exec.Env) error { return runLocal(p, env, exec.Options{Mem: mem}) })
 			if len(want) == 0 {
 				t.Fatal("no rows")
 			}
@@ -178,8 +173,7 @@ func TestRunMatchesOneProcess(t *testing.T) {
 			opts.Mem = mem
 			var phases []string
 			opts.Log = func(f string, a ...any) { phases = append(phases, fmt.Sprintf(f, a...)) }
-			p, _ = testParse(text)
-			got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+			got := rows(t, func(env exec.Env) error { opts.Env = env; return Run(context.Background(), p, opts) })
 			if !slices.Equal(got, want) {
 				t.Fatalf("fanned out:\n%q\none process:\n%q", got, want)
 			}
@@ -209,15 +203,14 @@ func TestSortAfterShuffleAndStreaming(t *testing.T) {
 	for _, word := range []string{"O", "O2", "M"} {
 		t.Run(word, func(t *testing.T) {
 			text := word + " " + taxi
-			p, _ := testParse(text)
-			want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{}) }, p)
+			p := mustPlan(t, text)
+			want := rows(t, func(env exec.Env) error { return runLocal(p, env, exec.Options{}) })
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			opts := testOptions(t.TempDir())
 			opts.Mem = mem
 			opts.Executor.(*Local).Env = append(opts.Executor.(*Local).Env, "DIST_TEST_CHUNK=4096")
-			p, _ = testParse(text)
-			got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+			got := rows(t, func(env exec.Env) error { opts.Env = env; return Run(context.Background(), p, opts) })
 			if len(want) < 2000 || !slices.Equal(got, want) {
 				t.Fatalf("fanned out %d rows, one process %d; first difference at %d", len(got), len(want), firstDiff(got, want))
 			}
@@ -239,14 +232,13 @@ func firstDiff(a, b []string) int {
 func TestDuplicateAttemptsCommitOnce(t *testing.T) {
 	taxi := testData(t)
 	text := "S " + taxi
-	p, _ := testParse(text)
-	want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{}) }, p)
+	p := mustPlan(t, text)
+	want := rows(t, func(env exec.Env) error { return runLocal(p, env, exec.Options{}) })
 	jobs := t.TempDir()
 	opts := testOptions(jobs)
 	opts.DuplicateAll, opts.Keep = true, true
 	opts.PieceBytes = 64 << 20 // a task per file
-	p, _ = testParse(text)
-	got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+	got := rows(t, func(env exec.Env) error { opts.Env = env; return Run(context.Background(), p, opts) })
 	if !slices.Equal(got, want) {
 		t.Fatalf("fanned out:\n%q\none process:\n%q", got, want)
 	}
@@ -278,8 +270,8 @@ func TestSpreadOverPrefixes(t *testing.T) {
 		opts := testOptions(jobs)
 		opts.Keep, opts.Spread = true, c.spread
 		opts.PieceBytes = 64 << 20 // a task per file
-		p, _ := testParse(text)
-		rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+		p := mustPlan(t, text)
+		rows(t, func(env exec.Env) error { opts.Env = env; return Run(context.Background(), p, opts) })
 		dirs := map[string]bool{}
 		for _, k := range objects(t, jobs) {
 			if strings.HasSuffix(k, ".shuffle") {
@@ -294,29 +286,43 @@ func TestSpreadOverPrefixes(t *testing.T) {
 
 func TestTaskFailuresFailTheJob(t *testing.T) {
 	taxi := testData(t)
-	p, _ := testParse("A " + taxi)
+	p := mustPlan(t, "A "+taxi)
 	cases := []struct {
-		name, text string
-		corrupt    bool
+		name, spec string
 		want       string
 	}{
-		{"unknown stage", "Q " + taxi, false, `unknown stage "Q"`},
-		{"corrupt spec", "A " + taxi, true, "job spec"},
+		// A worker refuses a plan of a version it does not know, in one line.
+		{"unknown plan version", "", "plan version 99: this sluice reads version 1"},
+		{"corrupt spec", `{"version": 2, "plan": {"version": 1}, "phases": [{"kind": "map", "tasks": 99999999`, "job spec"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			jobs := t.TempDir()
 			opts := testOptions(jobs)
 			opts.Attempts = 2
-			if c.corrupt {
-				opts.afterSpec = func(ctx context.Context, st *store.Store, key string) {
-					if _, err := st.Put(ctx, key, strings.NewReader(`{"version": 1, "pipeline": "A", "phases": [{"kind": "map", "tasks": 99999999`), store.WriteOptions{}); err != nil {
+			opts.afterSpec = func(ctx context.Context, st *store.Store, key string) {
+				b := []byte(c.spec)
+				if c.spec == "" {
+					var err error
+					was, err := st.ReadAll(ctx, key)
+					if err != nil {
+						t.Error(err)
+					}
+					var m map[string]any
+					if err := json.Unmarshal(was, &m); err != nil {
+						t.Error(err)
+					}
+					m["plan"].(map[string]any)["version"] = 99
+					if b, err = json.Marshal(m); err != nil {
 						t.Error(err)
 					}
 				}
+				if _, err := st.Put(ctx, key, bytes.NewReader(b), store.WriteOptions{}); err != nil {
+					t.Error(err)
+				}
 			}
 			start := time.Now()
-			err := Run(context.Background(), c.text, p, opts)
+			err := Run(context.Background(), p, opts)
 			var te *TaskError
 			if !errors.As(err, &te) {
 				t.Fatalf("got %v, want a TaskError", err)
@@ -357,11 +363,11 @@ func TestWorkerCannotReachStore(t *testing.T) {
 	}
 	s3test.EnsureBucket(t, endpoint, bucket)
 	taxi := testData(t)
-	p, _ := testParse("A " + taxi)
+	p := mustPlan(t, "A "+taxi)
 	opts := testOptions("s3://" + bucket + "/dist-unreachable/" + strconv.FormatInt(time.Now().UnixNano(), 36) + "/")
 	opts.Open, opts.Attempts = open, 1
 	opts.Executor.(*Local).Env = append(opts.Executor.(*Local).Env, "AWS_ENDPOINT_URL=http://127.0.0.1:1", "AWS_MAX_ATTEMPTS=1")
-	err := Run(context.Background(), "A "+taxi, p, opts)
+	err := Run(context.Background(), p, opts)
 	var te *TaskError
 	if !errors.As(err, &te) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "worker pid ") || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Fatalf("got %v, want one line naming the task, the worker and the endpoint it could not reach", err)
@@ -381,9 +387,14 @@ func TestWorkerCannotReachStore(t *testing.T) {
 // run, not an empty result.
 func TestPieceThatMatchesNothingFails(t *testing.T) {
 	taxi := testData(t)
-	p, _ := testParse("A " + taxi)
+	p := mustPlan(t, "A "+taxi)
+	compiled, err := exec.Compile(p, exec.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &taskRun{plan: p}
 	for _, pc := range []Piece{{Key: "part-00001.parquet", Lo: 0, Hi: 2}, {Key: "part-00001.parquet", Lo: 4, Hi: 9}, {Key: "nope.parquet", Lo: 0, Hi: 1}} {
-		src, check, err := pieceSource(p.Source, pc, func(scan.Stats) {})
+		src, check, err := w.pieceSource(compiled.Source, pc, func(scan.Stats) {})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -408,16 +419,15 @@ func TestPieceThatMatchesNothingFails(t *testing.T) {
 func TestStragglerGetsADuplicate(t *testing.T) {
 	taxi := testData(t)
 	text := "S " + taxi
-	p, _ := testParse(text)
-	want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{}) }, p)
+	p := mustPlan(t, text)
+	want := rows(t, func(env exec.Env) error { return runLocal(p, env, exec.Options{}) })
 	opts := testOptions(t.TempDir())
 	opts.PieceBytes = 64 << 20 // a task per file
 	opts.straggle = &Straggle{Phase: 0, Task: 2, Millis: 30_000}
 	var log []string
 	opts.Log = func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }
-	p, _ = testParse(text)
 	start := time.Now()
-	got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+	got := rows(t, func(env exec.Env) error { opts.Env = env; return Run(context.Background(), p, opts) })
 	took := time.Since(start)
 	if !slices.Equal(got, want) {
 		t.Fatalf("fanned out:\n%q\none process:\n%q", got, want)
@@ -482,27 +492,28 @@ func TestReadInOrderChecksChecksums(t *testing.T) {
 // refuses what it cannot run as one process would, in one line.
 func TestPlanAfterShuffle(t *testing.T) {
 	taxi := testData(t)
-	scan := exec.Scan([]string{taxi}, exec.ScanOptions{Columns: []string{"pickup_date", "payment_type", "trip_distance"}})
-	sh := exec.Shuffle([]string{"pickup_date"}, 3)
-	byType := []exec.SortKey{{Column: "payment_type"}}
-	f, err := exec.Filter("trip_distance > 1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		name   string
-		stages []exec.Stage
+		stages string
 		out    string
 		want   string // an error, or "" for a plan of a map and a reduce phase
 	}{
-		{"sort", []exec.Stage{sh, f, exec.Sort(byType), exec.Head(5)}, "", ""},
-		{"agg", []exec.Stage{sh, exec.CountBy([]string{"payment_type"})}, "", ""},
-		{"top", []exec.Stage{sh, exec.Top(5, byType)}, "", "must come to an aggregation (sum-by, count-by, agg-by) or a sort"},
-		{"select before sort", []exec.Stage{sh, exec.Select("payment_type"), exec.Sort(byType)}, "", "put select before the shuffle"},
-		{"sort to a destination", []exec.Stage{sh, exec.Sort(byType)}, "file:///tmp/x/", "each reducer's part is sorted, not the whole"},
+		{"sort", "filter 'trip_distance > 1' | sort --by payment_type | head 5", "", ""},
+		{"agg", "count-by payment_type", "", ""},
+		{"top", "top 5 --by payment_type", "", "must come to an aggregation (sum-by, count-by, agg-by) or a sort"},
+		{"select before sort", "select payment_type | sort --by payment_type", "", "put select before the shuffle"},
+		{"sort to a destination", "sort --by payment_type", "file:///tmp/x/", "each reducer's part is sorted, not the whole"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			pl, err := makePlan(context.Background(), exec.Pipeline{Source: scan, Stages: c.stages}, Options{PieceBytes: 64 << 20, Out: c.out})
+			p, err := plan.Parse("scan " + taxi + " --columns pickup_date,payment_type,trip_distance | shuffle --by pickup_date --to 3 | " + c.stages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compiled, err := exec.Compile(p, exec.Env{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl, err := makePlan(context.Background(), p, compiled, Options{PieceBytes: 64 << 20, Out: c.out})
 			if c.want != "" {
 				if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 					t.Fatalf("got %v, want one line saying %q", err, c.want)

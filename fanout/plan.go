@@ -8,13 +8,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
 
-// plan is a pipeline cut at its exchanges: the phases the workers run
+// cut is a pipeline cut at its exchanges: the phases the workers run
 // and what the driver runs over their committed outputs.
-type plan struct {
+type cut struct {
 	phases []Phase
 	// final is how the driver's part starts: the stages from finalFrom
 	// on, after the aggregation's final side when finalAgg >= 0 (over
@@ -47,15 +48,12 @@ const PositionColumn = "_sluice_pos_"
 //
 // Whatever follows runs at the driver, in one process, in order; a head
 // or top right after the per-batch stages runs in the map tasks too.
-func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error) {
-	urls, sopts, ok := exec.ScanOf(p.Source)
+func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Options) (*cut, error) {
+	sc, ok := p.Stages[0].(*plan.Scan)
 	if !ok {
-		name := "none"
-		if p.Source != nil {
-			name = p.Source.Name()
-		}
-		return nil, fmt.Errorf("%w: fan-out reads datasets with scan; this pipeline starts with %s", exec.ErrInvalid, name)
+		return nil, fmt.Errorf("%w: fan-out reads datasets with scan; this pipeline starts with %s", exec.ErrInvalid, p.Stages[0].Name())
 	}
+	urls := sc.URLs
 	var pieces []Piece
 	var schema *arrow.Schema
 	for u, url := range urls {
@@ -64,7 +62,7 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 		if err != nil {
 			return nil, err
 		}
-		ds, err := scan.Open(ctx, st, key+rest, scan.Options{Columns: sopts.Columns, Used: sopts.Used, ReadDict: sopts.Dict, BatchRows: sopts.BatchRows, Memory: 16 << 20})
+		ds, err := scan.Open(ctx, st, key+rest, scan.Options{Columns: sc.Columns, ReadDict: sc.Dict, BatchRows: sc.BatchRows, Memory: 16 << 20})
 		if err != nil {
 			closeStore(opts.Open, st)
 			return nil, fmt.Errorf("scan: %w", err)
@@ -99,27 +97,39 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 	if len(pieces) == 0 {
 		return nil, fmt.Errorf("scan: no row groups to read in %s", strings.Join(urls, " "))
 	}
-	kinds, err := exec.Kinds(schema, p.Stages, exec.Options{Open: opts.Open, Mem: opts.Mem})
-	if err != nil {
+	// The stages after the source; phases name them by index.
+	stages := p.Stages[1:]
+	n := len(stages)
+	if err := exec.Validate(schema, compiled.Stages[:n], exec.Options{Open: opts.Open, Mem: opts.Mem}); err != nil {
 		return nil, err
 	}
-	isShuffle := func(i int) bool { _, _, ok := exec.ShuffleOf(p.Stages[i]); return ok }
-	n := len(p.Stages)
+	isShuffle := func(i int) bool { _, ok := stages[i].(*plan.Shuffle); return ok }
 	i := 0
-	for i < n && kinds[i] == exec.PerBatch && !isShuffle(i) {
+	for i < n && plan.PerBatch(stages[i]) {
 		i++
 	}
 	mp := Phase{Kind: PhaseMap, From: 0, To: i, Agg: -1, Tasks: len(pieces), Pieces: pieces, Output: OutStream}
-	pl := &plan{finalFrom: i, finalAgg: -1}
+	pl := &cut{finalFrom: i, finalAgg: -1}
 	switch {
 	case i < n && isShuffle(i):
-		keys, parts, _ := exec.ShuffleOf(p.Stages[i])
+		sh := stages[i].(*plan.Shuffle)
+		keys, parts := sh.Keys, sh.Parts
 		j := i + 1
-		for j < n && kinds[j] == exec.PerBatch && !isShuffle(j) {
+		for j < n && plan.PerBatch(stages[j]) {
 			j++
 		}
-		sortKeys, isSort := exec.SortOf(p.Stages[min(j, n-1)])
-		if j >= n || (kinds[j] != exec.Aggregate && !isSort) {
+		var sortKeys []exec.SortKey
+		agg := false
+		if j < n {
+			if s, ok := stages[j].(*plan.Sort); ok {
+				for _, k := range s.Keys {
+					sortKeys = append(sortKeys, exec.SortKey{Column: k.Column, Desc: k.Desc})
+				}
+			}
+			agg = isAgg(stages[j])
+		}
+		isSort := sortKeys != nil
+		if j >= n || (!agg && !isSort) {
 			return nil, fmt.Errorf("%w: shuffle: the stages after it must come to an aggregation (sum-by, count-by, agg-by) or a sort, which the reducers run", exec.ErrInvalid)
 		}
 		mp.Output, mp.ShuffleBy, mp.Parts = OutShuffle, keys, parts
@@ -141,7 +151,7 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 			if schema.FieldIndices(PositionColumn) != nil {
 				return nil, fmt.Errorf("%w: shuffle | sort: the input has a column named %s, which the fan-out uses", exec.ErrInvalid, PositionColumn)
 			}
-			for _, st := range p.Stages[i+1 : j] {
+			for _, st := range stages[i+1 : j] {
 				switch st.Name() {
 				case "select", "drop", "rename":
 					return nil, fmt.Errorf("%w: shuffle | %s | sort: put %s before the shuffle (the reducers' rows keep every column until the sort)", exec.ErrInvalid, st.Name(), st.Name())
@@ -155,19 +165,19 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 				return nil, fmt.Errorf("%w: shuffle | sort with a destination: each reducer's part is sorted, not the whole; leave out --out and write at the end of the pipeline", exec.ErrInvalid)
 			}
 		} else {
-			aggKeys, _ := exec.AggKeys(p.Stages[j])
+			aggKeys, _ := plan.GroupKeys(stages[j])
 			pl.mergeBy = make([]exec.SortKey, len(aggKeys))
 			for k, c := range aggKeys {
 				pl.mergeBy[k] = exec.SortKey{Column: c}
 			}
 		}
 		pl.phases = []Phase{mp, rp}
-	case i < n && kinds[i] == exec.Aggregate:
+	case i < n && isAgg(stages[i]):
 		mp.Agg, mp.Output = i, OutPartial
 		pl.phases = []Phase{mp}
 		pl.finalFrom, pl.finalAgg = i+1, i
 	default:
-		if i < n && exec.Distributive(p.Stages[i]) {
+		if i < n && plan.Distributive(stages[i]) {
 			// head or top: each map task keeps only what the driver's can
 			// keep, and the driver runs it again over them in order.
 			mp.To = i + 1
@@ -177,17 +187,22 @@ func makePlan(ctx context.Context, p exec.Pipeline, opts Options) (*plan, error)
 	return pl, nil
 }
 
+// isAgg says st is an aggregation, which a map task runs the partial
+// side of.
+func isAgg(st plan.Stage) bool { _, ok := plan.GroupKeys(st); return ok }
+
 // describe says what a phase's tasks run, as stage names.
-func (ph Phase) describe(p exec.Pipeline) string {
+func (ph Phase) describe(p *plan.Plan) string {
+	after := p.Stages[1:]
 	names := []string{"scan a piece"}
 	if ph.Kind == PhaseReduce {
 		names = []string{"read a part of every map object"}
 	}
-	for _, st := range p.Stages[ph.From:ph.To] {
+	for _, st := range after[ph.From:ph.To] {
 		names = append(names, st.Name())
 	}
 	if ph.Agg >= 0 {
-		name := p.Stages[ph.Agg].Name()
+		name := after[ph.Agg].Name()
 		if ph.Output == OutPartial {
 			name += " (partial)"
 		}

@@ -6,19 +6,21 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/sluice-data/sluice/plan"
 )
 
 // Spec is a job as the driver writes it under the job's prefix
-// (job.json) and every worker reads it: the pipeline text, which stages
+// (job.json) and every worker reads it: the plan, which of its stages
 // each phase runs and over what. Workers know nothing else: their task
 // index comes from the environment, and everything they read and write is
 // named from here.
 type Spec struct {
 	// Version of this format; a worker refuses one it does not know.
 	Version int `json:"version"`
-	// Pipeline is the text sluice run takes; workers parse it as the
-	// driver did.
-	Pipeline string `json:"pipeline"`
+	// Plan is the pipeline, in package plan's versioned JSON form: a
+	// worker refuses a version it does not know.
+	Plan *plan.Plan `json:"plan"`
 	// Job is the URL of the job's prefix in object storage, ending in /.
 	Job string `json:"job"`
 	// Spread is how many key prefixes each phase's data objects are
@@ -111,7 +113,8 @@ func (p Piece) String() string {
 	return fmt.Sprintf("%s row groups %d-%d", p.Key, p.Lo, p.Hi-1)
 }
 
-const specVersion = 1
+// specVersion 2: the pipeline is a plan (version 1 carried its text).
+const specVersion = 2
 
 // Limits a spec must keep to; a worker refuses anything beyond them
 // before acting on it.
@@ -146,8 +149,8 @@ func (s *Spec) check() error {
 	switch {
 	case s.Version != specVersion:
 		return fmt.Errorf("version %d, this worker reads version %d", s.Version, specVersion)
-	case strings.TrimSpace(s.Pipeline) == "":
-		return errors.New("no pipeline")
+	case s.Plan == nil:
+		return errors.New("no plan")
 	case s.Job == "" || !strings.HasSuffix(s.Job, "/"):
 		return fmt.Errorf("job prefix %q does not end in /", s.Job)
 	case len(s.Phases) == 0 || len(s.Phases) > maxPhases:
@@ -161,9 +164,16 @@ func (s *Spec) check() error {
 	case s.Threads < 0 || s.PauseBeforeCommit < 0 || s.PauseBeforeCommit > 600_000:
 		return errors.New("threads or pause out of range")
 	}
+	if err := s.Plan.Check(false); err != nil {
+		return fmt.Errorf("plan: %v", err)
+	}
+	after := len(s.Plan.Stages) - 1
 	for i, p := range s.Phases {
 		if err := p.check(i); err != nil {
 			return fmt.Errorf("phase %d: %v", i, err)
+		}
+		if max(p.To, p.Agg+1) > after {
+			return fmt.Errorf("phase %d runs stage %d of a plan with %d after its source", i, max(p.To, p.Agg+1), after)
 		}
 	}
 	return nil

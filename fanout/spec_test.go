@@ -4,10 +4,16 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/sluice-data/sluice/plan"
 )
 
 func validSpec() *Spec {
-	return &Spec{Version: specVersion, Pipeline: "scan x | shuffle --by k --to 2 | sum-by k v", Job: "file:///tmp/j/job-1/", Phases: []Phase{
+	p, err := plan.Parse("scan x | shuffle --by k --to 2 | sum-by k v")
+	if err != nil {
+		panic(err)
+	}
+	return &Spec{Version: specVersion, Plan: p, Job: "file:///tmp/j/job-1/", Phases: []Phase{
 		{Kind: PhaseMap, From: 0, To: 0, Agg: -1, Tasks: 2, Pieces: []Piece{{Key: "a.parquet", Lo: 0, Hi: 2}, {URL: 0, Whole: true}}, Output: OutShuffle, ShuffleBy: []string{"k"}, Parts: 2},
 		{Kind: PhaseReduce, From: 1, To: 1, Agg: 1, Tasks: 2, Output: OutFile},
 	}}
@@ -26,8 +32,10 @@ func TestSpecRoundTrip(t *testing.T) {
 		t.Fatalf("read back %+v", s)
 	}
 	bad := map[string]func(*Spec){
-		"version":           func(s *Spec) { s.Version = 2 },
-		"no pipeline":       func(s *Spec) { s.Pipeline = " " },
+		"version":           func(s *Spec) { s.Version = 1 },
+		"no plan":           func(s *Spec) { s.Plan = nil },
+		"plan not a source": func(s *Spec) { s.Plan.Stages = s.Plan.Stages[1:] },
+		"stage past plan":   func(s *Spec) { s.Phases[1].Agg = 2 },
 		"job not a prefix":  func(s *Spec) { s.Job = "file:///tmp/j" },
 		"pieces != tasks":   func(s *Spec) { s.Phases[0].Tasks = 3 },
 		"reduce first":      func(s *Spec) { s.Phases = s.Phases[1:] },
@@ -54,7 +62,7 @@ func TestSpecRoundTrip(t *testing.T) {
 func FuzzParseSpec(f *testing.F) {
 	b, _ := validSpec().Marshal()
 	f.Add(b)
-	f.Add([]byte(`{"version":1,"pipeline":"scan x","job":"s3://b/j/","phases":[{"kind":"map","from":0,"to":0,"agg":-1,"tasks":1,"pieces":[{"url":0,"whole":true}],"output":"stream"}]}`))
+	f.Add([]byte(`{"version":2,"plan":{"version":1,"stages":[{"stage":"scan","urls":["x"],"batch_rows":65536,"int96_unit":"ns"}]},"job":"s3://b/j/","phases":[{"kind":"map","from":0,"to":0,"agg":-1,"tasks":1,"pieces":[{"url":0,"whole":true}],"output":"stream"}]}`))
 	f.Add([]byte(`{"version":1}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -22,16 +22,17 @@ import (
 
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/internal/retry"
+	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
 
-// Env is what a worker needs besides the spec: how to parse the pipeline
-// text (the CLI's parser, so workers read it exactly as the driver did)
-// and how to open stores.
+// Env is what a worker needs besides the spec: what its stages read and
+// write and how to open stores.
 type Env struct {
-	// Parse builds the pipeline from its text.
-	Parse func(text string) (exec.Pipeline, error)
+	// Exec is what the plan's stages read and write (a scan's link
+	// model); its Output is not used, as a task writes its own.
+	Exec exec.Env
 	// Open opens the store a URL names; nil means store.Open.
 	Open func(ctx context.Context, url string) (*store.Store, string, error)
 	// Mem allocates batches; nil means memory.DefaultAllocator.
@@ -103,18 +104,17 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 			j.put(context.WithoutCancel(ctx), failKey(t.Phase, t.Index, token), rec)
 		}
 	}()
-	p, err := env.Parse(spec.Pipeline)
+	xenv := env.Exec
+	xenv.Output = nil
+	p, err := exec.Compile(spec.Plan, xenv)
 	if err != nil {
-		return fmt.Errorf("pipeline: %w", err)
+		return fmt.Errorf("plan: %w", err)
 	}
-	// The scan fetches only what the whole pipeline reads, as the
-	// driver planned it (Run).
+	// The scan fetches only what the whole pipeline reads, as it does in
+	// one process.
 	p = exec.PushColumns(p)
-	if need := max(ph.To, ph.Agg+1); need > len(p.Stages) {
-		return fmt.Errorf("pipeline: %d stages after the source, the spec runs stage %d", len(p.Stages), need)
-	}
 	out := Output{Task: t.Index, Attempt: token, Worker: env.Worker}
-	w := &taskRun{ctx: ctx, env: env, spec: spec, j: j, phase: t.Phase, ph: ph, index: t.Index, out: &out}
+	w := &taskRun{ctx: ctx, env: env, spec: spec, plan: spec.Plan, j: j, phase: t.Phase, ph: ph, index: t.Index, out: &out}
 	if err := w.run(p); err != nil {
 		return err
 	}
@@ -192,6 +192,7 @@ type taskRun struct {
 	ctx  context.Context
 	env  Env
 	spec *Spec
+	plan *plan.Plan
 	j    *job
 	// dst and name say where the output goes: under the job's prefix,
 	// or, for the last phase of a job with Spec.Out, the destination.
@@ -223,7 +224,7 @@ func (w *taskRun) run(p exec.Pipeline) (err error) {
 	var src exec.SourceStage
 	switch w.ph.Kind {
 	case PhaseMap:
-		s, check, perr := pieceSource(p.Source, w.ph.Pieces[w.index], func(st scan.Stats) {
+		s, check, perr := w.pieceSource(p.Source, w.ph.Pieces[w.index], func(st scan.Stats) {
 			c := ScanCounts{Rows: st.Rows, RowGroups: st.RowGroups, RowGroupsPruned: st.RowGroupsPruned,
 				BytesNeeded: st.BytesNeeded, BytesFetched: st.BytesFetched, Requests: st.Requests}
 			if w.out.Scan == nil {
@@ -256,9 +257,9 @@ func (w *taskRun) run(p exec.Pipeline) (err error) {
 	if w.ph.Agg >= 0 {
 		agg := p.Stages[w.ph.Agg]
 		if w.ph.Output == OutPartial {
-			partial, _, ok := exec.SplitAgg(agg)
-			if !ok {
-				return fmt.Errorf("pipeline: stage %d (%s) is not an aggregation", w.ph.Agg+2, agg.Name())
+			partial, _, err := exec.CompileAgg(w.plan.Stages[1+w.ph.Agg])
+			if err != nil {
+				return fmt.Errorf("plan: stage %d: %w", w.ph.Agg+2, err)
 			}
 			agg = partial
 		}
@@ -288,18 +289,20 @@ func (w *taskRun) run(p exec.Pipeline) (err error) {
 // check, for after the run, that the scan found every row group of it (a
 // key that matched nothing would otherwise read as an empty piece). The
 // scan's figures go to stats, not to the worker's standard error.
-func pieceSource(src exec.SourceStage, pc Piece, stats func(scan.Stats)) (exec.SourceStage, func() error, error) {
-	urls, opts, ok := exec.ScanOf(src)
+func (w *taskRun) pieceSource(src exec.SourceStage, pc Piece, stats func(scan.Stats)) (exec.SourceStage, func() error, error) {
+	sc, ok := w.plan.Stages[0].(*plan.Scan)
 	if !ok {
-		return nil, nil, fmt.Errorf("pipeline: the source is %s, not scan", src.Name())
+		return nil, nil, fmt.Errorf("plan: the source is %s, not scan", w.plan.Stages[0].Name())
 	}
-	opts.Stats = func(_ string, st scan.Stats) { stats(st) }
+	urls := sc.URLs
+	statsTo := func(_ string, st scan.Stats) { stats(st) }
 	if pc.URL >= len(urls) {
-		return nil, nil, fmt.Errorf("pipeline: scan has %d URLs, the piece reads URL %d", len(urls), pc.URL+1)
+		return nil, nil, fmt.Errorf("plan: scan has %d URLs, the piece reads URL %d", len(urls), pc.URL+1)
 	}
 	url := urls[pc.URL]
 	if pc.Whole {
-		return exec.Scan([]string{url}, opts), func() error { return nil }, nil
+		s, err := exec.ScanPiece(src, url, nil, statsTo)
+		return s, func() error { return nil }, err
 	}
 	if pc.Scan != "" {
 		url = pc.Scan
@@ -307,7 +310,7 @@ func pieceSource(src exec.SourceStage, pc Piece, stats func(scan.Stats)) (exec.S
 	var mu sync.Mutex
 	found := map[int]bool{}
 	key, lo, hi := pc.Key, pc.Lo, pc.Hi
-	opts.RowGroups = func(k string, rg int) bool {
+	rowGroups := func(k string, rg int) bool {
 		if k != key || rg < lo || rg >= hi {
 			return false
 		}
@@ -324,7 +327,8 @@ func pieceSource(src exec.SourceStage, pc Piece, stats func(scan.Stats)) (exec.S
 		}
 		return nil
 	}
-	return exec.Scan([]string{url}, opts), check, nil
+	s, err := exec.ScanPiece(src, url, rowGroups, statsTo)
+	return s, check, err
 }
 
 // writeStream runs the stages into one Arrow IPC stream object.

@@ -107,6 +107,11 @@ func (d *Def) Build(words []string) (Stage, error) {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, invalidf("%s: see sluice %s --help", d.Name, d.Name)
 		}
+		if d.Name == "scan" && slices.ContainsFunc(words, func(w string) bool {
+			return w == "-o" || strings.HasPrefix(w, "--output") || strings.HasPrefix(w, "--format")
+		}) {
+			return nil, invalidf("scan -o, --format: as a stage, the scan's batches go down the pipeline: end it with write")
+		}
 		return nil, invalidf("%s: %v", d.Name, err)
 	}
 	args := fs.Args()
@@ -190,6 +195,13 @@ func (p *Plan) Check(input bool) error {
 		}
 		last := i == len(p.Stages)-1
 		k := KindOf(st)
+		if sh, ok := st.(*Show); ok && len(sh.URLs) > 0 {
+			// show FILE: a command of its own, its files its source.
+			if len(p.Stages) > 1 || input {
+				return invalidf("show takes no file inside a pipeline (it shows the stream): read files with scan, or run sluice show %s", strings.Join(sh.URLs, " "))
+			}
+			k = KindSource
+		}
 		switch {
 		case i == 0 && !input && k != KindSource && k != KindEither:
 			return invalidf("the first stage must be a source (scan, from-csv or merge), not %s", st.Name())
@@ -197,9 +209,6 @@ func (p *Plan) Check(input bool) error {
 			return invalidf("%s reads data: it must be the first stage", st.Name())
 		case !last && k == KindSink:
 			return invalidf("%s writes no stream: it must be the last stage", st.Name())
-		}
-		if sh, ok := st.(*Show); ok && len(sh.URLs) > 0 && (len(p.Stages) > 1 || input) {
-			return invalidf("show takes no file inside a pipeline (it shows the stream): read files with scan, or run sluice show %s", strings.Join(sh.URLs, " "))
 		}
 		if m, ok := st.(*Merge); ok && i == 0 && !input && len(m.URLs) == 0 {
 			return invalidf("merge: name the sorted inputs")

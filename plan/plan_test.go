@@ -96,7 +96,7 @@ func TestParseErrors(t *testing.T) {
 		"scan x | show y":                     "show takes no file inside a pipeline",
 		"merge --by k":                        "merge: name the sorted inputs",
 		"scan x --order sideways":             "want arrival or dataset",
-		"scan x -o y":                         "unknown shorthand flag: 'o'",
+		"scan x -o y":                         "end it with write",
 		"scan x | select a,,b":                "an empty name",
 		"scan x | rename a":                   `rename: "a": want OLD=NEW`,
 		"scan x | write y --compression no":   "write --compression",
@@ -178,4 +178,20 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("%s re-encoded as %s: %v", b, out, err)
 		}
 	})
+}
+
+func TestSplit(t *testing.T) {
+	got, err := split(`scan a\ b --columns "x,y" | filter "s = 'a|b' and t = \"q\"" |show`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"scan", "a b", "--columns", "x,y"}, {"filter", `s = 'a|b' and t = "q"`}, {"show"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for _, bad := range []string{"", "scan x ||", "| show", "scan 'x"} {
+		if _, err := split(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
 }

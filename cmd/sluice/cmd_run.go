@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +17,7 @@ import (
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/mempool"
+	"github.com/sluice-data/sluice/plan"
 )
 
 type runOptions struct {
@@ -56,7 +56,7 @@ stage is a source (scan, from-csv, merge); the last may be a sink (write,
 partition, to-csv, show), else the stream is written to stdout as an Arrow
 IPC stream, or shown as a table on a terminal.
 
-Stages: ` + stageNames() + `.
+Stages: ` + plan.Names() + `.
 See sluice STAGE --help for each; scan takes sluice scan's flags
 (--columns, --filter, --dict, --order, --sim, --stats, ...).
 
@@ -139,11 +139,11 @@ gets a duplicate, and Ctrl-C stops every worker.
 	f.BoolVar(&opts.duplicateAll, "x-duplicate-all", false, "start two attempts of every task (a test of exactly-once commits)")
 	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
 	f.BoolVar(&opts.corruptSpec, "x-corrupt-spec", false, "write half of the job's spec (a test of workers given a corrupt one)")
-	f.StringVar(&opts.specPipeline, "x-spec-pipeline", "", "the pipeline text the workers get instead (a test of a stage a worker does not know)")
+	f.StringVar(&opts.specPipeline, "x-spec-plan", "", "the plan JSON the workers get instead (a test of a plan a worker does not know)")
 	f.StringArrayVar(&opts.workerEnv, "x-worker-env", nil, "NAME=VALUE added to the workers' environment (a test of workers that cannot reach the store)")
 	_ = f.MarkHidden("x-worker-env")
 	_ = f.MarkHidden("x-corrupt-spec")
-	_ = f.MarkHidden("x-spec-pipeline")
+	_ = f.MarkHidden("x-spec-plan")
 	_ = f.MarkHidden("x-duplicate-all")
 	_ = f.MarkHidden("x-pause-before-commit")
 	addExecutorFlags(f, &opts.exe)
@@ -171,148 +171,28 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	if opts.memProfile != "" {
 		defer writeMemProfile(opts.memProfile)
 	}
-	stores := newStoreSet()
-	defer stores.Close()
-	p, err := parsePipeline(text, stageIO{stdin: stdin, stdout: stdout, stderr: os.Stderr, stores: stores})
+	p, err := plan.Parse(text)
 	if err != nil {
-		return err
+		return usageError{fmt.Errorf("run: %w", err)}
 	}
 	if opts.out != "" && opts.workers == 0 {
 		return usagef("--out takes the results of a fanned-out run: give --workers too")
 	}
+	stores := newStoreSet()
+	defer stores.Close()
+	env := stageEnv(stdin, stdout, os.Stderr, stores)
+	spareScans(p)
 	if opts.workers > 0 {
-		if n := len(p.Stages); opts.out == "" && (n == 0 || !exec.IsSink(p.Stages[n-1])) {
-			p.Stages = append(p.Stages, outputStage(stdout))
+		if opts.out != "" {
+			env.Output = nil // the workers write the results
 		}
-		return stageError(runFanOut(ctx, opts, text, p, stores))
+		return stageError(runFanOut(ctx, opts, p, env, stores))
 	}
-	if n := len(p.Stages); n == 0 || !exec.IsSink(p.Stages[n-1]) {
-		p.Stages = append(p.Stages, outputStage(stdout))
-	}
-	return stageError(exec.Run(ctx, p, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.NewMapped(0), HandOff: handOff()}))
-}
-
-// parsePipeline builds the stages of a run's text, each with a fresh copy
-// of its command's flags.
-func parsePipeline(text string, sio stageIO) (exec.Pipeline, error) {
-	stages, err := splitPipeline(text)
+	pipe, err := exec.Compile(p, env)
 	if err != nil {
-		return exec.Pipeline{}, err
+		return stageError(err)
 	}
-	return parseStages(stages, sio)
-}
-
-// parseStages builds a pipeline's stages from their words.
-func parseStages(stages [][]string, sio stageIO) (exec.Pipeline, error) {
-	var p exec.Pipeline
-	for i, words := range stages {
-		d := stageDefByName(words[0])
-		if d == nil {
-			return p, usagef("run: stage %d: unknown stage %q (stages: %s)", i+1, words[0], stageNames())
-		}
-		cmd, build := newStageCommand(d)
-		cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-		if err := cmd.ParseFlags(words[1:]); err != nil {
-			return p, usagef("run: %s: %v", d.name, err)
-		}
-		args := cmd.Flags().Args()
-		if d.args != nil {
-			if err := d.args(cmd, args); err != nil {
-				return p, usagef("run: %v", err)
-			}
-		}
-		last := i == len(stages)-1
-		switch {
-		case i == 0 && d.kind != kindSource && d.kind != kindEither:
-			return p, usagef("run: the first stage must be a source (scan, from-csv or merge), not %s", d.name)
-		case i > 0 && d.kind == kindSource:
-			return p, usagef("run: %s reads data: it must be the first stage", d.name)
-		case !last && d.kind == kindSink:
-			return p, usagef("run: %s writes no stream: it must be the last stage", d.name)
-		}
-		sio.first = i == 0
-		b, err := build(args, sio)
-		if err != nil {
-			return p, stageError(err)
-		}
-		if i == 0 {
-			p.Source = b.source
-		} else {
-			p.Stages = append(p.Stages, b.stage)
-		}
-	}
-	return p, nil
-}
-
-// splitPipeline splits text into stages at | and each stage into words,
-// as a shell would: 'single quotes' keep everything, "double quotes" keep
-// all but \" and \\, and \ outside quotes escapes the next character.
-func splitPipeline(text string) ([][]string, error) {
-	var stages [][]string
-	var words []string
-	var word strings.Builder
-	inWord := false
-	endWord := func() {
-		if inWord {
-			words = append(words, word.String())
-			word.Reset()
-			inWord = false
-		}
-	}
-	endStage := func(pos int) error {
-		endWord()
-		if len(words) == 0 {
-			return usagef("run: empty stage at character %d of the pipeline", pos)
-		}
-		stages = append(stages, words)
-		words = nil
-		return nil
-	}
-	r := []rune(text)
-	for i := 0; i < len(r); i++ {
-		c := r[i]
-		switch {
-		case c == '|':
-			if err := endStage(i + 1); err != nil {
-				return nil, err
-			}
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			endWord()
-		case c == '\\':
-			inWord = true
-			if i+1 < len(r) {
-				i++
-				if r[i] != '\n' {
-					word.WriteRune(r[i])
-				}
-			}
-		case c == '\'' || c == '"':
-			inWord = true
-			start := i
-			for i++; ; i++ {
-				if i >= len(r) {
-					return nil, usagef("run: unterminated %c quote at character %d of the pipeline", c, start+1)
-				}
-				if r[i] == c {
-					break
-				}
-				if c == '"' && r[i] == '\\' && i+1 < len(r) && (r[i+1] == '"' || r[i+1] == '\\') {
-					i++
-				}
-				word.WriteRune(r[i])
-			}
-		default:
-			inWord = true
-			word.WriteRune(c)
-		}
-	}
-	if err := endStage(len(r) + 1); err != nil {
-		if len(stages) == 0 {
-			return nil, usagef("run: no stages given")
-		}
-		return nil, err
-	}
-	return stages, nil
+	return stageError(exec.Run(ctx, pipe, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.NewMapped(0), HandOff: handOff()}))
 }
 
 // startCPUProfile profiles the process into path until stop is called;
@@ -353,7 +233,7 @@ func writeMemProfile(path string) {
 
 // runFanOut runs the pipeline over opts.workers worker processes of this
 // binary, which get the global flags this process got.
-func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipeline, stores *storeSet) error {
+func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env, stores *storeSet) error {
 	if opts.spread < 0 || opts.spread > fanout.MaxSpread {
 		return usagef("--spread %d: want 0 (one prefix a task) to %d", opts.spread, fanout.MaxSpread)
 	}
@@ -387,11 +267,11 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 	dopts := fanout.Options{
 		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
 		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: exe,
-		Open: stores.open, Mem: mempool.NewMapped(0),
+		Open: stores.open, Mem: mempool.NewMapped(0), Env: env,
 		DuplicateAll: opts.duplicateAll, PauseBeforeCommit: opts.pauseBeforeCommit,
 	}
 	if opts.exe.dryRun {
-		return opts.exe.printDryRun(ctx, os.Stdout, text, p, dopts)
+		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)
 	}
 	switch {
 	case opts.corruptSpec:
@@ -402,12 +282,12 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 			if json.Unmarshal(b, &m) != nil {
 				return b
 			}
-			m["pipeline"] = opts.specPipeline
+			m["plan"] = json.RawMessage(opts.specPipeline)
 			out, _ := json.Marshal(m)
 			return out
 		}
 	}
-	if _, so, ok := exec.ScanOf(p.Source); ok && so.Stats != nil {
+	if s, ok := p.Stages[0].(*plan.Scan); ok && s.Stats {
 		// scan --stats: the workers' scans, summed.
 		dopts.ScanStats = func(tasks int, read fanout.ScanCounts) { fmt.Fprintln(os.Stderr, read.String(tasks)) }
 	}
@@ -430,5 +310,5 @@ func runFanOut(ctx context.Context, opts runOptions, text string, p exec.Pipelin
 			}
 		}()
 	}
-	return fanout.Run(ctx, text, p, dopts)
+	return fanout.Run(ctx, p, dopts)
 }

@@ -369,7 +369,8 @@ func TestRunFanOutBadSpec(t *testing.T) {
 		want string
 	}{
 		{"corrupt spec", []string{"--x-corrupt-spec"}, "job spec: "},
-		{"unknown stage", []string{"--x-spec-pipeline", "scan " + tg.taxi + " | frobnicate payment_type"}, `"frobnicate"`},
+		{"unknown plan version", []string{"--x-spec-plan", `{"version":99,"stages":[{"stage":"scan","urls":["` + tg.taxi + `"]}]}`}, "plan version 99: this sluice reads version 1"},
+		{"unknown stage", []string{"--x-spec-plan", `{"version":1,"stages":[{"stage":"scan","urls":["` + tg.taxi + `"],"batch_rows":65536,"int96_unit":"ns"},{"stage":"frobnicate"}]}`}, `unknown stage "frobnicate"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			jobs := filepath.Join(t.TempDir(), "jobs")

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/plan"
 )
 
 // pipeData generates small taxi and lineitem datasets for a test.
@@ -303,34 +305,10 @@ func TestPipelineBadInput(t *testing.T) {
 
 func TestStageHelp(t *testing.T) {
 	commands := []string{"run"}
-	for _, d := range stageDefs {
-		if d.cli {
-			commands = append(commands, d.name)
+	for _, d := range plan.Defs() {
+		if d.Command {
+			commands = append(commands, d.Name)
 		}
 	}
 	assertExamples(t, commands...)
-}
-
-func TestSplitPipeline(t *testing.T) {
-	got, err := splitPipeline(`scan a\ b --columns "x,y" | filter "s = 'a|b' and t = \"q\"" |show`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := [][]string{{"scan", "a b", "--columns", "x,y"}, {"filter", `s = 'a|b' and t = "q"`}, {"show"}}
-	if strings.Join(flat(got), "§") != strings.Join(flat(want), "§") {
-		t.Fatalf("got %q, want %q", got, want)
-	}
-	for _, bad := range []string{"", "scan x ||", "| show", "scan 'x"} {
-		if _, err := splitPipeline(bad); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-}
-
-func flat(s [][]string) []string {
-	var out []string
-	for _, w := range s {
-		out = append(out, strings.Join(w, "¶"))
-	}
-	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/format"
+	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/sim"
@@ -99,7 +100,7 @@ scan succeeds.`,
 }
 
 func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url string) error {
-	flags, err := opts.parse(collect.Dataset)
+	flags, err := opts.parse(url)
 	if err != nil {
 		return err
 	}
@@ -113,7 +114,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	if err != nil {
 		return err
 	}
-	if sink.wopts, err = opts.write.options(""); err != nil {
+	if sink.wopts, err = parquetOptions(&opts.write, ""); err != nil {
 		return err
 	}
 	if opts.output == "-" {
@@ -162,14 +163,14 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	}
 	so := scan.Options{
 		Columns:     columns,
-		Filter:      opts.filter,
-		BatchRows:   opts.batchRows,
+		Filter:      opts.scan.Filter,
+		BatchRows:   opts.scan.BatchRows,
 		Memory:      memBudget - keep - writeShare - uploadShare,
-		Concurrency: opts.concurrency,
+		Concurrency: opts.scan.Concurrency,
 		ReadDict:    flags.dict,
 		Mem:         pool,
 		Progress:    func(n int64) { prog.Add(n) },
-		Int96Unit:   opts.int96Unit,
+		Int96Unit:   opts.scan.Int96Unit,
 		// The order sluice run's scan gives, so that stages piped after
 		// this one see the batches they see fused.
 		Ordered: order == collect.Dataset,
@@ -186,8 +187,8 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		return usageError{err}
 	}
 	if need := ds.MinMemory() + keep + writeShare + uploadShare; need > memBudget {
-		given := opts.memory
-		if given == "" {
+		given := size.Format(opts.scan.Memory)
+		if opts.scan.Memory == 0 {
 			given = "512MiB (the default)"
 		}
 		fmt.Fprintf(errOut, "sluice: warning: --memory %s is less than reading one row group of this dataset takes; using %.0f MiB\n",
@@ -228,7 +229,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		}
 		return err
 	}
-	if opts.stats {
+	if opts.scan.Stats {
 		printScanStats(errOut, stats, flags.profile.Link)
 	}
 	if sink.counting() {
@@ -244,10 +245,10 @@ func scanObjects(ctx context.Context, out, errOut io.Writer, opts scanFlags, fla
 	stores := newStoreSet()
 	defer stores.Close()
 	open := stores.open
-	if opts.sim != "" {
-		open = stores.withLink(opts.sim, flags.profile)
+	if opts.scan.Sim != "" {
+		open = stores.withLink(opts.scan.Sim, flags.profile)
 	}
-	src := exec.Scan([]string{url}, exec.ScanOptions{Columns: flags.columns, Filter: opts.filter, BatchRows: opts.batchRows, Dict: flags.dict, Open: open})
+	src := exec.Scan([]string{url}, exec.ScanOptions{Columns: flags.columns, Filter: opts.scan.Filter, BatchRows: opts.scan.BatchRows, Dict: flags.dict, Open: open})
 	var rows, batches int64
 	var openErr error // exec.Collect's schema callback has no error to return
 	collect := exec.Collect(func(sc *arrow.Schema) {
@@ -274,7 +275,7 @@ func scanObjects(ctx context.Context, out, errOut io.Writer, opts scanFlags, fla
 		}
 		return stageError(err)
 	}
-	if opts.stats {
+	if opts.scan.Stats {
 		fmt.Fprintf(errOut, "scan: %d rows in %d batches, read whole (not Parquet: no row groups to skip)\n", rows, batches)
 	}
 	if sink.counting() {

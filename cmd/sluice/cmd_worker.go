@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/mempool"
 )
@@ -60,11 +59,9 @@ func runWorker(ctx context.Context, opts workerOptions, spec string) error {
 	}
 	stores := newStoreSet()
 	defer stores.Close()
-	parse := func(text string) (exec.Pipeline, error) {
-		return parsePipeline(text, stageIO{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, stores: stores})
-	}
 	t := fanout.Task{Spec: spec, Phase: opts.phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}
-	err := fanout.RunTask(ctx, t, fanout.Env{Parse: parse, Open: stores.open, Mem: mempool.NewMapped(0)})
+	xenv := stageEnv(strings.NewReader(""), io.Discard, io.Discard, stores)
+	err := fanout.RunTask(ctx, t, fanout.Env{Exec: xenv, Open: stores.open, Mem: mempool.NewMapped(0)})
 	if err != nil {
 		return stageError(err)
 	}

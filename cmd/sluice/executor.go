@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/plan"
 )
 
 // executorOptions choose where a fanned-out run's workers run.
@@ -122,12 +122,12 @@ func (o *executorOptions) executor(self string, args []string) (fanout.Executor,
 // (or run), the later phases' commented out, as each needs the previous
 // phase committed by the driver. What it wrote and what applying does
 // goes to stderr.
-func (o *executorOptions) printDryRun(ctx context.Context, w io.Writer, text string, p exec.Pipeline, opts fanout.Options) error {
+func (o *executorOptions) printDryRun(ctx context.Context, w io.Writer, p *plan.Plan, opts fanout.Options) error {
 	m, ok := opts.Executor.(fanout.Manifester)
 	if !ok {
 		return usagef("--dry-run: the %s executor has no manifest to show", o.name)
 	}
-	spec, docs, err := fanout.DryRun(ctx, text, p, opts, m)
+	spec, docs, err := fanout.DryRun(ctx, p, opts, m)
 	if err != nil {
 		return err
 	}

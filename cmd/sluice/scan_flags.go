@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -11,47 +10,28 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluice-data/sluice/collect"
-	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/format"
-	"github.com/sluice-data/sluice/scan"
+	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
 
-// scanFlags are the flags of a scan, defined once for sluice scan and for
-// the scan stage of sluice run.
+// scanFlags are the flags of sluice scan: the scan stage's own (package
+// plan defines them once, for run's scan stage too) and the command's.
 type scanFlags struct {
-	columns     string
-	filter      string
-	dict        string
-	batchRows   int
-	memory      string
-	concurrency int
-	order       string
-	sim         string
-	stats       bool
-	output      string
-	format      string
-	quiet       bool
-	int96Unit   string
-	write       writeFlags // sluice scan only
+	scan   plan.Scan
+	output string
+	format string
+	quiet  bool
+	write  plan.Write // sluice scan only: -o's Parquet options
 }
 
 func (o *scanFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&o.columns, "columns", "", "comma-separated columns to read, in that order (default: all)")
-	fs.StringVar(&o.filter, "filter", "", `keep the rows for which an expression is true (see sluice filter --help), e.g. "l_shipdate <= '1998-09-02' and l_shipmode in ('AIR', 'RAIL')"`)
-	fs.StringVar(&o.dict, "dict", "", "comma-separated string columns to read as dictionary arrays (for few distinct values: less to decode, pipe and group)")
-	fs.IntVar(&o.batchRows, "batch-rows", 64<<10, "most rows in a record batch")
-	fs.StringVar(&o.memory, "memory", "", "memory the scan holds: bytes fetched ahead of decoding and decoding's buffers (sluice scan stays within about this + 64 MiB, writing Parquet aside; default 512MiB, in sluice run over a local store what the row groups decoded at once need)")
-	fs.IntVar(&o.concurrency, "concurrency", 0, "row groups decoded at once (default: the number of cores)")
-	fs.StringVar(&o.order, "order", "", "batch order: arrival (as decoded) or dataset (default: dataset)")
-	fs.StringVar(&o.sim, "sim", "", "read through a modelled link, and write -o's object through its latency and bandwidth (see sluice --help): a profile (s3) or ttfb=15ms,stream=90MiB/s,...")
-	fs.BoolVar(&o.stats, "stats", false, "print scan and fetch statistics to stderr at the end")
+	plan.BindScan(fs, &o.scan)
 	fs.StringVarP(&o.output, "output", "o", "", "sluice scan only: write the batches to a path or URL ending in "+format.SuffixHelp()+", or - for stdout")
 	fs.StringVar(&o.format, "format", "", "sluice scan only: -o's format whatever its name: "+format.NameHelp())
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "sluice scan only: no progress bar")
-	o.write.register(fs, "sluice scan only: -o's ")
-	fs.StringVar(&o.int96Unit, "int96-unit", "ns", "unit of INT96 timestamps (Spark, Impala): ns holds 1677-2262; us, ms or s hold the dates beyond")
+	plan.BindParquet(fs, &o.write, "sluice scan only: -o's ")
 }
 
 // parsed are the flags checked and converted.
@@ -62,46 +42,31 @@ type parsedScan struct {
 	profile       sim.Profile
 }
 
-func (o *scanFlags) parse(defaultOrder collect.Order) (parsedScan, error) {
-	var p parsedScan
+func (o *scanFlags) parse(url string) (parsedScan, error) {
+	o.scan.URLs = []string{url}
+	if err := (&plan.Plan{Stages: []plan.Stage{&o.scan}}).Check(false); err != nil {
+		return parsedScan{}, usageError{err}
+	}
+	p := parsedScan{columns: o.scan.Columns, dict: o.scan.Dict, memory: o.scan.Memory, order: collect.Dataset}
+	if o.scan.Arrival {
+		p.order = collect.Arrival
+	}
 	var err error
-	if o.memory != "" {
-		if p.memory, err = parseMemory(o.memory); err != nil {
-			return p, err
-		}
+	if p.profile, err = scanProfile(&o.scan); err != nil {
+		return p, err
 	}
-	if o.batchRows <= 0 {
-		return p, usagef("--batch-rows %d: want at least 1", o.batchRows)
+	return p, nil
+}
+
+// scanProfile is the link model a scan reads through: its --sim, else
+// the global one.
+func scanProfile(s *plan.Scan) (sim.Profile, error) {
+	if s.Sim == "" {
+		return globals.profile, nil
 	}
-	if o.concurrency < 0 {
-		return p, usagef("--concurrency %d: want 0 (the number of cores) or more", o.concurrency)
-	}
-	if strings.TrimSpace(o.columns) != "" {
-		if p.columns, err = splitList("--columns", o.columns); err != nil {
-			return p, err
-		}
-	}
-	if o.dict != "" {
-		if p.dict, err = splitList("--dict", o.dict); err != nil {
-			return p, err
-		}
-	}
-	switch o.int96Unit {
-	case "ns", "us", "ms", "s":
-	default:
-		return p, usagef("--int96-unit %q: want ns, us, ms or s", o.int96Unit)
-	}
-	p.order = defaultOrder
-	if o.order != "" {
-		if p.order, err = collect.ParseOrder(o.order); err != nil {
-			return p, usagef("--order: %v", err)
-		}
-	}
-	p.profile = globals.profile
-	if o.sim != "" {
-		if p.profile, err = sim.Parse(o.sim); err != nil {
-			return p, usageError{err}
-		}
+	p, err := sim.Parse(s.Sim)
+	if err != nil {
+		return p, usageError{err}
 	}
 	return p, nil
 }
@@ -112,41 +77,6 @@ func openStoreSim(ctx context.Context, url string, concurrency int, p sim.Profil
 	o := globals.storeOptions(concurrency, 1)
 	o.Wrap = sim.WrapOption(p)
 	return store.Open(ctx, url, o)
-}
-
-// scanStage builds the scan stage of a pipeline from its flags.
-func (o *scanFlags) scanStage(args []string, sio stageIO) (built, error) {
-	if o.output != "" || o.format != "" {
-		return built{}, usagef("scan -o, --format: as a stage, the scan's batches go down the pipeline: end it with write")
-	}
-	p, err := o.parse(collect.Dataset)
-	if err != nil {
-		return built{}, err
-	}
-	spareProc(args, p.profile)
-	opts := exec.ScanOptions{
-		Columns:     p.columns,
-		Filter:      o.filter,
-		BatchRows:   o.batchRows,
-		Memory:      p.memory,
-		Concurrency: o.concurrency,
-		Dict:        p.dict,
-		Arrival:     p.order == collect.Arrival,
-		Int96Unit:   o.int96Unit,
-	}
-	if o.sim != "" {
-		opts.Open = sio.stores.withLink(o.sim, p.profile)
-	}
-	if o.stats {
-		stderr := sio.stderr
-		opts.Stats = func(url string, st scan.Stats) {
-			if len(args) > 1 {
-				fmt.Fprintf(stderr, "scan %s:\n", url)
-			}
-			printScanStats(stderr, st, p.profile.Link)
-		}
-	}
-	return built{source: exec.Scan(args, opts)}, nil
 }
 
 // withLink opens URLs through the link model p (named by spec), each
