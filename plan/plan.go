@@ -80,8 +80,22 @@ type Def struct {
 	// Bind declares the stage's flags on fs and returns how to build the
 	// stage once they and the positional arguments are parsed.
 	Bind func(fs *pflag.FlagSet) func(args []string) (Stage, error)
+	// Subs, for a stage that takes sub-pipelines (written in parentheses:
+	// join (scan orders | filter ...) --on ...), gives the built stage
+	// its children; nil for the others.
+	Subs func(st Stage, subs []*Plan) (Stage, error)
 	zero func() Stage
 }
+
+// nested is a stage with sub-pipelines, which the printer writes in
+// parentheses and Check checks too.
+type nested interface {
+	Stage
+	subPlans() []*Plan
+}
+
+// maxDepth bounds how deep sub-pipelines nest.
+const maxDepth = 16
 
 // CheckArgs checks the number of positional arguments.
 func (d *Def) CheckArgs(args []string) error {
@@ -159,20 +173,36 @@ func KindOf(s Stage) Kind {
 // each stage into words as a shell would ('single' and "double" quotes, \
 // escapes), each stage's words parsed with its flags. The first stage
 // must be a source; only the last may be a sink.
-func Parse(text string) (*Plan, error) {
+func Parse(text string) (*Plan, error) { return parse(text, 0) }
+
+func parse(text string, depth int) (*Plan, error) {
+	if depth > maxDepth {
+		return nil, invalidf("sub-pipelines nested more than %d deep", maxDepth)
+	}
 	stages, err := split(text)
 	if err != nil {
 		return nil, err
 	}
 	p := &Plan{}
-	for i, words := range stages {
-		d := Lookup(words[0])
+	for i, raw := range stages {
+		d := Lookup(raw.words[0])
 		if d == nil {
-			return nil, invalidf("stage %d: unknown stage %q (stages: %s)", i+1, words[0], Names())
+			return nil, invalidf("stage %d: unknown stage %q (stages: %s)", i+1, raw.words[0], Names())
 		}
-		st, err := d.Build(words[1:])
+		st, err := d.Build(raw.words[1:])
 		if err != nil {
 			return nil, err
+		}
+		if len(raw.subs) > 0 {
+			subs := make([]*Plan, len(raw.subs))
+			for j, text := range raw.subs {
+				if subs[j], err = parse(text, depth+1); err != nil {
+					return nil, invalidf("%s (%s): %v", d.Name, text, err)
+				}
+			}
+			if st, err = d.Subs(st, subs); err != nil {
+				return nil, err
+			}
 		}
 		p.Stages = append(p.Stages, st)
 	}
@@ -216,6 +246,16 @@ func (p *Plan) Check(input bool) error {
 		if err := st.check(); err != nil {
 			return err
 		}
+		if n, ok := st.(nested); ok {
+			for _, sub := range n.subPlans() {
+				if sub == nil {
+					return invalidf("%s: an empty sub-pipeline", st.Name())
+				}
+				if err := sub.Check(false); err != nil {
+					return invalidf("%s: %v", st.Name(), err)
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -242,6 +282,11 @@ func StageString(st Stage) string {
 		b.WriteByte(' ')
 		b.WriteString(quote(w))
 	}
+	if n, ok := st.(nested); ok {
+		for _, sub := range n.subPlans() {
+			b.WriteString(" (" + sub.String() + ")")
+		}
+	}
 	for i, w := range args {
 		if i == 0 && slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-") }) {
 			b.WriteString(" --") // what follows is no flag
@@ -262,34 +307,80 @@ func quote(w string) string {
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
+// rawStage is one stage's words, and the text of its sub-pipelines.
+type rawStage struct {
+	words []string
+	subs  []string
+}
+
 // split splits text into stages at | and each stage into words, as a
 // shell would: 'single quotes' keep everything, "double quotes" keep all
-// but \" and \\, and \ outside quotes escapes the next character.
-func split(text string) ([][]string, error) {
-	var stages [][]string
-	var words []string
+// but \" and \\, and \ outside quotes escapes the next character. For a
+// stage that takes sub-pipelines, a word starting with ( runs to its
+// matching ) and is the text of a sub-pipeline, | and all.
+func split(text string) ([]rawStage, error) {
+	var stages []rawStage
+	var cur rawStage
 	var word strings.Builder
 	inWord := false
 	endWord := func() {
 		if inWord {
-			words = append(words, word.String())
+			cur.words = append(cur.words, word.String())
 			word.Reset()
 			inWord = false
 		}
 	}
 	endStage := func(pos int) error {
 		endWord()
-		if len(words) == 0 {
+		if len(cur.words) == 0 {
 			return invalidf("empty stage at character %d of the pipeline", pos)
 		}
-		stages = append(stages, words)
-		words = nil
+		stages = append(stages, cur)
+		cur = rawStage{}
 		return nil
 	}
+	// quoted returns the index of the quote closing the one at i.
 	r := []rune(text)
+	quoted := func(i int) (int, error) {
+		c := r[i]
+		for j := i + 1; ; j++ {
+			if j >= len(r) {
+				return 0, invalidf("unterminated %c quote at character %d of the pipeline", c, i+1)
+			}
+			if r[j] == c {
+				return j, nil
+			}
+			if c == '"' && r[j] == '\\' && j+1 < len(r) && (r[j+1] == '"' || r[j+1] == '\\') {
+				j++
+			}
+		}
+	}
 	for i := 0; i < len(r); i++ {
 		c := r[i]
 		switch {
+		case c == '(' && !inWord && len(cur.words) > 0 && takesSubs(cur.words[0]):
+			depth, start := 1, i
+			for i++; depth > 0; i++ {
+				if i >= len(r) {
+					return nil, invalidf("unclosed ( at character %d of the pipeline", start+1)
+				}
+				switch r[i] {
+				case '(':
+					depth++
+				case ')':
+					depth--
+				case '\\':
+					i++
+				case '\'', '"':
+					end, err := quoted(i)
+					if err != nil {
+						return nil, err
+					}
+					i = end
+				}
+			}
+			i--
+			cur.subs = append(cur.subs, string(r[start+1:i]))
 		case c == '|':
 			if err := endStage(i + 1); err != nil {
 				return nil, err
@@ -306,15 +397,12 @@ func split(text string) ([][]string, error) {
 			}
 		case c == '\'' || c == '"':
 			inWord = true
-			start := i
-			for i++; ; i++ {
-				if i >= len(r) {
-					return nil, invalidf("unterminated %c quote at character %d of the pipeline", c, start+1)
-				}
-				if r[i] == c {
-					break
-				}
-				if c == '"' && r[i] == '\\' && i+1 < len(r) && (r[i+1] == '"' || r[i+1] == '\\') {
+			end, err := quoted(i)
+			if err != nil {
+				return nil, err
+			}
+			for i++; i < end; i++ {
+				if c == '"' && r[i] == '\\' && (r[i+1] == '"' || r[i+1] == '\\') {
 					i++
 				}
 				word.WriteRune(r[i])
@@ -331,4 +419,10 @@ func split(text string) ([][]string, error) {
 		return nil, err
 	}
 	return stages, nil
+}
+
+// takesSubs says the stage called name takes sub-pipelines.
+func takesSubs(name string) bool {
+	d := Lookup(name)
+	return d != nil && d.Subs != nil
 }

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 var pipelines = []string{
@@ -134,9 +137,11 @@ func TestDecodeRefuses(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
+	withWrap(f) // a stage with sub-pipelines
 	for _, p := range pipelines {
 		f.Add(p)
 	}
+	f.Add(`scan x | wrap --n 3 (scan 'y z' --filter "a = ')'" | wrap (scan w | head 1)) | show`)
 	f.Fuzz(func(t *testing.T, text string) {
 		p, err := Parse(text)
 		if err != nil {
@@ -185,7 +190,7 @@ func TestSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := [][]string{{"scan", "a b", "--columns", "x,y"}, {"filter", `s = 'a|b' and t = "q"`}, {"show"}}
+	want := []rawStage{{words: []string{"scan", "a b", "--columns", "x,y"}}, {words: []string{"filter", `s = 'a|b' and t = "q"`}}, {words: []string{"show"}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
@@ -193,5 +198,101 @@ func TestSplit(t *testing.T) {
 		if _, err := split(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// wrap stands for a stage with a sub-pipeline (a join's other side): the
+// parser, printer and JSON form carry sub-pipelines for any such stage.
+type wrap struct {
+	Other *Plan `json:"other"`
+	N     int64 `json:"n,omitempty"`
+}
+
+func (*wrap) Name() string { return "wrap" }
+func (w *wrap) words() (flags, args []string) {
+	if w.N != 0 {
+		flags = []string{"--n", strconv.FormatInt(w.N, 10)}
+	}
+	return flags, nil
+}
+func (w *wrap) check() error {
+	if w.Other == nil {
+		return invalidf("wrap: no sub-pipeline")
+	}
+	return nil
+}
+func (w *wrap) subPlans() []*Plan { return []*Plan{w.Other} }
+
+func withWrap(t testing.TB) {
+	saved := defs
+	defs = append(append([]*Def(nil), defs...), &Def{
+		Name: "wrap", Kind: KindTransform,
+		Bind: func(fs *pflag.FlagSet) func([]string) (Stage, error) {
+			w := &wrap{}
+			fs.Int64Var(&w.N, "n", 0, "a number")
+			return func([]string) (Stage, error) { return w, nil }
+		},
+		Subs: func(st Stage, subs []*Plan) (Stage, error) {
+			if len(subs) != 1 {
+				return nil, invalidf("wrap takes one sub-pipeline, got %d", len(subs))
+			}
+			st.(*wrap).Other = subs[0]
+			return st, nil
+		},
+		zero: func() Stage { return &wrap{} },
+	})
+	t.Cleanup(func() { defs = saved })
+}
+
+func TestSubPipelines(t *testing.T) {
+	withWrap(t)
+	text := `scan x | wrap --n 3 (scan 'y z' --filter "a = ')'" | wrap (scan w | head 1) | filter 'b > 1') | show`
+	p, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, ok := p.Stages[1].(*wrap)
+	if !ok || w.N != 3 || len(w.Other.Stages) != 3 || w.Other.Stages[0].(*Scan).Filter != "a = ')'" {
+		t.Fatalf("parsed %#v", p.Stages[1])
+	}
+	inner := w.Other.Stages[1].(*wrap).Other
+	if h, ok := inner.Stages[1].(*Head); !ok || h.N != 1 {
+		t.Fatalf("the sub-pipeline's own sub-pipeline: %#v", inner.Stages)
+	}
+	q, err := Parse(p.String())
+	if err != nil || !reflect.DeepEqual(p, q) {
+		t.Fatalf("printed as %s: %v", p.String(), err)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Decode(b, false)
+	if err != nil || !reflect.DeepEqual(p, r) {
+		t.Fatalf("JSON %s: %v", b, err)
+	}
+	for text, want := range map[string]string{
+		"scan x | wrap (scan y":           "unclosed ( at character 15",
+		"scan x | wrap (head 1)":          "the first stage must be a source",
+		"scan x | wrap":                   "wrap: no sub-pipeline",
+		"scan x | wrap (scan y) (scan z)": "wrap takes one sub-pipeline, got 2",
+		"scan x | wrap (scan y | nope)":   `unknown stage "nope"`,
+		`scan x | wrap (scan y \)`:        "unclosed (",
+		"scan x | filter (a > 1)":         "", // parentheses are words of stages without sub-pipelines
+	} {
+		_, err := Parse(text)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("Parse(%q) = %v, want %q", text, err, want)
+		}
+	}
+	deep := "scan x"
+	for range maxDepth + 2 {
+		deep = "scan x | wrap (" + deep + ")"
+	}
+	if _, err := Parse(deep); err == nil || !strings.Contains(err.Error(), "nested more than") {
+		t.Errorf("too deep: %v", err)
+	}
+	if _, err := Decode([]byte(`{"version":1,"stages":[{"stage":"scan","urls":["x"],"batch_rows":1,"int96_unit":"ns"},{"stage":"wrap","other":{"version":1,"stages":[{"stage":"head","n":1}]}}]}`), false); err == nil || !strings.Contains(err.Error(), "wrap: the first stage must be a source") {
+		t.Errorf("a JSON sub-pipeline without a source: %v", err)
 	}
 }
