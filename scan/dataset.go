@@ -98,6 +98,9 @@ type Options struct {
 	// of the one being delivered, so what waits for a slow row group is
 	// at most the batches of Concurrency row groups.
 	Ordered bool
+	// StoreOptions are the options OpenURL opens its store with (see
+	// OpenURL for the defaults it fills in); Open ignores them.
+	StoreOptions store.Options
 	// Int96Unit is the unit INT96 timestamps (Impala's and Spark's) are
 	// read in: "ns" (the default, as arrow-go reads them: dates from 1677
 	// to 2262), or a coarser "us", "ms" or "s" for files holding dates
@@ -164,6 +167,7 @@ func (o Options) withDefaults() Options {
 // while the Dataset is reachable.
 type Dataset struct {
 	st      *store.Store
+	owned   bool // st was opened by OpenURL, and Close closes it
 	pattern string
 	opts    Options
 	// fetcher serves every scan of the dataset, so a second scan starts

@@ -18,6 +18,10 @@
 //   - a glob, when it has *, ? or [: the objects path.Match matches (so *
 //     does not cross a "/"), whatever their names.
 //
+// OpenURL takes a URL instead (s3://bucket/prefix/, a path, a glob),
+// opens its store as the sluice command does, and closes it with the
+// Dataset.
+//
 // Files are in key order, which is the dataset order. Directories of the
 // form key=value below the prefix (or the glob's fixed directory) are
 // Hive-style partitions: each key becomes a column after the files' own,
@@ -58,7 +62,9 @@
 // whether it is the row group's last), so a later stage can restore
 // dataset order with bounded memory. The consumer owns every batch Next
 // delivers and must Release it; Close releases what was not delivered.
-// All Arrow memory comes from Options.Mem.
+// All Arrow memory comes from Options.Mem. Dataset.Reader is a scan as
+// arrow-go's array.RecordReader, in dataset order, owning each batch
+// until the next call of Next as arrow-go's readers do.
 //
 // # Filters
 //

@@ -60,3 +60,42 @@ func Example() {
 	// lineitem/part-00000.parquet row group 2 batch 0
 	// pruned by statistics: 5 row groups
 }
+
+// Open a dataset by URL and read it as an arrow-go RecordReader, in
+// dataset order. The reader owns each batch until the next call of Next.
+func ExampleOpenURL() {
+	ctx := context.Background()
+	// mem:// buckets live in a MemBuckets; an s3:// URL or a path needs none.
+	buckets := store.NewMemBuckets()
+	st, _, err := store.Open(ctx, "mem://example/", store.Options{MemBuckets: buckets})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := gen.Lineitem(ctx, st, "lineitem", gen.Options{Rows: 3000, Files: 3, RowGroupRows: 500, Seed: 1}); err != nil {
+		log.Fatal(err)
+	}
+
+	ds, err := scan.OpenURL(ctx, "mem://example/lineitem/part-0000[01].parquet", scan.Options{
+		Columns:      []string{"l_orderkey"},
+		StoreOptions: store.Options{MemBuckets: buckets},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	r := ds.Reader(ctx)
+	defer r.Release()
+	for r.Next() {
+		b := r.RecordBatch()
+		orders := b.Column(0)
+		fmt.Println(b.NumRows(), "rows, orders", orders.ValueStr(0), "to", orders.ValueStr(orders.Len()-1))
+	}
+	if err := r.Err(); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// 500 rows, orders 1 to 487
+	// 500 rows, orders 512 to 999
+	// 500 rows, orders 1024 to 1505
+	// 500 rows, orders 1505 to 2018
+}

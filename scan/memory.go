@@ -72,10 +72,14 @@ type memEstimate struct{ unit, pages, batch, batches int64 }
 // channel, plus the one the consumer holds. An ordered scan also holds
 // every batch of the row groups decoded ahead of the one due until their
 // turn: all workers' but one.
-func (d *Dataset) decodeReserve(workers int) int64 {
+func (d *Dataset) decodeReserve(workers int) int64 { return d.reserve(workers, d.opts.Ordered) }
+
+// reserve is decodeReserve for a scan in dataset order or not, which
+// Dataset.Reader chooses whatever Options.Ordered says.
+func (d *Dataset) reserve(workers int, ordered bool) int64 {
 	w := int64(workers)
 	batches := 3*w + 1
-	if d.opts.Ordered {
+	if ordered {
 		batches += (w - 1) * d.mem.batches
 	}
 	return w*d.mem.pages + batches*d.mem.batch
@@ -84,9 +88,11 @@ func (d *Dataset) decodeReserve(workers int) int64 {
 // workers is how many row groups are decoded at once: Options.Concurrency,
 // fewer when there are fewer row groups, and fewer when decoding that many
 // at once would take more than three quarters of the budget.
-func (d *Dataset) workers() int {
+func (d *Dataset) workers() int { return d.workersFor(d.opts.Ordered) }
+
+func (d *Dataset) workersFor(ordered bool) int {
 	w := max(min(d.opts.Concurrency, len(d.groups)), 1)
-	for w > 1 && d.decodeReserve(w) > d.opts.Memory/4*3 {
+	for w > 1 && d.reserve(w, ordered) > d.opts.Memory/4*3 {
 		w--
 	}
 	return w

@@ -83,11 +83,14 @@ type counters struct {
 
 // Scan starts reading the dataset. Stop early by Close; the batches
 // already delivered stay valid and must still be released.
-func (d *Dataset) Scan(ctx context.Context) *Scanner {
+func (d *Dataset) Scan(ctx context.Context) *Scanner { return d.scan(ctx, d.opts.Ordered) }
+
+// scan starts a scan, in dataset order when ordered.
+func (d *Dataset) scan(ctx context.Context, ordered bool) *Scanner {
 	ctx, cancel := context.WithCancelCause(ctx)
 	ec := compute.DefaultExecCtx()
 	ec.NumParallel = 1 // row groups are the unit of parallelism
-	workers := d.workers()
+	workers := d.workersFor(ordered)
 	s := &Scanner{
 		ds:     d,
 		ctx:    ctx,
@@ -100,7 +103,7 @@ func (d *Dataset) Scan(ctx context.Context) *Scanner {
 	for i, g := range d.groups {
 		reqs[i] = fetch.Request{Key: g.file.key, Ranges: g.ranges, ETag: g.file.etag, Size: g.file.size, Tag: i, Have: g.file.data}
 	}
-	if d.opts.Ordered {
+	if ordered {
 		s.order = newOrder(d, workers)
 	}
 	s.plan = d.fetcher.Plan(ctx, reqs)
