@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -72,23 +73,16 @@ func ExampleRun() {
 		log.Fatal(err)
 	}
 
-	// Workers parse the job's pipeline text themselves (sluice's own
-	// parser, in the command); here the text names the one pipeline.
-	text := "scan " + dir + "/taxi/ | count-by payment_type | to-csv"
-	parse := func(got string) (exec.Pipeline, error) {
-		if got != text {
-			return exec.Pipeline{}, fmt.Errorf("unknown pipeline %q", got)
-		}
-		return exec.Pipeline{
-			Source: exec.Scan([]string{dir + "/taxi/"}, exec.ScanOptions{}),
-			Stages: []exec.Stage{exec.CountBy([]string{"payment_type"}), exec.ToCSV(os.Stdout)},
-		}, nil
+	// The job's spec carries the plan; workers compile it themselves.
+	p, err := plan.Parse("scan " + dir + "/taxi/ | count-by payment_type | to-csv")
+	if err != nil {
+		log.Fatal(err)
 	}
-	p, _ := parse(text)
-	err = fanout.Run(ctx, text, p, fanout.Options{
+	err = fanout.Run(ctx, p, fanout.Options{
 		Workers:  2,
 		Store:    dir + "/jobs/", // where the job's spec, outputs and manifests live
-		Executor: newGoroutines(fanout.Env{Parse: parse}),
+		Executor: newGoroutines(fanout.Env{}),
+		Env:      exec.Env{Stdout: os.Stdout}, // where the driver's to-csv writes
 		ScanStats: func(tasks int, read fanout.ScanCounts) {
 			fmt.Println("map tasks:", tasks, "rows read:", read.Rows)
 		},
