@@ -112,30 +112,10 @@ func startup(b *testing.B, mk func([]string) Executor, tasks, workers int, sleep
 	return last.Sub(t0)
 }
 
-// runTasks runs the tasks with an executor: an array executor's
-// RunArray, else Start, at most workers at once.
+// runTasks runs the tasks with an executor, at most workers at once.
 func runTasks(b *testing.B, e Executor, job string, tasks, workers int) {
-	ctx := context.Background()
-	if ae, ok := e.(ArrayExecutor); ok {
-		a := Array{Job: "job-bench" + job, Spec: "spec", Tasks: tasks, Workers: workers, Attempts: 1, Kind: PhaseMap}
-		if err := ae.RunArray(ctx, a); err != nil {
-			b.Fatal(err)
-		}
-		return
-	}
-	defer e.Stop()
-	next, running := 0, 0
-	for next < tasks || running > 0 {
-		for running < workers && next < tasks {
-			if err := e.Start(ctx, Task{Spec: "spec", Index: next}); err != nil {
-				b.Fatal(err)
-			}
-			next++
-			running++
-		}
-		if ex := <-e.Exits(); ex.Err != nil {
-			b.Fatal(ex.Err)
-		}
-		running--
+	r := PhaseRun{Job: "job-bench" + job, Spec: "spec", Tasks: tasks, Workers: workers, Attempts: 1, Kind: PhaseMap}
+	if err := e.RunPhase(context.Background(), r); err != nil {
+		b.Fatal(err)
 	}
 }

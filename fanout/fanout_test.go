@@ -21,6 +21,7 @@ import (
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/internal/arrowtest"
+	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/internal/s3test"
 	"github.com/sluice-data/sluice/internal/testenv"
 	"github.com/sluice-data/sluice/scan"
@@ -243,10 +244,11 @@ func TestDuplicateAttemptsCommitOnce(t *testing.T) {
 	want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{}) }, p)
 	jobs := t.TempDir()
 	opts := testOptions(jobs)
-	opts.DuplicateAll, opts.Keep = true, true
+	opts.Keep = true
 	opts.PieceBytes = 64 << 20 // a task per file
 	p, _ = testParse(text)
-	got := rows(t, func(p exec.Pipeline) error { return Run(context.Background(), text, p, opts) }, p)
+	ctx := fanouthook.WithDriver(context.Background(), &fanouthook.Driver{DuplicateAll: true})
+	got := rows(t, func(p exec.Pipeline) error { return Run(ctx, text, p, opts) }, p)
 	if !slices.Equal(got, want) {
 		t.Fatalf("fanned out:\n%q\none process:\n%q", got, want)
 	}
@@ -308,15 +310,16 @@ func TestTaskFailuresFailTheJob(t *testing.T) {
 			jobs := t.TempDir()
 			opts := testOptions(jobs)
 			opts.Attempts = 2
+			ctx := context.Background()
 			if c.corrupt {
-				opts.afterSpec = func(ctx context.Context, st *store.Store, key string) {
+				ctx = fanouthook.WithDriver(ctx, &fanouthook.Driver{AfterSpec: func(ctx context.Context, st *store.Store, key string) {
 					if _, err := st.Put(ctx, key, strings.NewReader(`{"version": 1, "pipeline": "A", "phases": [{"kind": "map", "tasks": 99999999`), store.WriteOptions{}); err != nil {
 						t.Error(err)
 					}
-				}
+				}})
 			}
 			start := time.Now()
-			err := Run(context.Background(), c.text, p, opts)
+			err := Run(ctx, c.text, p, opts)
 			var te *TaskError
 			if !errors.As(err, &te) {
 				t.Fatalf("got %v, want a TaskError", err)
@@ -412,7 +415,8 @@ func TestStragglerGetsADuplicate(t *testing.T) {
 	want := rows(t, func(p exec.Pipeline) error { return exec.Run(context.Background(), p, exec.Options{}) }, p)
 	opts := testOptions(t.TempDir())
 	opts.PieceBytes = 64 << 20 // a task per file
-	opts.straggle = &Straggle{Phase: 0, Task: 2, Millis: 30_000}
+	local := opts.Executor.(*Local)
+	local.Env = append(local.Env, fanouthook.EnvStraggle+"="+fanouthook.Straggle(0, 2, 30*time.Second))
 	var log []string
 	opts.Log = func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }
 	p, _ = testParse(text)

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -67,9 +66,6 @@ type Kubernetes struct {
 	// TTL is how long a finished Job is kept if the driver could not
 	// delete it (ttlSecondsAfterFinished). Default an hour.
 	TTL time.Duration
-
-	mu   sync.Mutex
-	jobs map[string]bool // Jobs created and not yet deleted
 }
 
 // KubeAPI is what the executor asks of the API server: Jobs (batch/v1),
@@ -163,29 +159,8 @@ func (a *KubeAPI) podLog(ctx context.Context, ns, pod, container string, lines i
 		Param("container", container).Param("tailLines", strconv.Itoa(lines)).DoRaw(ctx)
 }
 
-func (k *Kubernetes) Start(context.Context, Task) error {
-	return errors.New("the Kubernetes executor runs whole phases as Indexed Jobs")
-}
-
-func (k *Kubernetes) Exits() <-chan Exit { return nil }
-
-// Stop deletes the Jobs still known, with their pods.
-func (k *Kubernetes) Stop() error {
-	k.mu.Lock()
-	var names []string
-	for n := range k.jobs {
-		names = append(names, n)
-	}
-	k.mu.Unlock()
-	var errs []error
-	for _, n := range names {
-		errs = append(errs, k.delete(n))
-	}
-	return errors.Join(errs...)
-}
-
 // Job is the Indexed Job that runs a.
-func (k *Kubernetes) Job(a Array) (*batchv1.Job, error) {
+func (k *Kubernetes) Job(a PhaseRun) (*batchv1.Job, error) {
 	if k.Image == "" {
 		return nil, errors.New("the Kubernetes executor needs an image (--image)")
 	}
@@ -279,7 +254,7 @@ func (k *Kubernetes) Job(a Array) (*batchv1.Job, error) {
 func ptr[T any](v T) *T { return &v }
 
 // Manifest is the Job of a as YAML.
-func (k *Kubernetes) Manifest(a Array) ([]byte, error) {
+func (k *Kubernetes) Manifest(a PhaseRun) ([]byte, error) {
 	job, err := k.Job(a)
 	if err != nil {
 		return nil, err
@@ -293,9 +268,9 @@ func (k *Kubernetes) Manifest(a Array) ([]byte, error) {
 	return append([]byte(fmt.Sprintf("# phase %d (%s): %d task(s)\n", a.Phase, a.Kind, a.Tasks)), b...), nil
 }
 
-// RunArray creates the phase's Job, follows it until it completes or
+// RunPhase creates the phase's Job, follows it until it completes or
 // fails, and deletes it with its pods.
-func (k *Kubernetes) RunArray(ctx context.Context, a Array) (err error) {
+func (k *Kubernetes) RunPhase(ctx context.Context, a PhaseRun) (err error) {
 	job, err := k.Job(a)
 	if err != nil {
 		return err
@@ -303,12 +278,6 @@ func (k *Kubernetes) RunArray(ctx context.Context, a Array) (err error) {
 	if err := k.Client.createJob(ctx, job); err != nil {
 		return fmt.Errorf("create Job %s/%s: %w", job.Namespace, job.Name, err)
 	}
-	k.mu.Lock()
-	if k.jobs == nil {
-		k.jobs = map[string]bool{}
-	}
-	k.jobs[job.Name] = true
-	k.mu.Unlock()
 	defer func() {
 		if derr := k.delete(job.Name); err == nil {
 			err = derr
@@ -355,7 +324,7 @@ func (k *Kubernetes) RunArray(ctx context.Context, a Array) (err error) {
 
 // failure is the error of a failed Job: its first failed index with the
 // last lines its last pod logged.
-func (k *Kubernetes) failure(ctx context.Context, j *batchv1.Job, a Array, c batchv1.JobCondition) error {
+func (k *Kubernetes) failure(ctx context.Context, j *batchv1.Job, a PhaseRun, c batchv1.JobCondition) error {
 	failed := ""
 	if j.Status.FailedIndexes != nil {
 		failed = *j.Status.FailedIndexes
@@ -450,9 +419,6 @@ func (k *Kubernetes) delete(name string) error {
 		jerr := k.Client.getJob(ctx, ns, name)
 		pods, perr := k.Client.listPods(ctx, ns, "batch.kubernetes.io/job-name="+name)
 		if apierrors.IsNotFound(jerr) && perr == nil && len(pods.Items) == 0 {
-			k.mu.Lock()
-			delete(k.jobs, name)
-			k.mu.Unlock()
 			return nil
 		}
 		select {

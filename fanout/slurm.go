@@ -3,13 +3,11 @@ package fanout
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -34,35 +32,11 @@ type Slurm struct {
 	LogDir string
 	// Poll is how often squeue is asked; default 250ms.
 	Poll time.Duration
-
-	mu   sync.Mutex
-	jobs map[string]bool // submitted and not known to have ended
 }
 
 // NewSlurm returns a Slurm executor running command (nil: this
 // executable's worker command).
 func NewSlurm(command []string) *Slurm { return &Slurm{Command: command} }
-
-func (s *Slurm) Start(context.Context, Task) error {
-	return errors.New("the Slurm executor runs whole phases as array jobs")
-}
-
-func (s *Slurm) Exits() <-chan Exit { return nil }
-
-// Stop cancels the array jobs still known to run.
-func (s *Slurm) Stop() error {
-	s.mu.Lock()
-	var ids []string
-	for id := range s.jobs {
-		ids = append(ids, id)
-	}
-	s.mu.Unlock()
-	var errs []error
-	for _, id := range ids {
-		errs = append(errs, s.cancel(id))
-	}
-	return errors.Join(errs...)
-}
 
 func (s *Slurm) command() ([]string, error) {
 	if len(s.Command) > 0 {
@@ -80,7 +54,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 // script is the batch script of an array: the worker, with an attempt
 // label naming the Slurm job.
-func (s *Slurm) script(a Array) (string, error) {
+func (s *Slurm) script(a PhaseRun) (string, error) {
 	argv, err := s.command()
 	if err != nil {
 		return "", err
@@ -96,7 +70,7 @@ func (s *Slurm) script(a Array) (string, error) {
 }
 
 // sbatchArgs are sbatch's arguments for the indexes idx of a.
-func (s *Slurm) sbatchArgs(a Array, idx []int, logDir string) []string {
+func (s *Slurm) sbatchArgs(a PhaseRun, idx []int, logDir string) []string {
 	return append([]string{"--parsable", "--export=ALL", "--job-name=" + a.Name(),
 		fmt.Sprintf("--array=%s%%%d", indexList(idx), max(a.Workers, 1)),
 		"--output=" + filepath.Join(logDir, "%A_%a.log"),
@@ -105,7 +79,7 @@ func (s *Slurm) sbatchArgs(a Array, idx []int, logDir string) []string {
 }
 
 // Manifest is the batch script and the sbatch command that would run a.
-func (s *Slurm) Manifest(a Array) ([]byte, error) {
+func (s *Slurm) Manifest(a PhaseRun) ([]byte, error) {
 	script, err := s.script(a)
 	if err != nil {
 		return nil, err
@@ -127,9 +101,9 @@ func (s *Slurm) Manifest(a Array) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// RunArray submits the phase's tasks, waits for them, and submits those
+// RunPhase submits the phase's tasks, waits for them, and submits those
 // without a done record again until each has one or Attempts runs.
-func (s *Slurm) RunArray(ctx context.Context, a Array) error {
+func (s *Slurm) RunPhase(ctx context.Context, a PhaseRun) error {
 	script, err := s.script(a)
 	if err != nil {
 		return err
@@ -164,7 +138,7 @@ func (s *Slurm) RunArray(ctx context.Context, a Array) error {
 		for _, i := range todo {
 			ok := true
 			if a.Done != nil {
-				if ok, err = a.Done(ctx, i); err != nil {
+				if ok, _, err = a.Done(ctx, i); err != nil {
 					return err
 				}
 			} else {
@@ -197,7 +171,7 @@ func (s *Slurm) RunArray(ctx context.Context, a Array) error {
 }
 
 // submit runs sbatch for the indexes idx and returns the array's job ID.
-func (s *Slurm) submit(ctx context.Context, a Array, idx []int, script, logDir string) (string, error) {
+func (s *Slurm) submit(ctx context.Context, a PhaseRun, idx []int, script, logDir string) (string, error) {
 	cmd := exec.CommandContext(ctx, "sbatch", s.sbatchArgs(a, idx, logDir)...)
 	cmd.Env = append(os.Environ(), s.Env...)
 	cmd.Stdin = strings.NewReader(script)
@@ -215,12 +189,6 @@ func (s *Slurm) submit(ctx context.Context, a Array, idx []int, script, logDir s
 	if id == "" {
 		return "", fmt.Errorf("sbatch printed no job ID: %q", out)
 	}
-	s.mu.Lock()
-	if s.jobs == nil {
-		s.jobs = map[string]bool{}
-	}
-	s.jobs[id] = true
-	s.mu.Unlock()
 	return id, nil
 }
 
@@ -255,7 +223,6 @@ func (s *Slurm) wait(ctx context.Context, id string, progress func(pending, runn
 		}
 		failures = 0
 		if len(states) == 0 {
-			s.forget(id)
 			return nil
 		}
 		pending, running := 0, 0
@@ -320,16 +287,9 @@ func (s *Slurm) cancel(id string) error {
 	for ctx.Err() == nil {
 		states, err := s.states(ctx, id)
 		if err == nil && len(states) == 0 {
-			s.forget(id)
 			return nil
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	return fmt.Errorf("slurm job %s: still running a minute after scancel", id)
-}
-
-func (s *Slurm) forget(id string) {
-	s.mu.Lock()
-	delete(s.jobs, id)
-	s.mu.Unlock()
 }

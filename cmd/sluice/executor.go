@@ -27,6 +27,8 @@ type executorOptions struct {
 	// kubernetes
 	image, namespace, cpu, mem, secret, serviceAccount string
 	deadline, ttl                                      time.Duration
+	// workerEnv (NAME=VALUE) is added to the workers' environment.
+	workerEnv []string
 }
 
 const executorHelp = `
@@ -83,10 +85,12 @@ func (o *executorOptions) executor(self string, args []string) (fanout.Executor,
 		if o.dryRun {
 			return nil, usagef("--dry-run: the local executor submits nothing; use it with --executor slurm or kubernetes")
 		}
-		return fanout.NewLocal(command), nil
+		l := fanout.NewLocal(command)
+		l.Env = o.workerEnv
+		return l, nil
 	case "slurm":
 		s := fanout.NewSlurm(command)
-		s.Sbatch, s.LogDir = o.sbatch, o.slurmLogs
+		s.Sbatch, s.LogDir, s.Env = o.sbatch, o.slurmLogs, o.workerEnv
 		return s, nil
 	case "kubernetes":
 		if o.image == "" {
@@ -101,6 +105,10 @@ func (o *executorOptions) executor(self string, args []string) (fanout.Executor,
 			if v, ok := os.LookupEnv(name); ok {
 				k.Env = append(k.Env, corev1.EnvVar{Name: name, Value: v})
 			}
+		}
+		for _, nv := range o.workerEnv {
+			name, v, _ := strings.Cut(nv, "=")
+			k.Env = append(k.Env, corev1.EnvVar{Name: name, Value: v})
 		}
 		if !o.dryRun {
 			cs, ns, err := fanout.KubeClient()
