@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 
 	"github.com/sluice-data/sluice/exec"
@@ -65,32 +64,10 @@ func DryRun(ctx context.Context, text string, p exec.Pipeline, opts Options, m M
 	return jobURL + specKey, docs, nil
 }
 
-// indexList writes task indexes as Slurm's --array takes them and
-// Kubernetes writes completedIndexes: ascending, runs as ranges
-// ("0-3,5,7-9").
-func indexList(idx []int) string {
-	var b strings.Builder
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(idx[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(idx[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
-
-// lastLines is the last n non-empty lines of a worker's log as one line
-// ("; " between them), without the "sluice: " prefix of its errors.
-func lastLines(log string, n int) string {
+// LastLines is the last n non-empty lines of a worker's log as one line
+// ("; " between them), without the "sluice: " prefix of its errors: how
+// an executor reports a failed worker's own words.
+func LastLines(log string, n int) string {
 	var keep []string
 	lines := strings.Split(strings.TrimSpace(log), "\n")
 	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {

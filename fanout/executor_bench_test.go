@@ -1,4 +1,4 @@
-package fanout
+package fanout_test
 
 import (
 	"context"
@@ -12,8 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-data/sluice/internal/testkubelet"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/fanout/kubernetes"
+	"github.com/sluice-data/sluice/fanout/slurm"
+	"github.com/sluice-data/sluice/internal/testkubelet"
 )
 
 // BenchmarkExecutorStartup measures each executor's own cost, with
@@ -34,15 +38,15 @@ import (
 func BenchmarkExecutorStartup(b *testing.B) {
 	for _, name := range []string{"local", "slurm", "kubernetes"} {
 		b.Run(name, func(b *testing.B) {
-			var mk func(command []string) Executor
+			var mk func(command []string) fanout.Executor
 			switch name {
 			case "local":
-				mk = func(command []string) Executor { return NewLocal(command) }
+				mk = func(command []string) fanout.Executor { return fanout.NewLocal(command) }
 			case "slurm":
 				if exec.Command("sinfo", "-h").Run() != nil {
 					b.Skip("no Slurm answers (as root, scripts/slurm-up starts one)")
 				}
-				mk = func(command []string) Executor { return NewSlurm(command) }
+				mk = func(command []string) fanout.Executor { return slurm.New(command) }
 			case "kubernetes":
 				kc := os.Getenv("SLUICE_TEST_KUBECONFIG")
 				if kc == "" {
@@ -53,12 +57,12 @@ func BenchmarkExecutorStartup(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				api, err := NewKubeAPI(cfg)
+				api, err := kubernetes.NewAPI(cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
-				mk = func(command []string) Executor {
-					return &Kubernetes{Client: api, Namespace: ns, Image: "none", Command: command}
+				mk = func(command []string) fanout.Executor {
+					return &kubernetes.Executor{Client: api, Namespace: ns, Image: "none", Command: command}
 				}
 			}
 			var all, per []float64
@@ -91,7 +95,7 @@ func noteStart(dir string, sleep time.Duration) []string {
 
 // startup runs tasks tasks over workers workers and returns how long
 // after the submission the last one started.
-func startup(b *testing.B, mk func([]string) Executor, tasks, workers int, sleep time.Duration) time.Duration {
+func startup(b *testing.B, mk func([]string) fanout.Executor, tasks, workers int, sleep time.Duration) time.Duration {
 	dir := b.TempDir()
 	t0 := time.Now()
 	runTasks(b, mk(noteStart(dir, sleep)), "s"+strconv.FormatInt(t0.UnixNano()%1e6, 10), tasks, workers)
@@ -113,8 +117,8 @@ func startup(b *testing.B, mk func([]string) Executor, tasks, workers int, sleep
 }
 
 // runTasks runs the tasks with an executor, at most workers at once.
-func runTasks(b *testing.B, e Executor, job string, tasks, workers int) {
-	r := PhaseRun{Job: "job-bench" + job, Spec: "spec", Tasks: tasks, Workers: workers, Attempts: 1, Kind: PhaseMap}
+func runTasks(b *testing.B, e fanout.Executor, job string, tasks, workers int) {
+	r := fanout.PhaseRun{Job: "job-bench" + job, Spec: "spec", Tasks: tasks, Workers: workers, Attempts: 1, Kind: fanout.PhaseMap}
 	if err := e.RunPhase(context.Background(), r); err != nil {
 		b.Fatal(err)
 	}

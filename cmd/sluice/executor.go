@@ -15,6 +15,8 @@ import (
 
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/fanout/kubernetes"
+	"github.com/sluice-data/sluice/fanout/slurm"
 )
 
 // executorOptions choose where a fanned-out run's workers run.
@@ -89,14 +91,14 @@ func (o *executorOptions) executor(self string, args []string) (fanout.Executor,
 		l.Env = o.workerEnv
 		return l, nil
 	case "slurm":
-		s := fanout.NewSlurm(command)
+		s := slurm.New(command)
 		s.Sbatch, s.LogDir, s.Env = o.sbatch, o.slurmLogs, o.workerEnv
 		return s, nil
 	case "kubernetes":
 		if o.image == "" {
 			return nil, usagef("--executor kubernetes needs --image, an image with sluice on its PATH (see the Dockerfile)")
 		}
-		k := &fanout.Kubernetes{Namespace: o.namespace, Image: o.image, Secret: o.secret, ServiceAccount: o.serviceAccount,
+		k := &kubernetes.Executor{Namespace: o.namespace, Image: o.image, Secret: o.secret, ServiceAccount: o.serviceAccount,
 			CPU: o.cpu, Mem: o.mem, Deadline: o.deadline, TTL: o.ttl,
 			Command: append([]string{"sluice"}, args...)}
 		// The store's endpoint and region reach the workers as they reach
@@ -111,7 +113,7 @@ func (o *executorOptions) executor(self string, args []string) (fanout.Executor,
 			k.Env = append(k.Env, corev1.EnvVar{Name: name, Value: v})
 		}
 		if !o.dryRun {
-			cs, ns, err := fanout.KubeClient()
+			cs, ns, err := kubernetes.FromKubeconfig()
 			if err != nil {
 				return nil, err
 			}
