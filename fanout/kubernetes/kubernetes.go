@@ -433,3 +433,6 @@ func (k *Executor) delete(name string) error {
 		}
 	}
 }
+
+// Every phase can be shown before it is submitted (sluice run --dry-run).
+var _ fanout.Manifester = (*Executor)(nil)

@@ -321,3 +321,6 @@ func indexList(idx []int) string {
 	}
 	return b.String()
 }
+
+// Every phase can be shown before it is submitted (sluice run --dry-run).
+var _ fanout.Manifester = (*Executor)(nil)
