@@ -44,6 +44,12 @@ func (f *fakeExecutor) Start(ctx context.Context, t fanout.Task) error {
 
 func (f *fakeExecutor) Exits() <-chan fanout.Exit { return f.exits }
 
+// RunPhase is not how ExecLauncher uses an executor that starts workers
+// one by one.
+func (f *fakeExecutor) RunPhase(ctx context.Context, r fanout.PhaseRun) error {
+	return errors.New("fakeExecutor starts workers one by one")
+}
+
 func (f *fakeExecutor) Stop() error {
 	if f.stops.Add(1) == 1 {
 		close(f.stop)
@@ -109,11 +115,11 @@ func TestExecLauncher(t *testing.T) {
 // fakeArray runs a whole run's workers as one array: each worker's
 // records are there at the end, index fail fails every attempt.
 type fakeArray struct {
-	fakeExecutor
-	arrays []fanout.Array
+	fail   int
+	arrays []fanout.PhaseRun
 }
 
-func (f *fakeArray) RunArray(ctx context.Context, a fanout.Array) error {
+func (f *fakeArray) RunPhase(ctx context.Context, a fanout.PhaseRun) error {
 	f.arrays = append(f.arrays, a)
 	if f.fail >= 0 && f.fail < a.Tasks {
 		return &fanout.TaskError{Task: f.fail, Worker: "pod w-2", Attempts: 1, Err: "exit code 1: no space left on device"}
@@ -121,12 +127,12 @@ func (f *fakeArray) RunArray(ctx context.Context, a fanout.Array) error {
 	return nil
 }
 
-// TestExecLauncherArray: through an ArrayExecutor a run's workers are
+// TestExecLauncherArray: through an executor of whole phases a run's workers are
 // one array of as many tasks, run once each, all at once, with the same
 // arguments; each worker's records are read back, also after a failure,
 // which names the worker and its last lines.
 func TestExecLauncherArray(t *testing.T) {
-	exe := &fakeArray{fakeExecutor: fakeExecutor{fail: -1}}
+	exe := &fakeArray{fail: -1}
 	l := &ExecLauncher{
 		Exe:  exe,
 		Args: func(w WorkerSpec) []string { return []string{"bench", w.URL, "--worker-prefix", w.Run} },

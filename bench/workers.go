@@ -43,7 +43,7 @@ type WorkerSpec struct {
 //
 // ExecLauncher launches workers through a fanout.Executor, the one way
 // sluice starts worker processes (sluice bench --workers uses it with
-// each of dist's executors); in tests a Launcher may run workers in this
+// each of fanout's executors); in tests a Launcher may run workers in this
 // process.
 type Launcher interface {
 	Launch(ctx context.Context, w WorkerSpec) ([]Record, error)

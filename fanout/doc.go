@@ -50,7 +50,7 @@
 // 20.4 s with 2,918 SlowDowns retried when its objects were under one
 // prefix, and in 1.1 s with none when spread over 64 (medians of 3; the
 // README has the runs).
-
+//
 // Results are those of exec.Run in one process, to the bit: exec sums
 // each batch in row order and folds the batches in stream order, and a
 // fanned-out job keeps both (a summary per batch, folded in dataset
@@ -59,20 +59,25 @@
 // Workers are the same binary (sluice worker): each reads the job's spec
 // (job.json under the job's prefix, see Spec) and takes its task index
 // from the environment (JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID). An
-// Executor only starts, watches and stops workers; Local runs them as
-// processes of this machine. It starts other workers of the same binary
-// too (Task.Args): sluice bench --workers runs its benchmark workers
-// through it (bench.ExecLauncher), so there is one way to start workers. Which task is done is read from the store,
-// never from the executor: every attempt writes its output under a name
-// of its own and then a done record; the driver commits the first done
-// record of each task in the phase's manifest, and readers read only
-// what a manifest lists. A task whose attempt fails or is killed is
-// started again (up to Options.Attempts), a straggler gets a duplicate
-// once the rest is done (first commit wins), and a task that keeps
-// failing fails the job with a TaskError naming it, its piece, the
-// worker and the last error. The job's objects are deleted at the end,
-// on failure and cancellation too; Options.Keep keeps the committed
-// ones.
+// Executor runs each phase's tasks on workers (RunPhase) and knows
+// nothing of what they do: Local, here, starts them as processes of this
+// machine one by one; the Slurm and Kubernetes executors, in packages
+// fanout/slurm and fanout/kubernetes (apart, so that importing fanout
+// compiles no Kubernetes client), submit each phase as one array job or
+// Indexed Job, which the batch system runs and retries. Local starts
+// other workers of the same binary too (Task.Args): sluice bench
+// --workers runs its benchmark workers through the executors
+// (bench.ExecLauncher), so there is one way to start workers. Which task
+// is done is read from the store, never from the executor: every attempt
+// writes its output under a name of its own and then a done record; the
+// driver commits the first done record it reads of each task in the
+// phase's manifest, and readers read only what a manifest lists. A task
+// whose attempt fails or is killed is started again (up to
+// Options.Attempts), a straggler gets a duplicate from Local once the
+// rest is done (first commit wins), and a task that keeps failing fails
+// the job with a TaskError naming it, its piece, the worker and the last
+// error. The job's objects are deleted at the end, on failure and
+// cancellation too; Options.Keep keeps the committed ones.
 //
 // fanout is not a scheduler or a query planner: it runs the stages as
 // written, places no exchange the pipeline does not name, reads only
@@ -83,6 +88,5 @@
 // them as one object, and the driver runs everything after the
 // aggregation or the sort (top, head, the sink) in one process. A sort
 // after a shuffle cannot write to a destination (each reducer's part is
-// sorted, not the whole). Executors for Kubernetes and Slurm are not here
-// yet.
+// sorted, not the whole).
 package fanout

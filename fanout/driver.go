@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/store"
 )
@@ -51,7 +53,7 @@ type Options struct {
 	// per task of the largest phase, up to MaxSpread; 1 puts them all
 	// under one prefix.
 	Spread int
-	// Executor starts the workers; nil means NewLocal(nil).
+	// Executor runs the phases' tasks; nil means NewLocal(nil).
 	Executor Executor
 	// Open opens the store a URL names, for the driver's own reads and
 	// writes; nil means store.Open.
@@ -69,21 +71,6 @@ type Options struct {
 	// ScanStats, when set, is called after the map phase with what the
 	// scans of its committed attempts read, summed over its tasks.
 	ScanStats func(tasks int, read ScanCounts)
-
-	// DuplicateAll starts two attempts of every task at once (for tests
-	// of exactly-once commits).
-	DuplicateAll bool
-	// PauseBeforeCommit makes each worker wait this long between writing
-	// its output and committing it (for tests that kill workers mid-task).
-	PauseBeforeCommit time.Duration
-	// SpecEdit, when set, rewrites the spec's bytes before they are
-	// written (for tests of workers given a corrupt spec or a pipeline
-	// they cannot parse).
-	SpecEdit func([]byte) []byte
-	// straggle, in tests, slows one task's first attempt.
-	straggle *Straggle
-	// afterSpec, in tests, runs once the spec is written.
-	afterSpec func(ctx context.Context, st *store.Store, key string)
 }
 
 // withDefaults fills in the documented defaults of o's zero fields.
@@ -228,14 +215,15 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
-	if opts.SpecEdit != nil {
-		b = opts.SpecEdit(b)
+	hooks := fanouthook.From(ctx)
+	if hooks.SpecEdit != nil {
+		b = hooks.SpecEdit(b)
 	}
 	if err := j.put(ctx, specKey, b); err != nil {
 		return err
 	}
-	if opts.afterSpec != nil {
-		opts.afterSpec(ctx, st, prefix+specKey)
+	if hooks.AfterSpec != nil {
+		hooks.AfterSpec(ctx, st, prefix+specKey)
 	}
 	d.spec = spec
 	exe := opts.Executor
@@ -285,8 +273,7 @@ func newSpec(p *plan.Plan, jobURL string, pl *cut, opts Options) *Spec {
 		}
 		spread = spreadFor(most)
 	}
-	return &Spec{Version: specVersion, Plan: p, Job: jobURL, Spread: min(spread, MaxSpread), Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
-		PauseBeforeCommit: int(opts.PauseBeforeCommit / time.Millisecond), Straggle: opts.straggle}
+	return &Spec{Version: specVersion, Plan: p, Job: jobURL, Spread: min(spread, MaxSpread), Threads: opts.Threads, Phases: pl.phases, Out: opts.Out}
 }
 
 // newJobPrefix makes a fresh job prefix under base, or a temporary
@@ -317,166 +304,80 @@ type driver struct {
 	exe       Executor
 	manifests []*Manifest
 	logf      func(string, ...any)
-	failed    int // failed attempts of the running phase
+	failed    int // failed attempts of the running phase, as the executor counts them
 }
 
-type taskState struct {
-	committed *Output
-	running   int
-	started   int
-	failures  int
-	lastErr   string
-	lastOn    string
-	since     time.Time // the running attempt's start
-}
-
-// stragglerAfter is how long a task may run, against the median of those
-// done, before it gets a duplicate attempt.
-func stragglerAfter(took []time.Duration) time.Duration {
-	if len(took) == 0 {
-		return time.Hour
-	}
-	s := append([]time.Duration(nil), took...)
-	sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
-	return max(2*s[len(s)/2], 500*time.Millisecond)
-}
-
-// runPhase runs every task of a phase until each has a committed
-// attempt: failed attempts are retried up to Attempts, and once nothing
-// is left to start, tasks still running get a duplicate attempt (the
-// first to commit wins).
+// runPhase runs every task of phase pi with the executor, and writes
+// the phase's manifest: the first done record the driver reads of each
+// task is its committed output (any one is complete), whatever its other
+// attempts write later.
 func (d *driver) runPhase(pi int) (*Manifest, error) {
-	if ae, ok := d.exe.(ArrayExecutor); ok {
-		return d.runArray(pi, ae)
-	}
 	ph := d.spec.Phases[pi]
-	ctx := d.ctx
-	tasks := make([]taskState, ph.Tasks)
-	var queue []int
-	for i := range ph.Tasks {
-		queue = append(queue, i)
-		if d.opts.DuplicateAll {
-			queue = append(queue, i)
+	var mu sync.Mutex
+	committed := make([]*Output, ph.Tasks)
+	commit := func(i int) (*Output, *Failure, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if committed[i] != nil {
+			return committed[i], nil, nil
 		}
+		out, failure, err := d.claims(pi, i)
+		committed[i] = out
+		return out, failure, err
 	}
-	active, done, failed := 0, 0, 0
-	defer func() { d.failed = failed }()
-	var took []time.Duration
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	progress := func() {
-		if d.opts.Progress != nil {
-			d.opts.Progress(Progress{Phase: ph.Kind, Tasks: ph.Tasks, Done: done, Running: active, Failed: failed})
-		}
-	}
-	defer d.exe.Stop()
-	launch := func(i int) error {
-		ts := &tasks[i]
-		ts.started++
-		ts.running++
-		if ts.running == 1 {
-			ts.since = time.Now()
-		}
-		active++
-		t := Task{Spec: d.jobURL + specKey, Phase: pi, Index: i, Attempt: fmt.Sprintf("a%d", ts.started)}
-		if err := d.exe.Start(ctx, t); err != nil {
-			return err
-		}
-		return nil
-	}
-	for done < ph.Tasks {
-		for active < d.opts.Workers && len(queue) > 0 {
-			i := queue[0]
-			queue = queue[1:]
-			if tasks[i].committed != nil {
-				continue
+	d.failed = 0
+	r := PhaseRun{
+		Job: jobID(d.jobURL), Spec: d.jobURL + specKey, Phase: pi, Kind: ph.Kind, Tasks: ph.Tasks,
+		Workers: d.opts.Workers, Attempts: d.opts.Attempts, Log: d.logf,
+		Done: func(ctx context.Context, i int) (bool, string, error) {
+			out, failure, err := commit(i)
+			if err != nil || out != nil || failure == nil {
+				return out != nil, "", err
 			}
-			if err := launch(i); err != nil {
-				return nil, err
+			return false, failure.Error, nil
+		},
+		Progress: func(pr Progress) {
+			d.failed = pr.Failed
+			if d.opts.Progress != nil {
+				d.opts.Progress(pr)
 			}
-		}
-		if len(queue) == 0 && active < d.opts.Workers {
-			// Stragglers: nothing is left to start and a slot is free; a
-			// task running alone for much longer than most took gets a
-			// second attempt.
-			slow := stragglerAfter(took)
-			for i := range tasks {
-				ts := &tasks[i]
-				if active >= d.opts.Workers {
-					break
-				}
-				if ts.committed == nil && ts.running == 1 && ts.started < d.opts.Attempts && ts.started == ts.failures+1 && time.Since(ts.since) > slow {
-					if err := launch(i); err != nil {
-						return nil, err
-					}
-					d.logf("%s task %d: duplicate attempt a%d of a straggler running for %v", ph.Kind, i, ts.started, time.Since(ts.since).Round(time.Millisecond))
+		},
+	}
+	if err := d.exe.RunPhase(d.ctx, r); err != nil {
+		if te, ok := err.(*TaskError); ok {
+			te.Phase, te.Tasks = ph.Kind, ph.Tasks
+			if ph.Kind == PhaseMap && te.Task >= 0 && te.Task < len(ph.Pieces) {
+				te.Piece = ph.Pieces[te.Task].String()
+			}
+			if te.Err == "" {
+				if _, failure, cerr := d.claims(pi, te.Task); cerr == nil && failure != nil {
+					te.Err = failure.Error
 				}
 			}
 		}
-		progress()
-		var ex Exit
-		select {
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		case <-tick.C:
-			continue
-		case ex = <-d.exe.Exits():
-		}
-		if ex.Task.Phase != pi {
-			continue
-		}
-		active--
-		ts := &tasks[ex.Task.Index]
-		ts.running--
-		if ts.committed != nil {
-			continue
-		}
-		out, failure, err := d.claims(pi, ex.Task.Index)
-		if err != nil {
-			return nil, err
-		}
-		if out != nil {
-			ts.committed = out
-			took = append(took, time.Since(ts.since))
-			done++
-			continue
-		}
-		ts.failures++
-		failed++
-		ts.lastOn = ex.Worker
-		switch {
-		case failure != nil:
-			ts.lastErr = failure.Error
-		case ex.Err != nil:
-			ts.lastErr = ex.Err.Error()
-		default:
-			ts.lastErr = "the worker exited without committing its output"
-		}
-		if ts.failures >= d.opts.Attempts {
-			te := &TaskError{Phase: ph.Kind, Task: ex.Task.Index, Tasks: ph.Tasks, Worker: ts.lastOn, Attempts: ts.failures, Err: ts.lastErr}
-			if ph.Kind == PhaseMap {
-				te.Piece = ph.Pieces[ex.Task.Index].String()
-			}
-			return nil, te
-		}
-		if ts.running == 0 {
-			queue = append(queue, ex.Task.Index)
-			d.logf("%s task %d: attempt %s on worker %s failed (%s); retrying", ph.Kind, ex.Task.Index, ex.Task.Attempt, ex.Worker, ts.lastErr)
-		}
-	}
-	progress()
-	if err := d.exe.Stop(); err != nil {
 		return nil, err
 	}
 	m := &Manifest{Phase: pi}
-	for i := range tasks {
-		m.Outputs = append(m.Outputs, *tasks[i].committed)
+	for i := range ph.Tasks {
+		out, failure, err := commit(i)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			te := &TaskError{Phase: ph.Kind, Task: i, Tasks: ph.Tasks, Worker: r.Name(), Attempts: 1,
+				Err: "the worker ended well without committing its output"}
+			if failure != nil {
+				te.Err = failure.Error
+			}
+			return nil, te
+		}
+		m.Outputs = append(m.Outputs, *out)
 	}
 	b, err := json.MarshalIndent(m, "", " ")
 	if err != nil {
 		return nil, err
 	}
-	if err := d.j.put(ctx, manifestKey(pi), b); err != nil {
+	if err := d.j.put(d.ctx, manifestKey(pi), b); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -5,52 +5,31 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"sync"
 
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/store"
+	"golang.org/x/sync/errgroup"
 )
 
 // goroutines is an Executor whose workers are goroutines of this process
-// running RunTask, enough for an example; sluice's workers are processes
-// (Local, Kubernetes, Slurm), which a task's failure cannot take down
-// with the driver.
-type goroutines struct {
-	env   fanout.Env
-	exits chan fanout.Exit
+// running RunTask, each task once, enough for an example; sluice's
+// workers are processes (Local, and the executors of fanout/slurm and
+// fanout/kubernetes), which retry a task and which its failure cannot
+// take down with the driver.
+type goroutines struct{ env fanout.Env }
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-func newGoroutines(env fanout.Env) *goroutines {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &goroutines{env: env, exits: make(chan fanout.Exit), ctx: ctx, cancel: cancel}
-}
-
-func (g *goroutines) Start(_ context.Context, t fanout.Task) error {
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		err := fanout.RunTask(g.ctx, t, g.env)
-		select {
-		case g.exits <- fanout.Exit{Task: t, Worker: "goroutine", Err: err}:
-		case <-g.ctx.Done(): // stopped: exits are no longer reported
-		}
-	}()
-	return nil
-}
-
-func (g *goroutines) Exits() <-chan fanout.Exit { return g.exits }
-
-func (g *goroutines) Stop() error {
-	g.cancel()
-	g.wg.Wait()
-	return nil
+func (g goroutines) RunPhase(ctx context.Context, r fanout.PhaseRun) error {
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(r.Workers)
+	for i := range r.Tasks {
+		eg.Go(func() error {
+			return fanout.RunTask(ctx, fanout.Task{Spec: r.Spec, Phase: r.Phase, Index: i, Attempt: "a1"}, g.env)
+		})
+	}
+	return eg.Wait()
 }
 
 // Fan a pipeline out over workers: map tasks count each piece of the
@@ -81,7 +60,7 @@ func ExampleRun() {
 	err = fanout.Run(ctx, p, fanout.Options{
 		Workers:  2,
 		Store:    dir + "/jobs/", // where the job's spec, outputs and manifests live
-		Executor: newGoroutines(fanout.Env{}),
+		Executor: goroutines{},
 		Env:      exec.Env{Stdout: os.Stdout}, // where the driver's to-csv writes
 		ScanStats: func(tasks int, read fanout.ScanCounts) {
 			fmt.Println("map tasks:", tasks, "rows read:", read.Rows)

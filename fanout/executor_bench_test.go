@@ -1,4 +1,4 @@
-package fanout
+package fanout_test
 
 import (
 	"context"
@@ -14,6 +14,9 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/fanout/kubernetes"
+	"github.com/sluice-data/sluice/fanout/slurm"
 	"github.com/sluice-data/sluice/internal/testkubelet"
 )
 
@@ -35,15 +38,15 @@ import (
 func BenchmarkExecutorStartup(b *testing.B) {
 	for _, name := range []string{"local", "slurm", "kubernetes"} {
 		b.Run(name, func(b *testing.B) {
-			var mk func(command []string) Executor
+			var mk func(command []string) fanout.Executor
 			switch name {
 			case "local":
-				mk = func(command []string) Executor { return NewLocal(command) }
+				mk = func(command []string) fanout.Executor { return fanout.NewLocal(command) }
 			case "slurm":
 				if exec.Command("sinfo", "-h").Run() != nil {
 					b.Skip("no Slurm answers (as root, scripts/slurm-up starts one)")
 				}
-				mk = func(command []string) Executor { return NewSlurm(command) }
+				mk = func(command []string) fanout.Executor { return slurm.New(command) }
 			case "kubernetes":
 				kc := os.Getenv("SLUICE_TEST_KUBECONFIG")
 				if kc == "" {
@@ -54,12 +57,12 @@ func BenchmarkExecutorStartup(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				api, err := NewKubeAPI(cfg)
+				api, err := kubernetes.NewAPI(cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
-				mk = func(command []string) Executor {
-					return &Kubernetes{Client: api, Namespace: ns, Image: "none", Command: command}
+				mk = func(command []string) fanout.Executor {
+					return &kubernetes.Executor{Client: api, Namespace: ns, Image: "none", Command: command}
 				}
 			}
 			var all, per []float64
@@ -92,7 +95,7 @@ func noteStart(dir string, sleep time.Duration) []string {
 
 // startup runs tasks tasks over workers workers and returns how long
 // after the submission the last one started.
-func startup(b *testing.B, mk func([]string) Executor, tasks, workers int, sleep time.Duration) time.Duration {
+func startup(b *testing.B, mk func([]string) fanout.Executor, tasks, workers int, sleep time.Duration) time.Duration {
 	dir := b.TempDir()
 	t0 := time.Now()
 	runTasks(b, mk(noteStart(dir, sleep)), "s"+strconv.FormatInt(t0.UnixNano()%1e6, 10), tasks, workers)
@@ -113,30 +116,10 @@ func startup(b *testing.B, mk func([]string) Executor, tasks, workers int, sleep
 	return last.Sub(t0)
 }
 
-// runTasks runs the tasks with an executor: an array executor's
-// RunArray, else Start, at most workers at once.
-func runTasks(b *testing.B, e Executor, job string, tasks, workers int) {
-	ctx := context.Background()
-	if ae, ok := e.(ArrayExecutor); ok {
-		a := Array{Job: "job-bench" + job, Spec: "spec", Tasks: tasks, Workers: workers, Attempts: 1, Kind: PhaseMap}
-		if err := ae.RunArray(ctx, a); err != nil {
-			b.Fatal(err)
-		}
-		return
-	}
-	defer e.Stop()
-	next, running := 0, 0
-	for next < tasks || running > 0 {
-		for running < workers && next < tasks {
-			if err := e.Start(ctx, Task{Spec: "spec", Index: next}); err != nil {
-				b.Fatal(err)
-			}
-			next++
-			running++
-		}
-		if ex := <-e.Exits(); ex.Err != nil {
-			b.Fatal(ex.Err)
-		}
-		running--
+// runTasks runs the tasks with an executor, at most workers at once.
+func runTasks(b *testing.B, e fanout.Executor, job string, tasks, workers int) {
+	r := fanout.PhaseRun{Job: "job-bench" + job, Spec: "spec", Tasks: tasks, Workers: workers, Attempts: 1, Kind: fanout.PhaseMap}
+	if err := e.RunPhase(context.Background(), r); err != nil {
+		b.Fatal(err)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/internal/arrowtest"
+	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/internal/s3test"
 	"github.com/sluice-data/sluice/internal/testenv"
 	"github.com/sluice-data/sluice/plan"
@@ -236,9 +237,10 @@ func TestDuplicateAttemptsCommitOnce(t *testing.T) {
 	want := rows(t, func(env exec.Env) error { return runLocal(p, env, exec.Options{}) })
 	jobs := t.TempDir()
 	opts := testOptions(jobs)
-	opts.DuplicateAll, opts.Keep = true, true
+	opts.Keep = true
 	opts.PieceBytes = 64 << 20 // a task per file
-	got := rows(t, func(env exec.Env) error { opts.Env = env; return Run(context.Background(), p, opts) })
+	ctx := fanouthook.WithDriver(context.Background(), &fanouthook.Driver{DuplicateAll: true})
+	got := rows(t, func(env exec.Env) error { opts.Env = env; return Run(ctx, p, opts) })
 	if !slices.Equal(got, want) {
 		t.Fatalf("fanned out:\n%q\none process:\n%q", got, want)
 	}
@@ -300,7 +302,7 @@ func TestTaskFailuresFailTheJob(t *testing.T) {
 			jobs := t.TempDir()
 			opts := testOptions(jobs)
 			opts.Attempts = 2
-			opts.afterSpec = func(ctx context.Context, st *store.Store, key string) {
+			ctx := fanouthook.WithDriver(context.Background(), &fanouthook.Driver{AfterSpec: func(ctx context.Context, st *store.Store, key string) {
 				b := []byte(c.spec)
 				if c.spec == "" {
 					var err error
@@ -320,9 +322,9 @@ func TestTaskFailuresFailTheJob(t *testing.T) {
 				if _, err := st.Put(ctx, key, bytes.NewReader(b), store.WriteOptions{}); err != nil {
 					t.Error(err)
 				}
-			}
+			}})
 			start := time.Now()
-			err := Run(context.Background(), p, opts)
+			err := Run(ctx, p, opts)
 			var te *TaskError
 			if !errors.As(err, &te) {
 				t.Fatalf("got %v, want a TaskError", err)
@@ -423,7 +425,8 @@ func TestStragglerGetsADuplicate(t *testing.T) {
 	want := rows(t, func(env exec.Env) error { return runLocal(p, env, exec.Options{}) })
 	opts := testOptions(t.TempDir())
 	opts.PieceBytes = 64 << 20 // a task per file
-	opts.straggle = &Straggle{Phase: 0, Task: 2, Millis: 30_000}
+	local := opts.Executor.(*Local)
+	local.Env = append(local.Env, fanouthook.EnvStraggle+"="+fanouthook.Straggle(0, 2, 30*time.Second))
 	var log []string
 	opts.Log = func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }
 	start := time.Now()

@@ -37,21 +37,6 @@ type Spec struct {
 	// and the driver a manifest listing them in order, instead of the
 	// driver reading them.
 	Out string `json:"out,omitempty"`
-	// PauseBeforeCommit makes workers wait this many milliseconds after
-	// writing their output and before committing it (for tests that stop
-	// a worker mid-task).
-	PauseBeforeCommit int `json:"pause_before_commit_ms,omitempty"`
-	// Straggle makes the first attempt of one task wait before
-	// committing (for tests of duplicate attempts of stragglers).
-	Straggle *Straggle `json:"straggle,omitempty"`
-}
-
-// Straggle names a task whose first attempt (labelled a1) waits Millis
-// milliseconds before committing.
-type Straggle struct {
-	Phase  int `json:"phase"`
-	Task   int `json:"task"`
-	Millis int `json:"ms"`
 }
 
 // Phase kinds.
@@ -157,12 +142,10 @@ func (s *Spec) check() error {
 		return fmt.Errorf("%d phases", len(s.Phases))
 	case s.Out != "" && !strings.HasSuffix(s.Out, "/"):
 		return fmt.Errorf("destination %q does not end in /", s.Out)
-	case s.Straggle != nil && (s.Straggle.Millis < 0 || s.Straggle.Millis > 600_000):
-		return errors.New("straggle out of range")
 	case s.Spread < 0 || s.Spread > MaxSpread:
 		return fmt.Errorf("spread %d: want 0..%d", s.Spread, MaxSpread)
-	case s.Threads < 0 || s.PauseBeforeCommit < 0 || s.PauseBeforeCommit > 600_000:
-		return errors.New("threads or pause out of range")
+	case s.Threads < 0:
+		return errors.New("threads out of range")
 	}
 	if err := s.Plan.Check(false); err != nil {
 		return fmt.Errorf("plan: %v", err)

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/scan"
@@ -118,13 +119,13 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	if err := w.run(p); err != nil {
 		return err
 	}
-	pause := spec.PauseBeforeCommit
-	if sg := spec.Straggle; sg != nil && sg.Phase == t.Phase && sg.Task == t.Index && t.Attempt == "a1" {
-		pause += sg.Millis
+	pause, err := fanouthook.Pause(t.Phase, t.Index, t.Attempt)
+	if err != nil {
+		return err
 	}
 	if pause > 0 {
 		select {
-		case <-time.After(time.Duration(pause) * time.Millisecond):
+		case <-time.After(pause):
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sluice-data/sluice/bench"
-	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/fanout/kubernetes"
 )
 
 // benchCount is what one run of bench --workers measured: the same on
@@ -158,10 +158,10 @@ func TestBenchWorkersKubernetes(t *testing.T) {
 		defer close(done)
 		seen := map[string]bool{}
 		for ctx.Err() == nil {
-			l, err := k.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: fanout.LabelJob})
+			l, err := k.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: kubernetes.LabelJob})
 			if err == nil {
 				for _, p := range l.Items {
-					if strings.HasPrefix(p.Labels[fanout.LabelJob], "bench-") {
+					if strings.HasPrefix(p.Labels[kubernetes.LabelJob], "bench-") {
 						seen[p.Name] = true
 					}
 				}

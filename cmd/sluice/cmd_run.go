@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/plan"
 )
@@ -140,7 +141,7 @@ gets a duplicate, and Ctrl-C stops every worker.
 	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
 	f.BoolVar(&opts.corruptSpec, "x-corrupt-spec", false, "write half of the job's spec (a test of workers given a corrupt one)")
 	f.StringVar(&opts.specPipeline, "x-spec-plan", "", "the plan JSON the workers get instead (a test of a plan a worker does not know)")
-	f.StringArrayVar(&opts.workerEnv, "x-worker-env", nil, "NAME=VALUE added to the workers' environment (a test of workers that cannot reach the store)")
+	f.StringArrayVar(&opts.workerEnv, "x-worker-env", nil, "NAME=VALUE added to the workers' environment (a test of workers that cannot reach the store, or of hooks)")
 	_ = f.MarkHidden("x-worker-env")
 	_ = f.MarkHidden("x-corrupt-spec")
 	_ = f.MarkHidden("x-spec-plan")
@@ -257,27 +258,30 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 		globals.profile.ReqShare = f.Name()
 		globals.sim += ",reqshare=" + f.Name()
 	}
+	// The workers' test hooks reach them in their environment, as the
+	// executor passes it on.
+	opts.exe.workerEnv = opts.workerEnv
+	if opts.pauseBeforeCommit > 0 {
+		opts.exe.workerEnv = append(opts.exe.workerEnv, fanouthook.EnvPause+"="+opts.pauseBeforeCommit.String())
+	}
 	exe, err := opts.exe.executor(self, append(globals.args(), "worker"))
 	if err != nil {
 		return err
-	}
-	if l, ok := exe.(*fanout.Local); ok {
-		l.Env = opts.workerEnv
 	}
 	dopts := fanout.Options{
 		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
 		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: exe,
 		Open: stores.open, Mem: mempool.NewMapped(0), Env: env,
-		DuplicateAll: opts.duplicateAll, PauseBeforeCommit: opts.pauseBeforeCommit,
 	}
 	if opts.exe.dryRun {
 		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)
 	}
+	hooks := &fanouthook.Driver{DuplicateAll: opts.duplicateAll}
 	switch {
 	case opts.corruptSpec:
-		dopts.SpecEdit = func(b []byte) []byte { return b[:len(b)/2] }
+		hooks.SpecEdit = func(b []byte) []byte { return b[:len(b)/2] }
 	case opts.specPipeline != "":
-		dopts.SpecEdit = func(b []byte) []byte {
+		hooks.SpecEdit = func(b []byte) []byte {
 			var m map[string]any
 			if json.Unmarshal(b, &m) != nil {
 				return b
@@ -287,6 +291,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 			return out
 		}
 	}
+	ctx = fanouthook.WithDriver(ctx, hooks)
 	if s, ok := p.Stages[0].(*plan.Scan); ok && s.Stats {
 		// scan --stats: the workers' scans, summed.
 		dopts.ScanStats = func(tasks int, read fanout.ScanCounts) { fmt.Fprintln(os.Stderr, read.String(tasks)) }

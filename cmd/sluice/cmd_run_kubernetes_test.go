@@ -14,10 +14,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	clientset "k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/fanout/kubernetes"
 	"github.com/sluice-data/sluice/internal/testenv"
 	"github.com/sluice-data/sluice/internal/testkubelet"
 )
@@ -26,7 +26,7 @@ import (
 // (SLUICE_TEST_KUBECONFIG), with a test kubelet that runs the pods as
 // processes of this machine, sluice being this test's binary.
 type kubeEnv struct {
-	cs         kubernetes.Interface
+	cs         clientset.Interface
 	kubeconfig string
 	ns         string
 }
@@ -55,14 +55,14 @@ func (k *kubeEnv) left(t *testing.T) []string {
 	t.Helper()
 	ctx := context.Background()
 	var names []string
-	jobs, err := k.cs.BatchV1().Jobs(k.ns).List(ctx, metav1.ListOptions{LabelSelector: fanout.LabelJob})
+	jobs, err := k.cs.BatchV1().Jobs(k.ns).List(ctx, metav1.ListOptions{LabelSelector: kubernetes.LabelJob})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range jobs.Items {
 		names = append(names, "job/"+j.Name)
 	}
-	pods, err := k.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: fanout.LabelJob})
+	pods, err := k.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: kubernetes.LabelJob})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestRunKubernetesInterrupt(t *testing.T) {
 	ctx := context.Background()
 	running := false
 	for deadline := time.Now().Add(90 * time.Second); !running && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		pods, err := k.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: fanout.LabelJob})
+		pods, err := k.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: kubernetes.LabelJob})
 		if err != nil {
 			t.Fatal(err)
 		}

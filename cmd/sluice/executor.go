@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/fanout/kubernetes"
+	"github.com/sluice-data/sluice/fanout/slurm"
 	"github.com/sluice-data/sluice/plan"
 )
 
@@ -27,6 +29,8 @@ type executorOptions struct {
 	// kubernetes
 	image, namespace, cpu, mem, secret, serviceAccount string
 	deadline, ttl                                      time.Duration
+	// workerEnv (NAME=VALUE) is added to the workers' environment.
+	workerEnv []string
 }
 
 const executorHelp = `
@@ -83,16 +87,18 @@ func (o *executorOptions) executor(self string, args []string) (fanout.Executor,
 		if o.dryRun {
 			return nil, usagef("--dry-run: the local executor submits nothing; use it with --executor slurm or kubernetes")
 		}
-		return fanout.NewLocal(command), nil
+		l := fanout.NewLocal(command)
+		l.Env = o.workerEnv
+		return l, nil
 	case "slurm":
-		s := fanout.NewSlurm(command)
-		s.Sbatch, s.LogDir = o.sbatch, o.slurmLogs
+		s := slurm.New(command)
+		s.Sbatch, s.LogDir, s.Env = o.sbatch, o.slurmLogs, o.workerEnv
 		return s, nil
 	case "kubernetes":
 		if o.image == "" {
 			return nil, usagef("--executor kubernetes needs --image, an image with sluice on its PATH (see the Dockerfile)")
 		}
-		k := &fanout.Kubernetes{Namespace: o.namespace, Image: o.image, Secret: o.secret, ServiceAccount: o.serviceAccount,
+		k := &kubernetes.Executor{Namespace: o.namespace, Image: o.image, Secret: o.secret, ServiceAccount: o.serviceAccount,
 			CPU: o.cpu, Mem: o.mem, Deadline: o.deadline, TTL: o.ttl,
 			Command: append([]string{"sluice"}, args...)}
 		// The store's endpoint and region reach the workers as they reach
@@ -102,8 +108,12 @@ func (o *executorOptions) executor(self string, args []string) (fanout.Executor,
 				k.Env = append(k.Env, corev1.EnvVar{Name: name, Value: v})
 			}
 		}
+		for _, nv := range o.workerEnv {
+			name, v, _ := strings.Cut(nv, "=")
+			k.Env = append(k.Env, corev1.EnvVar{Name: name, Value: v})
+		}
 		if !o.dryRun {
-			cs, ns, err := fanout.KubeClient()
+			cs, ns, err := kubernetes.FromKubeconfig()
 			if err != nil {
 				return nil, err
 			}

@@ -1,4 +1,7 @@
-package fanout
+// Package kubernetes is fanout's Kubernetes executor: each phase of a
+// job one Indexed Job. It is apart from fanout so that a program that
+// fans out locally or on Slurm compiles no Kubernetes client.
+package kubernetes
 
 import (
 	"bytes"
@@ -8,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -26,6 +28,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sluice-data/sluice/fanout"
 )
 
 // The labels on a job's Jobs and pods.
@@ -34,15 +38,15 @@ const (
 	LabelPhase = "sluice.dev/phase" // the phase's number
 )
 
-// Kubernetes runs each phase as an Indexed Job: completions = tasks,
+// Executor runs each phase as an Indexed Job: completions = tasks,
 // parallelism = Workers, each index retried by the Job controller up to
 // Attempts-1 times (backoffLimitPerIndex) with a replacement pod only
 // once the failed one is gone (podReplacementPolicy: Failed, so two pods
 // never run one index at once), and the Job failed at the first index
 // that fails every attempt. The Job and its pods are deleted at the end,
 // on failure and on cancellation too.
-type Kubernetes struct {
-	Client    *KubeAPI
+type Executor struct {
+	Client    *API
 	Namespace string
 	// Image is the workers' container image; it must have sluice on its
 	// PATH (the repository's Dockerfile builds one).
@@ -67,23 +71,20 @@ type Kubernetes struct {
 	// TTL is how long a finished Job is kept if the driver could not
 	// delete it (ttlSecondsAfterFinished). Default an hour.
 	TTL time.Duration
-
-	mu   sync.Mutex
-	jobs map[string]bool // Jobs created and not yet deleted
 }
 
-// KubeAPI is what the executor asks of the API server: Jobs (batch/v1),
+// API is what the executor asks of the API server: Jobs (batch/v1),
 // and pods and their logs (core/v1). It is two REST clients over a scheme
 // of those groups alone: client-go's clientset registers every API group
 // when a process starts, which every sluice command paid for (1.2 MB of
 // allocations and a fifth of a command's start) though few run on
 // Kubernetes.
-type KubeAPI struct {
+type API struct {
 	batch, core rest.Interface
 }
 
-// NewKubeAPI is a KubeAPI for the cluster cfg reaches.
-func NewKubeAPI(cfg *rest.Config) (*KubeAPI, error) {
+// NewAPI is an API for the cluster cfg reaches.
+func NewAPI(cfg *rest.Config) (*API, error) {
 	scheme := runtime.NewScheme()
 	if err := errors.Join(batchv1.AddToScheme(scheme), corev1.AddToScheme(scheme)); err != nil {
 		return nil, err
@@ -106,13 +107,13 @@ func NewKubeAPI(cfg *rest.Config) (*KubeAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &KubeAPI{batch: b, core: c}, nil
+	return &API{batch: b, core: c}, nil
 }
 
-// KubeClient makes a client from the kubeconfig that KUBECONFIG names,
-// else ~/.kube/config, else the pod's in-cluster account, and returns
-// it with the namespace of the config's current context.
-func KubeClient() (*KubeAPI, string, error) {
+// FromKubeconfig makes a client from the kubeconfig that KUBECONFIG
+// names, else ~/.kube/config, else the pod's in-cluster account, and
+// returns it with the namespace of the config's current context.
+func FromKubeconfig() (*API, string, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), &clientcmd.ConfigOverrides{})
 	cfg, err := cc.ClientConfig()
 	if clientcmd.IsEmptyConfig(err) {
@@ -130,62 +131,41 @@ func KubeClient() (*KubeAPI, string, error) {
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 20, 40
 	}
-	api, err := NewKubeAPI(cfg)
+	api, err := NewAPI(cfg)
 	if err != nil {
 		return nil, "", err
 	}
 	return api, ns, nil
 }
 
-func (a *KubeAPI) createJob(ctx context.Context, j *batchv1.Job) error {
+func (a *API) createJob(ctx context.Context, j *batchv1.Job) error {
 	return a.batch.Post().Namespace(j.Namespace).Resource("jobs").Body(j).Do(ctx).Error()
 }
 
 // getJob returns the Job's error only (the caller asks whether it is
 // still there).
-func (a *KubeAPI) getJob(ctx context.Context, ns, name string) error {
+func (a *API) getJob(ctx context.Context, ns, name string) error {
 	return a.batch.Get().Namespace(ns).Resource("jobs").Name(name).Do(ctx).Into(&batchv1.Job{})
 }
 
-func (a *KubeAPI) deleteJob(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) error {
+func (a *API) deleteJob(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) error {
 	return a.batch.Delete().Namespace(ns).Resource("jobs").Name(name).Body(opts).Do(ctx).Error()
 }
 
-func (a *KubeAPI) listPods(ctx context.Context, ns, selector string) (*corev1.PodList, error) {
+func (a *API) listPods(ctx context.Context, ns, selector string) (*corev1.PodList, error) {
 	var pods corev1.PodList
 	err := a.core.Get().Namespace(ns).Resource("pods").Param("labelSelector", selector).Do(ctx).Into(&pods)
 	return &pods, err
 }
 
 // podLog is the last lines a pod's container logged.
-func (a *KubeAPI) podLog(ctx context.Context, ns, pod, container string, lines int) ([]byte, error) {
+func (a *API) podLog(ctx context.Context, ns, pod, container string, lines int) ([]byte, error) {
 	return a.core.Get().Namespace(ns).Resource("pods").Name(pod).SubResource("log").
 		Param("container", container).Param("tailLines", strconv.Itoa(lines)).DoRaw(ctx)
 }
 
-func (k *Kubernetes) Start(context.Context, Task) error {
-	return errors.New("the Kubernetes executor runs whole phases as Indexed Jobs")
-}
-
-func (k *Kubernetes) Exits() <-chan Exit { return nil }
-
-// Stop deletes the Jobs still known, with their pods.
-func (k *Kubernetes) Stop() error {
-	k.mu.Lock()
-	var names []string
-	for n := range k.jobs {
-		names = append(names, n)
-	}
-	k.mu.Unlock()
-	var errs []error
-	for _, n := range names {
-		errs = append(errs, k.delete(n))
-	}
-	return errors.Join(errs...)
-}
-
 // Job is the Indexed Job that runs a.
-func (k *Kubernetes) Job(a Array) (*batchv1.Job, error) {
+func (k *Executor) Job(a fanout.PhaseRun) (*batchv1.Job, error) {
 	if k.Image == "" {
 		return nil, errors.New("the Kubernetes executor needs an image (--image)")
 	}
@@ -279,7 +259,7 @@ func (k *Kubernetes) Job(a Array) (*batchv1.Job, error) {
 func ptr[T any](v T) *T { return &v }
 
 // Manifest is the Job of a as YAML.
-func (k *Kubernetes) Manifest(a Array) ([]byte, error) {
+func (k *Executor) Manifest(a fanout.PhaseRun) ([]byte, error) {
 	job, err := k.Job(a)
 	if err != nil {
 		return nil, err
@@ -293,9 +273,9 @@ func (k *Kubernetes) Manifest(a Array) ([]byte, error) {
 	return append([]byte(fmt.Sprintf("# phase %d (%s): %d task(s)\n", a.Phase, a.Kind, a.Tasks)), b...), nil
 }
 
-// RunArray creates the phase's Job, follows it until it completes or
+// RunPhase creates the phase's Job, follows it until it completes or
 // fails, and deletes it with its pods.
-func (k *Kubernetes) RunArray(ctx context.Context, a Array) (err error) {
+func (k *Executor) RunPhase(ctx context.Context, a fanout.PhaseRun) (err error) {
 	job, err := k.Job(a)
 	if err != nil {
 		return err
@@ -303,12 +283,6 @@ func (k *Kubernetes) RunArray(ctx context.Context, a Array) (err error) {
 	if err := k.Client.createJob(ctx, job); err != nil {
 		return fmt.Errorf("create Job %s/%s: %w", job.Namespace, job.Name, err)
 	}
-	k.mu.Lock()
-	if k.jobs == nil {
-		k.jobs = map[string]bool{}
-	}
-	k.jobs[job.Name] = true
-	k.mu.Unlock()
 	defer func() {
 		if derr := k.delete(job.Name); err == nil {
 			err = derr
@@ -328,7 +302,7 @@ func (k *Kubernetes) RunArray(ctx context.Context, a Array) (err error) {
 		}
 		st := j.Status
 		if a.Progress != nil {
-			a.Progress(Progress{Phase: a.Kind, Tasks: a.Tasks, Done: countIndexes(st.CompletedIndexes), Running: int(st.Active), Failed: int(st.Failed)})
+			a.Progress(fanout.Progress{Phase: a.Kind, Tasks: a.Tasks, Done: countIndexes(st.CompletedIndexes), Running: int(st.Active), Failed: int(st.Failed)})
 		}
 		for _, c := range st.Conditions {
 			if c.Status != corev1.ConditionTrue {
@@ -355,7 +329,7 @@ func (k *Kubernetes) RunArray(ctx context.Context, a Array) (err error) {
 
 // failure is the error of a failed Job: its first failed index with the
 // last lines its last pod logged.
-func (k *Kubernetes) failure(ctx context.Context, j *batchv1.Job, a Array, c batchv1.JobCondition) error {
+func (k *Executor) failure(ctx context.Context, j *batchv1.Job, a fanout.PhaseRun, c batchv1.JobCondition) error {
 	failed := ""
 	if j.Status.FailedIndexes != nil {
 		failed = *j.Status.FailedIndexes
@@ -364,7 +338,7 @@ func (k *Kubernetes) failure(ctx context.Context, j *batchv1.Job, a Array, c bat
 	if first < 0 {
 		return fmt.Errorf("Job %s/%s failed (%s): %s", j.Namespace, j.Name, c.Reason, c.Message)
 	}
-	te := &TaskError{Task: first, Worker: "Job " + j.Name, Attempts: max(a.Attempts, 1)}
+	te := &fanout.TaskError{Task: first, Worker: "Job " + j.Name, Attempts: max(a.Attempts, 1)}
 	pods, err := k.Client.listPods(ctx, j.Namespace,
 		fmt.Sprintf("%s=%s,%s=%d,batch.kubernetes.io/job-completion-index=%d", LabelJob, a.Job, LabelPhase, a.Phase, first))
 	if err != nil || len(pods.Items) == 0 {
@@ -382,7 +356,7 @@ func (k *Kubernetes) failure(ctx context.Context, j *batchv1.Job, a Array, c bat
 
 // lastLines is the last lines a pod's worker logged, read from its log,
 // or from its termination message when the log cannot be read.
-func (k *Kubernetes) lastLines(ctx context.Context, p *corev1.Pod) string {
+func (k *Executor) lastLines(ctx context.Context, p *corev1.Pod) string {
 	msg, code := "", int32(0)
 	for _, cs := range p.Status.ContainerStatuses {
 		if t := cs.State.Terminated; t != nil {
@@ -394,7 +368,7 @@ func (k *Kubernetes) lastLines(ctx context.Context, p *corev1.Pod) string {
 	if b, err := k.Client.podLog(lctx, p.Namespace, p.Name, "worker", 3); err == nil && len(bytes.TrimSpace(b)) > 0 {
 		msg = string(b)
 	}
-	out := lastLines(msg, 3)
+	out := fanout.LastLines(msg, 3)
 	if code != 0 {
 		out = fmt.Sprintf("exit code %d: %s", code, out)
 	}
@@ -434,7 +408,7 @@ func countIndexes(list string) int {
 
 // delete deletes a Job with its pods (foreground: the pods go first) and
 // waits, up to two minutes, until neither is left.
-func (k *Kubernetes) delete(name string) error {
+func (k *Executor) delete(name string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ns := k.Namespace
@@ -450,9 +424,6 @@ func (k *Kubernetes) delete(name string) error {
 		jerr := k.Client.getJob(ctx, ns, name)
 		pods, perr := k.Client.listPods(ctx, ns, "batch.kubernetes.io/job-name="+name)
 		if apierrors.IsNotFound(jerr) && perr == nil && len(pods.Items) == 0 {
-			k.mu.Lock()
-			delete(k.jobs, name)
-			k.mu.Unlock()
 			return nil
 		}
 		select {
@@ -462,3 +433,6 @@ func (k *Kubernetes) delete(name string) error {
 		}
 	}
 }
+
+// Every phase can be shown before it is submitted (sluice run --dry-run).
+var _ fanout.Manifester = (*Executor)(nil)

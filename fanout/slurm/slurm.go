@@ -1,23 +1,26 @@
-package fanout
+// Package slurm is fanout's Slurm executor: each phase of a job one
+// array job, submitted with sbatch and followed with squeue.
+package slurm
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/sluice-data/sluice/fanout"
 )
 
-// Slurm runs each phase as a Slurm array job: `sbatch --array=0-N%W`,
+// Executor runs each phase as a Slurm array job: `sbatch --array=0-N%W`,
 // each task's index in SLURM_ARRAY_TASK_ID. Slurm does not retry a
 // failed array task, so the indexes without a done record are submitted
 // again as a smaller array, up to Attempts times.
-type Slurm struct {
+type Executor struct {
 	// Command is the worker's command before its arguments; nil means
 	// this executable with the argument "worker". It must exist, at the
 	// same path, on the nodes.
@@ -34,37 +37,13 @@ type Slurm struct {
 	LogDir string
 	// Poll is how often squeue is asked; default 250ms.
 	Poll time.Duration
-
-	mu   sync.Mutex
-	jobs map[string]bool // submitted and not known to have ended
 }
 
-// NewSlurm returns a Slurm executor running command (nil: this
-// executable's worker command).
-func NewSlurm(command []string) *Slurm { return &Slurm{Command: command} }
+// New returns a Slurm executor running command (nil: this executable's
+// worker command).
+func New(command []string) *Executor { return &Executor{Command: command} }
 
-func (s *Slurm) Start(context.Context, Task) error {
-	return errors.New("the Slurm executor runs whole phases as array jobs")
-}
-
-func (s *Slurm) Exits() <-chan Exit { return nil }
-
-// Stop cancels the array jobs still known to run.
-func (s *Slurm) Stop() error {
-	s.mu.Lock()
-	var ids []string
-	for id := range s.jobs {
-		ids = append(ids, id)
-	}
-	s.mu.Unlock()
-	var errs []error
-	for _, id := range ids {
-		errs = append(errs, s.cancel(id))
-	}
-	return errors.Join(errs...)
-}
-
-func (s *Slurm) command() ([]string, error) {
+func (s *Executor) command() ([]string, error) {
 	if len(s.Command) > 0 {
 		return s.Command, nil
 	}
@@ -80,7 +59,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 // script is the batch script of an array: the worker, with an attempt
 // label naming the Slurm job.
-func (s *Slurm) script(a Array) (string, error) {
+func (s *Executor) script(a fanout.PhaseRun) (string, error) {
 	argv, err := s.command()
 	if err != nil {
 		return "", err
@@ -96,7 +75,7 @@ func (s *Slurm) script(a Array) (string, error) {
 }
 
 // sbatchArgs are sbatch's arguments for the indexes idx of a.
-func (s *Slurm) sbatchArgs(a Array, idx []int, logDir string) []string {
+func (s *Executor) sbatchArgs(a fanout.PhaseRun, idx []int, logDir string) []string {
 	return append([]string{"--parsable", "--export=ALL", "--job-name=" + a.Name(),
 		fmt.Sprintf("--array=%s%%%d", indexList(idx), max(a.Workers, 1)),
 		"--output=" + filepath.Join(logDir, "%A_%a.log"),
@@ -105,7 +84,7 @@ func (s *Slurm) sbatchArgs(a Array, idx []int, logDir string) []string {
 }
 
 // Manifest is the batch script and the sbatch command that would run a.
-func (s *Slurm) Manifest(a Array) ([]byte, error) {
+func (s *Executor) Manifest(a fanout.PhaseRun) ([]byte, error) {
 	script, err := s.script(a)
 	if err != nil {
 		return nil, err
@@ -127,9 +106,9 @@ func (s *Slurm) Manifest(a Array) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// RunArray submits the phase's tasks, waits for them, and submits those
+// RunPhase submits the phase's tasks, waits for them, and submits those
 // without a done record again until each has one or Attempts runs.
-func (s *Slurm) RunArray(ctx context.Context, a Array) error {
+func (s *Executor) RunPhase(ctx context.Context, a fanout.PhaseRun) error {
 	script, err := s.script(a)
 	if err != nil {
 		return err
@@ -155,7 +134,7 @@ func (s *Slurm) RunArray(ctx context.Context, a Array) error {
 		done := a.Tasks - len(todo)
 		if err := s.wait(ctx, id, func(pending, running int) {
 			if a.Progress != nil {
-				a.Progress(Progress{Phase: a.Kind, Tasks: a.Tasks, Done: done + len(todo) - pending - running, Running: running, Failed: retried})
+				a.Progress(fanout.Progress{Phase: a.Kind, Tasks: a.Tasks, Done: done + len(todo) - pending - running, Running: running, Failed: retried})
 			}
 		}); err != nil {
 			return err
@@ -164,7 +143,7 @@ func (s *Slurm) RunArray(ctx context.Context, a Array) error {
 		for _, i := range todo {
 			ok := true
 			if a.Done != nil {
-				if ok, err = a.Done(ctx, i); err != nil {
+				if ok, _, err = a.Done(ctx, i); err != nil {
 					return err
 				}
 			} else {
@@ -180,13 +159,13 @@ func (s *Slurm) RunArray(ctx context.Context, a Array) error {
 		if attempt >= max(a.Attempts, 1) {
 			i := failed[0]
 			log, _ := os.ReadFile(filepath.Join(logDir, fmt.Sprintf("%s_%d.log", id, i)))
-			msg := lastLines(string(log), 3)
+			msg := fanout.LastLines(string(log), 3)
 			if code, sig, _ := strings.Cut(s.exitCode(ctx, id, i), ":"); code != "" && code != "0" {
 				msg = "exit code " + code + ": " + msg
 			} else if sig != "" && sig != "0" {
 				msg = "signal " + sig + ": " + msg
 			}
-			return &TaskError{Task: i, Worker: fmt.Sprintf("slurm job %s_%d", id, i), Attempts: attempt, Err: msg}
+			return &fanout.TaskError{Task: i, Worker: fmt.Sprintf("slurm job %s_%d", id, i), Attempts: attempt, Err: msg}
 		}
 		retried += len(failed)
 		todo = failed
@@ -197,7 +176,7 @@ func (s *Slurm) RunArray(ctx context.Context, a Array) error {
 }
 
 // submit runs sbatch for the indexes idx and returns the array's job ID.
-func (s *Slurm) submit(ctx context.Context, a Array, idx []int, script, logDir string) (string, error) {
+func (s *Executor) submit(ctx context.Context, a fanout.PhaseRun, idx []int, script, logDir string) (string, error) {
 	cmd := exec.CommandContext(ctx, "sbatch", s.sbatchArgs(a, idx, logDir)...)
 	cmd.Env = append(os.Environ(), s.Env...)
 	cmd.Stdin = strings.NewReader(script)
@@ -208,25 +187,19 @@ func (s *Slurm) submit(ctx context.Context, a Array, idx []int, script, logDir s
 		if ctx.Err() != nil {
 			return "", context.Cause(ctx)
 		}
-		return "", fmt.Errorf("sbatch: %v: %s", err, lastLines(errb.String(), 1))
+		return "", fmt.Errorf("sbatch: %v: %s", err, fanout.LastLines(errb.String(), 1))
 	}
 	// --parsable prints "id" or "id;cluster".
 	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
 	if id == "" {
 		return "", fmt.Errorf("sbatch printed no job ID: %q", out)
 	}
-	s.mu.Lock()
-	if s.jobs == nil {
-		s.jobs = map[string]bool{}
-	}
-	s.jobs[id] = true
-	s.mu.Unlock()
 	return id, nil
 }
 
 // wait polls squeue until the array has no task left pending, running or
 // completing; on ctx's end it cancels the array and waits for that.
-func (s *Slurm) wait(ctx context.Context, id string, progress func(pending, running int)) error {
+func (s *Executor) wait(ctx context.Context, id string, progress func(pending, running int)) error {
 	poll := s.Poll
 	if poll <= 0 {
 		poll = 250 * time.Millisecond
@@ -255,7 +228,6 @@ func (s *Slurm) wait(ctx context.Context, id string, progress func(pending, runn
 		}
 		failures = 0
 		if len(states) == 0 {
-			s.forget(id)
 			return nil
 		}
 		pending, running := 0, 0
@@ -271,7 +243,7 @@ func (s *Slurm) wait(ctx context.Context, id string, progress func(pending, runn
 }
 
 // states lists the states of the array's tasks that have not ended.
-func (s *Slurm) states(ctx context.Context, id string) ([]string, error) {
+func (s *Executor) states(ctx context.Context, id string) ([]string, error) {
 	cmd := exec.CommandContext(ctx, "squeue", "-h", "-r", "-j", id, "-o", "%T")
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
@@ -281,7 +253,7 @@ func (s *Slurm) states(ctx context.Context, id string) ([]string, error) {
 		if strings.Contains(errb.String(), "Invalid job id") {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("squeue: %v: %s", err, lastLines(errb.String(), 1))
+		return nil, fmt.Errorf("squeue: %v: %s", err, fanout.LastLines(errb.String(), 1))
 	}
 	var states []string
 	for _, l := range strings.Fields(string(out)) {
@@ -296,7 +268,7 @@ func (s *Slurm) states(ctx context.Context, id string) ([]string, error) {
 
 // exitCode is Slurm's "code:signal" of array task i, empty when it is
 // no longer known.
-func (s *Slurm) exitCode(ctx context.Context, id string, i int) string {
+func (s *Executor) exitCode(ctx context.Context, id string, i int) string {
 	out, err := exec.CommandContext(ctx, "scontrol", "-o", "show", "job", fmt.Sprintf("%s_%d", id, i)).Output()
 	if err != nil {
 		return ""
@@ -311,16 +283,15 @@ func (s *Slurm) exitCode(ctx context.Context, id string, i int) string {
 
 // cancel cancels the array and waits (up to a minute) until none of its
 // tasks is left.
-func (s *Slurm) cancel(id string) error {
+func (s *Executor) cancel(id string) error {
 	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
 	defer stop()
 	if out, err := exec.CommandContext(ctx, "scancel", id).CombinedOutput(); err != nil {
-		return fmt.Errorf("scancel %s: %v: %s", id, err, lastLines(string(out), 1))
+		return fmt.Errorf("scancel %s: %v: %s", id, err, fanout.LastLines(string(out), 1))
 	}
 	for ctx.Err() == nil {
 		states, err := s.states(ctx, id)
 		if err == nil && len(states) == 0 {
-			s.forget(id)
 			return nil
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -328,8 +299,28 @@ func (s *Slurm) cancel(id string) error {
 	return fmt.Errorf("slurm job %s: still running a minute after scancel", id)
 }
 
-func (s *Slurm) forget(id string) {
-	s.mu.Lock()
-	delete(s.jobs, id)
-	s.mu.Unlock()
+// indexList writes task indexes as Slurm's --array takes them and
+// Kubernetes writes completedIndexes: ascending, runs as ranges
+// ("0-3,5,7-9").
+func indexList(idx []int) string {
+	var b strings.Builder
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(idx[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(idx[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
 }
+
+// Every phase can be shown before it is submitted (sluice run --dry-run).
+var _ fanout.Manifester = (*Executor)(nil)

@@ -1,0 +1,316 @@
+package fanout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluice-data/sluice/internal/fanouthook"
+)
+
+// Exit is how a worker that Local started ended.
+type Exit struct {
+	Task   Task
+	Worker string // the executor's name for it, such as a pid
+	Err    error  // nil for exit status 0; with the last line of its stderr
+}
+
+// Local runs workers as processes of this machine. RunPhase starts a
+// phase's tasks one by one, at most Workers at once, starts a failed or
+// killed one again, and gives a straggler a duplicate; Start, Exits and
+// Stop start and watch single workers, which is how RunPhase does it and
+// how sluice bench starts its own (Task.Args).
+type Local struct {
+	// Command is the worker's command before its arguments; nil means
+	// this executable with the argument "worker".
+	Command []string
+	// Env is added to the workers' environment.
+	Env []string
+	// Grace, when above zero, makes Stop interrupt the workers first (as
+	// Ctrl-C would, so they can delete what they wrote) and kill only
+	// those still running after it.
+	Grace time.Duration
+
+	mu       sync.Mutex
+	running  map[*exec.Cmd]bool
+	stopping bool
+	wg       sync.WaitGroup
+	exits    chan Exit
+}
+
+// NewLocal returns a local executor; its workers run command (nil: this
+// executable's worker command).
+func NewLocal(command []string) *Local {
+	return &Local{Command: command, running: map[*exec.Cmd]bool{}, exits: make(chan Exit, 64)}
+}
+
+// Exits reports every started worker's end, once.
+func (l *Local) Exits() <-chan Exit { return l.exits }
+
+// Start starts one worker for the task: `sluice worker SPEC --phase P`
+// (or the task's Args) with the task's index in JOB_COMPLETION_INDEX (as
+// a Kubernetes Indexed Job sets it) and the attempt in SLUICE_ATTEMPT.
+func (l *Local) Start(ctx context.Context, t Task) error {
+	argv := l.Command
+	if len(argv) == 0 {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		argv = []string{self, "worker"}
+	}
+	args := append([]string(nil), argv[1:]...)
+	if t.Args != nil {
+		args = append(args, t.Args...)
+	} else {
+		args = append(args, t.Spec, "--phase", strconv.Itoa(t.Phase))
+	}
+	cmd := exec.Command(argv[0], args...)
+	cmd.Env = append(append(os.Environ(), l.Env...),
+		"JOB_COMPLETION_INDEX="+strconv.Itoa(t.Index), "SLUICE_ATTEMPT="+t.Attempt)
+	tail := &tailWriter{}
+	cmd.Stderr = tail
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopping {
+		return errors.New("executor is stopping")
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	l.running[cmd] = true
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		err := cmd.Wait()
+		if err != nil {
+			if line := tail.last(); line != "" {
+				err = fmt.Errorf("%w: %s", err, line)
+			}
+		}
+		l.mu.Lock()
+		delete(l.running, cmd)
+		stopping := l.stopping
+		l.mu.Unlock()
+		if !stopping {
+			l.exits <- Exit{Task: t, Worker: fmt.Sprintf("pid %d", cmd.Process.Pid), Err: err}
+		}
+	}()
+	return nil
+}
+
+// Stop kills the running workers and waits for them; their exits are
+// not reported. The executor may start workers again afterwards.
+func (l *Local) Stop() error {
+	l.mu.Lock()
+	l.stopping = true
+	for cmd := range l.running {
+		if l.Grace > 0 {
+			cmd.Process.Signal(os.Interrupt)
+		} else {
+			cmd.Process.Kill()
+		}
+	}
+	l.mu.Unlock()
+	if l.Grace > 0 {
+		timer := time.AfterFunc(l.Grace, func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			for cmd := range l.running {
+				cmd.Process.Kill()
+			}
+		})
+		defer timer.Stop()
+	}
+	// Exits already queued are stale now; drain while waiting so no
+	// waiter blocks on a full channel.
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+wait:
+	for {
+		select {
+		case <-l.exits:
+		case <-done:
+			break wait
+		}
+	}
+	for len(l.exits) > 0 {
+		<-l.exits
+	}
+	l.mu.Lock()
+	l.stopping = false
+	l.mu.Unlock()
+	return nil
+}
+
+type taskState struct {
+	committed bool
+	running   int
+	started   int
+	failures  int
+	lastErr   string
+	lastOn    string
+	since     time.Time // the running attempt's start
+}
+
+// stragglerAfter is how long a task may run, against the median of those
+// done, before it gets a duplicate attempt.
+func stragglerAfter(took []time.Duration) time.Duration {
+	if len(took) == 0 {
+		return time.Hour
+	}
+	s := append([]time.Duration(nil), took...)
+	sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
+	return max(2*s[len(s)/2], 500*time.Millisecond)
+}
+
+// RunPhase runs every task of the phase until each is done: failed
+// attempts are retried up to Attempts, and once nothing is left to
+// start, tasks still running get a duplicate attempt (the driver commits
+// the first done record).
+func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
+	tasks := make([]taskState, r.Tasks)
+	duplicate := fanouthook.From(ctx).DuplicateAll
+	var queue []int
+	for i := range r.Tasks {
+		queue = append(queue, i)
+		if duplicate {
+			queue = append(queue, i)
+		}
+	}
+	logf := r.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	active, done, failed := 0, 0, 0
+	var took []time.Duration
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	progress := func() {
+		if r.Progress != nil {
+			r.Progress(Progress{Phase: r.Kind, Tasks: r.Tasks, Done: done, Running: active, Failed: failed})
+		}
+	}
+	defer l.Stop()
+	launch := func(i int) error {
+		ts := &tasks[i]
+		ts.started++
+		ts.running++
+		if ts.running == 1 {
+			ts.since = time.Now()
+		}
+		active++
+		return l.Start(ctx, Task{Spec: r.Spec, Phase: r.Phase, Index: i, Attempt: fmt.Sprintf("a%d", ts.started), Args: r.Argv})
+	}
+	for done < r.Tasks {
+		for active < r.Workers && len(queue) > 0 {
+			i := queue[0]
+			queue = queue[1:]
+			if tasks[i].committed {
+				continue
+			}
+			if err := launch(i); err != nil {
+				return err
+			}
+		}
+		if len(queue) == 0 && active < r.Workers {
+			// Stragglers: nothing is left to start and a slot is free; a
+			// task running alone for much longer than most took gets a
+			// second attempt.
+			slow := stragglerAfter(took)
+			for i := range tasks {
+				ts := &tasks[i]
+				if active >= r.Workers {
+					break
+				}
+				if !ts.committed && ts.running == 1 && ts.started < r.Attempts && ts.started == ts.failures+1 && time.Since(ts.since) > slow {
+					if err := launch(i); err != nil {
+						return err
+					}
+					logf("%s task %d: duplicate attempt a%d of a straggler running for %v", r.Kind, i, ts.started, time.Since(ts.since).Round(time.Millisecond))
+				}
+			}
+		}
+		progress()
+		var ex Exit
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-tick.C:
+			continue
+		case ex = <-l.exits:
+		}
+		if ex.Task.Phase != r.Phase {
+			continue
+		}
+		active--
+		ts := &tasks[ex.Task.Index]
+		ts.running--
+		if ts.committed {
+			continue
+		}
+		ok, failure := ex.Err == nil, ""
+		if r.Done != nil {
+			var err error
+			if ok, failure, err = r.Done(ctx, ex.Task.Index); err != nil {
+				return err
+			}
+		}
+		if ok {
+			ts.committed = true
+			took = append(took, time.Since(ts.since))
+			done++
+			continue
+		}
+		ts.failures++
+		failed++
+		ts.lastOn = ex.Worker
+		switch {
+		case failure != "":
+			ts.lastErr = failure
+		case ex.Err != nil:
+			ts.lastErr = ex.Err.Error()
+		default:
+			ts.lastErr = "the worker exited without committing its output"
+		}
+		if ts.failures >= r.Attempts {
+			return &TaskError{Phase: r.Kind, Task: ex.Task.Index, Tasks: r.Tasks, Worker: ts.lastOn, Attempts: ts.failures, Err: ts.lastErr}
+		}
+		if ts.running == 0 {
+			queue = append(queue, ex.Task.Index)
+			logf("%s task %d: attempt %s on worker %s failed (%s); retrying", r.Kind, ex.Task.Index, ex.Task.Attempt, ex.Worker, ts.lastErr)
+		}
+	}
+	progress()
+	return l.Stop()
+}
+
+// tailWriter keeps the last few KiB a worker writes to stderr.
+type tailWriter struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 4096 {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-4096:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) last() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
+	return strings.TrimPrefix(lines[len(lines)-1], "sluice: ")
+}

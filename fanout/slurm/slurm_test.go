@@ -1,0 +1,56 @@
+package slurm
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestIndexList(t *testing.T) {
+	for _, c := range []struct {
+		idx  []int
+		want string
+	}{
+		{nil, ""},
+		{[]int{0}, "0"},
+		{[]int{0, 1, 2, 3, 5, 7, 8, 9}, "0-3,5,7-9"},
+		{[]int{2, 4, 6}, "2,4,6"},
+	} {
+		if got := indexList(c.idx); got != c.want {
+			t.Errorf("indexList(%v) = %q, want %q", c.idx, got, c.want)
+		}
+	}
+}
+
+// FuzzIndexList: any ascending, distinct indexes are written as a list
+// whose numbers, ranges expanded, are those indexes.
+func FuzzIndexList(f *testing.F) {
+	for _, s := range []string{"", "\x00\x01\x02\x05", "\x07", "\x00\x02\x04"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var idx []int
+		seen := map[int]bool{}
+		for i := range 256 {
+			if strings.IndexByte(string(b), byte(i)) >= 0 && !seen[i] {
+				seen[i] = true
+				idx = append(idx, i)
+			}
+		}
+		list := indexList(idx)
+		n := 0
+		if list != "" {
+			for _, r := range strings.Split(list, ",") {
+				var lo, hi int
+				if k, _ := fmt.Sscanf(r, "%d-%d", &lo, &hi); k == 2 {
+					n += hi - lo + 1
+				} else {
+					n++
+				}
+			}
+		}
+		if n != len(idx) || strings.Contains(list, " ") {
+			t.Fatalf("indexList(%v) = %q holds %d indexes", idx, list, n)
+		}
+	})
+}

@@ -1,0 +1,30 @@
+package fanouthook
+
+import (
+	"testing"
+	"time"
+)
+
+func TestPause(t *testing.T) {
+	t.Setenv(EnvPause, "1s")
+	t.Setenv(EnvStraggle, Straggle(0, 2, 30*time.Second))
+	for _, c := range []struct {
+		phase, task int
+		attempt     string
+		want        time.Duration
+	}{
+		{0, 2, "a1", 31 * time.Second},
+		{0, 2, "a2", time.Second},
+		{0, 1, "a1", time.Second},
+		{1, 2, "a1", time.Second},
+	} {
+		got, err := Pause(c.phase, c.task, c.attempt)
+		if err != nil || got != c.want {
+			t.Errorf("Pause(%d, %d, %q) = %v, %v; want %v", c.phase, c.task, c.attempt, got, err, c.want)
+		}
+	}
+	t.Setenv(EnvStraggle, "0/x/1s")
+	if _, err := Pause(0, 0, "a1"); err == nil {
+		t.Error("a malformed straggle was taken")
+	}
+}
