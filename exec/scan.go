@@ -53,7 +53,7 @@ type ScanOptions struct {
 	// Open, when set, opens the URLs instead of Options.Open (a scan
 	// through a modelled link, say). As with Options.Open, the stores it
 	// returns are the caller's to close.
-	Open func(ctx context.Context, url string) (*store.Store, string, error)
+	Open store.Opener
 	// RowGroups, when set, limits the scan to the row groups for which it
 	// returns true (see scan.Options.RowGroups): key is the file's key in
 	// its store, rowGroup its index in the file. Package fanout reads a
