@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -85,7 +84,7 @@ func runCat(ctx context.Context, out, errOut io.Writer, opts catOptions, urls []
 	}
 	stores := newRetriedStoreSet()
 	defer stores.Close()
-	resolved, err := stores.resolveAll(ctx, urls)
+	resolved, err := resolveAll(ctx, stores, urls)
 	if err != nil {
 		return err
 	}
@@ -169,58 +168,32 @@ type objectGroup struct {
 	objects []store.ObjectInfo
 }
 
-// storeSet opens each store once, however many URLs name it.
-type storeSet struct {
-	mu     sync.Mutex
-	byBase map[string]*store.Store
-	// retried: every request is retried above the store (fetch,
-	// internal/retry), so the SDK's own retries are off.
-	retried bool
+// newStoreSet opens each store once, with the global flags.
+func newStoreSet() *store.Set {
+	return store.NewSet(func(ctx context.Context, url string) (*store.Store, string, error) {
+		return globals.openStore(ctx, url, maxInFlight)
+	})
 }
 
-func newStoreSet() *storeSet { return &storeSet{byBase: map[string]*store.Store{}} }
-
-// newRetriedStoreSet is a storeSet for a command that retries every
-// request it makes itself.
-func newRetriedStoreSet() *storeSet {
-	return &storeSet{byBase: map[string]*store.Store{}, retried: true}
-}
-
-func (s *storeSet) open(ctx context.Context, url string) (*store.Store, string, error) {
-	open := globals.openStore
-	if s.retried {
-		open = globals.openRetried
-	}
-	st, key, err := open(ctx, url, maxInFlight)
-	if err != nil {
-		return nil, "", err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if have, ok := s.byBase[st.URL("")]; ok {
-		st.Close()
-		return have, key, nil
-	}
-	s.byBase[st.URL("")] = st
-	return st, key, nil
-}
-
-func (s *storeSet) Close() {
-	for _, st := range s.byBase {
-		st.Close()
-	}
+// newRetriedStoreSet is a store set for a command that retries every
+// request it makes itself (fetch, internal/retry), so the SDK's own
+// retries are off.
+func newRetriedStoreSet() *store.Set {
+	return store.NewSet(func(ctx context.Context, url string) (*store.Store, string, error) {
+		return globals.openRetried(ctx, url, maxInFlight)
+	})
 }
 
 // resolveAll resolves urls concurrently (each is a round trip or more),
 // keeping their order; the first error in that order is returned.
-func (s *storeSet) resolveAll(ctx context.Context, urls []string) ([]objectGroup, error) {
+func resolveAll(ctx context.Context, s *store.Set, urls []string) ([]objectGroup, error) {
 	out := make([]objectGroup, len(urls))
 	errs := make([]error, len(urls))
 	var g errgroup.Group
 	g.SetLimit(16)
 	for i, u := range urls {
 		g.Go(func() error {
-			out[i], errs[i] = s.resolve(ctx, u)
+			out[i], errs[i] = resolve(ctx, s, u)
 			return nil
 		})
 	}
@@ -241,8 +214,8 @@ func firstError(errs []error) error {
 // URL ending in / (or the root of a store, such as a directory), every
 // object under it. A name that is neither an object nor a prefix with
 // objects under it is not found.
-func (s *storeSet) resolve(ctx context.Context, url string) (objectGroup, error) {
-	st, key, err := s.open(ctx, url)
+func resolve(ctx context.Context, s *store.Set, url string) (objectGroup, error) {
+	st, key, err := s.Open(ctx, url)
 	if err != nil {
 		return objectGroup{}, err
 	}

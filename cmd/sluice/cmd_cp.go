@@ -83,11 +83,11 @@ func runCp(ctx context.Context, out, errOut io.Writer, opts cpOptions, srcURL, d
 	}
 	stores := newRetriedStoreSet()
 	defer stores.Close()
-	src, err := stores.resolve(ctx, srcURL)
+	src, err := resolve(ctx, stores, srcURL)
 	if err != nil {
 		return err
 	}
-	dst, dstKey, err := stores.open(ctx, dstURL)
+	dst, dstKey, err := stores.Open(ctx, dstURL)
 	if err != nil {
 		return err
 	}
