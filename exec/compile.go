@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"context"
 	"fmt"
 	"io"
 
@@ -13,8 +12,8 @@ import (
 	"github.com/sluice-data/sluice/store"
 )
 
-// Opener opens the store a URL names and gives the URL's key in it.
-type Opener = func(ctx context.Context, url string) (*store.Store, string, error)
+// Opener is store.Opener, under the name the Env fields have used.
+type Opener = store.Opener
 
 // Env is what a compiled plan reads and writes besides its URLs.
 type Env struct {

@@ -273,7 +273,7 @@ func TestEmptyRowGroups(t *testing.T) {
 }
 
 // collectFirst collects the first column of a source read through open.
-func collectFirst(t *testing.T, mem memory.Allocator, src SourceStage, open func(context.Context, string) (*store.Store, string, error)) ([]string, error) {
+func collectFirst(t *testing.T, mem memory.Allocator, src SourceStage, open store.Opener) ([]string, error) {
 	var rows []string
 	err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{Collect(nil, func(rec arrow.RecordBatch) error {
 		for i := range int(rec.NumRows()) {

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/sluice-data/sluice/store"
 )
 
 // Merge merges inputs that are each already sorted by keys into one
@@ -42,18 +43,17 @@ func (s *MergeStage) openInputs(ctx context.Context, e *env) ([]mergeInput, erro
 		return nil, err
 	}
 	for _, u := range s.urls {
-		st, key, err := e.open(ctx, u)
-		if err != nil {
+		st, r, err := store.ResolveURL(ctx, e.open, u)
+		if st == nil {
 			return fail(err)
 		}
-		objs, err := listInputs(ctx, st, key, "")
 		if err != nil {
 			return fail(fmt.Errorf("merge: %w", err))
 		}
-		if len(objs) == 0 {
+		if len(r.List) == 0 {
 			return fail(fmt.Errorf("merge: nothing at %s", u))
 		}
-		for _, o := range objs {
+		for _, o := range r.List {
 			src, err := openObject(ctx, e, st, o.Key)
 			if err != nil {
 				return fail(fmt.Errorf("merge: %w", err))

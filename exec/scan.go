@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -53,7 +52,7 @@ type ScanOptions struct {
 	// Open, when set, opens the URLs instead of Options.Open (a scan
 	// through a modelled link, say). As with Options.Open, the stores it
 	// returns are the caller's to close.
-	Open func(ctx context.Context, url string) (*store.Store, string, error)
+	Open store.Opener
 	// RowGroups, when set, limits the scan to the row groups for which it
 	// returns true (see scan.Options.RowGroups): key is the file's key in
 	// its store, rowGroup its index in the file. Package fanout reads a
@@ -290,30 +289,4 @@ func (c *concatSources) Close() error {
 	}
 	c.parts = nil
 	return nil
-}
-
-// listInputs returns the object key names, or the objects under it as a
-// prefix that end in suffix, in key order.
-func listInputs(ctx context.Context, st *store.Store, key, suffix string) ([]store.ObjectInfo, error) {
-	if key != "" && !strings.HasSuffix(key, "/") {
-		info, err := st.Stat(ctx, key)
-		if err == nil {
-			return []store.ObjectInfo{info}, nil
-		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		key += "/"
-	}
-	objs, err := st.List(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	var out []store.ObjectInfo
-	for _, o := range objs {
-		if strings.HasSuffix(o.Key, suffix) {
-			out = append(out, o)
-		}
-	}
-	return out, nil
 }

@@ -51,7 +51,7 @@ type Options struct {
 	// Open opens the store a URL names, for sources and sinks that take
 	// URLs; nil means store.Open with zero Options but for mem:// buckets
 	// that the run's stages share and that end with the run.
-	Open func(ctx context.Context, url string) (*store.Store, string, error)
+	Open store.Opener
 	// HandOff lets a ReadIPC source and a WriteIPC sink on a pipe whose
 	// other end is a sluice stage that allows it too pass batches
 	// through shared memory instead of the pipe (Linux only; see
@@ -70,7 +70,7 @@ type env struct {
 	workers int
 	memory  int64
 	tempDir string
-	open    func(ctx context.Context, url string) (*store.Store, string, error)
+	open    store.Opener
 	// handOff and handedOff are Options.HandOff and HandedOff.
 	handOff   bool
 	handedOff func()

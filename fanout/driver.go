@@ -57,7 +57,7 @@ type Options struct {
 	Executor Executor
 	// Open opens the store a URL names, for the driver's own reads and
 	// writes; nil means store.Open.
-	Open func(ctx context.Context, url string) (*store.Store, string, error)
+	Open store.Opener
 	// Mem allocates the driver's batches.
 	Mem memory.Allocator
 	// Env is what the stages this process runs read and write (show and
@@ -92,7 +92,7 @@ func (o Options) open(ctx context.Context, url string) (*store.Store, string, er
 }
 
 // openWith opens url with open, or store.Open when it is nil.
-func openWith(ctx context.Context, open func(context.Context, string) (*store.Store, string, error), url string) (*store.Store, string, error) {
+func openWith(ctx context.Context, open store.Opener, url string) (*store.Store, string, error) {
 	if open != nil {
 		return open(ctx, url)
 	}
@@ -101,7 +101,7 @@ func openWith(ctx context.Context, open func(context.Context, string) (*store.St
 
 // closeStore closes a store this package opened itself; one from an
 // Open function belongs to its caller.
-func closeStore(open func(context.Context, string) (*store.Store, string, error), st *store.Store) {
+func closeStore(open store.Opener, st *store.Store) {
 	if open == nil {
 		st.Close()
 	}

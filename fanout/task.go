@@ -35,7 +35,7 @@ type Env struct {
 	// model); its Output is not used, as a task writes its own.
 	Exec exec.Env
 	// Open opens the store a URL names; nil means store.Open.
-	Open func(ctx context.Context, url string) (*store.Store, string, error)
+	Open store.Opener
 	// Mem allocates batches; nil means memory.DefaultAllocator.
 	Mem memory.Allocator
 	// Worker names this worker in records and errors (a host and pid).

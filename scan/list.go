@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 
@@ -31,44 +30,15 @@ func listFiles(ctx context.Context, st *store.Store, pattern string) (root strin
 }
 
 // listObjects is listFiles keeping, under a prefix, the objects whose
-// names end in suffix ("" for all).
+// names end in suffix ("" for all). What a pattern names is
+// store.Resolve's one meaning; a dataset keeps fewer of a prefix's
+// objects (dataFiles), never those a glob or a key names.
 func listObjects(ctx context.Context, st *store.Store, pattern, suffix string) (root string, objs []store.ObjectInfo, err error) {
-	if i := strings.IndexAny(pattern, "*?["); i >= 0 {
-		if _, err := path.Match(pattern, ""); err != nil {
-			return "", nil, &store.Error{Op: "scan", URL: st.URL(pattern), Kind: store.KindInvalid, Err: fmt.Errorf("bad glob: %v", err)}
-		}
-		root = pattern[:strings.LastIndex(pattern[:i], "/")+1]
-		err = st.Glob(ctx, pattern, func(o store.ObjectInfo) error {
-			objs = append(objs, o)
-			return nil
-		})
-		return root, objs, err
+	r, err := store.Resolve(ctx, st, pattern)
+	if err != nil || r.One || store.IsGlob(pattern) {
+		return r.Root, r.List, err
 	}
-	if pattern == "" || strings.HasSuffix(pattern, "/") {
-		objs, err = st.List(ctx, pattern)
-		return pattern, dataFiles(pattern, objs, suffix), err
-	}
-	// A key names one object, or a prefix written without its slash: one
-	// listing answers both, with no HEAD.
-	var under []store.ObjectInfo
-	var exact *store.ObjectInfo
-	err = st.Walk(ctx, pattern, func(o store.ObjectInfo) error {
-		switch {
-		case o.Key == pattern:
-			exact = &o
-		case strings.HasPrefix(o.Key, pattern+"/"):
-			under = append(under, o)
-		}
-		return nil
-	})
-	if err != nil {
-		return "", nil, err
-	}
-	if exact != nil {
-		return pattern[:strings.LastIndex(pattern, "/")+1], []store.ObjectInfo{*exact}, nil
-	}
-	root = pattern + "/"
-	return root, dataFiles(root, under, suffix), nil
+	return r.Root, dataFiles(r.Root, r.List, suffix), nil
 }
 
 // dataFiles keeps the objects under root whose names end in suffix,

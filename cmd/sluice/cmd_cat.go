@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -16,6 +15,7 @@ import (
 	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/store"
+	"github.com/sluice-data/sluice/transfer"
 )
 
 type catOptions struct {
@@ -58,11 +58,6 @@ versions (output already written stays written).`,
 	return cmd
 }
 
-// window is the range size cat and cp read objects in: within the 8-16 MiB
-// that object stores serve best, and small enough that a default budget
-// keeps 32 of them in flight.
-const window = 8 << 20
-
 // maxInFlight is what the fetch scheduler may grow to; the S3 transport
 // keeps that many connections.
 const maxInFlight = 64
@@ -85,7 +80,7 @@ func runCat(ctx context.Context, out, errOut io.Writer, opts catOptions, urls []
 	}
 	stores := newRetriedStoreSet()
 	defer stores.Close()
-	resolved, err := stores.resolveAll(ctx, urls)
+	resolved, err := resolveAll(ctx, stores, urls)
 	if err != nil {
 		return err
 	}
@@ -94,7 +89,7 @@ func runCat(ctx context.Context, out, errOut io.Writer, opts catOptions, urls []
 	var groups []objectGroup
 	for _, g := range resolved {
 		if n := len(groups); n > 0 && groups[n-1].st == g.st {
-			groups[n-1].objects = append(groups[n-1].objects, g.objects...)
+			groups[n-1].List = append(groups[n-1].List, g.List...)
 		} else {
 			groups = append(groups, g)
 		}
@@ -108,10 +103,9 @@ func runCat(ctx context.Context, out, errOut io.Writer, opts catOptions, urls []
 	// One mapped pool for every group's pages, keeping a budget's worth
 	// for the next group: fresh memory is most of what a fetch costs in
 	// CPU (see fetch.Options.Mem).
-	mem := mempool.NewMapped(memory)
+	to := transfer.Options{Fetch: fetch.Options{Memory: memory, Mem: mempool.NewMapped(memory)}}
 	for _, g := range groups {
-		f := fetch.New(g.st, fetch.Options{Memory: memory, Mem: mem})
-		s, err := catGroup(ctx, out, f, g.objects)
+		s, err := transfer.Cat(ctx, out, g.st, g.List, to)
 		total.Add(s)
 		if err != nil {
 			return err
@@ -120,107 +114,38 @@ func runCat(ctx context.Context, out, errOut io.Writer, opts catOptions, urls []
 	return nil
 }
 
-func catGroup(ctx context.Context, out io.Writer, f *fetch.Fetcher, objects []store.ObjectInfo) (fetch.Stats, error) {
-	p := f.Plan(ctx, windowRequests(objects))
-	defer p.Close()
-	for {
-		u, err := p.Next(ctx)
-		if err == io.EOF {
-			return p.Stats(), nil
-		}
-		if err != nil {
-			return p.Stats(), err
-		}
-		_, err = u.WriteTo(out)
-		u.Release()
-		if err != nil {
-			return p.Stats(), fmt.Errorf("write output: %w", err)
-		}
-	}
-}
-
-// windowRequests cuts objects into window-sized units, each tagged with its
-// object's index; an empty object is one empty unit, so it is not skipped.
-func windowRequests(objects []store.ObjectInfo) []fetch.Request {
-	var reqs []fetch.Request
-	for i, o := range objects {
-		if o.Size == 0 {
-			reqs = append(reqs, fetch.Request{Key: o.Key, ETag: o.ETag, Tag: i})
-			continue
-		}
-		for off := int64(0); off < o.Size; off += window {
-			reqs = append(reqs, fetch.Request{
-				Key:    o.Key,
-				Ranges: []store.Range{{Off: off, Len: min(window, o.Size-off)}},
-				ETag:   o.ETag,
-				Size:   o.Size,
-				Tag:    i,
-			})
-		}
-	}
-	return reqs
-}
-
 // objectGroup is objects of one store, in the order they are to be read.
 type objectGroup struct {
-	st      *store.Store
-	listed  bool   // the objects were listed under prefix, not named
-	prefix  string // what they were listed under
-	objects []store.ObjectInfo
+	st *store.Store
+	store.Objects
 }
 
-// storeSet opens each store once, however many URLs name it.
-type storeSet struct {
-	mu     sync.Mutex
-	byBase map[string]*store.Store
-	// retried: every request is retried above the store (fetch,
-	// internal/retry), so the SDK's own retries are off.
-	retried bool
+// newStoreSet opens each store once, with the global flags.
+func newStoreSet() *store.Set {
+	return store.NewSet(func(ctx context.Context, url string) (*store.Store, string, error) {
+		return globals.openStore(ctx, url, maxInFlight)
+	})
 }
 
-func newStoreSet() *storeSet { return &storeSet{byBase: map[string]*store.Store{}} }
-
-// newRetriedStoreSet is a storeSet for a command that retries every
-// request it makes itself.
-func newRetriedStoreSet() *storeSet {
-	return &storeSet{byBase: map[string]*store.Store{}, retried: true}
-}
-
-func (s *storeSet) open(ctx context.Context, url string) (*store.Store, string, error) {
-	open := globals.openStore
-	if s.retried {
-		open = globals.openRetried
-	}
-	st, key, err := open(ctx, url, maxInFlight)
-	if err != nil {
-		return nil, "", err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if have, ok := s.byBase[st.URL("")]; ok {
-		st.Close()
-		return have, key, nil
-	}
-	s.byBase[st.URL("")] = st
-	return st, key, nil
-}
-
-func (s *storeSet) Close() {
-	for _, st := range s.byBase {
-		st.Close()
-	}
+// newRetriedStoreSet is a store set for a command that retries every
+// request it makes itself (fetch, internal/retry), so the SDK's own
+// retries are off.
+func newRetriedStoreSet() *store.Set {
+	return store.NewSet(func(ctx context.Context, url string) (*store.Store, string, error) {
+		return globals.openRetried(ctx, url, maxInFlight)
+	})
 }
 
 // resolveAll resolves urls concurrently (each is a round trip or more),
 // keeping their order; the first error in that order is returned.
-func (s *storeSet) resolveAll(ctx context.Context, urls []string) ([]objectGroup, error) {
+func resolveAll(ctx context.Context, s *store.Set, urls []string) ([]objectGroup, error) {
 	out := make([]objectGroup, len(urls))
 	errs := make([]error, len(urls))
 	var g errgroup.Group
 	g.SetLimit(16)
 	for i, u := range urls {
 		g.Go(func() error {
-			out[i], errs[i] = s.resolve(ctx, u)
+			out[i], errs[i] = resolve(ctx, s, u)
 			return nil
 		})
 	}
@@ -237,42 +162,39 @@ func firstError(errs []error) error {
 	return nil
 }
 
-// resolve turns a URL into the objects it names: one object, or, for a
-// URL ending in / (or the root of a store, such as a directory), every
-// object under it. A name that is neither an object nor a prefix with
-// objects under it is not found.
-func (s *storeSet) resolve(ctx context.Context, url string) (objectGroup, error) {
-	st, key, err := s.open(ctx, url)
+// resolve turns a URL into the objects it names (store.Resolve), the
+// listing retried as a whole. Nothing there is not found.
+func resolve(ctx context.Context, s *store.Set, url string) (objectGroup, error) {
+	base, rest := store.SplitGlob(url)
+	st, key, err := s.Open(ctx, base)
 	if err != nil {
 		return objectGroup{}, err
 	}
-	if key != "" && !strings.HasSuffix(key, "/") {
-		var info store.ObjectInfo
-		err := retry.Policy{}.Do(ctx, func() (err error) {
-			info, err = st.Stat(ctx, key)
-			return err
-		})
-		if err == nil {
-			return objectGroup{st: st, objects: []store.ObjectInfo{info}}, nil
-		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return objectGroup{}, err
-		}
-		// Perhaps a prefix written without its slash.
-		objs, lerr := listRetried(ctx, st, key+"/")
-		if lerr != nil || len(objs) == 0 {
-			return objectGroup{}, err
-		}
-		return objectGroup{st: st, listed: true, prefix: key + "/", objects: objs}, nil
-	}
-	objs, err := listRetried(ctx, st, key)
+	key += rest
+	var r store.Objects
+	err = retry.Policy{}.Do(ctx, func() (err error) {
+		r, err = store.Resolve(ctx, st, key)
+		return err
+	})
 	if err != nil {
 		return objectGroup{}, err
 	}
-	if len(objs) == 0 {
-		return objectGroup{}, &store.Error{Op: "list", URL: st.URL(key), Kind: store.KindNotFound, Err: errors.New("no objects under this prefix")}
+	if len(r.List) == 0 {
+		return objectGroup{}, notFound(st, key)
 	}
-	return objectGroup{st: st, listed: true, prefix: key, objects: objs}, nil
+	return objectGroup{st: st, Objects: r}, nil
+}
+
+// notFound says that key names nothing in st, in the words of its form.
+func notFound(st *store.Store, key string) error {
+	what := "no object or prefix of this name"
+	switch {
+	case store.IsGlob(key):
+		what = "no object matches"
+	case key == "" || strings.HasSuffix(key, "/"):
+		what = "no objects under this prefix"
+	}
+	return &store.Error{Op: "list", URL: st.URL(key), Kind: store.KindNotFound, Err: errors.New(what)}
 }
 
 // listRetried lists prefix with the retry policy's retries.

@@ -126,12 +126,16 @@ func listLevel(ctx context.Context, st *store.Store, key string, recursive bool)
 		return objs, err
 	}
 	walk := func(prefix string, fn func(store.ObjectInfo) error) error { return st.Walk(ctx, prefix, fn) }
-	glob := func(pattern string, fn func(store.ObjectInfo) error) error { return st.Glob(ctx, pattern, fn) }
 
 	if store.IsGlob(key) {
-		objs, err := list(glob, key)
-		dir := key[:strings.LastIndex(key[:strings.IndexAny(key, "*?[\\")], "/")+1]
-		return listing{dir: dir, objects: objs}, err
+		// A glob names objects as everywhere (store.Resolve); the other
+		// forms list names at a level, as the aws CLI does.
+		var r store.Objects
+		err := retry.Policy{}.Do(ctx, func() (err error) {
+			r, err = store.Resolve(ctx, st, key)
+			return err
+		})
+		return listing{dir: r.Root, objects: r.List}, err
 	}
 	objs, err := list(walk, key)
 	if err != nil {

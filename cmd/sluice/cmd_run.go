@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/plan"
+	"github.com/sluice-data/sluice/store"
 )
 
 type runOptions struct {
@@ -193,7 +194,7 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	if err != nil {
 		return stageError(err)
 	}
-	return stageError(exec.Run(ctx, pipe, exec.Options{Workers: opts.threads, Open: stores.open, Mem: mempool.NewMapped(0), HandOff: handOff()}))
+	return stageError(exec.Run(ctx, pipe, exec.Options{Workers: opts.threads, Open: stores.Open, Mem: mempool.NewMapped(0), HandOff: handOff()}))
 }
 
 // startCPUProfile profiles the process into path until stop is called;
@@ -234,7 +235,7 @@ func writeMemProfile(path string) {
 
 // runFanOut runs the pipeline over opts.workers worker processes of this
 // binary, which get the global flags this process got.
-func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env, stores *storeSet) error {
+func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env, stores *store.Set) error {
 	if opts.spread < 0 || opts.spread > fanout.MaxSpread {
 		return usagef("--spread %d: want 0 (one prefix a task) to %d", opts.spread, fanout.MaxSpread)
 	}
@@ -271,7 +272,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	dopts := fanout.Options{
 		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
 		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: exe,
-		Open: stores.open, Mem: mempool.NewMapped(0), Env: env,
+		Open: stores.Open, Mem: mempool.NewMapped(0), Env: env,
 	}
 	if opts.exe.dryRun {
 		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)

@@ -244,9 +244,9 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 func scanObjects(ctx context.Context, out, errOut io.Writer, opts scanFlags, flags parsedScan, sink *scanSink, url string) error {
 	stores := newStoreSet()
 	defer stores.Close()
-	open := stores.open
+	open := stores.Open
 	if opts.scan.Sim != "" {
-		open = stores.withLink(opts.scan.Sim, flags.profile)
+		open = withLink(stores, opts.scan.Sim, flags.profile)
 	}
 	src := exec.Scan([]string{url}, exec.ScanOptions{Columns: flags.columns, Filter: opts.scan.Filter, BatchRows: opts.scan.BatchRows, Dict: flags.dict, Open: open})
 	var rows, batches int64
@@ -261,7 +261,7 @@ func scanObjects(ctx context.Context, out, errOut io.Writer, opts scanFlags, fla
 		batches++
 		return sink.write(rec, scan.Position{Batch: int(batches)})
 	})
-	err := exec.Run(ctx, exec.Pipeline{Source: src, Stages: []exec.Stage{collect}}, exec.Options{Open: stores.open, Mem: mempool.NewMapped(0)})
+	err := exec.Run(ctx, exec.Pipeline{Source: src, Stages: []exec.Stage{collect}}, exec.Options{Open: stores.Open, Mem: mempool.NewMapped(0)})
 	if err == nil {
 		err = openErr
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/scan"
+	"github.com/sluice-data/sluice/store"
 )
 
 // Pipeline stages. Each is defined once, with its flags, in package plan,
@@ -72,7 +73,7 @@ table); sluice run runs the same stages in one process.`,
 }
 
 // stageEnv is what the stages of this process read and write.
-func stageEnv(stdin io.Reader, stdout, stderr io.Writer, stores *storeSet) exec.Env {
+func stageEnv(stdin io.Reader, stdout, stderr io.Writer, stores *store.Set) exec.Env {
 	return exec.Env{
 		Stdin: stdin, Stdout: stdout, Width: termWidth(stdout), Output: outputStage(stdout),
 		ScanStats: func(s *plan.Scan) func(string, scan.Stats) {
@@ -89,7 +90,7 @@ func stageEnv(stdin io.Reader, stdout, stderr io.Writer, stores *storeSet) exec.
 			if err != nil {
 				return nil, err
 			}
-			return stores.withLink(s.Sim, profile), nil
+			return withLink(stores, s.Sim, profile), nil
 		},
 	}
 }
@@ -130,7 +131,7 @@ func runStage(ctx context.Context, d *plan.Def, st plan.Stage, stdin io.Reader, 
 	if err != nil {
 		return stageError(err)
 	}
-	opts := exec.Options{Open: stores.open, Mem: mempool.NewMapped(0), HandOff: handOff()}
+	opts := exec.Options{Open: stores.Open, Mem: mempool.NewMapped(0), HandOff: handOff()}
 	if os.Getenv("SLUICE_PIPE_TRACE") != "" {
 		opts.HandedOff = func() { fmt.Fprintf(stderr, "sluice: pipe: %s: read its input through shared memory\n", d.Name) }
 	}

@@ -61,7 +61,7 @@ func runWorker(ctx context.Context, opts workerOptions, spec string) error {
 	defer stores.Close()
 	t := fanout.Task{Spec: spec, Phase: opts.phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}
 	xenv := stageEnv(strings.NewReader(""), io.Discard, io.Discard, stores)
-	err := fanout.RunTask(ctx, t, fanout.Env{Exec: xenv, Open: stores.open, Mem: mempool.NewMapped(0)})
+	err := fanout.RunTask(ctx, t, fanout.Env{Exec: xenv, Open: stores.Open, Mem: mempool.NewMapped(0)})
 	if err != nil {
 		return stageError(err)
 	}

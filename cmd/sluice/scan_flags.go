@@ -81,22 +81,10 @@ func openStoreSim(ctx context.Context, url string, concurrency int, p sim.Profil
 
 // withLink opens URLs through the link model p (named by spec), each
 // store once, closed with the set.
-func (s *storeSet) withLink(spec string, p sim.Profile) func(ctx context.Context, url string) (*store.Store, string, error) {
-	return func(ctx context.Context, url string) (*store.Store, string, error) {
-		st, key, err := openStoreSim(ctx, url, maxInFlight, p)
-		if err != nil {
-			return nil, "", err
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		id := spec + "|" + st.URL("")
-		if have, ok := s.byBase[id]; ok {
-			st.Close()
-			return have, key, nil
-		}
-		s.byBase[id] = st
-		return st, key, nil
-	}
+func withLink(stores *store.Set, spec string, p sim.Profile) store.Opener {
+	return stores.With(spec, func(ctx context.Context, url string) (*store.Store, string, error) {
+		return openStoreSim(ctx, url, maxInFlight, p)
+	})
 }
 
 // spareProc gives the Go scheduler one processor more than it has (once

@@ -1,4 +1,4 @@
-package main
+package transfer_test
 
 import (
 	"bytes"
@@ -6,16 +6,16 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/sluice-data/sluice/fetch"
 	"github.com/sluice-data/sluice/s3server"
 	"github.com/sluice-data/sluice/store"
+	"github.com/sluice-data/sluice/transfer"
 )
 
-// TestCpProgressCountsWhatTheStoreTook: cp's progress counts bytes once
+// TestProgressCountsWhatTheStoreTook: Copy's progress counts bytes once
 // the destination holds them, not once they sit in an upload's buffer. The
 // copy is stopped the moment progress first hears of any bytes: whatever
 // it heard of must then be in the destination.
-func TestCpProgressCountsWhatTheStoreTook(t *testing.T) {
+func TestProgressCountsWhatTheStoreTook(t *testing.T) {
 	ctx := t.Context()
 	srv, err := s3server.Start(ctx, t.TempDir(), "127.0.0.1:0", s3server.Options{})
 	if err != nil {
@@ -51,8 +51,7 @@ func TestCpProgressCountsWhatTheStoreTook(t *testing.T) {
 		counted += n // one object: one writer calls this
 		cancel()
 	}
-	f := fetch.New(src, fetch.Options{})
-	_, err = copyObjects(cctx, f, dst, []copyJob{{src: info, dstKey: "x.bin"}}, progress)
+	_, err = transfer.Copy(cctx, src, dst, []transfer.Job{{Src: info, Dst: "x.bin"}}, transfer.Options{Progress: progress})
 	var have int64
 	if got, serr := dst.Stat(ctx, "x.bin"); serr == nil {
 		have = got.Size
