@@ -1,7 +1,7 @@
 // Package s3server is an embedded S3 endpoint: it serves a directory over
 // the S3 protocol, so that the s3:// driver, the AWS CLI or any S3 client
 // can be tested and demonstrated without a cloud account or a MinIO
-// binary. It is what `sluice server` runs.
+// binary. It is what `sluice serve-s3` runs.
 //
 // Each top-level subdirectory of the served directory is a bucket; every
 // regular file below it is an object, its key the slash-separated path.

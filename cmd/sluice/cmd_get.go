@@ -35,8 +35,8 @@ func newGetCommand() *cobra.Command {
 	var opts getOptions
 	cmd := &cobra.Command{
 		Use:   "get grpc://HOST:PORT DATASET",
-		Short: "Fetch a dataset from an Arrow Flight service (sluice serve), all endpoints in parallel",
-		Long: `Fetch a dataset from an Arrow Flight service such as 'sluice serve': plan it
+		Short: "Fetch a dataset from an Arrow Flight service (sluice serve-flight), all endpoints in parallel",
+		Long: `Fetch a dataset from an Arrow Flight service such as 'sluice serve-flight': plan it
 with GetFlightInfo, then fetch every endpoint at once (--parallel at a time)
 and write the batches like 'sluice scan' does.
 
@@ -57,7 +57,7 @@ bounded window: endpoints ahead of a slow one wait rather than pile up;
 If any endpoint fails, get exits non-zero and leaves nothing complete-looking:
 no file under NAME, and a stream on stdout without its end-of-stream marker.
 The service's bearer token comes from --token or SLUICE_TOKEN.`,
-		Example: `  sluice serve ./data --addr 127.0.0.1:8815 &
+		Example: `  sluice serve-flight ./data --addr 127.0.0.1:8815 &
   sluice get grpc://127.0.0.1:8815 lineitem/ -o lineitem.arrow
   sluice get grpc://127.0.0.1:8815 lineitem/ --columns l_orderkey,l_tax \
       --filter "l_tax > 0.05" -o s3://bucket/taxed.parquet
@@ -85,7 +85,7 @@ func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, d
 	}
 	if _, port, err := net.SplitHostPort(addr[strings.Index(addr, "://")+3:]); err != nil || port == "" {
 		// gRPC would quietly take 443.
-		return usagef("get %s: want a grpc://HOST:PORT address (sluice serve prints it; the default is port 8815)", addr)
+		return usagef("get %s: want a grpc://HOST:PORT address (sluice serve-flight prints it; the default is port 8815)", addr)
 	}
 	order := collect.Dataset
 	var err error
@@ -196,7 +196,7 @@ func flightError(ctx context.Context, addr string, err error) error {
 		if i := strings.LastIndex(msg, ": "); i >= 0 {
 			msg = strings.Trim(msg[i+2:], `"`)
 		}
-		return fmt.Errorf("the Flight service at %s is unreachable: %s (is sluice serve running there?)", addr, msg)
+		return fmt.Errorf("the Flight service at %s is unreachable: %s (is sluice serve-flight running there?)", addr, msg)
 	case codes.NotFound:
 		return fmt.Errorf("%w: %v", store.ErrNotFound, err)
 	case codes.PermissionDenied, codes.Unauthenticated:

@@ -28,8 +28,9 @@ type serveOptions struct {
 func newServeCommand() *cobra.Command {
 	var opts serveOptions
 	cmd := &cobra.Command{
-		Use:   "serve ROOT_URL...",
-		Short: "Serve the Parquet datasets under roots over Arrow Flight",
+		Use:     "serve-flight ROOT_URL...",
+		Aliases: []string{"serve"},
+		Short:   "Serve the Parquet datasets under roots over Arrow Flight (sluice get reads them)",
 		Long: `Serve the Parquet datasets under one or more roots (store URLs) as an Arrow
 Flight service, until interrupted.
 
@@ -55,12 +56,12 @@ or when the address is not a loopback one (a token is then generated and
 printed). An error while reading ends that endpoint's stream with the
 error, never with a short stream. A client that goes away stops its scans.`,
 		Example: `  sluice gen lineitem --rows 1000000 --files 4 --out ./data/lineitem
-  sluice serve ./data --addr 127.0.0.1:8815
+  sluice serve-flight ./data --addr 127.0.0.1:8815
   # in another shell:
   sluice get grpc://127.0.0.1:8815 lineitem -o lineitem.arrow
 
   # S3 roots, reachable from other machines (prints the token to use)
-  sluice serve s3://bucket/warehouse/ --addr 0.0.0.0:8815`,
+  sluice serve-flight s3://bucket/warehouse/ --addr 0.0.0.0:8815`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("serve takes one or more root URLs (see --help)")

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -24,8 +26,9 @@ type serverOptions struct {
 func newServerCommand() *cobra.Command {
 	var opts serverOptions
 	cmd := &cobra.Command{
-		Use:   "server --dir DIR",
-		Short: "Serve a directory over the S3 protocol (an embedded S3 endpoint)",
+		Use:     "serve-s3 --dir DIR",
+		Aliases: []string{"server"},
+		Short:   "Serve a directory over the S3 protocol (an embedded S3 endpoint)",
 		Long: `Serve a directory over the S3 protocol: each top-level directory of DIR is a
 bucket, files below it are objects. Supports ListObjects(V2), HEAD, GET (ranges,
 part numbers), PUT, copy, multipart upload (part copy too) and DELETE, with
@@ -44,12 +47,12 @@ of a request body or of a response, or sends no next request, for
 --idle-timeout (default ` + s3server.DefaultIdleTimeout.String() + `) is closed; at most --max-conns connections
 (default ` + fmt.Sprint(s3server.DefaultMaxConns) + `) are served at once, the others wait; headers are at most
 ` + fmt.Sprint(s3server.DefaultMaxHeaderSize>>10) + ` KiB. An unauthenticated request is refused before its body is read.`,
-		Example: `  sluice server --dir ./s3data --addr 127.0.0.1:9000 --bucket demo
+		Example: `  sluice serve-s3 --dir ./s3data --addr 127.0.0.1:9000 --bucket demo
   # then, in another shell, with the printed exports:
   sluice ls s3://demo/
   # a server in eu-west-1; clients signing for another region are told so
   # and follow (the aws CLI, the AWS SDKs, sluice):
-  sluice server --dir ./s3data --region eu-west-1 --bucket demo`,
+  sluice serve-s3 --dir ./s3data --region eu-west-1 --bucket demo`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServer(cmd.Context(), cmd.OutOrStdout(), opts)
@@ -70,22 +73,26 @@ of a request body or of a response, or sends no next request, for
 
 func runServer(ctx context.Context, out io.Writer, opts serverOptions) error {
 	if opts.dir == "" {
-		return usagef("server: --dir is required")
+		return usagef("serve-s3: --dir is required")
 	}
 	if host, _, err := net.SplitHostPort(opts.addr); err != nil {
-		return usagef("server: bad --addr %q: %v", opts.addr, err)
+		return usagef("serve-s3: bad --addr %q: %v", opts.addr, err)
 	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		fmt.Fprintf(os.Stderr, "sluice server: warning: %s is reachable from other machines\n", opts.addr)
+		fmt.Fprintf(os.Stderr, "sluice serve-s3: warning: %s is reachable from other machines\n", opts.addr)
 	}
 	if opts.limits.Region == "" {
-		return usagef("server: --region must not be empty")
+		return usagef("serve-s3: --region must not be empty")
 	}
 	if opts.limits.HeaderTimeout <= 0 || opts.limits.IdleTimeout <= 0 || opts.limits.MaxConns <= 0 {
-		return usagef("server: --header-timeout, --idle-timeout and --max-conns must be positive")
+		return usagef("serve-s3: --header-timeout, --idle-timeout and --max-conns must be positive")
 	}
 	so := opts.limits
 	so.AccessKey, so.SecretKey = opts.accessKey, opts.secretKey
 	srv, err := s3server.Start(ctx, opts.dir, opts.addr, so)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		// 9000 is also MinIO's default port.
+		return usagef("serve-s3: %s is taken (by another server?): give --addr another port, or 127.0.0.1:0 for a free one", opts.addr)
+	}
 	if err != nil {
 		return err
 	}
@@ -95,7 +102,7 @@ func runServer(ctx context.Context, out io.Writer, opts serverOptions) error {
 			return err
 		}
 	}
-	fmt.Fprintf(out, "sluice server: serving %s over S3 at %s (top-level directories are buckets)\n", opts.dir, srv.Endpoint)
+	fmt.Fprintf(out, "sluice serve-s3: serving %s over S3 at %s (top-level directories are buckets)\n", opts.dir, srv.Endpoint)
 	fmt.Fprintf(out, "  export AWS_ENDPOINT_URL=%s\n  export AWS_ACCESS_KEY_ID=%s\n  export AWS_SECRET_ACCESS_KEY=%s\n  export AWS_REGION=%s\n",
 		srv.Endpoint, srv.AccessKey, srv.SecretKey, srv.Region)
 	fmt.Fprintln(out, "press Ctrl-C to stop")

@@ -40,9 +40,7 @@ func stageCommands(root *cobra.Command) []*cobra.Command {
 			Short: d.Short,
 			Long: long + `
 
-As a command it reads an Arrow IPC stream on stdin (unless it is a source)
-and writes one on stdout (unless it is a sink; on a terminal it shows a
-table); sluice run runs the same stages in one process.`,
+A stage of sluice run, or a command of its own in a pipe (see sluice help pipes).`,
 			Example: d.Example,
 			GroupID: "pipeline",
 			Args: func(cmd *cobra.Command, args []string) error {

@@ -28,7 +28,7 @@ const (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCommand().ExecuteContext(ctx)
+	err := unknownCommand(newRootCommand().ExecuteContext(ctx))
 	interrupted := ctx.Err() != nil
 	stop()
 	if err != nil {
@@ -67,6 +67,19 @@ func exitCode(err error, interrupted bool) int {
 		return exitUsage
 	}
 	return exitError
+}
+
+// unknownCommand makes cobra's unknown-command error, whose suggestions
+// are on later lines, a one-line usage error.
+func unknownCommand(err error) error {
+	if err == nil || !strings.HasPrefix(err.Error(), "unknown command ") {
+		return err
+	}
+	first, rest, _ := strings.Cut(err.Error(), "\n")
+	if _, names, ok := strings.Cut(rest, "Did you mean this?\n"); ok {
+		first += "; did you mean " + strings.Join(strings.Fields(names), " or ") + "?"
+	}
+	return usagef("%s (see sluice --help)", first)
 }
 
 // usageError marks a mistake in how the command was called.

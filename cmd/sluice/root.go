@@ -45,6 +45,7 @@ of the network.
 Locations are URLs: s3://bucket/prefix (any S3-compatible endpoint; the standard
 AWS credential chain, AWS_ENDPOINT_URL or --endpoint), file:///dir or a plain
 path, and mem://name (in memory, for as long as the command runs; for tests).
+See sluice help urls, sluice help pipes and sluice help sim.
 
 Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interrupted.`,
 		Example: `  # the whole thing on an embedded S3 endpoint, no setup
@@ -73,7 +74,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 	f := root.PersistentFlags()
 	f.StringVar(&globals.endpoint, "endpoint", "", "S3 endpoint URL (default: AWS_ENDPOINT_URL, else AWS)")
 	f.StringVar(&globals.region, "region", "", "S3 region (default: AWS_REGION or shared config, else us-east-1; a bucket in another region is found from the server's answer)")
-	f.StringVar(&globals.sim, "sim", "", "model a remote link: a profile (s3) or ttfb=15ms,p99=80ms,stream=90MiB/s,link=1200MiB/s,slowdown=0.05,reset=0.01,stall=0.01:10s,reqlimit=3500:5500,prefixdepth=0 (reqlimit: writes:reads a second per key prefix, 503 SlowDown above; prefixdepth: leading path segments that make a prefix, 0 the key's directory; reqshare=/abs/file: request buckets shared by every process naming the file)")
+	f.StringVar(&globals.sim, "sim", "", "model a remote link: a profile (s3) or ttfb=15ms,stream=90MiB/s,... (see sluice help sim)")
 
 	root.AddCommand(
 		newLsCommand(),
@@ -95,6 +96,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 		newWorkerCommand(),
 	)
 	root.AddCommand(stageCommands(root)...)
+	root.AddCommand(helpTopics()...)
 	return root
 }
 

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"net"
+	"strings"
+	"testing"
+)
+
+// Shared mechanics are help topics; the two servers have names that
+// cannot be confused, the old ones kept as aliases; a mistyped command
+// is a usage error that suggests the right one.
+func TestHelpTopicsAndNames(t *testing.T) {
+	for topic, want := range map[string]string{"pipes": "shared memory", "urls": "store.Resolve", "sim": "reqlimit=3500:5500"} {
+		r := sluice(t, nil, "help", topic)
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("help %s: exit %d, %q lacks %q", topic, r.code, r.stdout, want)
+		}
+	}
+	if r := sluice(t, nil, "--help"); !strings.Contains(r.stdout, "Additional help topics") || strings.Contains(r.stdout, "reqshare") {
+		t.Errorf("sluice --help lists no topics, or spells out --sim: %s", r.stdout)
+	}
+	if r := sluice(t, nil, "select", "--help"); strings.Count(r.stdout, "\n") > 25 || !strings.HasPrefix(r.stdout, "Keep the named columns") {
+		t.Errorf("select --help, %d lines:\n%s", strings.Count(r.stdout, "\n"), r.stdout)
+	}
+	for alias, name := range map[string]string{"serve": "serve-flight", "server": "serve-s3"} {
+		if r := sluice(t, nil, alias, "--help"); r.code != 0 || !strings.Contains(r.stdout, "sluice "+name) {
+			t.Errorf("%s --help does not show %s: %s", alias, name, r.stdout)
+		}
+	}
+	assertCleanFailure(t, sluice(t, nil, "scna", "./x"), exitUsage, "did you mean scan?")
+
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	assertCleanFailure(t, sluice(t, nil, "serve-s3", "--dir", t.TempDir(), "--addr", taken.Addr().String()), exitUsage, "is taken")
+}
