@@ -73,18 +73,10 @@ scan --order arrival changes when batches are ready, not the results: the
 stages that depend on order restore it from each batch's position.
 
 With --workers N the pipeline fans out over worker processes (sluice worker,
-this same binary), with object storage as all they share: map tasks run the
-leading per-batch stages over pieces of the scan's datasets (a file, or a
-range of row groups of a large one) and the partial side of an aggregation
-after them; a shuffle stage sends each key to one of R reducers, which run
-the aggregation or sort after it (--spread: over how many key prefixes each
-phase's objects go, to keep under S3's per-prefix request rates); this
-process commits one attempt of each task, folds or merges what they wrote
-in dataset order (a sort's ties too) and runs the rest. The results are those of one process,
-to the bit. The job lives under --store (default: a temporary directory)
-and is removed at the end; a failed or killed task is retried, a straggler
-gets a duplicate, and Ctrl-C stops every worker.
-` + executorHelp,
+this same binary) with object storage as all they share, locally or on
+Slurm or Kubernetes (--executor); the results are those of one process, to
+the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
+`,
 		Example: `  # query A: the 9 days with the most miles
   sluice run 'scan ./data/taxi --columns pickup_date,trip_distance
       | sum-by pickup_date trip_distance | top 9 --by trip_distance --desc | show'
@@ -317,4 +309,26 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 		}()
 	}
 	return fanout.Run(ctx, p, dopts)
+}
+
+// fanoutTopic tells how run --workers works and how its executors are
+// chosen.
+func fanoutTopic() *cobra.Command {
+	return &cobra.Command{
+		Use:   "fanout",
+		Short: "How sluice run --workers fans a pipeline out, and its executors",
+		Long: `With --workers N the pipeline fans out over worker processes (sluice worker,
+this same binary), with object storage as all they share: map tasks run the
+leading per-batch stages over pieces of the scan's datasets (a file, or a
+range of row groups of a large one) and the partial side of an aggregation
+after them; a shuffle stage sends each key to one of R reducers, which run
+the aggregation or sort after it (--spread: over how many key prefixes each
+phase's objects go, to keep under S3's per-prefix request rates); this
+process commits one attempt of each task, folds or merges what they wrote
+in dataset order (a sort's ties too) and runs the rest. The results are those of one process,
+to the bit. The job lives under --store (default: a temporary directory)
+and is removed at the end; a failed or killed task is retried, a straggler
+gets a duplicate, and Ctrl-C stops every worker.
+` + executorHelp,
+	}
 }

@@ -10,7 +10,8 @@ import (
 // cannot be confused, the old ones kept as aliases; a mistyped command
 // is a usage error that suggests the right one.
 func TestHelpTopicsAndNames(t *testing.T) {
-	for topic, want := range map[string]string{"pipes": "shared memory", "urls": "store.Resolve", "sim": "reqlimit=3500:5500"} {
+	for topic, want := range map[string]string{"pipes": "shared memory", "urls": "store.Resolve", "sim": "reqlimit=3500:5500",
+		"fanout": "--dry-run submits nothing", "bench-figures": "steady state"} {
 		r := sluice(t, nil, "help", topic)
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
 			t.Errorf("help %s: exit %d, %q lacks %q", topic, r.code, r.stdout, want)
@@ -21,6 +22,12 @@ func TestHelpTopicsAndNames(t *testing.T) {
 	}
 	if r := sluice(t, nil, "select", "--help"); strings.Count(r.stdout, "\n") > 25 || !strings.HasPrefix(r.stdout, "Keep the named columns") {
 		t.Errorf("select --help, %d lines:\n%s", strings.Count(r.stdout, "\n"), r.stdout)
+	}
+	// The long helps keep what a user needs first; the rest is in topics.
+	for _, c := range []string{"run", "bench"} {
+		if r := sluice(t, nil, c, "--help"); r.code != 0 || strings.Count(r.stdout, "\n") > 110 || !strings.Contains(r.stdout, "sluice help ") {
+			t.Errorf("%s --help: %d lines, no topic named", c, strings.Count(r.stdout, "\n"))
+		}
 	}
 	for alias, name := range map[string]string{"serve": "serve-flight", "server": "serve-s3"} {
 		if r := sluice(t, nil, alias, "--help"); r.code != 0 || !strings.Contains(r.stdout, "sluice "+name) {

@@ -6,6 +6,8 @@ import "github.com/spf13/cobra"
 // help pipes, urls, sim) instead of in every command's help.
 func helpTopics() []*cobra.Command {
 	return []*cobra.Command{
+		benchFiguresTopic(),
+		fanoutTopic(),
 		{
 			Use:   "pipes",
 			Short: "How stages connect: piped processes or one fused process",
