@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -92,15 +93,21 @@ func formatCell(a arrow.Array, i int) string {
 		s = a.Value(i).ToTime(unit).UTC().Format("2006-01-02 15:04:05.999999999")
 	case *array.Date32:
 		s = a.Value(i).ToTime().Format(time.DateOnly)
+	case *array.Decimal128:
+		s = a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)
+	case *array.Decimal256:
+		s = a.Value(i).ToString(a.DataType().(*arrow.Decimal256Type).Scale)
+	case *array.Binary:
+		s = blob(a.Value(i))
+	case *array.LargeBinary:
+		s = blob(a.Value(i))
+	case *array.FixedSizeBinary:
+		s = blob(a.Value(i))
+	case *array.Dictionary:
+		return formatCell(a.Dictionary(), a.GetValueIndex(i))
 	default:
-		s = a.ValueStr(i)
+		s = escapeControl(a.ValueStr(i))
 	}
-	s = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || r == '\r' {
-			return ' '
-		}
-		return r
-	}, s)
 	if utf8.RuneCountInString(s) > maxCell {
 		s = string([]rune(s)[:maxCell-1]) + "…"
 	}
@@ -108,6 +115,45 @@ func formatCell(a arrow.Array, i int) string {
 	// is reused once the batch is released, while the row is kept until
 	// the table is printed.
 	return strings.Clone(s)
+}
+
+// escapeControl writes control characters as C and DuckDB do (\n, \t,
+// \r, else \xHH), so that a value keeps its one line and shows what it
+// holds.
+func escapeControl(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case unicode.IsControl(r) && r < 0x100:
+			fmt.Fprintf(&b, `\x%02X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// blob prints binary as DuckDB shows a BLOB: printable ASCII as it is,
+// every other byte (and the backslash) as \xHH.
+func blob(v []byte) string {
+	var b strings.Builder
+	for _, c := range v {
+		if c >= 0x20 && c < 0x7f && c != '\\' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, `\x%02X`, c)
+		}
+	}
+	return b.String()
 }
 
 // formatFloat prints a float exactly (its shortest form that reads back

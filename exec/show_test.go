@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 )
 
 // Floats read exactly, or shortened visibly, and a
@@ -60,5 +62,42 @@ func TestFormatFloat(t *testing.T) {
 	}
 	if got := typeName(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}); got != "string" {
 		t.Errorf("dictionary of strings shows as %q", got)
+	}
+}
+
+// Every type shows what it holds: decimals with their scale, binary as
+// DuckDB shows a BLOB, control characters escaped so a row keeps its line.
+func TestShowEveryTypeExactly(t *testing.T) {
+	mem := checkedMem(t)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "d", Type: &arrow.Decimal128Type{Precision: 4, Scale: 2}, Nullable: true},
+		{Name: "b", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "k", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, Nullable: true},
+	}, nil)
+	bld := array.NewRecordBuilder(mem, schema)
+	defer bld.Release()
+	bld.Field(0).(*array.Decimal128Builder).AppendValues([]decimal128.Num{decimal128.FromI64(100), decimal128.FromI64(-5)}, nil)
+	bld.Field(1).(*array.BinaryBuilder).AppendValues([][]byte{{0, 'a', 0xff, '\\'}, []byte("ok")}, nil)
+	bld.Field(2).(*array.StringBuilder).AppendValues([]string{"one\ttwo\nthree", "bell\a"}, nil)
+	kb := bld.Field(3).(*array.BinaryDictionaryBuilder)
+	if err := kb.AppendString("x\ry"); err != nil {
+		t.Fatal(err)
+	}
+	kb.AppendNull()
+	rec := bld.NewRecordBatch()
+	defer rec.Release()
+	var out bytes.Buffer
+	if err := Run(context.Background(), Pipeline{Source: FromBatches(schema, rec), Stages: []Stage{Show(&out, 0)}}, Options{Mem: mem}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("want 2 rows on their own lines:\n%s", out.String())
+	}
+	for i, want := range [][]string{{"1.00", `\x00a\xFF\x5C`, `one\ttwo\nthree`, `x\ry`}, {"-0.05", "ok", `bell\x07`, "null"}} {
+		if got := strings.Fields(lines[3+i]); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("row %d: %q, want %q", i, got, want)
+		}
 	}
 }
