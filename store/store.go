@@ -91,6 +91,11 @@ func openDriver(ctx context.Context, rawURL string, opts Options) (Driver, strin
 			// a local file named so.
 			return nil, "", "", invalid("not a URL: write %s://%s", strings.ToLower(s), strings.TrimLeft(rawURL[len(s)+1:], "/"))
 		}
+		if s, rest, ok := strings.Cut(rawURL, "//"); ok && urlSchemes[strings.ToLower(s)] {
+			// "s3//bucket/key": a URL missing its colon, not a local
+			// directory named s3 (which ./s3//bucket still names).
+			return nil, "", "", invalid("not a URL: write %s://%s", strings.ToLower(s), rest)
+		}
 		return openFile(rawURL, rawURL)
 	}
 	switch scheme {

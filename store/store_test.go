@@ -142,6 +142,10 @@ func TestOpenOneSlashSaysWhatToWrite(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "write s3://demo/x.parquet") {
 		t.Fatalf("err %v, want one that says to write s3://demo/x.parquet", err)
 	}
+	_, _, err = store.Open(context.Background(), "s3//demo/x/", store.Options{})
+	if err == nil || !strings.Contains(err.Error(), "write s3://demo/x/") {
+		t.Fatalf("err %v, want one that says to write s3://demo/x/", err)
+	}
 	// A local name with a colon further on is still a path.
 	dir := t.TempDir()
 	if _, _, err := store.Open(context.Background(), filepath.Join(dir, "a:b"), store.Options{}); err != nil {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	neturl "net/url"
+	"os"
 	"strconv"
 	"strings"
 
@@ -70,7 +73,7 @@ func runLs(ctx context.Context, out io.Writer, opts lsOptions, url string) error
 	if err != nil {
 		return err
 	}
-	if len(l.objects) == 0 && len(l.prefixes) == 0 && key != "" {
+	if len(l.objects) == 0 && len(l.prefixes) == 0 && (key != "" || missingDir(st)) {
 		what := "not found: no object or prefix of this name"
 		if store.IsGlob(key) {
 			what = "not found: no object matches"
@@ -194,4 +197,16 @@ func plural[N int | int64](n N, noun string) string {
 		return s + "es"
 	}
 	return s + "s"
+}
+
+// missingDir says st is a local directory that does not exist: ls ./nope/
+// is not found, as ls ./nope is. (An empty bucket or prefix of an object
+// store exists as far as anyone can tell.)
+func missingDir(st *store.Store) bool {
+	u, err := neturl.Parse(st.URL(""))
+	if err != nil || u.Scheme != "file" {
+		return false
+	}
+	_, err = os.Stat(u.Path)
+	return errors.Is(err, fs.ErrNotExist)
 }

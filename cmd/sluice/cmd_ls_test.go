@@ -109,6 +109,7 @@ func TestLs(t *testing.T) {
 		}
 		// Nothing there: not found, exit 3, one line.
 		assertCleanFailure(t, sluice(t, env, "ls", strings.TrimSuffix(root, "/")+"/nope"), exitNotFound, "not found")
+		assertCleanFailure(t, sluice(t, env, "ls", strings.TrimSuffix(root, "/")+"/nope/"), exitNotFound, "not found")
 		assertCleanFailure(t, sluice(t, env, "ls", strings.TrimSuffix(root, "/")+"/d/*.parquet"), exitNotFound, "not found")
 	}
 	t.Run("directory", func(t *testing.T) { check(t, nil, src) })
@@ -159,7 +160,7 @@ func TestRegionDiscovery(t *testing.T) {
 	}
 }
 
-// "s3:/bucket" (one slash) is a mistyped URL: a one-line usage error,
+// "s3:/bucket" (one slash) or "s3//bucket" (no colon) is a mistyped URL: a one-line usage error,
 // never a local file named "s3:" or an empty listing.
 func TestOneSlashURL(t *testing.T) {
 	dir := t.TempDir()
@@ -172,6 +173,7 @@ func TestOneSlashURL(t *testing.T) {
 		{"ls", "s3:/bkt"},
 		{"rm", "s3:/bkt/x.parquet"},
 		{"cat", "s3:bkt/x.parquet"},
+		{"cp", "f.parquet", "s3//bkt/x.parquet"}, // the colon missing
 	} {
 		r := sluiceIn(t, dir, env, args...)
 		assertCleanFailure(t, r, exitUsage, "s3://bkt")
