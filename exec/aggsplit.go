@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
-// SplitAgg cuts an aggregation stage (sum-by, count-by, agg-by) in two,
+// splitAgg cuts an aggregation stage (sum-by, count-by, agg-by) in two,
 // for running it over many workers with the result of one process:
 //
 //   - partial is a per-batch stage that turns each batch into its
@@ -25,7 +25,7 @@ import (
 // | ... give the same rows, float sums to the bit, as long as the final
 // sees the summaries of every batch in the order the batches had. ok is
 // false when st is not an aggregation.
-func SplitAgg(st Stage) (partial, final Stage, ok bool) {
+func splitAgg(st Stage) (partial, final Stage, ok bool) {
 	a, ok := st.(*aggStage)
 	if !ok {
 		return nil, nil, false

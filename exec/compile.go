@@ -182,14 +182,14 @@ func CompileStage(st plan.Stage, env Env) (Stage, error) {
 }
 
 // CompileAgg makes an aggregation node (sum-by, count-by, agg-by) into its
-// two sides (see SplitAgg): the partial a fan-out's map tasks run and the
+// two sides (see splitAgg): the partial a fan-out's map tasks run and the
 // final that folds their summaries.
 func CompileAgg(st plan.Stage) (partial, final Stage, err error) {
 	s, err := CompileStage(st, Env{})
 	if err != nil {
 		return nil, nil, err
 	}
-	partial, final, ok := SplitAgg(s)
+	partial, final, ok := splitAgg(s)
 	if !ok {
 		return nil, nil, invalidf("%s is not an aggregation", st.Name())
 	}

@@ -34,7 +34,7 @@
 // with a few operations here: Validate (binding the stages to a schema
 // before any worker starts), Shuffle (an exchange, a pass-through in one
 // process), Splitter (Partition's hash, rows kept in order), CompileAgg
-// and SplitAgg (per-batch summaries and the fold that gives the
+// (per-batch summaries and the fold that gives the
 // aggregation's bits), ScanPiece (a scan of some row groups), Concat and
 // MergeSources.
 //

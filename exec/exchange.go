@@ -13,22 +13,22 @@ import (
 // process: which stages are per-batch, a shuffle stage, a splitter with
 // Partition's hash, and sources that read several streams in turn.
 
-// StageKind is how a stage consumes its input, which decides where a
+// stageKind is how a stage consumes its input, which decides where a
 // distributed plan may cut the pipeline.
-type StageKind int
+type stageKind int
 
 const (
 	// PerBatch stages map each batch on its own (select, drop, rename,
 	// filter, shuffle): any set of batches may go to any worker.
-	PerBatch StageKind = iota + 1
+	kindPerBatch stageKind = iota + 1
 	// Aggregate stages (sum-by, count-by, agg-by) summarize each batch
-	// and fold the summaries in stream order; see SplitAgg.
-	Aggregate
+	// and fold the summaries in stream order; see splitAgg.
+	kindAggregate
 	// Ordered stages need the whole stream in order (sort, top, head,
 	// merge).
-	Ordered
+	kindOrdered
 	// Sink stages end the pipeline.
-	Sink
+	kindSink
 )
 
 // kinds binds each stage to the schema before it, as Run would, and
@@ -36,9 +36,9 @@ const (
 // stages (ErrInvalid for mistakes in how the pipeline is written); the
 // last stage need not be a sink. Binding has no effects, except that a
 // Collect's schema function is called.
-func kinds(in *arrow.Schema, stages []Stage, opts Options) ([]StageKind, error) {
+func kinds(in *arrow.Schema, stages []Stage, opts Options) ([]stageKind, error) {
 	e := newEnv(opts)
-	kinds := make([]StageKind, len(stages))
+	kinds := make([]stageKind, len(stages))
 	schema := in
 	for i, st := range stages {
 		if schema == nil {
@@ -50,14 +50,14 @@ func kinds(in *arrow.Schema, stages []Stage, opts Options) ([]StageKind, error) 
 		}
 		switch {
 		case pl.out == nil:
-			kinds[i] = Sink
+			kinds[i] = kindSink
 		case pl.mapper != nil:
-			kinds[i] = PerBatch
+			kinds[i] = kindPerBatch
 		case pl.agg != nil:
-			kinds[i] = Aggregate
+			kinds[i] = kindAggregate
 			pl.agg.release()
 		default:
-			kinds[i] = Ordered
+			kinds[i] = kindOrdered
 		}
 		schema = pl.out
 	}

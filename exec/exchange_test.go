@@ -61,9 +61,9 @@ func TestSplitAggIsBitIdentical(t *testing.T) {
 	}
 	for _, agg := range aggs {
 		want := fused(t, mem, 3, Scan([]string{lineitem}, scanOpts), filter, agg)
-		partial, final, ok := SplitAgg(agg)
+		partial, final, ok := splitAgg(agg)
 		if !ok {
-			t.Fatal("SplitAgg refused an aggregation")
+			t.Fatal("splitAgg refused an aggregation")
 		}
 		schema, states := runCollect(t, mem, 3, Scan([]string{lineitem}, scanOpts), filter, partial)
 		if len(states) < 10 {
@@ -77,8 +77,8 @@ func TestSplitAggIsBitIdentical(t *testing.T) {
 			t.Errorf("%s: split result differs:\n got %q\nwant %q", agg.Name(), table(t, got)[:3], table(t, want)[:3])
 		}
 	}
-	if _, _, ok := SplitAgg(Head(3)); ok {
-		t.Error("SplitAgg split head")
+	if _, _, ok := splitAgg(Head(3)); ok {
+		t.Error("splitAgg split head")
 	}
 }
 
@@ -180,7 +180,7 @@ func TestKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []StageKind{PerBatch, PerBatch, PerBatch, Aggregate, Ordered, Sink}
+	want := []stageKind{kindPerBatch, kindPerBatch, kindPerBatch, kindAggregate, kindOrdered, kindSink}
 	if !slices.Equal(got, want) {
 		t.Fatalf("kinds %v, want %v", got, want)
 	}

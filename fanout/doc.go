@@ -8,7 +8,7 @@
 //	            range of row groups of a large one, the pieces
 //	            scan.Pieces cuts for Flight endpoints) runs the leading
 //	            per-batch stages, and the partial side of an aggregation
-//	            after them (exec.SplitAgg): one summary per batch
+//	            after them (exec.CompileAgg): one summary per batch
 //	map-to-n    with a shuffle stage (exec.Shuffle) right after them, a map
 //	            task hash-partitions its rows into R parts and writes ONE
 //	            object holding all R, each an Arrow IPC stream, with their

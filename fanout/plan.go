@@ -38,7 +38,7 @@ const PositionColumn = "_sluice_pos_"
 //   - map: a task per piece of the scan's datasets (a file, or a range of
 //     row groups of a large one: scan.Pieces) runs the leading
 //     per-batch stages; when an aggregation follows them, its partial
-//     side too (exec.SplitAgg), and the driver folds the summaries in
+//     side too (exec.CompileAgg), and the driver folds the summaries in
 //     dataset order, so the result has the bits of one process's;
 //   - with a shuffle right after the per-batch stages, the map tasks
 //     write one object each with a part per reducer, and a reduce task

@@ -48,7 +48,7 @@ const (
 // Outputs of a phase's tasks.
 const (
 	OutStream  = "stream"  // an Arrow IPC stream of the segment's batches
-	OutPartial = "partial" // an IPC stream of per-batch aggregate summaries (exec.SplitAgg)
+	OutPartial = "partial" // an IPC stream of per-batch aggregate summaries (exec.CompileAgg)
 	OutShuffle = "shuffle" // one object with a part per reducer and their index
 	OutFile    = "file"    // an Arrow IPC file (a reducer's sorted groups, merged at the end)
 )
