@@ -31,9 +31,8 @@
 // The driver and the reducers read what tasks wrote as it is consumed,
 // in chunks of at most 8 MiB through fetch, 64 MiB in flight in all,
 // whatever the size of an output; each checksum is checked before the
-// last bytes of its stream are handed on. Over every row of a 1 M-row
-// lineitem (137 MB of Arrow from 2 map tasks), the driver peaked at 141
-// MiB of RSS instead of 317 when it read each output whole.
+// last bytes of its stream are handed on. No output is ever held whole,
+// so the driver's memory does not grow with the size of the job's results.
 //
 // Request rates: S3 partitions a bucket by key prefix and answers 503
 // SlowDown above 3,500 writes and 5,500 reads a second on one, and the
@@ -43,13 +42,9 @@
 // MaxSpread (256); Options.Spread 1 puts them all under p0/. The job's own
 // requests (spec, manifests, done records, cleanup) are retried on 503
 // SlowDown as fetch retries its reads, and the retries are counted per
-// phase (Output.Retries, the driver's log). Under the link model with
-// its limits lowered to 50 writes and 80 reads a second per prefix,
-// shared by the driver and every worker (sim's reqshare), a shuffle of 64
-// map tasks into 16 reducers over 4 workers read its 1,024 parts in
-// 20.4 s with 2,918 SlowDowns retried when its objects were under one
-// prefix, and in 1.1 s with none when spread over 64 (medians of 3; the
-// README has the runs).
+// phase (Output.Retries, the driver's log). docs/fanout.md measures a
+// shuffle under one prefix and spread, in the link model with its
+// request limits lowered (sim's reqlimit and reqshare).
 //
 // Results are those of exec.Run in one process, to the bit: exec sums
 // each batch in row order and folds the batches in stream order, and a
