@@ -2,6 +2,7 @@ package flightsvc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/internal/ipccheck"
 	"github.com/sluice-data/sluice/scan"
+	"github.com/sluice-data/sluice/store"
 )
 
 // GetOptions configure Get.
@@ -183,4 +185,32 @@ func (c checkedStream) Recv() (*flight.FlightData, error) {
 // for want of the right token.
 func IsUnauthenticated(err error) bool {
 	return status.Code(err) == codes.Unauthenticated
+}
+
+// ClientError classifies an error of Get or of its stream, from the
+// service at addr, as the same refusal by a store would be (the reverse
+// of what the server does with a store's errors): NotFound wraps
+// store.ErrNotFound, PermissionDenied and Unauthenticated wrap
+// store.ErrPermission, and an unreachable service says so in words
+// rather than in gRPC's layers of its cause. Other errors, InvalidArgument
+// among them, are returned as they are.
+func ClientError(addr string, err error) error {
+	switch status.Code(err) {
+	case codes.Unavailable:
+		// The innermost cause ("connection refused").
+		msg := err.Error()
+		var gs interface{ GRPCStatus() *status.Status }
+		if errors.As(err, &gs) {
+			msg = gs.GRPCStatus().Message()
+		}
+		if i := strings.LastIndex(msg, ": "); i >= 0 {
+			msg = strings.Trim(msg[i+2:], `"`)
+		}
+		return fmt.Errorf("the Flight service at %s is unreachable: %s (is sluice serve-flight running there?)", addr, msg)
+	case codes.NotFound:
+		return fmt.Errorf("%w: %v", store.ErrNotFound, err)
+	case codes.PermissionDenied, codes.Unauthenticated:
+		return fmt.Errorf("%w: %v", store.ErrPermission, err)
+	}
+	return err
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -128,18 +127,7 @@ func objectsPerWorker(cfg bench.Config) int {
 // last round, one panel per worker count (--plot).
 func saveWorkersFiles(opts benchOptions, res bench.WorkersResult) error {
 	return saveBenchFiles(opts, res.Records, func(w io.Writer) error {
-		last := res.Runs[len(res.Runs)-1].Round
-		cells := map[int]bool{}
-		for _, r := range res.Runs {
-			cells[r.Cell] = r.Round == last
-		}
-		var recs []bench.Record
-		for _, r := range res.Records {
-			if cells[r.Cell] {
-				recs = append(recs, r)
-			}
-		}
-		return bench.WriteTimeline(w, recs)
+		return bench.WriteTimeline(w, res.LastRound())
 	})
 }
 
@@ -155,10 +143,6 @@ func runBenchWorker(ctx context.Context, st *store.Store, runPrefix string, cfg 
 	cfg.Start = time.Unix(0, opts.workerStart)
 	cfg.Seed += uint64(index)
 	res, runErr := bench.Run(ctx, st, bench.WorkerPrefix(runPrefix, index), cfg)
-	var b bytes.Buffer
-	if err := bench.WriteRecords(&b, "jsonl", res.Records); err != nil {
-		return err
-	}
 	// Even after Ctrl-C: what was measured is the driver's to report.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
@@ -167,8 +151,8 @@ func runBenchWorker(ctx context.Context, st *store.Store, runPrefix string, cfg 
 		return errors.Join(runErr, err)
 	}
 	defer rs.Close()
-	if _, err := rs.Put(wctx, rprefix+recordsName(index), &b, store.WriteOptions{}); err != nil {
-		return errors.Join(runErr, fmt.Errorf("writing the records: %w", err))
+	if err := bench.PutWorkerRecords(wctx, rs, rprefix, index, res.Records); err != nil {
+		return errors.Join(runErr, err)
 	}
 	if runErr != nil {
 		return runErr
@@ -180,10 +164,6 @@ func runBenchWorker(ctx context.Context, st *store.Store, runPrefix string, cfg 
 	}
 	return nil
 }
-
-// recordsName is the name of worker i's records under the run's records
-// prefix.
-func recordsName(i int) string { return fmt.Sprintf("w%03d.jsonl", i) }
 
 // openRecords opens where the workers' records go, without --sim's link:
 // they are bookkeeping, not what is measured.
@@ -258,14 +238,7 @@ func newBenchWorkers(opts benchOptions, cfg bench.Config, st *store.Store) (*ben
 				return nil, err
 			}
 			defer rs.Close()
-			b, err := rs.ReadAll(ctx, prefix+recordsName(w.Index))
-			if errors.Is(err, store.ErrNotFound) {
-				return nil, nil // a worker that died before writing any
-			}
-			if err != nil {
-				return nil, fmt.Errorf("reading its records: %w", err)
-			}
-			return bench.ReadRecords(bytes.NewReader(b), "jsonl")
+			return bench.WorkerRecords(ctx, rs, prefix, w.Index)
 		},
 	}
 	return l, func() { l.Close(); cleanup() }, nil

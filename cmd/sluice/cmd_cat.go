@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/fetch"
@@ -80,15 +77,15 @@ func runCat(ctx context.Context, out, errOut io.Writer, opts catOptions, urls []
 	}
 	stores := newRetriedStoreSet()
 	defer stores.Close()
-	resolved, err := resolveAll(ctx, stores, urls)
+	resolved, err := transfer.ResolveAll(ctx, stores.Open, urls)
 	if err != nil {
 		return err
 	}
 	// Consecutive URLs in one store share a plan, so a list of small
 	// objects is fetched concurrently, not one round trip at a time.
-	var groups []objectGroup
+	var groups []transfer.Source
 	for _, g := range resolved {
-		if n := len(groups); n > 0 && groups[n-1].st == g.st {
+		if n := len(groups); n > 0 && groups[n-1].Store == g.Store {
 			groups[n-1].List = append(groups[n-1].List, g.List...)
 		} else {
 			groups = append(groups, g)
@@ -105,19 +102,13 @@ func runCat(ctx context.Context, out, errOut io.Writer, opts catOptions, urls []
 	// CPU (see fetch.Options.Mem).
 	to := transfer.Options{Fetch: fetch.Options{Memory: memory, Mem: mempool.NewMapped(memory)}}
 	for _, g := range groups {
-		s, err := transfer.Cat(ctx, out, g.st, g.List, to)
+		s, err := transfer.Cat(ctx, out, g.Store, g.List, to)
 		total.Add(s)
 		if err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// objectGroup is objects of one store, in the order they are to be read.
-type objectGroup struct {
-	st *store.Store
-	store.Objects
 }
 
 // newStoreSet opens each store once, with the global flags.
@@ -134,67 +125,6 @@ func newRetriedStoreSet() *store.Set {
 	return store.NewSet(func(ctx context.Context, url string) (*store.Store, string, error) {
 		return globals.openRetried(ctx, url, maxInFlight)
 	})
-}
-
-// resolveAll resolves urls concurrently (each is a round trip or more),
-// keeping their order; the first error in that order is returned.
-func resolveAll(ctx context.Context, s *store.Set, urls []string) ([]objectGroup, error) {
-	out := make([]objectGroup, len(urls))
-	errs := make([]error, len(urls))
-	var g errgroup.Group
-	g.SetLimit(16)
-	for i, u := range urls {
-		g.Go(func() error {
-			out[i], errs[i] = resolve(ctx, s, u)
-			return nil
-		})
-	}
-	g.Wait()
-	return out, firstError(errs)
-}
-
-func firstError(errs []error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// resolve turns a URL into the objects it names (store.Resolve), the
-// listing retried as a whole. Nothing there is not found.
-func resolve(ctx context.Context, s *store.Set, url string) (objectGroup, error) {
-	base, rest := store.SplitGlob(url)
-	st, key, err := s.Open(ctx, base)
-	if err != nil {
-		return objectGroup{}, err
-	}
-	key += rest
-	var r store.Objects
-	err = retry.Policy{}.Do(ctx, func() (err error) {
-		r, err = store.Resolve(ctx, st, key)
-		return err
-	})
-	if err != nil {
-		return objectGroup{}, err
-	}
-	if len(r.List) == 0 {
-		return objectGroup{}, notFound(st, key)
-	}
-	return objectGroup{st: st, Objects: r}, nil
-}
-
-// notFound says that key names nothing in st, in the words of its form.
-func notFound(st *store.Store, key string) error {
-	what := "no object or prefix of this name"
-	switch {
-	case store.IsGlob(key):
-		what = "no object matches"
-	case key == "" || strings.HasSuffix(key, "/"):
-		what = "no objects under this prefix"
-	}
-	return &store.Error{Op: "list", URL: st.URL(key), Kind: store.KindNotFound, Err: errors.New(what)}
 }
 
 // listRetried lists prefix with the retry policy's retries.

@@ -62,7 +62,7 @@ func runCp(ctx context.Context, out, errOut io.Writer, opts cpOptions, srcURL, d
 	}
 	stores := newRetriedStoreSet()
 	defer stores.Close()
-	src, err := resolve(ctx, stores, srcURL)
+	src, err := transfer.Resolve(ctx, stores.Open, srcURL)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func runCp(ctx context.Context, out, errOut io.Writer, opts cpOptions, srcURL, d
 
 	start := time.Now()
 	prog := newProgress("cp", total, opts.quiet)
-	stats, err := transfer.Copy(ctx, src.st, dst, jobs, transfer.Options{
+	stats, err := transfer.Copy(ctx, src.Store, dst, jobs, transfer.Options{
 		Fetch:    fetch.Options{Memory: memory, Mem: mempool.NewMapped(memory)},
 		Progress: prog.Add,
 	})

@@ -185,26 +185,10 @@ func flightError(ctx context.Context, addr string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err() // interrupted: main says so and exits 130
 	}
-	switch status.Code(err) {
-	case codes.Unavailable:
-		// The innermost cause ("connection refused"), not gRPC's layers of it.
-		msg := err.Error()
-		var gs interface{ GRPCStatus() *status.Status }
-		if errors.As(err, &gs) {
-			msg = gs.GRPCStatus().Message()
-		}
-		if i := strings.LastIndex(msg, ": "); i >= 0 {
-			msg = strings.Trim(msg[i+2:], `"`)
-		}
-		return fmt.Errorf("the Flight service at %s is unreachable: %s (is sluice serve-flight running there?)", addr, msg)
-	case codes.NotFound:
-		return fmt.Errorf("%w: %v", store.ErrNotFound, err)
-	case codes.PermissionDenied, codes.Unauthenticated:
-		return fmt.Errorf("%w: %v", store.ErrPermission, err)
-	case codes.InvalidArgument:
+	if status.Code(err) == codes.InvalidArgument {
 		return usageError{err}
 	}
-	return err
+	return flightsvc.ClientError(addr, err)
 }
 
 // countSink keeps nothing; get with no -o only counts.

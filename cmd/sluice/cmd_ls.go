@@ -69,122 +69,45 @@ func runLs(ctx context.Context, out io.Writer, opts lsOptions, url string) error
 	defer st.Close()
 	key += rest
 
-	l, err := listLevel(ctx, st, key, opts.recursive)
-	if err != nil {
+	// The listing is retried as a whole, so a throttled page never leaves
+	// a partial one.
+	var l store.Level
+	if err := (retry.Policy{}).Do(ctx, func() (err error) {
+		l, err = store.ListLevel(ctx, st, key, opts.recursive)
+		return err
+	}); err != nil {
 		return err
 	}
-	if len(l.objects) == 0 && len(l.prefixes) == 0 && (key != "" || missingDir(st)) {
+	if len(l.Objects) == 0 && len(l.Prefixes) == 0 && (key != "" || missingDir(st)) {
 		what := "not found: no object or prefix of this name"
 		if store.IsGlob(key) {
 			what = "not found: no object matches"
 		}
 		return &store.Error{Op: "list", URL: st.URL(key), Kind: store.KindNotFound, Err: errors.New(what)}
 	}
-	for _, p := range l.prefixes {
+	for _, p := range l.Prefixes {
 		fmt.Fprintf(out, "%30s %s\n", "PRE", p)
 	}
 	var total int64
-	for _, o := range l.objects {
+	for _, o := range l.Objects {
 		total += o.Size
 		size := strconv.FormatInt(o.Size, 10)
 		if opts.humanReadable {
 			size = humanBytes(o.Size)
 		}
-		name := strings.TrimPrefix(o.Key, l.dir)
+		name := strings.TrimPrefix(o.Key, l.Dir)
 		if opts.long {
 			fmt.Fprintf(out, "%s %10s %s %s\n", o.ModTime.Local().Format(lsTimeFormat), size, o.ETag, name)
 		} else {
 			fmt.Fprintf(out, "%s %10s %s\n", o.ModTime.Local().Format(lsTimeFormat), size, name)
 		}
 	}
-	fmt.Fprintf(out, "%s, %s (%s)", plural(len(l.objects), "object"), plural(total, "byte"), humanBytes(total))
-	if len(l.prefixes) > 0 {
-		fmt.Fprintf(out, "; %s (--recursive lists them)", plural(len(l.prefixes), "prefix"))
+	fmt.Fprintf(out, "%s, %s (%s)", plural(len(l.Objects), "object"), plural(total, "byte"), humanBytes(total))
+	if len(l.Prefixes) > 0 {
+		fmt.Fprintf(out, "; %s (--recursive lists them)", plural(len(l.Prefixes), "prefix"))
 	}
 	fmt.Fprintln(out)
 	return nil
-}
-
-// listing is what ls shows: the objects, and the prefixes one level down.
-type listing struct {
-	// dir is the level the URL names; names are shown relative to it, so
-	// that a directory and a bucket prefix with the same objects list alike.
-	dir      string
-	prefixes []string
-	objects  []store.ObjectInfo
-}
-
-// listLevel lists key as ls shows it. The listing is retried as a whole,
-// so a throttled page never leaves a partial one.
-func listLevel(ctx context.Context, st *store.Store, key string, recursive bool) (listing, error) {
-	list := func(fn func(string, func(store.ObjectInfo) error) error, arg string) ([]store.ObjectInfo, error) {
-		var objs []store.ObjectInfo
-		err := retry.Policy{}.Do(ctx, func() error {
-			objs = objs[:0]
-			return fn(arg, func(o store.ObjectInfo) error {
-				objs = append(objs, o)
-				return nil
-			})
-		})
-		return objs, err
-	}
-	walk := func(prefix string, fn func(store.ObjectInfo) error) error { return st.Walk(ctx, prefix, fn) }
-
-	if store.IsGlob(key) {
-		// A glob names objects as everywhere (store.Resolve); the other
-		// forms list names at a level, as the aws CLI does.
-		var r store.Objects
-		err := retry.Policy{}.Do(ctx, func() (err error) {
-			r, err = store.Resolve(ctx, st, key)
-			return err
-		})
-		return listing{dir: r.Root, objects: r.List}, err
-	}
-	objs, err := list(walk, key)
-	if err != nil {
-		return listing{}, err
-	}
-	dir, match := key, key
-	if key != "" && !strings.HasSuffix(key, "/") {
-		// A prefix written without its slash is listed as a directory,
-		// as cp and cat take it; otherwise, as the aws CLI does, the
-		// names at key's level that start with it.
-		exact, under := false, false
-		for _, o := range objs {
-			exact = exact || o.Key == key
-			under = under || strings.HasPrefix(o.Key, key+"/")
-		}
-		if under && !exact {
-			dir, match = key+"/", key+"/"
-		} else {
-			dir = key[:strings.LastIndex(key, "/")+1]
-		}
-	}
-	if recursive {
-		l := listing{dir: dir}
-		for _, o := range objs {
-			if strings.HasPrefix(o.Key, match) {
-				l.objects = append(l.objects, o)
-			}
-		}
-		return l, nil
-	}
-	l := listing{dir: dir}
-	for _, o := range objs {
-		if !strings.HasPrefix(o.Key, match) {
-			continue
-		}
-		rel := o.Key[len(dir):]
-		if i := strings.IndexByte(rel, '/'); i >= 0 {
-			// Keys under one prefix are contiguous in key order.
-			if p := rel[:i+1]; len(l.prefixes) == 0 || l.prefixes[len(l.prefixes)-1] != p {
-				l.prefixes = append(l.prefixes, p)
-			}
-			continue
-		}
-		l.objects = append(l.objects, o)
-	}
-	return l, nil
 }
 
 // plural is "1 object", "2 objects", "3 prefixes".

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,10 +41,6 @@ type scanBenchOptions struct {
 	timeout         time.Duration
 	cpuProfile      string
 }
-
-// lineitemBytesPerRow is what gen writes per lineitem row (snappy), to
-// turn --size into rows.
-const lineitemBytesPerRow = 33.3
 
 func newScanBenchCommand() *cobra.Command {
 	var opts scanBenchOptions
@@ -184,7 +181,7 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 	}
 	only := scanBenchList(opts.only)
 	for _, m := range only {
-		if !scanBenchHas(scanbench.All(), m) {
+		if !slices.Contains(scanbench.All(), m) {
 			return usagef("--only %s: want some of %s", m, strings.Join(scanbench.All(), ","))
 		}
 	}
@@ -215,7 +212,7 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 			if err != nil || size <= 0 {
 				return usagef("--size %q: want a size such as 1GiB", opts.size)
 			}
-			rows = (int64(float64(size)/lineitemBytesPerRow) + 999_999) / 1_000_000 * 1_000_000
+			rows = scanbench.LineitemRows(size)
 		}
 		if rows <= 0 || opts.files <= 0 || int64(opts.files) > rows {
 			return usagef("--rows %d --files %d: want at least one row per file", rows, opts.files)
@@ -290,7 +287,7 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 		}
 	}
 
-	var rss *rssResult
+	var rss *scanbench.RSS
 	if opts.rss {
 		if rss, err = measureRSS(ctx, errOut, url, budget, d.Bytes, logf); err != nil {
 			return err
@@ -302,7 +299,7 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 			Sim    string            `json:"sim"`
 			Faults string            `json:"faults,omitempty"`
 			Report *scanbench.Report `json:"report,omitempty"`
-			RSS    *rssResult        `json:"rss,omitempty"`
+			RSS    *scanbench.RSS    `json:"rss,omitempty"`
 		}{Sim: globals.profile.String(), Report: rep, RSS: rss}
 		if opts.faults != "" {
 			doc.Faults = faulty.String()
@@ -317,28 +314,16 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 		rep.Print(out)
 	}
 	if rss != nil {
-		verdict := "within"
-		if rss.PeakRSS > rss.Limit {
-			verdict = "OVER"
-		}
-		fmt.Fprintf(out, "peak RSS of sluice scan --memory %s over %.1f MiB: %.1f MiB (%.2fs), %s budget + 64 MiB = %.1f MiB\n",
-			bench.FormatSize(rss.Budget), float64(d.Bytes)/(1<<20), float64(rss.PeakRSS)/(1<<20), rss.Seconds, verdict, float64(rss.Limit)/(1<<20))
+		rss.Print(out, d.Bytes)
 	}
 	return nil
 }
 
-type rssResult struct {
-	Budget  int64   `json:"budget"`
-	PeakRSS int64   `json:"peak_rss"`
-	Limit   int64   `json:"limit"` // budget + 64 MiB
-	Seconds float64 `json:"seconds"`
-}
-
 // measureRSS runs this binary's scan command over the dataset in a child,
 // so the benchmark's own heap stays out of the figure.
-func measureRSS(ctx context.Context, errOut io.Writer, url string, budget, datasetBytes int64, logf func(string, ...any)) (*rssResult, error) {
+func measureRSS(ctx context.Context, errOut io.Writer, url string, budget, datasetBytes int64, logf func(string, ...any)) (*scanbench.RSS, error) {
 	if budget == 0 {
-		budget = max(datasetBytes/4>>20<<20, 1<<20)
+		budget = scanbench.RSSBudget(datasetBytes)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -355,18 +340,5 @@ func measureRSS(ctx context.Context, errOut io.Writer, url string, budget, datas
 		args = append(args, "--region", globals.region)
 	}
 	logf("peak RSS: sluice %s", strings.Join(args, " "))
-	peak, d, err := scanbench.PeakRSS(ctx, errOut, self, args...)
-	if err != nil {
-		return nil, err
-	}
-	return &rssResult{Budget: budget, PeakRSS: peak, Limit: budget + 64<<20, Seconds: d.Seconds()}, nil
-}
-
-func scanBenchHas(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
+	return scanbench.MeasureRSS(ctx, errOut, budget, self, args...)
 }

@@ -7,9 +7,6 @@ import (
 	"github.com/sluice-data/sluice/internal/startgc"
 )
 
-// defaultScanMemory is sluice scan's budget when --memory is not given.
-const defaultScanMemory = 512 << 20
-
 // boundHeap puts a soft limit of budget bytes on the Go heap, unless
 // GOMEMLIMIT is set: by default the collector lets the heap grow to twice
 // what is live, and a scan keeps most of its budget live. What a scan and
