@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -302,9 +303,19 @@ func newScanSink(opts ScanToOptions) (*scanSink, error) {
 		}
 		return s, nil
 	}
+	if s.dest == os.DevNull {
+		// Written and thrown away (to time a scan with its encoding), as
+		// a stream: never to a temporary name renamed over the device.
+		s.dest = "-"
+		s.opts.Stdout, s.opts.HandOff = io.Discard, false
+		if opts.Format == "" {
+			s.f = format.IPCStream
+			return s, nil
+		}
+	}
 	f, err := format.Choose(s.dest, opts.Format)
 	if err != nil {
-		return nil, invalidf("-o %s: %v", s.dest, err)
+		return nil, invalidf("-o %s: %v", opts.Output, err)
 	}
 	s.f = f
 	return s, nil

@@ -447,3 +447,25 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// -o /dev/null writes the output and throws it away (to time a scan with
+// its encoding), without the temporary name and rename every other
+// output gets, which would replace the device.
+func TestScanToDevNull(t *testing.T) {
+	dir := t.TempDir()
+	if r := sluice(t, nil, "gen", "taxi", "--rows", "5000", "--files", "1", "--out", dir+"/t", "-q"); r.code != 0 {
+		t.Fatalf("gen: %+v", r)
+	}
+	for _, f := range []string{"", "parquet", "csv"} {
+		args := []string{"scan", dir + "/t", "-o", os.DevNull}
+		if f != "" {
+			args = append(args, "--format", f)
+		}
+		if r := sluice(t, nil, args...); r.code != 0 {
+			t.Errorf("%v: exit %d, %s", args, r.code, r.stderr)
+		}
+	}
+	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("%s is no longer a device: %v %v", os.DevNull, fi, err)
+	}
+}
