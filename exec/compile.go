@@ -175,6 +175,14 @@ func CompileStage(st plan.Stage, env Env) (Stage, error) {
 		return ToCSV(env.Stdout), nil
 	case *plan.Show:
 		return ShowTable(env.Stdout, ShowOptions{MaxRows: s.Rows, Width: env.Width}), nil
+	case *plan.Join:
+		sub := env
+		sub.Input, sub.Output = false, nil
+		other, err := Compile(s.Other, sub)
+		if err != nil {
+			return nil, fmt.Errorf("join (right side): %w", err)
+		}
+		return Join(other, JoinOptions{How: s.How, Left: s.Left, Right: s.Right, Where: s.Where, Prefix: s.Prefix}), nil
 	case *plan.Scan, *plan.FromCSV:
 		return nil, invalidf("%s reads data: it must be the first stage", st.Name())
 	}

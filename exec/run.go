@@ -75,6 +75,9 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 			if pl.agg != nil {
 				pl.agg.release()
 			}
+			if pl.done != nil {
+				pl.done()
+			}
 		}
 	}()
 	var next operator

@@ -137,6 +137,8 @@ type bound struct {
 	// newOp makes the operator of a stage that needs its input in order
 	// (and, for sinks, next is nil).
 	newOp func(next operator) (operator, error)
+	// done, when set, releases what the stage holds at the end of a run.
+	done func()
 }
 
 // mapper transforms one batch into one batch (nil for none). It borrows

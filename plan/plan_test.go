@@ -22,6 +22,8 @@ var pipelines = []string{
 	"merge --by k ./a.arrow ./b/ | merge --by k:desc ./c.arrow | write x.arrows",
 	`scan 'odd dir/with space' | filter "s = 'it''s' and t like '%|%'" | write 'out|put.csv'`,
 	"from-csv",
+	`scan ./li | join (scan ./o --filter "o_orderdate < date '1995-03-15'" | select o_orderkey,o_orderdate) --on l_orderkey=o_orderkey | count-by o_orderdate`,
+	"scan ./li | join ./part --on l_partkey=p_partkey,k --how left --where 'l_suppkey <> s_suppkey' --prefix r_ | join (scan ./s | join (scan ./n) --on n --how anti) --on s --how semi | show",
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -294,5 +296,47 @@ func TestSubPipelines(t *testing.T) {
 	}
 	if _, err := Decode([]byte(`{"version":1,"stages":[{"stage":"scan","urls":["x"],"batch_rows":1,"int96_unit":"ns"},{"stage":"wrap","other":{"version":1,"stages":[{"stage":"head","n":1}]}}]}`), false); err == nil || !strings.Contains(err.Error(), "wrap: the first stage must be a source") {
 		t.Errorf("a JSON sub-pipeline without a source: %v", err)
+	}
+}
+
+func TestJoinArguments(t *testing.T) {
+	p, err := Parse("scan ./li | join ./o --on a=b,k --how full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := p.Stages[1].(*Join)
+	if j.How != "full" || !reflect.DeepEqual(j.Left, []string{"a", "k"}) || !reflect.DeepEqual(j.Right, []string{"b", "k"}) {
+		t.Fatalf("parsed %#v", j)
+	}
+	if sc, ok := j.Other.Stages[0].(*Scan); !ok || !reflect.DeepEqual(sc.URLs, []string{"./o"}) || sc.BatchRows != DefaultBatchRows {
+		t.Fatalf("a URL is read with scan and its defaults: %#v", j.Other.Stages[0])
+	}
+	// As a command, the other side is one argument: pipeline text or a URL.
+	for arg, first := range map[string]string{
+		"scan ./o | filter 'x > 1'":   "scan",
+		"(scan ./o | head 3)":         "scan",
+		"s3://b/orders/":              "scan",
+		"merge --by k ./a.arrow ./b/": "merge",
+	} {
+		st, err := joinDef.Build([]string{arg, "--on", "k"})
+		if err != nil {
+			t.Fatalf("%s: %v", arg, err)
+		}
+		if got := st.(*Join).Other.Stages[0].Name(); got != first {
+			t.Errorf("%s: the other side starts with %s", arg, got)
+		}
+	}
+	for text, want := range map[string]string{
+		"scan x | join --on k":                        "join: no other side",
+		"scan x | join (scan y)":                      "--on KEYS is required",
+		"scan x | join (scan y) --on k --how up":      `--how "up": one of inner`,
+		"scan x | join (scan y) ./z --on k":           "one other side",
+		"scan x | join (scan y) --on a=":              "write KEY or LEFT=RIGHT",
+		"scan x | join (scan y) --on k --where 'a >'": "join --where",
+		"scan x | join (head 1) --on k":               "first stage must be a source",
+	} {
+		if _, err := Parse(text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want %q", text, err, want)
+		}
 	}
 }

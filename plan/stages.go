@@ -169,9 +169,13 @@ func (*Show) Name() string          { return "show" }
 // PerBatch says s maps each batch on its own, in any order: a fan-out
 // runs it in the map tasks.
 func PerBatch(s Stage) bool {
-	switch s.(type) {
+	switch s := s.(type) {
 	case *Select, *Drop, *RenameColumns, *Filter:
 		return true
+	case *Join:
+		// The others send the right rows that matched nothing once, at
+		// the end.
+		return s.How != "right" && s.How != "full"
 	}
 	return false
 }

@@ -1,0 +1,583 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+
+	"github.com/sluice-data/sluice/expr"
+)
+
+// JoinOptions say how a join matches rows (see plan.Join).
+type JoinOptions struct {
+	// How is inner, left, right, full, semi or anti.
+	How         string
+	Left, Right []string
+	Where       string
+	Prefix      string
+}
+
+// Join joins the stream (the left side) with the batches of other (the
+// right side), which is read into memory when the first batch arrives.
+// Left rows keep their order, each followed by its matches in the right
+// side's order; right and full joins then add the right rows that matched
+// nothing, in their order.
+func Join(other Pipeline, o JoinOptions) Stage { return &joinStage{other: other, o: o} }
+
+type joinStage struct {
+	other Pipeline
+	o     JoinOptions
+}
+
+func (s *joinStage) Name() string { return "join" }
+
+// readsColumns: the left columns the output keeps, the keys and what
+// --where reads; names of the right side are the other pipeline's and
+// the scan before ignores them.
+func (s *joinStage) readsColumns(out []string) []string {
+	if out == nil {
+		return nil
+	}
+	cols, ok := exprColumns(s.o.Where)
+	if s.o.Where != "" && !ok {
+		return nil
+	}
+	return union(out, append(slices.Clone(s.o.Left), cols...)...)
+}
+
+// preserves says the join keeps the unmatched rows of that side.
+func (s *joinStage) preserves(left bool) bool {
+	if left {
+		return s.o.How == "left" || s.o.How == "full"
+	}
+	return s.o.How == "right" || s.o.How == "full"
+}
+
+// otherSchema is the schema of the other side's batches, found as a run
+// would find it: the source opened for its schema, its stages bound.
+func (s *joinStage) otherSchema(e *env) (*arrow.Schema, error) {
+	if len(s.other.Stages) > 0 && IsSink(s.other.Stages[len(s.other.Stages)-1]) {
+		return nil, invalidf("join: the right side ends in %s: it must end in a stream", s.other.Stages[len(s.other.Stages)-1].Name())
+	}
+	src, err := s.other.Source.open(context.Background(), e)
+	if err != nil {
+		return nil, fmt.Errorf("join (right side): %w", err)
+	}
+	schema := src.Schema()
+	src.Close()
+	var out *arrow.Schema
+	sink := Collect(func(s *arrow.Schema) { out = s }, nil)
+	if _, err := bindAll(e, schema, append(slices.Clone(s.other.Stages), sink)); err != nil {
+		return nil, fmt.Errorf("join (right side): %w", err)
+	}
+	return out, nil
+}
+
+// keyKind is what a key's values are compared as: integers of every
+// width alike, strings and binaries alike, dictionaries as their values.
+func keyKind(dt arrow.DataType) string {
+	switch dt.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+		return "an integer"
+	case arrow.FLOAT32, arrow.FLOAT64:
+		return "a float"
+	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY, arrow.STRING_VIEW, arrow.BINARY_VIEW:
+		return "a string"
+	case arrow.DICTIONARY:
+		return keyKind(dt.(*arrow.DictionaryType).ValueType)
+	}
+	return dt.String()
+}
+
+func valueType(dt arrow.DataType) arrow.DataType {
+	if d, ok := dt.(*arrow.DictionaryType); ok {
+		return d.ValueType
+	}
+	return dt
+}
+
+func (s *joinStage) bind(e *env, in *arrow.Schema) (*bound, error) {
+	o := s.o
+	right, err := s.otherSchema(e)
+	if err != nil {
+		return nil, err
+	}
+	// The right side is held with dictionaries decoded, so gathering its
+	// rows is a copy of values.
+	rfields := slices.Clone(right.Fields())
+	for i := range rfields {
+		rfields[i].Type = valueType(rfields[i].Type)
+	}
+	right = arrow.NewSchema(rfields, nil)
+	j := &joiner{stage: s, e: e, in: in, right: right}
+	if j.lkeys, err = newKeyEncoder("join (left side)", in, o.Left); err != nil {
+		return nil, err
+	}
+	if j.rkeys, err = newKeyEncoder("join (right side)", right, o.Right); err != nil {
+		return nil, err
+	}
+	// A key named alike on both sides is in the output once.
+	dup := map[int]int{} // right column -> the left column it is
+	for k := range o.Left {
+		lc, rc := j.lkeys.cols[k], j.rkeys.cols[k]
+		if lk, rk := keyKind(lc.in), keyKind(rc.in); lk != rk {
+			return nil, invalidf("join --on: key %s is %s on the left side and %s is %s on the right side", o.Left[k], lk, o.Right[k], rk)
+		}
+		if o.Left[k] == o.Right[k] && o.Prefix == "" {
+			dup[rc.idx] = lc.idx
+		}
+	}
+	semi := o.How == "semi" || o.How == "anti"
+	var fields []arrow.Field
+	for _, f := range in.Fields() {
+		f.Nullable = f.Nullable || s.preserves(false)
+		fields = append(fields, f)
+	}
+	for i, f := range right.Fields() {
+		if li, ok := dup[i]; ok {
+			j.dupLeft = append(j.dupLeft, [2]int{li, i})
+			continue
+		}
+		f.Name = o.Prefix + f.Name
+		if in.HasField(f.Name) {
+			if semi {
+				// Only --where sees the right side's columns: a clash
+				// there is a name --where could not tell apart.
+				if o.Where == "" {
+					continue
+				}
+			}
+			return nil, invalidf("join: column %q is on both sides: rename it on one side (rename, select) or give --prefix for the right side's columns", f.Name)
+		}
+		f.Nullable = f.Nullable || s.preserves(true)
+		j.rightKeep = append(j.rightKeep, i)
+		fields = append(fields, f)
+	}
+	md := in.Metadata()
+	j.joined = arrow.NewSchema(fields, &md)
+	if o.Where != "" {
+		if j.where, err = expr.CompileFilter(o.Where, j.joined); err != nil {
+			return nil, stageExprError("join --where", err)
+		}
+	}
+	out := j.joined
+	if semi {
+		out = in
+	}
+	b := &bound{name: "join", out: out, done: j.release}
+	if s.preserves(false) {
+		b.newOp = func(next operator) (operator, error) { return &joinOp{j: j, next: next}, nil }
+	} else {
+		b.mapper = j
+	}
+	return b, nil
+}
+
+// joiner is a join bound to its input: the right side's hash table once
+// built, and how to probe it with a left batch.
+type joiner struct {
+	stage *joinStage
+	e     *env
+	in    *arrow.Schema
+	right *arrow.Schema
+	// joined is the schema of matched pairs: left columns, then the
+	// right ones but for keys named alike (dupLeft: left, right index).
+	joined       *arrow.Schema
+	rightKeep    []int
+	dupLeft      [][2]int
+	lkeys, rkeys *keyEncoder
+	where        *expr.Expr
+
+	once     sync.Once
+	buildErr error
+	// batches are the right side's, then one row of nulls (nullRef) that
+	// a left row without a match takes its right columns from.
+	batches []arrow.RecordBatch
+	nullRef rowRef
+	refs    []rowRef // the right side's rows, in order
+	starts  []int    // the number of each batch's first row
+	head    map[string]int32
+	next    []int32 // the next row with the same key, -1 at the end
+	// matched marks the right rows that matched (right and full joins,
+	// which probe one batch at a time).
+	matched []bool
+}
+
+// build reads the right side and indexes its rows by key.
+func (j *joiner) build(ctx context.Context) error {
+	e := j.e
+	collect := Collect(nil, func(rec arrow.RecordBatch) error {
+		if rec.NumRows() == 0 {
+			return nil
+		}
+		dec, err := decodeDicts(ctx, e, rec, j.right)
+		if err != nil {
+			return err
+		}
+		j.batches = append(j.batches, dec)
+		return nil
+	})
+	other := j.stage.other
+	p := Pipeline{Source: other.Source, Stages: append(slices.Clone(other.Stages), collect)}
+	if err := Run(ctx, p, Options{Mem: e.mem, Workers: e.workers, Memory: e.memory, TempDir: e.tempDir, Open: e.open}); err != nil {
+		return fmt.Errorf("join (right side): %w", err)
+	}
+	for _, b := range j.batches {
+		if !b.Schema().Equal(j.right) {
+			return fmt.Errorf("join (right side): its schema changed while it was read: %s, bound as %s", schemaString(b.Schema()), schemaString(j.right))
+		}
+	}
+	n := 0
+	for _, b := range j.batches {
+		n += int(b.NumRows())
+	}
+	if n > 1<<31-2 {
+		return fmt.Errorf("join (right side): %d rows, more than a join holds (2^31)", n)
+	}
+	j.refs = make([]rowRef, 0, n)
+	for bi, b := range j.batches {
+		j.starts = append(j.starts, len(j.refs))
+		for r := range int(b.NumRows()) {
+			j.refs = append(j.refs, rowRef{Batch: int32(bi), Row: int32(r)})
+		}
+	}
+	j.next = make([]int32, n)
+	j.head = make(map[string]int32)
+	// Rows go in from the last, each put before the one of its key, so
+	// that a key's chain is in the right side's order.
+	var kr keyRows
+	row := n
+	for bi := len(j.batches) - 1; bi >= 0; bi-- {
+		b := j.batches[bi]
+		j.rkeys.encode(b, &kr)
+		nulls := keyNulls(b, j.rkeys)
+		for r := int(b.NumRows()) - 1; r >= 0; r-- {
+			row--
+			j.next[row] = -1
+			if nulls != nil && nulls[r] {
+				continue // a null key matches nothing
+			}
+			k := kr.row(r)
+			if h, ok := j.head[string(k)]; ok {
+				j.next[row] = h
+			}
+			j.head[string(k)] = int32(row)
+		}
+	}
+	if j.stage.preserves(false) {
+		j.matched = make([]bool, n)
+	}
+	cols := make([]arrow.Array, j.right.NumFields())
+	for i, f := range j.right.Fields() {
+		cols[i] = array.MakeArrayOfNull(e.mem, f.Type, 1)
+	}
+	nullRow := array.NewRecordBatch(j.right, cols, 1)
+	for _, c := range cols {
+		c.Release()
+	}
+	j.nullRef = rowRef{Batch: int32(len(j.batches))}
+	j.batches = append(j.batches, nullRow)
+	return nil
+}
+
+// decodeDicts returns rec with its dictionary columns as their values.
+func decodeDicts(ctx context.Context, e *env, rec arrow.RecordBatch, to *arrow.Schema) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, rec.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, c := range rec.Columns() {
+		d, ok := c.(*array.Dictionary)
+		if !ok {
+			c.Retain()
+			cols[i] = c
+			continue
+		}
+		v, err := takeArray(ctx, e.mem, d.Dictionary(), d.Indices())
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = v
+	}
+	return array.NewRecordBatch(to, cols, rec.NumRows()), nil
+}
+
+// keyNulls marks the rows with a null in a key column; nil when none.
+func keyNulls(rec arrow.RecordBatch, k *keyEncoder) []bool {
+	var nulls []bool
+	for _, c := range k.cols {
+		a := rec.Column(c.idx)
+		if a.NullN() == 0 {
+			continue
+		}
+		if nulls == nil {
+			nulls = make([]bool, rec.NumRows())
+		}
+		for i := range nulls {
+			nulls[i] = nulls[i] || a.IsNull(i)
+		}
+	}
+	return nulls
+}
+
+func (j *joiner) ready(ctx context.Context) error {
+	j.once.Do(func() { j.buildErr = j.build(ctx) })
+	return j.buildErr
+}
+
+func (j *joiner) release() {
+	releaseAll(j.batches)
+	j.batches = nil
+}
+
+// pairs are matched rows: left row L[i] with right row R[i].
+type pairs struct {
+	L []int32
+	R []rowRef
+}
+
+// probe finds the pairs of rec's rows and the right side's whose keys are
+// equal and, with --where, for which it holds; pairs come in left order.
+func (j *joiner) probe(ctx context.Context, rec arrow.RecordBatch) (pairs, error) {
+	var p pairs
+	var kr keyRows
+	j.lkeys.encode(rec, &kr)
+	nulls := keyNulls(rec, j.lkeys)
+	for i := range int(rec.NumRows()) {
+		if nulls != nil && nulls[i] {
+			continue
+		}
+		h, ok := j.head[string(kr.row(i))]
+		for ok && h >= 0 {
+			p.L = append(p.L, int32(i))
+			p.R = append(p.R, j.refs[h])
+			h = j.next[h]
+		}
+	}
+	if j.where == nil || len(p.L) == 0 {
+		return p, nil
+	}
+	cand, err := j.assemble(ctx, rec, p)
+	if err != nil {
+		return p, err
+	}
+	defer cand.Release()
+	v := j.where.Eval(cand)
+	var kept pairs
+	for i := range p.L {
+		if v.IsValid(i) && (v.Const && v.B[0] || !v.Const && v.B[i]) {
+			kept.L = append(kept.L, p.L[i])
+			kept.R = append(kept.R, p.R[i])
+		}
+	}
+	return kept, nil
+}
+
+// assemble makes the joined rows of p: left row L[i] beside right row
+// R[i]. L is -1 for a right row that matched nothing (every row of p, then:
+// they are sent apart, at the end).
+func (j *joiner) assemble(ctx context.Context, rec arrow.RecordBatch, p pairs) (arrow.RecordBatch, error) {
+	mem := j.e.mem
+	n := len(p.L)
+	var left arrow.RecordBatch
+	var err error
+	if slices.Contains(p.L, -1) {
+		left, err = j.leftWithNulls(ctx, rec, p)
+	} else {
+		left, err = takeRows(ctx, mem, rec, func(add func(int32)) {
+			for _, i := range p.L {
+				add(i)
+			}
+		}, n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer left.Release()
+	right, err := gatherRows(ctx, mem, j.right, j.batches, p.R)
+	if err != nil {
+		return nil, err
+	}
+	defer right.Release()
+	cols := slices.Clone(left.Columns())
+	for _, i := range j.rightKeep {
+		cols = append(cols, right.Column(i))
+	}
+	return array.NewRecordBatch(j.joined, cols, int64(n)), nil
+}
+
+// leftWithNulls is the left columns of p where some rows are of the right
+// side alone: nulls, but for keys named alike, which take the right's
+// value.
+func (j *joiner) leftWithNulls(ctx context.Context, rec arrow.RecordBatch, p pairs) (arrow.RecordBatch, error) {
+	mem := j.e.mem
+	n := len(p.L)
+	cols := make([]arrow.Array, j.in.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, f := range j.in.Fields() {
+		cols[i] = array.MakeArrayOfNull(mem, f.Type, n)
+	}
+	for _, d := range j.dupLeft {
+		li, ri := d[0], d[1]
+		arrs := make([]arrow.Array, len(j.batches))
+		for b, rb := range j.batches {
+			arrs[b] = rb.Column(ri)
+		}
+		v, err := gatherColumn(ctx, mem, j.right.Field(ri).Type, arrs, p.R)
+		if err != nil {
+			return nil, err
+		}
+		if lt := j.in.Field(li).Type; !arrow.TypeEqual(lt, v.DataType()) {
+			c, err := compute.CastArray(ctx, v, compute.SafeCastOptions(lt))
+			v.Release()
+			if err != nil {
+				return nil, fmt.Errorf("join: key %s: %w", j.in.Field(li).Name, err)
+			}
+			v = c
+		}
+		cols[li].Release()
+		cols[li] = v
+	}
+	return array.NewRecordBatch(j.in, cols, int64(n)), nil
+}
+
+// mapBatch joins one left batch (inner, left, semi and anti joins, which
+// keep no state across batches).
+func (j *joiner) mapBatch(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if err := j.ready(ctx); err != nil {
+		return nil, err
+	}
+	p, err := j.probe(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	switch j.stage.o.How {
+	case "semi", "anti":
+		want := j.stage.o.How == "semi"
+		has := make([]bool, rec.NumRows())
+		for _, i := range p.L {
+			has[i] = true
+		}
+		var rows []int32
+		for i, h := range has {
+			if h == want {
+				rows = append(rows, int32(i))
+			}
+		}
+		if len(rows) == len(has) {
+			rec.Retain()
+			return rec, nil
+		}
+		return takeRows(ctx, j.e.mem, rec, func(add func(int32)) {
+			for _, i := range rows {
+				add(i)
+			}
+		}, len(rows))
+	case "left", "full":
+		p = j.withUnmatchedLeft(rec, p)
+	}
+	return j.assemble(ctx, rec, p)
+}
+
+// withUnmatchedLeft puts each left row that matched nothing in its place
+// among p, beside the right side's row of nulls.
+func (j *joiner) withUnmatchedLeft(rec arrow.RecordBatch, p pairs) pairs {
+	var out pairs
+	k := 0
+	for i := range int32(rec.NumRows()) {
+		if k < len(p.L) && p.L[k] == i {
+			for k < len(p.L) && p.L[k] == i {
+				out.L = append(out.L, i)
+				out.R = append(out.R, p.R[k])
+				k++
+			}
+			continue
+		}
+		out.L = append(out.L, i)
+		out.R = append(out.R, j.nullRef)
+	}
+	return out
+}
+
+// joinOp runs a right or full join: batches one at a time, the right
+// rows that matched marked, the others sent at the end.
+type joinOp struct {
+	j    *joiner
+	next operator
+}
+
+func (o *joinOp) push(ctx context.Context, rec arrow.RecordBatch) error {
+	j := o.j
+	if err := j.ready(ctx); err != nil {
+		return err
+	}
+	p, err := j.probe(ctx, rec)
+	if err != nil {
+		return err
+	}
+	for _, r := range p.R {
+		j.matched[j.starts[r.Batch]+int(r.Row)] = true
+	}
+	if j.stage.o.How == "full" {
+		p = j.withUnmatchedLeft(rec, p)
+	}
+	out, err := j.assemble(ctx, rec, p)
+	if err != nil {
+		return err
+	}
+	defer out.Release()
+	return o.next.push(ctx, out)
+}
+
+func (o *joinOp) finish(ctx context.Context) error {
+	j := o.j
+	if err := j.ready(ctx); err != nil {
+		return err
+	}
+	var p pairs
+	flush := func() error {
+		if len(p.L) == 0 {
+			return nil
+		}
+		out, err := j.assemble(ctx, nil, p)
+		if err != nil {
+			return err
+		}
+		defer out.Release()
+		p = pairs{}
+		return o.next.push(ctx, out)
+	}
+	for i, m := range j.matched {
+		if m {
+			continue
+		}
+		p.L = append(p.L, -1)
+		p.R = append(p.R, j.refs[i])
+		if len(p.L) == 64<<10 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	return o.next.finish(ctx)
+}
+
+func (o *joinOp) release() {}
