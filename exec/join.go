@@ -32,6 +32,9 @@ func Join(other Pipeline, o JoinOptions) Stage { return &joinStage{other: other,
 type joinStage struct {
 	other Pipeline
 	o     JoinOptions
+	// pre, when set, is the right side read before the left side's scan
+	// opened (to prune it by the right side's keys).
+	pre *sideBatches
 }
 
 func (s *joinStage) Name() string { return "join" }
@@ -109,11 +112,7 @@ func (s *joinStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	}
 	// The right side is held with dictionaries decoded, so gathering its
 	// rows is a copy of values.
-	rfields := slices.Clone(right.Fields())
-	for i := range rfields {
-		rfields[i].Type = valueType(rfields[i].Type)
-	}
-	right = arrow.NewSchema(rfields, nil)
+	right = decodedSchema(right)
 	j := &joiner{stage: s, e: e, in: in, right: right}
 	if j.lkeys, err = newKeyEncoder("join (left side)", in, o.Left); err != nil {
 		return nil, err
@@ -210,22 +209,17 @@ type joiner struct {
 
 // build reads the right side and indexes its rows by key.
 func (j *joiner) build(ctx context.Context) error {
-	e := j.e
-	collect := Collect(nil, func(rec arrow.RecordBatch) error {
-		if rec.NumRows() == 0 {
-			return nil
+	if j.stage.pre != nil {
+		for _, b := range j.stage.pre.batches {
+			b.Retain()
+			j.batches = append(j.batches, b)
 		}
-		dec, err := decodeDicts(ctx, e, rec, j.right)
+	} else {
+		side, err := readSide(ctx, j.e, j.stage.other)
 		if err != nil {
 			return err
 		}
-		j.batches = append(j.batches, dec)
-		return nil
-	})
-	other := j.stage.other
-	p := Pipeline{Source: other.Source, Stages: append(slices.Clone(other.Stages), collect)}
-	if err := Run(ctx, p, Options{Mem: e.mem, Workers: e.workers, Memory: e.memory, TempDir: e.tempDir, Open: e.open}); err != nil {
-		return fmt.Errorf("join (right side): %w", err)
+		j.batches = side.batches
 	}
 	for _, b := range j.batches {
 		if !b.Schema().Equal(j.right) {
@@ -274,7 +268,7 @@ func (j *joiner) build(ctx context.Context) error {
 	}
 	cols := make([]arrow.Array, j.right.NumFields())
 	for i, f := range j.right.Fields() {
-		cols[i] = array.MakeArrayOfNull(e.mem, f.Type, 1)
+		cols[i] = array.MakeArrayOfNull(j.e.mem, f.Type, 1)
 	}
 	nullRow := array.NewRecordBatch(j.right, cols, 1)
 	for _, c := range cols {
@@ -283,6 +277,44 @@ func (j *joiner) build(ctx context.Context) error {
 	j.nullRef = rowRef{Batch: int32(len(j.batches))}
 	j.batches = append(j.batches, nullRow)
 	return nil
+}
+
+// sideBatches are a join's right side, read whole, dictionaries decoded.
+type sideBatches struct {
+	batches []arrow.RecordBatch
+}
+
+func (s *sideBatches) release() { releaseAll(s.batches) }
+
+// readSide runs the right side's pipeline and keeps its batches.
+func readSide(ctx context.Context, e *env, other Pipeline) (*sideBatches, error) {
+	side := &sideBatches{}
+	collect := Collect(nil, func(rec arrow.RecordBatch) error {
+		if rec.NumRows() == 0 {
+			return nil
+		}
+		dec, err := decodeDicts(ctx, e, rec, decodedSchema(rec.Schema()))
+		if err != nil {
+			return err
+		}
+		side.batches = append(side.batches, dec)
+		return nil
+	})
+	p := Pipeline{Source: other.Source, Stages: append(slices.Clone(other.Stages), collect)}
+	if err := Run(ctx, p, Options{Mem: e.mem, Workers: e.workers, Memory: e.memory, TempDir: e.tempDir, Open: e.open}); err != nil {
+		side.release()
+		return nil, fmt.Errorf("join (right side): %w", err)
+	}
+	return side, nil
+}
+
+// decodedSchema is s with dictionaries as their value types.
+func decodedSchema(s *arrow.Schema) *arrow.Schema {
+	fields := slices.Clone(s.Fields())
+	for i := range fields {
+		fields[i].Type = valueType(fields[i].Type)
+	}
+	return arrow.NewSchema(fields, nil)
 }
 
 // decodeDicts returns rec with its dictionary columns as their values.

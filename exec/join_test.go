@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/scan"
 )
 
 var (
@@ -124,4 +126,45 @@ func spaced(rows []string) []string {
 		out[i] = strings.ReplaceAll(r, "|", " ")
 	}
 	return out
+}
+
+// TestJoinPrunesProbeSide: an inner, semi or right join right after a
+// scan skips the row groups whose statistics exclude every key of the
+// right side (a short list of keys, or their range), with the rows of
+// the join unchanged; left, full and anti joins, which keep left rows
+// without a match, read them all.
+func TestJoinPrunesProbeSide(t *testing.T) {
+	_, lineitem := testData(t)
+	for _, c := range []struct {
+		name, filter string
+	}{
+		{"in list", "l_orderkey in (3, 4000, 4001, 9000)"},
+		{"range", "l_orderkey < 6000"}, // more keys than an in list holds,
+	} {
+		for _, how := range []string{"inner", "semi", "right", "left", "anti"} {
+			t.Run(c.name+"/"+how, func(t *testing.T) {
+				mem := checkedMem(t)
+				var st scan.Stats
+				src := Scan([]string{lineitem}, ScanOptions{Stats: func(_ string, s scan.Stats) { st = s }})
+				keys := Pipeline{Source: Scan([]string{lineitem}, ScanOptions{Filter: c.filter}), Stages: []Stage{CountBy([]string{"l_orderkey"})}}
+				join := Join(keys, JoinOptions{How: how, Left: []string{"l_orderkey"}, Right: []string{"l_orderkey"}, Prefix: "r_"})
+				got, err := collectRows(t, mem, src, join, Select("l_orderkey", "l_linenumber"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The same rows, unpruned: the join as a stage over a stream.
+				want, err := collectRows(t, mem, bytesSource(fused(t, mem, 2, Scan([]string{lineitem}, ScanOptions{}))), Join(keys, JoinOptions{How: how, Left: []string{"l_orderkey"}, Right: []string{"l_orderkey"}, Prefix: "r_"}), Select("l_orderkey", "l_linenumber"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) || len(want) == 0 {
+					t.Fatalf("pruned %d rows, unpruned %d", len(got), len(want))
+				}
+				prunes := how == "inner" || how == "semi" || how == "right"
+				if prunes != (st.RowGroupsPruned > 0) {
+					t.Errorf("%d of %d row groups skipped", st.RowGroupsPruned, st.RowGroups+st.RowGroupsPruned)
+				}
+			})
+		}
+	}
 }

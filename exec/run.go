@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -37,8 +38,25 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	if sc, ok := source.(*scanStage); ok && len(p.Stages) > 0 {
 		// A filter right after a scan skips what the scan would skip
 		// with the same filter, so both forms fetch the same bytes.
+		var prune []string
 		if f, ok := p.Stages[0].(*filterStage); ok {
-			source = sc.withPrune(f.expr)
+			prune = append(prune, "("+f.expr+")")
+		}
+		// A join that drops left rows without a match reads its right
+		// side first, and the scan skips what its keys cannot match.
+		if i, js := pruningJoin(p.Stages); js != nil {
+			stages, side, cond, err := prebuildJoin(ctx, e, p.Stages, i, js)
+			if err != nil {
+				return err
+			}
+			defer side.release()
+			p.Stages = stages
+			if cond != "" {
+				prune = append(prune, cond)
+			}
+		}
+		if len(prune) > 0 {
+			source = sc.withPrune(strings.Join(prune, " and "))
 		}
 	}
 	src, err := source.open(ctx, e)

@@ -1,0 +1,126 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluice-data/sluice/expr"
+)
+
+// maxInList is the most distinct keys a pruning condition lists one by
+// one; with more it says their range.
+const maxInList = 1024
+
+// pruningJoin finds the first join among stages that keeps no left row
+// without a match (inner, semi, right), reached through stages that keep
+// the scan's column values as they are (filter, select, drop): its right
+// side's keys say which row groups of the scan can hold a match.
+func pruningJoin(stages []Stage) (int, *joinStage) {
+	for i, st := range stages {
+		switch s := st.(type) {
+		case *filterStage, *projectStage:
+			continue
+		case *joinStage:
+			if s.o.How == "inner" || s.o.How == "semi" || s.o.How == "right" {
+				return i, s
+			}
+		}
+		break
+	}
+	return -1, nil
+}
+
+// prebuildJoin reads the right side of the join at stages[i] before the
+// scan opens, and returns the stages with that join holding it and the
+// condition its keys put on the scan's rows ("" for none).
+func prebuildJoin(ctx context.Context, e *env, stages []Stage, i int, js *joinStage) ([]Stage, *sideBatches, string, error) {
+	side, err := readSide(ctx, e, js.other)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	c := *js
+	c.pre = side
+	out := slices.Clone(stages)
+	out[i] = &c
+	var terms []string
+	for k := range js.o.Left {
+		if t := keyTerm(js.o.Left[k], js.o.Right[k], side.batches); t != "" {
+			terms = append(terms, t)
+		}
+	}
+	return out, side, strings.Join(terms, " and "), nil
+}
+
+// keyTerm says which values of the left key column left can match the
+// right side's column right: an in list, or a range; "" when the values
+// are of a kind statistics do not serve.
+func keyTerm(left, right string, batches []arrow.RecordBatch) string {
+	if strings.Contains(left, `"`) || len(batches) == 0 {
+		return ""
+	}
+	idx := batches[0].Schema().FieldIndices(right)
+	if len(idx) != 1 {
+		return ""
+	}
+	kind, load := expr.Loader(batches[0].Schema().Field(idx[0]).Type)
+	if load == nil {
+		return ""
+	}
+	var lit func(v expr.Vec, i int) string
+	var less func(a, b expr.Vec, i, j int) bool
+	switch kind {
+	case expr.KindInt:
+		lit = func(v expr.Vec, i int) string { return strconv.FormatInt(v.I[i], 10) }
+		less = func(a, b expr.Vec, i, j int) bool { return a.I[i] < b.I[j] }
+	case expr.KindDate:
+		lit = func(v expr.Vec, i int) string {
+			return "date '" + time.Unix(v.I[i]*86400, 0).UTC().Format("2006-01-02") + "'"
+		}
+		less = func(a, b expr.Vec, i, j int) bool { return a.I[i] < b.I[j] }
+	case expr.KindString:
+		lit = func(v expr.Vec, i int) string { return "'" + strings.ReplaceAll(v.S(i), "'", "''") + "'" }
+		less = func(a, b expr.Vec, i, j int) bool { return a.S(i) < b.S(j) }
+	default:
+		return ""
+	}
+	distinct := map[string]bool{}
+	var lo, hi string
+	var loV, hiV expr.Vec
+	loI, hiI := -1, -1
+	for _, b := range batches {
+		v := load(b.Column(idx[0]))
+		for i := range int(b.NumRows()) {
+			if !v.IsValid(i) {
+				continue
+			}
+			if loI < 0 || less(v, loV, i, loI) {
+				lo, loV, loI = lit(v, i), v, i
+			}
+			if hiI < 0 || less(hiV, v, hiI, i) {
+				hi, hiV, hiI = lit(v, i), v, i
+			}
+			if len(distinct) <= maxInList {
+				distinct[lit(v, i)] = true
+			}
+		}
+	}
+	col := `"` + left + `"`
+	switch {
+	case loI < 0:
+		return "" // no key to match: the join keeps no left row anyway
+	case len(distinct) <= maxInList:
+		list := make([]string, 0, len(distinct))
+		for l := range distinct {
+			list = append(list, l)
+		}
+		slices.Sort(list)
+		return fmt.Sprintf("%s in (%s)", col, strings.Join(list, ", "))
+	}
+	return fmt.Sprintf("%s between %s and %s", col, lo, hi)
+}
