@@ -131,6 +131,7 @@ func (s *joinStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 			dup[rc.idx] = lc.idx
 		}
 	}
+	j.intKey = len(o.Left) == 1 && smallInt(j.lkeys.cols[0].in) && smallInt(j.rkeys.cols[0].in)
 	semi := o.How == "semi" || o.How == "anti"
 	var fields []arrow.Field
 	for _, f := range in.Fields() {
@@ -201,6 +202,10 @@ type joiner struct {
 	refs    []rowRef // the right side's rows, in order
 	starts  []int    // the number of each batch's first row
 	head    map[string]int32
+	// intHead replaces head for one integer key, whose values are looked
+	// up as they are rather than as key bytes.
+	intHead map[int64]int32
+	intKey  bool
 	next    []int32 // the next row with the same key, -1 at the end
 	// matched marks the right rows that matched (right and full joins,
 	// which probe one batch at a time).
@@ -241,20 +246,36 @@ func (j *joiner) build(ctx context.Context) error {
 		}
 	}
 	j.next = make([]int32, n)
-	j.head = make(map[string]int32)
+	if j.intKey {
+		j.intHead = make(map[int64]int32, n)
+	} else {
+		j.head = make(map[string]int32, n)
+	}
 	// Rows go in from the last, each put before the one of its key, so
 	// that a key's chain is in the right side's order.
 	var kr keyRows
+	var ints []int64
 	row := n
 	for bi := len(j.batches) - 1; bi >= 0; bi-- {
 		b := j.batches[bi]
-		j.rkeys.encode(b, &kr)
+		if j.intKey {
+			ints = intValues(b.Column(j.rkeys.cols[0].idx), ints)
+		} else {
+			j.rkeys.encode(b, &kr)
+		}
 		nulls := keyNulls(b, j.rkeys)
 		for r := int(b.NumRows()) - 1; r >= 0; r-- {
 			row--
 			j.next[row] = -1
 			if nulls != nil && nulls[r] {
 				continue // a null key matches nothing
+			}
+			if j.intKey {
+				if h, ok := j.intHead[ints[r]]; ok {
+					j.next[row] = h
+				}
+				j.intHead[ints[r]] = int32(row)
+				continue
 			}
 			k := kr.row(r)
 			if h, ok := j.head[string(k)]; ok {
@@ -380,15 +401,29 @@ type pairs struct {
 // probe finds the pairs of rec's rows and the right side's whose keys are
 // equal and, with --where, for which it holds; pairs come in left order.
 func (j *joiner) probe(ctx context.Context, rec arrow.RecordBatch) (pairs, error) {
-	var p pairs
+	// Most left rows match once in the joins that matter (facts to a
+	// dimension): room for that saves growing the pairs batch by batch.
+	n := int(rec.NumRows())
+	p := pairs{L: make([]int32, 0, n), R: make([]rowRef, 0, n)}
 	var kr keyRows
-	j.lkeys.encode(rec, &kr)
+	var ints []int64
+	if j.intKey {
+		ints = intValues(rec.Column(j.lkeys.cols[0].idx), nil)
+	} else {
+		j.lkeys.encode(rec, &kr)
+	}
 	nulls := keyNulls(rec, j.lkeys)
-	for i := range int(rec.NumRows()) {
+	for i := range n {
 		if nulls != nil && nulls[i] {
 			continue
 		}
-		h, ok := j.head[string(kr.row(i))]
+		var h int32
+		var ok bool
+		if j.intKey {
+			h, ok = j.intHead[ints[i]]
+		} else {
+			h, ok = j.head[string(kr.row(i))]
+		}
 		for ok && h >= 0 {
 			p.L = append(p.L, int32(i))
 			p.R = append(p.R, j.refs[h])
@@ -613,3 +648,47 @@ func (o *joinOp) finish(ctx context.Context) error {
 }
 
 func (o *joinOp) release() {}
+
+// smallInt says intValues reads dt: integers that fit an int64.
+func smallInt(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32:
+		return true
+	}
+	return false
+}
+
+// intValues are the values of an integer column as int64s (the column's
+// own memory for an int64 one; else widened into buf).
+func intValues(a arrow.Array, buf []int64) []int64 {
+	widen := func(n int, at func(int) int64) []int64 {
+		buf = grow(buf, n)
+		for i := range n {
+			buf[i] = at(i)
+		}
+		return buf
+	}
+	switch a := a.(type) {
+	case *array.Int64:
+		return a.Int64Values()
+	case *array.Int32:
+		v := a.Int32Values()
+		return widen(len(v), func(i int) int64 { return int64(v[i]) })
+	case *array.Int16:
+		v := a.Int16Values()
+		return widen(len(v), func(i int) int64 { return int64(v[i]) })
+	case *array.Int8:
+		v := a.Int8Values()
+		return widen(len(v), func(i int) int64 { return int64(v[i]) })
+	case *array.Uint32:
+		v := a.Uint32Values()
+		return widen(len(v), func(i int) int64 { return int64(v[i]) })
+	case *array.Uint16:
+		v := a.Uint16Values()
+		return widen(len(v), func(i int) int64 { return int64(v[i]) })
+	case *array.Uint8:
+		v := a.Uint8Values()
+		return widen(len(v), func(i int) int64 { return int64(v[i]) })
+	}
+	panic(fmt.Sprintf("join: intValues of %s", a.DataType()))
+}

@@ -56,10 +56,16 @@ var queries = map[string]string{
 	      where l_shipdate <= date '1998-09-02'
 	      group by l_returnflag, l_linestatus
 	      order by l_returnflag, l_linestatus`,
+	// j: a join with an aggregated side (each order's quantity beside its lines).
+	"j": `select l_returnflag, sum(q) as q, count(*) as n
+	      from read_parquet('%[1]s') l
+	      join (select l_orderkey as k, sum(l_quantity) as q from read_parquet('%[1]s') group by l_orderkey) o
+	        on l.l_orderkey = o.k
+	      group by l_returnflag order by l_returnflag`,
 }
 
 func main() {
-	query := flag.String("query", "b", "a or b")
+	query := flag.String("query", "b", "a, b or j")
 	files := flag.String("files", "", "the Parquet files, a glob")
 	threads := flag.Int("threads", 0, "DuckDB threads (0: its default, the number of cores)")
 	write := flag.String("write", "", "an Arrow IPC file to write as Parquet (-out)")
