@@ -182,7 +182,7 @@ func CompileStage(st plan.Stage, env Env) (Stage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("join (right side): %w", err)
 		}
-		return Join(other, JoinOptions{How: s.How, Left: s.Left, Right: s.Right, Where: s.Where, Prefix: s.Prefix}), nil
+		return Join(other, JoinOptions{How: s.How, Left: s.Left, Right: s.Right, Where: s.Where, Prefix: s.Prefix, Memory: s.Memory}), nil
 	case *plan.Scan, *plan.FromCSV:
 		return nil, invalidf("%s reads data: it must be the first stage", st.Name())
 	}

@@ -230,7 +230,7 @@ func (s *positionSource) hold(g *heldGroup, rec arrow.RecordBatch) error {
 	}
 	defer out.Release()
 	if s.spill == nil {
-		sp, err := newSpillFile(s.tempDir, s.mem)
+		sp, err := newSpillFile(s.tempDir, s.mem, "order", "restoring dataset order")
 		if err != nil {
 			return err
 		}
@@ -286,14 +286,18 @@ type spillFile struct {
 	w   *bufio.Writer
 	off int64
 	mem memory.Allocator
+	// what the file is for, in errors
+	what string
 }
 
-func newSpillFile(dir string, mem memory.Allocator) (*spillFile, error) {
-	f, err := os.CreateTemp(dir, "sluice-order-*.arrows")
+// newSpillFile makes a spill file named sluice-NAME-*.arrows in dir; what
+// says what it is for in errors.
+func newSpillFile(dir string, mem memory.Allocator, name, what string) (*spillFile, error) {
+	f, err := os.CreateTemp(dir, "sluice-"+name+"-*.arrows")
 	if err != nil {
-		return nil, fmt.Errorf("restoring dataset order: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return &spillFile{f: f, w: bufio.NewWriterSize(f, 1<<20), mem: mem}, nil
+	return &spillFile{f: f, w: bufio.NewWriterSize(f, 1<<20), mem: mem, what: what}, nil
 }
 
 func (s *spillFile) write(rec arrow.RecordBatch) (off, n int64, err error) {
@@ -307,7 +311,7 @@ func (s *spillFile) write(rec arrow.RecordBatch) (off, n int64, err error) {
 		err = s.w.Flush()
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("restoring dataset order: spill: %w", err)
+		return 0, 0, fmt.Errorf("%s: spill: %w", s.what, err)
 	}
 	off = s.off
 	s.off += cw.n
@@ -318,7 +322,7 @@ func (s *spillFile) write(rec arrow.RecordBatch) (off, n int64, err error) {
 func (s *spillFile) read(off, n int64, sc *arrow.Schema) (arrow.RecordBatch, error) {
 	r, err := ipc.NewReader(io.NewSectionReader(s.f, off, n), ipc.WithAllocator(s.mem))
 	if err != nil {
-		return nil, fmt.Errorf("restoring dataset order: spill: %w", err)
+		return nil, fmt.Errorf("%s: spill: %w", s.what, err)
 	}
 	defer r.Release()
 	if !r.Next() {
@@ -326,7 +330,7 @@ func (s *spillFile) read(off, n int64, sc *arrow.Schema) (arrow.RecordBatch, err
 		if err == nil {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, fmt.Errorf("restoring dataset order: spill: %w", err)
+		return nil, fmt.Errorf("%s: spill: %w", s.what, err)
 	}
 	rec := r.RecordBatch()
 	return array.NewRecordBatch(sc, rec.Columns(), rec.NumRows()), nil

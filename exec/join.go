@@ -20,6 +20,10 @@ type JoinOptions struct {
 	Left, Right []string
 	Where       string
 	Prefix      string
+	// Memory is how many bytes of the right side the join holds; past
+	// that it partitions both sides to disk (a grace hash join). Zero:
+	// the run's Options.Memory.
+	Memory int64
 }
 
 // Join joins the stream (the left side) with the batches of other (the
@@ -105,15 +109,40 @@ func valueType(dt arrow.DataType) arrow.DataType {
 }
 
 func (s *joinStage) bind(e *env, in *arrow.Schema) (*bound, error) {
-	o := s.o
 	right, err := s.otherSchema(e)
 	if err != nil {
 		return nil, err
 	}
 	// The right side is held with dictionaries decoded, so gathering its
 	// rows is a copy of values.
-	right = decodedSchema(right)
+	j, err := newJoiner(s, e, in, decodedSchema(right))
+	if err != nil {
+		return nil, err
+	}
+	out := j.joined
+	if s.semi() {
+		out = in
+	}
+	b := &bound{name: "join", out: out, done: j.release}
+	switch {
+	case s.pre != nil && s.pre.spill != nil:
+		b.newOp = func(next operator) (operator, error) { return newGraceOp(s, e, in, next) }
+	case s.preserves(false):
+		b.newOp = func(next operator) (operator, error) { return &joinOp{j: j, next: next}, nil }
+	default:
+		b.mapper = j
+	}
+	return b, nil
+}
+
+func (s *joinStage) semi() bool { return s.o.How == "semi" || s.o.How == "anti" }
+
+// newJoiner checks the join against the schemas of its sides and works
+// out the schema of joined rows.
+func newJoiner(s *joinStage, e *env, in, right *arrow.Schema) (*joiner, error) {
+	o := s.o
 	j := &joiner{stage: s, e: e, in: in, right: right}
+	var err error
 	if j.lkeys, err = newKeyEncoder("join (left side)", in, o.Left); err != nil {
 		return nil, err
 	}
@@ -132,7 +161,6 @@ func (s *joinStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 		}
 	}
 	j.intKey = len(o.Left) == 1 && smallInt(j.lkeys.cols[0].in) && smallInt(j.rkeys.cols[0].in)
-	semi := o.How == "semi" || o.How == "anti"
 	var fields []arrow.Field
 	for _, f := range in.Fields() {
 		f.Nullable = f.Nullable || s.preserves(false)
@@ -145,12 +173,10 @@ func (s *joinStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 		}
 		f.Name = o.Prefix + f.Name
 		if in.HasField(f.Name) {
-			if semi {
-				// Only --where sees the right side's columns: a clash
-				// there is a name --where could not tell apart.
-				if o.Where == "" {
-					continue
-				}
+			// In a semi or anti join only --where sees the right side's
+			// columns: a clash matters when it could not tell them apart.
+			if s.semi() && o.Where == "" {
+				continue
 			}
 			return nil, invalidf("join: column %q is on both sides: rename it on one side (rename, select) or give --prefix for the right side's columns", f.Name)
 		}
@@ -165,17 +191,7 @@ func (s *joinStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 			return nil, stageExprError("join --where", err)
 		}
 	}
-	out := j.joined
-	if semi {
-		out = in
-	}
-	b := &bound{name: "join", out: out, done: j.release}
-	if s.preserves(false) {
-		b.newOp = func(next operator) (operator, error) { return &joinOp{j: j, next: next}, nil }
-	} else {
-		b.mapper = j
-	}
-	return b, nil
+	return j, nil
 }
 
 // joiner is a join bound to its input: the right side's hash table once
@@ -192,9 +208,15 @@ type joiner struct {
 	dupLeft      [][2]int
 	lkeys, rkeys *keyEncoder
 	where        *expr.Expr
+	intKey       bool
 
 	once     sync.Once
 	buildErr error
+	t        *joinTable
+}
+
+// joinTable is the right side (or one part of it) indexed by key.
+type joinTable struct {
 	// batches are the right side's, then one row of nulls (nullRef) that
 	// a left row without a match takes its right columns from.
 	batches []arrow.RecordBatch
@@ -205,59 +227,82 @@ type joiner struct {
 	// intHead replaces head for one integer key, whose values are looked
 	// up as they are rather than as key bytes.
 	intHead map[int64]int32
-	intKey  bool
 	next    []int32 // the next row with the same key, -1 at the end
 	// matched marks the right rows that matched (right and full joins,
 	// which probe one batch at a time).
 	matched []bool
 }
 
-// build reads the right side and indexes its rows by key.
-func (j *joiner) build(ctx context.Context) error {
-	if j.stage.pre != nil {
-		for _, b := range j.stage.pre.batches {
+func (t *joinTable) release() {
+	releaseAll(t.batches)
+	t.batches = nil
+}
+
+// ready builds the table of the right side, once: from the batches read
+// before the run began, or by reading it now.
+func (j *joiner) ready(ctx context.Context) error {
+	j.once.Do(func() {
+		side := j.stage.pre
+		if side == nil {
+			if side, j.buildErr = readSide(ctx, j.e, j.stage.other, j.stage.o, 0); j.buildErr != nil {
+				return
+			}
+			defer side.release()
+		}
+		batches := make([]arrow.RecordBatch, len(side.batches))
+		for i, b := range side.batches {
 			b.Retain()
-			j.batches = append(j.batches, b)
+			batches[i] = b
 		}
-	} else {
-		side, err := readSide(ctx, j.e, j.stage.other)
-		if err != nil {
-			return err
-		}
-		j.batches = side.batches
+		j.t, j.buildErr = j.buildTable(batches)
+	})
+	return j.buildErr
+}
+
+func (j *joiner) release() {
+	if j.t != nil {
+		j.t.release()
 	}
-	for _, b := range j.batches {
+}
+
+// buildTable indexes batches (of schema j.right, which the table takes)
+// by key.
+func (j *joiner) buildTable(batches []arrow.RecordBatch) (*joinTable, error) {
+	t := &joinTable{batches: batches}
+	for _, b := range batches {
 		if !b.Schema().Equal(j.right) {
-			return fmt.Errorf("join (right side): its schema changed while it was read: %s, bound as %s", schemaString(b.Schema()), schemaString(j.right))
+			t.release()
+			return nil, fmt.Errorf("join (right side): its schema changed while it was read: %s, bound as %s", schemaString(b.Schema()), schemaString(j.right))
 		}
 	}
 	n := 0
-	for _, b := range j.batches {
+	for _, b := range batches {
 		n += int(b.NumRows())
 	}
 	if n > 1<<31-2 {
-		return fmt.Errorf("join (right side): %d rows, more than a join holds (2^31)", n)
+		t.release()
+		return nil, fmt.Errorf("join (right side): %d rows, more than a join holds (2^31)", n)
 	}
-	j.refs = make([]rowRef, 0, n)
-	for bi, b := range j.batches {
-		j.starts = append(j.starts, len(j.refs))
+	t.refs = make([]rowRef, 0, n)
+	for bi, b := range batches {
+		t.starts = append(t.starts, len(t.refs))
 		for r := range int(b.NumRows()) {
-			j.refs = append(j.refs, rowRef{Batch: int32(bi), Row: int32(r)})
+			t.refs = append(t.refs, rowRef{Batch: int32(bi), Row: int32(r)})
 		}
 	}
-	j.next = make([]int32, n)
+	t.next = make([]int32, n)
 	if j.intKey {
-		j.intHead = make(map[int64]int32, n)
+		t.intHead = make(map[int64]int32, n)
 	} else {
-		j.head = make(map[string]int32, n)
+		t.head = make(map[string]int32, n)
 	}
 	// Rows go in from the last, each put before the one of its key, so
 	// that a key's chain is in the right side's order.
 	var kr keyRows
 	var ints []int64
 	row := n
-	for bi := len(j.batches) - 1; bi >= 0; bi-- {
-		b := j.batches[bi]
+	for bi := len(batches) - 1; bi >= 0; bi-- {
+		b := batches[bi]
 		if j.intKey {
 			ints = intValues(b.Column(j.rkeys.cols[0].idx), ints)
 		} else {
@@ -266,26 +311,26 @@ func (j *joiner) build(ctx context.Context) error {
 		nulls := keyNulls(b, j.rkeys)
 		for r := int(b.NumRows()) - 1; r >= 0; r-- {
 			row--
-			j.next[row] = -1
+			t.next[row] = -1
 			if nulls != nil && nulls[r] {
 				continue // a null key matches nothing
 			}
 			if j.intKey {
-				if h, ok := j.intHead[ints[r]]; ok {
-					j.next[row] = h
+				if h, ok := t.intHead[ints[r]]; ok {
+					t.next[row] = h
 				}
-				j.intHead[ints[r]] = int32(row)
+				t.intHead[ints[r]] = int32(row)
 				continue
 			}
 			k := kr.row(r)
-			if h, ok := j.head[string(k)]; ok {
-				j.next[row] = h
+			if h, ok := t.head[string(k)]; ok {
+				t.next[row] = h
 			}
-			j.head[string(k)] = int32(row)
+			t.head[string(k)] = int32(row)
 		}
 	}
 	if j.stage.preserves(false) {
-		j.matched = make([]bool, n)
+		t.matched = make([]bool, n)
 	}
 	cols := make([]arrow.Array, j.right.NumFields())
 	for i, f := range j.right.Fields() {
@@ -295,39 +340,271 @@ func (j *joiner) build(ctx context.Context) error {
 	for _, c := range cols {
 		c.Release()
 	}
-	j.nullRef = rowRef{Batch: int32(len(j.batches))}
-	j.batches = append(j.batches, nullRow)
-	return nil
+	t.nullRef = rowRef{Batch: int32(len(t.batches))}
+	t.batches = append(t.batches, nullRow)
+	return t, nil
 }
 
-// sideBatches are a join's right side, read whole, dictionaries decoded.
-type sideBatches struct {
-	batches []arrow.RecordBatch
+// pairs are matched rows: left row L[i] with right row R[i].
+type pairs struct {
+	L []int32
+	R []rowRef
 }
 
-func (s *sideBatches) release() { releaseAll(s.batches) }
+// probe finds the pairs of rec's rows and t's whose keys are equal and,
+// with --where, for which it holds; pairs come in left order.
+func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch) (pairs, error) {
+	// Most left rows match once in the joins that matter (facts to a
+	// dimension): room for that saves growing the pairs batch by batch.
+	n := int(rec.NumRows())
+	p := pairs{L: make([]int32, 0, n), R: make([]rowRef, 0, n)}
+	var kr keyRows
+	var ints []int64
+	if j.intKey {
+		ints = intValues(rec.Column(j.lkeys.cols[0].idx), nil)
+	} else {
+		j.lkeys.encode(rec, &kr)
+	}
+	nulls := keyNulls(rec, j.lkeys)
+	for i := range n {
+		if nulls != nil && nulls[i] {
+			continue
+		}
+		var h int32
+		var ok bool
+		if j.intKey {
+			h, ok = t.intHead[ints[i]]
+		} else {
+			h, ok = t.head[string(kr.row(i))]
+		}
+		for ok && h >= 0 {
+			p.L = append(p.L, int32(i))
+			p.R = append(p.R, t.refs[h])
+			h = t.next[h]
+		}
+	}
+	if j.where == nil || len(p.L) == 0 {
+		return p, nil
+	}
+	cand, err := j.assemble(ctx, t, rec, p)
+	if err != nil {
+		return p, err
+	}
+	defer cand.Release()
+	v := j.where.Eval(cand)
+	var kept pairs
+	for i := range p.L {
+		if v.IsValid(i) && (v.Const && v.B[0] || !v.Const && v.B[i]) {
+			kept.L = append(kept.L, p.L[i])
+			kept.R = append(kept.R, p.R[i])
+		}
+	}
+	return kept, nil
+}
 
-// readSide runs the right side's pipeline and keeps its batches.
-func readSide(ctx context.Context, e *env, other Pipeline) (*sideBatches, error) {
-	side := &sideBatches{}
-	collect := Collect(nil, func(rec arrow.RecordBatch) error {
-		if rec.NumRows() == 0 {
+// assemble makes the joined rows of p: left row L[i] beside right row
+// R[i]. L is -1 for a right row that matched nothing (every row of p, then:
+// they are sent apart, at the end).
+func (j *joiner) assemble(ctx context.Context, t *joinTable, rec arrow.RecordBatch, p pairs) (arrow.RecordBatch, error) {
+	mem := j.e.mem
+	n := len(p.L)
+	var left arrow.RecordBatch
+	var err error
+	if slices.Contains(p.L, -1) {
+		left, err = j.leftWithNulls(ctx, t, p)
+	} else {
+		left, err = takeRows(ctx, mem, rec, func(add func(int32)) {
+			for _, i := range p.L {
+				add(i)
+			}
+		}, n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer left.Release()
+	right, err := gatherRows(ctx, mem, j.right, t.batches, p.R)
+	if err != nil {
+		return nil, err
+	}
+	defer right.Release()
+	cols := slices.Clone(left.Columns())
+	for _, i := range j.rightKeep {
+		cols = append(cols, right.Column(i))
+	}
+	return array.NewRecordBatch(j.joined, cols, int64(n)), nil
+}
+
+// leftWithNulls is the left columns of right rows alone: nulls, but for
+// keys named alike, which take the right's value.
+func (j *joiner) leftWithNulls(ctx context.Context, t *joinTable, p pairs) (arrow.RecordBatch, error) {
+	mem := j.e.mem
+	n := len(p.L)
+	cols := make([]arrow.Array, j.in.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, f := range j.in.Fields() {
+		cols[i] = array.MakeArrayOfNull(mem, f.Type, n)
+	}
+	for _, d := range j.dupLeft {
+		li, ri := d[0], d[1]
+		arrs := make([]arrow.Array, len(t.batches))
+		for b, rb := range t.batches {
+			arrs[b] = rb.Column(ri)
+		}
+		v, err := gatherColumn(ctx, mem, j.right.Field(ri).Type, arrs, p.R)
+		if err != nil {
+			return nil, err
+		}
+		if lt := j.in.Field(li).Type; !arrow.TypeEqual(lt, v.DataType()) {
+			c, err := compute.CastArray(ctx, v, compute.SafeCastOptions(lt))
+			v.Release()
+			if err != nil {
+				return nil, fmt.Errorf("join: key %s: %w", j.in.Field(li).Name, err)
+			}
+			v = c
+		}
+		cols[li].Release()
+		cols[li] = v
+	}
+	return array.NewRecordBatch(j.in, cols, int64(n)), nil
+}
+
+// mapBatch joins one left batch (inner, left, semi and anti joins, which
+// keep no state across batches).
+func (j *joiner) mapBatch(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if err := j.ready(ctx); err != nil {
+		return nil, err
+	}
+	return j.joinBatch(ctx, j.t, rec)
+}
+
+// joinBatch joins rec with t: the output of one left batch, right rows
+// that matched marked in t for right and full joins.
+func (j *joiner) joinBatch(ctx context.Context, t *joinTable, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	p, err := j.probe(ctx, t, rec)
+	if err != nil {
+		return nil, err
+	}
+	if t.matched != nil {
+		for _, r := range p.R {
+			t.matched[t.starts[r.Batch]+int(r.Row)] = true
+		}
+	}
+	switch j.stage.o.How {
+	case "semi", "anti":
+		want := j.stage.o.How == "semi"
+		has := make([]bool, rec.NumRows())
+		for _, i := range p.L {
+			has[i] = true
+		}
+		var rows []int32
+		for i, h := range has {
+			if h == want {
+				rows = append(rows, int32(i))
+			}
+		}
+		if len(rows) == len(has) {
+			rec.Retain()
+			return rec, nil
+		}
+		return takeRows(ctx, j.e.mem, rec, func(add func(int32)) {
+			for _, i := range rows {
+				add(i)
+			}
+		}, len(rows))
+	case "left", "full":
+		p = withUnmatchedLeft(t, rec, p)
+	}
+	return j.assemble(ctx, t, rec, p)
+}
+
+// unmatchedRight sends the right rows of t that matched nothing, beside
+// nulls, to emit in batches.
+func (j *joiner) unmatchedRight(ctx context.Context, t *joinTable, emit func(arrow.RecordBatch) error) error {
+	var p pairs
+	flush := func() error {
+		if len(p.L) == 0 {
 			return nil
 		}
-		dec, err := decodeDicts(ctx, e, rec, decodedSchema(rec.Schema()))
+		out, err := j.assemble(ctx, t, nil, p)
 		if err != nil {
 			return err
 		}
-		side.batches = append(side.batches, dec)
-		return nil
-	})
-	p := Pipeline{Source: other.Source, Stages: append(slices.Clone(other.Stages), collect)}
-	if err := Run(ctx, p, Options{Mem: e.mem, Workers: e.workers, Memory: e.memory, TempDir: e.tempDir, Open: e.open}); err != nil {
-		side.release()
-		return nil, fmt.Errorf("join (right side): %w", err)
+		defer out.Release()
+		p = pairs{}
+		return emit(out)
 	}
-	return side, nil
+	for i, m := range t.matched {
+		if m {
+			continue
+		}
+		p.L = append(p.L, -1)
+		p.R = append(p.R, t.refs[i])
+		if len(p.L) == outBatchRows {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
 }
+
+// withUnmatchedLeft puts each left row that matched nothing in its place
+// among p, beside the right side's row of nulls.
+func withUnmatchedLeft(t *joinTable, rec arrow.RecordBatch, p pairs) pairs {
+	var out pairs
+	k := 0
+	for i := range int32(rec.NumRows()) {
+		if k < len(p.L) && p.L[k] == i {
+			for k < len(p.L) && p.L[k] == i {
+				out.L = append(out.L, i)
+				out.R = append(out.R, p.R[k])
+				k++
+			}
+			continue
+		}
+		out.L = append(out.L, i)
+		out.R = append(out.R, t.nullRef)
+	}
+	return out
+}
+
+// joinOp runs a right or full join: batches one at a time, the right
+// rows that matched marked, the others sent at the end.
+type joinOp struct {
+	j    *joiner
+	next operator
+}
+
+func (o *joinOp) push(ctx context.Context, rec arrow.RecordBatch) error {
+	if err := o.j.ready(ctx); err != nil {
+		return err
+	}
+	out, err := o.j.joinBatch(ctx, o.j.t, rec)
+	if err != nil {
+		return err
+	}
+	defer out.Release()
+	return o.next.push(ctx, out)
+}
+
+func (o *joinOp) finish(ctx context.Context) error {
+	if err := o.j.ready(ctx); err != nil {
+		return err
+	}
+	if err := o.j.unmatchedRight(ctx, o.j.t, func(r arrow.RecordBatch) error { return o.next.push(ctx, r) }); err != nil {
+		return err
+	}
+	return o.next.finish(ctx)
+}
+
+func (o *joinOp) release() {}
 
 // decodedSchema is s with dictionaries as their value types.
 func decodedSchema(s *arrow.Schema) *arrow.Schema {
@@ -381,273 +658,6 @@ func keyNulls(rec arrow.RecordBatch, k *keyEncoder) []bool {
 	}
 	return nulls
 }
-
-func (j *joiner) ready(ctx context.Context) error {
-	j.once.Do(func() { j.buildErr = j.build(ctx) })
-	return j.buildErr
-}
-
-func (j *joiner) release() {
-	releaseAll(j.batches)
-	j.batches = nil
-}
-
-// pairs are matched rows: left row L[i] with right row R[i].
-type pairs struct {
-	L []int32
-	R []rowRef
-}
-
-// probe finds the pairs of rec's rows and the right side's whose keys are
-// equal and, with --where, for which it holds; pairs come in left order.
-func (j *joiner) probe(ctx context.Context, rec arrow.RecordBatch) (pairs, error) {
-	// Most left rows match once in the joins that matter (facts to a
-	// dimension): room for that saves growing the pairs batch by batch.
-	n := int(rec.NumRows())
-	p := pairs{L: make([]int32, 0, n), R: make([]rowRef, 0, n)}
-	var kr keyRows
-	var ints []int64
-	if j.intKey {
-		ints = intValues(rec.Column(j.lkeys.cols[0].idx), nil)
-	} else {
-		j.lkeys.encode(rec, &kr)
-	}
-	nulls := keyNulls(rec, j.lkeys)
-	for i := range n {
-		if nulls != nil && nulls[i] {
-			continue
-		}
-		var h int32
-		var ok bool
-		if j.intKey {
-			h, ok = j.intHead[ints[i]]
-		} else {
-			h, ok = j.head[string(kr.row(i))]
-		}
-		for ok && h >= 0 {
-			p.L = append(p.L, int32(i))
-			p.R = append(p.R, j.refs[h])
-			h = j.next[h]
-		}
-	}
-	if j.where == nil || len(p.L) == 0 {
-		return p, nil
-	}
-	cand, err := j.assemble(ctx, rec, p)
-	if err != nil {
-		return p, err
-	}
-	defer cand.Release()
-	v := j.where.Eval(cand)
-	var kept pairs
-	for i := range p.L {
-		if v.IsValid(i) && (v.Const && v.B[0] || !v.Const && v.B[i]) {
-			kept.L = append(kept.L, p.L[i])
-			kept.R = append(kept.R, p.R[i])
-		}
-	}
-	return kept, nil
-}
-
-// assemble makes the joined rows of p: left row L[i] beside right row
-// R[i]. L is -1 for a right row that matched nothing (every row of p, then:
-// they are sent apart, at the end).
-func (j *joiner) assemble(ctx context.Context, rec arrow.RecordBatch, p pairs) (arrow.RecordBatch, error) {
-	mem := j.e.mem
-	n := len(p.L)
-	var left arrow.RecordBatch
-	var err error
-	if slices.Contains(p.L, -1) {
-		left, err = j.leftWithNulls(ctx, rec, p)
-	} else {
-		left, err = takeRows(ctx, mem, rec, func(add func(int32)) {
-			for _, i := range p.L {
-				add(i)
-			}
-		}, n)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer left.Release()
-	right, err := gatherRows(ctx, mem, j.right, j.batches, p.R)
-	if err != nil {
-		return nil, err
-	}
-	defer right.Release()
-	cols := slices.Clone(left.Columns())
-	for _, i := range j.rightKeep {
-		cols = append(cols, right.Column(i))
-	}
-	return array.NewRecordBatch(j.joined, cols, int64(n)), nil
-}
-
-// leftWithNulls is the left columns of p where some rows are of the right
-// side alone: nulls, but for keys named alike, which take the right's
-// value.
-func (j *joiner) leftWithNulls(ctx context.Context, rec arrow.RecordBatch, p pairs) (arrow.RecordBatch, error) {
-	mem := j.e.mem
-	n := len(p.L)
-	cols := make([]arrow.Array, j.in.NumFields())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	for i, f := range j.in.Fields() {
-		cols[i] = array.MakeArrayOfNull(mem, f.Type, n)
-	}
-	for _, d := range j.dupLeft {
-		li, ri := d[0], d[1]
-		arrs := make([]arrow.Array, len(j.batches))
-		for b, rb := range j.batches {
-			arrs[b] = rb.Column(ri)
-		}
-		v, err := gatherColumn(ctx, mem, j.right.Field(ri).Type, arrs, p.R)
-		if err != nil {
-			return nil, err
-		}
-		if lt := j.in.Field(li).Type; !arrow.TypeEqual(lt, v.DataType()) {
-			c, err := compute.CastArray(ctx, v, compute.SafeCastOptions(lt))
-			v.Release()
-			if err != nil {
-				return nil, fmt.Errorf("join: key %s: %w", j.in.Field(li).Name, err)
-			}
-			v = c
-		}
-		cols[li].Release()
-		cols[li] = v
-	}
-	return array.NewRecordBatch(j.in, cols, int64(n)), nil
-}
-
-// mapBatch joins one left batch (inner, left, semi and anti joins, which
-// keep no state across batches).
-func (j *joiner) mapBatch(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if err := j.ready(ctx); err != nil {
-		return nil, err
-	}
-	p, err := j.probe(ctx, rec)
-	if err != nil {
-		return nil, err
-	}
-	switch j.stage.o.How {
-	case "semi", "anti":
-		want := j.stage.o.How == "semi"
-		has := make([]bool, rec.NumRows())
-		for _, i := range p.L {
-			has[i] = true
-		}
-		var rows []int32
-		for i, h := range has {
-			if h == want {
-				rows = append(rows, int32(i))
-			}
-		}
-		if len(rows) == len(has) {
-			rec.Retain()
-			return rec, nil
-		}
-		return takeRows(ctx, j.e.mem, rec, func(add func(int32)) {
-			for _, i := range rows {
-				add(i)
-			}
-		}, len(rows))
-	case "left", "full":
-		p = j.withUnmatchedLeft(rec, p)
-	}
-	return j.assemble(ctx, rec, p)
-}
-
-// withUnmatchedLeft puts each left row that matched nothing in its place
-// among p, beside the right side's row of nulls.
-func (j *joiner) withUnmatchedLeft(rec arrow.RecordBatch, p pairs) pairs {
-	var out pairs
-	k := 0
-	for i := range int32(rec.NumRows()) {
-		if k < len(p.L) && p.L[k] == i {
-			for k < len(p.L) && p.L[k] == i {
-				out.L = append(out.L, i)
-				out.R = append(out.R, p.R[k])
-				k++
-			}
-			continue
-		}
-		out.L = append(out.L, i)
-		out.R = append(out.R, j.nullRef)
-	}
-	return out
-}
-
-// joinOp runs a right or full join: batches one at a time, the right
-// rows that matched marked, the others sent at the end.
-type joinOp struct {
-	j    *joiner
-	next operator
-}
-
-func (o *joinOp) push(ctx context.Context, rec arrow.RecordBatch) error {
-	j := o.j
-	if err := j.ready(ctx); err != nil {
-		return err
-	}
-	p, err := j.probe(ctx, rec)
-	if err != nil {
-		return err
-	}
-	for _, r := range p.R {
-		j.matched[j.starts[r.Batch]+int(r.Row)] = true
-	}
-	if j.stage.o.How == "full" {
-		p = j.withUnmatchedLeft(rec, p)
-	}
-	out, err := j.assemble(ctx, rec, p)
-	if err != nil {
-		return err
-	}
-	defer out.Release()
-	return o.next.push(ctx, out)
-}
-
-func (o *joinOp) finish(ctx context.Context) error {
-	j := o.j
-	if err := j.ready(ctx); err != nil {
-		return err
-	}
-	var p pairs
-	flush := func() error {
-		if len(p.L) == 0 {
-			return nil
-		}
-		out, err := j.assemble(ctx, nil, p)
-		if err != nil {
-			return err
-		}
-		defer out.Release()
-		p = pairs{}
-		return o.next.push(ctx, out)
-	}
-	for i, m := range j.matched {
-		if m {
-			continue
-		}
-		p.L = append(p.L, -1)
-		p.R = append(p.R, j.refs[i])
-		if len(p.L) == 64<<10 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	return o.next.finish(ctx)
-}
-
-func (o *joinOp) release() {}
 
 // smallInt says intValues reads dt: integers that fit an int64.
 func smallInt(dt arrow.DataType) bool {

@@ -1,7 +1,10 @@
 package exec
 
 import (
+	"context"
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -166,5 +169,79 @@ func TestJoinPrunesProbeSide(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestJoinSpills: a right side larger than the join's memory is joined in
+// parts on disk, with the rows and order of the join in memory, for every
+// kind; the spill files are gone afterwards.
+func TestJoinSpills(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 2))
+	key := func(n int) any {
+		if rng.IntN(15) == 0 {
+			return nil
+		}
+		return rng.IntN(n)
+	}
+	var left, right []joinRow
+	for i := range 6000 {
+		left = append(left, joinRow{key(900), fmt.Sprintf("l%d", i)})
+	}
+	for i := range 3000 {
+		right = append(right, joinRow{key(1200), fmt.Sprintf("r%d", i)})
+	}
+	mem := checkedMem(t)
+	lrecs := joinBatches(t, mem, joinLeft, left, 1000)
+	rrecs := joinBatches(t, mem, joinRight, right, 700)
+	defer releaseAll(lrecs)
+	defer releaseAll(rrecs)
+	for _, how := range []string{"inner", "left", "right", "full", "semi", "anti"} {
+		for _, where := range []string{"", "a < 'l3' or b > 'r2'"} {
+			t.Run(fmt.Sprintf("%s/%q", how, where), func(t *testing.T) {
+				run := func(memory int64) ([]string, string) {
+					tmp := t.TempDir()
+					var rows []string
+					join := Join(Pipeline{Source: FromBatches(joinRight, rrecs...)}, JoinOptions{How: how, Left: []string{"k"}, Right: []string{"k"}, Where: where, Memory: memory})
+					var spilled bool
+					err := Run(context.Background(), Pipeline{Source: FromBatches(joinLeft, lrecs...), Stages: []Stage{join, Collect(nil, func(rec arrow.RecordBatch) error {
+						if !spilled {
+							entries, _ := os.ReadDir(tmp)
+							spilled = len(entries) > 0
+						}
+						rows = append(rows, rowText(rec, " ")...)
+						return nil
+					})}}, Options{Mem: mem, Workers: 2, TempDir: tmp})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if entries, _ := os.ReadDir(tmp); len(entries) > 0 {
+						t.Errorf("left behind: %v", entries)
+					}
+					return rows, fmt.Sprint(spilled)
+				}
+				want, spilled := run(0)
+				if spilled != "false" {
+					t.Fatal("the join in memory spilled")
+				}
+				got, spilled := run(16 << 10)
+				if spilled != "true" {
+					t.Fatal("a right side of 3000 rows in 16 KiB did not spill")
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("spilled: %d rows, in memory %d, or another order", len(got), len(want))
+				}
+			})
+		}
+	}
+	// A key whose rows alone exceed the memory is reported.
+	var hot []joinRow
+	for i := range 3000 {
+		hot = append(hot, joinRow{7, fmt.Sprintf("r%d", i)})
+	}
+	hrecs := joinBatches(t, mem, joinRight, hot, 700)
+	defer releaseAll(hrecs)
+	_, err := collectRows(t, mem, FromBatches(joinLeft, lrecs...), Join(Pipeline{Source: FromBatches(joinRight, hrecs...)}, JoinOptions{How: "inner", Left: []string{"k"}, Right: []string{"k"}, Memory: 16 << 10}))
+	if err == nil || !strings.Contains(err.Error(), "hot key") {
+		t.Errorf("hot key: %v", err)
 	}
 }

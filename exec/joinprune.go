@@ -36,25 +36,45 @@ func pruningJoin(stages []Stage) (int, *joinStage) {
 	return -1, nil
 }
 
-// prebuildJoin reads the right side of the join at stages[i] before the
-// scan opens, and returns the stages with that join holding it and the
-// condition its keys put on the scan's rows ("" for none).
-func prebuildJoin(ctx context.Context, e *env, stages []Stage, i int, js *joinStage) ([]Stage, *sideBatches, string, error) {
-	side, err := readSide(ctx, e, js.other)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	c := *js
-	c.pre = side
-	out := slices.Clone(stages)
-	out[i] = &c
-	var terms []string
-	for k := range js.o.Left {
-		if t := keyTerm(js.o.Left[k], js.o.Right[k], side.batches); t != "" {
-			terms = append(terms, t)
+// readJoinSides reads the right side of every join among stages before
+// the run, so that each join knows before its first batch whether it
+// fits its memory (and joins in memory) or not (and spills): the stages
+// returned hold them, and release releases them after the run. cond is
+// what the right side of the join at pruneAt says of the scan's rows
+// ("" for nothing).
+func readJoinSides(ctx context.Context, e *env, stages []Stage, pruneAt int) (out []Stage, cond string, release func(), err error) {
+	var sides []*sideBatches
+	release = func() {
+		for _, s := range sides {
+			s.release()
 		}
 	}
-	return out, side, strings.Join(terms, " and "), nil
+	out = slices.Clone(stages)
+	for i, st := range stages {
+		js, ok := st.(*joinStage)
+		if !ok || js.pre != nil {
+			continue
+		}
+		side, err := readSide(ctx, e, js.other, js.o, joinBudget(e, js.o))
+		if err != nil {
+			release()
+			return nil, "", nil, err
+		}
+		sides = append(sides, side)
+		c := *js
+		c.pre = side
+		out[i] = &c
+		if i == pruneAt && side.spill == nil {
+			var terms []string
+			for k := range js.o.Left {
+				if t := keyTerm(js.o.Left[k], js.o.Right[k], side.batches); t != "" {
+					terms = append(terms, t)
+				}
+			}
+			cond = strings.Join(terms, " and ")
+		}
+	}
+	return out, cond, release, nil
 }
 
 // keyTerm says which values of the left key column left can match the

@@ -35,25 +35,29 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	e := newEnv(opts)
 	p = PushColumns(p)
 	source := p.Source
-	if sc, ok := source.(*scanStage); ok && len(p.Stages) > 0 {
+	sc, isScan := source.(*scanStage)
+	// Joins read their right sides first. One that drops left rows
+	// without a match, right after a scan, has the scan skip what its
+	// keys cannot match.
+	pruneAt := -1
+	if isScan {
+		pruneAt, _ = pruningJoin(p.Stages)
+	}
+	stages, cond, releaseSides, err := readJoinSides(ctx, e, p.Stages, pruneAt)
+	if err != nil {
+		return err
+	}
+	defer releaseSides()
+	p.Stages = stages
+	if isScan && len(p.Stages) > 0 {
 		// A filter right after a scan skips what the scan would skip
 		// with the same filter, so both forms fetch the same bytes.
 		var prune []string
 		if f, ok := p.Stages[0].(*filterStage); ok {
 			prune = append(prune, "("+f.expr+")")
 		}
-		// A join that drops left rows without a match reads its right
-		// side first, and the scan skips what its keys cannot match.
-		if i, js := pruningJoin(p.Stages); js != nil {
-			stages, side, cond, err := prebuildJoin(ctx, e, p.Stages, i, js)
-			if err != nil {
-				return err
-			}
-			defer side.release()
-			p.Stages = stages
-			if cond != "" {
-				prune = append(prune, cond)
-			}
+		if cond != "" {
+			prune = append(prune, cond)
 		}
 		if len(prune) > 0 {
 			source = sc.withPrune(strings.Join(prune, " and "))

@@ -316,7 +316,9 @@ func openIPCFile(path string, mem memory.Allocator) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := ipcSourceStage{r: bufio.NewReaderSize(f, 1<<20)}.open(context.Background(), &env{mem: mem})
+	// A merge reads many runs at once: a small buffer each keeps its
+	// memory that of the batches it holds.
+	src, err := ipcSourceStage{r: bufio.NewReaderSize(f, 64<<10)}.open(context.Background(), &env{mem: mem})
 	if err != nil {
 		f.Close()
 		return nil, err

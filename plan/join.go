@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/internal/size"
 )
 
 // Join joins the stream with another dataset, a sub-pipeline of its own:
@@ -27,6 +28,9 @@ type Join struct {
 	// Prefix is put before the name of every column of the other side
 	// in the output.
 	Prefix string `json:"prefix,omitempty"`
+	// Memory is the bytes of the other side held in memory; past that
+	// both sides are split into parts on disk. Zero: the run's default.
+	Memory int64 `json:"memory,omitempty"`
 }
 
 // JoinKinds are the values of Join.How.
@@ -53,6 +57,9 @@ func (j *Join) words() (flags, args []string) {
 	if j.Prefix != "" {
 		flags = append(flags, "--prefix", j.Prefix)
 	}
+	if j.Memory != 0 {
+		flags = append(flags, "--memory", size.Format(j.Memory))
+	}
 	return flags, nil
 }
 
@@ -62,6 +69,8 @@ func (j *Join) check() error {
 		return invalidf("join: no other side: write it in parentheses, join (scan URL | ...) --on KEYS, or give a dataset URL")
 	case !slices.Contains(JoinKinds, j.How):
 		return invalidf("join --how %q: one of %s", j.How, strings.Join(JoinKinds, ", "))
+	case j.Memory < 0:
+		return invalidf("join --memory: %d bytes", j.Memory)
 	case len(j.Left) == 0 || len(j.Left) != len(j.Right):
 		return invalidf("join: --on KEYS is required (A=B pairs or names both sides share)")
 	}
@@ -120,7 +129,7 @@ func otherSide(arg string) (*Plan, error) {
 
 var joinDef = &Def{
 	Name: "join", Kind: KindTransform, Command: true, MinArgs: 0, MaxArgs: 1,
-	Use:   "join (PIPELINE) | URL --on KEYS [--how KIND] [--where EXPR] [--prefix P]",
+	Use:   "join (PIPELINE) | URL --on KEYS [--how KIND] [--where EXPR] [--prefix P] [--memory SIZE]",
 	Short: "Join the rows with another dataset's on equal keys (inner, left, right, full, semi, anti)",
 	Long: `Join the stream (the left side) with another dataset (the right side) on
 equal keys. The right side is a pipeline of its own, written in parentheses
@@ -149,7 +158,15 @@ error, unless --prefix names every right column anew (--prefix o_).
 
 Order: left rows in their order, each with its matches in the right
 side's order; then, for right and full, the right rows that matched
-nothing, in their order. The right side is read into memory first.`,
+nothing, in their order.
+
+The right side is read first, into memory up to --memory. A larger one is
+split with the left side by the hash of the keys into 64 parts on disk
+(under $TMPDIR, removed at the end), joined part by part, and put back in
+the order above by a sort that spills too. A key whose rows alone exceed
+--memory is an error that says so. An inner, semi or right join right
+after a scan skips the scan's row groups whose statistics exclude every
+key of the right side (scan --stats counts them).`,
 	Example: `  sluice run "scan ./lineitem | join (scan ./orders --filter \"o_orderdate < date '1995-03-15'\") --on l_orderkey=o_orderkey | count-by o_orderpriority | show"
   sluice run 'scan ./lineitem | join ./part --on l_partkey=p_partkey --how semi | head 10 | show'
   sluice scan ./lineitem -o - | sluice join ./orders --on l_orderkey=o_orderkey --how anti | sluice show`,
@@ -161,6 +178,10 @@ nothing, in their order. The right side is read into memory first.`,
 		fs.StringVar(&j.How, "how", "inner", "the kind of join: "+strings.Join(JoinKinds, ", "))
 		fs.StringVar(&j.Where, "where", "", "a condition over the joined row that a match must meet too")
 		fs.StringVar(&j.Prefix, "prefix", "", "put before the name of every right column")
+		fs.Func("memory", "bytes of the right side held in memory (e.g. 512MiB); past that both sides are split into parts on disk (default 256MiB)", func(v string) (err error) {
+			j.Memory, err = size.Parse(v)
+			return err
+		})
 		return func(args []string) (Stage, error) {
 			if on == "" {
 				return nil, invalidf("join: --on KEYS is required (A=B pairs or names both sides share)")

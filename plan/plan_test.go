@@ -23,7 +23,7 @@ var pipelines = []string{
 	`scan 'odd dir/with space' | filter "s = 'it''s' and t like '%|%'" | write 'out|put.csv'`,
 	"from-csv",
 	`scan ./li | join (scan ./o --filter "o_orderdate < date '1995-03-15'" | select o_orderkey,o_orderdate) --on l_orderkey=o_orderkey | count-by o_orderdate`,
-	"scan ./li | join ./part --on l_partkey=p_partkey,k --how left --where 'l_suppkey <> s_suppkey' --prefix r_ | join (scan ./s | join (scan ./n) --on n --how anti) --on s --how semi | show",
+	"scan ./li | join ./part --on l_partkey=p_partkey,k --how left --where 'l_suppkey <> s_suppkey' --prefix r_ --memory 64MiB | join (scan ./s | join (scan ./n) --on n --how anti) --on s --how semi | show",
 }
 
 func TestRoundTrip(t *testing.T) {

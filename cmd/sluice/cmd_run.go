@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/internal/fanouthook"
+	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/store"
@@ -24,6 +25,7 @@ import (
 
 type runOptions struct {
 	threads    int
+	memory     string
 	workers    int
 	store      string
 	out        string
@@ -122,6 +124,7 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 	}
 	f := cmd.Flags()
 	f.IntVarP(&opts.threads, "threads", "t", 0, "batches worked on at once in each process (default: the number of cores)")
+	f.StringVar(&opts.memory, "memory", "", "in one process: what each join holds before it spills (default 256MiB; join --memory overrides), a quarter of it kept as reusable buffers; the Go heap is held to it plus 64MiB")
 	f.IntVarP(&opts.workers, "workers", "w", 0, "worker processes to fan the pipeline out over (0: run it in this process)")
 	f.StringVar(&opts.store, "store", "", "URL under which the fanned-out job keeps its objects (default: a temporary directory)")
 	f.StringVar(&opts.out, "out", "", "with --workers: a prefix URL the last tasks write the results under, an object each and manifest.json (the pipeline then has no sink)")
@@ -186,7 +189,16 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	if err != nil {
 		return stageError(err)
 	}
-	return stageError(exec.Run(ctx, pipe, exec.Options{Workers: opts.threads, Open: stores.Open, Mem: mempool.NewMapped(0), HandOff: handOff()}))
+	eo := exec.Options{Workers: opts.threads, Open: stores.Open, Mem: mempool.NewMapped(0), HandOff: handOff()}
+	if opts.memory != "" {
+		m, err := size.Parse(opts.memory)
+		if err != nil || m <= 0 {
+			return usagef("--memory %q: a size such as 512MiB", opts.memory)
+		}
+		eo.Memory, eo.Mem = m, mempool.NewMapped(max(m/4, 1))
+		defer boundHeap(m + 64<<20)()
+	}
+	return stageError(exec.Run(ctx, pipe, eo))
 }
 
 // startCPUProfile profiles the process into path until stop is called;

@@ -1,0 +1,349 @@
+package exec
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/sluice-data/sluice/internal/arrowsize"
+	"github.com/sluice-data/sluice/internal/size"
+)
+
+// A join whose right side outgrows its memory is a grace hash join: both
+// sides are split by the hash of their keys into joinParts parts on disk,
+// and each part of the right side is joined in memory with the same part
+// of the left. Each row carries its place in its side (lposColumn,
+// rposColumn), and a sort by them puts the output in the order of a join
+// in memory before they are dropped.
+const (
+	joinParts  = 64
+	lposColumn = "_sluice_lpos_"
+	rposColumn = "_sluice_rpos_"
+)
+
+// sideBatches are a join's right side, read whole, dictionaries decoded:
+// in memory (batches), or, past its budget, in parts on disk, each row
+// with its place (rposColumn).
+type sideBatches struct {
+	batches []arrow.RecordBatch
+	spill   *spillFile
+	parts   [][]spillSpan
+	schema  *arrow.Schema // with rposColumn, once spilled
+	rows    int64
+	bytes   int64
+	keys    *keyEncoder
+	kr      keyRows
+}
+
+// spillSpan is one batch in a spill file.
+type spillSpan struct{ off, n int64 }
+
+func (s *sideBatches) release() {
+	releaseAll(s.batches)
+	s.batches = nil
+	if s.spill != nil {
+		s.spill.close()
+		s.spill = nil
+	}
+}
+
+// joinBudget is the most bytes of a side a join holds in memory.
+func joinBudget(e *env, o JoinOptions) int64 {
+	if o.Memory > 0 {
+		return o.Memory
+	}
+	return e.memory
+}
+
+// readSide runs the right side's pipeline and keeps its batches: in
+// memory up to budget bytes (0: no bound), in parts on disk past it.
+func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget int64) (*sideBatches, error) {
+	side := &sideBatches{}
+	collect := Collect(nil, func(rec arrow.RecordBatch) error {
+		if rec.NumRows() == 0 {
+			return nil
+		}
+		dec, err := decodeDicts(ctx, e, rec, decodedSchema(rec.Schema()))
+		if err != nil {
+			return err
+		}
+		if side.spill != nil {
+			defer dec.Release()
+			return side.spillBatch(ctx, e, dec)
+		}
+		side.batches = append(side.batches, dec)
+		side.bytes += arrowsize.Record(dec)
+		if budget <= 0 || side.bytes <= budget {
+			return nil
+		}
+		if side.keys, err = newKeyEncoder("join (right side)", dec.Schema(), o.Right); err != nil {
+			return err
+		}
+		if side.spill, err = newSpillFile(e.tempDir, e.mem, "join", "join: spilling"); err != nil {
+			return err
+		}
+		side.parts = make([][]spillSpan, joinParts)
+		held := side.batches
+		side.batches = nil
+		defer releaseAll(held)
+		for _, b := range held {
+			if err := side.spillBatch(ctx, e, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	p := Pipeline{Source: other.Source, Stages: append(slices.Clone(other.Stages), collect)}
+	if err := Run(ctx, p, Options{Mem: e.mem, Workers: e.workers, Memory: e.memory, TempDir: e.tempDir, Open: e.open}); err != nil {
+		side.release()
+		return nil, fmt.Errorf("join (right side): %w", err)
+	}
+	return side, nil
+}
+
+// spillBatch writes rec's rows, each with its place in the side, to the
+// parts their keys hash to.
+func (s *sideBatches) spillBatch(ctx context.Context, e *env, rec arrow.RecordBatch) error {
+	ext := withPositions(e, rec, rposColumn, s.rows)
+	defer ext.Release()
+	s.rows += rec.NumRows()
+	if s.schema == nil {
+		s.schema = ext.Schema()
+	}
+	return spillParts(ctx, e, s.spill, s.parts, s.keys, &s.kr, ext)
+}
+
+// withPositions is rec with a column name of the numbers from, from+1, ...
+func withPositions(e *env, rec arrow.RecordBatch, name string, from int64) arrow.RecordBatch {
+	b := array.NewInt64Builder(e.mem)
+	defer b.Release()
+	n := int(rec.NumRows())
+	b.Reserve(n)
+	for i := range n {
+		b.UnsafeAppend(from + int64(i))
+	}
+	pos := b.NewArray()
+	defer pos.Release()
+	fields := append(slices.Clone(rec.Schema().Fields()), arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64})
+	md := rec.Schema().Metadata()
+	return array.NewRecordBatch(arrow.NewSchema(fields, &md), append(slices.Clone(rec.Columns()), pos), int64(n))
+}
+
+// spillParts writes each row of rec to the part its key hashes to (a
+// null key, which matches nothing, to part 0).
+func spillParts(ctx context.Context, e *env, f *spillFile, parts [][]spillSpan, keys *keyEncoder, kr *keyRows, rec arrow.RecordBatch) error {
+	keys.encode(rec, kr)
+	nulls := keyNulls(rec, keys)
+	rows := make([][]int32, len(parts))
+	for i := range int(rec.NumRows()) {
+		p := 0
+		if nulls == nil || !nulls[i] {
+			p = PartitionOf(kr.row(i), len(parts))
+		}
+		rows[p] = append(rows[p], int32(i))
+	}
+	for p, rs := range rows {
+		if len(rs) == 0 {
+			continue
+		}
+		part, err := takeRows(ctx, e.mem, rec, func(add func(int32)) {
+			for _, i := range rs {
+				add(i)
+			}
+		}, len(rs))
+		if err != nil {
+			return err
+		}
+		off, n, err := f.write(part)
+		part.Release()
+		if err != nil {
+			return err
+		}
+		parts[p] = append(parts[p], spillSpan{off, n})
+	}
+	return nil
+}
+
+// graceOp is a join whose right side is in parts on disk: it puts the
+// left rows in the same parts, then joins part by part into a run file
+// each. A part's output is in the order of its rows' places (left rows
+// in order, each with its matches in right order, then the right rows
+// without a match), so merging the runs by those places gives the order
+// of a join in memory, holding one batch of each run.
+type graceOp struct {
+	s      *joinStage
+	e      *env
+	g      *joiner // over both sides with their places
+	left   *spillFile
+	lparts [][]spillSpan
+	lkeys  *keyEncoder
+	kr     keyRows
+	lpos   int64
+	budget int64
+	out    *arrow.Schema // joined rows with their places
+	ob     *orderBy      // by the places
+	runs   []string
+	// drop drops the places and hands the rows on.
+	drop operator
+}
+
+func newGraceOp(s *joinStage, e *env, in *arrow.Schema, next operator) (operator, error) {
+	side := s.pre
+	md := in.Metadata()
+	inExt := arrow.NewSchema(append(slices.Clone(in.Fields()), arrow.Field{Name: lposColumn, Type: arrow.PrimitiveTypes.Int64, Nullable: true}), &md)
+	g, err := newJoiner(s, e, inExt, side.schema)
+	if err != nil {
+		return nil, err
+	}
+	out := g.joined
+	keys := []SortKey{{Column: lposColumn}}
+	drop := []string{lposColumn}
+	if s.semi() {
+		out = inExt
+	} else {
+		// Right rows without a match have no left place: a null, which
+		// sorts last, and then by their place on the right.
+		rpos := out.Field(out.NumFields() - 1).Name
+		keys = append(keys, SortKey{Column: rpos})
+		drop = append(drop, rpos)
+	}
+	dropped, err := Drop(drop...).bind(e, out)
+	if err != nil {
+		return nil, err
+	}
+	ob, err := newOrderBy("join", out, keys)
+	if err != nil {
+		return nil, err
+	}
+	lkeys, err := newKeyEncoder("join (left side)", inExt, s.o.Left)
+	if err != nil {
+		return nil, err
+	}
+	f, err := newSpillFile(e.tempDir, e.mem, "join", "join: spilling")
+	if err != nil {
+		return nil, err
+	}
+	return &graceOp{s: s, e: e, g: g, left: f, lparts: make([][]spillSpan, joinParts), lkeys: lkeys,
+		budget: joinBudget(e, s.o), out: out, ob: ob, drop: &mapOp{m: dropped.mapper, next: next}}, nil
+}
+
+func (o *graceOp) push(ctx context.Context, rec arrow.RecordBatch) error {
+	if rec.NumRows() == 0 {
+		return nil
+	}
+	ext := withPositions(o.e, rec, lposColumn, o.lpos)
+	defer ext.Release()
+	o.lpos += rec.NumRows()
+	return spillParts(ctx, o.e, o.left, o.lparts, o.lkeys, &o.kr, ext)
+}
+
+func (o *graceOp) finish(ctx context.Context) error {
+	for p := range joinParts {
+		if err := o.joinPart(ctx, p); err != nil {
+			return err
+		}
+	}
+	var inputs []*runReader
+	defer func() {
+		for _, r := range inputs {
+			r.close()
+		}
+	}()
+	for i, path := range o.runs {
+		src, err := openIPCFile(path, o.e.mem)
+		if err != nil {
+			return fmt.Errorf("join: reading a spilled part: %w", err)
+		}
+		inputs = append(inputs, &runReader{idx: i, src: src, at: -1})
+	}
+	if err := mergeSorted(ctx, o.e.mem, o.out, o.ob, inputs, o.drop); err != nil {
+		return err
+	}
+	return o.drop.finish(ctx)
+}
+
+// joinPart joins part p of both sides into a run file.
+func (o *graceOp) joinPart(ctx context.Context, p int) (err error) {
+	side := o.s.pre
+	if len(o.lparts[p]) == 0 && (len(side.parts[p]) == 0 || !o.s.preserves(false)) {
+		return nil // nothing to send
+	}
+	var batches []arrow.RecordBatch
+	var bytes int64
+	for _, sp := range side.parts[p] {
+		b, err := side.spill.read(sp.off, sp.n, side.schema)
+		if err != nil {
+			releaseAll(batches)
+			return err
+		}
+		batches = append(batches, b)
+		bytes += arrowsize.Record(b)
+		if bytes > o.budget {
+			releaseAll(batches)
+			return fmt.Errorf("join: one part of the right side holds more than --memory (%s): its keys are too few to split it (a hot key?); give the join more --memory", size.Format(o.budget))
+		}
+	}
+	t, err := o.g.buildTable(batches)
+	if err != nil {
+		return err
+	}
+	defer t.release()
+	f, err := os.CreateTemp(o.e.tempDir, "sluice-join-*.arrows")
+	if err != nil {
+		return fmt.Errorf("join: spilling: %w", err)
+	}
+	o.runs = append(o.runs, f.Name())
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w := ipc.NewWriter(bw, ipc.WithSchema(o.out), ipc.WithAllocator(o.e.mem))
+	defer func() {
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if ferr := bw.Flush(); err == nil {
+			err = ferr
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			err = fmt.Errorf("join: spilling: %w", err)
+		}
+	}()
+	for _, sp := range o.lparts[p] {
+		rec, err := o.left.read(sp.off, sp.n, o.g.in)
+		if err != nil {
+			return err
+		}
+		out, err := o.g.joinBatch(ctx, t, rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		err = w.Write(out)
+		out.Release()
+		if err != nil {
+			return err
+		}
+	}
+	if t.matched != nil {
+		return o.g.unmatchedRight(ctx, t, w.Write)
+	}
+	return nil
+}
+
+func (o *graceOp) release() {
+	if o.left != nil {
+		o.left.close()
+		o.left = nil
+	}
+	for _, r := range o.runs {
+		os.Remove(r)
+	}
+	o.runs = nil
+}
