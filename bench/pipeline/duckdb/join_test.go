@@ -73,6 +73,11 @@ func TestJoins(t *testing.T) {
 					if len(want) == 0 && how == "inner" && side.name == "both" {
 						t.Fatal("no rows: the data has no matches")
 					}
+					// A right side many times the join's memory spills, and
+					// gives the same rows in the same order.
+					if spilled := sluiceCSV(t, side.left+" | "+stage+" --memory 16KiB"); !slices.EqualFunc(spilled, fusedRows, slices.Equal) {
+						t.Errorf("join --memory 16KiB gave %d rows, in memory %d, or another order", len(spilled), len(fusedRows))
+					}
 					workers := csvRows(t, sluice(t, "run", "--workers", "4", side.left+" | "+stage+" | to-csv"))
 					if !slices.EqualFunc(workers, fusedRows, slices.Equal) {
 						t.Errorf("--workers 4 gave %d rows, fused %d, or another order", len(workers), len(fusedRows))
