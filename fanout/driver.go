@@ -71,6 +71,11 @@ type Options struct {
 	// ScanStats, when set, is called after the map phase with what the
 	// scans of its committed attempts read, summed over its tasks.
 	ScanStats func(tasks int, read ScanCounts)
+	// Broadcast is the largest right side of a join in the map tasks that
+	// the driver reads once and writes to the job's store for every task
+	// to read (see broadcastJoins); a larger one is read by each task
+	// itself. Zero: 256 MiB; negative: never.
+	Broadcast int64
 }
 
 // withDefaults fills in the documented defaults of o's zero fields.
@@ -83,6 +88,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PieceBytes <= 0 {
 		o.PieceBytes = 64 << 20
+	}
+	if o.Broadcast == 0 {
+		o.Broadcast = 256 << 20
 	}
 	return o
 }
@@ -210,7 +218,11 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 	}()
 	logf("job %s", jobURL)
 
-	spec := newSpec(p, jobURL, pl, opts)
+	sent, err := d.broadcastJoins(p, pl)
+	if err != nil {
+		return err
+	}
+	spec := newSpec(sent, jobURL, pl, opts)
 	b, err := spec.Marshal()
 	if err != nil {
 		return err

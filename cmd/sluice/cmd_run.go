@@ -26,6 +26,7 @@ import (
 type runOptions struct {
 	threads    int
 	memory     string
+	broadcast  string
 	workers    int
 	store      string
 	out        string
@@ -132,6 +133,7 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 	f.IntVar(&opts.attempts, "attempts", 3, "times a task is started before the job fails")
 	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes of row groups per map task (a file at least twice as large is cut)")
 	f.IntVar(&opts.spread, "spread", 0, "key prefixes each phase's objects are spread over, to keep under S3's per-prefix request rates (0: one a task of the largest phase, up to 256; 1: all under one)")
+	f.StringVar(&opts.broadcast, "broadcast", "256MiB", "with --workers: the largest right side of a join that the driver reads once and writes for every map task to read (0: never; a larger one each task reads itself)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print the job's prefix and each phase's time on stderr")
 	f.BoolVar(&opts.duplicateAll, "x-duplicate-all", false, "start two attempts of every task (a test of exactly-once commits)")
 	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
@@ -277,6 +279,12 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
 		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: exe,
 		Open: stores.Open, Mem: mempool.NewMapped(0), Env: env,
+	}
+	if dopts.Broadcast, err = size.Parse(opts.broadcast); err != nil || dopts.Broadcast < 0 {
+		return usagef("--broadcast %q: a size such as 64MiB, or 0 for never", opts.broadcast)
+	}
+	if dopts.Broadcast == 0 {
+		dopts.Broadcast = -1
 	}
 	if opts.exe.dryRun {
 		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)

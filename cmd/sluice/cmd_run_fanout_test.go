@@ -38,6 +38,11 @@ var fanOutQueries = map[string]string{
 		" | filter 'l_quantity > 5' | sort --by l_returnflag,l_shipdate:desc",
 	// every row of a wide projection reaches the driver, streamed
 	"rows": "scan {lineitem} --columns l_orderkey,l_partkey,l_comment,l_shipdate,l_extendedprice | filter 'l_extendedprice > 0'",
+	// joins: in the map tasks (the right side broadcast, or read by each
+	// task), and at the driver (right and full)
+	"join": "scan {lineitem} --columns l_orderkey,l_linenumber,l_returnflag | join (scan {lineitem} --filter 'l_quantity > 45' | count-by l_orderkey) --on l_orderkey --how left",
+	"semi": "scan {lineitem} --columns l_orderkey,l_partkey | join (scan {lineitem} --filter 'l_discount = 0.1' | select l_orderkey) --on l_orderkey --how semi",
+	"right": "scan {lineitem} --columns l_orderkey,l_linenumber | filter 'l_linenumber = 7' | join (scan {lineitem} --columns l_orderkey,l_shipmode | filter \"l_shipmode = 'AIR'\") --on l_orderkey --how right --prefix r_",
 }
 
 // fanOutTarget is where the datasets and the jobs live: local
@@ -138,6 +143,30 @@ func TestRunFanOutMatchesOneProcess(t *testing.T) {
 				}
 				if left := tg.left(t); len(left) != 0 {
 					t.Fatalf("%s: objects left under %s: %q", q, tg.jobs, left)
+				}
+			}
+		})
+	}
+}
+
+// TestRunFanOutJoins: joins give one process's bytes over 4 workers,
+// with the right side broadcast (written once by the driver) or read by
+// each map task (--broadcast 0), and right joins at the driver; nothing
+// is left in the job's store.
+func TestRunFanOutJoins(t *testing.T) {
+	for _, where := range []string{"file", "minio"} {
+		t.Run(where, func(t *testing.T) {
+			tg := map[string]func(*testing.T) fanOutTarget{"file": localTarget, "minio": minioTarget}[where](t)
+			for _, q := range []string{"join", "semi", "right"} {
+				for _, b := range []string{"256MiB", "0"} {
+					stderr := runBoth(t, tg, q, "--piece-size", "128KiB", "--broadcast", b)
+					broadcast := strings.Contains(stderr, "the right side broadcast")
+					if want := q != "right" && b != "0"; broadcast != want {
+						t.Errorf("%s --broadcast %s: broadcast %v, want %v: %s", q, b, broadcast, want, stderr)
+					}
+					if left := tg.left(t); len(left) != 0 {
+						t.Fatalf("%s: objects left under %s: %q", q, tg.jobs, left)
+					}
 				}
 			}
 		})
