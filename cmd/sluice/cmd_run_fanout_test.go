@@ -40,8 +40,8 @@ var fanOutQueries = map[string]string{
 	"rows": "scan {lineitem} --columns l_orderkey,l_partkey,l_comment,l_shipdate,l_extendedprice | filter 'l_extendedprice > 0'",
 	// joins: in the map tasks (the right side broadcast, or read by each
 	// task), and at the driver (right and full)
-	"join": "scan {lineitem} --columns l_orderkey,l_linenumber,l_returnflag | join (scan {lineitem} --filter 'l_quantity > 45' | count-by l_orderkey) --on l_orderkey --how left",
-	"semi": "scan {lineitem} --columns l_orderkey,l_partkey | join (scan {lineitem} --filter 'l_discount = 0.1' | select l_orderkey) --on l_orderkey --how semi",
+	"join":  "scan {lineitem} --columns l_orderkey,l_linenumber,l_returnflag | join (scan {lineitem} --filter 'l_quantity > 45' | count-by l_orderkey) --on l_orderkey --how left",
+	"semi":  "scan {lineitem} --columns l_orderkey,l_partkey | join (scan {lineitem} --filter 'l_discount = 0.1' | select l_orderkey) --on l_orderkey --how semi",
 	"right": "scan {lineitem} --columns l_orderkey,l_linenumber | filter 'l_linenumber = 7' | join (scan {lineitem} --columns l_orderkey,l_shipmode | filter \"l_shipmode = 'AIR'\") --on l_orderkey --how right --prefix r_",
 }
 
