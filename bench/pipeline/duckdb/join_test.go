@@ -78,9 +78,12 @@ func TestJoins(t *testing.T) {
 					if spilled := sluiceCSV(t, side.left+" | "+stage+" --memory 16KiB"); !slices.EqualFunc(spilled, fusedRows, slices.Equal) {
 						t.Errorf("join --memory 16KiB gave %d rows, in memory %d, or another order", len(spilled), len(fusedRows))
 					}
-					workers := csvRows(t, sluice(t, "run", "--workers", "4", side.left+" | "+stage+" | to-csv"))
-					if !slices.EqualFunc(workers, fusedRows, slices.Equal) {
-						t.Errorf("--workers 4 gave %d rows, fused %d, or another order", len(workers), len(fusedRows))
+					// The right side broadcast by the driver, or read by each task.
+					for _, b := range []string{"256MiB", "0"} {
+						workers := csvRows(t, sluice(t, "run", "--workers", "4", "--broadcast", b, side.left+" | "+stage+" | to-csv"))
+						if !slices.EqualFunc(workers, fusedRows, slices.Equal) {
+							t.Errorf("--workers 4 --broadcast %s gave %d rows, fused %d, or another order", b, len(workers), len(fusedRows))
+						}
 					}
 					// Piped: the join as a command of its own, its right side
 					// given as pipeline text.
