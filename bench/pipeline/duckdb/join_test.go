@@ -80,7 +80,7 @@ func TestJoins(t *testing.T) {
 					}
 					// The right side broadcast by the driver, or read by each task.
 					for _, b := range []string{"256MiB", "0"} {
-						workers := csvRows(t, sluice(t, "run", "--workers", "4", "--broadcast", b, side.left+" | "+stage+" | to-csv"))
+						workers := csvRows(t, sluice(t, "run", "--workers", "4", "--piece-size", "16KiB", "--broadcast", b, side.left+" | "+stage+" | to-csv"))
 						if !slices.EqualFunc(workers, fusedRows, slices.Equal) {
 							t.Errorf("--workers 4 --broadcast %s gave %d rows, fused %d, or another order", b, len(workers), len(fusedRows))
 						}
