@@ -226,7 +226,7 @@ type joinTable struct {
 	head    map[string]int32
 	// intHead replaces head for one integer key, whose values are looked
 	// up as they are rather than as key bytes.
-	intHead map[int64]int32
+	intHead *intTable
 	next    []int32 // the next row with the same key, -1 at the end
 	// matched marks the right rows that matched (right and full joins,
 	// which probe one batch at a time).
@@ -292,7 +292,7 @@ func (j *joiner) buildTable(batches []arrow.RecordBatch) (*joinTable, error) {
 	}
 	t.next = make([]int32, n)
 	if j.intKey {
-		t.intHead = make(map[int64]int32, n)
+		t.intHead = newIntTable(n)
 	} else {
 		t.head = make(map[string]int32, n)
 	}
@@ -316,10 +316,10 @@ func (j *joiner) buildTable(batches []arrow.RecordBatch) (*joinTable, error) {
 				continue // a null key matches nothing
 			}
 			if j.intKey {
-				if h, ok := t.intHead[ints[r]]; ok {
+				if h, ok := t.intHead.get(ints[r]); ok {
 					t.next[row] = h
 				}
-				t.intHead[ints[r]] = int32(row)
+				t.intHead.put(ints[r], int32(row))
 				continue
 			}
 			k := kr.row(r)
@@ -373,7 +373,7 @@ func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch)
 		var h int32
 		var ok bool
 		if j.intKey {
-			h, ok = t.intHead[ints[i]]
+			h, ok = t.intHead.get(ints[i])
 		} else {
 			h, ok = t.head[string(kr.row(i))]
 		}
