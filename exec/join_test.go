@@ -245,3 +245,53 @@ func TestJoinSpills(t *testing.T) {
 		t.Errorf("hot key: %v", err)
 	}
 }
+
+// TestJoinRightSideReadsWhatItNeeds: a join's right side fetches the
+// columns the join and the stages after it read (its keys, --where's
+// columns, the right columns used later), as a scan given just those
+// would, with the same rows out.
+func TestJoinRightSideReadsWhatItNeeds(t *testing.T) {
+	_, lineitem := testData(t)
+	mem := checkedMem(t)
+	for _, c := range []struct {
+		name    string
+		opts    JoinOptions
+		after   []Stage
+		columns []string // what the right side's scan needs to read
+	}{
+		{"semi", JoinOptions{How: "semi"}, []Stage{Select("l_orderkey")}, []string{"l_orderkey"}},
+		{"where", JoinOptions{How: "anti", Where: "r_l_quantity > l_quantity", Prefix: "r_"}, nil, []string{"l_orderkey", "l_quantity"}},
+		{"used later", JoinOptions{How: "inner", Prefix: "r_"}, []Stage{CountBy([]string{"r_l_shipmode"})}, []string{"l_orderkey", "l_shipmode"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.Left, c.opts.Right = []string{"l_orderkey"}, []string{"l_orderkey"}
+			run := func(right ScanOptions) ([]string, int64) {
+				var needed int64
+				right.Filter = "l_orderkey < 2000"
+				right.Stats = func(_ string, s scan.Stats) { needed = s.BytesNeeded }
+				stages := append([]Stage{Join(Pipeline{Source: Scan([]string{lineitem}, right)}, c.opts)}, c.after...)
+				rows, err := collectRows(t, mem, Scan([]string{lineitem}, ScanOptions{}), stages...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rows, needed
+			}
+			got, pushed := run(ScanOptions{})
+			want, narrow := run(ScanOptions{Columns: c.columns})
+			all := func() int64 {
+				var n int64
+				src := Scan([]string{lineitem}, ScanOptions{Filter: "l_orderkey < 2000", Stats: func(_ string, s scan.Stats) { n = s.BytesNeeded }})
+				if _, err := collectRows(t, mem, src); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}()
+			if pushed != narrow || pushed >= all {
+				t.Errorf("the right side needed %d bytes; with --columns %v %d; all columns %d", pushed, c.columns, narrow, all)
+			}
+			if !slices.Equal(got, want) || len(got) == 0 {
+				t.Errorf("%d rows, with the columns given %d", len(got), len(want))
+			}
+		})
+	}
+}

@@ -2,6 +2,9 @@ package exec
 
 import (
 	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/sluice-data/sluice/expr"
 )
@@ -34,6 +37,7 @@ func UsedColumns(stages []Stage) []string {
 // (ScanOptions.Used), so that it fetches only those; p as it is when the
 // source is not a scan or already knows.
 func PushColumns(p Pipeline) Pipeline {
+	p.Stages = pushIntoJoins(p.Stages)
 	sc, ok := p.Source.(*scanStage)
 	if !ok || sc.opts.Used != nil {
 		return p
@@ -149,3 +153,71 @@ func (s *aggStage) readsColumns([]string) []string {
 }
 
 func (p *partialAggStage) readsColumns(out []string) []string { return p.s.readsColumns(out) }
+
+// pushIntoJoins returns stages with each join's right side told which of
+// its columns the join and the stages after it read, so that its scan
+// fetches only those; stages itself when none can be told.
+func pushIntoJoins(stages []Stage) []Stage {
+	out := stages
+	var used []string // nil: all
+	for i := len(stages) - 1; i >= 0; i-- {
+		if js, ok := stages[i].(*joinStage); ok {
+			if n := js.withRightUsed(used); n != js {
+				if &out[0] == &stages[0] {
+					out = slices.Clone(stages)
+				}
+				out[i] = n
+			}
+		}
+		if r, ok := stages[i].(columnReader); ok {
+			used = r.readsColumns(used)
+		} else {
+			used = nil
+		}
+	}
+	return out
+}
+
+// needs is the end of a pipeline that reads the named columns: what a
+// join reads of its right side.
+type needs []string
+
+func (n needs) Name() string { return "needs" }
+func (n needs) bind(*env, *arrow.Schema) (*bound, error) {
+	return nil, invalidf("needs is not a stage")
+}
+func (n needs) readsColumns([]string) []string { return n }
+
+// withRightUsed is the join with its right side reading only the columns
+// the join needs of it when the stages after it read used (nil: all),
+// or s itself.
+func (s *joinStage) withRightUsed(used []string) *joinStage {
+	if used == nil && !s.semi() {
+		return s
+	}
+	where, ok := exprColumns(s.o.Where)
+	if s.o.Where != "" && !ok {
+		return s
+	}
+	need := slices.Clone(s.o.Right)
+	strip := func(names []string) {
+		for _, n := range names {
+			if s.o.Prefix == "" {
+				need = union(need, n)
+			} else if r, ok := strings.CutPrefix(n, s.o.Prefix); ok {
+				need = union(need, r)
+			}
+		}
+	}
+	strip(where)
+	if !s.semi() {
+		strip(used)
+	}
+	other := PushColumns(Pipeline{Source: s.other.Source, Stages: append(slices.Clone(s.other.Stages), needs(need))})
+	if other.Source == s.other.Source {
+		return s
+	}
+	c := *s
+	c.other = Pipeline{Source: other.Source, Stages: other.Stages[:len(other.Stages)-1]}
+	return &c
+}
