@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/plan"
 )
 
 // Hash aggregation groups rows by key columns and computes aggregates per
@@ -67,17 +67,6 @@ func binaryState(fn aggFn) bool {
 	return false
 }
 
-// countDistinctCall finds count(distinct ...) and writes it as
-// count_distinct(...), the same number of characters, so the expression
-// language needs no distinct keyword and error positions still point at
-// what was written.
-var countDistinctCall = regexp.MustCompile(`(?i)\bcount\s*\(\s*distinct\s+`)
-
-func rewriteCountDistinct(input string) string {
-	return countDistinctCall.ReplaceAllStringFunc(input, func(m string) string {
-		return "count_distinct(" + strings.Repeat(" ", len(m)-len("count_distinct("))
-	})
-}
 
 // aggSpec is one aggregate as written.
 type aggSpec struct {
@@ -128,7 +117,7 @@ func AggBy(keys []string, aggs string) (Stage, error) {
 }
 
 func parseAggs(input string) ([]aggSpec, error) {
-	items, err := expr.ParseList(rewriteCountDistinct(input))
+	items, err := expr.ParseList(plan.AggText(input))
 	if err != nil {
 		return nil, err
 	}

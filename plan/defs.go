@@ -279,6 +279,35 @@ batches, sorted runs are spilled to temporary files and merged at the end.`,
 		},
 	},
 	{
+		Name: "distinct", Kind: KindTransform, Command: true, MinArgs: 0, MaxArgs: 0,
+		Use:   "distinct [--on KEYS]",
+		Short: "Keep one row of each distinct row, or of each distinct key",
+		Long: `Keep each distinct row once; with --on, the first row (in dataset order) of
+each distinct value of the key columns, every column kept (DuckDB's DISTINCT ON
+without ORDER BY, made deterministic). Nulls are equal to each other here. Rows
+come out in key order (the keys: every column, or --on's), nulls last, as
+agg-by's groups do; so the same in one process, with --threads and with
+run --workers, where each map task keeps its piece's first rows and the
+driver keeps the first of those.`,
+		Example: `  sluice run 'scan ./lineitem | select l_shipmode,l_returnflag | distinct | show'
+  sluice run 'scan ./orders | distinct --on o_custkey | show'`,
+		zero: func() Stage { return &Distinct{} },
+		Bind: func(fs *pflag.FlagSet) func([]string) (Stage, error) {
+			var on string
+			fs.StringVar(&on, "on", "", "comma-separated key columns (default: every column)")
+			return func(args []string) (Stage, error) {
+				if !fs.Changed("on") {
+					return checked(&Distinct{})
+				}
+				keys, err := list("distinct --on", on)
+				if err != nil {
+					return nil, err
+				}
+				return checked(&Distinct{On: keys})
+			}
+		},
+	},
+	{
 		Name: "head", Kind: KindTransform, Command: true, MinArgs: 1, MaxArgs: 1,
 		Use:     "head N",
 		Short:   "Keep the first N rows, then stop reading",
