@@ -67,7 +67,6 @@ func binaryState(fn aggFn) bool {
 	return false
 }
 
-
 // aggSpec is one aggregate as written.
 type aggSpec struct {
 	fn   aggFn
