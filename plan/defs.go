@@ -192,13 +192,37 @@ batches in stream order, so piped and fused runs agree to the bit.`,
 	{
 		Name: "agg-by", Kind: KindTransform, Command: true, MinArgs: 2, MaxArgs: -1,
 		Use:   "agg-by KEYS AGG[,AGG...]",
-		Short: "Aggregate per group: sum, count, min, max, mean",
-		Long: `Compute aggregates per group of the key columns (comma-separated). Each AGG
-is sum(x), count(), count(x), min(x), max(x) or mean(x), optionally followed
-by "as NAME"; x is a column or an expression (see filter). Without a name,
-sum(x) is called sum_x and count() count. Groups come out in key order.`,
+		Short: "Aggregate per group: sum, count, min, max, mean, distinct counts, quantiles, stddev",
+		Long: `Compute aggregates per group of the key columns (comma-separated). Each AGG is
+one of the following, optionally followed by "as NAME"; x is a column or an
+expression (see filter). Nulls are skipped, as in DuckDB.
+
+  sum(x), mean(x) or avg(x)     numbers
+  count(), count(x)             rows, non-null values
+  count(distinct x)             distinct non-null values (exact)
+  approx_count_distinct(x)      a HyperLogLog estimate (4096 registers, about
+                                1.6% error; exact up to 512 distinct values)
+  min(x), max(x)                numbers, strings, dates, timestamps
+  any_value(x)                  the first non-null value in dataset order
+  median(x), quantile(x, q)     exact, interpolated between the two nearest
+                                values: DuckDB's median and quantile_cont (its
+                                quantile is quantile_disc); q from 0 to 1;
+                                numbers, as a float
+  stddev(x) or stddev_samp(x), stddev_pop(x),
+  variance(x) or var_samp(x), var_pop(x)
+                                sample (null for one value) and population,
+                                by Welford's method
+
+Without a name, an aggregate of a column is called fn_column (sum_x, median_x,
+count_distinct_x), count() count, and others as written. Groups come out in
+key order. Under run --workers each map task sends a summary per batch and
+the driver folds them in dataset order, so results equal one process's to the
+bit: count(distinct) sends its distinct values, median and quantile every
+value (so they need the memory of all values of a group, at the driver too),
+approx_count_distinct its sketch (merged by register maximum).`,
 		Example: `  sluice agg-by l_returnflag,l_linestatus "sum(l_quantity), mean(l_discount), count()"
-  sluice agg-by l_shipmode "sum(l_extendedprice * (1 - l_discount)) as revenue"`,
+  sluice agg-by l_shipmode "sum(l_extendedprice * (1 - l_discount)) as revenue"
+  sluice agg-by l_shipmode "count(distinct l_orderkey), median(l_quantity), quantile(l_quantity, 0.99) as p99"`,
 		zero: func() Stage { return &AggBy{} },
 		Bind: func(fs *pflag.FlagSet) func([]string) (Stage, error) {
 			return func(args []string) (Stage, error) {
