@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -73,6 +74,7 @@ type aggSpec struct {
 	arg  expr.Node // nil for count()
 	q    float64   // quantile's fraction
 	name string
+	call string // the aggregate as named, for messages
 }
 
 type aggStage struct {
@@ -133,7 +135,11 @@ func parseAggs(input string) ([]aggSpec, error) {
 		if !ok {
 			return nil, bad("unknown aggregate %s (there are %s)", call.Fn, aggList)
 		}
-		spec := aggSpec{fn: fn, name: it.As}
+		shown := call.Fn // as written, in messages
+		if fn == aggCountDistinct {
+			shown = "count(distinct)"
+		}
+		spec := aggSpec{fn: fn, name: it.As, call: shown}
 		switch {
 		case call.Fn == "quantile" || call.Fn == "quantile_cont":
 			if len(call.Args) != 2 {
@@ -147,9 +153,9 @@ func parseAggs(input string) ([]aggSpec, error) {
 		case call.Fn == "median" && len(call.Args) == 1:
 			spec.arg, spec.q = call.Args[0], 0.5
 		case len(call.Args) > 1:
-			return nil, bad("%s takes one argument", call.Fn)
+			return nil, bad("%s takes one argument", shown)
 		case len(call.Args) == 0 && fn != aggCount:
-			return nil, bad("%s needs an argument", call.Fn)
+			return nil, bad("%s needs an argument", shown)
 		case len(call.Args) == 1:
 			spec.arg = call.Args[0]
 		}
@@ -160,6 +166,8 @@ func parseAggs(input string) ([]aggSpec, error) {
 	}
 	return specs, nil
 }
+
+var countDistinctSpelled = regexp.MustCompile(`^count_distinct\(\s*`)
 
 // aggList names the aggregates, for messages.
 const aggList = "sum, count, count(distinct), approx_count_distinct, min, max, mean, avg, median, quantile, " +
@@ -175,6 +183,10 @@ func defaultAggName(call *expr.Call, text string) string {
 			fn = "mean"
 		}
 		return fn + "_" + c.Name
+	}
+	if call.Fn == "count_distinct" {
+		// text is as plan.AggText spelled it
+		text = countDistinctSpelled.ReplaceAllString(text, "count(distinct ")
 	}
 	return strings.TrimSpace(text)
 }
@@ -274,7 +286,10 @@ func aggOut(fn aggFn, k kind) (arrow.DataType, bool, bool) {
 }
 
 func (s *aggStage) typeErr(spec aggSpec, k kind) error {
-	fn := aggFnNames[spec.fn]
+	fn := spec.call
+	if fn == "" {
+		fn = aggFnNames[spec.fn]
+	}
 	what := "its argument"
 	if c, ok := spec.arg.(*expr.Column); ok {
 		what = fmt.Sprintf("column %q", c.Name)

@@ -105,3 +105,39 @@ func TestMoreAggsSameEveryWay(t *testing.T) {
 		t.Errorf("%d groups, want 8", len(table(t, want)))
 	}
 }
+
+// TestMoreAggErrors: each mistake is one line naming the stage and the
+// aggregate as written.
+func TestMoreAggErrors(t *testing.T) {
+	mem := checkedMem(t)
+	b := batch(t, mem, moreSchema, []any{"a", 1, 1.5, "q"})
+	defer b.Release()
+	for text, want := range map[string]string{
+		"quantile(x, 2)":        "quantile's fraction must be a number from 0 to 1, not 2",
+		"quantile(x, n)":        "quantile's fraction must be a number from 0 to 1, not n",
+		"quantile(x)":           "quantile takes a value and a fraction",
+		"median(x, 0.5)":        "median takes one argument",
+		"median(s)":             `cannot take the median of column "s": it is a string`,
+		"stddev_pop(s)":         `cannot take the stddev_pop of column "s": it is a string`,
+		"var_samp(s)":           `cannot take the var_samp of column "s": it is a string`,
+		"any_value()":           "any_value needs an argument",
+		"count(distinct x, n)":  "count(distinct) takes one argument",
+		"count(distinct nope)":  `at position 16 of "count(distinct nope)": no column "nope"`,
+		"approx_count_distinct": "expected an aggregate",
+		"mode(x)":               "unknown aggregate mode (there are sum, count, count(distinct), approx_count_distinct",
+	} {
+		agg, err := AggBy([]string{"k"}, text)
+		if err == nil {
+			_, err = collectRows(t, mem, FromBatches(moreSchema, b), agg)
+		}
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "agg-by: ") {
+			t.Errorf("%s: %v, want one line with %q", text, err, want)
+		}
+	}
+	// A default name of count(distinct) over an expression reads as written.
+	agg := mustStage(t)(AggBy([]string{"k"}, "count(DISTINCT n + 1)"))
+	schema, _ := runCollect(t, mem, 1, FromBatches(moreSchema, b), agg)
+	if name := schema.Field(1).Name; name != "count(distinct n + 1)" {
+		t.Errorf("named %q", name)
+	}
+}

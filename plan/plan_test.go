@@ -108,6 +108,9 @@ func TestParseErrors(t *testing.T) {
 		"scan x | write y --compression no":   "write --compression",
 		"scan x | agg-by k 'sum('":            "agg-by:",
 		"scan x --sim bogus=1":                "scan --sim",
+		"scan x | distinct --on ''":           "distinct --on: an empty name",
+		"scan x | distinct y":                 "distinct",
+		"scan x | agg-by k 'count(distinct'":  "agg-by:",
 	} {
 		_, err := Parse(text)
 		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrInvalid) {
