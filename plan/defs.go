@@ -218,8 +218,9 @@ count_distinct_x), count() count, and others as written. Groups come out in
 key order. Under run --workers each map task sends a summary per batch and
 the driver folds them in dataset order, so results equal one process's to the
 bit: count(distinct) sends its distinct values, median and quantile every
-value (so they need the memory of all values of a group, at the driver too),
-approx_count_distinct its sketch (merged by register maximum).`,
+value (so they need the memory of all values of a group, at the driver too,
+held in memory and not spilled), approx_count_distinct its sketch (merged by
+register maximum).`,
 		Example: `  sluice agg-by l_returnflag,l_linestatus "sum(l_quantity), mean(l_discount), count()"
   sluice agg-by l_shipmode "sum(l_extendedprice * (1 - l_discount)) as revenue"
   sluice agg-by l_shipmode "count(distinct l_orderkey), median(l_quantity), quantile(l_quantity, 0.99) as p99"`,
@@ -312,7 +313,8 @@ without ORDER BY, made deterministic). Nulls are equal to each other here. Rows
 come out in key order (the keys: every column, or --on's), nulls last, as
 agg-by's groups do; so the same in one process, with --threads and with
 run --workers, where each map task keeps its piece's first rows and the
-driver keeps the first of those.`,
+driver keeps the first of those. The kept rows are held in memory until the
+end (not spilled).`,
 		Example: `  sluice run 'scan ./lineitem | select l_shipmode,l_returnflag | distinct | show'
   sluice run 'scan ./orders | distinct --on o_custkey | show'`,
 		zero: func() Stage { return &Distinct{} },
