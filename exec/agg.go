@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/plan"
 )
 
 // Hash aggregation groups rows by key columns and computes aggregates per
@@ -32,15 +35,46 @@ const (
 	aggMin
 	aggMax
 	aggMean
+	aggCountDistinct
+	aggApproxDistinct
+	aggQuantile // median is quantile(x, 0.5)
+	aggVarSamp
+	aggVarPop
+	aggStddevSamp
+	aggStddevPop
+	aggAnyValue
 )
 
-var aggNames = map[string]aggFn{"sum": aggSum, "count": aggCount, "min": aggMin, "max": aggMax, "mean": aggMean, "avg": aggMean}
+var aggNames = map[string]aggFn{
+	"sum": aggSum, "count": aggCount, "min": aggMin, "max": aggMax, "mean": aggMean, "avg": aggMean,
+	"count_distinct": aggCountDistinct, "approx_count_distinct": aggApproxDistinct,
+	"median": aggQuantile, "quantile": aggQuantile, "quantile_cont": aggQuantile,
+	"variance": aggVarSamp, "var_samp": aggVarSamp, "var_pop": aggVarPop,
+	"stddev": aggStddevSamp, "stddev_samp": aggStddevSamp, "stddev_pop": aggStddevPop,
+	"any_value": aggAnyValue,
+}
+
+// aggFnNames are the aggregates' names in messages, by aggFn.
+var aggFnNames = [...]string{"sum", "count", "min", "max", "mean", "count(distinct)", "approx_count_distinct",
+	"quantile", "var_samp", "var_pop", "stddev_samp", "stddev_pop", "any_value"}
+
+// binaryState says fn's partial state is one binary value per group
+// (encodeState), not a running value of the argument's own type.
+func binaryState(fn aggFn) bool {
+	switch fn {
+	case aggCountDistinct, aggApproxDistinct, aggQuantile, aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
+		return true
+	}
+	return false
+}
 
 // aggSpec is one aggregate as written.
 type aggSpec struct {
 	fn   aggFn
 	arg  expr.Node // nil for count()
+	q    float64   // quantile's fraction
 	name string
+	call string // the aggregate as named, for messages
 }
 
 type aggStage struct {
@@ -84,7 +118,7 @@ func AggBy(keys []string, aggs string) (Stage, error) {
 }
 
 func parseAggs(input string) ([]aggSpec, error) {
-	items, err := expr.ParseList(input)
+	items, err := expr.ParseList(plan.AggText(input))
 	if err != nil {
 		return nil, err
 	}
@@ -99,14 +133,29 @@ func parseAggs(input string) ([]aggSpec, error) {
 		}
 		fn, ok := aggNames[call.Fn]
 		if !ok {
-			return nil, bad("unknown aggregate %s (there are sum, count, min, max, mean)", call.Fn)
+			return nil, bad("unknown aggregate %s (there are %s)", call.Fn, aggList)
 		}
-		spec := aggSpec{fn: fn, name: it.As}
+		shown := call.Fn // as written, in messages
+		if fn == aggCountDistinct {
+			shown = "count(distinct)"
+		}
+		spec := aggSpec{fn: fn, name: it.As, call: shown}
 		switch {
+		case call.Fn == "quantile" || call.Fn == "quantile_cont":
+			if len(call.Args) != 2 {
+				return nil, bad("%s takes a value and a fraction: %s(x, 0.9)", call.Fn, call.Fn)
+			}
+			q, ok := quantileArg(call.Args[1])
+			if !ok {
+				return nil, bad("%s's fraction must be a number from 0 to 1, not %s", call.Fn, expr.String(call.Args[1]))
+			}
+			spec.arg, spec.q = call.Args[0], q
+		case call.Fn == "median" && len(call.Args) == 1:
+			spec.arg, spec.q = call.Args[0], 0.5
 		case len(call.Args) > 1:
-			return nil, bad("%s takes one argument", call.Fn)
+			return nil, bad("%s takes one argument", shown)
 		case len(call.Args) == 0 && fn != aggCount:
-			return nil, bad("%s needs an argument", call.Fn)
+			return nil, bad("%s needs an argument", shown)
 		case len(call.Args) == 1:
 			spec.arg = call.Args[0]
 		}
@@ -118,16 +167,26 @@ func parseAggs(input string) ([]aggSpec, error) {
 	return specs, nil
 }
 
+var countDistinctSpelled = regexp.MustCompile(`^count_distinct\(\s*`)
+
+// aggList names the aggregates, for messages.
+const aggList = "sum, count, count(distinct), approx_count_distinct, min, max, mean, avg, median, quantile, " +
+	"stddev, stddev_samp, stddev_pop, variance, var_samp, var_pop, any_value"
+
 func defaultAggName(call *expr.Call, text string) string {
 	if len(call.Args) == 0 {
 		return "count"
 	}
-	if c, ok := call.Args[0].(*expr.Column); ok {
+	if c, ok := call.Args[0].(*expr.Column); ok && len(call.Args) == 1 {
 		fn := call.Fn
 		if fn == "avg" {
 			fn = "mean"
 		}
 		return fn + "_" + c.Name
+	}
+	if call.Fn == "count_distinct" {
+		// text is as plan.AggText spelled it
+		text = countDistinctSpelled.ReplaceAllString(text, "count(distinct ")
 	}
 	return strings.TrimSpace(text)
 }
@@ -139,6 +198,7 @@ type boundAgg struct {
 	fn   aggFn
 	arg  *expr.Expr // nil for count()
 	k    kind       // the argument's kind
+	q    float64    // quantile's fraction
 	name string
 	out  arrow.DataType
 }
@@ -156,7 +216,7 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	}
 	var aggs []boundAgg
 	for _, spec := range s.aggs {
-		b := boundAgg{fn: spec.fn, name: spec.name}
+		b := boundAgg{fn: spec.fn, name: spec.name, q: spec.q}
 		if spec.arg != nil {
 			x, err := expr.Bind(s.input, spec.arg, in)
 			if err != nil {
@@ -192,9 +252,9 @@ func newHashAgg(stage string, mem memory.Allocator, keys *keyEncoder, aggs []bou
 // may be null, and false when the aggregate cannot take that kind.
 func aggOut(fn aggFn, k kind) (arrow.DataType, bool, bool) {
 	switch fn {
-	case aggCount:
+	case aggCount, aggCountDistinct, aggApproxDistinct:
 		return arrow.PrimitiveTypes.Int64, false, true
-	case aggMean:
+	case aggMean, aggQuantile, aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
 		if !k.Numeric() {
 			return nil, true, false
 		}
@@ -208,7 +268,9 @@ func aggOut(fn aggFn, k kind) (arrow.DataType, bool, bool) {
 		}
 		return nil, true, false
 	}
-	switch k { // min, max
+	switch k { // min, max, any_value
+	case kBool:
+		return arrow.FixedWidthTypes.Boolean, true, fn == aggAnyValue
 	case kInt:
 		return arrow.PrimitiveTypes.Int64, true, true
 	case kFloat:
@@ -224,7 +286,10 @@ func aggOut(fn aggFn, k kind) (arrow.DataType, bool, bool) {
 }
 
 func (s *aggStage) typeErr(spec aggSpec, k kind) error {
-	fn := [...]string{"sum", "count", "min", "max", "mean"}[spec.fn]
+	fn := spec.call
+	if fn == "" {
+		fn = aggFnNames[spec.fn]
+	}
 	what := "its argument"
 	if c, ok := spec.arg.(*expr.Column); ok {
 		what = fmt.Sprintf("column %q", c.Name)
@@ -233,20 +298,36 @@ func (s *aggStage) typeErr(spec aggSpec, k kind) error {
 }
 
 // accum holds one aggregate's state for every group: the running value
-// (i or f or s, by kind) and n, the values seen.
+// (i or f or s, by kind; f is the mean for the variances) and n, the
+// values seen; and for the aggregates that need more, the distinct set,
+// the sketch, the values, or the sum of squared deviations.
 type accum struct {
-	i []int64
-	f []float64
-	s []string
-	n []int64
+	i    []int64
+	f    []float64
+	s    []string
+	n    []int64
+	set  []map[string]struct{}
+	sk   []*hll
+	vals [][]float64
+	m2   []float64
 }
 
-func (a *accum) grow(groups int) {
+func (a *accum) grow(fn aggFn, groups int) {
 	for len(a.n) < groups {
 		a.n = append(a.n, 0)
 		a.i = append(a.i, 0)
 		a.f = append(a.f, 0)
 		a.s = append(a.s, "")
+		switch fn {
+		case aggCountDistinct:
+			a.set = append(a.set, nil)
+		case aggApproxDistinct:
+			a.sk = append(a.sk, nil)
+		case aggQuantile:
+			a.vals = append(a.vals, nil)
+		case aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
+			a.m2 = append(a.m2, 0)
+		}
 	}
 }
 
@@ -338,7 +419,7 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []boo
 	p.acc = make([]accum, len(h.aggs))
 	for j, a := range h.aggs {
 		acc := &p.acc[j]
-		acc.grow(groups)
+		acc.grow(a.fn, groups)
 		if a.arg == nil {
 			if runs != nil {
 				for r := range len(runs) - 1 {
@@ -495,6 +576,70 @@ func accumulate(a boundAgg, acc *accum, v vec, gids, runs []int32) error {
 			acc.i[g] = s
 			acc.n[g]++
 		}
+	case a.fn == aggCountDistinct:
+		var buf []byte
+		for i, g := range gids {
+			if g < 0 || !v.IsValid(i) {
+				continue
+			}
+			if acc.set[g] == nil {
+				acc.set[g] = map[string]struct{}{}
+			}
+			buf = distinctKey(v, i, buf)
+			if _, ok := acc.set[g][string(buf)]; !ok {
+				acc.set[g][string(buf)] = struct{}{}
+			}
+			acc.n[g]++
+		}
+	case a.fn == aggApproxDistinct:
+		var buf []byte
+		for i, g := range gids {
+			if g < 0 || !v.IsValid(i) {
+				continue
+			}
+			if acc.sk[g] == nil {
+				acc.sk[g] = newHLL()
+			}
+			buf = distinctKey(v, i, buf)
+			acc.sk[g].add(hash64(buf))
+			acc.n[g]++
+		}
+	case a.fn == aggQuantile:
+		for i, g := range gids {
+			if g >= 0 && v.IsValid(i) {
+				acc.vals[g] = append(acc.vals[g], floatOf(v, i))
+				acc.n[g]++
+			}
+		}
+	case binaryState(a.fn): // the variances
+		for i, g := range gids {
+			if g >= 0 && v.IsValid(i) {
+				acc.n[g]++
+				acc.f[g], acc.m2[g] = welfordAdd(acc.n[g], acc.f[g], acc.m2[g], floatOf(v, i))
+			}
+		}
+	case a.fn == aggAnyValue:
+		for i, g := range gids {
+			if g < 0 || !v.IsValid(i) {
+				continue
+			}
+			if acc.n[g] == 0 {
+				switch a.k {
+				case kFloat:
+					acc.f[g] = v.F[i]
+				case kString:
+					acc.s[g] = strings.Clone(v.S(i))
+				case kBool:
+					acc.i[g] = 0
+					if v.B[i] {
+						acc.i[g] = 1
+					}
+				default:
+					acc.i[g] = v.I[i]
+				}
+			}
+			acc.n[g]++
+		}
 	default: // min, max
 		isMin := a.fn == aggMin
 		for i, g := range gids {
@@ -533,8 +678,30 @@ func mergeAccum(a boundAgg, dst *accum, d int32, src *accum, g int) error {
 		return nil
 	}
 	seen := dst.n[d] > 0
+	n1 := dst.n[d]
 	dst.n[d] += src.n[g]
 	switch a.fn {
+	case aggAnyValue:
+		if !seen {
+			dst.i[d], dst.f[d], dst.s[d] = src.i[g], src.f[g], src.s[g]
+		}
+	case aggCountDistinct:
+		if dst.set[d] == nil {
+			dst.set[d] = src.set[g]
+			break
+		}
+		for k := range src.set[g] {
+			dst.set[d][k] = struct{}{}
+		}
+	case aggApproxDistinct:
+		if dst.sk[d] == nil {
+			dst.sk[d] = newHLL()
+		}
+		dst.sk[d].merge(src.sk[g])
+	case aggQuantile:
+		dst.vals[d] = append(dst.vals[d], src.vals[g]...)
+	case aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
+		dst.f[d], dst.m2[d] = welfordMerge(n1, dst.f[d], dst.m2[d], src.n[g], src.f[g], src.m2[g])
 	case aggSum, aggMean:
 		if a.k == kFloat {
 			dst.f[d] += src.f[g]
@@ -574,7 +741,7 @@ func (h *hashAgg) fold(pa any) error {
 			h.index[k] = d
 			h.groupKeys = append(h.groupKeys, k)
 			for j := range h.acc {
-				h.acc[j].grow(len(h.groupKeys))
+				h.acc[j].grow(h.aggs[j].fn, len(h.groupKeys))
 			}
 		}
 		for j, a := range h.aggs {
@@ -645,14 +812,34 @@ func (h *hashAgg) result() (arrow.RecordBatch, error) {
 	return h.batchOf(h.out, h.groupKeys, func(add func(arrow.Array)) {
 		for j, a := range h.aggs {
 			acc := &h.acc[j]
-			acc.grow(len(h.groupKeys))
+			acc.grow(a.fn, len(h.groupKeys))
 			b := array.NewBuilder(h.mem, a.out)
 			for g := range h.groupKeys {
 				switch {
 				case a.fn == aggCount:
 					b.(*array.Int64Builder).Append(acc.n[g])
+				case a.fn == aggCountDistinct:
+					b.(*array.Int64Builder).Append(int64(len(acc.set[g])))
+				case a.fn == aggApproxDistinct:
+					var e int64
+					if acc.sk[g] != nil {
+						e = acc.sk[g].estimate()
+					}
+					b.(*array.Int64Builder).Append(e)
 				case acc.n[g] == 0:
 					b.AppendNull()
+				case a.fn == aggQuantile:
+					b.(*array.Float64Builder).Append(quantileCont(acc.vals[g], a.q))
+				case (a.fn == aggVarSamp || a.fn == aggStddevSamp) && acc.n[g] == 1:
+					b.AppendNull() // no sample variance of one value, as in DuckDB
+				case a.fn == aggVarSamp:
+					b.(*array.Float64Builder).Append(acc.m2[g] / float64(acc.n[g]-1))
+				case a.fn == aggVarPop:
+					b.(*array.Float64Builder).Append(acc.m2[g] / float64(acc.n[g]))
+				case a.fn == aggStddevSamp:
+					b.(*array.Float64Builder).Append(math.Sqrt(acc.m2[g] / float64(acc.n[g]-1)))
+				case a.fn == aggStddevPop:
+					b.(*array.Float64Builder).Append(math.Sqrt(acc.m2[g] / float64(acc.n[g])))
 				case a.fn == aggMean && a.k == kFloat:
 					b.(*array.Float64Builder).Append(acc.f[g] / float64(acc.n[g]))
 				case a.fn == aggMean:
@@ -708,5 +895,7 @@ func (a *accum) appendValue(b array.Builder, g int) {
 		bb.Append(arrow.Timestamp(a.i[g]))
 	case *array.StringBuilder:
 		bb.Append(a.s[g])
+	case *array.BooleanBuilder:
+		bb.Append(a.i[g] != 0)
 	}
 }

@@ -2,7 +2,10 @@ package exec
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -50,7 +53,7 @@ func (p *partialAggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	}
 	for _, a := range h.aggs {
 		if a.fn != aggCount {
-			fields = append(fields, arrow.Field{Name: a.name, Type: stateType(a.k)})
+			fields = append(fields, arrow.Field{Name: a.name, Type: aggStateType(a)})
 		}
 		fields = append(fields, arrow.Field{Name: stateCountName(a.name), Type: arrow.PrimitiveTypes.Int64})
 	}
@@ -66,6 +69,87 @@ func (p *partialAggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 
 func stateCountName(agg string) string { return agg + ".n" }
 
+// aggStateType is the type of a's state column in a partial.
+func aggStateType(a boundAgg) arrow.DataType {
+	if binaryState(a.fn) {
+		return arrow.BinaryTypes.Binary
+	}
+	return stateType(a.k)
+}
+
+// encodeState is group g's state of an aggregate with a binaryState: the
+// distinct values (each length-prefixed, sorted), the sketch, the values
+// (float64s), or the mean and the sum of squared deviations.
+func encodeState(a boundAgg, acc *accum, g int, b []byte) []byte {
+	switch a.fn {
+	case aggCountDistinct:
+		keys := make([]string, 0, len(acc.set[g]))
+		for k := range acc.set[g] {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			b = binary.AppendUvarint(b, uint64(len(k)))
+			b = append(b, k...)
+		}
+	case aggApproxDistinct:
+		if acc.sk[g] != nil {
+			b = acc.sk[g].encode(b)
+		}
+	case aggQuantile:
+		for _, x := range acc.vals[g] {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+		}
+	default: // the variances
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(acc.f[g]))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(acc.m2[g]))
+	}
+	return b
+}
+
+// decodeState reads what encodeState wrote into group g of acc.
+func decodeState(a boundAgg, acc *accum, g int, b []byte) error {
+	bad := func() error { return fmt.Errorf("a malformed %s state (%d bytes)", aggFnNames[a.fn], len(b)) }
+	switch a.fn {
+	case aggCountDistinct:
+		set := map[string]struct{}{}
+		for len(b) > 0 {
+			n, w := binary.Uvarint(b)
+			if w <= 0 || uint64(len(b)-w) < n {
+				return bad()
+			}
+			set[string(b[w:w+int(n)])] = struct{}{}
+			b = b[w+int(n):]
+		}
+		acc.set[g] = set
+	case aggApproxDistinct:
+		if len(b) == 0 {
+			return nil
+		}
+		sk, err := decodeHLL(b)
+		if err != nil {
+			return err
+		}
+		acc.sk[g] = sk
+	case aggQuantile:
+		if len(b)%8 != 0 {
+			return bad()
+		}
+		vals := make([]float64, 0, len(b)/8)
+		for ; len(b) > 0; b = b[8:] {
+			vals = append(vals, math.Float64frombits(binary.LittleEndian.Uint64(b)))
+		}
+		acc.vals[g] = vals
+	default:
+		if len(b) != 16 {
+			return bad()
+		}
+		acc.f[g] = math.Float64frombits(binary.LittleEndian.Uint64(b))
+		acc.m2[g] = math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
+	}
+	return nil
+}
+
 // stateType is how an aggregate's running value of kind k is kept.
 func stateType(k kind) arrow.DataType {
 	switch k {
@@ -77,6 +161,8 @@ func stateType(k kind) arrow.DataType {
 		return &arrow.TimestampType{Unit: arrow.Nanosecond}
 	case kString:
 		return arrow.BinaryTypes.String
+	case kBool:
+		return arrow.FixedWidthTypes.Boolean
 	}
 	return arrow.PrimitiveTypes.Int64
 }
@@ -93,6 +179,8 @@ func stateKind(dt arrow.DataType) (kind, bool) {
 		return kTime, true
 	case arrow.STRING:
 		return kString, true
+	case arrow.BOOL:
+		return kBool, true
 	}
 	return 0, false
 }
@@ -112,7 +200,16 @@ func (m *partialMapper) mapBatch(ctx context.Context, in arrow.RecordBatch) (arr
 	return h.batchOf(m.out, p.keys, func(add func(arrow.Array)) {
 		for j, a := range h.aggs {
 			acc := &p.acc[j]
-			if a.fn != aggCount {
+			if binaryState(a.fn) {
+				b := array.NewBinaryBuilder(h.mem, arrow.BinaryTypes.Binary)
+				var buf []byte
+				for g := range p.keys {
+					buf = encodeState(a, acc, g, buf[:0])
+					b.Append(buf)
+				}
+				add(b.NewArray())
+				b.Release()
+			} else if a.fn != aggCount {
 				b := array.NewBuilder(h.mem, stateType(a.k))
 				for g := range p.keys {
 					acc.appendValue(b, g)
@@ -145,7 +242,7 @@ func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	st := &stateAgg{valIdx: make([]int, len(s.aggs)), nIdx: make([]int, len(s.aggs))}
 	var aggs []boundAgg
 	for j, spec := range s.aggs {
-		b := boundAgg{fn: spec.fn, name: spec.name}
+		b := boundAgg{fn: spec.fn, name: spec.name, q: spec.q}
 		st.valIdx[j] = -1
 		if spec.fn != aggCount {
 			i, err := colIndex(f.Name(), in, spec.name)
@@ -153,6 +250,11 @@ func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 				return nil, err
 			}
 			k, ok := stateKind(in.Field(i).Type)
+			if binaryState(spec.fn) {
+				// The state says nothing of the argument's kind, and
+				// these aggregates' results do not depend on it.
+				k, ok = kFloat, in.Field(i).Type.ID() == arrow.BINARY
+			}
 			if !ok {
 				return nil, invalidf("%s: column %q is a %s, not an aggregate's state", f.Name(), spec.name, in.Field(i).Type)
 			}
@@ -206,7 +308,7 @@ func (s *stateAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []bo
 	p.acc = make([]accum, len(s.aggs))
 	for j, a := range s.aggs {
 		acc := &p.acc[j]
-		acc.grow(len(rows))
+		acc.grow(a.fn, len(rows))
 		counts, ok := rec.Column(s.nIdx[j]).(*array.Int64)
 		if !ok || counts.NullN() > 0 {
 			return nil, fmt.Errorf("%s: the counts of %s are not int64 without nulls", s.stage, a.name)
@@ -221,6 +323,14 @@ func (s *stateAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []bo
 		if col.NullN() > 0 {
 			return nil, fmt.Errorf("%s: the state of %s has nulls", s.stage, a.name)
 		}
+		if c, ok := col.(*array.Binary); ok && binaryState(a.fn) {
+			for g, i := range rows {
+				if err := decodeState(a, acc, g, c.Value(i)); err != nil {
+					return nil, fmt.Errorf("%s: %s: %w", s.stage, a.name, err)
+				}
+			}
+			continue
+		}
 		for g, i := range rows {
 			switch c := col.(type) {
 			case *array.Int64:
@@ -233,6 +343,10 @@ func (s *stateAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []bo
 				acc.i[g] = int64(c.Value(i))
 			case *array.String:
 				acc.s[g] = strings.Clone(c.Value(i)) // the batch is released after the fold
+			case *array.Boolean:
+				if c.Value(i) {
+					acc.i[g] = 1
+				}
 			default:
 				return nil, fmt.Errorf("%s: the state of %s is a %s", s.stage, a.name, col.DataType())
 			}

@@ -156,6 +156,8 @@ func CompileStage(st plan.Stage, env Env) (Stage, error) {
 		return Top(s.N, sortKeys(s.Keys)), nil
 	case *plan.Head:
 		return Head(s.N), nil
+	case *plan.Distinct:
+		return Distinct(s.On), nil
 	case *plan.Merge:
 		return Merge(sortKeys(s.Keys), s.URLs), nil
 	case *plan.Shuffle:

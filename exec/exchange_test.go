@@ -218,6 +218,9 @@ func TestDistributiveStages(t *testing.T) {
 		&plan.Top{N: 500, Keys: []plan.SortKey{{Column: "l_quantity", Desc: true}}}, // 50 values: ties everywhere
 		&plan.Top{N: 300, Keys: []plan.SortKey{{Column: "l_shipmode"}, {Column: "l_quantity"}}},
 		&plan.Head{N: 5000},
+		&plan.Distinct{On: []string{"l_quantity"}},
+		&plan.Distinct{On: []string{"l_shipmode", "l_quantity"}},
+		&plan.Distinct{},
 	}
 	for _, node := range nodes {
 		if !plan.Distributive(node) {

@@ -192,13 +192,38 @@ batches in stream order, so piped and fused runs agree to the bit.`,
 	{
 		Name: "agg-by", Kind: KindTransform, Command: true, MinArgs: 2, MaxArgs: -1,
 		Use:   "agg-by KEYS AGG[,AGG...]",
-		Short: "Aggregate per group: sum, count, min, max, mean",
-		Long: `Compute aggregates per group of the key columns (comma-separated). Each AGG
-is sum(x), count(), count(x), min(x), max(x) or mean(x), optionally followed
-by "as NAME"; x is a column or an expression (see filter). Without a name,
-sum(x) is called sum_x and count() count. Groups come out in key order.`,
+		Short: "Aggregate per group: sum, count, min, max, mean, distinct counts, quantiles, stddev",
+		Long: `Compute aggregates per group of the key columns (comma-separated). Each AGG is
+one of the following, optionally followed by "as NAME"; x is a column or an
+expression (see filter). Nulls are skipped, as in DuckDB.
+
+  sum(x), mean(x) or avg(x)     numbers
+  count(), count(x)             rows, non-null values
+  count(distinct x)             distinct non-null values (exact)
+  approx_count_distinct(x)      a HyperLogLog estimate (4096 registers, about
+                                1.6% error; exact up to 512 distinct values)
+  min(x), max(x)                numbers, strings, dates, timestamps
+  any_value(x)                  the first non-null value in dataset order
+  median(x), quantile(x, q)     exact, interpolated between the two nearest
+                                values: DuckDB's median and quantile_cont (its
+                                quantile is quantile_disc); q from 0 to 1;
+                                numbers, as a float
+  stddev(x) or stddev_samp(x), stddev_pop(x),
+  variance(x) or var_samp(x), var_pop(x)
+                                sample (null for one value) and population,
+                                by Welford's method
+
+Without a name, an aggregate of a column is called fn_column (sum_x, median_x,
+count_distinct_x), count() count, and others as written. Groups come out in
+key order. Under run --workers each map task sends a summary per batch and
+the driver folds them in dataset order, so results equal one process's to the
+bit: count(distinct) sends its distinct values, median and quantile every
+value (so they need the memory of all values of a group, at the driver too,
+held in memory and not spilled), approx_count_distinct its sketch (merged by
+register maximum).`,
 		Example: `  sluice agg-by l_returnflag,l_linestatus "sum(l_quantity), mean(l_discount), count()"
-  sluice agg-by l_shipmode "sum(l_extendedprice * (1 - l_discount)) as revenue"`,
+  sluice agg-by l_shipmode "sum(l_extendedprice * (1 - l_discount)) as revenue"
+  sluice agg-by l_shipmode "count(distinct l_orderkey), median(l_quantity), quantile(l_quantity, 0.99) as p99"`,
 		zero: func() Stage { return &AggBy{} },
 		Bind: func(fs *pflag.FlagSet) func([]string) (Stage, error) {
 			return func(args []string) (Stage, error) {
@@ -275,6 +300,36 @@ batches, sorted runs are spilled to temporary files and merged at the end.`,
 					return nil, err
 				}
 				return checked(&Top{N: n, Keys: keys})
+			}
+		},
+	},
+	{
+		Name: "distinct", Kind: KindTransform, Command: true, MinArgs: 0, MaxArgs: 0,
+		Use:   "distinct [--on KEYS]",
+		Short: "Keep one row of each distinct row, or of each distinct key",
+		Long: `Keep each distinct row once; with --on, the first row (in dataset order) of
+each distinct value of the key columns, every column kept (DuckDB's DISTINCT ON
+without ORDER BY, made deterministic). Nulls are equal to each other here. Rows
+come out in key order (the keys: every column, or --on's), nulls last, as
+agg-by's groups do; so the same in one process, with --threads and with
+run --workers, where each map task keeps its piece's first rows and the
+driver keeps the first of those. The kept rows are held in memory until the
+end (not spilled).`,
+		Example: `  sluice run 'scan ./lineitem | select l_shipmode,l_returnflag | distinct | show'
+  sluice run 'scan ./orders | distinct --on o_custkey | show'`,
+		zero: func() Stage { return &Distinct{} },
+		Bind: func(fs *pflag.FlagSet) func([]string) (Stage, error) {
+			var on string
+			fs.StringVar(&on, "on", "", "comma-separated key columns (default: every column)")
+			return func(args []string) (Stage, error) {
+				if !fs.Changed("on") {
+					return checked(&Distinct{})
+				}
+				keys, err := list("distinct --on", on)
+				if err != nil {
+					return nil, err
+				}
+				return checked(&Distinct{On: keys})
 			}
 		},
 	},

@@ -22,6 +22,7 @@ var pipelines = []string{
 	"merge --by k ./a.arrow ./b/ | merge --by k:desc ./c.arrow | write x.arrows",
 	`scan 'odd dir/with space' | filter "s = 'it''s' and t like '%|%'" | write 'out|put.csv'`,
 	"from-csv",
+	`scan ./t | distinct | distinct --on a,b | agg-by k 'count(distinct x), median(y), quantile(y, 0.9) as p90, stddev(y)' | show`,
 	`scan ./li | join (scan ./o --filter "o_orderdate < date '1995-03-15'" | select o_orderkey,o_orderdate) --on l_orderkey=o_orderkey | count-by o_orderdate`,
 	"scan ./li | join ./part --on l_partkey=p_partkey,k --how left --where 'l_suppkey <> s_suppkey' --prefix r_ --memory 64MiB | join (scan ./s | join (scan ./n) --on n --how anti) --on s --how semi | show",
 }
@@ -107,6 +108,9 @@ func TestParseErrors(t *testing.T) {
 		"scan x | write y --compression no":   "write --compression",
 		"scan x | agg-by k 'sum('":            "agg-by:",
 		"scan x --sim bogus=1":                "scan --sim",
+		"scan x | distinct --on ''":           "distinct --on: an empty name",
+		"scan x | distinct y":                 "distinct",
+		"scan x | agg-by k 'count(distinct'":  "agg-by:",
 	} {
 		_, err := Parse(text)
 		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrInvalid) {

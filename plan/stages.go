@@ -87,6 +87,12 @@ type CountBy struct {
 	Keys []string `json:"keys"`
 }
 
+// Distinct keeps one row of each distinct value of On (every column when
+// On is empty): the first in dataset order.
+type Distinct struct {
+	On []string `json:"on,omitempty"`
+}
+
 type Sort struct {
 	Keys []SortKey `json:"keys"`
 	// Memory is the bytes of batches held before spilling.
@@ -156,6 +162,7 @@ func (*Filter) Name() string        { return "filter" }
 func (*SumBy) Name() string         { return "sum-by" }
 func (*AggBy) Name() string         { return "agg-by" }
 func (*CountBy) Name() string       { return "count-by" }
+func (*Distinct) Name() string      { return "distinct" }
 func (*Sort) Name() string          { return "sort" }
 func (*Top) Name() string           { return "top" }
 func (*Head) Name() string          { return "head" }
@@ -201,7 +208,9 @@ func GroupKeys(s Stage) (keys []string, ok bool) {
 // their outputs.
 func Distributive(s Stage) bool {
 	switch s.(type) {
-	case *Head, *Top:
+	case *Head, *Top, *Distinct:
+		// distinct: the first row of a key in the pieces' outputs, in
+		// order, is its first row in the stream.
 		return true
 	}
 	return false
@@ -293,6 +302,12 @@ func (s *Sort) words() (flags, args []string) {
 }
 func (s *Top) words() (flags, args []string) {
 	return []string{"--by", keysString(s.Keys)}, []string{strconv.FormatInt(s.N, 10)}
+}
+func (s *Distinct) words() (flags, args []string) {
+	if len(s.On) > 0 {
+		flags = []string{"--on", join(s.On)}
+	}
+	return flags, nil
 }
 func (s *Head) words() (flags, args []string) { return nil, []string{strconv.FormatInt(s.N, 10)} }
 func (s *Merge) words() (flags, args []string) {
@@ -438,7 +453,7 @@ func (s *AggBy) check() error {
 	if err := names("agg-by", s.Keys); err != nil {
 		return err
 	}
-	if _, err := expr.ParseList(s.Aggs); err != nil {
+	if _, err := expr.ParseList(AggText(s.Aggs)); err != nil {
 		return invalidf("agg-by: %v", err)
 	}
 	return nil
@@ -455,6 +470,12 @@ func (s *Top) check() error {
 		return invalidf("top: %d is not a row count", s.N)
 	}
 	return sortKeysCheck("top", s.Keys)
+}
+func (s *Distinct) check() error {
+	if s.On == nil {
+		return nil
+	}
+	return names("distinct --on", s.On)
 }
 func (s *Head) check() error {
 	if s.N < 0 {

@@ -648,3 +648,31 @@ func (w midTask) outputNotCommitted(keys []string) bool {
 	}
 	return out
 }
+
+// TestRunFanOutAggregatesAndDistinct: count(distinct), the sketch,
+// quantiles, the variances, any_value and distinct give the same bytes
+// in one process and over 4 workers.
+func TestRunFanOutAggregatesAndDistinct(t *testing.T) {
+	queries := map[string]string{
+		// every aggregate whose partial state is more than a running value
+		"aggs": `scan {lineitem} | agg-by l_returnflag 'count(distinct l_partkey), approx_count_distinct(l_orderkey), ` +
+			`approx_count_distinct(l_shipmode) as modes, median(l_extendedprice), quantile(l_quantity, 0.99) as p99, ` +
+			`stddev(l_discount), stddev_pop(l_extendedprice), var_samp(l_quantity), var_pop(l_tax), any_value(l_comment), ` +
+			`min(l_comment), max(l_shipdate)'`,
+		// the first row of each key, in dataset order, at the driver
+		"distinct-on": "scan {lineitem} --columns l_orderkey,l_shipmode,l_quantity,l_comment | distinct --on l_shipmode,l_quantity",
+		"distinct":    "scan {lineitem} --columns l_returnflag,l_shipmode,l_linestatus | distinct",
+	}
+	for name, q := range queries {
+		fanOutQueries[name] = q
+	}
+	t.Cleanup(func() {
+		for name := range queries {
+			delete(fanOutQueries, name)
+		}
+	})
+	tg := localTarget(t)
+	for _, q := range []string{"aggs", "distinct-on", "distinct"} {
+		runBoth(t, tg, q, "--piece-size", "128KiB")
+	}
+}
