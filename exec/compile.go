@@ -185,6 +185,14 @@ func CompileStage(st plan.Stage, env Env) (Stage, error) {
 			return nil, fmt.Errorf("join (right side): %w", err)
 		}
 		return Join(other, JoinOptions{How: s.How, Left: s.Left, Right: s.Right, Where: s.Where, Prefix: s.Prefix, Memory: s.Memory}), nil
+	case *plan.Let:
+		sub := env
+		sub.Input, sub.Output = false, nil
+		other, err := Compile(s.Other, sub)
+		if err != nil {
+			return nil, fmt.Errorf("let %s: %w", s.Column, err)
+		}
+		return Let(s.Column, other), nil
 	case *plan.Scan, *plan.FromCSV:
 		return nil, invalidf("%s reads data: it must be the first stage", st.Name())
 	}

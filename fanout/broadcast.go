@@ -8,7 +8,8 @@ import (
 	"github.com/sluice-data/sluice/plan"
 )
 
-// broadcastJoins reads the right side of each join the map tasks run
+// broadcastJoins reads the right side of each join (and the pipeline of
+// each let) the map tasks run
 // once, here, and writes it to the job's store as an Arrow IPC stream; the
 // plan the workers get reads that object instead, so every task reads
 // the side's result rather than computing it again (its scan, filter,
@@ -24,8 +25,19 @@ func (d *driver) broadcastJoins(p *plan.Plan, pl *cut) (*plan.Plan, error) {
 	mp := pl.phases[0]
 	var sent *plan.Plan
 	for i := mp.From; i < mp.To; i++ {
-		j, ok := p.Stages[1+i].(*plan.Join)
-		if !ok || !plan.PerBatch(j) {
+		var other *plan.Plan
+		var with func(*plan.Plan) plan.Stage
+		switch st := p.Stages[1+i].(type) {
+		case *plan.Join:
+			if !plan.PerBatch(st) {
+				continue
+			}
+			other = st.Other
+			with = func(o *plan.Plan) plan.Stage { c := *st; c.Other = o; return &c }
+		case *plan.Let:
+			other = st.Other
+			with = func(o *plan.Plan) plan.Stage { c := *st; c.Other = o; return &c }
+		default:
 			continue
 		}
 		key := fmt.Sprintf("broadcast-%d.arrows", i)
@@ -34,10 +46,10 @@ func (d *driver) broadcastJoins(p *plan.Plan, pl *cut) (*plan.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		side := &plan.Plan{Stages: append(slices.Clone(j.Other.Stages), write)}
+		side := &plan.Plan{Stages: append(slices.Clone(other.Stages), write)}
 		pipe, err := exec.Compile(side, exec.Env{ScanStats: d.opts.Env.ScanStats, Link: d.opts.Env.Link})
 		if err != nil {
-			return nil, fmt.Errorf("join (right side): %w", err)
+			return nil, fmt.Errorf("%s (right side): %w", p.Stages[1+i].Name(), err)
 		}
 		if err := exec.Run(d.ctx, pipe, exec.Options{Open: d.opts.Open, Mem: d.opts.Mem, Workers: d.opts.Threads}); err != nil {
 			return nil, fmt.Errorf("join (right side): %w", err)
@@ -57,10 +69,8 @@ func (d *driver) broadcastJoins(p *plan.Plan, pl *cut) (*plan.Plan, error) {
 		if sent == nil {
 			sent = &plan.Plan{Stages: slices.Clone(p.Stages)}
 		}
-		jc := *j
-		jc.Other = &plan.Plan{Stages: []plan.Stage{scan}}
-		sent.Stages[1+i] = &jc
-		d.logf("join %d: the right side broadcast, %d bytes written once for every map task", i, info.Size)
+		sent.Stages[1+i] = with(&plan.Plan{Stages: []plan.Stage{scan}})
+		d.logf("%s %d: the right side broadcast, %d bytes written once for every map task", p.Stages[1+i].Name(), i, info.Size)
 	}
 	if sent == nil {
 		return p, nil

@@ -177,7 +177,7 @@ func (*Show) Name() string          { return "show" }
 // runs it in the map tasks.
 func PerBatch(s Stage) bool {
 	switch s := s.(type) {
-	case *Select, *Drop, *RenameColumns, *Filter:
+	case *Select, *Drop, *RenameColumns, *Filter, *Let:
 		return true
 	case *Join:
 		// The others send the right rows that matched nothing once, at
