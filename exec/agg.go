@@ -82,6 +82,8 @@ type aggStage struct {
 	keys  []string
 	aggs  []aggSpec
 	input string // the text the aggregates were parsed from, for errors
+	// whole: agg, over the whole input, with no keys.
+	whole bool
 }
 
 // SumBy sums value columns per group of key columns; each sum keeps its
@@ -115,6 +117,24 @@ func AggBy(keys []string, aggs string) (Stage, error) {
 		return nil, stageExprError("agg-by", err)
 	}
 	return &aggStage{name: "agg-by", keys: keys, aggs: specs, input: aggs}, nil
+}
+
+// aggAll is the agg stage: aggregates over the whole input, one row.
+func aggAll(aggs string) (Stage, error) {
+	specs, err := parseAggs(aggs)
+	if err != nil {
+		return nil, stageExprError("agg", err)
+	}
+	return &aggStage{name: "agg", aggs: specs, input: aggs, whole: true}, nil
+}
+
+// groupKeys encodes an aggregation's keys; agg's are none, so every row
+// is in one group.
+func (s *aggStage) groupKeys(in *arrow.Schema) (*keyEncoder, error) {
+	if s.whole {
+		return &keyEncoder{}, nil
+	}
+	return newKeyEncoder(s.name, in, s.keys)
 }
 
 func parseAggs(input string) ([]aggSpec, error) {
@@ -204,7 +224,7 @@ type boundAgg struct {
 }
 
 func (s *aggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
-	keys, err := newKeyEncoder(s.name, in, s.keys)
+	keys, err := s.groupKeys(in)
 	if err != nil {
 		return nil, err
 	}
@@ -809,6 +829,12 @@ func emitTaken(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch,
 
 // result builds the groups in first-seen order.
 func (h *hashAgg) result() (arrow.RecordBatch, error) {
+	if len(h.keys.cols) == 0 && len(h.groupKeys) == 0 {
+		// agg of no rows is still one row, as SQL's aggregates without
+		// GROUP BY: count 0, the others null.
+		h.index[""] = 0
+		h.groupKeys = append(h.groupKeys, "")
+	}
 	return h.batchOf(h.out, h.groupKeys, func(add func(arrow.Array)) {
 		for j, a := range h.aggs {
 			acc := &h.acc[j]

@@ -231,7 +231,7 @@ func (f *finalAggStage) Name() string { return f.s.name + " (final)" }
 
 func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	s := f.s
-	keys, err := newKeyEncoder(s.name, in, s.keys)
+	keys, err := s.groupKeys(in)
 	if err != nil {
 		return nil, err
 	}

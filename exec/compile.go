@@ -148,6 +148,8 @@ func CompileStage(st plan.Stage, env Env) (Stage, error) {
 		return SumBy(s.Keys, s.Values), nil
 	case *plan.AggBy:
 		return AggBy(s.Keys, s.Aggs)
+	case *plan.Agg:
+		return aggAll(s.Aggs)
 	case *plan.CountBy:
 		return CountBy(s.Keys), nil
 	case *plan.Sort:

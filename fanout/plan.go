@@ -128,6 +128,9 @@ func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Op
 			}
 			agg = isAgg(stages[j])
 		}
+		if _, ok := at(stages, j).(*plan.Agg); ok {
+			return nil, fmt.Errorf("%w: shuffle | agg: agg folds the whole input into one row, which reducers would each make of their part: leave out the shuffle (map tasks send agg's summaries to the driver)", exec.ErrInvalid)
+		}
 		isSort := sortKeys != nil
 		if j >= n || (!agg && !isSort) {
 			return nil, fmt.Errorf("%w: shuffle: the stages after it must come to an aggregation (sum-by, count-by, agg-by) or a sort, which the reducers run", exec.ErrInvalid)
@@ -213,4 +216,12 @@ func (ph Phase) describe(p *plan.Plan) string {
 		names[len(names)-1] = fmt.Sprintf("write %d parts by %s", ph.Parts, strings.Join(ph.ShuffleBy, ","))
 	}
 	return strings.Join(names, " | ")
+}
+
+// at is stages[i], or nil past the end.
+func at(stages []plan.Stage, i int) plan.Stage {
+	if i < len(stages) {
+		return stages[i]
+	}
+	return nil
 }

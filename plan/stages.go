@@ -196,6 +196,8 @@ func GroupKeys(s Stage) (keys []string, ok bool) {
 		return a.Keys, true
 	case *AggBy:
 		return a.Keys, true
+	case *Agg:
+		return nil, true
 	case *CountBy:
 		return a.Keys, true
 	}

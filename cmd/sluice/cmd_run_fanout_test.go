@@ -38,6 +38,9 @@ var fanOutQueries = map[string]string{
 		" | filter 'l_quantity > 5' | sort --by l_returnflag,l_shipdate:desc",
 	// every row of a wide projection reaches the driver, streamed
 	"rows": "scan {lineitem} --columns l_orderkey,l_partkey,l_comment,l_shipdate,l_extendedprice | filter 'l_extendedprice > 0'",
+	// one row of the whole input; its pieces with no row after the
+	// filter send empty summaries
+	"agg": "scan {lineitem} | filter 'l_orderkey < 3000' | agg 'sum(l_extendedprice * (1 - l_discount)) as revenue, count() as n, median(l_quantity), count(distinct l_partkey)'",
 	// joins: in the map tasks (the right side broadcast, or read by each
 	// task), and at the driver (right and full)
 	"join":  "scan {lineitem} --columns l_orderkey,l_linenumber,l_returnflag | join (scan {lineitem} --filter 'l_quantity > 45' | count-by l_orderkey) --on l_orderkey --how left",
@@ -136,7 +139,7 @@ func TestRunFanOutMatchesOneProcess(t *testing.T) {
 	for _, where := range []string{"file", "minio"} {
 		t.Run(where, func(t *testing.T) {
 			tg := map[string]func(*testing.T) fanOutTarget{"file": localTarget, "minio": minioTarget}[where](t)
-			for _, q := range []string{"A", "B", "shuffle", "sort", "rows"} {
+			for _, q := range []string{"A", "B", "shuffle", "sort", "rows", "agg"} {
 				stderr := runBoth(t, tg, q, "--piece-size", "128KiB")
 				if !strings.Contains(stderr, "phase 0 (map)") {
 					t.Errorf("%s: no map phase in the log: %s", q, stderr)
