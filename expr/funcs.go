@@ -215,7 +215,8 @@ func (c *compiler) cast(n *cast) (*compiled, error) {
 				case KindBool:
 					o.I[i] = boolInt(v.B[j])
 				case KindFloat:
-					r := math.Round(v.F[j])
+					// DuckDB casts a float to the nearest integer, ties to even.
+					r := math.RoundToEven(v.F[j])
 					if math.IsNaN(r) || r < -9.223372036854775e18 || r > 9.223372036854775e18 {
 						return false
 					}
@@ -612,8 +613,8 @@ func (c *compiler) function(n *Call, args []*compiled) (*compiled, error) {
 		if months == 0 && unit == 0 && part != "week" {
 			return nil, c.errAt(n.Args[0], "unknown date part '%s' for date_diff (year, quarter, month, week, day, hour, minute, second, millisecond, microsecond)", part)
 		}
-		// Parts are counted as boundaries crossed, as DuckDB does:
-		// 2020-01-31 to 2020-02-01 is one month.
+		// Parts but weeks are counted as boundaries crossed, as DuckDB
+		// does: 2020-01-31 to 2020-02-01 is one month.
 		return row(KindInt, func(o *Vec, _ []string, i int, v []Vec) bool {
 			a, b := getT(v[1], at(v[1], i)), getT(v[2], at(v[2], i))
 			switch {
@@ -623,8 +624,8 @@ func (c *compiler) function(n *Call, args []*compiled) (*compiled, error) {
 				mb := int64(tb.Year())*12 + int64(tb.Month()-1)
 				o.I[i] = floorDiv(mb, months) - floorDiv(ma, months)
 			case part == "week":
-				// Weeks start on Monday; 1970-01-01 was a Thursday.
-				o.I[i] = floorDiv(floorDiv(b, 86_400e9)+3, 7) - floorDiv(floorDiv(a, 86_400e9)+3, 7)
+				// Weeks are whole 7 days elapsed, not boundaries, in DuckDB.
+				o.I[i] = (b - a) / (7 * 86_400e9)
 			default:
 				o.I[i] = floorDiv(b, unit) - floorDiv(a, unit)
 			}
@@ -866,34 +867,28 @@ func roundTo(x float64, digits int64) float64 {
 	return r
 }
 
-// substring is DuckDB's: start is 1-based, from the end when negative;
-// start 0 is one before the first character; a negative length takes
-// the characters before start.
+// substring is DuckDB's: the characters from 1-based position start
+// (counted from the end when negative, 0 the one before the first) for
+// length characters (those before start when negative), clipped to s.
 func substring(s string, start, length int64) string {
-	if length == 0 {
-		return ""
-	}
 	r := []rune(s)
 	size := int64(len(r))
-	var from, to int64
+	var from int64
 	switch {
 	case start > 0:
-		from = min(size, start-1)
+		from = min(start-1, size)
 	case start < 0:
-		from = max(size+start, 0)
+		from = max(size+start, -size-1)
 	default:
-		from = 0
-		if length--; length <= 0 {
-			return ""
-		}
+		from = -1
 	}
-	if length > 0 {
-		to = from + min(length, size)
-		to = min(to, size)
+	var to int64
+	if length >= 0 {
+		to = from + min(length, size+1)
 	} else {
-		to = from
-		from = max(0, from+length)
+		to, from = from, from+max(length, -size-1)
 	}
+	from, to = max(from, 0), min(to, size)
 	if from >= to {
 		return ""
 	}

@@ -194,7 +194,8 @@ one expression language, the same as scan --filter and agg-by's arguments:
   dates         extract(year|quarter|month|week|day|dow|isodow|doy|hour|
                 minute|second|epoch from x), year(x), month(x), ...,
                 date_part('part', x), date_trunc('month', x),
-                date_diff('day', a, b) (boundaries crossed, as DuckDB)
+                date_diff('day', a, b) (boundaries crossed, as DuckDB;
+                weeks are whole 7 days)
   numbers       abs, round(x[, n]) (half away from zero), floor, ceil,
                 sqrt, ln, log10, exp, power(x, y), mod(a, b); sqrt and ln
                 of what they are not defined for are null
