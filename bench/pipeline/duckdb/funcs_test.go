@@ -95,8 +95,9 @@ var funcCases = []struct{ sluice, duckdb string }{
 }
 
 // TestFunctions: every function of sluice's expressions gives DuckDB's
-// values and nulls, computed by extend in one process (sluice run), by
-// extend as its own command between pipes, and by select.
+// values and nulls, computed by extend in one process (sluice run, also
+// with --workers 2 and --threads 2), by extend as its own command between
+// pipes, and by select.
 func TestFunctions(t *testing.T) {
 	db := openDB(t)
 	file := filepath.Join(t.TempDir(), "forms.parquet")
@@ -136,6 +137,13 @@ func TestFunctions(t *testing.T) {
 	}
 	check("fused extend", sluiceCSV(t, fmt.Sprintf(`scan %s | extend "%s" | select %s`, file, list, cols)))
 	check("fused select", sluiceCSV(t, fmt.Sprintf(`scan %s | select "id, %s"`, file, list)))
+	for _, opt := range []string{"--workers", "--threads"} {
+		rows, err := csv.NewReader(strings.NewReader(sluice(t, "run", opt, "2", fmt.Sprintf(`scan %s | extend "%s" | select %s | to-csv`, file, list, cols)))).ReadAll()
+		if err != nil || len(rows) == 0 {
+			t.Fatalf("run %s 2: %d lines, %v", opt, len(rows), err)
+		}
+		check("fused extend, "+opt+" 2", rows[1:])
+	}
 	check("piped extend", pipeCSV(t, []string{"scan", file, "-o", "-"}, []string{"extend", list}, []string{"select", cols}, []string{"to-csv"}))
 }
 
