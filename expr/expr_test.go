@@ -137,6 +137,8 @@ func TestErrors(t *testing.T) {
 		{"case when b then 1 else 'x' end = 1", 25, "of one kind"},
 		{"case b when true then 1 = 1", 28, "expected end"},
 		{"cast(k as blob) = 1", 1, "cannot cast to blob"},
+		{"case when b then null end = 1", 1, "every value of this case is null"},
+		{"case when b then null else 1 end = null", 36, "null is only allowed"},
 		{"cast(d as integer) = 1", 1, "cannot cast a date"},
 		{"extract(century from d) = 1", 9, "unknown date part"},
 		{"date_trunc(k, d) = d", 12, "quoted constant"},

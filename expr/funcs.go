@@ -132,28 +132,36 @@ func (c *compiler) caseWhen(n *caseWhen) (*compiled, error) {
 		if err != nil {
 			return nil, err
 		}
-		v, err := c.compile(n.then[i])
-		if err != nil {
-			return nil, err
+		var v *compiled // nil: null
+		if !isNullLiteral(n.then[i]) {
+			if v, err = c.compile(n.then[i]); err != nil {
+				return nil, err
+			}
 		}
 		conds, vals = append(conds, cond), append(vals, v)
 	}
+	nodes := n.then
 	if n.els != nil {
 		v, err := c.compile(n.els)
 		if err != nil {
 			return nil, err
 		}
-		vals = append(vals, v)
+		vals, nodes = append(vals, v), append(nodes[:len(nodes):len(nodes)], n.els)
 	}
-	k := vals[0].k
-	for i, v := range vals[1:] {
-		if k = common(k, v.k); k == 0 {
-			at := n.els
-			if i+1 < len(n.then) {
-				at = n.then[i+1]
-			}
-			return nil, c.errAt(at, "the values of a case must be of one kind: %s and %s", vals[0].k.A(), v.k.A())
+	var k Kind
+	var first *compiled
+	for i, v := range vals {
+		if v == nil {
+			continue
 		}
+		if first == nil {
+			first, k = v, v.k
+		} else if k = common(k, v.k); k == 0 {
+			return nil, c.errAt(nodes[i], "the values of a case must be of one kind: %s and %s", first.k.A(), v.k.A())
+		}
+	}
+	if first == nil {
+		return nil, c.errAt(n, "every value of this case is null: there is no kind to give it")
 	}
 	return &compiled{k, func(r arrow.RecordBatch, s *Scratch) Vec {
 		cv := make([]Vec, len(conds))
@@ -161,8 +169,12 @@ func (c *compiler) caseWhen(n *caseWhen) (*compiled, error) {
 		for i := range conds {
 			cv[i] = conds[i].eval(r, s)
 		}
-		for i := range vals {
-			vv[i] = vals[i].eval(r, s)
+		for i, v := range vals {
+			if v == nil {
+				vv[i] = Vec{K: k, Const: true, Valid: []bool{false}}
+			} else {
+				vv[i] = v.eval(r, s)
+			}
 		}
 		return rowsOf(s, k, allConst(cv...) && allConst(vv...), int(r.NumRows()), nil, func(o *Vec, strs []string, i int) bool {
 			for w, cond := range cv {

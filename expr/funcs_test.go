@@ -57,6 +57,8 @@ func TestFunctions(t *testing.T) {
 		{"case n when 1 then x when 3 then 10 end", "0.5|NULL|10.0|NULL"},
 		{"case when b then d else t end", "1998-09-01 00:00:00|2020-01-02 00:00:00|1998-09-03 00:00:00|NULL"},
 		{"case when true then 1 else 2 end", "1|1|1|1"},
+		{"case when n = 2 then null else k end", "apple|NULL|cherry|NULL"},
+		{"case when n = 2 then x else null end", "NULL|1.5|NULL|NULL"},
 		{"cast(x as integer)", "0|2|-2|NULL"},
 		{"cast(2.5 as integer)", "2|2|2|2"},
 		{"cast(n as varchar) || '!'", "1!|2!|3!|NULL"},

@@ -44,6 +44,7 @@ func FuzzExpr(f *testing.F) {
 		"d + interval '1' month > d - interval '2' years", "interval '1' month", "-interval '1' year < d",
 		"round(x, 1) + floor(x) + ceil(n) + sqrt(x) + ln(x) + power(x, n) + mod(n, 2) > round(n)",
 		"k || 'x' || n = 'applex1'", "case when case when b then true end then 1 else 0 end = 1",
+		"case when b then null when n > 1 then d else null end < t", "case n when null then 1 end",
 	} {
 		f.Add(s)
 	}

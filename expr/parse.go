@@ -23,11 +23,11 @@ import (
 //	primary = number | 'string' | "true" | "false"
 //	        | "date" 'YYYY-MM-DD' | "timestamp" 'YYYY-MM-DD[ HH:MM:SS[.fff]]'
 //	        | "interval" 'N' ("day" | "month" | "year")   (or their plurals)
-//	        | "case" [ expr ] "when" expr "then" expr { "when" expr "then" expr } [ "else" expr ] "end"
+//	        | "case" [ expr ] "when" expr "then" value { "when" expr "then" value } [ "else" value ] "end"
 //	        | "cast" "(" expr "as" type ")" | "extract" "(" name "from" expr ")"
 //	        | name [ "(" [ expr { "," expr } ] ")" ] | "(" expr ")"
 //
-// Names are columns, or functions when called; a name that is not a
+// A value of a case is an expr or null. Names are columns, or functions when called; a name that is not a
 // plain word, or is a keyword, is written in double quotes or backquotes
 // ("trip distance"). Strings are in single quotes, a quote doubled
 // inside. Keywords are case-insensitive.
@@ -56,7 +56,7 @@ type Call struct {
 type (
 	literal struct {
 		tok  token  // tInt, tFloat, tString, or tName for true/false
-		kind string // "", "date", "timestamp" or "interval"
+		kind string // "", "date", "timestamp", "interval" or "null" (a value of case)
 		unit string // an interval's: day, month or year
 		pos  int
 	}
@@ -207,6 +207,8 @@ func (n *literal) write(b *strings.Builder) {
 	switch {
 	case n.kind == "interval":
 		b.WriteString("interval " + quoteString(n.tok.text) + " " + n.unit)
+	case n.kind == "null":
+		b.WriteString("null")
 	case n.kind != "":
 		b.WriteString(n.kind + " " + quoteString(n.tok.text))
 	case n.tok.kind == tString:
@@ -776,7 +778,7 @@ func (p *parser) caseWhen(t token) (Node, error) {
 		if err := p.expect("then", t); err != nil {
 			return nil, err
 		}
-		v, err := p.expr()
+		v, err := p.caseValue()
 		if err != nil {
 			return nil, err
 		}
@@ -787,16 +789,32 @@ func (p *parser) caseWhen(t token) (Node, error) {
 	}
 	if isKeyword(p.peek(), "else") {
 		p.next()
-		e, err := p.expr()
+		e, err := p.caseValue()
 		if err != nil {
 			return nil, err
 		}
-		n.els = e
+		if !isNullLiteral(e) {
+			n.els = e
+		}
 	}
 	if err := p.expect("end", t); err != nil {
 		return nil, err
 	}
 	return n, nil
+}
+
+// caseValue is a value of a case: an expression, or null.
+func (p *parser) caseValue() (Node, error) {
+	if t := p.peek(); isKeyword(t, "null") {
+		p.next()
+		return &literal{tok: token{tName, "null", t.pos}, kind: "null", pos: t.pos}, nil
+	}
+	return p.expr()
+}
+
+func isNullLiteral(n Node) bool {
+	l, ok := n.(*literal)
+	return ok && l.kind == "null"
 }
 
 // cast parses CAST(x AS type).

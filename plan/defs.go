@@ -181,8 +181,9 @@ one expression language, the same as scan --filter and agg-by's arguments:
                 date 'YYYY-MM-DD', timestamp 'YYYY-MM-DD HH:MM:SS'
   intervals     date or timestamp + or - interval 'N' month or year: the
                 same day N months on, clamped to the month's last day
-  conditionals  case when c then v [when ...] [else v] end, case x when 1
-                then v ... end, coalesce(x, y, ...), nullif(x, y)
+  conditionals  case when c then v [when ...] [else v] end (a v may be
+                null), case x when 1 then v ... end, coalesce(x, y, ...),
+                nullif(x, y)
   casts         cast(x as integer|bigint|double|varchar|date|timestamp|
                 boolean); a value that does not convert is null
   strings       upper, lower, length, substring(s, start[, len]) (from 1;

@@ -17,6 +17,7 @@ var funcCases = []struct{ sluice, duckdb string }{
 	{"case when x > 5 then 'hi' when x is null then 'none' else s end", ""},
 	{"case id % 3 when 0 then 'zero' when 1 then 'one' end", ""},
 	{"case when flag then x else id end", ""},
+	{"case when x > 5 then null when flag then d else null end", ""},
 	{"cast(x as integer)", ""},
 	{"cast(x * 5 as integer)", ""},
 	{"cast(x * 10 as bigint) + 1", ""},
