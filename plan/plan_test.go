@@ -344,7 +344,7 @@ func TestJoinArguments(t *testing.T) {
 }
 
 func TestSelectExtendItems(t *testing.T) {
-	p, err := Parse(`scan ./t | select a,b | select 'a, b * 2 as c' | extend "upper(k) as k, 1 as one"`)
+	p, err := Parse(`scan ./t | select a,b | select 'a, b * 2 as c' | extend "upper(k) as k, 1 as one" | select pickup-date,'trip distance' case`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,6 +352,7 @@ func TestSelectExtendItems(t *testing.T) {
 		&Select{Columns: []string{"a", "b"}},
 		&Select{Columns: []string{"a", "c"}, Exprs: []string{"", "b * 2"}},
 		&Extend{Columns: []string{"k", "one"}, Exprs: []string{"upper(k)", "1"}},
+		&Select{Columns: []string{"pickup-date", "trip distance", "case"}},
 	}
 	if !reflect.DeepEqual(p.Stages[1:], want) {
 		t.Errorf("got %#v", p.Stages[1:])

@@ -685,15 +685,15 @@ func exprs(stage string, cols, exprs []string, every bool) error {
 // items parses the arguments of select or extend: column names, or
 // expressions each followed by "as NAME" (which extend requires). A
 // select of names alone gives exprs nil; names that are no expression
-// ("trip distance") are read as select always read them.
+// ("trip distance", "pickup-date") are read as select always read them.
 func items(stage string, args []string, named bool) (cols, exprs []string, err error) {
 	text := strings.Join(args, " ")
 	parsed, perr := expr.ParseList(text)
+	if !named && (perr != nil || slices.ContainsFunc(parsed, unnamedExpr)) && plainNames(args) {
+		cols, err := list(stage, args...)
+		return cols, nil, err
+	}
 	if perr != nil {
-		if !named && !strings.ContainsAny(text, "()+-*/%|'<>=!") {
-			cols, err := list(stage, args...)
-			return cols, nil, err
-		}
 		return nil, nil, invalidf("%s: %v", stage, perr)
 	}
 	computed := false
@@ -713,4 +713,24 @@ func items(stage string, args []string, named bool) (cols, exprs []string, err e
 		exprs = nil
 	}
 	return cols, exprs, nil
+}
+
+func unnamedExpr(it expr.Item) bool {
+	_, col := it.Node.(*expr.Column)
+	return it.As == "" && !col
+}
+
+// plainNames says the comma-separated words of args read as column names
+// rather than as an expression: no operator but a hyphen, and that only
+// in a name without spaces (pickup-date, not a - b).
+func plainNames(args []string) bool {
+	for _, a := range args {
+		for _, s := range strings.Split(a, ",") {
+			s = strings.TrimSpace(s)
+			if strings.ContainsAny(s, "()+*/%|'\"<>=!`") || strings.Contains(s, "-") && strings.ContainsAny(s, " \t") {
+				return false
+			}
+		}
+	}
+	return true
 }
