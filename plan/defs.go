@@ -189,7 +189,8 @@ one expression language, the same as scan --filter and agg-by's arguments:
   strings       upper, lower, length, substring(s, start[, len]) (from 1;
                 negative from the end), trim/ltrim/rtrim(s[, chars]),
                 concat(a, ...) (skips nulls), a || b (null if either is;
-                || of booleans is or), replace(s, from, to), strpos(s, t),
+                || of booleans is or, and binds as loosely: (a || b) = c),
+                replace(s, from, to), strpos(s, t),
                 regexp_matches(s, 're'[, 'i']), starts_with, ends_with,
                 contains
   dates         extract(year|quarter|month|week|day|dow|isodow|doy|hour|
