@@ -173,6 +173,7 @@ func TestConjuncts(t *testing.T) {
 		{"d between '1998-09-02' and '1998-09-03'", "d >= 10471; d <= 10472"},
 		{"n in (1, 2) and x > -1.5", "n = 1 | n = 2; x > -1.5"},
 		{"n = 1 or (k = 'a' and x > 2)", "n = 1 | k = a"},
+		{"n = 1 || k = 'a'", "n = 1 | k = a"},
 		{"n = 1 or n + 1 = 3", ""},
 		{"not n = 1 and k is null", "k is null"},
 		{"t >= date '2020-01-02'", "t >= 1577923200000000000"},
