@@ -465,7 +465,6 @@ var dateParts = map[string]func(t time.Time) int64{
 	"doy":     func(t time.Time) int64 { return int64(t.YearDay()) },
 	"quarter": func(t time.Time) int64 { return int64(t.Month()-1)/3 + 1 },
 	"week":    func(t time.Time) int64 { _, w := t.ISOWeek(); return int64(w) },
-	"epoch":   func(t time.Time) int64 { return t.Unix() },
 }
 
 // partAliases are the other names of parts, and the functions named for
@@ -498,11 +497,21 @@ func (c *compiler) constString(fn string, a Node, what string) (string, error) {
 
 func (c *compiler) datePart(n *Call, part string, x *compiled, at0 Node) (*compiled, error) {
 	f, ok := dateParts[partName(part)]
-	if !ok {
+	if !ok && partName(part) != "epoch" {
 		return nil, c.errAt(at0, "unknown date part '%s' (year, quarter, month, week, day, dow, isodow, doy, hour, minute, second, epoch)", part)
 	}
 	if x.k != KindDate && x.k != KindTime {
 		return nil, c.errAt(n, "%s needs a date or timestamp, got %s", n.Fn, x.k.A())
+	}
+	if partName(part) == "epoch" {
+		// Seconds with their fraction, a double as in DuckDB.
+		return &compiled{KindFloat, func(r arrow.RecordBatch, s *Scratch) Vec {
+			v := x.eval(r, s)
+			return rowsOf(s, KindFloat, v.Const, int(r.NumRows()), []Vec{v}, func(o *Vec, _ []string, i int) bool {
+				o.F[i] = float64(getT(v, at(v, i))) / 1e9
+				return true
+			})
+		}}, nil
 	}
 	return &compiled{KindInt, func(r arrow.RecordBatch, s *Scratch) Vec {
 		v := x.eval(r, s)

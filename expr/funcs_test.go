@@ -117,6 +117,7 @@ func TestFunctions(t *testing.T) {
 		{"year(t) * 100 + month(t)", "202001|202001|202001|NULL"},
 		{"dayofweek(t)", "3|4|5|NULL"},
 		{"date_part('minute', t)", "0|0|59|NULL"},
+		{"extract(epoch from t) - 1577836800", "36000.0|86400.0|259199.5|NULL"},
 		{"date_trunc('month', d)", "1998-09-01|1998-09-01|1998-09-01|NULL"},
 		{"date_trunc('year', t)", "2020-01-01 00:00:00|2020-01-01 00:00:00|2020-01-01 00:00:00|NULL"},
 		{"date_trunc('hour', t)", "2020-01-01 10:00:00|2020-01-02 00:00:00|2020-01-03 23:00:00|NULL"},

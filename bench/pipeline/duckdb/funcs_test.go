@@ -80,6 +80,7 @@ var funcCases = []struct{ sluice, duckdb string }{
 	{"date_diff('week', ts, timestamp '2020-01-13 05:00:00')", ""},
 	{"date_diff('quarter', date '1997-11-20', ts)", ""},
 	{"extract(isodow from d) + extract(epoch from ts)", ""},
+	{"extract(epoch from cast('2020-01-03 23:59:59.25' as timestamp))", ""},
 	{"cast(date_trunc('hour', ts) as varchar)", ""},
 	{"date_diff('day', d, date '1998-12-25')", ""},
 	{"date_diff('month', d, ts)", ""},
