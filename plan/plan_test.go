@@ -74,7 +74,7 @@ func TestParseTypes(t *testing.T) {
 	if !reflect.DeepEqual(p.Stages, want) {
 		t.Fatalf("got %#v", p.Stages)
 	}
-	if !PerBatch(&Filter{}) || PerBatch(&Head{}) || !Distributive(&Top{}) || Distributive(&Sort{}) {
+	if !PerBatch(&Filter{}) || !PerBatch(&Extend{}) || PerBatch(&Head{}) || !Distributive(&Top{}) || Distributive(&Sort{}) {
 		t.Error("stage properties")
 	}
 	if k, ok := GroupKeys(&CountBy{Keys: []string{"x"}}); !ok || k[0] != "x" {
