@@ -133,7 +133,12 @@ func sortKeys(keys []plan.SortKey) []SortKey {
 func CompileStage(st plan.Stage, env Env) (Stage, error) {
 	switch s := st.(type) {
 	case *plan.Select:
+		if s.Exprs != nil {
+			return SelectExprs(computed(s.Columns, s.Exprs)...), nil
+		}
 		return Select(s.Columns...), nil
+	case *plan.Extend:
+		return Extend(computed(s.Columns, s.Exprs)...), nil
 	case *plan.Drop:
 		return Drop(s.Columns...), nil
 	case *plan.RenameColumns:
@@ -199,6 +204,14 @@ func CompileStage(st plan.Stage, env Env) (Stage, error) {
 		return nil, invalidf("%s reads data: it must be the first stage", st.Name())
 	}
 	return nil, fmt.Errorf("%w: exec cannot run stage %s", ErrInvalid, st.Name())
+}
+
+func computed(cols, exprs []string) []Computed {
+	out := make([]Computed, len(cols))
+	for i, c := range cols {
+		out[i] = Computed{Name: c, Expr: exprs[i]}
+	}
+	return out
 }
 
 // CompileAgg makes an aggregation node (sum-by, count-by, agg-by) into its

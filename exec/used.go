@@ -92,6 +92,37 @@ func (s *projectStage) readsColumns(out []string) []string {
 	return union([]string{}, s.cols...)
 }
 
+// select and extend read their expressions' columns (all of them: each
+// is bound, whether read after or not) and the input columns they keep.
+func (s *computeStage) readsColumns(out []string) []string {
+	in := []string{}
+	computed := map[string]bool{}
+	for _, c := range s.cols {
+		if c.Expr == "" {
+			in = union(in, c.Name)
+			continue
+		}
+		computed[c.Name] = true
+		cols, ok := exprColumns(c.Expr)
+		if !ok {
+			return nil
+		}
+		in = union(in, cols...)
+	}
+	if !s.extend {
+		return in
+	}
+	if out == nil {
+		return nil
+	}
+	for _, name := range out {
+		if !computed[name] {
+			in = union(in, name)
+		}
+	}
+	return in
+}
+
 func (s *renameStage) readsColumns(out []string) []string {
 	if out == nil {
 		return nil

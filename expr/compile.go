@@ -91,14 +91,31 @@ type compiler struct {
 	input  string
 	schema *arrow.Schema
 	cols   map[int]bool // columns the expression reads
+	// months are the intervals of months or years: constants that only a
+	// date or timestamp's + and - take (calendar arithmetic, not days).
+	months map[*compiled]int64
 }
 
 func (c *compiler) errAt(n Node, format string, a ...any) error {
 	return &Error{Input: c.input, Pos: n.position(), Msg: fmt.Sprintf(format, a...)}
 }
 
+// compile binds n; an interval of months is refused here, as it is
+// only an operand of + and - (see arithmetic).
 func (c *compiler) compile(n Node) (*compiled, error) {
+	x, err := c.compileAny(n)
+	if _, ok := c.months[x]; ok && err == nil {
+		return nil, c.errAt(n, "an interval of months or years can only be added to or subtracted from a date or timestamp")
+	}
+	return x, err
+}
+
+func (c *compiler) compileAny(n Node) (*compiled, error) {
 	switch n := n.(type) {
+	case *caseWhen:
+		return c.caseWhen(n)
+	case *cast:
+		return c.cast(n)
 	case *Column:
 		return c.column(n)
 	case *literal:
@@ -261,6 +278,21 @@ func (c *compiler) literalVec(n *literal) (Vec, error) {
 }
 
 func (c *compiler) literal(n *literal) (*compiled, error) {
+	if n.kind == "interval" && n.unit != "day" {
+		m, err := strconv.ParseInt(n.tok.text, 10, 32)
+		if err != nil {
+			return nil, c.errAt(n, "bad interval '%s'", n.tok.text)
+		}
+		if n.unit == "year" {
+			m *= 12
+		}
+		x := &compiled{k: KindInterval}
+		if c.months == nil {
+			c.months = map[*compiled]int64{}
+		}
+		c.months[x] = m
+		return x, nil
+	}
 	v, err := c.literalVec(n)
 	if err != nil {
 		return nil, err
@@ -302,6 +334,18 @@ func parseTimestamp(s string) (int64, bool) {
 
 func (c *compiler) binary(n *binary) (*compiled, error) {
 	switch n.op {
+	case "||":
+		x, y, err := c.both(n)
+		if err != nil {
+			return nil, err
+		}
+		if x.k == KindBool && y.k == KindBool {
+			return andOr(false, x, y), nil
+		}
+		if x.k == KindBool || y.k == KindBool {
+			return nil, c.errAt(n, "|| of %s and %s: || is or between booleans and concatenation otherwise, and binds loosest (write (a || b) = c)", x.k.A(), y.k.A())
+		}
+		return concatOp(x, y), nil
 	case "and", "or":
 		x, y, err := c.both(n)
 		if err != nil {
@@ -401,11 +445,20 @@ func (c *compiler) comparison(n *binary) (*compiled, error) {
 }
 
 func (c *compiler) arithmetic(n *binary) (*compiled, error) {
-	x, y, err := c.both(n)
+	x, err := c.compileAny(n.x)
+	if err != nil {
+		return nil, err
+	}
+	y, err := c.compileAny(n.y)
 	if err != nil {
 		return nil, err
 	}
 	op := n.op
+	_, xm := c.months[x]
+	_, ym := c.months[y]
+	if xm || ym {
+		return c.addMonths(n, x, y)
+	}
 	mk := func(k Kind, f func(s *Scratch, a, b Vec, n int) Vec) (*compiled, error) {
 		return &compiled{k, func(r arrow.RecordBatch, s *Scratch) Vec {
 			v := f(s, x.eval(r, s), y.eval(r, s), int(r.NumRows()))
@@ -459,6 +512,9 @@ func (c *compiler) call(n *Call) (*compiled, error) {
 		}
 		return nil
 	}
+	if n.Fn == "regexp_matches" {
+		return c.regexpMatches(n, args)
+	}
 	switch n.Fn {
 	case "starts_with", "ends_with", "contains":
 		if err := want(KindString, KindString); err != nil {
@@ -475,5 +531,5 @@ func (c *compiler) call(n *Call) (*compiled, error) {
 		x := args[0]
 		return &compiled{x.k, func(r arrow.RecordBatch, s *Scratch) Vec { return absVec(s, x.eval(r, s)) }}, nil
 	}
-	return nil, c.errAt(n, "unknown function %s (there are starts_with, ends_with, contains, abs)", n.Fn)
+	return c.function(n, args)
 }

@@ -72,7 +72,7 @@ func (c *compiler) conjuncts(n Node) []Conjunct {
 		switch n.op {
 		case "and":
 			return append(c.conjuncts(n.x), c.conjuncts(n.y)...)
-		case "or":
+		case "or", "||": // || here is or: a filter's terms are booleans
 			// (A1 and A2) or B implies A1 or B: one conjunct of each side.
 			x, y := c.conjuncts(n.x), c.conjuncts(n.y)
 			if len(x) == 0 || len(y) == 0 {

@@ -14,6 +14,13 @@
 // string compared with a date or timestamp is read as one
 // (l_shipdate <= '1998-09-02').
 //
+// Besides comparisons, logic and arithmetic there are CASE, cast, and
+// string, date and number functions, each with DuckDB's semantics and
+// nulls (bench/pipeline/duckdb checks them against DuckDB), except that a
+// value DuckDB refuses at run time (a cast that does not convert, the
+// square root of a negative number) is null here. Array stores a value
+// as an Arrow column: exec's select and extend make computed columns so.
+//
 // For readers that can skip data by statistics, Conjuncts lists what the
 // top-level "and" terms of a bound filter say about single columns
 // (column op constant, in, between, is null, and "or"s of those); the

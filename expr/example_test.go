@@ -44,3 +44,28 @@ func ExampleCompileFilter() {
 	// Nuuk false
 	// at position 6 of "temp > 'warm'": cannot compare a float with a string
 }
+
+// Compute a column: evaluate an expression over a batch and store its
+// value as an Arrow array, nulls kept (what select and extend do).
+func ExampleArray() {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "city", Type: arrow.BinaryTypes.String},
+		{Name: "temp", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.StringBuilder).AppendValues([]string{"Oslo", "Lima", "Nuuk"}, nil)
+	b.Field(1).(*array.Float64Builder).AppendValues([]float64{4.5, 19, 0}, []bool{true, true, false})
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+
+	e, err := expr.Compile("upper(substring(city, 1, 3)) || ': ' || case when temp > 10 then 'warm' else 'cold' end", schema)
+	if err != nil {
+		log.Fatal(err)
+	}
+	a := expr.Array(memory.DefaultAllocator, e.Eval(rec), int(rec.NumRows()))
+	defer a.Release()
+	fmt.Println(a.DataType(), a)
+	// Output:
+	// utf8 ["OSL: cold" "LIM: warm" "NUU: cold"]
+}

@@ -31,6 +31,20 @@ func FuzzExpr(f *testing.F) {
 		"d + interval '3' day >= '1998-09-02'", "t between '2020-01-01' and timestamp '2020-02-01 00:00:00'",
 		"(n in (1, 2) or k = 'cherry') and x > -3 and d >= date '1998-09-02' and t < '2020-01-03' and b = true",
 		"k is null or (n between 1 and 2 and not b)", "x >= 1.5 or k like 'ch%rry'", "n != 2 and b != false",
+		// computed columns' functions
+		"case when n = 1 then 'one' when n > 1 then k else 'x' end = k", "case n when 1 then x else 2 end > 0",
+		"case when b then d else t end < t", "case when b then 1", "case n end", "cast(x as integer) = n",
+		"cast(k as date) is null", "cast(n as varchar) || k = '1apple'", "cast(x as blob) = 1", "cast(x integer)",
+		"coalesce(x, n, 0) > nullif(n, 2)", "upper(k) || lower(k) <> trim(k)", "length(substring(k, -3, 2)) = 2",
+		"substring(k, 0) = concat(k, n, d, t, b, x)", "replace(k, 'a', '') = ltrim(rtrim(k, 'y'), 'b')",
+		"strpos(k, 'an') > 0 and regexp_matches(k, '^b', 'i')", "regexp_matches(k, '(')",
+		"extract(year from d) = 1998 and extract(hour from t) < 12", "extract(from d)", "extract(epoch from t) > 0",
+		"year(d) + month(t) + day(d) + dayofweek(t) + quarter(d) + week(t) > 0",
+		"date_trunc('month', d) = date_trunc('week', t)", "date_diff('day', d, t) > date_diff('month', t, d)",
+		"d + interval '1' month > d - interval '2' years", "interval '1' month", "-interval '1' year < d",
+		"round(x, 1) + floor(x) + ceil(n) + sqrt(x) + ln(x) + power(x, n) + mod(n, 2) > round(n)",
+		"k || 'x' || n = 'applex1'", "case when case when b then true end then 1 else 0 end = 1",
+		"case when b then null when n > 1 then d else null end < t", "case n when null then 1 end",
 	} {
 		f.Add(s)
 	}

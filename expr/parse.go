@@ -9,7 +9,7 @@ import (
 // The grammar:
 //
 //	expr    = or
-//	or      = and { ("or" | "||") and }
+//	or      = and { ("or" | "||") and }      (|| of strings is concatenation)
 //	and     = not { ("and" | "&&") not }
 //	not     = ("not" | "!") not | cmp
 //	cmp     = add [ ("=" | "==" | "!=" | "<>" | "<" | "<=" | ">" | ">=") add
@@ -22,10 +22,12 @@ import (
 //	unary   = "-" unary | primary
 //	primary = number | 'string' | "true" | "false"
 //	        | "date" 'YYYY-MM-DD' | "timestamp" 'YYYY-MM-DD[ HH:MM:SS[.fff]]'
-//	        | "interval" 'N' ("day" | "days")
+//	        | "interval" 'N' ("day" | "month" | "year")   (or their plurals)
+//	        | "case" [ expr ] "when" expr "then" value { "when" expr "then" value } [ "else" value ] "end"
+//	        | "cast" "(" expr "as" type ")" | "extract" "(" name "from" expr ")"
 //	        | name [ "(" [ expr { "," expr } ] ")" ] | "(" expr ")"
 //
-// Names are columns, or functions when called; a name that is not a
+// A value of a case is an expr or null. Names are columns, or functions when called; a name that is not a
 // plain word, or is a keyword, is written in double quotes or backquotes
 // ("trip distance"). Strings are in single quotes, a quote doubled
 // inside. Keywords are case-insensitive.
@@ -54,7 +56,8 @@ type Call struct {
 type (
 	literal struct {
 		tok  token  // tInt, tFloat, tString, or tName for true/false
-		kind string // "", "date", "timestamp" or "interval"
+		kind string // "", "date", "timestamp", "interval" or "null" (a value of case)
+		unit string // an interval's: day, month or year
 		pos  int
 	}
 	unary struct {
@@ -63,7 +66,7 @@ type (
 		pos int
 	}
 	binary struct {
-		op   string // normalized: or and = != < <= > >= + - * / %
+		op   string // normalized: or || and = != < <= > >= + - * / %
 		x, y Node
 		pos  int
 	}
@@ -89,17 +92,31 @@ type (
 		not     bool
 		pos     int
 	}
+	// caseWhen is CASE; with an operand x, each when is compared to it.
+	caseWhen struct {
+		x           Node // nil for CASE WHEN cond ...
+		whens, then []Node
+		els         Node // nil: null
+		pos         int
+	}
+	cast struct {
+		x   Node
+		to  string // a type name as written, lower case
+		pos int
+	}
 )
 
-func (n *Column) position() int  { return n.Pos }
-func (n *Call) position() int    { return n.Pos }
-func (n *literal) position() int { return n.pos }
-func (n *unary) position() int   { return n.pos }
-func (n *binary) position() int  { return n.pos }
-func (n *isNull) position() int  { return n.pos }
-func (n *inList) position() int  { return n.pos }
-func (n *between) position() int { return n.pos }
-func (n *like) position() int    { return n.pos }
+func (n *Column) position() int   { return n.Pos }
+func (n *Call) position() int     { return n.Pos }
+func (n *literal) position() int  { return n.pos }
+func (n *unary) position() int    { return n.pos }
+func (n *binary) position() int   { return n.pos }
+func (n *isNull) position() int   { return n.pos }
+func (n *inList) position() int   { return n.pos }
+func (n *between) position() int  { return n.pos }
+func (n *like) position() int     { return n.pos }
+func (n *caseWhen) position() int { return n.pos }
+func (n *cast) position() int     { return n.pos }
 
 func (n *Column) operands() []Node  { return nil }
 func (n *Call) operands() []Node    { return n.Args }
@@ -110,6 +127,20 @@ func (n *isNull) operands() []Node  { return []Node{n.x} }
 func (n *inList) operands() []Node  { return append([]Node{n.x}, n.list...) }
 func (n *between) operands() []Node { return []Node{n.x, n.lo, n.hi} }
 func (n *like) operands() []Node    { return []Node{n.x} }
+func (n *cast) operands() []Node    { return []Node{n.x} }
+func (n *caseWhen) operands() []Node {
+	var out []Node
+	if n.x != nil {
+		out = append(out, n.x)
+	}
+	for i := range n.whens {
+		out = append(out, n.whens[i], n.then[i])
+	}
+	if n.els != nil {
+		out = append(out, n.els)
+	}
+	return out
+}
 
 // ColumnNames returns the names of the columns n reads, each once, in the
 // order they first appear: what a planner must read for it.
@@ -138,7 +169,8 @@ func String(n Node) string {
 }
 
 var keywords = map[string]bool{"and": true, "or": true, "not": true, "is": true, "null": true, "in": true,
-	"between": true, "like": true, "true": true, "false": true, "date": true, "timestamp": true, "interval": true, "as": true}
+	"between": true, "like": true, "true": true, "false": true, "date": true, "timestamp": true, "interval": true, "as": true,
+	"case": true, "when": true, "then": true, "else": true, "end": true, "cast": true, "extract": true, "from": true}
 
 // QuoteName writes a column name so that it lexes back as that name.
 func QuoteName(name string) string {
@@ -174,7 +206,9 @@ func (n *Call) write(b *strings.Builder) {
 func (n *literal) write(b *strings.Builder) {
 	switch {
 	case n.kind == "interval":
-		b.WriteString("interval " + quoteString(n.tok.text) + " day")
+		b.WriteString("interval " + quoteString(n.tok.text) + " " + n.unit)
+	case n.kind == "null":
+		b.WriteString("null")
 	case n.kind != "":
 		b.WriteString(n.kind + " " + quoteString(n.tok.text))
 	case n.tok.kind == tString:
@@ -203,6 +237,31 @@ func (n *binary) write(b *strings.Builder) {
 	b.WriteString(" " + n.op + " ")
 	n.y.write(b)
 	b.WriteByte(')')
+}
+
+func (n *caseWhen) write(b *strings.Builder) {
+	b.WriteString("case")
+	if n.x != nil {
+		b.WriteByte(' ')
+		n.x.write(b)
+	}
+	for i := range n.whens {
+		b.WriteString(" when ")
+		n.whens[i].write(b)
+		b.WriteString(" then ")
+		n.then[i].write(b)
+	}
+	if n.els != nil {
+		b.WriteString(" else ")
+		n.els.write(b)
+	}
+	b.WriteString(" end")
+}
+
+func (n *cast) write(b *strings.Builder) {
+	b.WriteString("cast(")
+	n.x.write(b)
+	b.WriteString(" as " + n.to + ")")
 }
 
 func not(b *strings.Builder, not bool) {
@@ -410,7 +469,11 @@ func (p *parser) or() (Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		x = &binary{op: "or", x: x, y: y, pos: t.pos}
+		op := "or"
+		if t.text == "||" {
+			op = "||" // or, or concatenation: the kinds tell
+		}
+		x = &binary{op: op, x: x, y: y, pos: t.pos}
 	}
 }
 
@@ -618,14 +681,25 @@ func (p *parser) primary() (Node, error) {
 				if _, err := strconv.ParseInt(strings.TrimSpace(s.text), 10, 32); err != nil {
 					return nil, p.errAt(s, "expected a whole number of days in interval, found %s", s)
 				}
-				if u := p.next(); !isKeyword(u, "day") && !isKeyword(u, "days") {
-					return nil, p.errAt(u, "expected day after interval %s, found %s (intervals are in days)", s, u)
+				u := p.next()
+				unit := strings.TrimSuffix(strings.ToLower(u.text), "s")
+				if u.kind != tName || unit != "day" && unit != "month" && unit != "year" {
+					return nil, p.errAt(u, "expected day, month or year after interval %s, found %s", s, u)
 				}
-				return &literal{tok: token{tString, strings.TrimSpace(s.text), s.pos}, kind: low, pos: t.pos}, nil
+				return &literal{tok: token{tString, strings.TrimSpace(s.text), s.pos}, kind: low, unit: unit, pos: t.pos}, nil
 			}
 		case "null":
 			return nil, p.errAt(t, "null is only allowed in 'is null' and 'is not null'")
-		case "and", "or", "not", "is", "in", "between", "like", "as":
+		case "case":
+			return p.caseWhen(t)
+		case "cast", "extract":
+			if o := p.peek(); o.kind == tOp && o.text == "(" {
+				if low == "cast" {
+					return p.cast(t)
+				}
+				return p.extract(t)
+			}
+		case "and", "or", "not", "is", "in", "between", "like", "as", "when", "then", "else", "end", "from":
 			return nil, p.errAt(t, "expected a value, found the keyword %s (quote a column with that name: \"%s\")", t, t.text)
 		}
 		if o := p.peek(); o.kind == tOp && o.text == "(" {
@@ -669,4 +743,117 @@ func (p *parser) primary() (Node, error) {
 		}
 	}
 	return nil, p.errAt(t, "expected a value, found %s", t)
+}
+
+func (p *parser) expect(word string, after token) error {
+	if t := p.next(); !isKeyword(t, word) {
+		return p.errAt(t, "expected %s in the %s at position %d, found %s", word, strings.ToLower(after.text), after.pos, t)
+	}
+	return nil
+}
+
+func (p *parser) closing(open token) error {
+	if c := p.next(); c.kind != tOp || c.text != ")" {
+		return p.errAt(c, "expected ) to close the ( at position %d, found %s", open.pos, c)
+	}
+	return nil
+}
+
+// caseWhen parses what follows CASE.
+func (p *parser) caseWhen(t token) (Node, error) {
+	n := &caseWhen{pos: t.pos}
+	if !isKeyword(p.peek(), "when") {
+		x, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		n.x = x
+	}
+	for isKeyword(p.peek(), "when") {
+		p.next()
+		w, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expect("then", t); err != nil {
+			return nil, err
+		}
+		v, err := p.caseValue()
+		if err != nil {
+			return nil, err
+		}
+		n.whens, n.then = append(n.whens, w), append(n.then, v)
+	}
+	if len(n.whens) == 0 {
+		return nil, p.errAt(p.peek(), "expected when in the case at position %d, found %s", t.pos, p.peek())
+	}
+	if isKeyword(p.peek(), "else") {
+		p.next()
+		e, err := p.caseValue()
+		if err != nil {
+			return nil, err
+		}
+		if !isNullLiteral(e) {
+			n.els = e
+		}
+	}
+	if err := p.expect("end", t); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// caseValue is a value of a case: an expression, or null.
+func (p *parser) caseValue() (Node, error) {
+	if t := p.peek(); isKeyword(t, "null") {
+		p.next()
+		return &literal{tok: token{tName, "null", t.pos}, kind: "null", pos: t.pos}, nil
+	}
+	return p.expr()
+}
+
+func isNullLiteral(n Node) bool {
+	l, ok := n.(*literal)
+	return ok && l.kind == "null"
+}
+
+// cast parses CAST(x AS type).
+func (p *parser) cast(t token) (Node, error) {
+	open := p.next()
+	x, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expect("as", t); err != nil {
+		return nil, err
+	}
+	ty := p.next()
+	if ty.kind != tName {
+		return nil, p.errAt(ty, "expected a type after as, found %s", ty)
+	}
+	if err := p.closing(open); err != nil {
+		return nil, err
+	}
+	return &cast{x: x, to: strings.ToLower(ty.text), pos: t.pos}, nil
+}
+
+// extract parses EXTRACT(part FROM x) as date_part('part', x).
+func (p *parser) extract(t token) (Node, error) {
+	open := p.next()
+	part := p.next()
+	if part.kind != tName && part.kind != tString {
+		return nil, p.errAt(part, "expected a part (year, month, day, ...) in extract, found %s", part)
+	}
+	if err := p.expect("from", t); err != nil {
+		return nil, err
+	}
+	x, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.closing(open); err != nil {
+		return nil, err
+	}
+	lit := &literal{tok: token{tString, strings.ToLower(part.text), part.pos}, pos: part.pos}
+	return &Call{Fn: "date_part", Args: []Node{lit, x}, Pos: t.pos}, nil
 }

@@ -10,13 +10,14 @@ type Scratch struct {
 	i      [][]int64
 	f      [][]float64
 	b      [][]bool
+	st     [][]string
 	ni, nf int
-	nb     int
+	nb, ns int
 }
 
 func (s *Scratch) reset() {
 	if s != nil {
-		s.ni, s.nf, s.nb = 0, 0, 0
+		s.ni, s.nf, s.nb, s.ns = 0, 0, 0, 0
 	}
 }
 
@@ -67,5 +68,21 @@ func (s *Scratch) bools(n int) []bool {
 	out := s.b[s.nb][:n]
 	clear(out)
 	s.nb++
+	return out
+}
+
+// strings is ints for computed strings.
+func (s *Scratch) strings(n int) []string {
+	if s == nil {
+		return make([]string, n)
+	}
+	if s.ns == len(s.st) {
+		s.st = append(s.st, nil)
+	}
+	if cap(s.st[s.ns]) < n {
+		s.st[s.ns] = make([]string, n)
+	}
+	out := s.st[s.ns][:n]
+	s.ns++
 	return out
 }

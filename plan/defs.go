@@ -78,17 +78,48 @@ names them; an empty value is null.`,
 	},
 	{
 		Name: "select", Kind: KindTransform, Command: true, MinArgs: 1, MaxArgs: -1,
-		Use:     "select COLUMN[,COLUMN...]",
-		Short:   "Keep the named columns, in that order",
-		Example: `  sluice run 'scan ./taxi | select pickup_date,fare_amount | head 3 | show'`,
-		zero:    func() Stage { return &Select{} },
+		Use:   "select COLUMN|EXPR as NAME[, ...]",
+		Short: "Keep the named columns, in that order, and computed ones",
+		Long: `Keep the named columns, in the order given, and add the value of each
+EXPR as NAME among them. EXPR is sluice's one expression language (see
+filter): arithmetic, case, cast and the functions. Computed values are
+int64, float64, string, bool, date32 or timestamp[ns, UTC] columns; a
+column selected by its name keeps its type. A column whose name is not a
+plain word is written in double quotes ("trip distance") when there are
+expressions; several arguments are joined with spaces.`,
+		Example: `  sluice run 'scan ./taxi | select pickup_date,fare_amount | head 3 | show'
+  sluice run 'scan ./lineitem | select l_orderkey, l_extendedprice * (1 - l_discount) as revenue | to-csv'`,
+		zero: func() Stage { return &Select{} },
 		Bind: func(fs *pflag.FlagSet) func([]string) (Stage, error) {
 			return func(args []string) (Stage, error) {
-				cols, err := list("select", args...)
+				cols, exprs, err := items("select", args, false)
 				if err != nil {
 					return nil, err
 				}
-				return checked(&Select{Columns: cols})
+				return checked(&Select{Columns: cols, Exprs: exprs})
+			}
+		},
+	},
+	{
+		Name: "extend", Kind: KindTransform, Command: true, MinArgs: 1, MaxArgs: -1,
+		Use:   "extend EXPR as NAME[, EXPR as NAME...]",
+		Short: "Add computed columns and keep the rest",
+		Long: `Add the value of each EXPR as a column NAME after the input's columns, or in
+the place of the column of that name, and keep every other column. EXPR is
+sluice's one expression language (see filter); each is computed over the
+input's columns (not over the columns the same extend adds). Values are
+int64, float64, string, bool, date32 or timestamp[ns, UTC] columns, nulls
+kept. Several arguments are joined with spaces.`,
+		Example: `  sluice extend "l_extendedprice * (1 - l_discount) as revenue, extract(year from l_shipdate) as year"
+  sluice run "scan ./orders | extend \"case when o_totalprice > 1e5 then 'big' else 'small' end as size\" | count-by size | show"`,
+		zero: func() Stage { return &Extend{} },
+		Bind: func(fs *pflag.FlagSet) func([]string) (Stage, error) {
+			return func(args []string) (Stage, error) {
+				cols, exprs, err := items("extend", args, true)
+				if err != nil {
+					return nil, err
+				}
+				return checked(&Extend{Columns: cols, Exprs: exprs})
 			}
 		},
 	},
@@ -148,7 +179,28 @@ one expression language, the same as scan --filter and agg-by's arguments:
                 date or timestamp + or - interval 'N' day
   literals      12, 1.5, 'text' (a quote doubled inside), true, false,
                 date 'YYYY-MM-DD', timestamp 'YYYY-MM-DD HH:MM:SS'
-  functions     starts_with(s, 'p'), ends_with(s, 'x'), contains(s, 'y'), abs(x)
+  intervals     date or timestamp + or - interval 'N' month or year: the
+                same day N months on, clamped to the month's last day
+  conditionals  case when c then v [when ...] [else v] end (a v may be
+                null), case x when 1 then v ... end, coalesce(x, y, ...),
+                nullif(x, y)
+  casts         cast(x as integer|bigint|double|varchar|date|timestamp|
+                boolean); a value that does not convert is null
+  strings       upper, lower, length, substring(s, start[, len]) (from 1;
+                negative from the end), trim/ltrim/rtrim(s[, chars]),
+                concat(a, ...) (skips nulls), a || b (null if either is;
+                || of booleans is or, and binds as loosely: (a || b) = c),
+                replace(s, from, to), strpos(s, t),
+                regexp_matches(s, 're'[, 'i']), starts_with, ends_with,
+                contains
+  dates         extract(year|quarter|month|week|day|dow|isodow|doy|hour|
+                minute|second|epoch from x), year(x), month(x), ...,
+                date_part('part', x), date_trunc('month', x),
+                date_diff('day', a, b) (boundaries crossed, as DuckDB;
+                weeks are whole 7 days)
+  numbers       abs, round(x[, n]) (half away from zero), floor, ceil,
+                sqrt, ln, log10, exp, power(x, y), mod(a, b); sqrt and ln
+                of what they are not defined for are null
   nulls         x is null, x is not null
 Columns are named as they are, or in double quotes ("odd name"). Several
 arguments are joined with spaces. A malformed expression is reported with

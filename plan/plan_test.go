@@ -23,6 +23,8 @@ var pipelines = []string{
 	`scan 'odd dir/with space' | filter "s = 'it''s' and t like '%|%'" | write 'out|put.csv'`,
 	"from-csv",
 	`scan ./t | distinct | distinct --on a,b | agg-by k 'count(distinct x), median(y), quantile(y, 0.9) as p90, stddev(y)' | show`,
+	`scan ./li | select 'l_orderkey, "odd name", l_extendedprice * (1 - l_discount) as revenue, k as "new name"' | extend "case when revenue > 10 then 'big' else upper(k) end as size, cast(d as varchar) || '!' as s" | to-csv`,
+	`scan ./t | select 'trip distance' | extend "date_trunc('month', d) + interval '1' month as m" | head 1`,
 	`scan ./li | join (scan ./o --filter "o_orderdate < date '1995-03-15'" | select o_orderkey,o_orderdate) --on l_orderkey=o_orderkey | count-by o_orderdate`,
 	"scan ./li | join ./part --on l_partkey=p_partkey,k --how left --where 'l_suppkey <> s_suppkey' --prefix r_ --memory 64MiB | join (scan ./s | join (scan ./n) --on n --how anti) --on s --how semi | show",
 }
@@ -73,7 +75,7 @@ func TestParseTypes(t *testing.T) {
 	if !reflect.DeepEqual(p.Stages, want) {
 		t.Fatalf("got %#v", p.Stages)
 	}
-	if !PerBatch(&Filter{}) || PerBatch(&Head{}) || !Distributive(&Top{}) || Distributive(&Sort{}) {
+	if !PerBatch(&Filter{}) || !PerBatch(&Extend{}) || PerBatch(&Head{}) || !Distributive(&Top{}) || Distributive(&Sort{}) {
 		t.Error("stage properties")
 	}
 	if k, ok := GroupKeys(&CountBy{Keys: []string{"x"}}); !ok || k[0] != "x" {
@@ -341,6 +343,34 @@ func TestJoinArguments(t *testing.T) {
 	} {
 		if _, err := Parse(text); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v, want %q", text, err, want)
+		}
+	}
+}
+
+func TestSelectExtendItems(t *testing.T) {
+	p, err := Parse(`scan ./t | select a,b | select 'a, b * 2 as c' | extend "upper(k) as k, 1 as one" | select pickup-date,'trip distance' case`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Stage{
+		&Select{Columns: []string{"a", "b"}},
+		&Select{Columns: []string{"a", "c"}, Exprs: []string{"", "b * 2"}},
+		&Extend{Columns: []string{"k", "one"}, Exprs: []string{"upper(k)", "1"}},
+		&Select{Columns: []string{"pickup-date", "trip distance", "case"}},
+	}
+	if !reflect.DeepEqual(p.Stages[1:], want) {
+		t.Errorf("got %#v", p.Stages[1:])
+	}
+	for text, msg := range map[string]string{
+		"scan ./t | select a +":           `select: at position 4 of "a +": expected a value, found the end`,
+		"scan ./t | select 'a, b * 2'":    `select: "b * 2" needs a name: write b * 2 as NAME`,
+		"scan ./t | extend a":             `extend: "a" needs a name: write a as NAME`,
+		"scan ./t | extend 'nope(1 as x'": `extend: at position 8 of "nope(1 as x": expected , or ) in the arguments of nope, found "as"`,
+		"scan ./t | extend 'x + as y'":    `extend: at position 5 of "x + as y": expected a value, found the keyword "as" (quote a column with that name: "as")`,
+	} {
+		_, err := Parse(text)
+		if err == nil || !strings.Contains(err.Error(), msg) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want %s", text, err, msg)
 		}
 	}
 }

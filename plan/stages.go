@@ -55,8 +55,19 @@ type FromCSV struct {
 	Types map[string]string `json:"types,omitempty"`
 }
 
+// Select keeps columns in the order given. With Exprs, Columns[i] is
+// the name of the value of expression Exprs[i], or, where that is empty,
+// an input column kept as it is.
 type Select struct {
 	Columns []string `json:"columns"`
+	Exprs   []string `json:"exprs,omitempty"`
+}
+
+// Extend adds the values of expressions as columns (or replaces the
+// columns of those names) and keeps the rest: Exprs[i] named Columns[i].
+type Extend struct {
+	Columns []string `json:"columns"`
+	Exprs   []string `json:"exprs"`
 }
 
 type Drop struct {
@@ -157,6 +168,7 @@ func (*Scan) Name() string          { return "scan" }
 func (*FromCSV) Name() string       { return "from-csv" }
 func (*Select) Name() string        { return "select" }
 func (*Drop) Name() string          { return "drop" }
+func (*Extend) Name() string        { return "extend" }
 func (*RenameColumns) Name() string { return "rename" }
 func (*Filter) Name() string        { return "filter" }
 func (*SumBy) Name() string         { return "sum-by" }
@@ -177,7 +189,7 @@ func (*Show) Name() string          { return "show" }
 // runs it in the map tasks.
 func PerBatch(s Stage) bool {
 	switch s := s.(type) {
-	case *Select, *Drop, *RenameColumns, *Filter, *Let:
+	case *Select, *Drop, *RenameColumns, *Filter, *Let, *Extend:
 		return true
 	case *Join:
 		// The others send the right rows that matched nothing once, at
@@ -279,7 +291,13 @@ func (s *FromCSV) words() (flags, args []string) {
 	return flags, s.URLs
 }
 
-func (s *Select) words() (flags, args []string) { return nil, []string{join(s.Columns)} }
+func (s *Select) words() (flags, args []string) {
+	if s.Exprs == nil {
+		return nil, []string{join(s.Columns)}
+	}
+	return nil, []string{itemsText(s.Columns, s.Exprs)}
+}
+func (s *Extend) words() (flags, args []string) { return nil, []string{itemsText(s.Columns, s.Exprs)} }
 func (s *Drop) words() (flags, args []string)   { return nil, []string{join(s.Columns)} }
 func (s *RenameColumns) words() (flags, args []string) {
 	parts := make([]string, len(s.Pairs))
@@ -426,8 +444,22 @@ func (s *FromCSV) check() error {
 	return urls("from-csv", s.URLs, false)
 }
 
-func (s *Select) check() error { return names("select", s.Columns) }
-func (s *Drop) check() error   { return names("drop", s.Columns) }
+func (s *Select) check() error {
+	if err := names("select", s.Columns); err != nil {
+		return err
+	}
+	if s.Exprs == nil {
+		return nil
+	}
+	return exprs("select", s.Columns, s.Exprs, false)
+}
+func (s *Extend) check() error {
+	if err := names("extend", s.Columns); err != nil {
+		return err
+	}
+	return exprs("extend", s.Columns, s.Exprs, true)
+}
+func (s *Drop) check() error { return names("drop", s.Columns) }
 func (s *RenameColumns) check() error {
 	if len(s.Pairs) == 0 {
 		return invalidf("rename: nothing to rename")
@@ -637,4 +669,91 @@ func BindScan(fs *pflag.FlagSet, s *Scan) {
 	fs.StringVar(&s.Sim, "sim", "", "read through a modelled link, and write -o's object through its latency and bandwidth (see sluice --help): a profile (s3) or ttfb=15ms,stream=90MiB/s,...")
 	fs.BoolVar(&s.Stats, "stats", false, "print scan and fetch statistics to stderr at the end")
 	fs.StringVar(&s.Int96Unit, "int96-unit", "ns", "unit of INT96 timestamps (Spark, Impala): ns holds 1677-2262; us, ms or s hold the dates beyond")
+}
+
+// itemsText writes the items of select or extend as they parse back:
+// "a, x * 2 as y".
+func itemsText(cols, exprs []string) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		if exprs[i] == "" {
+			parts[i] = expr.QuoteName(c)
+		} else {
+			parts[i] = exprs[i] + " as " + expr.QuoteName(c)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// exprs checks the expressions of select or extend (all of them named
+// when every is true).
+func exprs(stage string, cols, exprs []string, every bool) error {
+	if len(exprs) != len(cols) {
+		return invalidf("%s: %d expressions for %d columns", stage, len(exprs), len(cols))
+	}
+	for i, e := range exprs {
+		if e == "" {
+			if every {
+				return invalidf("%s: no expression for column %q", stage, cols[i])
+			}
+			continue
+		}
+		if _, err := expr.Parse(e); err != nil {
+			return invalidf("%s: %v", stage, err)
+		}
+	}
+	return nil
+}
+
+// items parses the arguments of select or extend: column names, or
+// expressions each followed by "as NAME" (which extend requires). A
+// select of names alone gives exprs nil; names that are no expression
+// ("trip distance", "pickup-date") are read as select always read them.
+func items(stage string, args []string, named bool) (cols, exprs []string, err error) {
+	text := strings.Join(args, " ")
+	parsed, perr := expr.ParseList(text)
+	if !named && (perr != nil || slices.ContainsFunc(parsed, unnamedExpr)) && plainNames(args) {
+		cols, err := list(stage, args...)
+		return cols, nil, err
+	}
+	if perr != nil {
+		return nil, nil, invalidf("%s: %v", stage, perr)
+	}
+	computed := false
+	for _, it := range parsed {
+		if it.As == "" {
+			c, ok := it.Node.(*expr.Column)
+			if !ok || named {
+				return nil, nil, invalidf("%s: %q needs a name: write %s as NAME", stage, it.Text, it.Text)
+			}
+			cols, exprs = append(cols, c.Name), append(exprs, "")
+			continue
+		}
+		computed = true
+		cols, exprs = append(cols, it.As), append(exprs, it.Text)
+	}
+	if !computed {
+		exprs = nil
+	}
+	return cols, exprs, nil
+}
+
+func unnamedExpr(it expr.Item) bool {
+	_, col := it.Node.(*expr.Column)
+	return it.As == "" && !col
+}
+
+// plainNames says the comma-separated words of args read as column names
+// rather than as an expression: no operator but a hyphen, and that only
+// in a name without spaces (pickup-date, not a - b).
+func plainNames(args []string) bool {
+	for _, a := range args {
+		for _, s := range strings.Split(a, ",") {
+			s = strings.TrimSpace(s)
+			if strings.ContainsAny(s, "()+*/%|'\"<>=!`") || strings.Contains(s, "-") && strings.ContainsAny(s, " \t") {
+				return false
+			}
+		}
+	}
+	return true
 }
