@@ -2,10 +2,12 @@ package gen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -469,4 +471,25 @@ func TestTPCHBadOptions(t *testing.T) {
 			t.Errorf("SF %v: error %v", sf, err)
 		}
 	}
+}
+
+// TestTPCHCancel cancels a run once some tables are written: the error is
+// the cancellation and none of the run's files are left.
+func TestTPCHCancel(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var written atomic.Int64
+	st := memStore()
+	_, err := TPCH(ctx, st, "tpch", TPCHOptions{SF: 0.01, FileRows: 5000, Mem: mem, Progress: func(n int64) {
+		// Past region, nation, supplier and customer (about 150 KiB).
+		if written.Add(n) > 400<<10 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	assertEmpty(t, st)
 }
