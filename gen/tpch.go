@@ -21,8 +21,10 @@ type TPCHOptions struct {
 	SF float64
 	// Seed selects the dataset; the same seed gives the same bytes.
 	Seed uint64
-	// FileRows is the most rows a file holds; a table has as many files
-	// as that needs. Zero means 1<<20.
+	// FileRows sizes the files: a table has as many as it needs to hold
+	// at most FileRows rows each (lineitem's files hold whole orders and
+	// are sized by four lines an order, so they may hold a few more).
+	// Zero means 1<<20.
 	FileRows int64
 	// RowGroupRows is the number of rows per row group. Zero means a
 	// quarter of a file, so that readers can split even one-file tables.

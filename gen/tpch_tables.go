@@ -177,7 +177,7 @@ func (s *rowSource) comment(lo, hi int64) string {
 }
 
 // vstring is the specification's random v-string: lo..hi characters
-// from an alphabet of letters, digits, comma and space-free punctuation.
+// drawn from letters, digits, comma and period.
 func (s *rowSource) vstring(lo, hi int64) string {
 	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,."
 	n := s.between(lo, hi)

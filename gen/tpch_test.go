@@ -284,14 +284,12 @@ func checkOrdersLineitem(t *testing.T, orders, li, ps *table, custs int64) {
 	cur := int32(currentDate)
 	prios := setOf(priorities)
 	type ord struct {
-		date         int32
-		status       string
-		total        int64
-		lines, fs    int
-		sum          int64
-		lastLine     int32
-		linesClosed  bool
-		specialMatch bool
+		date      int32
+		status    string
+		total     int64
+		lines, fs int
+		sum       int64
+		lastLine  int32
 	}
 	byKey := map[int64]*ord{}
 	specialRE := regexp.MustCompile(`special.*requests`)
