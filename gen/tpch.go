@@ -183,7 +183,7 @@ func (g *orderGen) order(idx int64, o *tpchOrder) {
 	for j := range o.n {
 		l := &o.lines[j]
 		l.part = 1 + int64(r.n(uint64(g.parts)))
-		l.supp = suppKey(l.part, int64(r.n(4)), g.supps)
+		l.supp = partSupp(l.part, int64(r.n(4)), g.supps)
 		l.qty = 1 + int64(r.n(50))
 		l.disc = int64(r.n(11))
 		l.tax = int64(r.n(9))
@@ -203,6 +203,21 @@ func (g *orderGen) order(idx int64, o *tpchOrder) {
 		clen := 10 + r.n(34)
 		l.cOff, l.cLen = int32(r.n(textLen-clen)), int32(clen)
 	}
+}
+
+// partSupp is the supplier of a part's s-th supply (0..3): the
+// specification's formula (suppKey), except where it gives a part the same
+// supplier twice. That happens only below about 230 suppliers (SF 0.023),
+// when a step of S/4 + (partkey-1)/S goes round the S suppliers in two or
+// three steps; there a step of S/4 keeps the four apart.
+func partSupp(partkey, s, supps int64) int64 {
+	step := supps/4 + (partkey-1)/supps
+	for d := int64(1); d <= 3; d++ {
+		if d*step%supps == 0 {
+			return (partkey+s*(supps/4))%supps + 1
+		}
+	}
+	return suppKey(partkey, s, supps)
 }
 
 // totalCents is O_TOTALPRICE in cents: the sum over the lines of

@@ -290,7 +290,7 @@ func pickOf(r *rng, vs []string) string { return vs[r.n(uint64(len(vs)))] }
 func partsuppRow(s *rowSource, supps int64) {
 	part := s.k/4 + 1
 	s.i64(0, part)
-	s.i64(1, suppKey(part, s.k%4, supps))
+	s.i64(1, partSupp(part, s.k%4, supps))
 	s.i32(2, int32(s.between(1, 9999)))
 	s.money(3, s.between(100, 100_000))
 	s.str(4, s.comment(49, 198))

@@ -491,3 +491,30 @@ func TestTPCHCancel(t *testing.T) {
 	}
 	assertEmpty(t, st)
 }
+
+// TestPartSupp checks that every part has four distinct suppliers at every
+// supplier count from SF 0.001 up, and that the specification's formula
+// is kept wherever it gives four.
+func TestPartSupp(t *testing.T) {
+	for supps := int64(10); supps <= 1000; supps++ {
+		for p := int64(1); p <= 20*supps; p++ {
+			var ks [4]int64
+			spec := true
+			for i := range ks {
+				ks[i] = partSupp(p, int64(i), supps)
+				if ks[i] < 1 || ks[i] > supps {
+					t.Fatalf("S %d part %d: supplier %d", supps, p, ks[i])
+				}
+				for _, k := range ks[:i] {
+					if k == ks[i] {
+						t.Fatalf("S %d part %d: suppliers %v", supps, p, ks)
+					}
+				}
+				spec = spec && ks[i] == suppKey(p, int64(i), supps)
+			}
+			if supps >= 229 && !spec {
+				t.Fatalf("S %d part %d: %v is not the specification's formula", supps, p, ks)
+			}
+		}
+	}
+}
