@@ -287,6 +287,11 @@ func (s *lineitemSource) next(n int) arrow.RecordBatch {
 		s.mdx[j] = int8(r.n(7))
 		s.cm[j] = s.text[off : off+clen]
 	}
+	return s.record(n)
+}
+
+// record builds a batch of the first n rows of the column scratch.
+func (s *lineitemSource) record(n int) arrow.RecordBatch {
 	cols := []arrow.Array{
 		column(s.i64, s.okey[:n]), column(s.i64, s.pkey[:n]), column(s.i64, s.skey[:n]),
 		column(s.i32, s.lnum[:n]),

@@ -10,6 +10,13 @@ import (
 const (
 	tableLineitem uint64 = 1
 	tableTaxi     uint64 = 2
+	tableRegion   uint64 = 3
+	tableNation   uint64 = 4
+	tableSupplier uint64 = 5
+	tableCustomer uint64 = 6
+	tablePart     uint64 = 7
+	tablePartsupp uint64 = 8
+	tableOrders   uint64 = 9
 
 	streamValues uint64 = 1
 	streamOrders uint64 = 2

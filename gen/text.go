@@ -47,51 +47,84 @@ const textPoolSize = 4 << 20
 // concurrency.
 var textPool = sync.OnceValue(func() string { return buildText(textPoolSize) })
 
-func buildText(size int) string {
-	r := newRNG(0x7e47, 0, 0, 0)
+// grammar is the text grammar's word lists and the choice of phrase and
+// sentence shapes; a draw from each picker is one random number.
+type grammar struct {
+	nouns, verbs, adjectives, adverbs, prepositions, auxiliaries, terminators picker[string]
+	// np, vp and sentence pick the shape of a noun phrase (4 shapes), a
+	// verb phrase (4) and a sentence (5), in the order of the switches in
+	// build.
+	np, vp, sentence picker[int]
+}
+
+func uniform[T any](vs []T) picker[T] {
+	w := make([]int, len(vs))
+	for i := range w {
+		w[i] = 1
+	}
+	return newPicker(vs, w)
+}
+
+// plainGrammar gives every word and shape the same weight: the text of
+// Lineitem since its first release, kept so its files stay the same.
+func plainGrammar() grammar {
+	return grammar{
+		nouns: uniform(nouns), verbs: uniform(verbs), adjectives: uniform(adjectives),
+		adverbs: uniform(adverbs), prepositions: uniform(prepositions),
+		auxiliaries: uniform(auxiliaries), terminators: uniform(terminators),
+		np: uniform([]int{0, 1, 2, 3}), vp: uniform([]int{0, 1, 2, 3}),
+		sentence: uniform([]int{0, 1, 2, 3, 4}),
+	}
+}
+
+func buildText(size int) string { return plainGrammar().build(0x7e47, size) }
+
+// build returns size bytes of sentences drawn from g with the given seed.
+func (g grammar) build(seed uint64, size int) string {
+	r := newRNG(seed, 0, 0, 0)
 	b := make([]byte, 0, size+256)
-	word := func(list []string) {
-		b = append(b, list[r.n(uint64(len(list)))]...)
+	word := func(p picker[string]) {
+		b = append(b, p.pick(r)...)
 		b = append(b, ' ')
 	}
 	noun := func() {
-		switch r.n(4) {
+		switch g.np.pick(r) {
 		case 0:
 		case 1:
-			word(adjectives)
+			word(g.adjectives)
 		case 2:
-			word(adjectives)
+			word(g.adjectives)
 			b = append(b[:len(b)-1], ", "...)
-			word(adjectives)
+			word(g.adjectives)
 		case 3:
-			word(adverbs)
-			word(adjectives)
+			word(g.adverbs)
+			word(g.adjectives)
 		}
-		word(nouns)
+		word(g.nouns)
 	}
 	verb := func() {
-		switch r.n(4) {
+		switch g.vp.pick(r) {
 		case 0:
-			word(verbs)
+			word(g.verbs)
 		case 1:
-			word(auxiliaries)
-			word(verbs)
+			word(g.auxiliaries)
+			word(g.verbs)
 		case 2:
-			word(verbs)
-			word(adverbs)
+			word(g.verbs)
+			word(g.adverbs)
 		case 3:
-			word(auxiliaries)
-			word(verbs)
-			word(adverbs)
+			word(g.auxiliaries)
+			word(g.verbs)
+			word(g.adverbs)
 		}
 	}
 	prep := func() {
-		word(prepositions)
+		word(g.prepositions)
 		b = append(b, "the "...)
 		noun()
 	}
 	for len(b) < size {
-		switch r.n(5) {
+		switch g.sentence.pick(r) {
 		case 0:
 			noun()
 			verb()
@@ -115,7 +148,7 @@ func buildText(size int) string {
 			prep()
 		}
 		// The terminator replaces the trailing space and takes its own.
-		b = append(b[:len(b)-1], terminators[r.n(uint64(len(terminators)))]...)
+		b = append(b[:len(b)-1], g.terminators.pick(r)...)
 		b = append(b, ' ')
 	}
 	return string(b[:size])

@@ -36,6 +36,10 @@ type dataset struct {
 	// source returns the rows of file i, which holds global rows
 	// [start, start+rows). It is called from the file's goroutine.
 	source func(mem memory.Allocator, i int, start, rows int64) source
+	// split, when set, replaces Options.split: tables whose rows come in
+	// groups that must not straddle files (an order's lines) size their
+	// files themselves.
+	split func(i int) (start, rows int64)
 }
 
 // check refuses what no table can be generated with.
@@ -151,7 +155,11 @@ func writerProps(opts Options, ds *dataset, rowGroupRows int64) *parquet.WriterP
 
 // writeFile writes file i and commits it only when all of it is written.
 func writeFile(ctx context.Context, st *store.Store, key string, opts Options, ds *dataset, i int) (File, error) {
-	start, rows := opts.split(i)
+	split := opts.split
+	if ds.split != nil {
+		split = ds.split
+	}
+	start, rows := split(i)
 	rgRows := opts.rowGroupRows()
 	w, err := st.NewWriter(ctx, key, store.WriteOptions{})
 	if err != nil {

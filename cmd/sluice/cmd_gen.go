@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,32 +20,46 @@ type genOptions struct {
 	concurrency  int
 	out          string
 	quiet        bool
+	sf           float64
+	fileRows     int64
+	// set are the flags given on the command line: --rows and --files
+	// mean nothing to tpch, --sf nothing to the others.
+	set func(name string) bool
 }
 
 func newGenCommand() *cobra.Command {
 	var opts genOptions
 	cmd := &cobra.Command{
-		Use:   "gen lineitem|taxi --out URL",
-		Short: "Generate a deterministic Parquet dataset (TPC-H lineitem or taxi trips)",
+		Use:   "gen lineitem|taxi|tpch --out URL",
+		Short: "Generate a deterministic Parquet dataset (TPC-H, its lineitem alone, or taxi trips)",
 		Long: `Generate a snappy Parquet dataset into a store: --files files named
 part-00000.parquet, ... under --out, several row groups each.
 
   lineitem  the 16 TPC-H lineitem columns with TPC-H value distributions
   taxi      taxi trips: pickup/dropoff times, pickup_date, passengers,
             distance, fare, tip, tolls, total, payment type, locations
+  tpch      the eight TPC-H tables at scale factor --sf, a folder each
+            (region, nation, supplier, customer, part, partsupp, orders,
+            lineitem) with the specification's row counts, keys and value
+            distributions; at SF 1 lineitem has about 6 million rows.
+            Files hold at most --file-rows rows; --rows and --files do
+            not apply.
 
 The same arguments and --seed give byte-identical files. Each file becomes
 visible only once it is complete; a failed or interrupted run leaves none
 of its unfinished files behind.`,
-		Example: `  sluice gen lineitem --rows 6000000 --files 8 --out ./data/lineitem
+		Example: `  sluice gen tpch --sf 1 --out ./data/tpch
+  sluice run 'scan ./data/tpch/orders | count-by o_orderstatus | to-csv'
+  sluice gen lineitem --rows 6000000 --files 8 --out ./data/lineitem
   sluice gen taxi --rows 1000000 --files 4 --out s3://bucket/taxi/ --seed 7`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 || (args[0] != "lineitem" && args[0] != "taxi") {
-				return usagef("gen takes one dataset name: lineitem or taxi")
+			if len(args) != 1 || (args[0] != "lineitem" && args[0] != "taxi" && args[0] != "tpch") {
+				return usagef("gen takes one dataset name: lineitem, taxi or tpch")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.set = func(name string) bool { return cmd.Flags().Changed(name) }
 			return runGen(cmd.Context(), cmd.OutOrStdout(), opts, args[0])
 		},
 	}
@@ -56,6 +71,8 @@ of its unfinished files behind.`,
 	f.IntVar(&opts.concurrency, "concurrency", 0, "files generated at once (default: number of CPUs)")
 	f.StringVarP(&opts.out, "out", "o", "", "where to write: a directory, file:// or s3:// URL (required)")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress")
+	f.Float64Var(&opts.sf, "sf", 1, "tpch: scale factor (0.001 or more; fractions allowed)")
+	f.Int64Var(&opts.fileRows, "file-rows", 0, "tpch: most rows in a file (default 1048576)")
 	return cmd
 }
 
@@ -63,7 +80,15 @@ func runGen(ctx context.Context, out io.Writer, opts genOptions, dataset string)
 	if opts.out == "" {
 		return usagef("gen: --out is required")
 	}
+	if opts.set == nil {
+		opts.set = func(string) bool { return false }
+	}
+	if dataset == "tpch" {
+		return runGenTPCH(ctx, out, opts)
+	}
 	switch {
+	case opts.set("sf") || opts.set("file-rows"):
+		return usagef("gen: --sf and --file-rows apply to tpch only")
 	case opts.rows <= 0:
 		return usagef("gen: --rows must be at least 1, got %d", opts.rows)
 	case opts.files <= 0:
@@ -98,4 +123,41 @@ func genDataset(ctx context.Context, dataset string, st *store.Store, prefix str
 		return gen.Taxi(ctx, st, prefix, o)
 	}
 	return gen.Lineitem(ctx, st, prefix, o)
+}
+
+func runGenTPCH(ctx context.Context, out io.Writer, opts genOptions) error {
+	switch {
+	case opts.set("rows") || opts.set("files"):
+		return usagef("gen: tpch is sized by --sf, not --rows or --files")
+	case !(opts.sf >= 0.001) || opts.sf > 100_000:
+		return usagef("gen: --sf must be a scale factor from 0.001 to 100000, got %g", opts.sf)
+	case opts.fileRows < 0:
+		return usagef("gen: --file-rows must be 0 (the default) or more, got %d", opts.fileRows)
+	case opts.rowGroupRows < 0:
+		return usagef("gen: --row-group-rows must be 0 (the default) or more, got %d", opts.rowGroupRows)
+	}
+	st, prefix, err := globals.openStore(ctx, opts.out, 0)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	prog := newProgress("gen tpch", -1, opts.quiet)
+	t0 := time.Now()
+	tables, err := gen.TPCH(ctx, st, prefix, gen.TPCHOptions{
+		SF: opts.sf, Seed: opts.seed, FileRows: opts.fileRows, RowGroupRows: opts.rowGroupRows,
+		Concurrency: opts.concurrency, Progress: prog.Add,
+	})
+	prog.Done()
+	if err != nil {
+		return err
+	}
+	var bytes int64
+	for _, t := range tables {
+		fmt.Fprintf(out, "  %-9s %11d rows in %3d files, %s\n", t.Table, t.Rows, len(t.Files), humanBytes(t.Bytes))
+		bytes += t.Bytes
+	}
+	el := time.Since(t0)
+	fmt.Fprintf(out, "generated tpch sf %g: %s at %s in %.1fs, %.1f MiB/s\n",
+		opts.sf, humanBytes(bytes), st.URL(prefix), el.Seconds(), float64(bytes)/(1<<20)/el.Seconds())
+	return nil
 }
