@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -112,11 +113,9 @@ func TestJoins(t *testing.T) {
 
 func csvRows(t *testing.T, out string) [][]string {
 	t.Helper()
-	var rows [][]string
-	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		if i > 0 {
-			rows = append(rows, strings.Split(line, ","))
-		}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("not CSV with a header: %v", err)
 	}
-	return rows
+	return rows[1:]
 }
