@@ -54,6 +54,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sluice-data/sluice/internal/measure"
 )
 
 // The queries, as stage texts: the fused form joins them with | in sluice
@@ -176,7 +178,7 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		fusedArgs := []string{"run", strings.Join(texts, " | ")}
 		// The piped form: sluice run SCAN | sluice STAGE | ...
 		pipedArgs := append([][]string{{"run", texts[0]}}, stages[1:]...)
-		fused := func() (sample, string, error) { return measure(exec.Command(sluiceBin, fusedArgs...)) }
+		fused := func() (sample, string, error) { return measure.Run(exec.Command(sluiceBin, fusedArgs...)) }
 		pipe := func(env ...string) (sample, string, error) {
 			s, _, out, err := measurePipeline(sluiceBin, pipedArgs, env...)
 			return s, out, err
@@ -211,7 +213,7 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		if q.duckdb != "" && duckBin != "" {
 			glob := filepath.Join(paths[q.dataset], "*.parquet")
 			duckRun = func() (sample, string, error) {
-				return measure(exec.Command(duckBin, "-query", q.duckdb, "-files", glob))
+				return measure.Run(exec.Command(duckBin, "-query", q.duckdb, "-files", glob))
 			}
 			_, dout, err := duckRun()
 			if err != nil {
@@ -266,11 +268,11 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 			}
 		}
 		f, p, l := median(fs), median(ps), median(ls)
-		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12s %12s\n", q.name, "fused", f.wall, f.cpu, f.rss/(1<<20), "-", "1.00", "1.00")
-		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f %12.2f   (round by round: wall %.2f; each process its own stage, batches through shared memory)\n", q.name, "piped", p.wall, p.cpu, p.rss/(1<<20),
-			float64(pipeBytes)/(1<<20), p.wall/f.wall, p.cpu/f.cpu, pairedRatio(ps, fs))
-		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f %12.2f   (round by round: wall %.2f; %s: the Arrow IPC stream through the pipes)\n", q.name, "plain", l.wall, l.cpu, l.rss/(1<<20),
-			float64(pipeBytes)/(1<<20), l.wall/f.wall, l.cpu/f.cpu, pairedRatio(ls, fs), plainEnv)
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12s %12s\n", q.name, "fused", f.Wall, f.CPU, f.RSS/(1<<20), "-", "1.00", "1.00")
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f %12.2f   (round by round: wall %.2f; each process its own stage, batches through shared memory)\n", q.name, "piped", p.Wall, p.CPU, p.RSS/(1<<20),
+			float64(pipeBytes)/(1<<20), p.Wall/f.Wall, p.CPU/f.CPU, pairedRatio(ps, fs))
+		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9.1f %12.2f %12.2f   (round by round: wall %.2f; %s: the Arrow IPC stream through the pipes)\n", q.name, "plain", l.Wall, l.CPU, l.RSS/(1<<20),
+			float64(pipeBytes)/(1<<20), l.Wall/f.Wall, l.CPU/f.CPU, pairedRatio(ls, fs), plainEnv)
 		for _, form := range []struct {
 			name string
 			st   [][]sample
@@ -282,16 +284,16 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 				if i == 0 {
 					name = "run " + name
 				}
-				parts = append(parts, fmt.Sprintf("%s %.3f (sys %.3f)", name, m.cpu, m.sys))
-				where = append(where, fmt.Sprintf("%s %.0fk faults %.0fk switches", name, m.faults/1e3, m.switches/1e3))
+				parts = append(parts, fmt.Sprintf("%s %.3f (sys %.3f)", name, m.CPU, m.Sys))
+				where = append(where, fmt.Sprintf("%s %.0fk faults %.0fk switches", name, m.Faults/1e3, m.Switches/1e3))
 			}
 			fmt.Printf("%-6s %-8s cpu s by process: %s\n", q.name, form.name, strings.Join(parts, ", "))
 			fmt.Printf("%-6s %-8s by process: %s; fused: sys %.3f, %.0fk faults %.0fk switches\n", q.name, form.name, strings.Join(where, ", "),
-				f.sys, f.faults/1e3, f.switches/1e3)
+				f.Sys, f.Faults/1e3, f.Switches/1e3)
 		}
 		floor := perByte * float64(pipeBytes)
 		fmt.Printf("%-6s %-8s moving %.0f MiB through plain pipes alone costs %.3f cpu s: plain pipes >= fused + that = %.2fx fused cpu\n",
-			q.name, "floor", float64(pipeBytes)/(1<<20), floor, (f.cpu+floor)/f.cpu)
+			q.name, "floor", float64(pipeBytes)/(1<<20), floor, (f.CPU+floor)/f.CPU)
 		if q.duckdb == "" {
 			continue
 		}
@@ -302,9 +304,9 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		d := median(ds)
 		slices.Sort(inner)
 		fmt.Printf("%-6s %-8s %10.3f %10.3f %8.0fM %9s %12.2f %12.2f   (fused/DuckDB wall %.2f, round by round %.2f, cpu %.2f, max RSS %.2f; DuckDB's query alone %.3f s)\n",
-			q.name, "duckdb", d.wall, d.cpu, d.rss/(1<<20), "-", d.wall/f.wall, d.cpu/f.cpu, f.wall/d.wall, pairedRatio(fs, ds), f.cpu/d.cpu, f.rss/d.rss, inner[len(inner)/2])
+			q.name, "duckdb", d.Wall, d.CPU, d.RSS/(1<<20), "-", d.Wall/f.Wall, d.CPU/f.CPU, f.Wall/d.Wall, pairedRatio(fs, ds), f.CPU/d.CPU, f.RSS/d.RSS, inner[len(inner)/2])
 		fmt.Printf("%-6s %-8s sys %.3f (%.0f %% of cpu), %.0fk faults; fused: sys %.3f (%.0f %% of cpu), %.0fk faults; results: %s\n",
-			q.name, "duckdb", d.sys, 100*d.sys/d.cpu, d.faults/1e3, f.sys, 100*f.sys/f.cpu, f.faults/1e3, agree)
+			q.name, "duckdb", d.Sys, 100*d.Sys/d.CPU, d.Faults/1e3, f.Sys, 100*f.Sys/f.CPU, f.Faults/1e3, agree)
 	}
 	if writeRows > 0 {
 		return writeComparison(sluiceBin, duckBin, duckWhy, paths["lineitem"], tmp, writeRows, runs)
@@ -358,7 +360,7 @@ func sameAsDuckDB(show, duck string) string {
 func pairedRatio(a, b []sample) float64 {
 	r := make([]float64, min(len(a), len(b)))
 	for i := range r {
-		r[i] = a[i].wall / b[i].wall
+		r[i] = a[i].Wall / b[i].Wall
 	}
 	slices.Sort(r)
 	return r[len(r)/2]
@@ -370,33 +372,7 @@ func pairedRatio(a, b []sample) float64 {
 // and context switches they took (on these VMs a fault on fresh memory
 // and a wakeup each cost microseconds: they are where much of the system
 // time goes).
-type sample struct{ wall, cpu, sys, rss, faults, switches float64 }
-
-func measure(cmd *exec.Cmd) (sample, string, error) {
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start).Seconds()
-	if err != nil {
-		return sample{}, "", fmt.Errorf("%s: %v: %s", strings.Join(cmd.Args, " "), err, firstLine(errb.String()))
-	}
-	s := usage(cmd.ProcessState)
-	s.wall = wall
-	return s, out.String(), nil
-}
-
-func usage(ps *os.ProcessState) sample {
-	var s sample
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-		s.sys = time.Duration(ru.Stime.Nano()).Seconds()
-		s.rss = float64(ru.Maxrss) * 1024
-		s.faults = float64(ru.Minflt + ru.Majflt)
-		s.switches = float64(ru.Nvcsw + ru.Nivcsw)
-	}
-	return s
-}
+type sample = measure.Sample
 
 // plainEnv makes piped stages pass the Arrow IPC stream itself through
 // the pipes instead of handing batches off through shared memory.
@@ -466,7 +442,7 @@ func measurePipeline(bin string, stages [][]string, env ...string) (total sample
 			waitErr, failed = err, c
 		}
 	}
-	total.wall = time.Since(start).Seconds()
+	total.Wall = time.Since(start).Seconds()
 	<-errDone
 	if waitErr != nil {
 		firstErr = fmt.Errorf("%s: %v: %s", strings.Join(failed.Args, " "), waitErr, firstLine(errb.String()))
@@ -475,13 +451,13 @@ func measurePipeline(bin string, stages [][]string, env ...string) (total sample
 		return total, nil, "", firstErr
 	}
 	for _, c := range cmds {
-		s := usage(c.ProcessState)
+		s := measure.Usage(c.ProcessState)
 		each = append(each, s)
-		total.cpu += s.cpu
-		total.sys += s.sys
-		total.rss = max(total.rss, s.rss)
-		total.faults += s.faults
-		total.switches += s.switches
+		total.CPU += s.CPU
+		total.Sys += s.Sys
+		total.RSS = max(total.RSS, s.RSS)
+		total.Faults += s.Faults
+		total.Switches += s.Switches
 	}
 	return total, each, stdout.String(), nil
 }
@@ -530,25 +506,7 @@ func pipeCost() float64 {
 	return best / total
 }
 
-func median(s []sample) sample {
-	pick := func(f func(sample) float64) float64 {
-		v := make([]float64, len(s))
-		for i, x := range s {
-			v[i] = f(x)
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
-	return sample{
-		wall: pick(func(x sample) float64 { return x.wall }),
-		cpu:  pick(func(x sample) float64 { return x.cpu }),
-		sys:  pick(func(x sample) float64 { return x.sys }),
-		rss:  pick(func(x sample) float64 { return x.rss }),
-
-		faults:   pick(func(x sample) float64 { return x.faults }),
-		switches: pick(func(x sample) float64 { return x.switches }),
-	}
-}
+func median(s []sample) sample { return measure.Median(s) }
 
 // streamBytes is what the piped form sends through its pipes: the IPC
 // stream after each stage but the last.
@@ -572,13 +530,7 @@ func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return le
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
+func firstLine(s string) string { return measure.FirstLine(s) }
 
 // growPipe asks for a 1 MiB pipe buffer, as sluice does for its pipes
 // (F_SETPIPE_SZ; where there is none, the pipe stays as it is).

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/internal/arrowsize"
+	"github.com/sluice-data/sluice/internal/measure"
 )
 
 // writeComparison is the Parquet write comparison: the same Arrow data
@@ -95,7 +96,7 @@ func writeComparison(sluiceBin, duckBin, duckWhy, lineitem, tmp string, rows int
 		return time.Since(start).Seconds(), nil
 	}
 	duckWrite := func() (float64, error) {
-		_, out, err := measure(exec.Command(duckBin, "-write", src, "-out", duckOut, "-compression", "snappy"))
+		_, out, err := measure.Run(exec.Command(duckBin, "-write", src, "-out", duckOut, "-compression", "snappy"))
 		if err != nil {
 			return 0, err
 		}

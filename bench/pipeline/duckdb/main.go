@@ -25,6 +25,12 @@
 // reader:
 //
 //	duckdb -digest lineitem.parquet
+//
+// With -sql it runs a file of SQL over a view of each table in a folder of
+// tables (sluice gen tpch's output), for the TPC-H benchmark
+// (go run ./bench/tpch), printing rows and "elapsed" as -query does:
+//
+//	duckdb -sql bench/tpch/queries/q03.sql -tables ./tpch
 package main
 
 import (
@@ -72,7 +78,16 @@ func main() {
 	out := flag.String("out", "", "with -write: the Parquet file to write")
 	compression := flag.String("compression", "snappy", "with -write: snappy, zstd or uncompressed")
 	digest := flag.String("digest", "", "a Parquet file to read back: its rows and a hash of them as CSV")
+	sqlFile := flag.String("sql", "", "a file of SQL to run over the tables under -tables (a view each)")
+	tables := flag.String("tables", "", "with -sql: a folder of tables, each a folder of Parquet files (sluice gen tpch's output)")
 	flag.Parse()
+	if *sqlFile != "" {
+		if err := runSQL(*sqlFile, *tables, *threads); err != nil {
+			fmt.Fprintln(os.Stderr, "duckdb:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *digest != "" {
 		if err := digestParquet(*digest); err != nil {
 			fmt.Fprintln(os.Stderr, "duckdb:", err)
@@ -92,20 +107,44 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: duckdb -query a|b -files GLOB")
 		os.Exit(2)
 	}
-	if err := run(fmt.Sprintf(q, strings.ReplaceAll(*files, "'", "''")), *threads); err != nil {
+	if err := run(fmt.Sprintf(q, strings.ReplaceAll(*files, "'", "''")), *threads, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "duckdb:", err)
 		os.Exit(1)
 	}
 }
 
-func run(q string, threads int) error {
+// runSQL runs the query in path over a view of each table under dir.
+func runSQL(path, dir string, threads int) error {
+	q, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var views []string
+	for _, e := range entries {
+		if e.IsDir() {
+			glob := strings.ReplaceAll(filepath.Join(dir, e.Name(), "*.parquet"), "'", "''")
+			views = append(views, fmt.Sprintf("create view %s as select * from read_parquet('%s')", e.Name(), glob))
+		}
+	}
+	return run(string(q), threads, views)
+}
+
+// run prints the rows of q, run after setup, and the time of q alone.
+func run(q string, threads int, setup []string) error {
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	if threads > 0 {
-		if _, err := db.Exec(fmt.Sprintf("SET threads = %d", threads)); err != nil {
+		setup = append(setup, fmt.Sprintf("SET threads = %d", threads))
+	}
+	for _, s := range setup {
+		if _, err := db.Exec(s); err != nil {
 			return err
 		}
 	}

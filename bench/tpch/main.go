@@ -1,0 +1,192 @@
+// Command tpch runs the 22 TPC-H queries of bench/tpch/queries three
+// ways over the tables of `sluice gen tpch`: sluice's pipeline in one
+// process (fused), the same with run --workers, and DuckDB with the
+// specification's SQL (the bench/pipeline/duckdb helper; its time is its
+// whole process, as in bench/pipeline). It checks that the three give the
+// same rows in the same order, and prints each query's median wall, CPU
+// and peak RSS of each, the ratios to DuckDB, and the geometric mean of
+// fused/DuckDB wall. Run it from the repository root:
+//
+//	go run ./bench/tpch -sf 1 -runs 3
+package main
+
+import (
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/sluice-data/sluice/internal/measure"
+)
+
+func main() {
+	sf := flag.String("sf", "1", "TPC-H scale factor of the tables (generated if missing)")
+	dir := flag.String("dir", "", "where the tables are (default: $TMPDIR/sluice-tpch-sf<SF>)")
+	runs := flag.Int("runs", 3, "timed runs of each form; medians are reported")
+	workers := flag.Int("workers", 4, "run --workers for the fanned-out form (0: leave it out)")
+	only := flag.String("q", "", "comma-separated query numbers (default: all 22)")
+	sluiceBin := flag.String("sluice", "", "the sluice binary (default: built from ./cmd/sluice)")
+	flag.Parse()
+	if *dir == "" {
+		*dir = filepath.Join(os.TempDir(), "sluice-tpch-sf"+*sf)
+	}
+	if err := run(*sf, *dir, *runs, *workers, *only, *sluiceBin); err != nil {
+		fmt.Fprintln(os.Stderr, "tpch:", err)
+		os.Exit(1)
+	}
+}
+
+// form is one way of running a query.
+type form struct {
+	name string
+	cmd  func() *exec.Cmd
+	// rows reads the form's output as rows of text.
+	rows    func(out string) ([][]string, error)
+	samples []measure.Sample
+	out     string
+}
+
+func run(sf, dir string, runs, workers int, only, sluiceBin string) error {
+	tmp, err := os.MkdirTemp("", "sluice-tpch-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if sluiceBin == "" {
+		sluiceBin = filepath.Join(tmp, "sluice")
+		if out, err := exec.Command("go", "build", "-o", sluiceBin, "./cmd/sluice").CombinedOutput(); err != nil {
+			return fmt.Errorf("build sluice (run from the repository root): %v\n%s", err, out)
+		}
+	}
+	duckBin := filepath.Join(tmp, "duckdb")
+	build := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", duckBin, ".")
+	build.Dir = filepath.Join("bench", "pipeline", "duckdb")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build the DuckDB helper: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "lineitem")); err != nil {
+		fmt.Printf("generating TPC-H sf %s in %s\n", sf, dir)
+		if out, err := exec.Command(sluiceBin, "gen", "tpch", "--sf", sf, "--out", dir).CombinedOutput(); err != nil {
+			return fmt.Errorf("gen tpch: %v\n%s", err, out)
+		}
+	}
+	queries := filepath.Join("bench", "tpch", "queries")
+	var nums []int
+	if only == "" {
+		for i := 1; i <= 22; i++ {
+			nums = append(nums, i)
+		}
+	} else {
+		for _, f := range strings.Split(only, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > 22 {
+				return fmt.Errorf("-q %q: query numbers 1 to 22", only)
+			}
+			nums = append(nums, n)
+		}
+	}
+	fmt.Printf("TPC-H sf %s, %s; medians of %d runs, forms interleaved\n", sf, dir, runs)
+	fmt.Printf("%-4s %-8s %8s %8s %7s %10s %10s   %s\n", "q", "form", "wall s", "cpu s", "rss", "wall/duck", "cpu/duck", "result")
+	var logSum float64
+	for _, n := range nums {
+		pipe, err := os.ReadFile(filepath.Join(queries, fmt.Sprintf("q%02d.pipe", n)))
+		if err != nil {
+			return err
+		}
+		p := strings.TrimSpace(strings.ReplaceAll(string(pipe), "{dir}", dir)) + " | to-csv"
+		sqlPath := filepath.Join(queries, fmt.Sprintf("q%02d.sql", n))
+		forms := []*form{
+			{name: "fused", cmd: func() *exec.Cmd { return exec.Command(sluiceBin, "run", p) }, rows: csvRows},
+		}
+		if workers > 0 {
+			forms = append(forms, &form{name: fmt.Sprintf("w%d", workers), cmd: func() *exec.Cmd {
+				return exec.Command(sluiceBin, "run", "--workers", strconv.Itoa(workers), p)
+			}, rows: csvRows})
+		}
+		duck := &form{name: "duckdb", cmd: func() *exec.Cmd { return exec.Command(duckBin, "-sql", sqlPath, "-tables", dir) }, rows: tsvRows}
+		forms = append(forms, duck)
+		for r := range runs {
+			for k := range forms {
+				f := forms[(r+k)%len(forms)]
+				s, out, err := measure.Run(f.cmd())
+				if err != nil {
+					return fmt.Errorf("q%02d %s: %w", n, f.name, err)
+				}
+				f.samples = append(f.samples, s)
+				f.out = out
+			}
+		}
+		want, err := duck.rows(duck.out)
+		if err != nil {
+			return fmt.Errorf("q%02d duckdb: %w", n, err)
+		}
+		d := measure.Median(duck.samples)
+		for _, f := range forms {
+			m := measure.Median(f.samples)
+			verdict := "-"
+			if f != duck {
+				got, err := f.rows(f.out)
+				if err != nil {
+					return fmt.Errorf("q%02d %s: %w", n, f.name, err)
+				}
+				verdict = same(got, want)
+			}
+			fmt.Printf("q%02d  %-8s %8.3f %8.3f %6.0fM %10.2f %10.2f   %s\n", n, f.name, m.Wall, m.CPU, m.RSS/(1<<20), m.Wall/d.Wall, m.CPU/d.CPU, verdict)
+		}
+		logSum += math.Log(measure.Median(forms[0].samples).Wall / d.Wall)
+	}
+	fmt.Printf("geometric mean of fused/DuckDB wall over %d queries: %.2f\n", len(nums), math.Exp(logSum/float64(len(nums))))
+	return nil
+}
+
+func csvRows(out string) ([][]string, error) {
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) == 0 {
+		return nil, fmt.Errorf("not CSV with a header: %v", err)
+	}
+	return rows[1:], nil
+}
+
+// tsvRows reads the DuckDB helper's rows, before its "elapsed" line.
+func tsvRows(out string) ([][]string, error) {
+	var rows [][]string
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if strings.HasPrefix(line, "elapsed ") {
+			return rows, nil
+		}
+		rows = append(rows, strings.Split(line, "\t"))
+	}
+	return nil, fmt.Errorf("no elapsed line")
+}
+
+// same says whether sluice's rows are DuckDB's: the same count and order,
+// each value equal as text, null as DuckDB's <nil>, numbers within 1e-9
+// relative (the engines add in different orders).
+func same(got, want [][]string) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("DIFFERENT: %d rows, DuckDB %d", len(got), len(want))
+	}
+	for i := range got {
+		if len(got[i]) != len(want[i]) {
+			return fmt.Sprintf("DIFFERENT: row %d has %d values, DuckDB's %d", i+1, len(got[i]), len(want[i]))
+		}
+		for j, g := range got[i] {
+			w := want[i][j]
+			if g == w || g == "" && w == "<nil>" {
+				continue
+			}
+			x, err1 := strconv.ParseFloat(g, 64)
+			y, err2 := strconv.ParseFloat(w, 64)
+			if err1 == nil && err2 == nil && math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y)) {
+				continue
+			}
+			return fmt.Sprintf("DIFFERENT: row %d column %d: %q, DuckDB %q", i+1, j+1, g, w)
+		}
+	}
+	return fmt.Sprintf("same %d rows", len(got))
+}
