@@ -333,22 +333,33 @@ type accum struct {
 }
 
 func (a *accum) grow(fn aggFn, groups int) {
-	for len(a.n) < groups {
-		a.n = append(a.n, 0)
-		a.i = append(a.i, 0)
-		a.f = append(a.f, 0)
-		a.s = append(a.s, "")
-		switch fn {
-		case aggCountDistinct:
-			a.set = append(a.set, nil)
-		case aggApproxDistinct:
-			a.sk = append(a.sk, nil)
-		case aggQuantile:
-			a.vals = append(a.vals, nil)
-		case aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
-			a.m2 = append(a.m2, 0)
-		}
+	if len(a.n) >= groups {
+		return
 	}
+	a.n, a.i, a.f, a.s = growTo(a.n, groups), growTo(a.i, groups), growTo(a.f, groups), growTo(a.s, groups)
+	switch fn {
+	case aggCountDistinct:
+		a.set = growTo(a.set, groups)
+	case aggApproxDistinct:
+		a.sk = growTo(a.sk, groups)
+	case aggQuantile:
+		a.vals = growTo(a.vals, groups)
+	case aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
+		a.m2 = growTo(a.m2, groups)
+	}
+}
+
+// growTo is s with n elements, the new ones zero; its capacity at least
+// doubles when it must grow, so a fold that adds groups one by one copies
+// each slice a few times, not once per few groups.
+func growTo[T any](s []T, n int) []T {
+	old := len(s)
+	if n > cap(s) {
+		s = slices.Grow(s, max(n, 2*cap(s))-old)
+	}
+	s = s[:n]
+	clear(s[old:])
+	return s
 }
 
 type hashAgg struct {
