@@ -50,6 +50,17 @@ func (s *joinStage) readsColumns(out []string) []string {
 	if out == nil {
 		return nil
 	}
+	if s.pre != nil && s.pre.out != nil {
+		// The right side's columns (but keys named alike) are not the
+		// left's: a scan before told of them would read every column.
+		right := map[string]bool{}
+		for _, f := range s.pre.out.Fields() {
+			if !(s.o.Prefix == "" && slices.Contains(s.o.Left, f.Name) && slices.Contains(s.o.Right, f.Name)) {
+				right[s.o.Prefix+f.Name] = true
+			}
+		}
+		out = slices.DeleteFunc(slices.Clone(out), func(n string) bool { return right[n] })
+	}
 	cols, ok := exprColumns(s.o.Where)
 	if s.o.Where != "" && !ok {
 		return nil

@@ -295,3 +295,29 @@ func TestJoinRightSideReadsWhatItNeeds(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinLeftSideReadsWhatItNeeds: the scan before a join fetches the
+// left columns the join and the stages after it read, though those name
+// right columns too (which the scan lacks): as a scan given just those.
+func TestJoinLeftSideReadsWhatItNeeds(t *testing.T) {
+	_, lineitem := testData(t)
+	mem := checkedMem(t)
+	must := mustStage(t)
+	for _, how := range []string{"inner", "left", "right", "full"} {
+		run := func(cols []string) ([]string, int64) {
+			var needed int64
+			src := Scan([]string{lineitem}, ScanOptions{Columns: cols, Stats: func(_ string, s scan.Stats) { needed = s.BytesNeeded }})
+			right := Pipeline{Source: Scan([]string{lineitem}, ScanOptions{}), Stages: []Stage{CountBy([]string{"l_orderkey"}), must(Rename([2]string{"l_orderkey", "k"}), nil)}}
+			rows, err := collectRows(t, mem, src, Join(right, JoinOptions{How: how, Left: []string{"l_orderkey"}, Right: []string{"k"}}), must(Rename([2]string{"count", "n"}), nil), CountBy([]string{"n"}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rows, needed
+		}
+		got, pushed := run(nil)
+		want, narrow := run([]string{"l_orderkey"})
+		if pushed != narrow || !slices.Equal(got, want) || len(got) == 0 {
+			t.Errorf("%s: the left scan needed %d bytes, with --columns l_orderkey %d; %d rows, %d", how, pushed, narrow, len(got), len(want))
+		}
+	}
+}

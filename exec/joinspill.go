@@ -31,6 +31,8 @@ const (
 // in memory (batches), or, past its budget, in parts on disk, each row
 // with its place (rposColumn).
 type sideBatches struct {
+	// out is the schema of the side's pipeline.
+	out     *arrow.Schema
 	batches []arrow.RecordBatch
 	spill   *spillFile
 	parts   [][]spillSpan
@@ -65,7 +67,7 @@ func joinBudget(e *env, o JoinOptions) int64 {
 // memory up to budget bytes (0: no bound), in parts on disk past it.
 func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget int64) (*sideBatches, error) {
 	side := &sideBatches{}
-	collect := Collect(nil, func(rec arrow.RecordBatch) error {
+	collect := Collect(func(s *arrow.Schema) { side.out = s }, func(rec arrow.RecordBatch) error {
 		if rec.NumRows() == 0 {
 			return nil
 		}

@@ -33,14 +33,12 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 		return invalidf("pipeline: no source")
 	}
 	e := newEnv(opts)
-	p = PushColumns(p)
-	source := p.Source
-	sc, isScan := source.(*scanStage)
-	// Joins read their right sides first. One that drops left rows
-	// without a match, right after a scan, has the scan skip what its
-	// keys cannot match.
+	// Joins read their right sides first, each fetching what is read of
+	// it. One that drops left rows without a match, right after a scan,
+	// has the scan skip what its keys cannot match.
+	p.Stages = pushIntoJoins(p.Stages)
 	pruneAt := -1
-	if isScan {
+	if _, ok := p.Source.(*scanStage); ok {
 		pruneAt, _ = pruningJoin(p.Stages)
 	}
 	stages, cond, releaseSides, err := readJoinSides(ctx, e, p.Stages, pruneAt)
@@ -49,6 +47,11 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	}
 	defer releaseSides()
 	p.Stages = stages
+	// Then the scan is told what the stages read, joins knowing now
+	// which columns are their right sides'.
+	p = PushColumns(p)
+	source := p.Source
+	sc, isScan := source.(*scanStage)
 	if isScan && len(p.Stages) > 0 {
 		// A filter right after a scan skips what the scan would skip
 		// with the same filter, so both forms fetch the same bytes.

@@ -223,7 +223,7 @@ func (n needs) readsColumns([]string) []string { return n }
 // the join needs of it when the stages after it read used (nil: all),
 // or s itself.
 func (s *joinStage) withRightUsed(used []string) *joinStage {
-	if used == nil && !s.semi() {
+	if s.pre != nil || used == nil && !s.semi() {
 		return s
 	}
 	where, ok := exprColumns(s.o.Where)
