@@ -173,7 +173,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", []string{"ls", "--nope", dir}, exitUsage, "unknown flag"},
 		{"bad sim", []string{"ls", dir, "--sim", "ttfb=fast"}, exitUsage, "ttfb"},
 		{"gen without out", []string{"gen", "lineitem"}, exitUsage, "--out"},
-		{"gen bad dataset", []string{"gen", "orders", "--out", dir}, exitUsage, "lineitem or taxi"},
+		{"gen bad dataset", []string{"gen", "orders", "--out", dir}, exitUsage, "lineitem, taxi or tpch"},
 		{"gen zero rows", []string{"gen", "taxi", "--rows", "0", "--out", dir}, exitUsage, "--rows must be at least 1"},
 		{"unreachable endpoint", []string{"ls", "s3://b/", "--endpoint", "http://127.0.0.1:1"}, exitError, "127.0.0.1:1"},
 		{"get without port", []string{"get", "grpc://127.0.0.1", "x"}, exitUsage, "grpc://HOST:PORT"},
