@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/internal/arrowsize"
 	"github.com/sluice-data/sluice/internal/size"
@@ -112,7 +113,7 @@ func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget
 // spillBatch writes rec's rows, each with its place in the side, to the
 // parts their keys hash to.
 func (s *sideBatches) spillBatch(ctx context.Context, e *env, rec arrow.RecordBatch) error {
-	ext := withPositions(e, rec, rposColumn, s.rows)
+	ext := WithPositions(e.mem, rec, rposColumn, s.rows)
 	defer ext.Release()
 	s.rows += rec.NumRows()
 	if s.schema == nil {
@@ -121,9 +122,11 @@ func (s *sideBatches) spillBatch(ctx context.Context, e *env, rec arrow.RecordBa
 	return spillParts(ctx, e, s.spill, s.parts, s.keys, &s.kr, ext)
 }
 
-// withPositions is rec with a column name of the numbers from, from+1, ...
-func withPositions(e *env, rec arrow.RecordBatch, name string, from int64) arrow.RecordBatch {
-	b := array.NewInt64Builder(e.mem)
+// WithPositions is rec with an int64 column name appended holding from,
+// from+1, ...: each row's place, by which a later merge restores an order
+// (a grace join's, a fan-out's shuffle and sort).
+func WithPositions(mem memory.Allocator, rec arrow.RecordBatch, name string, from int64) arrow.RecordBatch {
+	b := array.NewInt64Builder(mem)
 	defer b.Release()
 	n := int(rec.NumRows())
 	b.Reserve(n)
@@ -239,7 +242,7 @@ func (o *graceOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 	if rec.NumRows() == 0 {
 		return nil
 	}
-	ext := withPositions(o.e, rec, lposColumn, o.lpos)
+	ext := WithPositions(o.e.mem, rec, lposColumn, o.lpos)
 	defer ext.Release()
 	o.lpos += rec.NumRows()
 	return spillParts(ctx, o.e, o.left, o.lparts, o.lkeys, &o.kr, ext)

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -390,7 +389,7 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 			return bindErr
 		}
 		if posSchema != nil {
-			rec = withPositions(posSchema, rec, int64(w.index)<<40+rowsSeen, w.env.Mem)
+			rec = exec.WithPositions(w.env.Mem, rec, PositionColumn, int64(w.index)<<40+rowsSeen)
 			defer rec.Release()
 			rowsSeen += rec.NumRows()
 		}
@@ -461,20 +460,6 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 	}
 	w.out.Key, w.out.Size, w.out.Parts = key, size, parts
 	return nil
-}
-
-// withPositions is rec with PositionColumn added: from, from+1, ...
-func withPositions(schema *arrow.Schema, rec arrow.RecordBatch, from int64, mem memory.Allocator) arrow.RecordBatch {
-	b := array.NewInt64Builder(mem)
-	defer b.Release()
-	n := int(rec.NumRows())
-	b.Reserve(n)
-	for i := range n {
-		b.UnsafeAppend(from + int64(i))
-	}
-	pos := b.NewArray()
-	defer pos.Release()
-	return array.NewRecordBatch(schema, append(rec.Columns()[:len(rec.Columns()):len(rec.Columns())], pos), int64(n))
 }
 
 // partSource reads this reducer's part of every map object the manifest
