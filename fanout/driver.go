@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -66,6 +68,11 @@ type Options struct {
 	Env exec.Env
 	// Progress, when set, is called whenever a task starts or ends.
 	Progress func(Progress)
+	// Events, when set, gets the job's event log, one JSON object a line
+	// (Event): the job and its phases, and every attempt of every task
+	// with its worker, times, outcome, and the rows and bytes it read
+	// and wrote. Run returns the first error writing it.
+	Events io.Writer
 	// Log, when set, gets the job's prefix and the time each phase took.
 	Log func(format string, a ...any)
 	// ScanStats, when set, is called after the map phase with what the
@@ -119,6 +126,10 @@ func closeStore(open store.Opener, st *store.Store) {
 type Progress struct {
 	Phase                        string
 	Tasks, Done, Running, Failed int // Failed counts attempts
+	// What the phase's committed attempts read and wrote so far: a map
+	// task's scan (rows, bytes fetched) or a reducer's parts, and its
+	// output.
+	RowsIn, BytesIn, RowsOut, BytesOut int64
 }
 
 // TaskError is a task that failed every attempt; it fails the job.
@@ -199,7 +210,19 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 	}
 	defer closeStore(opts.Open, st)
 	j := &job{st: st, prefix: prefix}
-	d := &driver{ctx: ctx, opts: opts, j: j, jobURL: jobURL, logf: logf}
+	d := &driver{ctx: ctx, opts: opts, j: j, jobURL: jobURL, logf: logf, events: newEvents(opts.Events)}
+	defer func() {
+		if d.events != nil {
+			ev := Event{Type: EventJobEnd, Time: time.Now()}
+			if err != nil {
+				ev.Error = oneLine(err)
+			}
+			d.events.write(ev)
+			if err == nil {
+				err = d.events.err
+			}
+		}
+	}()
 	defer func() {
 		// Cleanup must happen even when ctx is cancelled (Ctrl-C).
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -238,6 +261,13 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 		hooks.AfterSpec(ctx, st, prefix+specKey)
 	}
 	d.spec = spec
+	if d.events != nil {
+		ev := Event{Type: EventJob, Time: time.Now(), Version: EventVersion, Job: jobURL, Plan: p.String(), Workers: opts.Workers}
+		for _, ph := range spec.Phases {
+			ev.PhaseList = append(ev.PhaseList, PhaseInfo{Kind: ph.Kind, Tasks: ph.Tasks})
+		}
+		d.events.write(ev)
+	}
 	exe := opts.Executor
 	if exe == nil {
 		exe = NewLocal(nil)
@@ -316,6 +346,7 @@ type driver struct {
 	exe       Executor
 	manifests []*Manifest
 	logf      func(string, ...any)
+	events    *events // nil without Options.Events
 	failed    int // failed attempts of the running phase, as the executor counts them
 }
 
@@ -323,10 +354,11 @@ type driver struct {
 // the phase's manifest: the first done record the driver reads of each
 // task is its committed output (any one is complete), whatever its other
 // attempts write later.
-func (d *driver) runPhase(pi int) (*Manifest, error) {
+func (d *driver) runPhase(pi int) (_ *Manifest, err error) {
 	ph := d.spec.Phases[pi]
 	var mu sync.Mutex
 	committed := make([]*Output, ph.Tasks)
+	var sums Progress
 	commit := func(i int) (*Output, *Failure, error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -335,7 +367,34 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 		}
 		out, failure, err := d.claims(pi, i)
 		committed[i] = out
+		if out != nil {
+			sums.RowsIn += out.InRows
+			sums.BytesIn += out.InBytes
+			sums.RowsOut += out.Rows
+			sums.BytesOut += out.Size
+		}
 		return out, failure, err
+	}
+	if d.events != nil {
+		d.events.write(Event{Type: EventPhase, Time: time.Now(), Phase: pi, Kind: ph.Kind, Tasks: ph.Tasks})
+		defer func() {
+			end := time.Now()
+			mu.Lock()
+			outs := slices.Clone(committed)
+			mu.Unlock()
+			lines, aerr := d.attemptEvents(pi, outs, end)
+			for _, ev := range lines {
+				d.events.write(ev)
+			}
+			ev := Event{Type: EventPhaseEnd, Time: end, Phase: pi, Kind: ph.Kind, Tasks: ph.Tasks}
+			switch {
+			case err != nil:
+				ev.Error = oneLine(err)
+			case aerr != nil:
+				ev.Error = "event log: the attempts' records: " + oneLine(aerr)
+			}
+			d.events.write(ev)
+		}()
 	}
 	d.failed = 0
 	r := PhaseRun{
@@ -349,11 +408,17 @@ func (d *driver) runPhase(pi int) (*Manifest, error) {
 			return false, failure.Error, nil
 		},
 		Progress: func(pr Progress) {
+			mu.Lock()
+			pr.RowsIn, pr.BytesIn, pr.RowsOut, pr.BytesOut = sums.RowsIn, sums.BytesIn, sums.RowsOut, sums.BytesOut
+			mu.Unlock()
 			d.failed = pr.Failed
 			if d.opts.Progress != nil {
 				d.opts.Progress(pr)
 			}
 		},
+	}
+	if d.events != nil {
+		r.Watch = d.events.watch
 	}
 	if err := d.exe.RunPhase(d.ctx, r); err != nil {
 		if te, ok := err.(*TaskError); ok {

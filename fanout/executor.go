@@ -49,6 +49,10 @@ type PhaseRun struct {
 	Progress func(Progress)
 	// Log, when set, gets a line for each retry.
 	Log func(format string, a ...any)
+	// Watch, when set, gets each attempt's start and end from an
+	// executor that starts attempts one by one; one that starts a
+	// phase's tasks as a whole leaves it alone.
+	Watch func(AttemptEvent)
 	// Argv, when set, replaces the job's arguments (Spec, --phase Phase)
 	// after the executor's command: workers of another kind of this
 	// binary (sluice bench's), each finding its index in the environment

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"strings"
+	"time"
 )
 
 // Where a job's objects live, relative to its prefix. Task outputs carry
@@ -89,6 +90,14 @@ type Output struct {
 	Parts []Part `json:"parts,omitempty"`
 	// Scan is what a map task's scan read.
 	Scan *ScanCounts `json:"scan,omitempty"`
+	// InRows and InBytes are what the attempt read: a map task's scan
+	// (rows, bytes fetched), a reducer's parts of the map outputs.
+	InRows  int64 `json:"in_rows,omitempty"`
+	InBytes int64 `json:"in_bytes,omitempty"`
+	// Start and End are the worker's clock when the attempt began and
+	// when its output was complete, for the event log.
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
 }
 
 // ScanCounts are what a map task's scan read, in the terms of scan.Stats;
@@ -133,10 +142,12 @@ type Part struct {
 
 // Failure is what a failed attempt leaves behind.
 type Failure struct {
-	Task    int    `json:"task"`
-	Attempt string `json:"attempt"`
-	Worker  string `json:"worker,omitempty"`
-	Error   string `json:"error"`
+	Task    int       `json:"task"`
+	Attempt string    `json:"attempt"`
+	Worker  string    `json:"worker,omitempty"`
+	Error   string    `json:"error"`
+	Start   time.Time `json:"start,omitzero"`
+	End     time.Time `json:"end,omitzero"`
 }
 
 // Manifest lists the committed output of every task of a phase, by task.

@@ -61,6 +61,7 @@ type Task struct {
 // a name no other attempt uses and then its done record. When it fails
 // after the spec was read, it leaves a failure record for the driver.
 func RunTask(ctx context.Context, t Task, env Env) (err error) {
+	start := time.Now()
 	if env.Mem == nil {
 		env.Mem = memory.DefaultAllocator
 	}
@@ -99,7 +100,7 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	}
 	defer func() {
 		if err != nil && ctx.Err() == nil {
-			rec, _ := json.Marshal(Failure{Task: t.Index, Attempt: token, Worker: env.Worker, Error: oneLine(err)})
+			rec, _ := json.Marshal(Failure{Task: t.Index, Attempt: token, Worker: env.Worker, Error: oneLine(err), Start: start, End: time.Now()})
 			// Best effort: the driver falls back on the worker's exit.
 			j.put(context.WithoutCancel(ctx), failKey(t.Phase, t.Index, token), rec)
 		}
@@ -113,13 +114,16 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	// The scan fetches only what the whole pipeline reads, as it does in
 	// one process.
 	p = exec.PushColumns(p)
-	out := Output{Task: t.Index, Attempt: token, Worker: env.Worker}
+	out := Output{Task: t.Index, Attempt: token, Worker: env.Worker, Start: start}
 	w := &taskRun{ctx: ctx, env: env, spec: spec, plan: spec.Plan, j: j, phase: t.Phase, ph: ph, index: t.Index, out: &out}
 	if err := w.run(p); err != nil {
 		return err
 	}
 	pause, err := fanouthook.Pause(t.Phase, t.Index, t.Attempt)
 	if err != nil {
+		return err
+	}
+	if err := fanouthook.Fail(t.Phase, t.Index, t.Attempt); err != nil {
 		return err
 	}
 	if pause > 0 {
@@ -130,6 +134,10 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 		}
 	}
 	out.Retries = j.retries.Load()
+	if out.Scan != nil {
+		out.InRows, out.InBytes = out.Scan.Rows, out.Scan.BytesFetched
+	}
+	out.End = time.Now()
 	rec, err := json.Marshal(out)
 	if err != nil {
 		return err
@@ -479,6 +487,8 @@ func (w *taskRun) partSource() (exec.SourceStage, func() error, error) {
 	ins := make([]input, len(m.Outputs))
 	for i, o := range m.Outputs {
 		pt := o.Parts[w.index]
+		w.out.InRows += pt.Rows
+		w.out.InBytes += pt.Len
 		ins[i] = input{key: w.j.prefix + o.Key, off: pt.Off, n: pt.Len, size: o.Size, crc: pt.CRC,
 			name: fmt.Sprintf("part %d of %s", w.index, w.j.url(o.Key))}
 	}

@@ -53,7 +53,28 @@ const (
 	// EnvStraggle is "PHASE/TASK/DURATION": the first attempt (a1) of
 	// that task waits that long before committing (a straggler).
 	EnvStraggle = "SLUICE_X_STRAGGLE"
+	// EnvFail is "PHASE/TASK": the first attempt (a1) of that task fails
+	// before committing (a task retried).
+	EnvFail = "SLUICE_X_FAIL"
 )
+
+// Fail is the error the attempt labelled attempt of task of phase fails
+// with, from this process's environment; nil for every attempt but the
+// one EnvFail names.
+func Fail(phase, task int, attempt string) error {
+	v := os.Getenv(EnvFail)
+	if v == "" {
+		return nil
+	}
+	var p, t int
+	if n, _ := fmt.Sscanf(v, "%d/%d", &p, &t); n != 2 {
+		return fmt.Errorf("%s=%q: want PHASE/TASK", EnvFail, v)
+	}
+	if p == phase && t == task && attempt == "a1" {
+		return fmt.Errorf("injected failure of the first attempt of phase %d task %d (%s)", phase, task, EnvFail)
+	}
+	return nil
+}
 
 // Straggle is the value of EnvStraggle for the first attempt of task
 // of phase waiting d.

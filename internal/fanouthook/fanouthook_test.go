@@ -28,3 +28,28 @@ func TestPause(t *testing.T) {
 		t.Error("a malformed straggle was taken")
 	}
 }
+
+func TestFail(t *testing.T) {
+	if err := Fail(0, 3, "a1"); err != nil {
+		t.Fatalf("without %s: %v", EnvFail, err)
+	}
+	t.Setenv(EnvFail, "1/3")
+	for _, c := range []struct {
+		phase, task int
+		attempt     string
+		fails       bool
+	}{
+		{1, 3, "a1", true},
+		{1, 3, "a2", false},
+		{0, 3, "a1", false},
+		{1, 2, "a1", false},
+	} {
+		if err := Fail(c.phase, c.task, c.attempt); (err != nil) != c.fails {
+			t.Errorf("Fail(%d, %d, %q) = %v; want failure %v", c.phase, c.task, c.attempt, err, c.fails)
+		}
+	}
+	t.Setenv(EnvFail, "x")
+	if err := Fail(0, 0, "a2"); err == nil {
+		t.Error("a malformed fail hook was taken")
+	}
+}
