@@ -347,7 +347,7 @@ type driver struct {
 	manifests []*Manifest
 	logf      func(string, ...any)
 	events    *events // nil without Options.Events
-	failed    int // failed attempts of the running phase, as the executor counts them
+	failed    int     // failed attempts of the running phase, as the executor counts them
 }
 
 // runPhase runs every task of phase pi with the executor, and writes
