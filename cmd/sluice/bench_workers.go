@@ -171,13 +171,14 @@ func openRecords(ctx context.Context, url string) (*store.Store, string, error) 
 	return globals.open(ctx, url, store.Options{Endpoint: globals.endpoint, Region: globals.region})
 }
 
-// newBenchWorkers launches the workers through the executor --executor
-// names, the way sluice run --workers starts its tasks: `sluice bench
-// URL` with the parent's flags (so each its own --sim link), told the
-// run's prefix, when to start and where to leave its records, its index
-// from the executor. Locally, stopping interrupts the workers, so each
-// deletes what it wrote, and kills only those still running after
-// workerWait; Slurm and Kubernetes stop theirs as they do.
+// newBenchWorkers runs each run's workers as one phase of the executor
+// --executor names, as sluice run --workers runs a phase's tasks: `sluice
+// bench URL` with the parent's flags (so each its own --sim link), told
+// the run's prefix, when to start and where to leave its records, its
+// index from the executor. Locally, stopping (a failed worker, Ctrl-C)
+// interrupts the workers, so each deletes what it wrote, and kills only
+// those still running after workerWait; Slurm and Kubernetes stop theirs
+// as they do.
 func newBenchWorkers(opts benchOptions, cfg bench.Config, st *store.Store) (*bench.ExecLauncher, func(), error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -241,7 +242,7 @@ func newBenchWorkers(opts benchOptions, cfg bench.Config, st *store.Store) (*ben
 			return bench.WorkerRecords(ctx, rs, prefix, w.Index)
 		},
 	}
-	return l, func() { l.Close(); cleanup() }, nil
+	return l, cleanup, nil
 }
 
 // workerWait bounds how long a stopped worker gets to delete what it
