@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -60,13 +61,20 @@ type WorkersConfig struct {
 	// count in order (default 1). Medians are over rounds.
 	Rounds int
 	// StartDelay is how long the processes get to start before they all
-	// begin (default 500ms + 25ms a worker). A worker that starts later
-	// begins at once; its lateness shows as the run's StartSkew.
+	// begin: default 500ms + 25ms a worker, and through an ExecLauncher
+	// over a cluster's executor (not fanout.Local), whose pods and array
+	// tasks take seconds to be scheduled and started, 10s + 100ms a worker
+	// of the largest count. A worker that starts later begins at once; its
+	// lateness shows as the run's StartSkew.
 	StartDelay time.Duration
 	// Keep leaves the objects in place (the workers are told so too).
 	Keep bool
 	// Progress, when set, hears about each run as it ends.
 	Progress func(WorkersRun)
+	// Worker is the benchmark each worker runs, for RunWorkersReport to
+	// describe: one object size at one concurrency. The Launcher is what
+	// tells the workers.
+	Worker Config
 }
 
 const maxWorkers = 1024
@@ -173,7 +181,7 @@ func runOnce(ctx context.Context, st *store.Store, res WorkersResult, round, k i
 	run := WorkersRun{Round: round, Workers: k, Cell: len(res.Runs)}
 	delay := cfg.StartDelay
 	if delay == 0 {
-		delay = 500*time.Millisecond + time.Duration(k)*25*time.Millisecond
+		delay = defaultStartDelay(launch, cfg.Workers, k)
 	}
 	start := time.Now().Add(delay)
 	shift := start.Sub(res.Start)
@@ -221,6 +229,17 @@ func runOnce(ctx context.Context, st *store.Store, res WorkersResult, round, k i
 		run.PerWorkerGet = append(run.PerWorkerGet, analyzeKind(recs, Get).SteadyMiBps)
 	}
 	return run, all, err
+}
+
+// defaultStartDelay is how long the k workers of a run get to start
+// (WorkersConfig.StartDelay).
+func defaultStartDelay(launch Launcher, counts []int, k int) time.Duration {
+	if l, ok := launch.(*ExecLauncher); ok {
+		if _, local := l.Exe.(*fanout.Local); !local {
+			return 10*time.Second + time.Duration(slices.Max(counts))*100*time.Millisecond
+		}
+	}
+	return 500*time.Millisecond + time.Duration(k)*25*time.Millisecond
 }
 
 // analyzeKind summarizes the records of one kind over their own span: from

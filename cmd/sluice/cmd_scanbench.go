@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -341,4 +342,11 @@ func measureRSS(ctx context.Context, errOut io.Writer, url string, budget, datas
 	}
 	logf("peak RSS: sluice %s", strings.Join(args, " "))
 	return scanbench.MeasureRSS(ctx, errOut, budget, self, args...)
+}
+
+// writeJSON writes v as indented JSON, as every --json does.
+func writeJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
