@@ -17,12 +17,19 @@
 // the run fails or its context is cancelled.
 //
 // RunWorkers runs the same benchmark from several worker processes at
-// once (a Launcher starts them: ExecLauncher through a fanout.Executor, as
-// sluice run --workers starts its tasks) and reports aggregate and per-worker figures
-// and the scaling against the fewest workers; WriteTimeline draws every
-// request of every worker. Measure and Predict are the scale model: from a
-// run's records, what W workers would get under S3's per-prefix request
-// rates. ReadRecords reads saved records back.
+// once (a Launcher starts them: ExecLauncher, each run's workers as one
+// phase of a fanout.Executor, as sluice run --workers runs a phase's
+// tasks; each worker process is RunWorker) and reports aggregate and
+// per-worker figures and the scaling against the fewest workers;
+// WriteTimeline draws every request of every worker. Measure and Predict
+// are the scale model: from a run's records, what W workers would get
+// under S3's per-prefix request rates (PredictFrom: from a saved run).
+// ReadRecords reads saved records back.
+//
+// RunReport and RunWorkersReport are what sluice bench does with a run:
+// they run it, save its records and plot (atomically: a failed write
+// leaves no half file) and write its report or its JSON document
+// (Document, WorkersDocument), as Output says.
 //
 // What it is not: a model of the network (pair it with package sim to see
 // what a remote link would give), or a scheduler: the workers of a run are

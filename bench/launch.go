@@ -12,100 +12,41 @@ import (
 	"github.com/sluice-data/sluice/fanout"
 )
 
-// ExecLauncher is a Launcher over a fanout.Executor: workers are started
-// the way a fanned-out job's tasks are (fanout.Local's processes one by
-// one; a cluster's array job or Indexed Job, a run's workers together,
-// as a phase's tasks), each told its index in the environment, and the
-// object store, not the executor, holds what they measured. Close it
-// once the run is over.
+// ExecLauncher is a Launcher over a fanout.Executor: each run's workers
+// are one phase of the executor, as a fanned-out job's tasks are
+// (fanout.Local's processes, a cluster's array job or Indexed Job), as
+// many tasks as workers, all at once and each once (a benchmark worker
+// run twice would measure twice), each told its index in the
+// environment; the object store, not the executor, holds what they
+// measured.
 type ExecLauncher struct {
 	// Exe starts the workers; its command is the worker's before Args.
+	// A fanout.Local should have a Grace, so that the workers it stops
+	// (after a failure or when ctx ends) delete what they wrote.
 	Exe fanout.Executor
-	// Args are worker w's arguments. Through an executor that runs whole
-	// phases every worker of a run gets the same (those of the run's
-	// first worker): they must not depend on w.Index, which each worker
-	// learns from its environment.
+	// Args are the workers' arguments. Every worker of a run gets the
+	// same (those of the run's first worker): they must not depend on
+	// w.Index, which each worker learns from its environment.
 	Args func(w WorkerSpec) []string
 	// Records reads what worker w recorded, once it has ended, also when
 	// it failed part way.
 	Records func(w WorkerSpec) ([]Record, error)
-	// Job names the launcher's array jobs (they are Job-p<run>), as
+	// Job names the launcher's phases (they are Job-p<run>), as
 	// fanout.PhaseRun.Job does; default bench-<random hex>.
 	Job string
 
-	mu      sync.Mutex
-	seq     int
-	waiting map[string]chan fanout.Exit
-	done    chan struct{}
-	wg      sync.WaitGroup
+	mu  sync.Mutex
+	seq int
 }
 
-// starter is an executor that starts workers one by one (fanout.Local).
-type starter interface {
-	Start(ctx context.Context, t fanout.Task) error
-	Exits() <-chan fanout.Exit
-	Stop() error
-}
-
-// Launch starts worker w and waits for its end; when ctx ends first it
-// stops every worker of the executor (which interrupts them, so that
-// they clean up, when it is a fanout.Local with a Grace). Only an
-// executor that starts workers one by one launches one alone; the
-// others run a run's workers together (LaunchGroup).
-func (l *ExecLauncher) Launch(ctx context.Context, w WorkerSpec) ([]Record, error) {
-	exe, ok := l.Exe.(starter)
-	if !ok {
-		return nil, fmt.Errorf("worker %d of %d: the %T executor starts a run's workers together, not one alone", w.Index, w.Count, l.Exe)
-	}
-	l.mu.Lock()
-	if l.waiting == nil {
-		l.waiting = map[string]chan fanout.Exit{}
-		l.done = make(chan struct{})
-		l.wg.Add(1)
-		go l.dispatch(exe, l.done)
-	}
-	l.seq++
-	label := fmt.Sprintf("b%d", l.seq)
-	ch := make(chan fanout.Exit, 1)
-	l.waiting[label] = ch
-	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		delete(l.waiting, label)
-		l.mu.Unlock()
-	}()
-	var runErr error
-	if err := exe.Start(ctx, fanout.Task{Index: w.Index, Attempt: label, Args: l.Args(w)}); err != nil {
-		return nil, fmt.Errorf("worker %d of %d: %w", w.Index, w.Count, err)
-	}
-	select {
-	case ex := <-ch:
-		runErr = ex.Err
-	case <-ctx.Done():
-		exe.Stop()
-		runErr = context.Cause(ctx)
-	}
-	recs, err := l.Records(w)
-	if err != nil && runErr == nil {
-		runErr = err
-	}
-	if runErr != nil {
-		msg := runErr.Error()
-		if _, last, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "exit status") {
-			msg = last // the worker's own last line says more than its status
-		}
-		return recs, fmt.Errorf("worker %d of %d: %s", w.Index, w.Count, msg)
-	}
-	return recs, nil
-}
-
-// LaunchGroup runs the workers of a run as one phase of the executor,
-// each once (a benchmark worker run twice would measure twice), as many
-// at once as there are workers; through an executor that starts workers
-// one by one it launches each worker, as Launch does, all at once.
-func (l *ExecLauncher) LaunchGroup(ctx context.Context, ws []WorkerSpec) ([][]Record, error) {
-	if _, ok := l.Exe.(starter); ok {
-		return launchEach(ctx, l, ws)
+// Launch runs the workers ws of one run as one phase of the executor and
+// reads back each one's records, also after a failure. The first worker
+// to fail ends the phase, the executor stopping the others, and the
+// error names it: its index, the executor's name for it and the last
+// line it logged.
+func (l *ExecLauncher) Launch(ctx context.Context, ws []WorkerSpec) ([][]Record, error) {
+	if len(ws) == 0 {
+		return nil, nil
 	}
 	l.mu.Lock()
 	if l.Job == "" {
@@ -124,7 +65,11 @@ func (l *ExecLauncher) LaunchGroup(ctx context.Context, ws []WorkerSpec) ([][]Re
 		case ctx.Err() != nil:
 			runErr = context.Cause(ctx)
 		case errors.As(runErr, &te):
-			runErr = fmt.Errorf("worker %d of %d (%s): %s", te.Task, k, te.Worker, te.Err)
+			msg := te.Err
+			if _, last, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "exit status") {
+				msg = last // the worker's own last line says more than its status
+			}
+			runErr = fmt.Errorf("worker %d of %d (%s): %s", te.Task, k, te.Worker, msg)
 		default:
 			runErr = fmt.Errorf("workers of a run of %d: %w", k, runErr)
 		}
@@ -138,39 +83,4 @@ func (l *ExecLauncher) LaunchGroup(ctx context.Context, ws []WorkerSpec) ([][]Re
 		}
 	}
 	return recs, runErr
-}
-
-// dispatch hands each worker's exit to the Launch waiting for it.
-func (l *ExecLauncher) dispatch(exe starter, done <-chan struct{}) {
-	defer l.wg.Done()
-	for {
-		select {
-		case ex := <-exe.Exits():
-			l.mu.Lock()
-			ch := l.waiting[ex.Task.Attempt]
-			l.mu.Unlock()
-			if ch != nil {
-				ch <- ex
-			}
-		case <-done:
-			return
-		}
-	}
-}
-
-// Close stops every worker still running and what Launch started to
-// watch them.
-func (l *ExecLauncher) Close() error {
-	var err error
-	if exe, ok := l.Exe.(starter); ok {
-		err = exe.Stop()
-	}
-	l.mu.Lock()
-	if l.done != nil {
-		close(l.done)
-		l.done, l.waiting = nil, nil
-	}
-	l.mu.Unlock()
-	l.wg.Wait()
-	return err
 }

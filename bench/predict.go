@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -247,3 +248,40 @@ func orDefault(v, d float64) float64 {
 }
 
 func fmtRate(v float64) string { return strings.TrimSuffix(fmt.Sprintf("%.1f", v), ".0") }
+
+// PredictionDocument is a prediction as one JSON document: what was
+// measured, per kind, and what is predicted for each worker count.
+type PredictionDocument struct {
+	Measured    []Measured   `json:"measured"`
+	Predictions []Prediction `json:"predictions"`
+}
+
+// PredictFrom is the scale model over a measured run's records: it reads
+// them from the file named records (JSON lines or CSV, as RecordFormat
+// tells by its name), applies the model for cfg and writes what was
+// measured and what is predicted to w, as a table (WritePrediction) or,
+// asJSON, as one PredictionDocument.
+func PredictFrom(w io.Writer, records string, cfg PredictConfig, asJSON bool) error {
+	format, err := RecordFormat(records)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(records)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	recs, err := ReadRecords(f, format)
+	if err != nil {
+		return fmt.Errorf("%s: %w", records, err)
+	}
+	ms, err := Measure(recs, cfg.PrefixDepth)
+	if err != nil {
+		return fmt.Errorf("%s: %w", records, err)
+	}
+	ps := Predict(ms, cfg)
+	if asJSON {
+		return writeJSON(w, PredictionDocument{ms, ps})
+	}
+	return WritePrediction(w, ms, cfg, ps)
+}

@@ -179,6 +179,14 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// objectsAt is how many objects a cell at concurrency c writes.
+func (c Config) objectsAt(conc int) int {
+	if c.Objects > 0 {
+		return c.Objects
+	}
+	return max(16, 4*conc)
+}
+
 type nopObserver struct{}
 
 func (nopObserver) PhaseStart(PhaseInfo)    {}
@@ -248,11 +256,7 @@ func Run(ctx context.Context, st *store.Store, prefix string, cfg Config) (res R
 			return res.Prefix + fmt.Sprintf("%s-c%d/", FormatSize(size), c)
 		}
 		objects := func(c int) []object {
-			n := r.cfg.Objects
-			if n == 0 {
-				n = max(16, 4*c)
-			}
-			objs := make([]object, n)
+			objs := make([]object, r.cfg.objectsAt(c))
 			for i := range objs {
 				objs[i] = object{key: cellPrefix(c) + spread(cfg.Prefixes, i) + fmt.Sprintf("obj-%06d", i), size: size}
 			}

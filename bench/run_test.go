@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image/png"
 	"math"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,7 +19,13 @@ import (
 	"github.com/sluice-data/sluice/store"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// TestExecLauncherLocal's workers are this binary.
+	if os.Getenv(benchTestWorker) != "" {
+		os.Exit(testWorker(os.Args[1:]))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // testCtx bounds every test that moves data, on a machine shared with others.
 func testCtx(t *testing.T) context.Context {

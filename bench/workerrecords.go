@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sluice-data/sluice/store"
 )
@@ -58,4 +59,30 @@ func (r WorkersResult) LastRound() []Record {
 		}
 	}
 	return recs
+}
+
+// RunWorker is one worker process of a fanned-out run (RunWorkers): the
+// benchmark cfg under its own prefix of the run's, WorkerPrefix(run,
+// index), from cfg.Start, which the run's workers share, its seed moved by
+// its index so that no two workers write the same bytes. Then, also after
+// a failure or cancellation (what was measured is the driver's to report),
+// it leaves its records under recordsPrefix in records (PutWorkerRecords).
+// It fails when a request failed after its retries.
+func RunWorker(ctx context.Context, st *store.Store, run string, index int, cfg Config, records *store.Store, recordsPrefix string) error {
+	cfg.Seed = max(cfg.Seed, 1) + uint64(index)
+	res, runErr := Run(ctx, st, WorkerPrefix(run, index), cfg)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := PutWorkerRecords(wctx, records, recordsPrefix, index, res.Records); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	for _, s := range res.Summaries {
+		if s.Errors > 0 {
+			return fmt.Errorf("bench: %d requests failed after retries", s.Errors)
+		}
+	}
+	return nil
 }

@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sync"
 	"text/tabwriter"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
+	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -36,30 +34,19 @@ type WorkerSpec struct {
 	Start time.Time
 }
 
-// Launcher runs one worker to completion and returns its records, also
-// when it fails part way (whatever it recorded). A worker cleans up what
-// it wrote, also when ctx is cancelled, as Run does; RunWorkers deletes
-// what a worker that died could not.
+// Launcher runs the workers of one run (ws[i].Index is i) at once, to
+// their end, and returns each one's records, also when err is not nil
+// (whatever each recorded). The first worker to fail stops the others,
+// and err, the first failure, names it. A worker cleans up what it wrote,
+// also when stopped or when ctx is cancelled, as Run does; RunWorkers
+// deletes what a worker that died could not.
 //
-// ExecLauncher launches workers through a fanout.Executor, the one way
-// sluice starts worker processes (sluice bench --workers uses it with
-// each of fanout's executors); in tests a Launcher may run workers in this
+// ExecLauncher runs them as one phase of a fanout.Executor, the one way
+// sluice starts worker processes (sluice bench --workers uses it with each
+// of fanout's executors); in tests a Launcher may run workers in this
 // process.
 type Launcher interface {
-	Launch(ctx context.Context, w WorkerSpec) ([]Record, error)
-}
-
-// GroupLauncher is a Launcher that can start the workers of a run
-// together, as one job of a cluster's batch system (an array job, an
-// Indexed Job) that starts them itself; RunWorkers then launches each run
-// through LaunchGroup instead of each worker through Launch.
-type GroupLauncher interface {
-	Launcher
-	// LaunchGroup runs the workers ws (one run's, Index i at ws[i]) to
-	// their end and returns each one's records, also when err is not nil
-	// (whatever they recorded); err is the first failure, naming the
-	// worker.
-	LaunchGroup(ctx context.Context, ws []WorkerSpec) ([][]Record, error)
+	Launch(ctx context.Context, ws []WorkerSpec) ([][]Record, error)
 }
 
 // WorkerPrefix is the prefix of worker i of the run under run.
@@ -74,13 +61,20 @@ type WorkersConfig struct {
 	// count in order (default 1). Medians are over rounds.
 	Rounds int
 	// StartDelay is how long the processes get to start before they all
-	// begin (default 500ms + 25ms a worker). A worker that starts later
-	// begins at once; its lateness shows as the run's StartSkew.
+	// begin: default 500ms + 25ms a worker, and through an ExecLauncher
+	// over a cluster's executor (not fanout.Local), whose pods and array
+	// tasks take seconds to be scheduled and started, 10s + 100ms a worker
+	// of the largest count. A worker that starts later begins at once; its
+	// lateness shows as the run's StartSkew.
 	StartDelay time.Duration
 	// Keep leaves the objects in place (the workers are told so too).
 	Keep bool
 	// Progress, when set, hears about each run as it ends.
 	Progress func(WorkersRun)
+	// Worker is the benchmark each worker runs, for RunWorkersReport to
+	// describe: one object size at one concurrency. The Launcher is what
+	// tells the workers.
+	Worker Config
 }
 
 const maxWorkers = 1024
@@ -187,7 +181,7 @@ func runOnce(ctx context.Context, st *store.Store, res WorkersResult, round, k i
 	run := WorkersRun{Round: round, Workers: k, Cell: len(res.Runs)}
 	delay := cfg.StartDelay
 	if delay == 0 {
-		delay = 500*time.Millisecond + time.Duration(k)*25*time.Millisecond
+		delay = defaultStartDelay(launch, cfg.Workers, k)
 	}
 	start := time.Now().Add(delay)
 	shift := start.Sub(res.Start)
@@ -196,14 +190,8 @@ func runOnce(ctx context.Context, st *store.Store, res WorkersResult, round, k i
 	for i := range specs {
 		specs[i] = WorkerSpec{Index: i, Count: k, Start: start, URL: st.URL(""), Run: runPrefix, Prefix: WorkerPrefix(runPrefix, i)}
 	}
-	var perProc [][]Record
-	var err error
-	if gl, ok := launch.(GroupLauncher); ok {
-		perProc, err = gl.LaunchGroup(ctx, specs)
-		perProc = append(perProc, make([][]Record, max(0, k-len(perProc)))...)
-	} else {
-		perProc, err = launchEach(ctx, launch, specs)
-	}
+	perProc, err := launch.Launch(ctx, specs)
+	perProc = append(perProc, make([][]Record, max(0, k-len(perProc)))...)
 	for i, recs := range perProc[:k] {
 		for j := range recs {
 			rec := &recs[j]
@@ -243,32 +231,15 @@ func runOnce(ctx context.Context, st *store.Store, res WorkersResult, round, k i
 	return run, all, err
 }
 
-// launchEach launches each worker of ws at once through launch, stopping
-// the others at the first failure, which it returns.
-func launchEach(ctx context.Context, launch Launcher, ws []WorkerSpec) ([][]Record, error) {
-	perProc := make([][]Record, len(ws))
-	var mu sync.Mutex
-	var errs []error
-	g, gctx := errgroup.WithContext(ctx)
-	for i, w := range ws {
-		g.Go(func() error {
-			recs, err := launch.Launch(gctx, w)
-			perProc[i] = recs
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-			return err
-		})
+// defaultStartDelay is how long the k workers of a run get to start
+// (WorkersConfig.StartDelay).
+func defaultStartDelay(launch Launcher, counts []int, k int) time.Duration {
+	if l, ok := launch.(*ExecLauncher); ok {
+		if _, local := l.Exe.(*fanout.Local); !local {
+			return 10*time.Second + time.Duration(slices.Max(counts))*100*time.Millisecond
+		}
 	}
-	_ = g.Wait()
-	// The first failure is the cause; the others are mostly workers that
-	// were stopped because of it.
-	if len(errs) > 0 {
-		return perProc, errs[0]
-	}
-	return perProc, nil
+	return 500*time.Millisecond + time.Duration(k)*25*time.Millisecond
 }
 
 // analyzeKind summarizes the records of one kind over their own span: from

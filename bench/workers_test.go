@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
@@ -24,7 +26,22 @@ type inProcess struct {
 	die int
 }
 
-func (l *inProcess) Launch(ctx context.Context, w WorkerSpec) ([]Record, error) {
+// Launch runs every worker at once; the first to fail stops the others
+// (their ctx ends) and is the error.
+func (l *inProcess) Launch(ctx context.Context, ws []WorkerSpec) ([][]Record, error) {
+	perProc := make([][]Record, len(ws))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, w := range ws {
+		g.Go(func() error {
+			recs, err := l.launch(gctx, w)
+			perProc[i] = recs
+			return err
+		})
+	}
+	return perProc, g.Wait()
+}
+
+func (l *inProcess) launch(ctx context.Context, w WorkerSpec) ([]Record, error) {
 	st := store.New(sim.Wrap(l.inner, l.profile), "mem://bench-test/")
 	cfg := l.cfg
 	cfg.Start, cfg.Seed = w.Start, uint64(w.Index+1)

@@ -59,9 +59,9 @@
 // machine one by one; the Slurm and Kubernetes executors, in packages
 // fanout/slurm and fanout/kubernetes (apart, so that importing fanout
 // compiles no Kubernetes client), submit each phase as one array job or
-// Indexed Job, which the batch system runs and retries. Local starts
-// other workers of the same binary too (Task.Args): sluice bench
-// --workers runs its benchmark workers through the executors
+// Indexed Job, which the batch system runs and retries. Every executor
+// runs other workers of the same binary too (PhaseRun.Argv): sluice bench
+// --workers runs each run's benchmark workers as one phase
 // (bench.ExecLauncher), so there is one way to start workers. Which task
 // is done is read from the store, never from the executor: every attempt
 // writes its output under a name of its own and then a done record; the

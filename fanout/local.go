@@ -15,8 +15,8 @@ import (
 	"github.com/sluice-data/sluice/internal/fanouthook"
 )
 
-// Exit is how a worker that Local started ended.
-type Exit struct {
+// exit is how a worker that Local started ended.
+type exit struct {
 	Task   Task
 	Worker string // the executor's name for it, such as a pid
 	Err    error  // nil for exit status 0; with the last line of its stderr
@@ -24,40 +24,40 @@ type Exit struct {
 
 // Local runs workers as processes of this machine. RunPhase starts a
 // phase's tasks one by one, at most Workers at once, starts a failed or
-// killed one again, and gives a straggler a duplicate; Start, Exits and
-// Stop start and watch single workers, which is how RunPhase does it and
-// how sluice bench starts its own (Task.Args).
+// killed one again, and gives a straggler a duplicate. With Attempts 1
+// and Workers equal to Tasks it starts every task at once and each once,
+// and the first failure stops the others: how sluice bench --workers runs
+// its workers (PhaseRun.Argv).
 type Local struct {
 	// Command is the worker's command before its arguments; nil means
 	// this executable with the argument "worker".
 	Command []string
 	// Env is added to the workers' environment.
 	Env []string
-	// Grace, when above zero, makes Stop interrupt the workers first (as
-	// Ctrl-C would, so they can delete what they wrote) and kill only
-	// those still running after it.
+	// Grace, when above zero, makes RunPhase stop the workers it leaves
+	// running (on a failure or when ctx ends) by interrupting them first,
+	// as Ctrl-C would, so they can delete what they wrote, and killing
+	// only those still running after it.
 	Grace time.Duration
 
 	mu       sync.Mutex
 	running  map[*exec.Cmd]bool
 	stopping bool
 	wg       sync.WaitGroup
-	exits    chan Exit
+	exits    chan exit
 }
 
 // NewLocal returns a local executor; its workers run command (nil: this
 // executable's worker command).
 func NewLocal(command []string) *Local {
-	return &Local{Command: command, running: map[*exec.Cmd]bool{}, exits: make(chan Exit, 64)}
+	return &Local{Command: command, running: map[*exec.Cmd]bool{}, exits: make(chan exit, 64)}
 }
 
-// Exits reports every started worker's end, once.
-func (l *Local) Exits() <-chan Exit { return l.exits }
-
-// Start starts one worker for the task: `sluice worker SPEC --phase P`
+// start starts one worker for the task: `sluice worker SPEC --phase P`
 // (or the task's Args) with the task's index in JOB_COMPLETION_INDEX (as
-// a Kubernetes Indexed Job sets it) and the attempt in SLUICE_ATTEMPT.
-func (l *Local) Start(ctx context.Context, t Task) error {
+// a Kubernetes Indexed Job sets it) and the attempt in SLUICE_ATTEMPT. Its
+// end arrives on l.exits, unless stop stopped it.
+func (l *Local) start(t Task) error {
 	argv := l.Command
 	if len(argv) == 0 {
 		self, err := os.Executable()
@@ -100,15 +100,16 @@ func (l *Local) Start(ctx context.Context, t Task) error {
 		stopping := l.stopping
 		l.mu.Unlock()
 		if !stopping {
-			l.exits <- Exit{Task: t, Worker: fmt.Sprintf("pid %d", cmd.Process.Pid), Err: err}
+			l.exits <- exit{Task: t, Worker: fmt.Sprintf("pid %d", cmd.Process.Pid), Err: err}
 		}
 	}()
 	return nil
 }
 
-// Stop kills the running workers and waits for them; their exits are
-// not reported. The executor may start workers again afterwards.
-func (l *Local) Stop() error {
+// stop kills the running workers (interrupts them first, with a Grace)
+// and waits for them; their exits are not reported. The executor may
+// start workers again afterwards.
+func (l *Local) stop() error {
 	l.mu.Lock()
 	l.stopping = true
 	for cmd := range l.running {
@@ -173,8 +174,10 @@ func stragglerAfter(took []time.Duration) time.Duration {
 
 // RunPhase runs every task of the phase until each is done: failed
 // attempts are retried up to Attempts, and once nothing is left to
-// start, tasks still running get a duplicate attempt (the driver commits
-// the first done record).
+// start, tasks still running get a duplicate attempt while they have
+// attempts left (the driver commits the first done record). It stops the
+// workers still running before it returns, on a failure or when ctx
+// ends (see Grace).
 func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 	tasks := make([]taskState, r.Tasks)
 	duplicate := fanouthook.From(ctx).DuplicateAll
@@ -198,7 +201,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 			r.Progress(Progress{Phase: r.Kind, Tasks: r.Tasks, Done: done, Running: active, Failed: failed})
 		}
 	}
-	defer l.Stop()
+	defer l.stop()
 	launch := func(i int) error {
 		ts := &tasks[i]
 		ts.started++
@@ -207,7 +210,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 			ts.since = time.Now()
 		}
 		active++
-		return l.Start(ctx, Task{Spec: r.Spec, Phase: r.Phase, Index: i, Attempt: fmt.Sprintf("a%d", ts.started), Args: r.Argv})
+		return l.start(Task{Spec: r.Spec, Phase: r.Phase, Index: i, Attempt: fmt.Sprintf("a%d", ts.started), Args: r.Argv})
 	}
 	for done < r.Tasks {
 		for active < r.Workers && len(queue) > 0 {
@@ -239,7 +242,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 			}
 		}
 		progress()
-		var ex Exit
+		var ex exit
 		select {
 		case <-ctx.Done():
 			return context.Cause(ctx)
@@ -289,7 +292,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 		}
 	}
 	progress()
-	return l.Stop()
+	return l.stop()
 }
 
 // tailWriter keeps the last few KiB a worker writes to stderr.

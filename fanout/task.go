@@ -50,9 +50,9 @@ type Task struct {
 	Index   int
 	Attempt string
 	// Args, when not nil, are the worker's arguments after the
-	// executor's command instead of SPEC --phase P: a worker of another
-	// kind than a job's task (sluice bench --workers starts its workers
-	// this way), still told its index and attempt in the environment.
+	// executor's command instead of SPEC --phase P (PhaseRun.Argv): a
+	// worker of another kind than a job's task, such as sluice bench's,
+	// still told its index and attempt in the environment.
 	Args []string
 }
 

@@ -27,7 +27,10 @@
 // bytes of the projected column chunks and footers, computed here from the
 // footers), a scan under a fault profile beside the same scan without
 // faults (time ratio and per-column checksums), and the peak resident
-// memory of a child process scanning with a memory budget.
+// memory of a child process scanning with a memory budget. New opens a
+// dataset; Run makes the runs; Measure makes whatever the Config asks
+// for, the child's peak RSS included, as one Document that sluice
+// bench-scan prints or encodes as JSON.
 //
 // What it is not: a benchmark of the store or of the network (see package
 // bench), or a test of correctness beyond the checksums it compares.

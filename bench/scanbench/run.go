@@ -50,6 +50,7 @@ type Config struct {
 	// Only limits a run to these measurements (see All); nil means all.
 	Only []string
 	// Memory is scan's budget (scan.Options.Memory); 0 is scan's default.
+	// It is RSS's child's too, where 0 is RSSBudget of the dataset.
 	Memory int64
 	// BatchRows is the batch size of every reader. Default 64Ki, scan's.
 	BatchRows int
@@ -85,6 +86,13 @@ type Config struct {
 	Mem memory.Allocator
 	// Log, when set, gets a line per measurement as it finishes.
 	Log io.Writer
+
+	// Sim and Faults are the specs of Store's link model and of Faulty's
+	// (sim.Profile's String), for the log and the Document.
+	Sim, Faults string
+	// RSS, when set, makes Measure also take the peak resident memory of
+	// a scan of the dataset in a child process.
+	RSS *RSSChild
 }
 
 func (c Config) withDefaults() Config {
@@ -248,15 +256,17 @@ type Report struct {
 
 // Bench is a benchmark of one dataset, opened by New.
 type Bench struct {
-	cfg    Config
-	objs   []object
-	ds     Dataset
-	sweeps map[string]int // best concurrency found by the first run
+	cfg       Config
+	onlyGiven bool // Config.Only named measurements
+	objs      []object
+	ds        Dataset
+	sweeps    map[string]int // best concurrency found by the first run
 }
 
 // New lists the dataset (through scan.Open, so it is the same files scan
 // reads) and checks the configuration.
 func New(ctx context.Context, cfg Config) (*Bench, error) {
+	onlyGiven := len(cfg.Only) > 0
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -265,7 +275,7 @@ func New(ctx context.Context, cfg Config) (*Bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bench{cfg: cfg, sweeps: map[string]int{}}
+	b := &Bench{cfg: cfg, onlyGiven: onlyGiven, sweeps: map[string]int{}}
 	b.ds.URL = cfg.Store.URL(cfg.Pattern)
 	for _, f := range ds.Files() {
 		b.objs = append(b.objs, object{key: f.Key, size: f.Size})

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -29,29 +27,8 @@ func runBenchPredict(out io.Writer, opts benchOptions) error {
 	if opts.prefixes < 0 {
 		return usagef("bench: --prefixes must not be negative, got %d", opts.prefixes)
 	}
-	format, err := bench.RecordFormat(opts.from)
-	if err != nil {
+	if _, err := bench.RecordFormat(opts.from); err != nil {
 		return usagef("bench: --from: %v", err)
 	}
-	f, err := os.Open(opts.from)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	recs, err := bench.ReadRecords(f, format)
-	if err != nil {
-		return fmt.Errorf("%s: %w", opts.from, err)
-	}
-	ms, err := bench.Measure(recs, cfg.PrefixDepth)
-	if err != nil {
-		return fmt.Errorf("%s: %w", opts.from, err)
-	}
-	ps := bench.Predict(ms, cfg)
-	if opts.json {
-		return writeJSON(out, struct {
-			Measured    []bench.Measured   `json:"measured"`
-			Predictions []bench.Prediction `json:"predictions"`
-		}{ms, ps})
-	}
-	return bench.WritePrediction(out, ms, cfg, ps)
+	return bench.PredictFrom(out, opts.from, cfg, opts.json)
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +34,7 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 	case opts.startDelay < 0:
 		return usagef("bench: --start-delay must not be negative, got %v", opts.startDelay)
 	}
-	wcfg := bench.WorkersConfig{Rounds: opts.runs, Keep: opts.keep, StartDelay: opts.startDelay}
+	wcfg := bench.WorkersConfig{Rounds: opts.runs, Keep: opts.keep, StartDelay: opts.startDelay, Worker: cfg}
 	for _, s := range strings.Split(opts.workers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
@@ -55,80 +53,18 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 		return err
 	}
 	defer st.Close()
-	launch, closeLaunch, err := newBenchWorkers(opts, cfg, st)
+	launch, cleanup, err := newBenchWorkers(opts, cfg, st)
 	if err != nil {
 		return err
 	}
-	defer closeLaunch()
-	if opts.exe.name != "local" && opts.startDelay == 0 {
-		// Pods and array tasks take seconds to be scheduled and started.
-		wcfg.StartDelay = 10*time.Second + time.Duration(slices.Max(wcfg.Workers))*100*time.Millisecond
-	}
+	defer cleanup()
 	if !opts.quiet {
 		wcfg.Progress = func(r bench.WorkersRun) {
 			fmt.Fprintf(os.Stderr, "round %d, %d worker(s): put %.1f MiB/s, get %.1f MiB/s aggregate\n",
 				r.Round+1, r.Workers, r.Put.SteadyMiBps, r.Get.SteadyMiBps)
 		}
 	}
-	res, runErr := bench.RunWorkers(ctx, st, prefix, wcfg, launch)
-	if len(res.Records) > 0 {
-		if err := saveWorkersFiles(opts, res); err != nil {
-			return err
-		}
-	}
-	if runErr != nil {
-		return runErr
-	}
-	where := st.URL(res.Prefix)
-	if opts.json {
-		type run struct {
-			bench.WorkersRun
-			StartSkew float64 `json:"start_skew_s"`
-		}
-		doc := struct {
-			URL     string          `json:"url"`
-			Sim     string          `json:"sim"`
-			Start   time.Time       `json:"start"`
-			Kept    bool            `json:"kept"`
-			Runs    []run           `json:"runs"`
-			Scaling []bench.Scaling `json:"scaling"`
-		}{URL: where, Sim: globals.profile.String(), Start: res.Start, Kept: res.Kept, Scaling: res.Scaling}
-		for _, r := range res.Runs {
-			doc.Runs = append(doc.Runs, run{r, r.StartSkew.Seconds()})
-		}
-		if err := writeJSON(out, doc); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(out, "sluice bench %s --workers %s (executor %s): %d object(s) of %s a worker, concurrency %d, each worker behind its own link (%s)\n",
-			where, opts.workers, opts.exe.name, objectsPerWorker(cfg), bench.FormatSize(cfg.Sizes[0]), cfg.Concurrency[0], globals.profile)
-		if err := bench.WriteWorkersReport(out, res); err != nil {
-			return err
-		}
-		if res.Kept {
-			fmt.Fprintf(out, "kept the objects under %s\n", where)
-		}
-	}
-	var failed int
-	for _, r := range res.Runs {
-		failed += r.Put.Errors + r.Get.Errors
-	}
-	return failedErr(failed)
-}
-
-func objectsPerWorker(cfg bench.Config) int {
-	if cfg.Objects > 0 {
-		return cfg.Objects
-	}
-	return max(16, 4*cfg.Concurrency[0])
-}
-
-// saveWorkersFiles writes every record (--out) and the timeline of the
-// last round, one panel per worker count (--plot).
-func saveWorkersFiles(opts benchOptions, res bench.WorkersResult) error {
-	return saveBenchFiles(opts, res.Records, func(w io.Writer) error {
-		return bench.WriteTimeline(w, res.LastRound())
-	})
+	return bench.RunWorkersReport(ctx, st, prefix, wcfg, launch, benchOutput(out, opts))
 }
 
 // runBenchWorker is one worker process: the benchmark under its own
@@ -140,29 +76,13 @@ func runBenchWorker(ctx context.Context, st *store.Store, runPrefix string, cfg 
 	if err != nil {
 		return usagef("bench worker: %v", err)
 	}
-	cfg.Start = time.Unix(0, opts.workerStart)
-	cfg.Seed += uint64(index)
-	res, runErr := bench.Run(ctx, st, bench.WorkerPrefix(runPrefix, index), cfg)
-	// Even after Ctrl-C: what was measured is the driver's to report.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	rs, rprefix, err := openRecords(wctx, opts.workerRecords)
+	rs, rprefix, err := openRecords(ctx, opts.workerRecords)
 	if err != nil {
-		return errors.Join(runErr, err)
+		return err
 	}
 	defer rs.Close()
-	if err := bench.PutWorkerRecords(wctx, rs, rprefix, index, res.Records); err != nil {
-		return errors.Join(runErr, err)
-	}
-	if runErr != nil {
-		return runErr
-	}
-	for _, s := range res.Summaries {
-		if s.Errors > 0 {
-			return fmt.Errorf("bench: %d requests failed after retries", s.Errors)
-		}
-	}
-	return nil
+	cfg.Start = time.Unix(0, opts.workerStart)
+	return bench.RunWorker(ctx, st, runPrefix, index, cfg, rs, rprefix)
 }
 
 // openRecords opens where the workers' records go, without --sim's link:
@@ -171,13 +91,14 @@ func openRecords(ctx context.Context, url string) (*store.Store, string, error) 
 	return globals.open(ctx, url, store.Options{Endpoint: globals.endpoint, Region: globals.region})
 }
 
-// newBenchWorkers launches the workers through the executor --executor
-// names, the way sluice run --workers starts its tasks: `sluice bench
-// URL` with the parent's flags (so each its own --sim link), told the
-// run's prefix, when to start and where to leave its records, its index
-// from the executor. Locally, stopping interrupts the workers, so each
-// deletes what it wrote, and kills only those still running after
-// workerWait; Slurm and Kubernetes stop theirs as they do.
+// newBenchWorkers runs each run's workers as one phase of the executor
+// --executor names, as sluice run --workers runs a phase's tasks: `sluice
+// bench URL` with the parent's flags (so each its own --sim link), told
+// the run's prefix, when to start and where to leave its records, its
+// index from the executor. Locally, stopping (a failed worker, Ctrl-C)
+// interrupts the workers, so each deletes what it wrote, and kills only
+// those still running after workerWait; Slurm and Kubernetes stop theirs
+// as they do.
 func newBenchWorkers(opts benchOptions, cfg bench.Config, st *store.Store) (*bench.ExecLauncher, func(), error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -241,7 +162,7 @@ func newBenchWorkers(opts benchOptions, cfg bench.Config, st *store.Store) (*ben
 			return bench.WorkerRecords(ctx, rs, prefix, w.Index)
 		},
 	}
-	return l, func() { l.Close(); cleanup() }, nil
+	return l, cleanup, nil
 }
 
 // workerWait bounds how long a stopped worker gets to delete what it

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -258,109 +256,12 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string,
 		return runBenchWorker(ctx, st, store.Join(prefix, opts.workerPrefix), cfg, opts)
 	}
 	cfg.Observer = &benchProgress{quiet: opts.quiet}
-
-	res, runErr := bench.Run(ctx, st, prefix, cfg)
-	if len(res.Records) > 0 {
-		if err := saveBenchFiles(opts, res.Records, func(w io.Writer) error { return bench.WritePlot(w, res.Records) }); err != nil {
-			return errors.Join(runErr, err)
-		}
-	}
-	if runErr != nil {
-		if ctx.Err() != nil && len(res.Summaries) > 0 && !opts.json {
-			// Ctrl-C: what was measured is worth having; the last phase
-			// is the one it cut short.
-			fmt.Fprintf(out, "sluice bench %s (link model: %s), interrupted: the phases measured so far, the last one cut short\n",
-				st.URL(res.Prefix), globals.profile)
-			res.Auto = nil
-			if err := bench.WriteTable(out, res.Summaries); err != nil {
-				return errors.Join(runErr, err)
-			}
-		}
-		return runErr
-	}
-	where := st.URL(res.Prefix)
-	if opts.json {
-		doc := struct {
-			URL            string             `json:"url"`
-			Sim            string             `json:"sim"`
-			Start          time.Time          `json:"start"`
-			Kept           bool               `json:"kept"`
-			GeneratorMiBps float64            `json:"generator_mib_s"`
-			Auto           []bench.AutoResult `json:"auto"`
-			Phases         []bench.Summary    `json:"phases"`
-		}{where, globals.profile.String(), res.Start, res.Kept, res.GeneratorMiBps, res.Auto, res.Summaries}
-		if err := writeJSON(out, doc); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(out, "sluice bench %s (link model: %s)\n", where, globals.profile)
-		if err := bench.WriteReport(out, res); err != nil {
-			return err
-		}
-		if res.Kept {
-			fmt.Fprintf(out, "kept the objects under %s\n", where)
-		}
-	}
-	var failed int
-	for _, s := range res.Summaries {
-		failed += s.Errors
-	}
-	return failedErr(failed)
+	return bench.RunReport(ctx, st, prefix, cfg, benchOutput(out, opts))
 }
 
-// failedErr fails a run in which requests failed after their retries.
-func failedErr(failed int) error {
-	if failed <= 0 {
-		return nil
-	}
-	return fmt.Errorf("bench: %d requests failed after retries (see the errors column and --out)", failed)
-}
-
-// writeFile writes name under a temporary name beside it and renames it
-// into place once complete, so a failed write never leaves a half file.
-func writeFile(name string, fn func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // a no-op once renamed
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return os.Rename(f.Name(), name)
-}
-
-// saveBenchFiles writes every record (--out) and what draw draws of
-// them (--plot).
-func saveBenchFiles(opts benchOptions, recs []bench.Record, draw func(io.Writer) error) error {
-	if opts.out != "" {
-		format, err := bench.RecordFormat(opts.out)
-		if err != nil {
-			return err
-		}
-		if err := writeFile(opts.out, func(w io.Writer) error { return bench.WriteRecords(w, format, recs) }); err != nil {
-			return err
-		}
-	}
-	if opts.plot != "" {
-		return writeFile(opts.plot, draw)
-	}
-	return nil
-}
-
-// writeJSON writes v as indented JSON, as every --json does.
-func writeJSON(out io.Writer, v any) error {
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// benchOutput is where bench's figures go: --json, --out, --plot.
+func benchOutput(out io.Writer, opts benchOptions) bench.Output {
+	return bench.Output{W: out, JSON: opts.json, Records: opts.out, Plot: opts.plot, Sim: globals.profile.String(), Executor: opts.exe.name}
 }
 
 // benchProgress shows one progress display per phase, and on a plain

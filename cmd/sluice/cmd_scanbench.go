@@ -199,12 +199,6 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 			return usagef("--faults: %v", err)
 		}
 	}
-	logf := func(format string, a ...any) {
-		if !opts.quiet {
-			fmt.Fprintf(errOut, format+"\n", a...)
-		}
-	}
-
 	if url == "" {
 		rows := opts.rows
 		if !rowsGiven {
@@ -217,7 +211,11 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 		if rows <= 0 || opts.files <= 0 || int64(opts.files) > rows {
 			return usagef("--rows %d --files %d: want at least one row per file", rows, opts.files)
 		}
-		if url, err = scanbench.Lineitem(ctx, opts.cache, rows, opts.files, func(s string) { logf("%s", s) }); err != nil {
+		var log func(string)
+		if !opts.quiet {
+			log = func(s string) { fmt.Fprintln(errOut, s) }
+		}
+		if url, err = scanbench.Lineitem(ctx, opts.cache, rows, opts.files, log); err != nil {
 			return err
 		}
 	}
@@ -247,6 +245,7 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 		// Every reader decodes into the same kind of reusing pool that
 		// sluice scan uses, so the ratios compare how they read.
 		Mem: mempool.New(64 << 20),
+		Sim: globals.profile.String(),
 	}
 	if !opts.quiet {
 		cfg.Log = errOut
@@ -257,18 +256,22 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 			return err
 		}
 		defer fst.Close()
-		cfg.Faulty = fst
+		cfg.Faulty, cfg.Faults = fst, faulty.String()
+	}
+	if opts.rss {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		// The child opens the dataset as this process did.
+		cfg.RSS = &scanbench.RSSChild{Name: self, Output: errOut, Args: func(budget int64) []string {
+			return append([]string{"scan", url, "--memory", bench.FormatSize(budget), "-q"}, globals.args()...)
+		}}
 	}
 	b, err := scanbench.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	d := b.Dataset()
-	logf("dataset %s: %d files, %.1f MiB, %d rows; link %s", d.URL, d.Files, float64(d.Bytes)/(1<<20), d.Rows, globals.profile)
-	if opts.faults != "" {
-		logf("faulty link %s", faulty)
-	}
-
 	if opts.cpuProfile != "" {
 		fp, err := os.Create(opts.cpuProfile)
 		if err != nil {
@@ -280,65 +283,13 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var rep *scanbench.Report
-	if opts.only != "" || opts.projection != "" || opts.faults != "" || !opts.rss {
-		if rep, err = b.Run(ctx); err != nil {
-			return err
-		}
-	}
-
-	var rss *scanbench.RSS
-	if opts.rss {
-		if rss, err = measureRSS(ctx, errOut, url, budget, d.Bytes, logf); err != nil {
-			return err
-		}
-	}
-
-	if opts.json {
-		doc := struct {
-			Sim    string            `json:"sim"`
-			Faults string            `json:"faults,omitempty"`
-			Report *scanbench.Report `json:"report,omitempty"`
-			RSS    *scanbench.RSS    `json:"rss,omitempty"`
-		}{Sim: globals.profile.String(), Report: rep, RSS: rss}
-		if opts.faults != "" {
-			doc.Faults = faulty.String()
-		}
-		return writeJSON(out, doc)
-	}
-	fmt.Fprintf(out, "link: %s\n", globals.profile)
-	if opts.faults != "" {
-		fmt.Fprintf(out, "faulty link: %s\n", faulty)
-	}
-	if rep != nil {
-		rep.Print(out)
-	}
-	if rss != nil {
-		rss.Print(out, d.Bytes)
-	}
-	return nil
-}
-
-// measureRSS runs this binary's scan command over the dataset in a child,
-// so the benchmark's own heap stays out of the figure.
-func measureRSS(ctx context.Context, errOut io.Writer, url string, budget, datasetBytes int64, logf func(string, ...any)) (*scanbench.RSS, error) {
-	if budget == 0 {
-		budget = scanbench.RSSBudget(datasetBytes)
-	}
-	self, err := os.Executable()
+	doc, err := b.Measure(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	args := []string{"scan", url, "--memory", bench.FormatSize(budget), "-q"}
-	if globals.sim != "" {
-		args = append(args, "--sim", globals.sim)
+	if opts.json {
+		return doc.WriteJSON(out)
 	}
-	if globals.endpoint != "" {
-		args = append(args, "--endpoint", globals.endpoint)
-	}
-	if globals.region != "" {
-		args = append(args, "--region", globals.region)
-	}
-	logf("peak RSS: sluice %s", strings.Join(args, " "))
-	return scanbench.MeasureRSS(ctx, errOut, budget, self, args...)
+	doc.Print(out)
+	return nil
 }
