@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/sluice-data/sluice/internal/atomicfile"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -182,36 +181,14 @@ func (out Output) save(recs []Record, draw func(io.Writer) error) error {
 		if err != nil {
 			return err
 		}
-		if err := saveFile(out.Records, func(w io.Writer) error { return WriteRecords(w, format, recs) }); err != nil {
+		if err := atomicfile.Write(out.Records, func(w io.Writer) error { return WriteRecords(w, format, recs) }); err != nil {
 			return err
 		}
 	}
 	if out.Plot != "" {
-		return saveFile(out.Plot, draw)
+		return atomicfile.Write(out.Plot, draw)
 	}
 	return nil
-}
-
-// saveFile writes name under a temporary name beside it and renames it
-// into place once complete, so a failed write never leaves a half file.
-func saveFile(name string, fn func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // a no-op once renamed
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return os.Rename(f.Name(), name)
 }
 
 // writeJSON writes v as indented JSON, as every sluice --json does.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/internal/atomicfile"
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
@@ -133,38 +134,6 @@ func TestRunReportFailedRequests(t *testing.T) {
 	}
 }
 
-// A write that fails leaves neither half a file nor its temporary, and
-// what was there before stays.
-func TestSaveFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	name := filepath.Join(dir, "run.jsonl")
-	if err := os.WriteFile(name, []byte("before"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	err := saveFile(name, func(w io.Writer) error {
-		w.Write([]byte("half"))
-		return errors.New("disk full")
-	})
-	if err == nil || err.Error() != "writing "+name+": disk full" {
-		t.Errorf("err = %v", err)
-	}
-	if b, _ := os.ReadFile(name); string(b) != "before" {
-		t.Errorf("the file holds %q", b)
-	}
-	if left, _ := os.ReadDir(dir); len(left) != 1 {
-		t.Errorf("%d entries left, want the file alone", len(left))
-	}
-	if err := saveFile(name, func(w io.Writer) error { _, err := w.Write([]byte("after")); return err }); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(name); string(b) != "after" {
-		t.Errorf("the file holds %q", b)
-	}
-	if fi, err := os.Stat(name); err != nil || fi.Mode().Perm() != 0o644 {
-		t.Errorf("mode %v, %v", fi.Mode(), err)
-	}
-}
-
 // TestRunWorkersReport: the report says what each worker did, the
 // document gives each run's start skew in seconds, and the plot is the
 // timeline.
@@ -268,7 +237,7 @@ func TestRunWorker(t *testing.T) {
 func TestPredictFrom(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "run.csv")
-	if err := saveFile(name, func(w io.Writer) error { return WriteRecords(w, "csv", synthetic(0, 4, 10, 2)) }); err != nil {
+	if err := atomicfile.Write(name, func(w io.Writer) error { return WriteRecords(w, "csv", synthetic(0, 4, 10, 2)) }); err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer

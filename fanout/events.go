@@ -131,11 +131,18 @@ func (e *events) watch(a AttemptEvent) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	k := attemptKey{a.Task, a.Attempt}
-	if w := e.watched[k]; w != nil && a.End.IsZero() {
+	if w := e.watched[k]; w != nil {
+		// Its end: the start stays as it was reported.
+		if !a.End.IsZero() {
+			w.End, w.Err = a.End, a.Err
+		}
 		return
 	}
 	if e.watched == nil {
 		e.watched = map[attemptKey]*AttemptEvent{}
+	}
+	if a.Start.IsZero() {
+		a.Start = a.End
 	}
 	e.watched[k] = &a
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/internal/fanouthook"
@@ -96,5 +97,39 @@ func TestEventLog(t *testing.T) {
 	}
 	if mapIn != 24_000 || mapOut != 24_000 || redIn != 24_000 {
 		t.Errorf("rows: %d scanned, %d shuffled out, %d read by reducers; want 24000 each", mapIn, mapOut, redIn)
+	}
+}
+
+// A straggler's first attempt, stopped when its duplicate finished the
+// phase, left no record: the executor's report of it is in the log.
+func TestEventLogStoppedAttempt(t *testing.T) {
+	taxi := testData(t)
+	p := mustPlan(t, "S "+taxi)
+	opts := testOptions(t.TempDir())
+	opts.PieceBytes = 64 << 20 // a task per file
+	local := opts.Executor.(*Local)
+	local.Env = append(local.Env, fanouthook.EnvStraggle+"="+fanouthook.Straggle(0, 2, 30*time.Second))
+	var log bytes.Buffer
+	opts.Events = &log
+	rows(t, func(env exec.Env) error { opts.Env = env; return Run(context.Background(), p, opts) })
+	var task2 []Event
+	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		var ev Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == EventAttempt && ev.Phase == 0 && ev.Task == 2 {
+			task2 = append(task2, ev)
+		}
+	}
+	if len(task2) != 2 {
+		t.Fatalf("map task 2's attempts: %+v; want the straggler and its duplicate", task2)
+	}
+	stopped, won := task2[0], task2[1]
+	if stopped.Outcome != OutcomeStopped || stopped.Attempt != "a1" || !strings.Contains(stopped.Worker, " pid ") || !stopped.End.After(stopped.Start) {
+		t.Errorf("the straggler: %+v", stopped)
+	}
+	if won.Outcome != OutcomeCommitted || !strings.HasPrefix(won.Attempt, "a2-") || won.Start.Before(stopped.Start) {
+		t.Errorf("the duplicate: %+v", won)
 	}
 }

@@ -57,12 +57,12 @@ func NewLocal(command []string) *Local {
 // (or the task's Args) with the task's index in JOB_COMPLETION_INDEX (as
 // a Kubernetes Indexed Job sets it) and the attempt in SLUICE_ATTEMPT. Its
 // end arrives on l.exits, unless stop stopped it.
-func (l *Local) start(t Task) error {
+func (l *Local) start(t Task) (worker string, err error) {
 	argv := l.Command
 	if len(argv) == 0 {
 		self, err := os.Executable()
 		if err != nil {
-			return err
+			return "", err
 		}
 		argv = []string{self, "worker"}
 	}
@@ -80,11 +80,14 @@ func (l *Local) start(t Task) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.stopping {
-		return errors.New("executor is stopping")
+		return "", errors.New("executor is stopping")
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
+		return "", fmt.Errorf("start worker: %w", err)
 	}
+	// Named as a worker names itself in its records (RunTask).
+	host, _ := os.Hostname()
+	worker = fmt.Sprintf("%s pid %d", host, cmd.Process.Pid)
 	l.running[cmd] = true
 	l.wg.Add(1)
 	go func() {
@@ -100,10 +103,10 @@ func (l *Local) start(t Task) error {
 		stopping := l.stopping
 		l.mu.Unlock()
 		if !stopping {
-			l.exits <- exit{Task: t, Worker: fmt.Sprintf("pid %d", cmd.Process.Pid), Err: err}
+			l.exits <- exit{Task: t, Worker: worker, Err: err}
 		}
 	}()
-	return nil
+	return worker, nil
 }
 
 // stop kills the running workers (interrupts them first, with a Grace)
@@ -210,7 +213,12 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 			ts.since = time.Now()
 		}
 		active++
-		return l.start(Task{Spec: r.Spec, Phase: r.Phase, Index: i, Attempt: fmt.Sprintf("a%d", ts.started), Args: r.Argv})
+		label := fmt.Sprintf("a%d", ts.started)
+		worker, err := l.start(Task{Spec: r.Spec, Phase: r.Phase, Index: i, Attempt: label, Args: r.Argv})
+		if err == nil && r.Watch != nil {
+			r.Watch(AttemptEvent{Task: i, Attempt: label, Worker: worker, Start: time.Now()})
+		}
+		return err
 	}
 	for done < r.Tasks {
 		for active < r.Workers && len(queue) > 0 {
@@ -252,6 +260,9 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 		}
 		if ex.Task.Phase != r.Phase {
 			continue
+		}
+		if r.Watch != nil {
+			r.Watch(AttemptEvent{Task: ex.Task.Index, Attempt: ex.Task.Attempt, Worker: ex.Worker, End: time.Now(), Err: ex.Err})
 		}
 		active--
 		ts := &tasks[ex.Task.Index]
