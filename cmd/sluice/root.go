@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluice-data/sluice/internal/buildinfo"
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
@@ -59,7 +60,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
   sluice ls s3://bucket/lineitem/ --sim s3`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       versionString(),
+		Version:       buildinfo.Version(),
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			p, err := sim.Parse(globals.sim)
 			if err != nil {
