@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -260,17 +259,9 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	hooks := &fanouthook.Driver{DuplicateAll: opts.duplicateAll}
 	switch {
 	case opts.corruptSpec:
-		hooks.SpecEdit = func(b []byte) []byte { return b[:len(b)/2] }
+		hooks.SpecEdit = fanouthook.HalveSpec
 	case opts.specPipeline != "":
-		hooks.SpecEdit = func(b []byte) []byte {
-			var m map[string]any
-			if json.Unmarshal(b, &m) != nil {
-				return b
-			}
-			m["plan"] = json.RawMessage(opts.specPipeline)
-			out, _ := json.Marshal(m)
-			return out
-		}
+		hooks.SpecEdit = fanouthook.ReplacePlan(opts.specPipeline)
 	}
 	ctx = fanouthook.WithDriver(ctx, hooks)
 	if s, ok := p.Stages[0].(*plan.Scan); ok && s.Stats {
@@ -288,7 +279,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 				return
 			}
 			last, shown = pr, true
-			fmt.Fprintf(os.Stderr, "\r%s: %d/%d tasks done, %d running, %d failed attempts\x1b[K", pr.Phase, pr.Done, pr.Tasks, pr.Running, pr.Failed)
+			fmt.Fprintf(os.Stderr, "\r%s\x1b[K", pr)
 		}
 		defer func() {
 			if shown {
