@@ -106,23 +106,14 @@ func (g *globalOptions) openStore(ctx context.Context, url string, concurrency i
 	return g.open(ctx, url, g.storeOptions(concurrency, 0))
 }
 
-// open opens url with opts; with request buckets shared between
-// processes it first learns the store's root, which names its prefixes
-// in the shared file.
+// open opens url with opts through the link model of --sim (sim.Open),
+// or, when opts.Wrap is nil, without it (bookkeeping that is not what a
+// benchmark measures).
 func (g *globalOptions) open(ctx context.Context, url string, opts store.Options) (*store.Store, string, error) {
-	if g.profile.ReqShare == "" || opts.Wrap == nil {
+	if opts.Wrap == nil {
 		return store.Open(ctx, url, opts)
 	}
-	bare := opts
-	bare.Wrap = nil
-	st, _, err := store.Open(ctx, url, bare)
-	if err != nil {
-		return nil, "", err
-	}
-	base := st.URL("")
-	st.Close()
-	opts.Wrap = sim.WrapOptionAt(g.profile, base)
-	return store.Open(ctx, url, opts)
+	return sim.Open(ctx, url, opts, g.profile)
 }
 
 // openRetried opens a URL for a command whose every request is retried
