@@ -43,8 +43,8 @@ type RemoveOptions struct {
 // is under li/, never li-2. Every request is retried (internal/retry), so
 // st should make one attempt per request. A key that names nothing is an
 // error matching store.ErrNotFound; a prefix without Recursive is
-// ErrPrefix, and nothing is deleted. An object deleted by someone else
-// between the listing and its delete is no error.
+// ErrPrefix, and nothing is deleted. Of several objects listed, one
+// deleted by someone else before its turn is no error.
 func Remove(ctx context.Context, st *store.Store, key string, opts RemoveOptions) error {
 	keys, err := toRemove(ctx, st, key, opts.Recursive)
 	if err != nil {
