@@ -22,6 +22,17 @@ import (
 // prints, never views of a batch's buffers.
 func Show(w io.Writer, maxRows int) Stage { return ShowTable(w, ShowOptions{MaxRows: maxRows}) }
 
+// OutputTo is how a pipeline that ends in no sink writes its stream to
+// w (Env.Output): as a table of at most 100 rows when w is a terminal
+// width columns wide (width > 0), where binary Arrow IPC would be
+// garbage, else as an Arrow IPC stream for the next stage to read.
+func OutputTo(w io.Writer, width int) Stage {
+	if width > 0 {
+		return ShowTable(w, ShowOptions{MaxRows: 100, Width: width})
+	}
+	return WriteIPC(w)
+}
+
 // ShowOptions shape the table Show prints.
 type ShowOptions struct {
 	// MaxRows is the most rows printed; <= 0 means all.

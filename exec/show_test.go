@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 )
 
 // Floats read exactly, or shortened visibly, and a
@@ -99,5 +100,36 @@ func TestShowEveryTypeExactly(t *testing.T) {
 		if got := strings.Fields(lines[3+i]); strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("row %d: %q, want %q", i, got, want)
 		}
+	}
+}
+
+// OutputTo shows a table of the first 100 rows on a terminal, and writes
+// Arrow IPC elsewhere.
+func TestOutputTo(t *testing.T) {
+	mem := checkedMem(t)
+	rows := make([][]any, 101)
+	for i := range rows {
+		rows[i] = []any{"a", i, 0.5}
+	}
+	b := batch(t, mem, kvSchema, rows...)
+	defer b.Release()
+	run := func(width int) []byte {
+		t.Helper()
+		var out bytes.Buffer
+		if err := Run(context.Background(), Pipeline{Source: FromBatches(kvSchema, b), Stages: []Stage{OutputTo(&out, width)}}, Options{Open: testOpen, Mem: mem}); err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes()
+	}
+	if table := string(run(40)); !strings.HasPrefix(table, "k ") || !strings.HasSuffix(table, "(101 rows, first 100 shown)\n") {
+		t.Errorf("on a terminal 40 wide:\n%s", table)
+	}
+	r, err := ipc.NewReader(bytes.NewReader(run(0)))
+	if err != nil {
+		t.Fatalf("not a terminal: not an Arrow IPC stream: %v", err)
+	}
+	defer r.Release()
+	if !r.Next() || r.RecordBatch().NumRows() != 101 || !r.Schema().Equal(kvSchema) {
+		t.Errorf("the stream does not hold the batch: %v", r.Err())
 	}
 }

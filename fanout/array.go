@@ -69,6 +69,28 @@ func DryRun(ctx context.Context, p *plan.Plan, opts Options, m Manifester) (spec
 	return jobURL + specKey, docs, nil
 }
 
+// DryRunText joins what DryRun returned, a manifest per phase, into one
+// text for a person to apply (kubectl apply -f) or run (sh): the first
+// phase's manifest as it is, each later phase's commented out under a line
+// saying why (it runs only once the driver has committed the phase before
+// it). sep goes before each later phase ("---\n" between YAML documents).
+func DryRunText(docs [][]byte, sep string) string {
+	var b strings.Builder
+	for i, d := range docs {
+		if i == 0 {
+			b.Write(d)
+			continue
+		}
+		b.WriteString(sep)
+		fmt.Fprintf(&b, "# phase %d runs once the driver has committed phase %d (sluice run, without --dry-run); not on its own:\n", i, i-1)
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(string(d), "\n"), "\n") {
+			b.WriteString("# " + l)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
 // LastLines is the last n non-empty lines of a worker's log as one line
 // ("; " between them), without the "sluice: " prefix of its errors: how
 // an executor reports a failed worker's own words.

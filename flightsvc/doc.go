@@ -1,5 +1,6 @@
 // Package flightsvc serves Parquet datasets over Arrow Flight and
-// fetches them back (Server, Get).
+// fetches them back (Server, Get; GetTo writes what Get fetches to a
+// file, a store or a stream, as sluice get does).
 //
 // GetFlightInfo cuts a request into endpoints, one per piece of row
 // groups (scan.Pieces), in dataset order. DoGet reads a piece with

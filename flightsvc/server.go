@@ -2,7 +2,9 @@ package flightsvc
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -124,6 +126,45 @@ func (s *Server) Shutdown(grace time.Duration) {
 		s.grpc.Stop()
 		<-done
 	}
+}
+
+// ServeContext answers calls on lis until ctx is done, then shuts down
+// (Shutdown with grace) and returns nil; or until serving fails, and
+// returns why.
+func (s *Server) ServeContext(ctx context.Context, lis net.Listener, grace time.Duration) error {
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(lis) }()
+	select {
+	case <-ctx.Done():
+		s.Shutdown(grace)
+		<-served
+		return nil
+	case err := <-served:
+		return err
+	}
+}
+
+// NewToken is a bearer token no one can guess (128 random bits, in hex),
+// for a service reachable from other machines that was given none.
+func NewToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// CheckRoot fails with an error matching store.ErrNotFound when no object
+// is under prefix in st: serving an empty root is almost always a
+// mistyped path.
+func CheckRoot(ctx context.Context, st *store.Store, prefix string) error {
+	found := errors.New("found")
+	err := st.Walk(ctx, prefix, func(store.ObjectInfo) error { return found })
+	switch {
+	case err == found:
+		return nil
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("serve %s: %w: nothing there to serve", st.URL(prefix), store.ErrNotFound)
 }
 
 func (s *Server) authorized(ctx context.Context) error {

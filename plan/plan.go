@@ -97,6 +97,17 @@ type nested interface {
 // maxDepth bounds how deep sub-pipelines nest.
 const maxDepth = 16
 
+// TakesInput says whether st, a stage of d's, run as a command of its own,
+// reads an Arrow IPC stream on its standard input: a transform or a sink
+// does, except show given files (it reads those); merge does when its
+// input is piped (it is a source otherwise); a source never does.
+func (d *Def) TakesInput(st Stage, piped bool) bool {
+	if sh, ok := st.(*Show); ok && len(sh.URLs) > 0 {
+		return false
+	}
+	return d.Kind == KindTransform || d.Kind == KindSink || d.Kind == KindEither && piped
+}
+
 // CheckArgs checks the number of positional arguments.
 func (d *Def) CheckArgs(args []string) error {
 	switch {

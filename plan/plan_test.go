@@ -374,3 +374,28 @@ func TestSelectExtendItems(t *testing.T) {
 		}
 	}
 }
+
+func TestTakesInput(t *testing.T) {
+	for _, c := range []struct {
+		words []string
+		piped bool
+		want  bool
+	}{
+		{[]string{"filter", "a > 1"}, false, true},
+		{[]string{"to-csv"}, true, true},
+		{[]string{"show"}, false, true},
+		{[]string{"show", "q.arrow"}, true, false}, // reads its files
+		{[]string{"merge", "--by", "k", "a.arrow"}, true, true},
+		{[]string{"merge", "--by", "k", "a.arrow"}, false, false},
+		{[]string{"from-csv", "a.csv"}, true, false},
+	} {
+		d := Lookup(c.words[0])
+		st, err := d.Build(c.words[1:])
+		if err != nil {
+			t.Fatalf("%v: %v", c.words, err)
+		}
+		if got := d.TakesInput(st, c.piped); got != c.want {
+			t.Errorf("%v, piped %v: TakesInput = %v, want %v", c.words, c.piped, got, c.want)
+		}
+	}
+}

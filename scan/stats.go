@@ -78,6 +78,20 @@ func (s Stats) String() string {
 	return b.String()
 }
 
+// Report is what --stats prints, a line each: String's, the fetch plan's
+// (fetch.Stats.String), and, when link (a modelled link's bytes/s) is
+// above zero, the share of the link's capacity the scan used.
+func (s Stats) Report(link float64) string {
+	var b strings.Builder
+	b.WriteString(s.String() + "\n" + s.Fetch.String() + "\n")
+	if link > 0 && s.Elapsed > 0 {
+		rate := float64(s.BytesFetched) / s.Elapsed.Seconds()
+		fmt.Fprintf(&b, "link: %.1f MiB/s of %.1f MiB/s (%.0f%% of the modelled link's capacity)\n",
+			rate/(1<<20), link/(1<<20), 100*rate/link)
+	}
+	return b.String()
+}
+
 // Stats returns the scan's figures so far; after the last batch they are final.
 func (s *Scanner) Stats() Stats {
 	d := s.ds

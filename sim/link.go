@@ -82,6 +82,28 @@ func WrapOptionAt(p Profile, base string) func(store.Driver) store.Driver {
 	}
 }
 
+// Open opens url with opts through the link model p, whatever opts.Wrap
+// says. With Profile.ReqShare it first opens the store without the model
+// to learn its root (its URL("")), which names its prefixes in the shared
+// file (WrapOptionAt): processes that open the same root then share each
+// prefix's request rate, as S3's clients do.
+func Open(ctx context.Context, url string, opts store.Options, p Profile) (*store.Store, string, error) {
+	opts.Wrap = WrapOption(p)
+	if p.ReqShare == "" || opts.Wrap == nil {
+		return store.Open(ctx, url, opts)
+	}
+	bare := opts
+	bare.Wrap = nil
+	st, _, err := store.Open(ctx, url, bare)
+	if err != nil {
+		return nil, "", err
+	}
+	base := st.URL("")
+	st.Close()
+	opts.Wrap = WrapOptionAt(p, base)
+	return store.Open(ctx, url, opts)
+}
+
 type link struct {
 	inner store.Driver
 	p     Profile

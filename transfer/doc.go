@@ -1,5 +1,10 @@
 // Package transfer moves whole objects at the speed of the link: between
 // any two stores (Copy), and out of a store into a writer, in order (Cat).
+// It also does the other whole-object chores of sluice's commands, each
+// request retried: listing a level (List, WriteListing: sluice ls),
+// deleting an object or a prefix (Remove: sluice rm), and finding and
+// aborting the multipart uploads killed writers left (Uploads,
+// AbortUpload: sluice uploads).
 //
 // Objects are read as parallel ranged GETs of Window bytes through
 // package fetch, under its memory budget, and a copy writes each object

@@ -198,3 +198,42 @@ func TestCopyCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestCatSources writes sources from two stores, one store's met twice,
+// in the order given, and sums the plans' statistics.
+func TestCatSources(t *testing.T) {
+	ctx := t.Context()
+	stores := openStores(t)
+	mem, fil := stores["mem"], stores["fil"]
+	files := fixture(t, mem)
+	fixture(t, fil)
+	source := func(st *store.Store, keys ...string) transfer.Source {
+		s := transfer.Source{Store: st}
+		for _, k := range keys {
+			o, err := st.Stat(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.List = append(s.List, o)
+		}
+		return s
+	}
+	sources := []transfer.Source{
+		source(mem, "p/a.txt"), source(mem, "p/sub/big.bin"), source(fil, "p/a.txt", "p/empty"), source(mem, "p/a.txt"),
+	}
+	var want []byte
+	for _, k := range []string{"p/a.txt", "p/sub/big.bin", "p/a.txt", "p/empty", "p/a.txt"} {
+		want = append(want, files[k]...)
+	}
+	var out bytes.Buffer
+	stats, err := transfer.CatSources(ctx, &out, sources, transfer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("gave %d bytes, want the %d in order", out.Len(), len(want))
+	}
+	if stats.BytesFetched != int64(len(want)) {
+		t.Errorf("statistics count %d bytes fetched, want %d", stats.BytesFetched, len(want))
+	}
+}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/fetch"
-	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/store"
 	"github.com/sluice-data/sluice/transfer"
@@ -81,34 +80,15 @@ func runCat(ctx context.Context, out, errOut io.Writer, opts catOptions, urls []
 	if err != nil {
 		return err
 	}
-	// Consecutive URLs in one store share a plan, so a list of small
-	// objects is fetched concurrently, not one round trip at a time.
-	var groups []transfer.Source
-	for _, g := range resolved {
-		if n := len(groups); n > 0 && groups[n-1].Store == g.Store {
-			groups[n-1].List = append(groups[n-1].List, g.List...)
-		} else {
-			groups = append(groups, g)
-		}
-	}
-	var total fetch.Stats
-	defer func() {
-		if opts.stats {
-			fmt.Fprintln(errOut, total.String())
-		}
-	}()
-	// One mapped pool for every group's pages, keeping a budget's worth
-	// for the next group: fresh memory is most of what a fetch costs in
-	// CPU (see fetch.Options.Mem).
+	// One mapped pool for every store's pages, keeping a budget's worth
+	// for the next: fresh memory is most of what a fetch costs in CPU
+	// (see fetch.Options.Mem).
 	to := transfer.Options{Fetch: fetch.Options{Memory: memory, Mem: mempool.NewMapped(memory)}}
-	for _, g := range groups {
-		s, err := transfer.Cat(ctx, out, g.Store, g.List, to)
-		total.Add(s)
-		if err != nil {
-			return err
-		}
+	total, err := transfer.CatSources(ctx, out, resolved, to)
+	if opts.stats {
+		fmt.Fprintln(errOut, total.String())
 	}
-	return nil
+	return err
 }
 
 // newStoreSet opens each store once, with the global flags.
@@ -125,14 +105,4 @@ func newRetriedStoreSet() *store.Set {
 	return store.NewSet(func(ctx context.Context, url string) (*store.Store, string, error) {
 		return globals.openRetried(ctx, url, maxInFlight)
 	})
-}
-
-// listRetried lists prefix with the retry policy's retries.
-func listRetried(ctx context.Context, st *store.Store, prefix string) ([]store.ObjectInfo, error) {
-	var objs []store.ObjectInfo
-	err := retry.Policy{}.Do(ctx, func() (err error) {
-		objs, err = st.List(ctx, prefix)
-		return err
-	})
-	return objs, err
 }

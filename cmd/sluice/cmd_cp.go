@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/internal/spell"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/transfer"
 )
@@ -91,6 +92,6 @@ func runCp(ctx context.Context, out, errOut io.Writer, opts cpOptions, srcURL, d
 	}
 	secs := time.Since(start).Seconds()
 	fmt.Fprintf(out, "copied %s, %s in %.1fs (%.1f MiB/s) to %s\n",
-		plural(len(jobs), "object"), humanBytes(total), secs, float64(total)/(1<<20)/max(secs, 1e-9), dst.URL(dstKey))
+		spell.Count(len(jobs), "object"), humanBytes(total), secs, float64(total)/(1<<20)/max(secs, 1e-9), dst.URL(dstKey))
 	return nil
 }

@@ -11,13 +11,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/flightsvc"
 	"github.com/sluice-data/sluice/format"
-	"github.com/sluice-data/sluice/store"
 )
 
 type getOptions struct {
@@ -127,73 +124,25 @@ func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, d
 		token = os.Getenv("SLUICE_TOKEN")
 	}
 
+	stores := newStoreSet()
+	defer stores.Close()
 	start := time.Now()
-	r, err := flightsvc.Get(ctx, addr, dataset, flightsvc.GetOptions{
-		Columns: columns, Filter: opts.filter, Order: order, Parallel: opts.parallel, Token: token,
+	res, err := flightsvc.GetTo(ctx, addr, dataset, flightsvc.GetToOptions{
+		GetOptions: flightsvc.GetOptions{Columns: columns, Filter: opts.filter, Order: order, Parallel: opts.parallel, Token: token},
+		Output:     opts.output, Format: of, Stdout: out, OpenOutput: stores.Open,
 	})
+	if errors.Is(err, flightsvc.ErrInvalid) {
+		return usageError{err}
+	}
 	if err != nil {
-		return flightError(ctx, addr, err)
+		return err
 	}
-	defer r.Close()
-
-	var sink collect.Sink
-	switch {
-	case opts.output == "":
-		sink = countSink{}
-	case opts.output == "-":
-		s, err := collect.NewSink(out, of, r.Schema, nil)
-		if err != nil {
-			return usagef("-o -: %v", err)
-		}
-		sink = s
-	default:
-		st, key, err := globals.openStore(ctx, opts.output, maxInFlight)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		s, err := collect.NewStoreSink(ctx, st, key, of, r.Schema, nil)
-		var ne *format.NotObjectError
-		var se *store.Error
-		switch {
-		case errors.As(err, &ne):
-			return usagef("-o %s: names a directory, not a file", opts.output)
-		case errors.As(err, &se):
-			return err
-		case err != nil:
-			return usagef("-o %s: %v", opts.output, err)
-		}
-		sink = s
-	}
-	if err := collect.WriteStream(r.Stream, sink); err != nil {
-		return flightError(ctx, addr, err)
-	}
-	s := r.Stats()
 	if opts.stats {
 		fmt.Fprintf(errOut, "get: %d endpoints, %d batches, %d rows in %v; at most %d batches (%s) held by the collector\n",
-			len(r.Info.GetEndpoint()), s.Batches, s.Rows, time.Since(start).Round(time.Millisecond), s.Peak, humanBytes(s.PeakBytes))
+			res.Endpoints, res.Batches, res.Rows, time.Since(start).Round(time.Millisecond), res.Peak, humanBytes(res.PeakBytes))
 	}
 	if opts.output == "" {
-		fmt.Fprintf(out, "%d rows\n", s.Rows)
+		fmt.Fprintf(out, "%d rows\n", res.Rows)
 	}
 	return nil
 }
-
-// flightError gives a service's refusal the exit code of the same
-// refusal by a store, and says in words what gRPC's codes mean.
-func flightError(ctx context.Context, addr string, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err() // interrupted: main says so and exits 130
-	}
-	if status.Code(err) == codes.InvalidArgument {
-		return usageError{err}
-	}
-	return flightsvc.ClientError(addr, err)
-}
-
-// countSink keeps nothing; get with no -o only counts.
-type countSink struct{}
-
-func (countSink) Write(collect.Batch) error { return nil }
-func (countSink) Close() error              { return nil }
-func (countSink) Abort()                    {}

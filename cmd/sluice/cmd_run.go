@@ -2,22 +2,20 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/internal/fanouthook"
+	"github.com/sluice-data/sluice/internal/profile"
 	"github.com/sluice-data/sluice/internal/size"
+	"github.com/sluice-data/sluice/internal/stdio"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/store"
@@ -161,14 +159,19 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	if err := opts.exe.check(opts.workers); err != nil {
 		return err
 	}
-	quietPipes(stdin, stdout)
-	stop, err := startCPUProfile(opts.cpuProfile)
+	stdio.QuietPipes(stdin, stdout)
+	stop, err := profile.StartCPU(opts.cpuProfile)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	if opts.memProfile != "" {
-		defer writeMemProfile(opts.memProfile)
+		defer func() {
+			// The run's result stands: a failure is only reported.
+			if err := profile.WriteAllocs(opts.memProfile); err != nil {
+				fmt.Fprintln(os.Stderr, "sluice: --memprofile:", err)
+			}
+		}()
 	}
 	p, err := plan.Parse(text)
 	if err != nil {
@@ -201,42 +204,6 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		defer boundHeap(m + 64<<20)()
 	}
 	return stageError(exec.Run(ctx, pipe, eo))
-}
-
-// startCPUProfile profiles the process into path until stop is called;
-// with an empty path it does nothing.
-func startCPUProfile(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
-}
-
-// writeMemProfile writes the allocations profile to path; a failure is
-// only reported, as the run's result stands.
-func writeMemProfile(path string) {
-	runtime.GC() // the profile counts what was allocated up to the last collection
-	f, err := os.Create(path)
-	if err == nil {
-		err = pprof.Lookup("allocs").WriteTo(f, 0)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "sluice: --memprofile:", err)
-	}
 }
 
 // runFanOut runs the pipeline over opts.workers worker processes of this
@@ -292,17 +259,9 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	hooks := &fanouthook.Driver{DuplicateAll: opts.duplicateAll}
 	switch {
 	case opts.corruptSpec:
-		hooks.SpecEdit = func(b []byte) []byte { return b[:len(b)/2] }
+		hooks.SpecEdit = fanouthook.HalveSpec
 	case opts.specPipeline != "":
-		hooks.SpecEdit = func(b []byte) []byte {
-			var m map[string]any
-			if json.Unmarshal(b, &m) != nil {
-				return b
-			}
-			m["plan"] = json.RawMessage(opts.specPipeline)
-			out, _ := json.Marshal(m)
-			return out
-		}
+		hooks.SpecEdit = fanouthook.ReplacePlan(opts.specPipeline)
 	}
 	ctx = fanouthook.WithDriver(ctx, hooks)
 	if s, ok := p.Stages[0].(*plan.Scan); ok && s.Stats {
@@ -312,7 +271,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	if opts.verbose {
 		dopts.Log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "sluice: "+format+"\n", a...) }
 	}
-	if term.IsTerminal(int(os.Stderr.Fd())) {
+	if stdio.IsTerminal(os.Stderr) {
 		var last fanout.Progress
 		shown := false
 		dopts.Progress = func(pr fanout.Progress) {
@@ -320,7 +279,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 				return
 			}
 			last, shown = pr, true
-			fmt.Fprintf(os.Stderr, "\r%s: %d/%d tasks done, %d running, %d failed attempts\x1b[K", pr.Phase, pr.Done, pr.Tasks, pr.Running, pr.Failed)
+			fmt.Fprintf(os.Stderr, "\r%s\x1b[K", pr)
 		}
 		defer func() {
 			if shown {

@@ -12,7 +12,7 @@ import (
 	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/internal/size"
-	"github.com/sluice-data/sluice/scan"
+	"github.com/sluice-data/sluice/internal/stdio"
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
@@ -105,12 +105,12 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		return err
 	}
 	if opts.output == "-" {
-		if termWidth(out) > 0 {
+		if stdio.IsTerminal(out) {
 			return usagef("-o -: stdout is a terminal and the batches are binary Arrow IPC: pipe them on (| sluice show) or write a file (-o q.arrow)")
 		}
 		// A stage after this one may stop reading early (head): that is
 		// an EPIPE to end quietly on, as stages do, not a fatal signal.
-		quietPipes(nil, out)
+		stdio.QuietPipes(nil, out)
 	}
 	stores := newStoreSet()
 	defer stores.Close()
@@ -180,23 +180,11 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		if res.Whole {
 			fmt.Fprintf(errOut, "scan: %d rows in %d batches, read whole (not Parquet: no row groups to skip)\n", res.Rows, res.Batches)
 		} else {
-			printScanStats(errOut, res.Stats, flags.profile.Link)
+			fmt.Fprint(errOut, res.Stats.Report(flags.profile.Link))
 		}
 	}
 	if opts.output == "" {
 		fmt.Fprintf(out, "%d rows\n", res.Rows)
 	}
 	return nil
-}
-
-// printScanStats prints a scan's figures, and the share of a modelled
-// link's capacity used when link (bytes/s) is above zero.
-func printScanStats(w io.Writer, s scan.Stats, link float64) {
-	fmt.Fprintln(w, s.String())
-	fmt.Fprintln(w, s.Fetch.String())
-	if link > 0 && s.Elapsed > 0 {
-		rate := float64(s.BytesFetched) / s.Elapsed.Seconds()
-		fmt.Fprintf(w, "link: %.1f MiB/s of %.1f MiB/s (%.0f%% of the modelled link's capacity)\n",
-			rate/(1<<20), link/(1<<20), 100*rate/link)
-	}
 }

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,7 +11,7 @@ import (
 
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/flightsvc"
-	"github.com/sluice-data/sluice/store"
+	"github.com/sluice-data/sluice/internal/netaddr"
 )
 
 type serveOptions struct {
@@ -81,18 +78,6 @@ error, never with a short stream. A client that goes away stops its scans.`,
 	return cmd
 }
 
-func isLoopback(addr string) (bool, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false, err
-	}
-	if host == "localhost" {
-		return true, nil
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback(), nil
-}
-
 func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []string) error {
 	memory, err := parseMemory(opts.memory)
 	if err != nil {
@@ -108,15 +93,13 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 	if err != nil {
 		return usagef("--piece-size: %v", err)
 	}
-	loopback, err := isLoopback(opts.addr)
+	loopback, err := netaddr.IsLoopback(opts.addr)
 	if err != nil {
 		return usagef("serve: bad --addr %q: %v", opts.addr, err)
 	}
 	token, generated := opts.token, false
 	if token == "" && !loopback {
-		b := make([]byte, 16)
-		_, _ = rand.Read(b)
-		token, generated = hex.EncodeToString(b), true
+		token, generated = flightsvc.NewToken(), true
 	}
 	var roots []flightsvc.Root
 	for _, u := range urls {
@@ -125,7 +108,7 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 			return err
 		}
 		defer st.Close()
-		if err := hasObjects(ctx, st, key); err != nil {
+		if err := flightsvc.CheckRoot(ctx, st, key); err != nil {
 			return err
 		}
 		roots = append(roots, flightsvc.Root{Store: st, Prefix: key})
@@ -135,8 +118,6 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv := flightsvc.NewServer(roots, flightsvc.ServerOptions{Token: token, Memory: memory, Concurrency: opts.concurrency, PieceBytes: pieceSize})
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(lis) }()
 
 	fmt.Fprintf(out, "sluice serve: Arrow Flight at grpc://%s over", lis.Addr())
 	for _, r := range roots {
@@ -150,26 +131,8 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 		fmt.Fprintln(out, "  every call needs the bearer token given by --token")
 	}
 	fmt.Fprintln(out, "press Ctrl-C to stop")
-	select {
-	case <-ctx.Done():
-		srv.Shutdown(2 * time.Second)
-		<-served
-		return nil
-	case err := <-served:
+	if err := srv.ServeContext(ctx, lis, 2*time.Second); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-}
-
-// hasObjects fails with a not-found error when nothing is under prefix:
-// serving an empty root is almost always a mistyped path.
-func hasObjects(ctx context.Context, st *store.Store, prefix string) error {
-	found := errors.New("found")
-	err := st.Walk(ctx, prefix, func(store.ObjectInfo) error { return found })
-	switch {
-	case err == found:
-		return nil
-	case err != nil:
-		return err
-	}
-	return fmt.Errorf("serve %s: %w: nothing there to serve", st.URL(prefix), store.ErrNotFound)
+	return nil
 }

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluice-data/sluice/internal/netaddr"
 	"github.com/sluice-data/sluice/s3server"
 )
 
@@ -75,9 +75,9 @@ func runServer(ctx context.Context, out io.Writer, opts serverOptions) error {
 	if opts.dir == "" {
 		return usagef("serve-s3: --dir is required")
 	}
-	if host, _, err := net.SplitHostPort(opts.addr); err != nil {
+	if loopback, err := netaddr.IsLoopback(opts.addr); err != nil {
 		return usagef("serve-s3: bad --addr %q: %v", opts.addr, err)
-	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	} else if !loopback {
 		fmt.Fprintf(os.Stderr, "sluice serve-s3: warning: %s is reachable from other machines\n", opts.addr)
 	}
 	if opts.limits.Region == "" {

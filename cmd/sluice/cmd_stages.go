@@ -9,9 +9,10 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/internal/profile"
+	"github.com/sluice-data/sluice/internal/stdio"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/scan"
@@ -58,7 +59,7 @@ A stage of sluice run, or a command of its own in a pipe (see sluice help pipes)
 			if err != nil {
 				return stageError(err)
 			}
-			stop, err := startCPUProfile(cpuProfile)
+			stop, err := profile.StartCPU(cpuProfile)
 			if err != nil {
 				return err
 			}
@@ -72,23 +73,24 @@ A stage of sluice run, or a command of its own in a pipe (see sluice help pipes)
 
 // stageEnv is what the stages of this process read and write.
 func stageEnv(stdin io.Reader, stdout, stderr io.Writer, stores *store.Set) exec.Env {
+	width := stdio.TermWidth(stdout)
 	return exec.Env{
-		Stdin: stdin, Stdout: stdout, Width: termWidth(stdout), Output: outputStage(stdout),
+		Stdin: stdin, Stdout: stdout, Width: width, Output: exec.OutputTo(stdout, width),
 		ScanStats: func(s *plan.Scan) func(string, scan.Stats) {
-			profile, _ := scanProfile(s)
+			pr, _ := scanProfile(s)
 			return func(url string, st scan.Stats) {
 				if len(s.URLs) > 1 {
 					fmt.Fprintf(stderr, "scan %s:\n", url)
 				}
-				printScanStats(stderr, st, profile.Link)
+				fmt.Fprint(stderr, st.Report(pr.Link))
 			}
 		},
 		Link: func(s *plan.Scan) (exec.Opener, error) {
-			profile, err := scanProfile(s)
+			pr, err := scanProfile(s)
 			if err != nil {
 				return nil, err
 			}
-			return withLink(stores, s.Sim, profile), nil
+			return withLink(stores, s.Sim, pr), nil
 		},
 	}
 }
@@ -98,8 +100,8 @@ func stageEnv(stdin io.Reader, stdout, stderr io.Writer, stores *store.Set) exec
 func spareScans(p *plan.Plan) {
 	for _, st := range p.Stages {
 		if s, ok := st.(*plan.Scan); ok {
-			if profile, err := scanProfile(s); err == nil {
-				spareProc(s.URLs, profile)
+			if pr, err := scanProfile(s); err == nil {
+				spareProc(s.URLs, pr)
 			}
 		}
 	}
@@ -110,12 +112,9 @@ func spareScans(p *plan.Plan) {
 // stage before it come through shared memory on Linux (SLUICE_PIPE=plain:
 // through the pipe).
 func runStage(ctx context.Context, d *plan.Def, st plan.Stage, stdin io.Reader, stdout, stderr io.Writer) error {
-	quietPipes(stdin, stdout)
-	input := d.Kind == plan.KindTransform || d.Kind == plan.KindSink || d.Kind == plan.KindEither && isPipe(stdin)
-	if sh, ok := st.(*plan.Show); ok && len(sh.URLs) > 0 {
-		input = false // show FILE reads its files
-	}
-	if f, ok := stdin.(*os.File); ok && input && term.IsTerminal(int(f.Fd())) {
+	stdio.QuietPipes(stdin, stdout)
+	input := d.TakesInput(st, stdio.IsPipeOrFile(stdin))
+	if input && stdio.IsTerminal(stdin) {
 		// Waiting for a person to type an Arrow stream would look like a hang.
 		return usagef("%s reads an Arrow IPC stream on stdin, and stdin is a terminal: pipe a stage into it (sluice scan DIR -o - | sluice %s) or redirect a file (< q.arrow)", d.Name, d.Name)
 	}
@@ -141,28 +140,6 @@ func runStage(ctx context.Context, d *plan.Def, st plan.Stage, stdin io.Reader, 
 // unless SLUICE_PIPE=plain.
 func handOff() bool { return os.Getenv("SLUICE_PIPE") != "plain" }
 
-// outputStage is how a pipeline that ends in a stream writes it: as Arrow
-// IPC, or as a table when stdout is a terminal.
-func outputStage(stdout io.Writer) exec.Stage {
-	if w := termWidth(stdout); w > 0 {
-		return exec.ShowTable(stdout, exec.ShowOptions{MaxRows: 100, Width: w})
-	}
-	return exec.WriteIPC(stdout)
-}
-
-// termWidth is the width of the terminal w writes to, or 0 when w is not
-// a terminal.
-func termWidth(w io.Writer) int {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return 0
-	}
-	if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
-		return width
-	}
-	return 80
-}
-
 // stageError classifies a pipeline's error for the exit code: a mistake
 // in how it was written is a usage error; a reader that closed our
 // stdout (head downstream) is no error.
@@ -180,25 +157,4 @@ func stageError(err error) error {
 		return usageError{err}
 	}
 	return err
-}
-
-func isPipe(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && (fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular())
-}
-
-// quietPipes makes a write to a closed pipe an EPIPE error rather than a
-// fatal signal, so a stage whose reader stopped early (head) ends quietly,
-// and grows the pipes so stages exchange batches in fewer wakeups.
-func quietPipes(stdin io.Reader, stdout io.Writer) {
-	ignoreSIGPIPE()
-	for _, x := range []any{stdin, stdout} {
-		if f, ok := x.(*os.File); ok {
-			growPipe(f)
-		}
-	}
 }

@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/store"
+	"github.com/sluice-data/sluice/transfer"
 )
 
 type uploadsOptions struct {
@@ -65,24 +64,16 @@ func runUploads(ctx context.Context, out io.Writer, opts uploadsOptions, url str
 	case store.IsGlob(url):
 		return usagef("uploads: %s: globs are not taken (name a prefix)", url)
 	}
-	st, prefix, err := globals.openRetried(ctx, url, rmWorkers)
+	st, prefix, err := globals.openRetried(ctx, url, transfer.DefaultRemoveWorkers)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	policy := retry.Policy{}
-
-	cutoff := time.Now().Add(-opts.olderThan)
-	var ups []store.Upload
-	err = policy.Do(ctx, func() error {
-		ups = ups[:0]
-		return st.ListUploads(ctx, prefix, func(u store.Upload) error {
-			if opts.olderThan == 0 || !u.Initiated.After(cutoff) {
-				ups = append(ups, u)
-			}
-			return nil
-		})
-	})
+	var before time.Time
+	if opts.olderThan > 0 {
+		before = time.Now().Add(-opts.olderThan)
+	}
+	ups, err := transfer.Uploads(ctx, st, prefix, before)
 	if err != nil {
 		return err
 	}
@@ -98,8 +89,7 @@ func runUploads(ctx context.Context, out io.Writer, opts uploadsOptions, url str
 		case opts.dryrun:
 			say("(dryrun) abort: %s (%s)\n", st.URL(u.Key), u.ID)
 		default:
-			err := policy.Do(ctx, func() error { return st.AbortUpload(ctx, u.Key, u.ID) })
-			if err != nil && !errors.Is(err, store.ErrNotFound) { // gone meanwhile: done
+			if err := transfer.AbortUpload(ctx, st, u); err != nil {
 				return err
 			}
 			say("abort: %s (%s)\n", st.URL(u.Key), u.ID)

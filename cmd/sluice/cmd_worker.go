@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -49,39 +45,20 @@ says which task is done.`,
 }
 
 func runWorker(ctx context.Context, opts workerOptions, spec string) error {
-	index := opts.index
-	if index < 0 {
-		n, err := envTaskIndex()
-		if err != nil {
-			return usagef("worker: %v", err)
-		}
-		index = n
+	t, err := fanout.TaskFromEnv(spec, opts.phase, opts.index)
+	if err != nil {
+		return usagef("worker: %v", err)
 	}
 	stores := newStoreSet()
 	defer stores.Close()
-	t := fanout.Task{Spec: spec, Phase: opts.phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}
 	xenv := stageEnv(strings.NewReader(""), io.Discard, io.Discard, stores)
-	err := fanout.RunTask(ctx, t, fanout.Env{Exec: xenv, Open: stores.Open, Mem: mempool.NewMapped(0)})
+	err = fanout.RunTask(ctx, t, fanout.Env{Exec: xenv, Open: stores.Open, Mem: mempool.NewMapped(0)})
 	if err != nil {
 		return stageError(err)
 	}
 	return nil
 }
 
-// envTaskIndex is the task's index as the executors give it: a
-// Kubernetes Indexed Job (and the local executor) in JOB_COMPLETION_INDEX,
-// a Slurm array job in SLURM_ARRAY_TASK_ID.
-func envTaskIndex() (int, error) {
-	for _, name := range []string{"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"} {
-		v, ok := os.LookupEnv(name)
-		if !ok {
-			continue
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("%s=%q is not a task index", name, v)
-		}
-		return n, nil
-	}
-	return 0, errors.New("no task index: set JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID, or give --index")
-}
+// envTaskIndex is the task's index as the executors give it (the workers
+// of sluice bench --workers read theirs so too).
+func envTaskIndex() (int, error) { return fanout.TaskIndexFromEnv() }

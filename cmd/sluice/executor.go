@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/fanout/kubernetes"
@@ -103,15 +101,7 @@ func (o *executorOptions) executor(self string, args []string) (fanout.Executor,
 			Command: append([]string{"sluice"}, args...)}
 		// The store's endpoint and region reach the workers as they reach
 		// this process.
-		for _, name := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION"} {
-			if v, ok := os.LookupEnv(name); ok {
-				k.Env = append(k.Env, corev1.EnvVar{Name: name, Value: v})
-			}
-		}
-		for _, nv := range o.workerEnv {
-			name, v, _ := strings.Cut(nv, "=")
-			k.Env = append(k.Env, corev1.EnvVar{Name: name, Value: v})
-		}
+		k.Env = kubernetes.WorkerEnv(o.workerEnv)
 		if !o.dryRun {
 			cs, ns, err := kubernetes.FromKubeconfig()
 			if err != nil {
@@ -142,26 +132,14 @@ func (o *executorOptions) printDryRun(ctx context.Context, w io.Writer, p *plan.
 		return err
 	}
 	jobURL := strings.TrimSuffix(spec, path.Base(spec))
-	var b strings.Builder
-	for i, d := range docs {
-		if i == 0 {
-			if o.name == "slurm" {
-				// The sbatch line runs as is in a shell, the script its here-document.
-				d = bytes.Replace(d, []byte("\n# sbatch "), []byte("\nsbatch "), 1)
-			}
-			b.Write(d)
-			continue
-		}
-		if o.name == "kubernetes" {
-			b.WriteString("---\n")
-		}
-		fmt.Fprintf(&b, "# phase %d runs once the driver has committed phase %d (sluice run, without --dry-run); not on its own:\n", i, i-1)
-		for _, l := range strings.SplitAfter(strings.TrimSuffix(string(d), "\n"), "\n") {
-			b.WriteString("# " + l)
-		}
-		b.WriteString("\n")
+	sep := ""
+	switch {
+	case o.name == "slurm" && len(docs) > 0:
+		docs[0] = slurm.Runnable(docs[0])
+	case o.name == "kubernetes":
+		sep = "---\n" // YAML documents
 	}
-	if _, err := fmt.Fprint(w, b.String()); err != nil {
+	if _, err := fmt.Fprint(w, fanout.DryRunText(docs, sep)); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "sluice: --dry-run submitted nothing; it wrote the job's spec, %s, which the workers read.\n"+

@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluice-data/sluice/internal/buildinfo"
+	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
@@ -59,7 +60,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
   sluice ls s3://bucket/lineitem/ --sim s3`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       versionString(),
+		Version:       buildinfo.Version(),
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			p, err := sim.Parse(globals.sim)
 			if err != nil {
@@ -105,23 +106,14 @@ func (g *globalOptions) openStore(ctx context.Context, url string, concurrency i
 	return g.open(ctx, url, g.storeOptions(concurrency, 0))
 }
 
-// open opens url with opts; with request buckets shared between
-// processes it first learns the store's root, which names its prefixes
-// in the shared file.
+// open opens url with opts through the link model of --sim (sim.Open),
+// or, when opts.Wrap is nil, without it (bookkeeping that is not what a
+// benchmark measures).
 func (g *globalOptions) open(ctx context.Context, url string, opts store.Options) (*store.Store, string, error) {
-	if g.profile.ReqShare == "" || opts.Wrap == nil {
+	if opts.Wrap == nil {
 		return store.Open(ctx, url, opts)
 	}
-	bare := opts
-	bare.Wrap = nil
-	st, _, err := store.Open(ctx, url, bare)
-	if err != nil {
-		return nil, "", err
-	}
-	base := st.URL("")
-	st.Close()
-	opts.Wrap = sim.WrapOptionAt(g.profile, base)
-	return store.Open(ctx, url, opts)
+	return sim.Open(ctx, url, opts, g.profile)
 }
 
 // openRetried opens a URL for a command whose every request is retried
@@ -151,15 +143,5 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+// humanBytes is how every summary prints a byte count (1.5 MiB).
+func humanBytes(n int64) string { return size.IEC(n) }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,6 +72,25 @@ type Executor struct {
 	// TTL is how long a finished Job is kept if the driver could not
 	// delete it (ttlSecondsAfterFinished). Default an hour.
 	TTL time.Duration
+}
+
+// WorkerEnv is an environment for Executor.Env: the variables that
+// point an S3 client at its store (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3,
+// AWS_REGION, AWS_DEFAULT_REGION) that are set in this process, with
+// their values here, so that the workers reach the store as it does;
+// then each NAME=VALUE of extra.
+func WorkerEnv(extra []string) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	for _, name := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION"} {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, corev1.EnvVar{Name: name, Value: v})
+		}
+	}
+	for _, nv := range extra {
+		name, v, _ := strings.Cut(nv, "=")
+		env = append(env, corev1.EnvVar{Name: name, Value: v})
+	}
+	return env
 }
 
 // API is what the executor asks of the API server: Jobs (batch/v1),

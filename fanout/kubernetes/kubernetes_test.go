@@ -1,9 +1,13 @@
 package kubernetes
 
 import (
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 func TestIndexes(t *testing.T) {
@@ -47,4 +51,24 @@ func FuzzJobIndexes(f *testing.F) {
 			t.Fatalf("%q reads back as %d indexes from %d", list, countIndexes(list), firstIndex(list))
 		}
 	})
+}
+
+// The store's variables set here go to the workers with their values
+// here, those unset do not, and the extra pairs follow.
+func TestWorkerEnv(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL", "http://10.0.0.1:9000")
+	t.Setenv("AWS_REGION", "eu-west-1")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "not for the pods' spec")
+	for _, name := range []string{"AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION"} {
+		t.Setenv(name, "")
+		os.Unsetenv(name)
+	}
+	got := WorkerEnv([]string{"SLUICE_X=1", "EMPTY=", "A=b=c"})
+	want := []corev1.EnvVar{
+		{Name: "AWS_ENDPOINT_URL", Value: "http://10.0.0.1:9000"}, {Name: "AWS_REGION", Value: "eu-west-1"},
+		{Name: "SLUICE_X", Value: "1"}, {Name: "EMPTY", Value: ""}, {Name: "A", Value: "b=c"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("WorkerEnv = %v, want %v", got, want)
+	}
 }

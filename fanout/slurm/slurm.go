@@ -106,6 +106,13 @@ func (s *Executor) Manifest(a fanout.PhaseRun) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// Runnable is a Manifest as a shell runs it: its sbatch line, a comment
+// in the manifest, made a command, with the batch script its
+// here-document.
+func Runnable(manifest []byte) []byte {
+	return bytes.Replace(manifest, []byte("\n# sbatch "), []byte("\nsbatch "), 1)
+}
+
 // RunPhase submits the phase's tasks, waits for them, and submits those
 // without a done record again until each has one or Attempts runs.
 func (s *Executor) RunPhase(ctx context.Context, a fanout.PhaseRun) error {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/sluice-data/sluice/fanout"
 )
 
 func TestIndexList(t *testing.T) {
@@ -53,4 +55,25 @@ func FuzzIndexList(f *testing.F) {
 			t.Fatalf("indexList(%v) = %q holds %d indexes", idx, list, n)
 		}
 	})
+}
+
+// A Manifest's sbatch line is a comment; Runnable makes it the command,
+// the batch script its here-document, and changes nothing else.
+func TestRunnable(t *testing.T) {
+	s := New([]string{"/opt/sluice", "worker"})
+	m, err := s.Manifest(fanout.PhaseRun{Job: "job-ab12", Spec: "file:///j/job-ab12/job.json", Phase: 0, Kind: "map", Tasks: 3, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := string(Runnable(m))
+	lines := strings.Split(r, "\n")
+	if len(lines) < 3 || lines[0] != "# phase 0 (map): 3 task(s)" || !strings.HasPrefix(lines[1], "sbatch '--parsable' ") || !strings.HasSuffix(lines[1], " <<'EOF'") {
+		t.Fatalf("Runnable:\n%s", r)
+	}
+	if strings.Replace(r, "\nsbatch ", "\n# sbatch ", 1) != string(m) {
+		t.Errorf("more than the sbatch line changed:\n%s\nfrom:\n%s", r, m)
+	}
+	if !strings.Contains(r, "exec '/opt/sluice' 'worker' 'file:///j/job-ab12/job.json' '--phase' '0'\nEOF\n") {
+		t.Errorf("the script is not its here-document:\n%s", r)
+	}
 }

@@ -10,6 +10,7 @@ package fanouthook
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -28,6 +29,25 @@ type Driver struct {
 	SpecEdit func([]byte) []byte
 	// AfterSpec, when set, runs once the spec is written.
 	AfterSpec func(ctx context.Context, st *store.Store, key string)
+}
+
+// HalveSpec is a SpecEdit that keeps the first half of the spec's bytes:
+// a worker given a corrupt spec.
+func HalveSpec(b []byte) []byte { return b[:len(b)/2] }
+
+// ReplacePlan is a SpecEdit that puts planJSON in the spec in place of
+// its plan: a worker given a plan it does not know. A spec that is not a
+// JSON object is left as it is.
+func ReplacePlan(planJSON string) func([]byte) []byte {
+	return func(b []byte) []byte {
+		var m map[string]any
+		if json.Unmarshal(b, &m) != nil {
+			return b
+		}
+		m["plan"] = json.RawMessage(planJSON)
+		out, _ := json.Marshal(m)
+		return out
+	}
 }
 
 type driverKey struct{}

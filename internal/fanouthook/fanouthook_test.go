@@ -53,3 +53,17 @@ func TestFail(t *testing.T) {
 		t.Error("a malformed fail hook was taken")
 	}
 }
+
+func TestSpecEdits(t *testing.T) {
+	spec := []byte(`{"version":1,"plan":{"stages":[]},"phases":[1,2]}`)
+	if got := HalveSpec(spec); string(got) != string(spec[:len(spec)/2]) {
+		t.Errorf("HalveSpec = %q", got)
+	}
+	got := ReplacePlan(`{"stages":[{"op":"teleport"}]}`)(spec)
+	if want := `{"phases":[1,2],"plan":{"stages":[{"op":"teleport"}]},"version":1}`; string(got) != want {
+		t.Errorf("ReplacePlan = %s, want %s", got, want)
+	}
+	if got := ReplacePlan(`{}`)([]byte("not json")); string(got) != "not json" {
+		t.Errorf("ReplacePlan of a spec that is not JSON = %q", got)
+	}
+}

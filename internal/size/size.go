@@ -78,3 +78,19 @@ func Human(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + "B"
 }
+
+// IEC prints n for a person reading a summary: bytes below 1 KiB (512 B),
+// else one decimal in the largest binary unit it reaches, with a space
+// (1.5 MiB, 2.0 GiB). Unlike Format it rounds, and does not read back.
+func IEC(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,4 +1,4 @@
-package main
+package buildinfo
 
 import (
 	"os"
@@ -7,22 +7,24 @@ import (
 	"strings"
 )
 
-// sourceRevision is the commit checked out where this binary's source
+// SourceRevision is the commit checked out where this binary's source
 // was compiled from, for builds that carry no VCS stamp (go run, go test):
 // the compiler records this file's path, and .git beside it says the rest
 // in a few small reads. "" when the source is gone, built with -trimpath,
 // or not a git checkout.
-func sourceRevision() string {
+func SourceRevision() string {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok || !filepath.IsAbs(file) {
 		return ""
 	}
-	return gitRevision(filepath.Dir(file))
+	return GitRevision(filepath.Dir(file))
 }
 
-// gitRevision reads the commit of HEAD of the checkout containing dir,
-// following a worktree's .git file, a branch ref and packed-refs.
-func gitRevision(dir string) string {
+// GitRevision reads the commit of HEAD of the checkout containing dir
+// (dir or the nearest parent with a .git), following a worktree's .git
+// file, a branch ref and packed-refs. It is "" when there is none, or
+// when what HEAD leads to is not a commit's hex digits.
+func GitRevision(dir string) string {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return ""
@@ -38,7 +40,6 @@ func gitRevision(dir string) string {
 		dir = parent
 	}
 }
-
 func readRevision(gitPath string) string {
 	fi, err := os.Stat(gitPath)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package stdio
 
 import (
 	"os"
@@ -11,6 +11,9 @@ func ignoreSIGPIPE() { signal.Ignore(syscall.SIGPIPE) }
 // fSetPipeSize is F_SETPIPE_SZ.
 const fSetPipeSize = 1031
 
+// pipeSize is what growPipe asks for.
+const pipeSize = 1 << 20
+
 // growPipe asks for a 1 MiB pipe buffer (the default is 64 KiB): a
 // stage then hands a batch on in a few writes instead of dozens of
 // wakeups. Failing is harmless.
@@ -19,5 +22,5 @@ func growPipe(f *os.File) {
 	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		return
 	}
-	_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), fSetPipeSize, 1<<20)
+	_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), fSetPipeSize, pipeSize)
 }
