@@ -318,24 +318,37 @@ func noEOF(err error) error {
 // into a buffer first; a pipe is written through a non-blocking
 // descriptor of its own, so that waiting for the stage after parks a
 // goroutine instead of a thread.
-func WriteIPC(w io.Writer) Stage { return ipcSinkStage{w} }
+func WriteIPC(w io.Writer) Stage { return ipcSinkStage{w: w} }
 
-type ipcSinkStage struct{ w io.Writer }
+// WriteIPCCounted is WriteIPC that also adds the rows it writes to
+// *rows, which the caller reads once the run is over.
+func WriteIPCCounted(w io.Writer, rows *int64) Stage { return ipcSinkStage{w: w, rows: rows} }
+
+type ipcSinkStage struct {
+	w    io.Writer
+	rows *int64
+}
 
 func (ipcSinkStage) Name() string { return "stdout" }
 func (ipcSinkStage) isSink()      {}
 
 func (s ipcSinkStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	return &bound{name: s.Name(), newOp: func(operator) (operator, error) {
-		return &ipcSink{sw: NewStreamWriter(s.w, in, StreamOptions{Mem: e.mem, HandOff: e.handOff})}, nil
+		return &ipcSink{sw: NewStreamWriter(s.w, in, StreamOptions{Mem: e.mem, HandOff: e.handOff}), rows: s.rows}, nil
 	}}, nil
 }
 
-type ipcSink struct{ sw *StreamWriter }
+type ipcSink struct {
+	sw   *StreamWriter
+	rows *int64
+}
 
 func (s *ipcSink) push(ctx context.Context, rec arrow.RecordBatch) error {
 	if err := s.sw.Write(rec); err != nil {
 		return fmt.Errorf("output: %w", err)
+	}
+	if s.rows != nil {
+		*s.rows += rec.NumRows()
 	}
 	return nil
 }

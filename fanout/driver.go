@@ -132,12 +132,6 @@ type Progress struct {
 	RowsIn, BytesIn, RowsOut, BytesOut int64
 }
 
-// String is a line for a person watching a job:
-// "map: 3/8 tasks done, 2 running, 1 failed attempts".
-func (p Progress) String() string {
-	return fmt.Sprintf("%s: %d/%d tasks done, %d running, %d failed attempts", p.Phase, p.Done, p.Tasks, p.Running, p.Failed)
-}
-
 // TaskError is a task that failed every attempt; it fails the job.
 type TaskError struct {
 	Phase    string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/internal/fanouthook"
+	"github.com/sluice-data/sluice/plan"
 )
 
 // The event log of a shuffle job with a task that fails once: the job,
@@ -92,11 +93,20 @@ func TestEventLog(t *testing.T) {
 			t.Errorf("map attempt without its piece or bytes: %+v", ev)
 		}
 	}
+	var redOut int64
 	for _, ev := range committed[1] {
 		redIn += ev.RowsIn
+		redOut += ev.RowsOut
 	}
 	if mapIn != 24_000 || mapOut != 24_000 || redIn != 24_000 {
 		t.Errorf("rows: %d scanned, %d shuffled out, %d read by reducers; want 24000 each", mapIn, mapOut, redIn)
+	}
+	// The reducers wrote a group a pickup date between them.
+	dates := rows(t, func(env exec.Env) error {
+		return runLocal(mustParse(t, "scan "+taxi+" --columns pickup_date | count-by pickup_date"), env, exec.Options{})
+	})
+	if redOut != int64(len(dates)) {
+		t.Errorf("the reducers wrote %d rows, want one a pickup date: %d", redOut, len(dates))
 	}
 }
 
@@ -132,4 +142,13 @@ func TestEventLogStoppedAttempt(t *testing.T) {
 	if won.Outcome != OutcomeCommitted || !strings.HasPrefix(won.Attempt, "a2-") || won.Start.Before(stopped.Start) {
 		t.Errorf("the duplicate: %+v", won)
 	}
+}
+
+func mustParse(t *testing.T, text string) *plan.Plan {
+	t.Helper()
+	p, err := plan.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -347,7 +347,7 @@ func (w *taskRun) writeStream(src exec.SourceStage, stages []exec.Stage) error {
 		return err
 	}
 	sum := crc32.New(castagnoli)
-	err = exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.WriteIPC(io.MultiWriter(sw, sum)))}, w.opts())
+	err = exec.Run(w.ctx, exec.Pipeline{Source: src, Stages: append(stages, exec.WriteIPCCounted(io.MultiWriter(sw, sum), &w.out.Rows))}, w.opts())
 	if err != nil {
 		sw.Abort()
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/internal/atomicfile"
 	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/internal/profile"
 	"github.com/sluice-data/sluice/internal/size"
@@ -33,6 +34,8 @@ type runOptions struct {
 	pieceSize  string
 	spread     int
 	verbose    bool
+	progress   bool
+	events     string
 	cpuProfile string
 	memProfile string
 	exe        executorOptions
@@ -133,6 +136,8 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 	f.IntVar(&opts.spread, "spread", 0, "key prefixes each phase's objects are spread over, to keep under S3's per-prefix request rates (0: one a task of the largest phase, up to 256; 1: all under one)")
 	f.StringVar(&opts.broadcast, "broadcast", "256MiB", "with --workers: the largest right side of a join that the driver reads once and writes for every map task to read (0: never; a larger one each task reads itself)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print the job's prefix and each phase's time on stderr")
+	f.BoolVar(&opts.progress, "progress", true, "with --workers on a terminal: a bar per phase (tasks, failures, rows and bytes, MiB/s, time left)")
+	f.StringVar(&opts.events, "events", "", "with --workers: write the job's event log (JSON lines: phases, every attempt) to FILE, for sluice report")
 	f.BoolVar(&opts.duplicateAll, "x-duplicate-all", false, "start two attempts of every task (a test of exactly-once commits)")
 	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
 	f.BoolVar(&opts.corruptSpec, "x-corrupt-spec", false, "write half of the job's spec (a test of workers given a corrupt one)")
@@ -179,6 +184,9 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	}
 	if opts.out != "" && opts.workers == 0 {
 		return usagef("--out takes the results of a fanned-out run: give --workers too")
+	}
+	if opts.events != "" && opts.workers == 0 {
+		return usagef("--events logs the tasks of a fanned-out run: give --workers too")
 	}
 	stores := newStoreSet()
 	defer stores.Close()
@@ -271,23 +279,42 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	if opts.verbose {
 		dopts.Log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "sluice: "+format+"\n", a...) }
 	}
-	if stdio.IsTerminal(os.Stderr) {
-		var last fanout.Progress
-		shown := false
-		dopts.Progress = func(pr fanout.Progress) {
-			if pr == last {
-				return
-			}
-			last, shown = pr, true
-			fmt.Fprintf(os.Stderr, "\r%s\x1b[K", pr)
-		}
-		defer func() {
-			if shown {
-				fmt.Fprint(os.Stderr, "\r\x1b[K")
-			}
-		}()
+	if opts.progress && stdio.IsTerminal(os.Stderr) {
+		bars := newJobProgress(os.Stderr)
+		dopts.Progress = bars.Update
+		defer bars.Close()
 	}
-	return fanout.Run(ctx, p, dopts)
+	if opts.events == "" {
+		return fanout.Run(ctx, p, dopts)
+	}
+	// The log is written whole or not at all, and also when the job
+	// fails: that is when it is wanted most.
+	var runErr error
+	werr := atomicfile.Write(opts.events, func(w io.Writer) error {
+		ew := &errWriter{w: w}
+		dopts.Events = ew
+		runErr = fanout.Run(ctx, p, dopts)
+		return ew.err
+	})
+	if werr != nil && runErr == nil {
+		return werr
+	}
+	return runErr
+}
+
+// errWriter keeps the first error of the writer it wraps.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(b)
+	e.err = err
+	return n, err
 }
 
 // fanoutTopic tells how run --workers works and how its executors are

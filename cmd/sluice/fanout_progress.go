@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/internal/size"
+)
+
+// jobProgress draws a fanned-out job's progress on a terminal: one bar
+// a phase, refreshed in place, of its tasks done out of all, with those
+// running, the failed attempts, what the committed attempts read and
+// wrote, the rate and the time left. Each phase's bar stays as a line of
+// its own once the phase is over.
+type jobProgress struct {
+	w     io.Writer
+	mu    sync.Mutex
+	phase string
+	index int
+	bar   *progressbar.ProgressBar
+	start time.Time
+	last  fanout.Progress
+}
+
+func newJobProgress(w io.Writer) *jobProgress { return &jobProgress{w: w, index: -1} }
+
+// Update is fanout.Options.Progress.
+func (p *jobProgress) Update(pr fanout.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pr == p.last {
+		return
+	}
+	if p.bar == nil || pr.Phase != p.phase || pr.Tasks != p.last.Tasks || pr.Done < p.last.Done {
+		p.finish()
+		p.index++
+		p.phase, p.start = pr.Phase, time.Now()
+		p.bar = progressbar.NewOptions(pr.Tasks,
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetWidth(20),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }),
+		)
+	}
+	p.last = pr
+	p.bar.Describe(p.describe(pr))
+	_ = p.bar.Set(pr.Done)
+}
+
+// describe is the words before the bar.
+func (p *jobProgress) describe(pr fanout.Progress) string {
+	s := fmt.Sprintf("phase %d (%s): %d running, %d failed attempts", p.index, pr.Phase, pr.Running, pr.Failed)
+	if pr.BytesIn > 0 || pr.BytesOut > 0 {
+		secs := max(time.Since(p.start).Seconds(), 1e-3)
+		s += fmt.Sprintf(", %d rows, %s in (%.1f MiB/s), %s out", pr.RowsIn, size.IEC(pr.BytesIn), float64(pr.BytesIn)/(1<<20)/secs, size.IEC(pr.BytesOut))
+	}
+	return s
+}
+
+// finish ends the running phase's bar, leaving its last state.
+func (p *jobProgress) finish() {
+	if p.bar != nil && !p.bar.IsFinished() {
+		_ = p.bar.Exit()
+		fmt.Fprintln(p.w)
+	}
+	p.bar = nil
+}
+
+// Close ends the display.
+func (p *jobProgress) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finish()
+}
