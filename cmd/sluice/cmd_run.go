@@ -37,6 +37,7 @@ type runOptions struct {
 	verbose    bool
 	cpuProfile string
 	memProfile string
+	metrics    string
 	exe        executorOptions
 	// for tests of exactly-once commits and of killed workers
 	duplicateAll      bool
@@ -135,6 +136,7 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 	f.IntVar(&opts.spread, "spread", 0, "key prefixes each phase's objects are spread over, to keep under S3's per-prefix request rates (0: one a task of the largest phase, up to 256; 1: all under one)")
 	f.StringVar(&opts.broadcast, "broadcast", "256MiB", "with --workers: the largest right side of a join that the driver reads once and writes for every map task to read (0: never; a larger one each task reads itself)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print the job's prefix and each phase's time on stderr")
+	addMetricsFlag(f, &opts.metrics, "with --workers, while the job runs: tasks by phase and state, failed attempts, phases done", "loopback only")
 	f.BoolVar(&opts.duplicateAll, "x-duplicate-all", false, "start two attempts of every task (a test of exactly-once commits)")
 	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
 	f.BoolVar(&opts.corruptSpec, "x-corrupt-spec", false, "write half of the job's spec (a test of workers given a corrupt one)")
@@ -176,6 +178,9 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	}
 	if opts.out != "" && opts.workers == 0 {
 		return usagef("--out takes the results of a fanned-out run: give --workers too")
+	}
+	if opts.metrics != "" && opts.workers == 0 {
+		return usagef("--metrics-addr serves a fanned-out run's metrics: give --workers too")
 	}
 	stores := newStoreSet()
 	defer stores.Close()
@@ -328,7 +333,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 			}
 		}()
 	}
-	return fanout.Run(ctx, p, dopts)
+	return withJobMetrics(opts.metrics, &dopts, func() error { return fanout.Run(ctx, p, dopts) })
 }
 
 // fanoutTopic tells how run --workers works and how its executors are

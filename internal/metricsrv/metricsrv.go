@@ -86,8 +86,15 @@ func Start(addr string, g prometheus.Gatherer, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The host as given (0.0.0.0 rather than the [::] it binds), the
+	// port as bound.
+	host, _, _ := net.SplitHostPort(addr)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	if host == "" {
+		host = "0.0.0.0"
+	}
 	s := &Server{
-		URL:    "http://" + ln.Addr().String() + "/metrics",
+		URL:    "http://" + net.JoinHostPort(host, port) + "/metrics",
 		served: make(chan struct{}),
 		srv: &http.Server{
 			Handler:           mux,
