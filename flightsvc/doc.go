@@ -12,6 +12,10 @@
 // in order with package collect, so a dataset fetched over Flight has
 // the batches and positions a local scan gives.
 //
+// Given a Prometheus registry (ServerOptions.Metrics), the server counts
+// its calls by method and gRPC status code, their latency, the calls in
+// flight and the bytes, batches and rows sent (docs/metrics.md).
+//
 // The descriptor (Request) and ticket are JSON read from clients; both
 // parsers have fuzz tests.
 package flightsvc

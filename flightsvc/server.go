@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -53,6 +54,11 @@ type ServerOptions struct {
 	// dataset of a few large files still gives clients endpoints to fetch
 	// in parallel; a smaller file is one endpoint. Default 64 MiB.
 	PieceBytes int64
+	// Metrics, when set, gets the service's Prometheus collectors (calls
+	// by method and gRPC status code, their latency, calls in flight,
+	// bytes, batches and rows sent; see metrics.go). NewServer panics if
+	// they cannot be registered, as on a registry another Server uses.
+	Metrics prometheus.Registerer
 }
 
 // Root is a store and the prefix in it whose datasets a Server serves.
@@ -73,6 +79,7 @@ type Server struct {
 	fetchers []*fetch.Fetcher
 	opts     ServerOptions
 	grpc     *grpc.Server
+	metrics  *metrics // nil without ServerOptions.Metrics
 }
 
 // NewServer makes a service over roots; Serve starts it.
@@ -99,11 +106,19 @@ func NewServer(roots []Root, opts ServerOptions) *Server {
 		s.fetchers = append(s.fetchers, fetch.New(r.Store, fetch.Options{Memory: opts.Memory}))
 	}
 	var gopts []grpc.ServerOption
+	if opts.Metrics != nil {
+		// First: the outermost, so that refused calls count too.
+		s.metrics = newMetrics(opts.Metrics)
+		gopts = append(gopts, grpc.ChainUnaryInterceptor(s.metrics.unary), grpc.ChainStreamInterceptor(s.metrics.stream))
+	}
 	if opts.Token != "" {
 		gopts = append(gopts, grpc.ChainUnaryInterceptor(s.authUnary), grpc.ChainStreamInterceptor(s.authStream))
 	}
 	s.grpc = grpc.NewServer(gopts...)
 	flight.RegisterFlightServiceServer(s.grpc, s)
+	if s.metrics != nil {
+		s.metrics.known(s.grpc)
+	}
 	return s
 }
 
@@ -425,10 +440,12 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 		// dataset's.
 		b.Pos.File, b.Pos.Key = t.File, t.Key
 		err = w.WriteWithAppMetadata(b.RecordBatch, collect.MarshalPos(collect.Pos{Part: t.Part, Position: b.Pos}))
+		rows := b.NumRows()
 		b.Release()
 		if err != nil {
 			return grpcError(err)
 		}
+		s.metrics.batch(rows)
 	}
 	if err = sc.Err(); err == nil {
 		err = ctx.Err()

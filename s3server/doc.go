@@ -76,6 +76,9 @@
 //     keep-alive, a header size limit and a bound on open connections; a
 //     request refused before its body is read closes the connection
 //     rather than wait for the body.
+//   - Metrics, given a Prometheus registry (Options.Metrics): requests by
+//     operation and status code, their latency, body bytes each way,
+//     requests in flight (docs/metrics.md names them).
 //
 // What it is not: a production object store. There is no TLS (it binds to
 // loopback by default), no versioning, and multipart uploads in progress

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/net/netutil"
 )
 
@@ -42,6 +43,12 @@ type Options struct {
 	// MaxConns bounds the connections open at once; more wait to be
 	// accepted until one closes. Zero: DefaultMaxConns.
 	MaxConns int
+
+	// Metrics, when set, gets the server's Prometheus collectors
+	// (requests by operation and status code, their latency, bytes
+	// received and sent, requests in flight; see metrics.go). Start fails
+	// if they cannot be registered, as on a registry another Server uses.
+	Metrics prometheus.Registerer
 }
 
 func (o *Options) defaults() {
@@ -110,6 +117,14 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 	// authenticated, then matched to an operation, before any of its body
 	// is read.
 	handler := bodyDeadlines(opts.IdleTimeout, v.wrap(onlyImplemented(b.handler())))
+	if opts.Metrics != nil {
+		m, err := newMetrics(opts.Metrics)
+		if err != nil {
+			b.close()
+			return nil, fmt.Errorf("s3server: metrics: %w", err)
+		}
+		handler = m.instrument(handler)
+	}
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -38,6 +38,7 @@ type runOptions struct {
 	events     string
 	cpuProfile string
 	memProfile string
+	metrics    string
 	exe        executorOptions
 	// for tests of exactly-once commits and of killed workers
 	duplicateAll      bool
@@ -138,6 +139,7 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print the job's prefix and each phase's time on stderr")
 	f.BoolVar(&opts.progress, "progress", true, "with --workers on a terminal: a bar per phase (tasks, failures, rows and bytes, MiB/s, time left)")
 	f.StringVar(&opts.events, "events", "", "with --workers: write the job's event log (JSON lines: phases, every attempt) to FILE, for sluice report")
+	addMetricsFlag(f, &opts.metrics, "with --workers, while the job runs: tasks by phase and state, failed attempts, phases done", "loopback only")
 	f.BoolVar(&opts.duplicateAll, "x-duplicate-all", false, "start two attempts of every task (a test of exactly-once commits)")
 	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
 	f.BoolVar(&opts.corruptSpec, "x-corrupt-spec", false, "write half of the job's spec (a test of workers given a corrupt one)")
@@ -187,6 +189,9 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	}
 	if opts.events != "" && opts.workers == 0 {
 		return usagef("--events logs the tasks of a fanned-out run: give --workers too")
+	}
+	if opts.metrics != "" && opts.workers == 0 {
+		return usagef("--metrics-addr serves a fanned-out run's metrics: give --workers too")
 	}
 	stores := newStoreSet()
 	defer stores.Close()
@@ -284,13 +289,18 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 		dopts.Progress = bars.Update
 		defer bars.Close()
 	}
-	if opts.events == "" {
+	return withJobMetrics(opts.metrics, &dopts, func() error { return runWithEvents(ctx, p, dopts, opts.events) })
+}
+
+// runWithEvents runs the job, its event log to events when named.
+func runWithEvents(ctx context.Context, p *plan.Plan, dopts fanout.Options, events string) error {
+	if events == "" {
 		return fanout.Run(ctx, p, dopts)
 	}
 	// The log is written whole or not at all, and also when the job
 	// fails: that is when it is wanted most.
 	var runErr error
-	werr := atomicfile.Write(opts.events, func(w io.Writer) error {
+	werr := atomicfile.Write(events, func(w io.Writer) error {
 		ew := &errWriter{w: w}
 		dopts.Events = ew
 		runErr = fanout.Run(ctx, p, dopts)

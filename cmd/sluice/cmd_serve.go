@@ -20,6 +20,7 @@ type serveOptions struct {
 	memory      string
 	concurrency int
 	pieceSize   string
+	metrics     string
 }
 
 func newServeCommand() *cobra.Command {
@@ -75,6 +76,7 @@ error, never with a short stream. A client that goes away stops its scans.`,
 	f.StringVar(&opts.memory, "memory", "64MiB", "memory each stream's scan holds: bytes fetched ahead of decoding and decoding's buffers (at least one row group's worth)")
 	f.IntVar(&opts.concurrency, "concurrency", 2, "row groups one stream decodes at once (an ordered stream holds at most that many ahead of the one due)")
 	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes read per endpoint a large file is cut into (whole row groups)")
+	addMetricsFlag(f, &opts.metrics, "calls by method and status, latency, bytes, batches and rows sent", "one other than loopback needs a token, which scrapes then need too")
 	return cmd
 }
 
@@ -101,6 +103,11 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 	if token == "" && !loopback {
 		token, generated = flightsvc.NewToken(), true
 	}
+	reg, stopMetrics, err := startMetrics(out, "serve", opts.metrics, token != "", token, "give --token (scrapes then need it too)")
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	var roots []flightsvc.Root
 	for _, u := range urls {
 		st, key, err := globals.openStore(ctx, u, maxInFlight)
@@ -117,7 +124,7 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	srv := flightsvc.NewServer(roots, flightsvc.ServerOptions{Token: token, Memory: memory, Concurrency: opts.concurrency, PieceBytes: pieceSize})
+	srv := flightsvc.NewServer(roots, flightsvc.ServerOptions{Token: token, Memory: memory, Concurrency: opts.concurrency, PieceBytes: pieceSize, Metrics: reg})
 
 	fmt.Fprintf(out, "sluice serve: Arrow Flight at grpc://%s over", lis.Addr())
 	for _, r := range roots {

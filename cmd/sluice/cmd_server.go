@@ -21,6 +21,7 @@ type serverOptions struct {
 	secretKey string
 	buckets   []string
 	limits    s3server.Options
+	metrics   string
 }
 
 func newServerCommand() *cobra.Command {
@@ -68,6 +69,7 @@ of a request body or of a response, or sends no next request, for
 	f.DurationVar(&opts.limits.HeaderTimeout, "header-timeout", s3server.DefaultHeaderTimeout, "time a client may take to send a request's headers")
 	f.DurationVar(&opts.limits.IdleTimeout, "idle-timeout", s3server.DefaultIdleTimeout, "close a connection that moves no byte of a body or response, or sends no request, for this long")
 	f.IntVar(&opts.limits.MaxConns, "max-conns", s3server.DefaultMaxConns, "connections served at once (more wait)")
+	addMetricsFlag(f, &opts.metrics, "requests by S3 operation and status, latency, bytes", "one other than loopback is warned about, as for --addr")
 	return cmd
 }
 
@@ -88,6 +90,12 @@ func runServer(ctx context.Context, out io.Writer, opts serverOptions) error {
 	}
 	so := opts.limits
 	so.AccessKey, so.SecretKey = opts.accessKey, opts.secretKey
+	reg, stopMetrics, err := startMetrics(out, "serve-s3", opts.metrics, true, "", "")
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	so.Metrics = reg
 	srv, err := s3server.Start(ctx, opts.dir, opts.addr, so)
 	if errors.Is(err, syscall.EADDRINUSE) {
 		// 9000 is also MinIO's default port.

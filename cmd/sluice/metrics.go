@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+
+	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/fanout/jobmetrics"
+	"github.com/sluice-data/sluice/internal/metricsrv"
+	"github.com/sluice-data/sluice/internal/netaddr"
+)
+
+// addMetricsFlag adds --metrics-addr; rule says which addresses it takes.
+func addMetricsFlag(f *pflag.FlagSet, addr *string, what, rule string) {
+	f.StringVar(addr, "metrics-addr", "", "serve Prometheus metrics ("+what+") at http://HOST:PORT/metrics, "+
+		"e.g. --metrics-addr 127.0.0.1:9464 (port 0 picks a free one; "+rule+"; see docs/metrics.md)")
+}
+
+// startMetrics, given an address, serves a new registry's metrics there
+// (behind token, when set) and says where on w; the command's collectors
+// join the registry it returns. Without one it serves nothing and
+// returns a nil registry. An address other than loopback is taken when
+// remote is set, refused with remoteHint otherwise.
+func startMetrics(w io.Writer, name, addr string, remote bool, token, remoteHint string) (prometheus.Registerer, func(), error) {
+	if addr == "" {
+		return nil, func() {}, nil
+	}
+	loopback, err := netaddr.IsLoopback(addr)
+	if err != nil {
+		return nil, nil, usagef("%s: bad --metrics-addr %q: %v", name, addr, err)
+	}
+	reg := metricsrv.NewRegistry()
+	s, err := metricsrv.Start(addr, reg, metricsrv.Options{Remote: remote, Token: token})
+	switch {
+	case errors.Is(err, metricsrv.ErrNotLoopback):
+		return nil, nil, usagef("%s: --metrics-addr %s is reachable from other machines: %s", name, addr, remoteHint)
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, nil, usagef("%s: --metrics-addr %s is taken: give another port, or 127.0.0.1:0 for a free one", name, addr)
+	case err != nil:
+		return nil, nil, fmt.Errorf("%s: metrics: %w", name, err)
+	}
+	fmt.Fprintf(w, "sluice %s: Prometheus metrics at %s\n", name, s.URL)
+	switch {
+	case token != "":
+		fmt.Fprintln(w, "  scrapes need the same bearer token")
+	case !loopback:
+		fmt.Fprintf(os.Stderr, "sluice %s: warning: the metrics at %s are reachable from other machines\n", name, addr)
+	}
+	return reg, func() { s.Close() }, nil
+}
+
+// withJobMetrics, given an address, serves the metrics of the job run
+// drives (package jobmetrics, fed by o.Progress) while it runs.
+func withJobMetrics(addr string, o *fanout.Options, run func() error) error {
+	reg, stop, err := startMetrics(os.Stderr, "run", addr, false, "", "the driver serves them on loopback only")
+	if err != nil || reg == nil {
+		if err != nil {
+			return err
+		}
+		return run()
+	}
+	defer stop()
+	m, err := jobmetrics.New(reg)
+	if err != nil {
+		return err
+	}
+	job := m.Job()
+	if next := o.Progress; next != nil {
+		o.Progress = func(pr fanout.Progress) {
+			job.Progress(pr)
+			next(pr)
+		}
+	} else {
+		o.Progress = job.Progress
+	}
+	err = run()
+	job.Done(err)
+	return err
+}
