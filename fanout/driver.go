@@ -124,6 +124,8 @@ func closeStore(open store.Opener, st *store.Store) {
 
 // Progress is the state of the running phase.
 type Progress struct {
+	// Index is the phase's number in the job (0 first), Phase its kind.
+	Index                        int
 	Phase                        string
 	Tasks, Done, Running, Failed int // Failed counts attempts
 	// What the phase's committed attempts read and wrote so far: a map
@@ -409,6 +411,7 @@ func (d *driver) runPhase(pi int) (_ *Manifest, err error) {
 		},
 		Progress: func(pr Progress) {
 			mu.Lock()
+			pr.Index = pi
 			pr.RowsIn, pr.BytesIn, pr.RowsOut, pr.BytesOut = sums.RowsIn, sums.BytesIn, sums.RowsOut, sums.BytesOut
 			mu.Unlock()
 			d.failed = pr.Failed

@@ -20,14 +20,12 @@ import (
 type jobProgress struct {
 	w     io.Writer
 	mu    sync.Mutex
-	phase string
-	index int
 	bar   *progressbar.ProgressBar
 	start time.Time
 	last  fanout.Progress
 }
 
-func newJobProgress(w io.Writer) *jobProgress { return &jobProgress{w: w, index: -1} }
+func newJobProgress(w io.Writer) *jobProgress { return &jobProgress{w: w} }
 
 // Update is fanout.Options.Progress.
 func (p *jobProgress) Update(pr fanout.Progress) {
@@ -36,10 +34,9 @@ func (p *jobProgress) Update(pr fanout.Progress) {
 	if pr == p.last {
 		return
 	}
-	if p.bar == nil || pr.Phase != p.phase || pr.Tasks != p.last.Tasks || pr.Done < p.last.Done {
+	if p.bar == nil || pr.Index != p.last.Index {
 		p.finish()
-		p.index++
-		p.phase, p.start = pr.Phase, time.Now()
+		p.start = time.Now()
 		p.bar = progressbar.NewOptions(pr.Tasks,
 			progressbar.OptionSetWriter(p.w),
 			progressbar.OptionSetWidth(20),
@@ -56,7 +53,7 @@ func (p *jobProgress) Update(pr fanout.Progress) {
 
 // describe is the words before the bar.
 func (p *jobProgress) describe(pr fanout.Progress) string {
-	s := fmt.Sprintf("phase %d (%s): %d running, %d failed attempts", p.index, pr.Phase, pr.Running, pr.Failed)
+	s := fmt.Sprintf("phase %d (%s): %d running, %d failed attempts", pr.Index, pr.Phase, pr.Running, pr.Failed)
 	if pr.BytesIn > 0 || pr.BytesOut > 0 {
 		secs := max(time.Since(p.start).Seconds(), 1e-3)
 		s += fmt.Sprintf(", %d rows, %s in (%.1f MiB/s), %s out", pr.RowsIn, size.IEC(pr.BytesIn), float64(pr.BytesIn)/(1<<20)/secs, size.IEC(pr.BytesOut))

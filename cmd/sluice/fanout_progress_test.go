@@ -16,8 +16,8 @@ func TestJobProgress(t *testing.T) {
 	p.Update(fanout.Progress{Phase: fanout.PhaseMap, Tasks: 4, Running: 2})
 	p.Update(fanout.Progress{Phase: fanout.PhaseMap, Tasks: 4, Done: 2, Running: 2, Failed: 1, RowsIn: 2000, BytesIn: 3 << 20, BytesOut: 1 << 20})
 	p.Update(fanout.Progress{Phase: fanout.PhaseMap, Tasks: 4, Done: 4, Failed: 1, RowsIn: 4000, BytesIn: 6 << 20, BytesOut: 2 << 20})
-	p.Update(fanout.Progress{Phase: fanout.PhaseReduce, Tasks: 2, Running: 2})
-	p.Update(fanout.Progress{Phase: fanout.PhaseReduce, Tasks: 2, Done: 2, RowsIn: 4000, BytesIn: 2 << 20, BytesOut: 100})
+	p.Update(fanout.Progress{Index: 1, Phase: fanout.PhaseReduce, Tasks: 2, Running: 2})
+	p.Update(fanout.Progress{Index: 1, Phase: fanout.PhaseReduce, Tasks: 2, Done: 2, RowsIn: 4000, BytesIn: 2 << 20, BytesOut: 100})
 	p.Close()
 	out := b.String()
 	for _, want := range []string{

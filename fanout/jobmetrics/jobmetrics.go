@@ -6,10 +6,8 @@
 // the driver's progress reports, as often as they come.
 //
 // A phase is labelled by its kind (fanout.PhaseMap, fanout.PhaseReduce),
-// so labels are bounded whatever the job. Progress does not number
-// phases: a report of another kind, of another task count, or with fewer
-// tasks done than the last one starts a new phase, as it does for the
-// terminal progress.
+// so labels are bounded whatever the job; a report of another phase
+// (Progress.Index) starts that phase.
 //
 // What it is not: the event log (fanout.Options.Events) that records
 // every attempt; nor a view of the workers' own processes.
@@ -107,7 +105,7 @@ func (j *Job) Progress(pr fanout.Progress) {
 	if j.closed {
 		return
 	}
-	if !j.has || pr.Phase != j.cur.Phase || pr.Tasks != j.cur.Tasks || pr.Done < j.cur.Done {
+	if !j.has || pr.Index != j.cur.Index {
 		j.unshow()
 		j.has, j.ended = true, false
 		j.high = fanout.Progress{}

@@ -172,7 +172,7 @@ func TestReports(t *testing.T) {
 	a.Progress(fanout.Progress{Phase: "map", Tasks: 10, Done: 5, Running: 3, Failed: 0, RowsIn: 400})
 	a.Progress(fanout.Progress{Phase: "map", Tasks: 10, Done: 10, Running: 0, Failed: 2, RowsIn: 1000})
 	a.Progress(fanout.Progress{Phase: "map", Tasks: 10, Done: 10, Running: 0, Failed: 2, RowsIn: 1000}) // again
-	a.Progress(fanout.Progress{Phase: "map", Tasks: 10, Done: 0, Running: 2})
+	a.Progress(fanout.Progress{Index: 1, Phase: "map", Tasks: 10, Done: 0, Running: 2})
 	b.Done(errors.New("failed"))
 	s = metricstest.Scrape(t, url, nil)
 	for _, c := range []struct {
@@ -193,9 +193,9 @@ func TestReports(t *testing.T) {
 			t.Errorf("after: %s %v, want %v", c.what, c.v, c.want)
 		}
 	}
-	a.Progress(fanout.Progress{Phase: "reduce", Tasks: 3, Done: 1, Running: 2})
+	a.Progress(fanout.Progress{Index: 2, Phase: "reduce", Tasks: 3, Done: 1, Running: 2})
 	a.Done(nil)
-	a.Progress(fanout.Progress{Phase: "reduce", Tasks: 3, Done: 3}) // after the end: ignored
+	a.Progress(fanout.Progress{Index: 2, Phase: "reduce", Tasks: 3, Done: 3}) // after the end: ignored
 	s = metricstest.Scrape(t, url, nil)
 	if v := s.Sum("sluice_fanout_tasks") + s.Sum("sluice_fanout_phase_tasks") + s.Get(t, "sluice_fanout_jobs_running"); v != 0 {
 		t.Errorf("gauges after both jobs sum to %v, want 0", v)
