@@ -34,6 +34,9 @@ type ExecLauncher struct {
 	// Job names the launcher's phases (they are Job-p<run>), as
 	// fanout.PhaseRun.Job does; default bench-<random hex>.
 	Job string
+	// Progress, when set, gets the executor's counts of a run's workers
+	// as they start and end, Index the run's number.
+	Progress func(fanout.Progress)
 
 	mu  sync.Mutex
 	seq int
@@ -58,7 +61,14 @@ func (l *ExecLauncher) Launch(ctx context.Context, ws []WorkerSpec) ([][]Record,
 	l.seq++
 	l.mu.Unlock()
 	k := len(ws)
-	runErr := l.Exe.RunPhase(ctx, fanout.PhaseRun{Job: l.Job, Phase: run, Kind: "bench", Tasks: k, Workers: k, Attempts: 1, Argv: l.Args(ws[0])})
+	pr := fanout.PhaseRun{Job: l.Job, Phase: run, Kind: "bench", Tasks: k, Workers: k, Attempts: 1, Argv: l.Args(ws[0])}
+	if l.Progress != nil {
+		pr.Progress = func(p fanout.Progress) {
+			p.Index = run
+			l.Progress(p)
+		}
+	}
+	runErr := l.Exe.RunPhase(ctx, pr)
 	if runErr != nil {
 		var te *fanout.TaskError
 		switch {

@@ -191,9 +191,16 @@ func TestExecLauncherLocal(t *testing.T) {
 
 	t.Run("together and once", func(t *testing.T) {
 		dir := t.TempDir()
-		recs, err := launcher(dir, -1, 2, false).Launch(testCtx(t), specsOf(3))
+		l := launcher(dir, -1, 2, false)
+		var reports []fanout.Progress
+		l.Progress = func(p fanout.Progress) { reports = append(reports, p) }
+		recs, err := l.Launch(testCtx(t), specsOf(3))
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The run's progress, from three running to three done.
+		if len(reports) == 0 || reports[len(reports)-1] != (fanout.Progress{Index: 0, Phase: "bench", Tasks: 3, Done: 3}) || !slices.ContainsFunc(reports, func(p fanout.Progress) bool { return p.Running == 3 }) {
+			t.Errorf("progress reports %+v", reports)
 		}
 		for i := range 3 {
 			if len(recs[i]) != 1 || recs[i][0].Worker != i {

@@ -15,6 +15,10 @@ import (
 	"github.com/sluice-data/sluice/internal/fanouthook"
 )
 
+// hostName names this machine in the attempts RunPhase reports, as a
+// worker names itself in its records ("host pid N", RunTask).
+var hostName, _ = os.Hostname()
+
 // exit is how a worker that Local started ended.
 type exit struct {
 	Task   Task
@@ -85,9 +89,7 @@ func (l *Local) start(t Task) (worker string, err error) {
 	if err := cmd.Start(); err != nil {
 		return "", fmt.Errorf("start worker: %w", err)
 	}
-	// Named as a worker names itself in its records (RunTask).
-	host, _ := os.Hostname()
-	worker = fmt.Sprintf("%s pid %d", host, cmd.Process.Pid)
+	worker = fmt.Sprintf("pid %d", cmd.Process.Pid)
 	l.running[cmd] = true
 	l.wg.Add(1)
 	go func() {
@@ -216,7 +218,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 		label := fmt.Sprintf("a%d", ts.started)
 		worker, err := l.start(Task{Spec: r.Spec, Phase: r.Phase, Index: i, Attempt: label, Args: r.Argv})
 		if err == nil && r.Watch != nil {
-			r.Watch(AttemptEvent{Task: i, Attempt: label, Worker: worker, Start: time.Now()})
+			r.Watch(AttemptEvent{Task: i, Attempt: label, Worker: hostName + " " + worker, Start: time.Now()})
 		}
 		return err
 	}
@@ -262,7 +264,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 			continue
 		}
 		if r.Watch != nil {
-			r.Watch(AttemptEvent{Task: ex.Task.Index, Attempt: ex.Task.Attempt, Worker: ex.Worker, End: time.Now(), Err: ex.Err})
+			r.Watch(AttemptEvent{Task: ex.Task.Index, Attempt: ex.Task.Attempt, Worker: hostName + " " + ex.Worker, End: time.Now(), Err: ex.Err})
 		}
 		active--
 		ts := &tasks[ex.Task.Index]

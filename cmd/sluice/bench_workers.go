@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/internal/stdio"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -58,6 +59,12 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 		return err
 	}
 	defer cleanup()
+	if !opts.quiet && stdio.IsTerminal(os.Stderr) {
+		// A bar a run: its workers started, running, done.
+		bars := newJobProgress(os.Stderr)
+		launch.Progress = bars.Update
+		defer bars.Close()
+	}
 	if !opts.quiet {
 		wcfg.Progress = func(r bench.WorkersRun) {
 			fmt.Fprintf(os.Stderr, "round %d, %d worker(s): put %.1f MiB/s, get %.1f MiB/s aggregate\n",
