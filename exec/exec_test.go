@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
 
@@ -541,15 +542,34 @@ func TestSortSpills(t *testing.T) {
 	dir := t.TempDir()
 	keys := []SortKey{{Column: "payment_type"}, {Column: "fare_amount", Desc: true}}
 	src := Scan([]string{taxi}, ScanOptions{Columns: []string{"payment_type", "fare_amount", "pickup_datetime"}, BatchRows: 1000})
+	var runs int // spill files open while the sort's output flows
 	run := func(memory int64) []byte {
 		var out bytes.Buffer
-		if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{Sort(keys), WriteIPC(&out)}}, Options{Open: testOpen, Mem: mem, Memory: memory, TempDir: dir}); err != nil {
+		var w *ipc.Writer
+		runs = 0
+		sink := Collect(func(s *arrow.Schema) { w = ipc.NewWriter(&out, ipc.WithSchema(s)) }, func(rec arrow.RecordBatch) error {
+			runs = max(runs, openIn(t, dir))
+			return w.Write(rec)
+		})
+		if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{Sort(keys), sink}}, Options{Open: testOpen, Mem: mem, Memory: memory, TempDir: dir}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
 		return out.Bytes()
 	}
 	inMemory := run(1 << 30)
+	if runs != 0 {
+		t.Fatalf("a sort in memory held %d spill files", runs)
+	}
 	spilled := run(64 << 10) // many runs
+	if runs < 2 {
+		t.Fatalf("a sort of 30,000 rows in 64 KiB held %d spill files, want many runs", runs)
+	}
+	if openIn(t, dir) != 0 {
+		t.Fatal("spill files still open after the sort")
+	}
 	if !bytes.Equal(inMemory, spilled) {
 		t.Fatal("a sort that spilled differs from one in memory")
 	}
@@ -769,6 +789,24 @@ func TestSinkMustBeLast(t *testing.T) {
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("no sink: %v", err)
 	}
+}
+
+// openIn counts this process's open files that are or were in dir:
+// spill files have no name once created (internal/spillfile), so an
+// open descriptor is what shows a spill.
+func openIn(t *testing.T, dir string) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd to see open spill files: %v", err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(target, dir+"/") {
+			n++
+		}
+	}
+	return n
 }
 
 func readDirNames(dir string) ([]string, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/internal/arrowsize"
+	"github.com/sluice-data/sluice/internal/spillfile"
 )
 
 // posMode is what a positionSource does with the positions it reads.
@@ -293,7 +294,7 @@ type spillFile struct {
 // newSpillFile makes a spill file named sluice-NAME-*.arrows in dir; what
 // says what it is for in errors.
 func newSpillFile(dir string, mem memory.Allocator, name, what string) (*spillFile, error) {
-	f, err := os.CreateTemp(dir, "sluice-"+name+"-*.arrows")
+	f, err := spillfile.Create(dir, "sluice-"+name+"-*.arrows")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -337,8 +338,7 @@ func (s *spillFile) read(off, n int64, sc *arrow.Schema) (arrow.RecordBatch, err
 }
 
 func (s *spillFile) close() error {
-	s.f.Close()
-	return os.Remove(s.f.Name())
+	return spillfile.Remove(s.f)
 }
 
 type countingWriter struct {

@@ -205,8 +205,7 @@ func TestJoinSpills(t *testing.T) {
 					var spilled bool
 					err := Run(context.Background(), Pipeline{Source: FromBatches(joinLeft, lrecs...), Stages: []Stage{join, Collect(nil, func(rec arrow.RecordBatch) error {
 						if !spilled {
-							entries, _ := os.ReadDir(tmp)
-							spilled = len(entries) > 0
+							spilled = openIn(t, tmp) > 0
 						}
 						rows = append(rows, rowText(rec, " ")...)
 						return nil
@@ -214,8 +213,8 @@ func TestJoinSpills(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if entries, _ := os.ReadDir(tmp); len(entries) > 0 {
-						t.Errorf("left behind: %v", entries)
+					if entries, _ := os.ReadDir(tmp); len(entries) > 0 || openIn(t, tmp) > 0 {
+						t.Errorf("left behind: %v, or spill files still open", entries)
 					}
 					return rows, fmt.Sprint(spilled)
 				}

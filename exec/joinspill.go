@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-data/sluice/internal/arrowsize"
 	"github.com/sluice-data/sluice/internal/size"
+	"github.com/sluice-data/sluice/internal/spillfile"
 )
 
 // A join whose right side outgrows its memory is a grace hash join: both
@@ -193,7 +194,7 @@ type graceOp struct {
 	budget int64
 	out    *arrow.Schema // joined rows with their places
 	ob     *orderBy      // by the places
-	runs   []string
+	runs   []*os.File    // each part's joined rows, read back from the start
 	// drop drops the places and hands the rows on.
 	drop operator
 }
@@ -260,8 +261,8 @@ func (o *graceOp) finish(ctx context.Context) error {
 			r.close()
 		}
 	}()
-	for i, path := range o.runs {
-		src, err := openIPCFile(path, o.e.mem)
+	for i, run := range o.runs {
+		src, err := openRun(run, o.e.mem)
 		if err != nil {
 			return fmt.Errorf("join: reading a spilled part: %w", err)
 		}
@@ -299,11 +300,11 @@ func (o *graceOp) joinPart(ctx context.Context, p int) (err error) {
 		return err
 	}
 	defer t.release()
-	f, err := os.CreateTemp(o.e.tempDir, "sluice-join-*.arrows")
+	f, err := spillfile.Create(o.e.tempDir, "sluice-join-*.arrows")
 	if err != nil {
 		return fmt.Errorf("join: spilling: %w", err)
 	}
-	o.runs = append(o.runs, f.Name())
+	o.runs = append(o.runs, f)
 	bw := bufio.NewWriterSize(f, 1<<20)
 	w := ipc.NewWriter(bw, ipc.WithSchema(o.out), ipc.WithAllocator(o.e.mem))
 	defer func() {
@@ -312,9 +313,6 @@ func (o *graceOp) joinPart(ctx context.Context, p int) (err error) {
 		}
 		if ferr := bw.Flush(); err == nil {
 			err = ferr
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
 		}
 		if err != nil {
 			err = fmt.Errorf("join: spilling: %w", err)
@@ -348,7 +346,7 @@ func (o *graceOp) release() {
 		o.left = nil
 	}
 	for _, r := range o.runs {
-		os.Remove(r)
+		spillfile.Remove(r)
 	}
 	o.runs = nil
 }

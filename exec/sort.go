@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/internal/arrowsize"
+	"github.com/sluice-data/sluice/internal/spillfile"
 )
 
 // Sort orders the rows by keys; rows that tie keep their input order. It
@@ -66,7 +67,7 @@ type sortOp struct {
 
 	held  []arrow.RecordBatch
 	bytes int64
-	runs  []string
+	runs  []*os.File // spilled runs, each written whole, read from the start
 }
 
 func (o *sortOp) push(ctx context.Context, rec arrow.RecordBatch) error {
@@ -120,11 +121,11 @@ func (o *sortOp) dropHeld() {
 
 // spill writes the held rows, sorted, as a run.
 func (o *sortOp) spill(ctx context.Context) (err error) {
-	f, err := os.CreateTemp(o.tempDir, "sluice-sort-*.arrows")
+	f, err := spillfile.Create(o.tempDir, "sluice-sort-*.arrows")
 	if err != nil {
 		return fmt.Errorf("sort: spill: %w", err)
 	}
-	o.runs = append(o.runs, f.Name())
+	o.runs = append(o.runs, f)
 	bw := bufio.NewWriterSize(f, 1<<20)
 	w := ipc.NewWriter(bw, ipc.WithSchema(o.schema), ipc.WithAllocator(o.mem))
 	err = o.sorted(ctx, w.Write)
@@ -133,9 +134,6 @@ func (o *sortOp) spill(ctx context.Context) (err error) {
 	}
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
 	}
 	o.dropHeld()
 	if err != nil {
@@ -167,7 +165,7 @@ func (o *sortOp) finish(ctx context.Context) error {
 func (o *sortOp) release() {
 	o.dropHeld()
 	for _, r := range o.runs {
-		os.Remove(r)
+		spillfile.Remove(r)
 	}
 	o.runs = nil
 }
@@ -300,8 +298,8 @@ func (o *sortOp) mergeRuns(ctx context.Context) error {
 			r.close()
 		}
 	}()
-	for i, path := range o.runs {
-		src, err := openIPCFile(path, o.mem)
+	for i, run := range o.runs {
+		src, err := openRun(run, o.mem)
 		if err != nil {
 			return fmt.Errorf("sort: reading a spilled run: %w", err)
 		}
@@ -310,20 +308,12 @@ func (o *sortOp) mergeRuns(ctx context.Context) error {
 	return mergeSorted(ctx, o.mem, o.schema, o.ob, inputs, o.next)
 }
 
-// openIPCFile reads an Arrow IPC stream from a local file.
-func openIPCFile(path string, mem memory.Allocator) (Source, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
+// openRun reads the Arrow IPC stream spilled to f from its start; the
+// file stays open (it is the run's only name) until the run is released.
+func openRun(f *os.File, mem memory.Allocator) (Source, error) {
 	// A merge reads many runs at once: a small buffer each keeps its
 	// memory that of the batches it holds.
-	src, err := ipcSourceStage{r: bufio.NewReaderSize(f, 64<<10)}.open(context.Background(), &env{mem: mem})
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &closing{Source: src, c: f}, nil
+	return ipcSourceStage{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 64<<10)}.open(context.Background(), &env{mem: mem})
 }
 
 // closing closes c after the source.

@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+
+	"github.com/sluice-data/sluice/internal/spillfile"
 )
 
 // spill keeps n byte streams written in turns (a map task's shuffle
@@ -24,7 +26,7 @@ type spill struct {
 type seg struct{ off, n int64 }
 
 func newSpill(n int) (*spill, error) {
-	f, err := os.CreateTemp("", "sluice-shuffle-*")
+	f, err := spillfile.Create("", "sluice-shuffle-*")
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +72,4 @@ func (s *spill) reader(i int) (io.Reader, error) {
 	return io.MultiReader(rs...), nil
 }
 
-func (s *spill) close() {
-	s.f.Close()
-	os.Remove(s.f.Name())
-}
+func (s *spill) close() { spillfile.Remove(s.f) }

@@ -1,0 +1,40 @@
+// Package spillfile makes the temporary files that sorts, joins and
+// shuffles spill to.
+package spillfile
+
+import (
+	"os"
+	"runtime"
+)
+
+// Create makes a temporary file in dir (empty: os.TempDir) named by
+// pattern, as os.CreateTemp does, and removes its name at once where the
+// system allows it (Linux and every Unix): the open file is then all that
+// holds it, so the kernel frees it when the file is closed or the process
+// ends, even by SIGKILL, and nothing is left behind. Close it when done;
+// Remove deletes what still has a name.
+func Create(dir, pattern string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if runtime.GOOS != "windows" {
+		if err := os.Remove(f.Name()); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// Remove closes f and deletes it if it still has a name (Windows, where
+// an open file cannot lose it).
+func Remove(f *os.File) error {
+	err := f.Close()
+	if runtime.GOOS == "windows" {
+		if rerr := os.Remove(f.Name()); err == nil && !os.IsNotExist(rerr) {
+			err = rerr
+		}
+	}
+	return err
+}
