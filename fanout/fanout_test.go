@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("DIST_TEST_WORKER") != "" {
 		os.Exit(testWorker())
 	}
+	if dir := os.Getenv("FANOUT_TEST_DRIVER"); dir != "" {
+		os.Exit(testDriver(dir))
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -62,6 +65,15 @@ func testWorker() int {
 		return 1
 	}
 	return 0
+}
+
+// testDriver is a driver process for TestWorkersDieWithTheDriver: it
+// runs two workers that note their pid in dir and sleep, and waits.
+func testDriver(dir string) int {
+	l := NewLocal([]string{"/bin/sh", "-c", `echo $$ > "$0/pid-$JOB_COMPLETION_INDEX.tmp" && mv "$0/pid-$JOB_COMPLETION_INDEX.tmp" "$0/pid-$JOB_COMPLETION_INDEX" && exec sleep 300`, dir})
+	err := l.RunPhase(context.Background(), PhaseRun{Job: "job-t", Spec: "spec", Tasks: 2, Workers: 2, Attempts: 1, Kind: PhaseMap, Argv: []string{}})
+	fmt.Fprintln(os.Stderr, err)
+	return 1
 }
 
 // testQueries are the pipelines the tests run after a scan of the taxi

@@ -81,6 +81,7 @@ func (l *Local) start(t Task) (worker string, err error) {
 		"JOB_COMPLETION_INDEX="+strconv.Itoa(t.Index), "SLUICE_ATTEMPT="+t.Attempt)
 	tail := &tailWriter{}
 	cmd.Stderr = tail
+	stopWithParent(cmd)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.stopping {

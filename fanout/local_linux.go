@@ -1,0 +1,18 @@
+package fanout
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// stopWithParent makes the kernel send the worker SIGTERM when this
+// process dies, however it dies (SIGKILL included): a worker never
+// outlives its driver, and stops as on Ctrl-C, deleting what it wrote.
+// The signal follows the OS thread that started the worker; Go ends
+// threads only under LockOSThread, which nothing here uses.
+func stopWithParent(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
+}
