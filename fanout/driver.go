@@ -40,6 +40,11 @@ type Options struct {
 	// order; the pipeline must then end with the last stage the workers
 	// run (the per-batch stages, or a shuffle's aggregation), with no sink.
 	Out string
+	// Overwrite lets Out name a prefix that holds objects already: once
+	// the job succeeds, every part there that it did not write is
+	// deleted, so the prefix holds one job's parts and manifest. Without
+	// it such a prefix is refused before anything runs.
+	Overwrite bool
 	// Keep keeps the job's committed outputs and manifests at the end
 	// (losers and leftovers are deleted either way).
 	Keep bool
@@ -195,6 +200,11 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 			return fmt.Errorf("%w: with a destination the workers run the whole pipeline, but %s folds in one process: put a shuffle before it, so reducers write its groups", exec.ErrInvalid, p.Stages[1+pl.finalAgg].Name())
 		case pl.finalFrom < len(p.Stages)-1:
 			return fmt.Errorf("%w: with a destination the workers run the whole pipeline, but %s runs in one process: end the pipeline before it", exec.ErrInvalid, p.Stages[1+pl.finalFrom].Name())
+		}
+		if !opts.Overwrite {
+			if err := checkEmpty(ctx, opts.Open, opts.Out); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -555,8 +565,9 @@ func (d *driver) inputs(m *Manifest) []input {
 	return ins
 }
 
-// cleanup deletes the job's objects: all of them, or with keep all but
-// the spec, the manifests and the outputs they list.
+// cleanup deletes the job's objects and aborts its unfinished uploads:
+// all of them, or with keep all but the spec, the manifests and the
+// outputs they list.
 func (d *driver) cleanup(ctx context.Context, keep bool) error {
 	listed := map[string]bool{d.j.prefix + specKey: true}
 	for i, m := range d.manifests {
@@ -572,7 +583,9 @@ func (d *driver) cleanup(ctx context.Context, keep bool) error {
 		}
 		return err
 	}
-	var errs []error
+	// Attempts stopped mid-write leave uploads; the job's prefix is the
+	// job's alone.
+	errs := []error{abortUploads(ctx, d.j.st, d.j.prefix, func(string) bool { return true })}
 	for _, info := range infos {
 		if keep && listed[info.Key] {
 			continue
@@ -616,8 +629,53 @@ func (d *driver) publish() error {
 	return err
 }
 
+// checkEmpty refuses a destination that holds objects: a prefix holds
+// one job's parts and manifest, never two jobs' mixed.
+func checkEmpty(ctx context.Context, open store.Opener, url string) error {
+	st, prefix, err := openWith(ctx, open, url)
+	if err != nil {
+		return fmt.Errorf("destination: %w", err)
+	}
+	defer closeStore(open, st)
+	infos, err := st.List(ctx, prefix)
+	if err != nil && store.KindOf(err) != store.KindNotFound {
+		return fmt.Errorf("destination: %w", err)
+	}
+	if len(infos) > 0 {
+		return fmt.Errorf("%w: destination %s holds %d object(s) already (such as %s): give an empty prefix, or overwrite to replace them", exec.ErrInvalid, url, len(infos), st.URL(infos[0].Key))
+	}
+	return nil
+}
+
+// abortUploads aborts the pending multipart uploads under prefix whose
+// keys mine says are the job's: parts of outputs an attempt was writing
+// when it was stopped or killed, which a store keeps (and bills) until
+// aborted.
+func abortUploads(ctx context.Context, st *store.Store, prefix string, mine func(key string) bool) error {
+	if !st.HasUploads() {
+		return nil
+	}
+	var ups []store.Upload
+	if err := st.ListUploads(ctx, prefix, func(u store.Upload) error {
+		if mine(u.Key) {
+			ups = append(ups, u)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	var errs []error
+	for _, u := range ups {
+		if err := st.AbortUpload(ctx, u.Key, u.ID); err != nil && store.KindOf(err) != store.KindNotFound {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // cleanupDest deletes what the job's attempts wrote at the destination
-// and did not commit, or, when the job failed, all of it.
+// and did not commit, or, when the job failed, all of it; with
+// Overwrite, once it succeeded, also every part it did not write.
 func (d *driver) cleanupDest(ctx context.Context, ok bool) error {
 	st, prefix, err := openWith(ctx, d.opts.Open, d.spec.Out)
 	if err != nil {
@@ -637,9 +695,10 @@ func (d *driver) cleanupDest(ctx context.Context, ok bool) error {
 		}
 		return err
 	}
-	var errs []error
+	mine := func(key string) bool { return strings.Contains(key, "."+d.spec.id()+".") }
+	errs := []error{abortUploads(ctx, st, prefix+"part-", mine)}
 	for _, info := range infos {
-		if !strings.Contains(info.Key, "."+d.spec.id()+".") || committed[info.Key] {
+		if committed[info.Key] || !mine(info.Key) && !(ok && d.opts.Overwrite) {
 			continue
 		}
 		if err := st.Delete(ctx, info.Key); err != nil && store.KindOf(err) != store.KindNotFound {

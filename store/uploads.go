@@ -36,6 +36,9 @@ func (s *Store) uploads(op, key string) (UploadLister, error) {
 	return ul, nil
 }
 
+// HasUploads says whether the store has multipart uploads (s3://).
+func (s *Store) HasUploads() bool { _, ok := s.d.(UploadLister); return ok }
+
 // ListUploads calls fn for every pending multipart upload under prefix.
 func (s *Store) ListUploads(ctx context.Context, prefix string, fn func(Upload) error) error {
 	ul, err := s.uploads("list uploads", prefix)
