@@ -642,7 +642,7 @@ func checkEmpty(ctx context.Context, open store.Opener, url string) error {
 		return fmt.Errorf("destination: %w", err)
 	}
 	if len(infos) > 0 {
-		return fmt.Errorf("%w: destination %s holds %d object(s) already (such as %s): give an empty prefix, or overwrite to replace them", exec.ErrInvalid, url, len(infos), st.URL(infos[0].Key))
+		return fmt.Errorf("%w: destination %s holds %d object(s) already (such as %s): give an empty prefix, or --overwrite to replace them", exec.ErrInvalid, url, len(infos), st.URL(infos[0].Key))
 	}
 	return nil
 }

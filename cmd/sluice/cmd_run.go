@@ -35,6 +35,7 @@ type runOptions struct {
 	spread     int
 	verbose    bool
 	progress   bool
+	overwrite  bool
 	events     string
 	cpuProfile string
 	memProfile string
@@ -134,7 +135,8 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 	f.StringVar(&opts.memory, "memory", "", "in one process: what each join holds before it spills (default 256MiB; join --memory overrides), a quarter of it kept as reusable buffers; the Go heap is held to it plus 64MiB")
 	f.IntVarP(&opts.workers, "workers", "w", 0, "worker processes to fan the pipeline out over (0: run it in this process)")
 	f.StringVar(&opts.store, "store", "", "URL under which the fanned-out job keeps its objects (default: a temporary directory)")
-	f.StringVar(&opts.out, "out", "", "with --workers: a prefix URL the last tasks write the results under, an object each and manifest.json (the pipeline then has no sink)")
+	f.StringVar(&opts.out, "out", "", "with --workers: a prefix URL the last tasks write the results under, an object each and manifest.json (the pipeline then has no sink); it must be empty")
+	f.BoolVar(&opts.overwrite, "overwrite", false, "with --out: take a prefix that holds objects; once the job succeeds the parts it did not write are deleted")
 	f.BoolVar(&opts.keep, "keep", false, "keep the job's committed outputs and manifests")
 	f.IntVar(&opts.attempts, "attempts", 3, "times a task is started before the job fails")
 	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes of row groups per map task (a file at least twice as large is cut)")
@@ -187,6 +189,9 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	p, err := plan.Parse(text)
 	if err != nil {
 		return usageError{fmt.Errorf("run: %w", err)}
+	}
+	if opts.overwrite && opts.out == "" {
+		return usagef("--overwrite replaces what is at --out: give --out too")
 	}
 	if opts.out != "" && opts.workers == 0 {
 		return usagef("--out takes the results of a fanned-out run: give --workers too")
@@ -260,7 +265,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 		return err
 	}
 	dopts := fanout.Options{
-		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Keep: opts.keep,
+		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Overwrite: opts.overwrite, Keep: opts.keep,
 		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: exe,
 		Open: stores.Open, Mem: mempool.NewMapped(0), Env: env,
 	}

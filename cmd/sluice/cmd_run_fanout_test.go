@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -485,6 +486,30 @@ func TestRunFanOutToDestination(t *testing.T) {
 	}
 	r = sluice(t, nil, "run", "--workers", "3", "--out", dest+"2/", "scan "+tg.lineitem+" | "+agg)
 	assertCleanFailure(t, r, exitUsage, "put a shuffle before it")
+
+	// A second job into the same prefix is refused, the first's parts
+	// untouched; with --overwrite its parts replace them.
+	job := "scan " + tg.lineitem + " | shuffle --by l_orderkey --to 3 | " + agg
+	r = sluice(t, nil, "run", "--workers", "3", "--out", dest+"/", job)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "holds 6 object(s) already") || !strings.Contains(r.stderr, "--overwrite") {
+		t.Fatalf("a job into a full prefix: exit %d, %s", r.code, r.stderr)
+	}
+	if again, _ := filepath.Glob(filepath.Join(dest, "part-*.arrow")); !slices.Equal(again, parts) {
+		t.Fatalf("a refused job changed the parts: %q", again)
+	}
+	if r := sluice(t, nil, "run", "--workers", "3", "--out", dest+"/", "--overwrite", job); r.code != 0 {
+		t.Fatalf("--overwrite: exit %d: %s", r.code, r.stderr)
+	}
+	parts, _ = filepath.Glob(filepath.Join(dest, "part-*.arrow"))
+	manifest, _ = os.ReadFile(filepath.Join(dest, "manifest.json"))
+	if entries, _ := os.ReadDir(dest); len(parts) != 3 || len(entries) != 4 {
+		t.Fatalf("after --overwrite: %d parts, %d objects; want the new job's 3 parts and its manifest", len(parts), len(entries))
+	}
+	for _, p := range parts {
+		if !bytes.Contains(manifest, []byte(filepath.Base(p))) {
+			t.Fatalf("the manifest does not list %s", p)
+		}
+	}
 }
 
 // runFailingTask runs a job of two workers, with the executor's
