@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +15,10 @@ import (
 
 	"github.com/sluice-data/sluice/internal/fanouthook"
 )
+
+// LocalLimit is how many workers a Local runs at once by default: 4 a
+// core.
+func LocalLimit() int { return 4 * runtime.NumCPU() }
 
 // hostName names this machine in the attempts RunPhase reports, as a
 // worker names itself in its records ("host pid N", RunTask).
@@ -43,6 +48,12 @@ type Local struct {
 	// as Ctrl-C would, so they can delete what they wrote, and killing
 	// only those still running after it.
 	Grace time.Duration
+	// Limit caps the workers running at once, whatever PhaseRun.Workers
+	// asks: processes beyond a few per core only slow each other (1,000
+	// asked for on 2 cores once ran 86 at a load of 37). Zero means
+	// LocalLimit; negative, no cap (sluice bench --workers, whose workers
+	// must all run at once).
+	Limit int
 
 	mu       sync.Mutex
 	running  map[*exec.Cmd]bool
@@ -185,6 +196,12 @@ func stragglerAfter(took []time.Duration) time.Duration {
 // workers still running before it returns, on a failure or when ctx
 // ends (see Grace).
 func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
+	switch {
+	case l.Limit == 0:
+		r.Workers = min(r.Workers, LocalLimit())
+	case l.Limit > 0:
+		r.Workers = min(r.Workers, l.Limit)
+	}
 	tasks := make([]taskState, r.Tasks)
 	duplicate := fanouthook.From(ctx).DuplicateAll
 	var queue []int

@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -71,4 +72,25 @@ func TestWorkersDieWithTheDriver(t *testing.T) {
 		}
 	}
 	t.Logf("workers gone %v after the driver's SIGKILL", time.Since(killed).Round(time.Millisecond))
+}
+
+// However many workers a phase asks for, a Local runs at most its limit
+// at once (4 a core by default), and all tasks are done.
+func TestLocalCapsWorkers(t *testing.T) {
+	for _, c := range []struct {
+		limit, want int
+	}{{0, LocalLimit()}, {3, 3}} {
+		l := NewLocal([]string{"/bin/sh", "-c", "sleep 0.1"})
+		l.Limit = c.limit
+		tasks := 3 * c.want
+		most, done := 0, 0
+		err := l.RunPhase(context.Background(), PhaseRun{Job: "job-t", Spec: "spec", Tasks: tasks, Workers: 1000, Attempts: 1, Kind: PhaseMap, Argv: []string{},
+			Progress: func(p Progress) { most, done = max(most, p.Running), p.Done }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if most > c.want || most < 2 || done != tasks {
+			t.Errorf("limit %d: %d workers at once (want at most %d), %d of %d tasks done", c.limit, most, c.want, done, tasks)
+		}
+	}
 }

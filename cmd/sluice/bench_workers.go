@@ -135,6 +135,7 @@ func newBenchWorkers(opts benchOptions, cfg bench.Config, st *store.Store) (*ben
 	}
 	if l, ok := exe.(*fanout.Local); ok {
 		l.Grace = workerWait
+		l.Limit = -1 // a run's workers all at once, as it measures them
 	}
 	shared := []string{"-q", "-n", strconv.Itoa(opts.objects), "--size", bench.FormatSize(cfg.Sizes[0]),
 		"-c", strconv.Itoa(cfg.Concurrency[0]), "--retries", strconv.Itoa(opts.retries), "--prefixes", strconv.Itoa(opts.prefixes)}

@@ -133,7 +133,7 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 	f := cmd.Flags()
 	f.IntVarP(&opts.threads, "threads", "t", 0, "batches worked on at once in each process (default: the number of cores)")
 	f.StringVar(&opts.memory, "memory", "", "in one process: what each join holds before it spills (default 256MiB; join --memory overrides), a quarter of it kept as reusable buffers; the Go heap is held to it plus 64MiB")
-	f.IntVarP(&opts.workers, "workers", "w", 0, "worker processes to fan the pipeline out over (0: run it in this process)")
+	f.IntVarP(&opts.workers, "workers", "w", 0, "worker processes to fan the pipeline out over (0: run it in this process); locally at most 4 a core run at once")
 	f.StringVar(&opts.store, "store", "", "URL under which the fanned-out job keeps its objects (default: a temporary directory)")
 	f.StringVar(&opts.out, "out", "", "with --workers: a prefix URL the last tasks write the results under, an object each and manifest.json (the pipeline then has no sink); it must be empty")
 	f.BoolVar(&opts.overwrite, "overwrite", false, "with --out: take a prefix that holds objects; once the job succeeds the parts it did not write are deleted")
