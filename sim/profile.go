@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -223,3 +224,13 @@ func (p Profile) p99() time.Duration {
 }
 
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// AttemptSeed is the seed of one attempt of a fanned-out task, from the
+// job's seed: every worker and every attempt draws other faults, as
+// machines of a cluster would meet them, and a retried attempt is not a
+// replay of the one that failed; the same attempt draws the same.
+func AttemptSeed(seed uint64, phase, task int, attempt string) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%d/%d/%s", seed, phase, task, attempt)
+	return h.Sum64()
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/mempool"
+	"github.com/sluice-data/sluice/sim"
 )
 
 type workerOptions struct {
@@ -49,6 +50,9 @@ func runWorker(ctx context.Context, opts workerOptions, spec string) error {
 	if err != nil {
 		return usagef("worker: %v", err)
 	}
+	// Each attempt draws its own faults from --sim: one seed for all
+	// would make a retry meet the faults that failed the attempt before.
+	globals.profile.Seed = sim.AttemptSeed(globals.profile.Seed, t.Phase, t.Index, t.Attempt)
 	stores := newStoreSet()
 	defer stores.Close()
 	xenv := stageEnv(strings.NewReader(""), io.Discard, io.Discard, stores)
