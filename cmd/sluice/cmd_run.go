@@ -99,10 +99,6 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
   sluice run --workers 4 'scan ./data/lineitem | shuffle --by l_orderkey --to 8
       | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show'
 
-  # the job's event log, drawn as a page: a timeline of every task, retries, stragglers
-  sluice run --workers 4 --events job.jsonl 'scan ./data/lineitem | shuffle --by l_orderkey --to 8 | count-by l_orderkey | head 5'
-  sluice report job.jsonl -o job.html
-
   # on Slurm: each phase an array job of 16 tasks, 4 at a time
   sluice run --workers 4 --executor slurm --store s3://bucket/jobs/ 'scan s3://bucket/taxi/ | ...'
 

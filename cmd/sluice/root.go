@@ -95,6 +95,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 		newScanBenchCommand(),
 		newRunCommand(),
 		newReportCommand(),
+		newJobsCommand(),
 		newWorkerCommand(),
 	)
 	root.AddCommand(stageCommands(root)...)

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-data/sluice/fanout"
+)
+
+func newJobsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "jobs ls|rm|gc",
+		Short: "List and remove the fanned-out jobs left in a store",
+		Long: `A fanned-out job (sluice run --workers) keeps its objects under a prefix
+job-<hex>/ of --store while it runs, and deletes them at its end. A job run
+with --keep, or whose driver was killed, leaves them: jobs ls lists them
+(age, phases committed, objects, bytes), jobs rm removes one, jobs gc removes
+those older than --older-than. Removing a job also aborts its unfinished
+multipart uploads.`,
+		Example: `  sluice jobs ls s3://bucket/jobs/
+  sluice jobs rm s3://bucket/jobs/job-1a2b3c4d5e6f/
+  sluice jobs gc s3://bucket/jobs/ --older-than 24h`,
+	}
+	var olderThan time.Duration
+	ls := &cobra.Command{
+		Use:   "ls STORE",
+		Short: "List the jobs under a --store prefix, oldest first",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runJobsLs(cmd.Context(), cmd.OutOrStdout(), args[0])
+		},
+	}
+	rm := &cobra.Command{
+		Use:   "rm JOB...",
+		Short: "Remove jobs: their objects and unfinished uploads",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, url := range args {
+				if !fanout.IsJobURL(url) {
+					return usagef("jobs rm: %s is not a job's prefix (…/job-<12 hex digits>/; sluice jobs ls lists them)", url)
+				}
+			}
+			stores := newStoreSet()
+			defer stores.Close()
+			for _, url := range args {
+				if err := fanout.RemoveJob(cmd.Context(), stores.Open, url); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", url)
+			}
+			return nil
+		},
+	}
+	gc := &cobra.Command{
+		Use:   "gc STORE --older-than DURATION",
+		Short: "Remove the jobs under a --store prefix older than --older-than",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if olderThan <= 0 {
+				return usagef("jobs gc: --older-than must be a positive duration such as 24h")
+			}
+			return runJobsGC(cmd.Context(), cmd.OutOrStdout(), args[0], olderThan)
+		},
+	}
+	gc.Flags().DurationVar(&olderThan, "older-than", 0, "remove jobs created longer ago than this (such as 24h); a running job's driver may still need a younger one")
+	cmd.AddCommand(ls, rm, gc)
+	return cmd
+}
+
+func listJobs(ctx context.Context, url string) ([]fanout.JobInfo, error) {
+	if !strings.HasSuffix(url, "/") {
+		url += "/"
+	}
+	st, prefix, err := globals.openRetried(ctx, url, maxInFlight)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return fanout.Jobs(ctx, st, prefix)
+}
+
+func runJobsLs(ctx context.Context, out io.Writer, url string) error {
+	jobs, err := listJobs(ctx, url)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "created\tage\tphases\tobjects\tsize\tjob\t")
+	for _, j := range jobs {
+		phases := "?"
+		if j.Phases > 0 {
+			phases = fmt.Sprintf("%d/%d", j.Committed, j.Phases)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t\n", j.Created.Local().Format("2006-01-02 15:04"), time.Since(j.Created).Round(time.Second),
+			phases, j.Objects, humanBytes(j.Bytes), j.URL)
+	}
+	return tw.Flush()
+}
+
+func runJobsGC(ctx context.Context, out io.Writer, url string, olderThan time.Duration) error {
+	jobs, err := listJobs(ctx, url)
+	if err != nil {
+		return err
+	}
+	stores := newStoreSet()
+	defer stores.Close()
+	for _, j := range jobs {
+		if time.Since(j.Created) < olderThan {
+			continue
+		}
+		if err := fanout.RemoveJob(ctx, stores.Open, j.URL); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "removed %s (%s old, %s)\n", j.URL, time.Since(j.Created).Round(time.Second), humanBytes(j.Bytes))
+	}
+	return nil
+}
