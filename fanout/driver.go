@@ -40,6 +40,11 @@ type Options struct {
 	// order; the pipeline must then end with the last stage the workers
 	// run (the per-batch stages, or a shuffle's aggregation), with no sink.
 	Out string
+	// Resume, when set, is the prefix of a job whose driver died: Run
+	// reads its spec (the plan, the phases, the destination) instead of
+	// planning p, which may be nil, keeps the phases whose manifests are
+	// written and the tasks whose outputs are, and runs the rest.
+	Resume string
 	// Overwrite lets Out name a prefix that holds objects already: once
 	// the job succeeds, every part there that it did not write is
 	// deleted, so the prefix holds one job's parts and manifest. Without
@@ -176,6 +181,14 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	var resumed *Spec
+	if opts.Resume != "" {
+		if resumed, err = readSpec(ctx, opts); err != nil {
+			return err
+		}
+		p = resumed.Plan
+		opts.Out, opts.Threads, opts.Spread = resumed.Out, resumed.Threads, resumed.Spread
+	}
 	// Compiled here to check the plan whole before any worker starts, and
 	// for the part this process runs.
 	compiled, err := exec.Compile(p, opts.Env)
@@ -201,7 +214,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 		case pl.finalFrom < len(p.Stages)-1:
 			return fmt.Errorf("%w: with a destination the workers run the whole pipeline, but %s runs in one process: end the pipeline before it", exec.ErrInvalid, p.Stages[1+pl.finalFrom].Name())
 		}
-		if !opts.Overwrite {
+		if !opts.Overwrite && resumed == nil {
 			if err := checkEmpty(ctx, opts.Open, opts.Out); err != nil {
 				return err
 			}
@@ -212,6 +225,9 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 		return fmt.Errorf("%w: the job's store %s lives in this process; workers need one they can reach (file:// or s3://)", exec.ErrInvalid, opts.Store)
 	}
 	jobURL, removeDir, err := newJobPrefix(opts.Store)
+	if resumed != nil {
+		jobURL, removeDir, err = resumed.Job, func() {}, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -253,24 +269,32 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 	}()
 	logf("job %s", jobURL)
 
-	sent, err := d.broadcastJoins(p, pl)
-	if err != nil {
-		return err
-	}
-	spec := newSpec(sent, jobURL, pl, opts)
-	b, err := spec.Marshal()
-	if err != nil {
-		return err
-	}
-	hooks := fanouthook.From(ctx)
-	if hooks.SpecEdit != nil {
-		b = hooks.SpecEdit(b)
-	}
-	if err := j.put(ctx, specKey, b); err != nil {
-		return err
-	}
-	if hooks.AfterSpec != nil {
-		hooks.AfterSpec(ctx, st, prefix+specKey)
+	spec := resumed
+	if resumed != nil {
+		if err := samePhases(resumed.Phases, pl.phases); err != nil {
+			return fmt.Errorf("resume %s: %w", jobURL, err)
+		}
+		d.resumed = true
+	} else {
+		sent, err := d.broadcastJoins(p, pl)
+		if err != nil {
+			return err
+		}
+		spec = newSpec(sent, jobURL, pl, opts)
+		b, err := spec.Marshal()
+		if err != nil {
+			return err
+		}
+		hooks := fanouthook.From(ctx)
+		if hooks.SpecEdit != nil {
+			b = hooks.SpecEdit(b)
+		}
+		if err := j.put(ctx, specKey, b); err != nil {
+			return err
+		}
+		if hooks.AfterSpec != nil {
+			hooks.AfterSpec(ctx, st, prefix+specKey)
+		}
 	}
 	d.spec = spec
 	if d.events != nil {
@@ -287,6 +311,17 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 	d.exe = exe
 	for i := range spec.Phases {
 		t0 := time.Now()
+		if d.resumed {
+			m, err := d.committedManifest(i)
+			if err != nil {
+				return err
+			}
+			if m != nil {
+				logf("phase %d (%s): committed before the driver died", i, spec.Phases[i].Kind)
+				d.manifests = append(d.manifests, m)
+				continue
+			}
+		}
 		m, err := d.runPhase(i)
 		if err != nil {
 			return err
@@ -359,6 +394,7 @@ type driver struct {
 	manifests []*Manifest
 	logf      func(string, ...any)
 	events    *events // nil without Options.Events
+	resumed   bool    // the job is Options.Resume's
 	failed    int     // failed attempts of the running phase, as the executor counts them
 }
 
@@ -432,6 +468,18 @@ func (d *driver) runPhase(pi int) (_ *Manifest, err error) {
 	}
 	if d.events != nil {
 		r.Watch = d.events.watch
+	}
+	if d.resumed {
+		// Tasks whose outputs the dead driver's workers committed are
+		// not run again.
+		r.Committed = make([]bool, ph.Tasks)
+		for i := range ph.Tasks {
+			out, _, err := commit(i)
+			if err != nil {
+				return nil, err
+			}
+			r.Committed[i] = out != nil
+		}
 	}
 	if err := d.exe.RunPhase(d.ctx, r); err != nil {
 		if te, ok := err.(*TaskError); ok {

@@ -49,6 +49,10 @@ type PhaseRun struct {
 	Progress func(Progress)
 	// Log, when set, gets a line for each retry.
 	Log func(format string, a ...any)
+	// Committed, when set, marks the tasks whose outputs are committed
+	// already (a resumed job's): an executor that can runs only the
+	// others. One that cannot runs them again, which is harmless.
+	Committed []bool
 	// Watch, when set, gets each attempt's start and end from an
 	// executor that starts attempts one by one; one that starts a
 	// phase's tasks as a whole leaves it alone.

@@ -205,7 +205,13 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 	tasks := make([]taskState, r.Tasks)
 	duplicate := fanouthook.From(ctx).DuplicateAll
 	var queue []int
+	done := 0
 	for i := range r.Tasks {
+		if i < len(r.Committed) && r.Committed[i] {
+			tasks[i].committed = true
+			done++
+			continue
+		}
 		queue = append(queue, i)
 		if duplicate {
 			queue = append(queue, i)
@@ -215,7 +221,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	active, done, failed := 0, 0, 0
+	active, failed := 0, 0
 	var took []time.Duration
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()

@@ -36,6 +36,7 @@ type runOptions struct {
 	verbose    bool
 	progress   bool
 	overwrite  bool
+	resume     string
 	events     string
 	cpuProfile string
 	memProfile string
@@ -121,9 +122,21 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
   # where its time and its memory go
   sluice run --cpuprofile cpu.prof --memprofile mem.prof 'scan ./data/lineitem | sum-by l_returnflag l_quantity | show'
   go tool pprof -sample_index=alloc_space -top mem.prof`,
-		Args: exactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if opts.resume != "" {
+				if len(args) > 0 {
+					return usagef("run --resume %s: give no pipeline, the job's spec holds it", opts.resume)
+				}
+				return nil
+			}
+			return exactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRun(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), opts, args[0])
+			text := ""
+			if len(args) > 0 {
+				text = args[0]
+			}
+			return runRun(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), opts, text)
 		},
 	}
 	f := cmd.Flags()
@@ -132,6 +145,7 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 	f.IntVarP(&opts.workers, "workers", "w", 0, "worker processes to fan the pipeline out over (0: run it in this process); locally at most 4 a core run at once")
 	f.StringVar(&opts.store, "store", "", "URL under which the fanned-out job keeps its objects (default: a temporary directory)")
 	f.StringVar(&opts.out, "out", "", "with --workers: a prefix URL the last tasks write the results under, an object each and manifest.json (the pipeline then has no sink); it must be empty")
+	f.StringVar(&opts.resume, "resume", "", "with --workers: go on with the job at this prefix whose driver died (sluice jobs ls lists them), from what it committed; no pipeline")
 	f.BoolVar(&opts.overwrite, "overwrite", false, "with --out: take a prefix that holds objects; once the job succeeds the parts it did not write are deleted")
 	f.BoolVar(&opts.keep, "keep", false, "keep the job's committed outputs and manifests")
 	f.IntVar(&opts.attempts, "attempts", 3, "times a task is started before the job fails")
@@ -181,6 +195,17 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 				fmt.Fprintln(os.Stderr, "sluice: --memprofile:", err)
 			}
 		}()
+	}
+	if opts.resume != "" {
+		if opts.workers == 0 {
+			return usagef("--resume goes on with a fanned-out job: give --workers too")
+		}
+		if opts.exe.dryRun || opts.out != "" || opts.overwrite {
+			return usagef("--resume goes on with the job as its spec says: --dry-run, --out and --overwrite do not apply")
+		}
+		stores := newStoreSet()
+		defer stores.Close()
+		return stageError(runFanOut(ctx, opts, nil, stageEnv(stdin, stdout, os.Stderr, stores), stores))
 	}
 	p, err := plan.Parse(text)
 	if err != nil {
@@ -261,7 +286,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 		return err
 	}
 	dopts := fanout.Options{
-		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Overwrite: opts.overwrite, Keep: opts.keep,
+		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Overwrite: opts.overwrite, Keep: opts.keep, Resume: opts.resume,
 		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: exe,
 		Open: stores.Open, Mem: mempool.NewMapped(0), Env: env,
 	}
@@ -271,7 +296,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	if dopts.Broadcast == 0 {
 		dopts.Broadcast = -1
 	}
-	if opts.exe.dryRun {
+	if opts.exe.dryRun && p != nil {
 		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)
 	}
 	hooks := &fanouthook.Driver{DuplicateAll: opts.duplicateAll}
@@ -282,7 +307,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 		hooks.SpecEdit = fanouthook.ReplacePlan(opts.specPipeline)
 	}
 	ctx = fanouthook.WithDriver(ctx, hooks)
-	if s, ok := p.Stages[0].(*plan.Scan); ok && s.Stats {
+	if s, ok := firstStage(p).(*plan.Scan); ok && s.Stats {
 		// scan --stats: the workers' scans, summed.
 		dopts.ScanStats = func(tasks int, read fanout.ScanCounts) { fmt.Fprintln(os.Stderr, read.String(tasks)) }
 	}
@@ -352,4 +377,13 @@ and is removed at the end; a failed or killed task is retried, a straggler
 gets a duplicate, and Ctrl-C stops every worker.
 ` + executorHelp,
 	}
+}
+
+// firstStage is p's source, nil for no plan (a resumed job's is in its
+// spec).
+func firstStage(p *plan.Plan) plan.Stage {
+	if p == nil {
+		return nil
+	}
+	return p.Stages[0]
 }

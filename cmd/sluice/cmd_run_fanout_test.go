@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/internal/s3test"
 	"github.com/sluice-data/sluice/store"
 	"github.com/sluice-data/sluice/store/storetest"
@@ -703,4 +704,71 @@ func TestRunFanOutAggregatesAndDistinct(t *testing.T) {
 	for _, q := range []string{"aggs", "distinct-on", "distinct"} {
 		runBoth(t, tg, q, "--piece-size", "128KiB")
 	}
+}
+
+// TestRunFanOutResume: a driver SIGKILLed while a reducer straggles takes
+// its workers with it and leaves the job, whose map phase and other
+// reducers are committed; run --resume goes on from there, runs only the
+// reducer missing, gives the one-process result and removes the job.
+func TestRunFanOutResume(t *testing.T) {
+	tg := localTarget(t)
+	q := "scan " + tg.lineitem + " --columns l_orderkey,l_quantity | shuffle --by l_orderkey --to 3 | sum-by l_orderkey l_quantity | top 5 --by l_quantity --desc | to-csv"
+	want := sluice(t, nil, "run", q)
+	jobs := filepath.Join(t.TempDir(), "jobs")
+	cmd, _, _ := startRun(t, nil, "run", "--workers", "2", "--store", jobs, "--x-worker-env", fanouthook.EnvStraggle+"=1/0/60s", q)
+	// Wait for the map phase's manifest and a reducer's commit: the job
+	// is then stuck on reducer 0's straggling first attempt.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		m, _ := filepath.Glob(filepath.Join(jobs, "job-*", "p0", "manifest.json"))
+		d, _ := filepath.Glob(filepath.Join(jobs, "job-*", "p1", "done", "t0000[12]-*"))
+		if len(m) == 1 && len(d) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job did not get to its reduce phase")
+		}
+		time.Sleep(20 * time.Millisecond) // polling the files the job writes
+	}
+	workers := workerPids(t, cmd.Process.Pid)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	for _, pid := range workers {
+		for alive := time.Now(); syscall.Kill(pid, 0) == nil && !zombie(pid); {
+			if time.Since(alive) > 5*time.Second {
+				t.Fatalf("worker %d still runs 5 s after its driver was killed", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	r := sluice(t, nil, "jobs", "ls", jobs)
+	if !strings.Contains(r.stdout, " 1/2 ") {
+		t.Fatalf("jobs ls after the kill: %q", r.stdout)
+	}
+	fields := strings.Fields(strings.TrimSpace(r.stdout))
+	job := fields[len(fields)-1]
+	got := sluice(t, nil, "run", "--workers", "2", "-v", "--resume", job)
+	if got.code != 0 || got.stdout != want.stdout {
+		t.Fatalf("resumed: exit %d, %q; one process %q; %s", got.code, got.stdout, want.stdout, got.stderr)
+	}
+	if !strings.Contains(got.stderr, "phase 0 (map): committed before the driver died") {
+		t.Errorf("the resumed run did the map phase again: %s", got.stderr)
+	}
+	if left := (fanOutTarget{jobs: jobs + "/"}).left(t); len(left) != 0 {
+		t.Fatalf("left after the resumed job: %q", left)
+	}
+	assertCleanFailure(t, sluice(t, nil, "run", "--workers", "2", "--resume", job), exitNotFound, "job.json")
+	assertCleanFailure(t, sluice(t, nil, "run", "--workers", "2", "--resume", jobs+"/", "scan x"), exitUsage, "give no pipeline")
+}
+
+// zombie says pid has ended and waits for its reaper.
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(rest, "Z")
 }
