@@ -277,6 +277,13 @@ func (b *dirBackend) getObject(w http.ResponseWriter, r *http.Request, bucket, k
 	}
 	if m != nil {
 		for k, v := range m.Headers {
+			if strings.HasPrefix(k, "x-amz-meta-") {
+				// As S3 sends them: lower case, as stored. Set would
+				// canonicalise them, and clients that keep header names
+				// as sent (boto3) would see "X-Amz-Meta-Mixedcase".
+				h[k] = []string{v}
+				continue
+			}
 			h.Set(k, v)
 		}
 		if m.Checksum != "" && strings.EqualFold(r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") &&
