@@ -16,7 +16,6 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/net/netutil"
 )
 
 // Options configure Start. The zero value is usable.
@@ -43,6 +42,23 @@ type Options struct {
 	// MaxConns bounds the connections open at once; more wait to be
 	// accepted until one closes. Zero: DefaultMaxConns.
 	MaxConns int
+	// MaxConnsPerClient bounds the connections one client (an IPv4
+	// address, an IPv6 /64) may have open at once, so that one client
+	// cannot take every place MaxConns gives: its connections past that
+	// are closed as soon as they are accepted. Zero: a quarter of
+	// MaxConns (at least 1).
+	MaxConnsPerClient int
+	// MinBodyRate is the least pace of a request body, in bytes per
+	// second of waiting for it, once BodyGrace of waiting is spent: a
+	// body of n bytes arrives within BodyGrace + n/MinBodyRate of waiting
+	// or is answered 400 RequestTimeout, as one with a pause longer than
+	// IdleTimeout is; the time the server takes to store what it read
+	// does not count. Zero: DefaultMinBodyRate; negative: no minimum (the
+	// idle timeout still holds).
+	MinBodyRate int
+	// BodyGrace is the waiting a body gets before its pace counts.
+	// Zero: DefaultBodyGrace.
+	BodyGrace time.Duration
 
 	// Metrics, when set, gets the server's Prometheus collectors
 	// (requests by operation and status code, their latency, bytes
@@ -66,6 +82,15 @@ func (o *Options) defaults() {
 	}
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxConnsPerClient <= 0 {
+		o.MaxConnsPerClient = max(1, o.MaxConns/perClientShare)
+	}
+	if o.MinBodyRate == 0 {
+		o.MinBodyRate = DefaultMinBodyRate
+	}
+	if o.BodyGrace <= 0 {
+		o.BodyGrace = DefaultBodyGrace
 	}
 }
 
@@ -116,7 +141,11 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 	// The order matters: deadlines bound every body read; a request is
 	// authenticated, then matched to an operation, before any of its body
 	// is read.
-	handler := bodyDeadlines(opts.IdleTimeout, v.wrap(onlyImplemented(b.handler())))
+	lim := bodyLimits{idle: opts.IdleTimeout, grace: opts.BodyGrace}
+	if opts.MinBodyRate > 0 {
+		lim.rate = float64(opts.MinBodyRate)
+	}
+	handler := bodyDeadlines(lim, v.wrap(onlyImplemented(b.handler())))
 	if opts.Metrics != nil {
 		m, err := newMetrics(opts.Metrics)
 		if err != nil {
@@ -147,10 +176,10 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 			ErrorLog:          log.New(io.Discard, "", 0),
 		},
 	}
-	lim := netutil.LimitListener(idleListener{Listener: ln, idle: opts.IdleTimeout}, opts.MaxConns)
+	var l net.Listener = newLimitListener(ln, opts.IdleTimeout, opts.MaxConns, opts.MaxConnsPerClient)
 	go func() {
 		defer close(s.served)
-		s.srv.Serve(lim)
+		s.srv.Serve(l)
 	}()
 	s.stop = context.AfterFunc(ctx, func() { s.Close() })
 	return s, nil
