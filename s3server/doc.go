@@ -81,12 +81,16 @@
 //     one client holding connections it never uses leaves room for the
 //     others. A request refused before its body is read closes the
 //     connection rather than wait for the body.
+//   - TLS (HTTPS, HTTP/1.1 only), with a given certificate (Options.TLS)
+//     or one Start makes for the listen address, 127.0.0.1 and localhost,
+//     signed by a CA it makes for it and writes to Server.CAFile for
+//     clients to trust (AWS_CA_BUNDLE; Options.SelfSignedTLS).
 //   - Metrics, given a Prometheus registry (Options.Metrics): requests by
 //     operation and status code, their latency, body bytes each way,
 //     requests in flight (docs/metrics.md names them).
 //
-// What it is not: a production object store. There is no TLS (it binds to
-// loopback by default), no versioning, and multipart uploads in progress
+// What it is not: a production object store. It binds to loopback by
+// default; there is no versioning, and multipart uploads in progress
 // do not survive a restart. Keys must be valid file paths: no empty, "."
 // or ".." segments, and "a" cannot be an object while "a/b" is. A key
 // ending in "/" (a "directory object") is the directory itself, with its

@@ -3,6 +3,7 @@ package s3server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -60,6 +61,18 @@ type Options struct {
 	// Zero: DefaultBodyGrace.
 	BodyGrace time.Duration
 
+	// TLS, when set, makes the server speak HTTPS (HTTP/1.1, as S3) with
+	// this configuration, which must hold a certificate. The Endpoint is
+	// then https://.
+	TLS *tls.Config
+	// SelfSignedTLS makes the server speak HTTPS with a certificate that
+	// Start makes for the listen address, 127.0.0.1, ::1 and localhost
+	// (and the host's names and addresses when it listens on every
+	// interface), signed by a CA made for it alone (its key is dropped
+	// once the certificate is signed). The CA is written to
+	// Server.CAFile for clients to trust (AWS_CA_BUNDLE). Not with TLS.
+	SelfSignedTLS bool
+
 	// Metrics, when set, gets the server's Prometheus collectors
 	// (requests by operation and status code, their latency, bytes
 	// received and sent, requests in flight; see metrics.go). Start fails
@@ -98,6 +111,11 @@ func (o *Options) defaults() {
 type Server struct {
 	// Endpoint is the URL clients use, e.g. http://127.0.0.1:40123.
 	Endpoint string
+	// CAFile is the PEM file of the CA that signed the server's
+	// certificate, for clients to trust, when Start made it
+	// (Options.SelfSignedTLS): DIR/.s3server/ca.pem, made anew at every
+	// start. Empty otherwise.
+	CAFile string
 	// AccessKey and SecretKey are the credentials requests must be
 	// signed with (AWS Signature Version 4 for Region, or Version 2).
 	AccessKey, SecretKey string
@@ -126,6 +144,9 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 	if opts.AccessKey == "" {
 		opts.AccessKey = "SLUICE" + rand.Text()[:14]
 		opts.SecretKey = rand.Text() + rand.Text()
+	}
+	if opts.TLS != nil && opts.SelfSignedTLS {
+		return nil, errors.New("s3server: set TLS or SelfSignedTLS, not both")
 	}
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -160,8 +181,26 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 		b.close()
 		return nil, fmt.Errorf("s3server: %w", err)
 	}
+	scheme, tlsConf, caFile := "http", opts.TLS, ""
+	if tlsConf != nil || opts.SelfSignedTLS {
+		scheme = "https"
+	}
+	if opts.SelfSignedTLS {
+		var caPEM []byte
+		tlsConf, caPEM, err = selfSigned(ln.Addr().(*net.TCPAddr))
+		if err == nil {
+			caFile = filepath.Join(b.root, stateDir, "ca.pem")
+			err = os.WriteFile(caFile, caPEM, 0o644)
+		}
+		if err != nil {
+			ln.Close()
+			b.close()
+			return nil, fmt.Errorf("s3server: TLS: %w", err)
+		}
+	}
 	s := &Server{
-		Endpoint:  "http://" + clientAddr(ln.Addr().(*net.TCPAddr)),
+		Endpoint:  scheme + "://" + clientAddr(ln.Addr().(*net.TCPAddr)),
+		CAFile:    caFile,
 		AccessKey: opts.AccessKey,
 		SecretKey: opts.SecretKey,
 		Region:    opts.Region,
@@ -177,6 +216,18 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 		},
 	}
 	var l net.Listener = newLimitListener(ln, opts.IdleTimeout, opts.MaxConns, opts.MaxConnsPerClient)
+	if tlsConf != nil {
+		// HTTP/1.1 only, as S3: the limits above are per connection, and
+		// one connection of multiplexed streams is not what clients reading
+		// in parallel want.
+		tlsConf = tlsConf.Clone()
+		tlsConf.NextProtos = []string{"http/1.1"}
+		if tlsConf.MinVersion == 0 {
+			tlsConf.MinVersion = tls.VersionTLS12
+		}
+		s.srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+		l = tls.NewListener(l, tlsConf)
+	}
 	go func() {
 		defer close(s.served)
 		s.srv.Serve(l)
@@ -226,10 +277,14 @@ func (s *Server) CreateBucket(name string) error {
 
 // Env is the environment that points an AWS SDK or CLI at this server.
 func (s *Server) Env() []string {
-	return []string{
+	env := []string{
 		"AWS_ENDPOINT_URL=" + s.Endpoint,
 		"AWS_ACCESS_KEY_ID=" + s.AccessKey,
 		"AWS_SECRET_ACCESS_KEY=" + s.SecretKey,
 		"AWS_REGION=" + s.Region,
 	}
+	if s.CAFile != "" {
+		env = append(env, "AWS_CA_BUNDLE="+s.CAFile)
+	}
+	return env
 }
