@@ -660,6 +660,10 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 
 func (r *chunkReader) line() (string, error) {
 	b, err := r.br.ReadSlice('\n') // a line longer than the buffer is an error too
+	var se *s3Error
+	if errors.As(err, &se) { // the body itself failed: too slow, cut short
+		return "", err
+	}
 	if err != nil {
 		return "", errBadChunk
 	}

@@ -72,16 +72,25 @@
 //     STREAMING-UNSIGNED-PAYLOAD-TRAILER). There is one key pair and no
 //     policies: a signed request may do anything.
 //   - Limits against slow or hostile clients (see Options): a header
-//     timeout, an idle timeout for request bodies, responses and
-//     keep-alive, a header size limit and a bound on open connections; a
-//     request refused before its body is read closes the connection
-//     rather than wait for the body.
+//     timeout; an idle timeout for request bodies, responses and
+//     keep-alive; a minimum pace for request bodies after a grace (a body
+//     of n bytes has the grace plus n/rate to arrive), a body too slow
+//     answered 400 RequestTimeout and one cut short 400 IncompleteBody,
+//     as by S3; a header size limit; a bound on open connections and a
+//     smaller one for each client (an IPv4 address, an IPv6 /64), so that
+//     one client holding connections it never uses leaves room for the
+//     others. A request refused before its body is read closes the
+//     connection rather than wait for the body.
+//   - TLS (HTTPS, HTTP/1.1 only), with a given certificate (Options.TLS)
+//     or one Start makes for the listen address, 127.0.0.1 and localhost,
+//     signed by a CA it makes for it and writes to Server.CAFile for
+//     clients to trust (AWS_CA_BUNDLE; Options.SelfSignedTLS).
 //   - Metrics, given a Prometheus registry (Options.Metrics): requests by
 //     operation and status code, their latency, body bytes each way,
 //     requests in flight (docs/metrics.md names them).
 //
-// What it is not: a production object store. There is no TLS (it binds to
-// loopback by default), no versioning, and multipart uploads in progress
+// What it is not: a production object store. It binds to loopback by
+// default; there is no versioning, and multipart uploads in progress
 // do not survive a restart. Keys must be valid file paths: no empty, "."
 // or ".." segments, and "a" cannot be an object while "a/b" is. A key
 // ending in "/" (a "directory object") is the directory itself, with its

@@ -54,7 +54,7 @@ func signedHead(t *testing.T, srv *s3server.Server, key string, n int, secret st
 func TestStalledClients(t *testing.T) {
 	const idle, header = 2 * time.Second, 2 * time.Second
 	dir := t.TempDir()
-	srv, err := s3server.Start(t.Context(), dir, "", s3server.Options{HeaderTimeout: header, IdleTimeout: idle, MaxConns: 400})
+	srv, err := s3server.Start(t.Context(), dir, "", s3server.Options{HeaderTimeout: header, IdleTimeout: idle, MaxConns: 400, MaxConnsPerClient: 400})
 	if err != nil {
 		t.Fatal(err)
 	}

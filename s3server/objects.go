@@ -277,6 +277,13 @@ func (b *dirBackend) getObject(w http.ResponseWriter, r *http.Request, bucket, k
 	}
 	if m != nil {
 		for k, v := range m.Headers {
+			if strings.HasPrefix(k, "x-amz-meta-") {
+				// As S3 sends them: lower case, as stored. Set would
+				// canonicalise them, and clients that keep header names
+				// as sent (boto3) would see "X-Amz-Meta-Mixedcase".
+				h[k] = []string{v}
+				continue
+			}
 			h.Set(k, v)
 		}
 		if m.Checksum != "" && strings.EqualFold(r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") &&
@@ -786,7 +793,7 @@ func (b *dirBackend) completeUpload(w http.ResponseWriter, r *http.Request, buck
 	}
 	var in completeRequest
 	if err := xml.NewDecoder(io.LimitReader(r.Body, 4<<20)).Decode(&in); err != nil {
-		return &s3Error{http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema."}
+		return bodyError(r, &s3Error{http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema."})
 	}
 	id := gofakes3.UploadID(r.URL.Query().Get("uploadId"))
 	u, err := b.getUpload(bucket, key, id)
@@ -1002,7 +1009,7 @@ func (b *dirBackend) deleteObjects(w http.ResponseWriter, r *http.Request, bucke
 	}
 	var in deleteRequest
 	if err := xml.NewDecoder(io.LimitReader(r.Body, 4<<20)).Decode(&in); err != nil || len(in.Objects) > 1000 {
-		return &s3Error{http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema."}
+		return bodyError(r, &s3Error{http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema."})
 	}
 	res := &deleteResult{Xmlns: s3NS}
 	for _, o := range in.Objects {

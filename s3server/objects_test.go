@@ -1,12 +1,14 @@
 package s3server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"hash/crc32"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -573,5 +575,65 @@ func TestDeleteObjectsConditions(t *testing.T) {
 	}
 	if _, _, err := f.get(t, "b", ""); apiCode(err) != "NoSuchKey" {
 		t.Errorf("b after its delete: %v", err)
+	}
+}
+
+// User-metadata keys go on the wire in lower case, as S3 sends them
+// (clients that keep header names as received, like boto3, return them
+// so), whatever case they were sent in; values keep theirs.
+func TestMetadataKeysLowerCase(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	_, err := f.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("m"), Body: strings.NewReader("x"),
+		Metadata: map[string]string{"k": "v", "MixedCase": "Val"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("m")})
+	if err != nil || len(h.Metadata) != 2 || h.Metadata["k"] != "v" || h.Metadata["mixedcase"] != "Val" {
+		t.Errorf("metadata through the SDK: %v, %v", h.Metadata, err)
+	}
+
+	// The header names as sent, read off the connection.
+	for _, method := range []string{http.MethodHead, http.MethodGet} {
+		req, err := http.NewRequest(method, f.srv.Endpoint+"/bkt/m", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
+		signReq(t, f, req, "UNSIGNED-PAYLOAD")
+		c, err := net.Dial("tcp", req.URL.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if err := req.Write(c); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(c)
+		got := map[string]string{}
+		status := ""
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("%s: reading the answer: %v", method, err)
+			}
+			line = strings.TrimRight(line, "\r\n")
+			if line == "" {
+				break
+			}
+			if status == "" {
+				status = line
+				continue
+			}
+			if k, v, ok := strings.Cut(line, ": "); ok && strings.HasPrefix(strings.ToLower(k), "x-amz-meta-") {
+				got[k] = v
+			}
+		}
+		want := map[string]string{"x-amz-meta-k": "v", "x-amz-meta-mixedcase": "Val"}
+		if !strings.HasPrefix(status, "HTTP/1.1 200") || len(got) != len(want) || got["x-amz-meta-k"] != "v" || got["x-amz-meta-mixedcase"] != "Val" {
+			t.Errorf("%s: %s, user metadata on the wire %v, want %v", method, status, got, want)
+		}
 	}
 }

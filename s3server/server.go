@@ -3,6 +3,7 @@ package s3server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/net/netutil"
 )
 
 // Options configure Start. The zero value is usable.
@@ -43,6 +43,35 @@ type Options struct {
 	// MaxConns bounds the connections open at once; more wait to be
 	// accepted until one closes. Zero: DefaultMaxConns.
 	MaxConns int
+	// MaxConnsPerClient bounds the connections one client (an IPv4
+	// address, an IPv6 /64) may have open at once, so that one client
+	// cannot take every place MaxConns gives: its connections past that
+	// are closed as soon as they are accepted. Zero: a quarter of
+	// MaxConns (at least 1).
+	MaxConnsPerClient int
+	// MinBodyRate is the least pace of a request body, in bytes per
+	// second of waiting for it, once BodyGrace of waiting is spent: a
+	// body of n bytes arrives within BodyGrace + n/MinBodyRate of waiting
+	// or is answered 400 RequestTimeout, as one with a pause longer than
+	// IdleTimeout is; the time the server takes to store what it read
+	// does not count. Zero: DefaultMinBodyRate; negative: no minimum (the
+	// idle timeout still holds).
+	MinBodyRate int
+	// BodyGrace is the waiting a body gets before its pace counts.
+	// Zero: DefaultBodyGrace.
+	BodyGrace time.Duration
+
+	// TLS, when set, makes the server speak HTTPS (HTTP/1.1, as S3) with
+	// this configuration, which must hold a certificate. The Endpoint is
+	// then https://.
+	TLS *tls.Config
+	// SelfSignedTLS makes the server speak HTTPS with a certificate that
+	// Start makes for the listen address, 127.0.0.1, ::1 and localhost
+	// (and the host's names and addresses when it listens on every
+	// interface), signed by a CA made for it alone (its key is dropped
+	// once the certificate is signed). The CA is written to
+	// Server.CAFile for clients to trust (AWS_CA_BUNDLE). Not with TLS.
+	SelfSignedTLS bool
 
 	// Metrics, when set, gets the server's Prometheus collectors
 	// (requests by operation and status code, their latency, bytes
@@ -67,12 +96,26 @@ func (o *Options) defaults() {
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
 	}
+	if o.MaxConnsPerClient <= 0 {
+		o.MaxConnsPerClient = max(1, o.MaxConns/perClientShare)
+	}
+	if o.MinBodyRate == 0 {
+		o.MinBodyRate = DefaultMinBodyRate
+	}
+	if o.BodyGrace <= 0 {
+		o.BodyGrace = DefaultBodyGrace
+	}
 }
 
 // Server is a running S3 endpoint over a directory.
 type Server struct {
 	// Endpoint is the URL clients use, e.g. http://127.0.0.1:40123.
 	Endpoint string
+	// CAFile is the PEM file of the CA that signed the server's
+	// certificate, for clients to trust, when Start made it
+	// (Options.SelfSignedTLS): DIR/.s3server/ca.pem, made anew at every
+	// start. Empty otherwise.
+	CAFile string
 	// AccessKey and SecretKey are the credentials requests must be
 	// signed with (AWS Signature Version 4 for Region, or Version 2).
 	AccessKey, SecretKey string
@@ -102,6 +145,9 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 		opts.AccessKey = "SLUICE" + rand.Text()[:14]
 		opts.SecretKey = rand.Text() + rand.Text()
 	}
+	if opts.TLS != nil && opts.SelfSignedTLS {
+		return nil, errors.New("s3server: set TLS or SelfSignedTLS, not both")
+	}
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
@@ -116,7 +162,11 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 	// The order matters: deadlines bound every body read; a request is
 	// authenticated, then matched to an operation, before any of its body
 	// is read.
-	handler := bodyDeadlines(opts.IdleTimeout, v.wrap(onlyImplemented(b.handler())))
+	lim := bodyLimits{idle: opts.IdleTimeout, grace: opts.BodyGrace}
+	if opts.MinBodyRate > 0 {
+		lim.rate = float64(opts.MinBodyRate)
+	}
+	handler := bodyDeadlines(lim, v.wrap(onlyImplemented(b.handler())))
 	if opts.Metrics != nil {
 		m, err := newMetrics(opts.Metrics)
 		if err != nil {
@@ -131,8 +181,26 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 		b.close()
 		return nil, fmt.Errorf("s3server: %w", err)
 	}
+	scheme, tlsConf, caFile := "http", opts.TLS, ""
+	if tlsConf != nil || opts.SelfSignedTLS {
+		scheme = "https"
+	}
+	if opts.SelfSignedTLS {
+		var caPEM []byte
+		tlsConf, caPEM, err = selfSigned(ln.Addr().(*net.TCPAddr))
+		if err == nil {
+			caFile = filepath.Join(b.root, stateDir, "ca.pem")
+			err = os.WriteFile(caFile, caPEM, 0o644)
+		}
+		if err != nil {
+			ln.Close()
+			b.close()
+			return nil, fmt.Errorf("s3server: TLS: %w", err)
+		}
+	}
 	s := &Server{
-		Endpoint:  "http://" + clientAddr(ln.Addr().(*net.TCPAddr)),
+		Endpoint:  scheme + "://" + clientAddr(ln.Addr().(*net.TCPAddr)),
+		CAFile:    caFile,
 		AccessKey: opts.AccessKey,
 		SecretKey: opts.SecretKey,
 		Region:    opts.Region,
@@ -147,10 +215,22 @@ func Start(ctx context.Context, dir, addr string, opts Options) (*Server, error)
 			ErrorLog:          log.New(io.Discard, "", 0),
 		},
 	}
-	lim := netutil.LimitListener(idleListener{Listener: ln, idle: opts.IdleTimeout}, opts.MaxConns)
+	var l net.Listener = newLimitListener(ln, opts.IdleTimeout, opts.MaxConns, opts.MaxConnsPerClient)
+	if tlsConf != nil {
+		// HTTP/1.1 only, as S3: the limits above are per connection, and
+		// one connection of multiplexed streams is not what clients reading
+		// in parallel want.
+		tlsConf = tlsConf.Clone()
+		tlsConf.NextProtos = []string{"http/1.1"}
+		if tlsConf.MinVersion == 0 {
+			tlsConf.MinVersion = tls.VersionTLS12
+		}
+		s.srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+		l = tls.NewListener(l, tlsConf)
+	}
 	go func() {
 		defer close(s.served)
-		s.srv.Serve(lim)
+		s.srv.Serve(l)
 	}()
 	s.stop = context.AfterFunc(ctx, func() { s.Close() })
 	return s, nil
@@ -197,10 +277,14 @@ func (s *Server) CreateBucket(name string) error {
 
 // Env is the environment that points an AWS SDK or CLI at this server.
 func (s *Server) Env() []string {
-	return []string{
+	env := []string{
 		"AWS_ENDPOINT_URL=" + s.Endpoint,
 		"AWS_ACCESS_KEY_ID=" + s.AccessKey,
 		"AWS_SECRET_ACCESS_KEY=" + s.SecretKey,
 		"AWS_REGION=" + s.Region,
 	}
+	if s.CAFile != "" {
+		env = append(env, "AWS_CA_BUNDLE="+s.CAFile)
+	}
+	return env
 }

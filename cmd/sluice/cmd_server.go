@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/internal/netaddr"
 	"github.com/sluice-data/sluice/s3server"
 )
@@ -21,7 +23,11 @@ type serverOptions struct {
 	secretKey string
 	buckets   []string
 	limits    s3server.Options
+	bodyRate  string
 	metrics   string
+	tls       bool
+	tlsCert   string
+	tlsKey    string
 }
 
 func newServerCommand() *cobra.Command {
@@ -43,17 +49,34 @@ Binds to loopback unless told otherwise, and prints the endpoint and the
 credentials to use; runs until interrupted.
 
 Limits against slow or stalled clients (see the flags): headers must arrive
-within --header-timeout (default ` + s3server.DefaultHeaderTimeout.String() + `); a connection that moves no byte
-of a request body or of a response, or sends no next request, for
+within --header-timeout (default ` + s3server.DefaultHeaderTimeout.String() + `); a request body must keep
+--min-body-rate (default ` + fmt.Sprint(s3server.DefaultMinBodyRate>>10) + ` KiB/s) once --body-grace (default ` + s3server.DefaultBodyGrace.String() + `) of
+waiting for it is spent, and is answered 400 RequestTimeout if it does not,
+400 IncompleteBody if it ends before its Content-Length; a connection that moves
+no byte of a request body or of a response, or sends no next request, for
 --idle-timeout (default ` + s3server.DefaultIdleTimeout.String() + `) is closed; at most --max-conns connections
-(default ` + fmt.Sprint(s3server.DefaultMaxConns) + `) are served at once, the others wait; headers are at most
-` + fmt.Sprint(s3server.DefaultMaxHeaderSize>>10) + ` KiB. An unauthenticated request is refused before its body is read.`,
+(default ` + fmt.Sprint(s3server.DefaultMaxConns) + `) are served at once, the others wait, and at most
+--max-conns-per-client of them (default a quarter) from one client (an IPv4
+address, an IPv6 /64), the others closed at once; headers are at most
+` + fmt.Sprint(s3server.DefaultMaxHeaderSize>>10) + ` KiB. An unauthenticated request is refused before its body is read.
+
+TLS: --tls-cert and --tls-key serve HTTPS with a certificate of yours; --tls
+alone makes one for the listen address, 127.0.0.1 and localhost, signed by
+a CA made for it, written to DIR/.s3server/ca.pem (new at every start) and
+printed as AWS_CA_BUNDLE, which sluice, the AWS CLI, boto3 and the AWS SDKs
+trust.`,
 		Example: `  sluice serve-s3 --dir ./s3data --addr 127.0.0.1:9000 --bucket demo
   # then, in another shell, with the printed exports:
   sluice ls s3://demo/
   # a server in eu-west-1; clients signing for another region are told so
   # and follow (the aws CLI, the AWS SDKs, sluice):
-  sluice serve-s3 --dir ./s3data --region eu-west-1 --bucket demo`,
+  sluice serve-s3 --dir ./s3data --region eu-west-1 --bucket demo
+  # HTTPS with a certificate made at start; the exports it prints include
+  # AWS_CA_BUNDLE=/.../s3data/.s3server/ca.pem, the CA clients must trust:
+  sluice serve-s3 --dir ./s3data --tls --bucket demo
+  sluice ls s3://demo/    # with those exports
+  # HTTPS with your own certificate and key (PEM), on every interface:
+  sluice serve-s3 --dir ./s3data --addr 0.0.0.0:9443 --tls-cert s3.crt --tls-key s3.key`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServer(cmd.Context(), cmd.OutOrStdout(), opts)
@@ -69,6 +92,12 @@ of a request body or of a response, or sends no next request, for
 	f.DurationVar(&opts.limits.HeaderTimeout, "header-timeout", s3server.DefaultHeaderTimeout, "time a client may take to send a request's headers")
 	f.DurationVar(&opts.limits.IdleTimeout, "idle-timeout", s3server.DefaultIdleTimeout, "close a connection that moves no byte of a body or response, or sends no request, for this long")
 	f.IntVar(&opts.limits.MaxConns, "max-conns", s3server.DefaultMaxConns, "connections served at once (more wait)")
+	f.IntVar(&opts.limits.MaxConnsPerClient, "max-conns-per-client", 0, "connections served at once to one client, an IPv4 address or IPv6 /64 (more are closed at once; default a quarter of --max-conns)")
+	f.StringVar(&opts.bodyRate, "min-body-rate", fmt.Sprintf("%dKiB", s3server.DefaultMinBodyRate>>10), "least pace of a request body per second of waiting for it, after --body-grace (slower: 400 RequestTimeout; 0: none)")
+	f.DurationVar(&opts.limits.BodyGrace, "body-grace", s3server.DefaultBodyGrace, "waiting a request body gets before --min-body-rate counts")
+	f.BoolVar(&opts.tls, "tls", false, "serve HTTPS with a certificate made at start, its CA written to DIR/.s3server/ca.pem and printed as AWS_CA_BUNDLE")
+	f.StringVar(&opts.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM file, chain included; with --tls-key)")
+	f.StringVar(&opts.tlsKey, "tls-key", "", "private key of --tls-cert (PEM file)")
 	addMetricsFlag(f, &opts.metrics, "requests by S3 operation and status, latency, bytes", "one other than loopback is warned about, as for --addr")
 	return cmd
 }
@@ -85,11 +114,36 @@ func runServer(ctx context.Context, out io.Writer, opts serverOptions) error {
 	if opts.limits.Region == "" {
 		return usagef("serve-s3: --region must not be empty")
 	}
-	if opts.limits.HeaderTimeout <= 0 || opts.limits.IdleTimeout <= 0 || opts.limits.MaxConns <= 0 {
-		return usagef("serve-s3: --header-timeout, --idle-timeout and --max-conns must be positive")
+	if opts.limits.HeaderTimeout <= 0 || opts.limits.IdleTimeout <= 0 || opts.limits.MaxConns <= 0 || opts.limits.BodyGrace <= 0 {
+		return usagef("serve-s3: --header-timeout, --idle-timeout, --body-grace and --max-conns must be positive")
+	}
+	if opts.limits.MaxConnsPerClient < 0 || opts.limits.MaxConnsPerClient > opts.limits.MaxConns {
+		return usagef("serve-s3: --max-conns-per-client must be in 1..--max-conns (%d)", opts.limits.MaxConns)
 	}
 	so := opts.limits
 	so.AccessKey, so.SecretKey = opts.accessKey, opts.secretKey
+	rate, err := bench.ParseSize(opts.bodyRate)
+	if err != nil {
+		return usagef("serve-s3: bad --min-body-rate %q: %v", opts.bodyRate, err)
+	}
+	so.MinBodyRate = int(rate)
+	if rate == 0 {
+		so.MinBodyRate = -1 // none
+	}
+	switch {
+	case (opts.tlsCert == "") != (opts.tlsKey == ""):
+		return usagef("serve-s3: give --tls-cert and --tls-key together")
+	case opts.tls && opts.tlsCert != "":
+		return usagef("serve-s3: --tls makes a certificate; give it, or --tls-cert and --tls-key, not both")
+	case opts.tls:
+		so.SelfSignedTLS = true
+	case opts.tlsCert != "":
+		cert, err := tls.LoadX509KeyPair(opts.tlsCert, opts.tlsKey)
+		if err != nil {
+			return usagef("serve-s3: --tls-cert/--tls-key: %v", err)
+		}
+		so.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
 	reg, stopMetrics, err := startMetrics(out, "serve-s3", opts.metrics, true, "", "")
 	if err != nil {
 		return err
@@ -111,8 +165,9 @@ func runServer(ctx context.Context, out io.Writer, opts serverOptions) error {
 		}
 	}
 	fmt.Fprintf(out, "sluice serve-s3: serving %s over S3 at %s (top-level directories are buckets)\n", opts.dir, srv.Endpoint)
-	fmt.Fprintf(out, "  export AWS_ENDPOINT_URL=%s\n  export AWS_ACCESS_KEY_ID=%s\n  export AWS_SECRET_ACCESS_KEY=%s\n  export AWS_REGION=%s\n",
-		srv.Endpoint, srv.AccessKey, srv.SecretKey, srv.Region)
+	for _, kv := range srv.Env() {
+		fmt.Fprintf(out, "  export %s\n", kv)
+	}
 	fmt.Fprintln(out, "press Ctrl-C to stop")
 	<-ctx.Done()
 	return nil
