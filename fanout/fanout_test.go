@@ -544,3 +544,32 @@ func TestPlanAfterShuffle(t *testing.T) {
 		})
 	}
 }
+
+// A shuffle's sort that a head follows runs as a top-N in the reducers:
+// each sends at most N rows, and the result is one process's.
+func TestTopNAfterShuffle(t *testing.T) {
+	taxi := testData(t)
+	for _, n := range []int{1, 7, 700} {
+		p, err := plan.Parse(fmt.Sprintf("scan %s --batch-rows 900 --columns pickup_date,payment_type,trip_distance | shuffle --by pickup_date --to 4 | sort --by payment_type,trip_distance:desc | head %d", taxi, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := rows(t, func(env exec.Env) error { return runLocal(p, env, exec.Options{}) })
+		opts := testOptions(t.TempDir())
+		var log bytes.Buffer
+		opts.Events = &log
+		got := rows(t, func(env exec.Env) error { opts.Env = env; return Run(context.Background(), p, opts) })
+		if !slices.Equal(got, want) || len(got) != n {
+			t.Fatalf("head %d: fanned out %d rows, one process %d, or not the same", n, len(got), len(want))
+		}
+		for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+			var ev Event
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev.Type == EventAttempt && ev.Kind == PhaseReduce && ev.RowsOut > int64(n) {
+				t.Errorf("head %d: reducer %d sent %d rows", n, ev.Task, ev.RowsOut)
+			}
+		}
+	}
+}

@@ -162,6 +162,13 @@ func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Op
 			}
 			mp.Position = true
 			rp.To, rp.Agg = j+1, -1
+			if h, ok := at(stages, j+1).(*plan.Head); ok && h.N <= maxTopN {
+				// sort | head N: each reducer keeps its first N rows
+				// (the global first N are among them), holding N rows
+				// instead of its part; the driver's merge and head
+				// take the first N of them all.
+				rp.TopN = max(h.N, 1)
+			}
 			pl.mergeBy = append(sortKeys, exec.SortKey{Column: PositionColumn})
 			pl.dropPosition = true
 			if opts.Out != "" {
@@ -189,6 +196,11 @@ func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Op
 	}
 	return pl, nil
 }
+
+// maxTopN is the largest head after a shuffle's sort that reducers run as
+// a top-N (exec.Top keeps its rows in memory and re-sorts them with
+// each batch: for a larger N a sort that spills is the better choice).
+const maxTopN = 100_000
 
 // isAgg says st is an aggregation, which a map task runs the partial
 // side of.

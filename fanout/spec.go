@@ -73,6 +73,10 @@ type Phase struct {
 	Parts     int      `json:"parts,omitempty"`
 	// Position makes a map task add PositionColumn before the shuffle.
 	Position bool `json:"position,omitempty"`
+	// TopN, when above zero, makes a reducer whose stages end in a sort
+	// that a head follows keep only the first TopN rows of that sort: a
+	// top-N, which holds TopN rows instead of its whole part.
+	TopN int64 `json:"top_n,omitempty"`
 }
 
 // Piece is the input of a map task: row groups [Lo, Hi) of one file of
@@ -170,6 +174,8 @@ func (p Phase) check(i int) error {
 		return fmt.Errorf("aggregation stage %d", p.Agg)
 	case p.Tasks < 1 || p.Tasks > maxTasks:
 		return fmt.Errorf("%d tasks", p.Tasks)
+	case p.TopN < 0 || p.TopN > maxTopN || p.TopN > 0 && (p.Kind != PhaseReduce || p.To == p.From):
+		return fmt.Errorf("top_n %d", p.TopN)
 	}
 	switch p.Kind {
 	case PhaseMap:

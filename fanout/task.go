@@ -262,6 +262,17 @@ func (w *taskRun) run(p exec.Pipeline) (err error) {
 		}()
 	}
 	stages := append([]exec.Stage(nil), p.Stages[w.ph.From:w.ph.To]...)
+	if w.ph.TopN > 0 {
+		sort, ok := at(w.plan.Stages[1:], w.ph.To-1).(*plan.Sort)
+		if !ok || w.ph.To <= w.ph.From {
+			return fmt.Errorf("spec: top_n on a phase that does not end in a sort")
+		}
+		keys := make([]exec.SortKey, len(sort.Keys))
+		for i, k := range sort.Keys {
+			keys[i] = exec.SortKey{Column: k.Column, Desc: k.Desc}
+		}
+		stages[len(stages)-1] = exec.Top(w.ph.TopN, keys)
+	}
 	if w.ph.Agg >= 0 {
 		agg := p.Stages[w.ph.Agg]
 		if w.ph.Output == OutPartial {
