@@ -62,7 +62,7 @@ func addExecutorFlags(f *pflag.FlagSet, o *executorOptions) {
 	f.StringVar(&o.mem, "mem", "", "memory request and limit of each worker, such as 4Gi (kubernetes)")
 	f.StringVar(&o.secret, "secret", "", "Secret whose keys (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...) are the workers' S3 credentials (kubernetes; default: the pod's identity)")
 	f.StringVar(&o.serviceAccount, "service-account", "", "service account of the workers' pods, its token mounted (kubernetes)")
-	f.DurationVar(&o.deadline, "deadline", 0, "longest a phase's Job may run (kubernetes activeDeadlineSeconds; 0: no limit)")
+	f.DurationVar(&o.deadline, "deadline", kubernetes.DefaultDeadline, "longest a phase's Job may run, so a Job whose driver died ends (kubernetes activeDeadlineSeconds; negative: no limit)")
 	f.DurationVar(&o.ttl, "ttl", time.Hour, "how long a finished Job the driver could not delete is kept (kubernetes ttlSecondsAfterFinished)")
 }
 

@@ -39,6 +39,10 @@ const (
 	LabelPhase = "sluice.dev/phase" // the phase's number
 )
 
+// DefaultDeadline bounds a phase's Job when Executor.Deadline is zero: a
+// day, past any phase sluice runs, short of for ever.
+const DefaultDeadline = 24 * time.Hour
+
 // Executor runs each phase as an Indexed Job: completions = tasks,
 // parallelism = Workers, each index retried by the Job controller up to
 // Attempts-1 times (backoffLimitPerIndex) with a replacement pod only
@@ -67,7 +71,9 @@ type Executor struct {
 	// CPU and Mem are each worker's requests and limits ("2", "4Gi");
 	// empty means none.
 	CPU, Mem string
-	// Deadline bounds each phase's Job (activeDeadlineSeconds); 0: none.
+	// Deadline bounds each phase's Job (activeDeadlineSeconds), so that
+	// a Job whose driver died does not run on for ever; 0 means
+	// DefaultDeadline, negative none.
 	Deadline time.Duration
 	// TTL is how long a finished Job is kept if the driver could not
 	// delete it (ttlSecondsAfterFinished). Default an hour.
@@ -232,8 +238,11 @@ func (k *Executor) Job(a fanout.PhaseRun) (*batchv1.Job, error) {
 		ttl = time.Hour
 	}
 	var deadline *int64
-	if k.Deadline > 0 {
-		deadline = ptr(int64(k.Deadline / time.Second))
+	switch {
+	case k.Deadline == 0:
+		deadline = ptr(int64(DefaultDeadline / time.Second))
+	case k.Deadline > 0:
+		deadline = ptr(int64(max(k.Deadline, time.Second) / time.Second))
 	}
 	indexed := batchv1.IndexedCompletion
 	replace := batchv1.Failed

@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/sluice-data/sluice/fanout"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -70,5 +72,24 @@ func TestWorkerEnv(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("WorkerEnv = %v, want %v", got, want)
+	}
+}
+
+// A phase's Job ends by a deadline, a day unless told: a Job whose driver
+// died does not run on for ever.
+func TestJobDeadline(t *testing.T) {
+	for _, c := range []struct {
+		deadline time.Duration
+		want     int64 // 0: none
+	}{{0, 86400}, {90 * time.Second, 90}, {-1, 0}} {
+		k := &Executor{Image: "img", Deadline: c.deadline}
+		j, err := k.Job(fanout.PhaseRun{Job: "job-0123456789ab", Spec: "s3://b/j/job.json", Kind: fanout.PhaseMap, Tasks: 2, Workers: 2, Attempts: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := j.Spec.ActiveDeadlineSeconds
+		if (c.want == 0) != (got == nil) || got != nil && *got != c.want {
+			t.Errorf("Deadline %v: activeDeadlineSeconds %v, want %d", c.deadline, got, c.want)
+		}
 	}
 }
