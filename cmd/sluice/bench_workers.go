@@ -59,7 +59,7 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 		return err
 	}
 	defer cleanup()
-	if !opts.quiet && stdio.IsTerminal(os.Stderr) {
+	if opts.progress && !opts.quiet && stdio.IsTerminal(os.Stderr) {
 		// A bar a run: its workers started, running, done.
 		bars := newJobProgress(os.Stderr)
 		launch.Progress = bars.Update

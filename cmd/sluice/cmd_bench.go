@@ -30,6 +30,7 @@ type benchOptions struct {
 	plot        string
 	json        bool
 	quiet       bool
+	progress    bool
 	retries     int
 	seed        uint64
 	prefixes    int
@@ -136,6 +137,7 @@ sluice help sim). Exit status is 1 when any request failed for good.`,
 	f.StringVar(&opts.plot, "plot", "", "draw the requests to FILE.png")
 	f.BoolVar(&opts.json, "json", false, "print the summary as JSON (fields above)")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress")
+	f.BoolVar(&opts.progress, "progress", true, "with --workers on a terminal: a bar a run (its workers running and done); false silences it")
 	f.IntVar(&opts.retries, "retries", 3, "retries of a request that failed with a retryable error")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the object bytes")
 	f.IntVar(&opts.prefixes, "prefixes", 0, "spread each cell's objects over this many sub-prefixes (p000/, p001/, ...)")
