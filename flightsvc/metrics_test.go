@@ -7,7 +7,6 @@ import (
 	"io"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -223,20 +222,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("%d calls recorded, made %d", total, 1+goroutines*perGoroutine)
 	}
 
-	// The server counts a call after the client has its end: wait for
-	// the last ones (in flight drops to 0 after the counting).
-	var m metricstest.Samples
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		m = metricstest.Scrape(t, metricsURL, nil)
-		if m.Get(t, "sluice_flight_calls_in_flight") == 0 && m.Sum("sluice_flight_calls_total") == float64(total) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("in flight %v, %v calls counted, want 0 and %d",
-				m.Get(t, "sluice_flight_calls_in_flight"), m.Sum("sluice_flight_calls_total"), total)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	m := metricstest.Settled(t, metricsURL, "sluice_flight_calls_in_flight", "sluice_flight_calls_total", total)
 	perMethod := map[string]int{}
 	for c, n := range calls {
 		perMethod[c.method] += n

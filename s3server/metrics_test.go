@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -241,20 +240,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("%d requests recorded, sent %d", total, 1+goroutines*perGoroutine)
 	}
 
-	// A handler counts its request after the client has the answer:
-	// wait for the last ones (in flight drops to 0 after the counting).
-	var m metricstest.Samples
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		m = metricstest.Scrape(t, metricsURL, nil)
-		if m.Get(t, "sluice_s3_requests_in_flight") == 0 && m.Sum("sluice_s3_requests_total") == float64(total) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("in flight %v, %v requests counted, want 0 and %d",
-				m.Get(t, "sluice_s3_requests_in_flight"), m.Sum("sluice_s3_requests_total"), total)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	m := metricstest.Settled(t, metricsURL, "sluice_s3_requests_in_flight", "sluice_s3_requests_total", total)
 	perOp := map[string]int{}
 	for w, n := range requests {
 		perOp[w.op] += n

@@ -70,22 +70,6 @@ func startDaemon(t *testing.T, args ...string) []string {
 	return nil
 }
 
-// waitCounted scrapes url until nothing is in flight (a server counts a
-// request after its client has the answer) and total are counted.
-func waitCounted(t *testing.T, url, inFlight, requests string, total int) metricstest.Samples {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		m := metricstest.Scrape(t, url, nil)
-		if m.Get(t, inFlight) == 0 && m.Sum(requests) == float64(total) {
-			return m
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s %v, %v %s; want 0 and %d", inFlight, m.Get(t, inFlight), m.Sum(requests), requests, total)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestServerMetrics runs `sluice serve-s3 --metrics-addr`, sends 8 x 50
 // concurrent requests (puts, gets, gets of missing keys, badly signed
 // gets) and checks the scraped counters against them: requests by
@@ -190,7 +174,7 @@ func TestServerMetrics(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	m := waitCounted(t, url, "sluice_s3_requests_in_flight", "sluice_s3_requests_total", goroutines*perGoroutine)
+	m := metricstest.Settled(t, url, "sluice_s3_requests_in_flight", "sluice_s3_requests_total", goroutines*perGoroutine)
 	perOp := map[string]int{}
 	for k, n := range sent {
 		perOp[k.op] += n
@@ -302,7 +286,7 @@ func TestServeMetrics(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	m := waitCounted(t, url, "sluice_flight_calls_in_flight", "sluice_flight_calls_total", 1+goroutines*perGoroutine)
+	m := metricstest.Settled(t, url, "sluice_flight_calls_in_flight", "sluice_flight_calls_total", 1+goroutines*perGoroutine)
 	for k, n := range made {
 		if v := m.Get(t, "sluice_flight_calls_total", "method", k.method, "code", k.code.String()); v != float64(n) {
 			t.Errorf("%s %v: %v counted, %d made", k.method, k.code, v, n)

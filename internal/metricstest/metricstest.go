@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -92,6 +93,24 @@ func pairs(labels []string) map[string]string {
 		m[labels[i]] = labels[i+1]
 	}
 	return m
+}
+
+// Settled scrapes url until the gauge inFlight is 0 and the counters
+// named total sum to want, and returns those samples: a server counts a
+// request after its client has the answer, so the last ones land a
+// moment after the client is done. It fails the test after 10 s.
+func Settled(t testing.TB, url, inFlight, total string, want int) Samples {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		m := Scrape(t, url, nil)
+		if m.Get(t, inFlight) == 0 && m.Sum(total) == float64(want) {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %v, %v %s; want 0 and %d", inFlight, m.Get(t, inFlight), m.Sum(total), total, want)
+		}
+		time.Sleep(10 * time.Millisecond) // polling what the server counts
+	}
 }
 
 // Scrape gets url with the given header (nil: none) and parses the text
