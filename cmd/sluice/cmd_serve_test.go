@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
@@ -25,41 +21,14 @@ import (
 // grpc:// address.
 func startServe(t *testing.T, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, sluiceBin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 5 * time.Second
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait() // the cancelled context's error, whatever the exit
-		if code := cmd.ProcessState.ExitCode(); code != 0 {
-			t.Errorf("serve exited %d on interrupt, want 0 (stderr %q)", code, stderr.String())
-		}
-	})
-	sc := bufio.NewScanner(stdout)
-	addr := ""
-	for sc.Scan() {
-		if m := regexp.MustCompile(`grpc://[0-9.]+:[0-9]+`).FindString(sc.Text()); m != "" && addr == "" {
-			addr = m
-		}
-		if sc.Text() == "press Ctrl-C to stop" {
-			break
+	lines := startDaemon(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	for _, l := range lines {
+		if m := regexp.MustCompile(`grpc://[0-9.]+:[0-9]+`).FindString(l); m != "" {
+			return m
 		}
 	}
-	if addr == "" {
-		t.Fatalf("serve printed no address (stderr %q)", stderr.String())
-	}
-	go io.Copy(io.Discard, stdout)
-	return addr
+	t.Fatalf("serve printed no address: %q", lines)
+	return ""
 }
 
 // flightSum fetches a dataset with a plain arrow-go Flight client:
