@@ -6,7 +6,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/sluice-data/sluice/s3server"
 	"github.com/sluice-data/sluice/store"
 	"github.com/sluice-data/sluice/transfer"
 )
@@ -17,14 +16,7 @@ import (
 // it heard of must then be in the destination.
 func TestProgressCountsWhatTheStoreTook(t *testing.T) {
 	ctx := t.Context()
-	srv, err := s3server.Start(ctx, t.TempDir(), "127.0.0.1:0", s3server.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	if err := srv.CreateBucket("bkt"); err != nil {
-		t.Fatal(err)
-	}
+	srv := embeddedBucket(t, "bkt")
 	dst, _, err := store.Open(ctx, "s3://bkt/", store.Options{Endpoint: srv.Endpoint, AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey})
 	if err != nil {
 		t.Fatal(err)

@@ -21,14 +21,7 @@ import (
 // twice without error.
 func TestUploads(t *testing.T) {
 	ctx := t.Context()
-	srv, err := s3server.Start(ctx, t.TempDir(), "127.0.0.1:0", s3server.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	if err := srv.CreateBucket("bkt"); err != nil {
-		t.Fatal(err)
-	}
+	srv := embeddedBucket(t, "bkt")
 	client := s3.New(s3.Options{Region: srv.Region, BaseEndpoint: aws.String(srv.Endpoint), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(srv.AccessKey, srv.SecretKey, "")})
 	start := func(key string) string {
@@ -75,4 +68,19 @@ func TestUploads(t *testing.T) {
 	if err != nil || !slices.Equal(keys(ups), []string{"other/c.bin", "out/b.bin"}) {
 		t.Fatalf("after the abort: %v, %v", keys(ups), err)
 	}
+}
+
+// embeddedBucket starts an embedded S3 endpoint, closed when the test
+// ends, with the bucket named.
+func embeddedBucket(t *testing.T, bucket string) *s3server.Server {
+	t.Helper()
+	srv, err := s3server.Start(t.Context(), t.TempDir(), "127.0.0.1:0", s3server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	if err := srv.CreateBucket(bucket); err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }
