@@ -68,7 +68,7 @@ func openObject(ctx context.Context, e *env, st *store.Store, key string) (Sourc
 			rc.Close()
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		return &closing{Source: src, c: rc}, nil
+		return &closingSource{Source: src, c: rc}, nil
 	case format.JSONLines:
 		return nil, invalidf("%s: JSON lines is an output format only: read .parquet, .arrow, .arrows or .csv", name)
 	}

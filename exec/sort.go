@@ -315,17 +315,3 @@ func openRun(f *os.File, mem memory.Allocator) (Source, error) {
 	// memory that of the batches it holds.
 	return ipcSourceStage{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 64<<10)}.open(context.Background(), &env{mem: mem})
 }
-
-// closing closes c after the source.
-type closing struct {
-	Source
-	c io.Closer
-}
-
-func (s *closing) Close() error {
-	err := s.Source.Close()
-	if cerr := s.c.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
