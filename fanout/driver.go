@@ -224,11 +224,10 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 	if strings.HasPrefix(opts.Store, "mem://") {
 		return fmt.Errorf("%w: the job's store %s lives in this process; workers need one they can reach (file:// or s3://)", exec.ErrInvalid, opts.Store)
 	}
-	jobURL, removeDir, err := newJobPrefix(opts.Store)
+	jobURL, removeDir := "", func() {}
 	if resumed != nil {
-		jobURL, removeDir, err = resumed.Job, func() {}, nil
-	}
-	if err != nil {
+		jobURL = resumed.Job
+	} else if jobURL, removeDir, err = newJobPrefix(opts.Store); err != nil {
 		return err
 	}
 	st, prefix, err := opts.open(ctx, jobURL)
