@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/internal/arrowtest"
+	"github.com/sluice-data/sluice/internal/retry"
+	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -296,5 +299,45 @@ func TestRefusals(t *testing.T) {
 	nested := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, nil)
 	if _, err := format.NewWriter(&bytes.Buffer{}, format.CSV, nested, nil); err == nil || !strings.Contains(err.Error(), `"l"`) {
 		t.Errorf("CSV of a list column: err = %v", err)
+	}
+}
+
+// An object written through a link that answers 503 SlowDown to many
+// requests still arrives: Create retries every request of the upload.
+func TestCreateRetriesRequests(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	recs := batches(mem)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	for seed := range uint64(10) {
+		p, err := sim.Parse(fmt.Sprintf("none,slowdown=0.4,seed=%d", seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, key, err := sim.Open(context.Background(), "mem://retries/out.arrows", store.Options{}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := format.Create(context.Background(), st, key, format.IPCStream, schema, mem)
+		if err == nil {
+			if err = o.Write(recs[0]); err == nil {
+				err = o.Close()
+			} else {
+				o.Abort()
+			}
+		}
+		if err != nil {
+			t.Errorf("seed %d: %v", seed, err)
+		} else if err := (retry.Policy{}).Do(context.Background(), func() error {
+			_, err := st.Stat(context.Background(), key)
+			return err
+		}); err != nil {
+			t.Errorf("seed %d: the object: %v", seed, err)
+		}
+		st.Close()
 	}
 }

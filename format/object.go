@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -31,7 +32,9 @@ func CreateOptions(ctx context.Context, st *store.Store, key string, f Format, s
 	if key == "" || strings.HasSuffix(key, "/") {
 		return nil, &NotObjectError{URL: st.URL(key)}
 	}
-	sw, err := st.NewWriter(ctx, key, store.WriteOptions{Memory: o.UploadMemory})
+	// Every request of the upload is retried by the one policy: the
+	// bytes already written cannot be asked for again.
+	sw, err := st.NewWriter(ctx, key, store.WriteOptions{Memory: o.UploadMemory, Retry: retry.Policy{}.Do})
 	if err != nil {
 		return nil, err
 	}

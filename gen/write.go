@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -161,7 +162,7 @@ func writeFile(ctx context.Context, st *store.Store, key string, opts Options, d
 	}
 	start, rows := split(i)
 	rgRows := opts.rowGroupRows()
-	w, err := st.NewWriter(ctx, key, store.WriteOptions{})
+	w, err := st.NewWriter(ctx, key, store.WriteOptions{Retry: retry.Policy{}.Do})
 	if err != nil {
 		return File{}, err
 	}

@@ -251,7 +251,13 @@ func (l *link) NewWriter(ctx context.Context, key string, opts store.WriteOption
 	// A writer that sends no requests of its own (a local driver) is one
 	// upload stream: its round trip is paid up front, as one write
 	// against the prefix's rate, so a 503 leaves nothing behind.
-	if _, err := l.request(ctx, true, key); err != nil {
+	req := func() error { _, err := l.request(ctx, true, key); return err }
+	if opts.Retry != nil {
+		err = opts.Retry(ctx, req)
+	} else {
+		err = req()
+	}
+	if err != nil {
 		_ = w.Abort()
 		return nil, err
 	}

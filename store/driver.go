@@ -53,12 +53,15 @@ type WriteOptions struct {
 	// unknown). A driver with a part-count limit uses it to pick a part
 	// size large enough for the whole object; it is a hint, not a check.
 	Size int64
-	// RetryPart, when set, runs each upload of one part of a multipart
-	// upload, trying it again as it sees fit (internal/retry's Policy.Do
-	// fits): the caller's one retry policy then covers parts, and the
-	// driver's own retries of parts are off. Unset, a driver retries parts
-	// itself, since no caller could retry just one.
-	RetryPart func(ctx context.Context, try func() error) error
+	// Retry, when set, runs each request of the write (a single PUT; a
+	// multipart upload's create, each part and the complete; a link
+	// model's round trip before a local write), trying it again as it sees
+	// fit (internal/retry's Policy.Do fits): the caller's one retry policy
+	// then covers every request, and the driver's own retries of parts are
+	// off. A request fails the write only once Retry gives up on it. Unset,
+	// a driver retries parts itself, since no caller could retry just one,
+	// and sends every other request once.
+	Retry func(ctx context.Context, try func() error) error
 	// Stored, when set, hears of bytes as the store takes them for good
 	// (what a progress display should count, not bytes merely buffered):
 	// a multipart upload's part once it is uploaded, a single-request

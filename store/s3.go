@@ -430,18 +430,18 @@ func (d *s3Driver) NewWriter(ctx context.Context, key string, opts WriteOptions)
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	w := &s3Writer{
-		d:         d,
-		parent:    ctx,
-		ctx:       pctx,
-		cancel:    cancel,
-		key:       key,
-		partSize:  int64(partSize),
-		stored:    opts.Stored,
-		retryPart: opts.RetryPart,
-		send:      opts.Send,
-		limit:     limit,
-		most:      most,
-		adaptive:  adaptive,
+		d:        d,
+		parent:   ctx,
+		ctx:      pctx,
+		cancel:   cancel,
+		key:      key,
+		partSize: int64(partSize),
+		stored:   opts.Stored,
+		retry:    opts.Retry,
+		send:     opts.Send,
+		limit:    limit,
+		most:     most,
+		adaptive: adaptive,
 	}
 	w.slot = sync.NewCond(&w.partMu)
 	// A waiter for a slot wakes when the upload is cancelled too.
@@ -489,7 +489,7 @@ type s3Writer struct {
 	key       string
 	partSize  int64
 	stored    func(int64) // WriteOptions.Stored, or nil
-	retryPart func(context.Context, func() error) error
+	retry     func(context.Context, func() error) error
 	send      func(context.Context, int64) (func() error, error) // WriteOptions.Send, or nil
 
 	mu       sync.Mutex // serialises Write, Close, Abort and the ctx watch
@@ -565,6 +565,16 @@ func (w *s3Writer) sent(n int64, req func() error) error {
 	return err
 }
 
+// request sends one request other than a part's (the single PUT, the
+// create and the complete of a multipart upload) under WriteOptions.Retry
+// when it is set, else once.
+func (w *s3Writer) request(n int64, req func() error) error {
+	if w.retry == nil {
+		return w.sent(n, req)
+	}
+	return w.retry(w.ctx, func() error { return w.d.convert(w.sent(n, req)) })
+}
+
 var errWriterDone = &s3Error{kind: KindInvalid, msg: "write after Close or Abort", err: ErrInvalid}
 
 func (w *s3Writer) Write(p []byte) (int, error) {
@@ -621,7 +631,7 @@ func (w *s3Writer) failure() error {
 func (w *s3Writer) flushPart() error {
 	if w.uploadID == "" {
 		var out *s3.CreateMultipartUploadOutput
-		err := w.sent(0, func() error {
+		err := w.request(0, func() error {
 			var err error
 			out, err = call(w.ctx, w.d, func(c *s3.Client) (*s3.CreateMultipartUploadOutput, error) {
 				return c.CreateMultipartUpload(w.ctx, &s3.CreateMultipartUploadInput{Bucket: &w.d.bucket, Key: &w.key})
@@ -679,8 +689,8 @@ func (w *s3Writer) flushPart() error {
 			}))
 		}
 		var err error
-		if w.retryPart != nil {
-			err = w.retryPart(w.ctx, func() error { return try() })
+		if w.retry != nil {
+			err = w.retry(w.ctx, func() error { return try() })
 		} else {
 			err = try(w.d.partAttempts)
 		}
@@ -724,7 +734,7 @@ func (w *s3Writer) Close() error {
 		if err := w.failure(); err != nil {
 			return err
 		}
-		err := w.sent(int64(len(w.buf)), func() error {
+		err := w.request(int64(len(w.buf)), func() error {
 			_, err := call(w.ctx, w.d, func(c *s3.Client) (*s3.PutObjectOutput, error) {
 				return c.PutObject(w.ctx, &s3.PutObjectInput{
 					Bucket:        &w.d.bucket,
@@ -752,7 +762,7 @@ func (w *s3Writer) Close() error {
 		return w.abortUpload(err)
 	}
 	sort.Slice(w.parts, func(i, j int) bool { return *w.parts[i].PartNumber < *w.parts[j].PartNumber })
-	err := w.sent(0, func() error {
+	err := w.request(0, func() error {
 		_, err := w.d.c().CompleteMultipartUpload(w.ctx, &s3.CompleteMultipartUploadInput{
 			Bucket:          &w.d.bucket,
 			Key:             &w.key,

@@ -846,10 +846,10 @@ func TestS3PartsAdapt(t *testing.T) {
 	}
 }
 
-// TestS3RetryPart: with WriteOptions.RetryPart the caller's policy alone
+// TestS3Retry: with WriteOptions.Retry the caller's policy alone
 // retries parts: each try is one request, and a part it gives up on fails
 // the upload, which leaves nothing pending.
-func TestS3RetryPart(t *testing.T) {
+func TestS3Retry(t *testing.T) {
 	var th throttler
 	st := th.open(t)
 	ctx := context.Background()
@@ -857,15 +857,15 @@ func TestS3RetryPart(t *testing.T) {
 
 	var tries atomic.Int32
 	policy := retry.Policy{Sleep: func(context.Context, time.Duration) error { return nil }}
-	opts := store.WriteOptions{PartSize: 5 << 20, Concurrency: 1, RetryPart: func(ctx context.Context, try func() error) error {
+	opts := store.WriteOptions{PartSize: 5 << 20, Concurrency: 1, Retry: func(ctx context.Context, try func() error) error {
 		return policy.Do(ctx, func() error { tries.Add(1); return try() })
 	}}
 	th.throttle.Store(2)
 	if _, err := st.Put(ctx, "retrypart/big", bytes.NewReader(big), opts); err != nil {
 		t.Fatalf("two throttled part tries under the caller's policy: %v", err)
 	}
-	if p, n := th.partPuts.Load(), tries.Load(); p != 5 || n != 5 {
-		t.Errorf("%d part requests, %d tries of the policy; want 3 parts + 2 retries, one request a try", p, n)
+	if p, n := th.partPuts.Load(), tries.Load(); p != 5 || n != 7 {
+		t.Errorf("%d part requests, %d tries of the policy; want 3 parts + 2 retries, and 7 tries (the create and complete too), one request a try", p, n)
 	}
 	if got, err := st.ReadAll(ctx, "retrypart/big"); err != nil || !bytes.Equal(got, big) {
 		t.Fatalf("read back %d bytes: %v", len(got), err)
@@ -874,7 +874,7 @@ func TestS3RetryPart(t *testing.T) {
 	// A policy that never retries: the first throttle fails the upload.
 	th.partPuts.Store(0)
 	th.throttle.Store(1)
-	opts.RetryPart = func(ctx context.Context, try func() error) error { return try() }
+	opts.Retry = func(ctx context.Context, try func() error) error { return try() }
 	if _, err := st.Put(ctx, "retrypart/failed", bytes.NewReader(big), opts); !store.IsRetryable(err) {
 		t.Fatalf("a throttled part without retries: %v, want a retryable error", err)
 	}
@@ -887,6 +887,45 @@ func TestS3RetryPart(t *testing.T) {
 	if _, err := st.Stat(ctx, "retrypart/failed"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("failed object visible: %v", err)
 	}
+
+	// Every other request of a write runs under Retry too: the create
+	// and the complete of an upload, and a single PUT.
+	th.throttle.Store(0)
+	opts.Retry = policy.Do
+	for _, c := range []struct {
+		name      string
+		throttled int32 // which POST is answered SlowDown
+	}{{"create", 1}, {"complete", 2}} {
+		th.posts.Store(0)
+		th.throttlePost.Store(c.throttled)
+		if _, err := st.Put(ctx, "retrypart/"+c.name, bytes.NewReader(big), opts); err != nil {
+			t.Fatalf("a throttled %s under the caller's policy: %v", c.name, err)
+		}
+		if n := th.posts.Load(); n != 3 {
+			t.Errorf("throttled %s: %d POSTs, want 3 (create, complete, one retry)", c.name, n)
+		}
+		if got, err := st.ReadAll(ctx, "retrypart/"+c.name); err != nil || !bytes.Equal(got, big) {
+			t.Fatalf("throttled %s: read back %d bytes: %v", c.name, len(got), err)
+		}
+	}
+	th.throttlePost.Store(0)
+	small := []byte("one request")
+	th.puts.Store(0)
+	th.throttle.Store(2)
+	if _, err := st.Put(ctx, "retrypart/small", bytes.NewReader(small), opts); err != nil {
+		t.Fatalf("a single PUT throttled twice under the caller's policy: %v", err)
+	}
+	if n := th.puts.Load(); n != 3 {
+		t.Errorf("%d single PUTs, want 3 (two throttled, one stored)", n)
+	}
+	if got, err := st.ReadAll(ctx, "retrypart/small"); err != nil || !bytes.Equal(got, small) {
+		t.Fatalf("read back %q: %v", got, err)
+	}
+	th.throttle.Store(1)
+	if _, err := st.Put(ctx, "retrypart/small-once", bytes.NewReader(small), store.WriteOptions{}); !store.IsRetryable(err) {
+		t.Fatalf("a throttled single PUT without Retry (Attempts 1): %v, want a retryable error", err)
+	}
+	th.throttle.Store(0)
 }
 
 // throttler stands between a store and the embedded server: it answers
@@ -895,6 +934,9 @@ func TestS3RetryPart(t *testing.T) {
 type throttler struct {
 	tg                       s3Target
 	throttle, partPuts, puts atomic.Int32
+	// posts counts the POSTs (a multipart upload's create and complete);
+	// the one numbered throttlePost (from 1; 0: none) is answered SlowDown.
+	throttlePost, posts atomic.Int32
 }
 
 // open returns a store with Attempts 1 (a caller that retries whole
@@ -910,6 +952,12 @@ func (th *throttler) open(t *testing.T) *store.Store {
 				th.puts.Add(1)
 			}
 			if th.throttle.Add(-1) >= 0 {
+				slowDown(w, r)
+				return
+			}
+		}
+		if r.Method == http.MethodPost {
+			if th.posts.Add(1) == th.throttlePost.Load() {
 				slowDown(w, r)
 				return
 			}

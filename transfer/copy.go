@@ -211,7 +211,7 @@ func copyObject(ctx context.Context, dst *store.Store, job Job, ch <-chan *fetch
 		}
 		stored = took.Load() // Abort has returned: nothing more is heard
 	}()
-	w, err = dst.NewWriter(ctx, job.Dst, store.WriteOptions{Size: job.Src.Size, Memory: uploadMemory, RetryPart: partRetry.Do, Stored: func(n int64) {
+	w, err = dst.NewWriter(ctx, job.Dst, store.WriteOptions{Size: job.Src.Size, Memory: uploadMemory, Retry: partRetry.Do, Stored: func(n int64) {
 		took.Add(n)
 		opts.progress(n)
 	}})
