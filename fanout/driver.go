@@ -237,7 +237,8 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 	}
 	defer closeStore(opts.Open, st)
 	j := &job{st: st, prefix: prefix}
-	d := &driver{ctx: ctx, opts: opts, j: j, jobURL: jobURL, logf: logf, events: newEvents(opts.Events)}
+	d := &driver{ctx: ctx, opts: opts, j: j, jobURL: jobURL, logf: logf, events: newEvents(opts.Events),
+		again: map[int]bool{}, recomputed: map[Lost]int{}}
 	defer func() {
 		if d.events != nil {
 			ev := Event{Type: EventJobEnd, Time: time.Now()}
@@ -322,10 +323,24 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 			}
 		}
 		m, err := d.runPhase(i)
+		for le := (*LostInputError)(nil); errors.As(err, &le); {
+			if err = d.recompute(le.Lost); err != nil {
+				return err
+			}
+			d.again[i] = true
+			m, err = d.runPhase(i)
+		}
 		if err != nil {
 			return err
 		}
 		d.manifests = append(d.manifests, m)
+		if after := fanouthook.From(ctx).AfterPhase; after != nil {
+			keys := make([]string, len(m.Outputs))
+			for t, o := range m.Outputs {
+				keys[t] = d.j.prefix + o.Key
+			}
+			after(ctx, d.j.st, i, keys)
+		}
 		var retries int64
 		var read ScanCounts
 		scanned := 0
@@ -395,6 +410,12 @@ type driver struct {
 	events    *events // nil without Options.Events
 	resumed   bool    // the job is Options.Resume's
 	failed    int     // failed attempts of the running phase, as the executor counts them
+	// again marks the phases run before whose committed tasks are not
+	// run again: a reduce phase stopped by a lost input, and the phase
+	// of the lost output.
+	again map[int]bool
+	// recomputed counts the times each committed output was made again.
+	recomputed map[Lost]int
 }
 
 // runPhase runs every task of phase pi with the executor, and writes
@@ -452,6 +473,10 @@ func (d *driver) runPhase(pi int) (_ *Manifest, err error) {
 			if err != nil || out != nil || failure == nil {
 				return out != nil, "", err
 			}
+			if le := d.lostInput(failure); le != nil {
+				// Another attempt would find it lost too: stop the phase.
+				return false, failure.Error, le
+			}
 			return false, failure.Error, nil
 		},
 		Progress: func(pr Progress) {
@@ -468,9 +493,9 @@ func (d *driver) runPhase(pi int) (_ *Manifest, err error) {
 	if d.events != nil {
 		r.Watch = d.events.watch
 	}
-	if d.resumed {
-		// Tasks whose outputs the dead driver's workers committed are
-		// not run again.
+	if d.resumed || d.again[pi] {
+		// Tasks whose outputs are committed (by a dead driver's workers,
+		// or before a lost input stopped the phase) are not run again.
 		r.Committed = make([]bool, ph.Tasks)
 		for i := range ph.Tasks {
 			out, _, err := commit(i)
@@ -486,8 +511,11 @@ func (d *driver) runPhase(pi int) (_ *Manifest, err error) {
 			if ph.Kind == PhaseMap && te.Task >= 0 && te.Task < len(ph.Pieces) {
 				te.Piece = ph.Pieces[te.Task].String()
 			}
-			if te.Err == "" {
-				if _, failure, cerr := d.claims(pi, te.Task); cerr == nil && failure != nil {
+			if _, failure, cerr := d.claims(pi, te.Task); cerr == nil && failure != nil {
+				if le := d.lostInput(failure); le != nil {
+					return nil, le
+				}
+				if te.Err == "" {
 					te.Err = failure.Error
 				}
 			}
@@ -518,6 +546,61 @@ func (d *driver) runPhase(pi int) (_ *Manifest, err error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// lostInput is the error of a failure that found a committed output of
+// the phase before missing or corrupt, when that output is still the
+// committed one (a failure recorded before it was made again is not)
+// and it may be made again; nil otherwise.
+func (d *driver) lostInput(f *Failure) *LostInputError {
+	l := f.Lost
+	if l == nil || l.Phase < 0 || l.Phase >= len(d.manifests) {
+		return nil
+	}
+	outs := d.manifests[l.Phase].Outputs
+	if l.Task < 0 || l.Task >= len(outs) || outs[l.Task].Key != l.Key || outs[l.Task].Dest || d.recomputed[*l] >= d.opts.Attempts {
+		return nil
+	}
+	return &LostInputError{Lost: *l, Err: errors.New(f.Error)}
+}
+
+// recompute makes the committed output l names again: it forgets the
+// done records that name it and the object, runs its task again (alone:
+// the phase's other tasks stay committed) and writes the phase's
+// manifest anew.
+func (d *driver) recompute(l Lost) error {
+	d.recomputed[l]++
+	ph := d.spec.Phases[l.Phase]
+	d.logf("%s task %d: its committed output %s is lost or corrupt; running the task again", ph.Kind, l.Task, d.j.url(l.Key))
+	var infos []store.ObjectInfo
+	if err := d.j.do(d.ctx, func() (err error) {
+		infos, err = d.j.st.List(d.ctx, d.j.prefix+taskPrefix("done", l.Phase, l.Task))
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, info := range infos {
+		var b []byte
+		if err := d.j.do(d.ctx, func() (err error) { b, err = d.j.st.ReadAll(d.ctx, info.Key); return err }); err != nil {
+			return err
+		}
+		if o, err := parseOutput(b, ph); err == nil && o.Key != l.Key {
+			continue
+		}
+		if err := d.j.do(d.ctx, func() error { return d.j.st.Delete(d.ctx, info.Key) }); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	if err := d.j.do(d.ctx, func() error { return d.j.st.Delete(d.ctx, d.j.prefix+l.Key) }); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	d.again[l.Phase] = true
+	m, err := d.runPhase(l.Phase)
+	if err != nil {
+		return err
+	}
+	d.manifests[l.Phase] = m
+	return nil
 }
 
 // claims reads what the attempts of a task left in the store: the
@@ -672,8 +755,7 @@ func (d *driver) publish() error {
 	if err != nil {
 		return err
 	}
-	_, err = st.Put(d.ctx, prefix+destManifestKey, strings.NewReader(string(b)), store.WriteOptions{})
-	return err
+	return (&job{st: st, prefix: prefix}).put(d.ctx, destManifestKey, b)
 }
 
 // checkEmpty refuses a destination that holds objects: a prefix holds

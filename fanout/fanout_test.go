@@ -573,3 +573,55 @@ func TestTopNAfterShuffle(t *testing.T) {
 		}
 	}
 }
+
+// A committed map output that a reducer finds missing or corrupt is made
+// again by its map task, and the job's rows are one process's.
+func TestLostMapOutputIsRecomputed(t *testing.T) {
+	taxi := testData(t)
+	p := mustPlan(t, "S "+taxi)
+	want := rows(t, func(env exec.Env) error { return runLocal(p, env, exec.Options{}) })
+	for _, c := range []struct {
+		name  string
+		spoil func(ctx context.Context, st *store.Store, key string) error
+	}{
+		{"missing", func(ctx context.Context, st *store.Store, key string) error { return st.Delete(ctx, key) }},
+		{"corrupt", func(ctx context.Context, st *store.Store, key string) error {
+			b, err := st.ReadAll(ctx, key)
+			if err != nil {
+				return err
+			}
+			for i := 0; i < len(b)/2; i += 97 {
+				b[i] ^= 0x5a
+			}
+			_, err = st.Put(ctx, key, bytes.NewReader(b), store.WriteOptions{})
+			return err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			jobs := t.TempDir()
+			opts := testOptions(jobs)
+			var spoiled string
+			var logged []string
+			opts.Log = func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }
+			ctx := fanouthook.WithDriver(context.Background(), &fanouthook.Driver{AfterPhase: func(ctx context.Context, st *store.Store, phase int, keys []string) {
+				if phase != 0 || spoiled != "" {
+					return
+				}
+				spoiled = keys[1]
+				if err := c.spoil(ctx, st, spoiled); err != nil {
+					t.Error(err)
+				}
+			}})
+			got := rows(t, func(env exec.Env) error { opts.Env = env; return Run(ctx, p, opts) })
+			if spoiled == "" || !slices.Equal(got, want) {
+				t.Fatalf("spoiled %q; fanned out:\n%q\none process:\n%q", spoiled, got, want)
+			}
+			if !slices.ContainsFunc(logged, func(l string) bool { return strings.Contains(l, "map task 1: its committed output") }) {
+				t.Errorf("no word of the lost output in the log: %q", logged)
+			}
+			if left := objects(t, jobs); len(left) != 0 {
+				t.Fatalf("objects left: %q", left)
+			}
+		})
+	}
+}

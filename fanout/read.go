@@ -21,6 +21,9 @@ type input struct {
 	off, n, size int64
 	crc          uint32
 	name         string
+	// from, when set, is the committed output the input is part of: a
+	// read that finds it missing or corrupt fails with a LostInputError.
+	from *Lost
 }
 
 // readBudget bounds the bytes a set of streams holds fetched and not yet
@@ -140,12 +143,24 @@ func (r *streamReader) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		if err := r.fill(); err != nil {
-			return 0, r.set.first.set(err)
+			return 0, r.set.first.set(r.lost(err))
 		}
 	}
 	n := copy(p, r.buf[r.at:])
 	r.at += n
 	return n, nil
+}
+
+// errChecksum is a chunk whose bytes are not what the index says.
+var errChecksum = errors.New("checksum mismatch")
+
+// lost is err, as a LostInputError when it says the input's object is
+// gone or corrupt and the input is a committed output.
+func (r *streamReader) lost(err error) error {
+	if r.in.from != nil && (errors.Is(err, store.ErrNotFound) || errors.Is(err, errChecksum)) {
+		return &LostInputError{Lost: *r.in.from, Err: err}
+	}
+	return err
 }
 
 // fill reads the next chunk; the last one is checked against the
@@ -172,7 +187,7 @@ func (r *streamReader) fill() error {
 	r.chunks--
 	if r.chunks == 0 {
 		if got := r.crc.Sum32(); got != r.in.crc {
-			return fmt.Errorf("%s: checksum %08x, the index says %08x", r.in.name, got, r.in.crc)
+			return fmt.Errorf("%s: checksum %08x, the index says %08x: %w", r.in.name, got, r.in.crc, errChecksum)
 		}
 	}
 	return nil

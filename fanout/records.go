@@ -148,7 +148,29 @@ type Failure struct {
 	Error   string    `json:"error"`
 	Start   time.Time `json:"start,omitzero"`
 	End     time.Time `json:"end,omitzero"`
+	// Lost, when set, is the committed output of the phase before that
+	// the attempt found missing or corrupt: the driver recomputes it
+	// rather than retry a task that cannot succeed.
+	Lost *Lost `json:"lost,omitempty"`
 }
+
+// Lost names a committed output: task Task of phase Phase, at Key under
+// the job's prefix.
+type Lost struct {
+	Phase int    `json:"phase"`
+	Task  int    `json:"task"`
+	Key   string `json:"key"`
+}
+
+// LostInputError is a task's failure to read a committed output of the
+// phase before (missing, or not what its checksum says).
+type LostInputError struct {
+	Lost Lost
+	Err  error
+}
+
+func (e *LostInputError) Error() string { return e.Err.Error() }
+func (e *LostInputError) Unwrap() error { return e.Err }
 
 // Manifest lists the committed output of every task of a phase, by task.
 type Manifest struct {

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -100,7 +101,11 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	}
 	defer func() {
 		if err != nil && ctx.Err() == nil {
-			rec, _ := json.Marshal(Failure{Task: t.Index, Attempt: token, Worker: env.Worker, Error: oneLine(err), Start: start, End: time.Now()})
+			f := Failure{Task: t.Index, Attempt: token, Worker: env.Worker, Error: oneLine(err), Start: start, End: time.Now()}
+			if le := (*LostInputError)(nil); errors.As(err, &le) {
+				f.Lost = &le.Lost
+			}
+			rec, _ := json.Marshal(f)
 			// Best effort: the driver falls back on the worker's exit.
 			j.put(context.WithoutCancel(ctx), failKey(t.Phase, t.Index, token), rec)
 		}
@@ -188,11 +193,13 @@ func (j *job) do(ctx context.Context, fn func() error) error {
 }
 
 func (j *job) put(ctx context.Context, key string, b []byte) error {
-	return j.do(ctx, func() error {
-		_, err := j.st.Put(ctx, j.prefix+key, bytes.NewReader(b), store.WriteOptions{})
-		return err
-	})
+	_, err := j.st.Put(ctx, j.prefix+key, bytes.NewReader(b), j.writeOptions())
+	return err
 }
+
+// writeOptions has every request of a write retried by do, so that one
+// failed part costs one part, not the object.
+func (j *job) writeOptions() store.WriteOptions { return store.WriteOptions{Retry: j.do} }
 
 func (j *job) url(key string) string { return j.st.URL(j.prefix + key) }
 
@@ -353,7 +360,7 @@ func (w *taskRun) pieceSource(src exec.SourceStage, pc Piece, stats func(scan.St
 // writeStream runs the stages into one Arrow IPC stream object.
 func (w *taskRun) writeStream(src exec.SourceStage, stages []exec.Stage) error {
 	key := w.name("arrows")
-	sw, err := w.dst.st.NewWriter(w.ctx, w.dst.prefix+key, store.WriteOptions{})
+	sw, err := w.dst.st.NewWriter(w.ctx, w.dst.prefix+key, w.dst.writeOptions())
 	if err != nil {
 		return err
 	}
@@ -457,20 +464,15 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 		return err
 	}
 	key := w.name("shuffle")
-	var size int64
-	err = w.dst.do(w.ctx, func() error {
-		readers = readers[:0]
-		for r := range n {
-			rd, err := sp.reader(r)
-			if err != nil {
-				return err
-			}
-			readers = append(readers, rd)
+	for r := range n {
+		rd, err := sp.reader(r)
+		if err != nil {
+			return err
 		}
-		readers = append(readers, bytes.NewReader(footer))
-		size, err = w.dst.st.Put(w.ctx, w.dst.prefix+key, io.MultiReader(readers...), store.WriteOptions{})
-		return err
-	})
+		readers = append(readers, rd)
+	}
+	readers = append(readers, bytes.NewReader(footer))
+	size, err := w.dst.st.Put(w.ctx, w.dst.prefix+key, io.MultiReader(readers...), w.dst.writeOptions())
 	if err != nil {
 		return err
 	}
@@ -501,7 +503,8 @@ func (w *taskRun) partSource() (exec.SourceStage, func() error, error) {
 		w.out.InRows += pt.Rows
 		w.out.InBytes += pt.Len
 		ins[i] = input{key: w.j.prefix + o.Key, off: pt.Off, n: pt.Len, size: o.Size, crc: pt.CRC,
-			name: fmt.Sprintf("part %d of %s", w.index, w.j.url(o.Key))}
+			name: fmt.Sprintf("part %d of %s", w.index, w.j.url(o.Key)),
+			from: &Lost{Phase: prev, Task: i, Key: o.Key}}
 	}
 	srcs, done := w.j.streams(w.ctx, ins, false)
 	return exec.Concat(srcs...), done, nil

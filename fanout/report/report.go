@@ -155,7 +155,10 @@ func (rep *Report) add(ev fanout.Event) error {
 		if err != nil {
 			return err
 		}
-		ph.Start = ev.Time
+		// A phase run again (a lost output made again) keeps its first start.
+		if ph.Start.IsZero() || ev.Time.Before(ph.Start) {
+			ph.Start = ev.Time
+		}
 	case fanout.EventPhaseEnd:
 		ph, err := phase()
 		if err != nil {

@@ -29,6 +29,9 @@ type Driver struct {
 	SpecEdit func([]byte) []byte
 	// AfterSpec, when set, runs once the spec is written.
 	AfterSpec func(ctx context.Context, st *store.Store, key string)
+	// AfterPhase, when set, runs once each phase's manifest is written,
+	// with the keys of its committed outputs (a lost or corrupt output).
+	AfterPhase func(ctx context.Context, st *store.Store, phase int, keys []string)
 }
 
 // HalveSpec is a SpecEdit that keeps the first half of the spec's bytes:
