@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -203,4 +206,84 @@ func mapTasks(t *testing.T, out string) int {
 		t.Fatalf("no phase 0 line in %q: %v", out, err)
 	}
 	return n
+}
+
+// TestRunSlurmKeepsSecretsOut: the S3 keys of the driver's environment
+// reach the array tasks (the job succeeds against MinIO) but not Slurm:
+// neither the job's record (scontrol show job), its batch script nor
+// anything slurmctld keeps in its state directory (where the job's
+// environment is) holds the secret.
+func TestRunSlurmKeepsSecretsOut(t *testing.T) {
+	needSlurm(t)
+	tg := minioTarget(t)
+	secret, key := os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_ACCESS_KEY_ID")
+	if secret == "" || key == "" {
+		t.Fatal("no AWS_SECRET_ACCESS_KEY and AWS_ACCESS_KEY_ID in the environment (./scripts/test sets MinIO's)")
+	}
+	q := tg.query("A") + " | show"
+	want := sluice(t, tg.env, "run", q)
+	if want.code != 0 {
+		t.Fatal(want.stderr)
+	}
+	cmd, out, errb := startRun(t, tg.env, "run", "--executor", "slurm", "--workers", "2", "--store", tg.jobs, "-v",
+		"--x-pause-before-commit", "3s", q)
+	var id, running string
+	for deadline := time.Now().Add(60 * time.Second); running == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if id == "" {
+			id = jobIDOf(errb.String())
+			continue
+		}
+		for _, j := range slurmJobs(t, "sluice-"+id) {
+			if strings.HasSuffix(j, "RUNNING") {
+				running, _, _ = strings.Cut(strings.Fields(j)[0], "_")
+			}
+		}
+	}
+	if running == "" {
+		t.Fatalf("no Slurm job ran within 60s: %s", errb.String())
+	}
+	cfg, err := exec.Command("scontrol", "show", "config").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stateDir string
+	for _, l := range strings.Split(string(cfg), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok && strings.TrimSpace(k) == "StateSaveLocation" {
+			stateDir = strings.TrimSpace(v)
+		}
+	}
+	if stateDir == "" {
+		t.Fatalf("no StateSaveLocation in scontrol show config")
+	}
+	records := map[string][]byte{}
+	for _, args := range [][]string{{"show", "job", "-d", running}, {"write", "batch_script", running, "-"}} {
+		b, err := exec.Command("scontrol", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("scontrol %s: %v: %s", strings.Join(args, " "), err, b)
+		}
+		records["scontrol "+strings.Join(args, " ")] = b
+	}
+	filepath.WalkDir(stateDir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if b, err := os.ReadFile(path); err == nil {
+				records[path] = b
+			}
+		}
+		return nil
+	})
+	var withEnv int
+	for name, b := range records {
+		if bytes.Contains(b, []byte(secret)) || bytes.Contains(b, []byte(key)) {
+			t.Errorf("%s holds the S3 credentials", name)
+		}
+		if bytes.Contains(b, []byte("AWS_SHARED_CREDENTIALS_FILE=")) {
+			withEnv++
+		}
+	}
+	if withEnv == 0 {
+		t.Errorf("no job environment found among the %d records under %s and scontrol's answers", len(records), stateDir)
+	}
+	if err := cmd.Wait(); err != nil || out.String() != want.stdout {
+		t.Fatalf("%v: %s\ngot:\n%s\nwant:\n%s", err, errb.String(), out.String(), want.stdout)
+	}
 }

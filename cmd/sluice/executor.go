@@ -41,7 +41,10 @@ one Indexed Job of --image with completions = tasks and parallelism =
 in-cluster account). Slurm and Kubernetes retry a failed task themselves,
 up to --attempts; a task that fails every attempt fails the job with its
 last log lines, and Ctrl-C cancels the array or deletes the Job and its
-pods.
+pods. Credentials stay out of job records: Slurm tasks get the driver's
+variables by name (--export=PATH,AWS_REGION,SLUICE_...), and its S3 keys
+through a file readable by the user alone in --slurm-logs, removed at the
+end; Kubernetes pods through --secret.
 
 --dry-run submits nothing: it writes the job's spec (job.json under a new
 job prefix of --store; the workers read it) and prints what each phase

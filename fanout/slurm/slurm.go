@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,8 +27,10 @@ type Executor struct {
 	// this executable with the argument "worker". It must exist, at the
 	// same path, on the nodes.
 	Command []string
-	// Env is added to the environment sbatch passes on to the tasks (the
-	// driver's own, with --export=ALL).
+	// Env is added to the environment sbatch passes on to the tasks.
+	// The tasks get only the variables Exported names (--export=NAMES),
+	// never the driver's whole environment, so that no secret of it
+	// reaches Slurm's job records.
 	Env []string
 	// Sbatch holds further sbatch arguments (--partition, --time, ...).
 	Sbatch []string
@@ -74,9 +78,81 @@ func (s *Executor) script(a fanout.PhaseRun) (string, error) {
 	return b.String(), nil
 }
 
-// sbatchArgs are sbatch's arguments for the indexes idx of a.
-func (s *Executor) sbatchArgs(a fanout.PhaseRun, idx []int, logDir string) []string {
-	return append([]string{"--parsable", "--export=ALL", "--job-name=" + a.Name(),
+// passed are the variables a worker may need, passed by name when set:
+// its command's path and home, the Go runtime's settings, sluice's own,
+// and an S3 client's settings other than the secrets (secretNames).
+var passed = []string{"PATH", "HOME", "USER", "TMPDIR", "TZ", "LANG", "LC_ALL",
+	"GODEBUG", "GOGC", "GOMEMLIMIT", "GOMAXPROCS"}
+
+// secretNames are the credentials of an S3 client's environment: a
+// worker gets them through a file (credentialsFile), not by name.
+var secretNames = map[string]bool{"AWS_ACCESS_KEY_ID": true, "AWS_SECRET_ACCESS_KEY": true, "AWS_SESSION_TOKEN": true}
+
+// Exported is the list of names --export gives sbatch for environment
+// env (NAME=VALUE; the later of a name wins): those of passed, every
+// SLUICE_ and AWS_ variable but the secrets, and the names of extra (the
+// executor's Env), sorted.
+func Exported(env, extra []string) []string {
+	names := map[string]bool{}
+	for _, nv := range env {
+		name, _, _ := strings.Cut(nv, "=")
+		if slices.Contains(passed, name) || (strings.HasPrefix(name, "SLUICE_") || strings.HasPrefix(name, "AWS_")) && !secretNames[name] {
+			names[name] = true
+		}
+	}
+	for _, nv := range extra {
+		name, _, _ := strings.Cut(nv, "=")
+		names[name] = true
+	}
+	return slices.Sorted(maps.Keys(names))
+}
+
+// credentialsProfile is the profile of the file credentialsFile writes.
+const credentialsProfile = "sluice-job"
+
+// credentialsFile writes the S3 credentials of env, when it holds static
+// keys, to a file of dir readable by this user alone, and returns the
+// variables that point a worker's S3 client at it; none without keys.
+// The values then never reach Slurm: sbatch sends slurmctld the names
+// it exports and their values, and slurmctld keeps them with the job.
+func credentialsFile(dir string, env []string) (vars []string, remove func(), err error) {
+	vals := map[string]string{}
+	for _, nv := range env {
+		if name, v, ok := strings.Cut(nv, "="); ok && secretNames[name] {
+			vals[name] = v
+		}
+	}
+	remove = func() {}
+	if vals["AWS_ACCESS_KEY_ID"] == "" || vals["AWS_SECRET_ACCESS_KEY"] == "" {
+		return nil, remove, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%s]\naws_access_key_id = %s\naws_secret_access_key = %s\n", credentialsProfile, vals["AWS_ACCESS_KEY_ID"], vals["AWS_SECRET_ACCESS_KEY"])
+	if t := vals["AWS_SESSION_TOKEN"]; t != "" {
+		fmt.Fprintf(&b, "aws_session_token = %s\n", t)
+	}
+	f, err := os.CreateTemp(dir, "credentials-")
+	if err != nil {
+		return nil, remove, err
+	}
+	path := f.Name()
+	remove = func() { os.Remove(path) }
+	// CreateTemp makes the file 0600: no other user reads it.
+	_, err = f.WriteString(b.String())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		remove()
+		return nil, func() {}, err
+	}
+	return []string{"AWS_SHARED_CREDENTIALS_FILE=" + path, "AWS_PROFILE=" + credentialsProfile}, remove, nil
+}
+
+// sbatchArgs are sbatch's arguments for the indexes idx of a, whose
+// tasks get the variables named in exported.
+func (s *Executor) sbatchArgs(a fanout.PhaseRun, idx []int, logDir string, exported []string) []string {
+	return append([]string{"--parsable", "--export=" + strings.Join(exported, ","), "--job-name=" + a.Name(),
 		fmt.Sprintf("--array=%s%%%d", indexList(idx), max(a.Workers, 1)),
 		"--output=" + filepath.Join(logDir, "%A_%a.log"),
 		// A worker is one process; its threads are --threads'.
@@ -98,8 +174,10 @@ func (s *Executor) Manifest(a fanout.PhaseRun) ([]byte, error) {
 		logDir = "." // where sbatch is run
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# phase %d (%s): %d task(s)\n# sbatch", a.Phase, a.Kind, a.Tasks)
-	for _, w := range s.sbatchArgs(a, idx, logDir) {
+	fmt.Fprintf(&b, "# phase %d (%s): %d task(s)\n", a.Phase, a.Kind, a.Tasks)
+	b.WriteString("# The tasks get the variables --export names from the shell that runs sbatch;\n" +
+		"# S3 credentials through AWS_SHARED_CREDENTIALS_FILE and AWS_PROFILE, or the nodes' own.\n# sbatch")
+	for _, w := range s.sbatchArgs(a, idx, logDir, Exported(append(os.Environ(), s.Env...), []string{"AWS_SHARED_CREDENTIALS_FILE", "AWS_PROFILE"})) {
 		b.WriteString(" " + shellQuote(w))
 	}
 	b.WriteString(" <<'EOF'\n" + script + "EOF\n")
@@ -128,13 +206,21 @@ func (s *Executor) RunPhase(ctx context.Context, a fanout.PhaseRun) error {
 		}
 		defer os.RemoveAll(logDir)
 	}
+	env := append(os.Environ(), s.Env...)
+	creds, remove, err := credentialsFile(logDir, env)
+	if err != nil {
+		return fmt.Errorf("slurm: the workers' credentials: %w", err)
+	}
+	defer remove()
+	env = append(env, creds...)
+	exported := Exported(env, append(slices.Clone(s.Env), creds...))
 	todo := make([]int, a.Tasks)
 	for i := range todo {
 		todo[i] = i
 	}
 	retried := 0
 	for attempt := 1; ; attempt++ {
-		id, err := s.submit(ctx, a, todo, script, logDir)
+		id, err := s.submit(ctx, a, todo, script, logDir, env, exported)
 		if err != nil {
 			return err
 		}
@@ -183,9 +269,9 @@ func (s *Executor) RunPhase(ctx context.Context, a fanout.PhaseRun) error {
 }
 
 // submit runs sbatch for the indexes idx and returns the array's job ID.
-func (s *Executor) submit(ctx context.Context, a fanout.PhaseRun, idx []int, script, logDir string) (string, error) {
-	cmd := exec.CommandContext(ctx, "sbatch", s.sbatchArgs(a, idx, logDir)...)
-	cmd.Env = append(os.Environ(), s.Env...)
+func (s *Executor) submit(ctx context.Context, a fanout.PhaseRun, idx []int, script, logDir string, env, exported []string) (string, error) {
+	cmd := exec.CommandContext(ctx, "sbatch", s.sbatchArgs(a, idx, logDir, exported)...)
+	cmd.Env = env
 	cmd.Stdin = strings.NewReader(script)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb

@@ -2,6 +2,9 @@ package slurm
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,13 +70,50 @@ func TestRunnable(t *testing.T) {
 	}
 	r := string(Runnable(m))
 	lines := strings.Split(r, "\n")
-	if len(lines) < 3 || lines[0] != "# phase 0 (map): 3 task(s)" || !strings.HasPrefix(lines[1], "sbatch '--parsable' ") || !strings.HasSuffix(lines[1], " <<'EOF'") {
+	sb := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "sbatch ") })
+	if len(lines) < 3 || lines[0] != "# phase 0 (map): 3 task(s)" || sb < 1 || !strings.HasPrefix(lines[sb], "sbatch '--parsable' '--export=") || !strings.HasSuffix(lines[sb], " <<'EOF'") {
 		t.Fatalf("Runnable:\n%s", r)
+	}
+	for _, l := range lines[1:sb] {
+		if !strings.HasPrefix(l, "# ") {
+			t.Errorf("not a comment before the sbatch line: %q", l)
+		}
 	}
 	if strings.Replace(r, "\nsbatch ", "\n# sbatch ", 1) != string(m) {
 		t.Errorf("more than the sbatch line changed:\n%s\nfrom:\n%s", r, m)
 	}
 	if !strings.Contains(r, "exec '/opt/sluice' 'worker' 'file:///j/job-ab12/job.json' '--phase' '0'\nEOF\n") {
 		t.Errorf("the script is not its here-document:\n%s", r)
+	}
+}
+
+func TestExported(t *testing.T) {
+	env := []string{"PATH=/bin", "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=k", "AWS_SECRET_ACCESS_KEY=s",
+		"AWS_SESSION_TOKEN=t", "SLUICE_ATTEMPT=x", "EDITOR=vi", "GITHUB_TOKEN=g"}
+	got := Exported(env, []string{"DIST_TEST_WORKER=1"})
+	want := []string{"AWS_REGION", "DIST_TEST_WORKER", "PATH", "SLUICE_ATTEMPT"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Exported = %q, want %q", got, want)
+	}
+	dir := t.TempDir()
+	vars, remove, err := credentialsFile(dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := strings.TrimPrefix(vars[0], "AWS_SHARED_CREDENTIALS_FILE=")
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 || filepath.Dir(path) != dir {
+		t.Fatalf("credentials file %s: %v, %v", path, fi, err)
+	}
+	b, _ := os.ReadFile(path)
+	if want := "[sluice-job]\naws_access_key_id = k\naws_secret_access_key = s\naws_session_token = t\n"; string(b) != want {
+		t.Errorf("credentials file:\n%s\nwant:\n%s", b, want)
+	}
+	remove()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("credentials file left after remove: %v", err)
+	}
+	if vars, _, _ := credentialsFile(dir, []string{"AWS_REGION=x"}); vars != nil {
+		t.Errorf("no keys, yet %q", vars)
 	}
 }
