@@ -85,6 +85,9 @@ type Options struct {
 	Events io.Writer
 	// Log, when set, gets the job's prefix and the time each phase took.
 	Log func(format string, a ...any)
+	// Started, when set, is told the job's URL once its prefix is made,
+	// before any task runs: where its objects are should this process die.
+	Started func(jobURL string)
 	// ScanStats, when set, is called after the map phase with what the
 	// scans of its committed attempts read, summed over its tasks.
 	ScanStats func(tasks int, read ScanCounts)
@@ -188,6 +191,12 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 		}
 		p = resumed.Plan
 		opts.Out, opts.Threads, opts.Spread = resumed.Out, resumed.Threads, resumed.Spread
+		if resumed.PieceBytes > 0 {
+			opts.PieceBytes = resumed.PieceBytes
+		}
+		if resumed.Broadcast != 0 {
+			opts.Broadcast = resumed.Broadcast
+		}
 	}
 	// Compiled here to check the plan whole before any worker starts, and
 	// for the part this process runs.
@@ -268,6 +277,9 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 		}
 	}()
 	logf("job %s", jobURL)
+	if opts.Started != nil {
+		opts.Started(jobURL)
+	}
 
 	spec := resumed
 	if resumed != nil {
@@ -309,6 +321,13 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 		exe = NewLocal(nil)
 	}
 	d.exe = exe
+	stopLease, err := d.holdLease(ctx)
+	if err != nil {
+		return err
+	}
+	// Stopped before the cleanup above removes the job (deferred
+	// earlier, it runs later), so no beat writes into a removed job.
+	defer stopLease()
 	for i := range spec.Phases {
 		t0 := time.Now()
 		if d.resumed {
@@ -376,7 +395,8 @@ func newSpec(p *plan.Plan, jobURL string, pl *cut, opts Options) *Spec {
 		}
 		spread = spreadFor(most)
 	}
-	return &Spec{Version: specVersion, Plan: p, Job: jobURL, Spread: min(spread, MaxSpread), Threads: opts.Threads, Phases: pl.phases, Out: opts.Out}
+	return &Spec{Version: specVersion, Plan: p, Job: jobURL, Spread: min(spread, MaxSpread), Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
+		PieceBytes: opts.PieceBytes, Broadcast: opts.Broadcast}
 }
 
 // newJobPrefix makes a fresh job prefix under base, or a temporary

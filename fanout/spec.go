@@ -37,6 +37,10 @@ type Spec struct {
 	// and the driver a manifest listing them in order, instead of the
 	// driver reading them.
 	Out string `json:"out,omitempty"`
+	// PieceBytes and Broadcast are the driver's Options that cut the
+	// plan into these phases, so that a resumed job is cut alike.
+	PieceBytes int64 `json:"piece_bytes,omitempty"`
+	Broadcast  int64 `json:"broadcast,omitempty"`
 }
 
 // Phase kinds.
@@ -150,6 +154,8 @@ func (s *Spec) check() error {
 		return fmt.Errorf("spread %d: want 0..%d", s.Spread, MaxSpread)
 	case s.Threads < 0:
 		return errors.New("threads out of range")
+	case s.PieceBytes < 0:
+		return errors.New("piece_bytes out of range")
 	}
 	if err := s.Plan.Check(false); err != nil {
 		return fmt.Errorf("plan: %v", err)

@@ -99,6 +99,15 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	if err != nil {
 		return err
 	}
+	// A worker whose driver is gone stops (see lease.go).
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go watchLease(ctx, j, cancel)
+	defer func() {
+		if cause := context.Cause(ctx); errors.Is(cause, errDriverGone) {
+			err = cause
+		}
+	}()
 	defer func() {
 		if err != nil && ctx.Err() == nil {
 			f := Failure{Task: t.Index, Attempt: token, Worker: env.Worker, Error: oneLine(err), Start: start, End: time.Now()}

@@ -45,6 +45,7 @@ type runOptions struct {
 	// for tests of exactly-once commits and of killed workers
 	duplicateAll      bool
 	pauseBeforeCommit time.Duration
+	leaseEvery        time.Duration
 	corruptSpec       bool
 	specPipeline      string
 	workerEnv         []string
@@ -166,6 +167,8 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 	_ = f.MarkHidden("x-spec-plan")
 	_ = f.MarkHidden("x-duplicate-all")
 	_ = f.MarkHidden("x-pause-before-commit")
+	f.DurationVar(&opts.leaseEvery, "x-lease-every", 0, "the driver renews the job's lease this often (a test of workers whose driver died; default 10s)")
+	_ = f.MarkHidden("x-lease-every")
 	addExecutorFlags(f, &opts.exe)
 	cmd.Flags().StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	cmd.Flags().StringVar(&opts.memProfile, "memprofile", "", "write a profile of the run's allocations to this file at its end (go tool pprof -sample_index=alloc_space reads it)")
@@ -299,7 +302,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	if opts.exe.dryRun && p != nil {
 		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)
 	}
-	hooks := &fanouthook.Driver{DuplicateAll: opts.duplicateAll}
+	hooks := &fanouthook.Driver{DuplicateAll: opts.duplicateAll, LeaseEvery: opts.leaseEvery}
 	switch {
 	case opts.corruptSpec:
 		hooks.SpecEdit = fanouthook.HalveSpec
@@ -313,6 +316,12 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	}
 	if opts.verbose {
 		dopts.Log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "sluice: "+format+"\n", a...) }
+	} else {
+		// One line, so that a user whose driver dies knows what to resume
+		// or remove; -v logs it among the rest.
+		dopts.Started = func(job string) {
+			fmt.Fprintf(os.Stderr, "sluice: job %s (if this process dies: sluice run --workers %d --resume %[1]s, or sluice jobs rm %[1]s)\n", job, opts.workers)
+		}
 	}
 	if opts.progress && stdio.IsTerminal(os.Stderr) {
 		bars := newJobProgress(os.Stderr)

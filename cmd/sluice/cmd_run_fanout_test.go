@@ -367,7 +367,10 @@ func TestRunFanOutInterrupt(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("took %v to stop", d)
 	}
-	if lines := strings.Split(strings.TrimSpace(errb.String()), "\n"); len(lines) != 1 {
+	if withoutJobLine(errb.String()) == errb.String() || !strings.Contains(errb.String(), "--resume "+tg.jobs+"job-") {
+		t.Errorf("stderr does not start with the job's line (where it is, how to resume it): %q", errb.String())
+	}
+	if lines := strings.Split(strings.TrimSpace(withoutJobLine(errb.String())), "\n"); len(lines) != 1 {
 		t.Fatalf("stderr: %q", errb.String())
 	}
 	for _, pid := range pids {

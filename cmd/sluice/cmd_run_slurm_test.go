@@ -287,3 +287,53 @@ func TestRunSlurmKeepsSecretsOut(t *testing.T) {
 		t.Fatalf("%v: %s\ngot:\n%s\nwant:\n%s", err, errb.String(), out.String(), want.stdout)
 	}
 }
+
+// TestRunSlurmDriverKilled: array tasks whose driver was SIGKILLed (no
+// signal reaches them: slurmd started them) stop once its lease lapses,
+// and --resume finishes the job with one process's results.
+func TestRunSlurmDriverKilled(t *testing.T) {
+	needSlurm(t)
+	tg := localTarget(t)
+	q := tg.query("shuffle") + " | show"
+	want := sluice(t, nil, "run", q)
+	if want.code != 0 {
+		t.Fatal(want.stderr)
+	}
+	const every = 500 * time.Millisecond
+	cmd, _, errb := startRun(t, nil, "run", "--executor", "slurm", "--workers", "2", "--store", tg.jobs, "--piece-size", "128KiB",
+		"--x-lease-every", every.String(), "--x-pause-before-commit", "10m", q)
+	var id string
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if id == "" {
+			id = jobIDOf(errb.String())
+			continue
+		}
+		if jobs := slurmJobs(t, "sluice-"+id); len(jobs) > 0 && strings.HasSuffix(jobs[0], "RUNNING") {
+			break
+		}
+	}
+	if id == "" || len(slurmJobs(t, "sluice-"+id)) == 0 {
+		t.Fatalf("no Slurm job ran within 60s: %s", errb.String())
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	killed := time.Now()
+	// Each task stops within (LeaseMisses+1) x every of its start; the
+	// tasks still pending start, find the lease lapsed and stop too.
+	var left []string
+	for left = slurmJobs(t, "sluice-"+id); len(left) > 0 && time.Since(killed) < 2*time.Minute; left = slurmJobs(t, "sluice-"+id) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		t.Fatalf("Slurm jobs of the dead driver still there after %v: %q", time.Since(killed), left)
+	}
+	t.Logf("the dead driver's array tasks were gone %v after it was killed", time.Since(killed).Round(100*time.Millisecond))
+	job := strings.TrimSuffix(tg.jobs, "/") + "/job-" + id + "/"
+	r := sluice(t, nil, "run", "--executor", "slurm", "--workers", "2", "--resume", job)
+	if r.code != 0 || r.stdout != want.stdout {
+		t.Fatalf("resume: exit %d: %s\ngot:\n%s\nwant:\n%s", r.code, r.stderr, r.stdout, want.stdout)
+	}
+	if left := tg.left(t); len(left) != 0 {
+		t.Fatalf("objects left: %q", left)
+	}
+}

@@ -32,6 +32,9 @@ type Driver struct {
 	// AfterPhase, when set, runs once each phase's manifest is written,
 	// with the keys of its committed outputs (a lost or corrupt output).
 	AfterPhase func(ctx context.Context, st *store.Store, phase int, keys []string)
+	// LeaseEvery, when above zero, is how often the driver renews the
+	// job's lease (and its workers read it), instead of every 10 s.
+	LeaseEvery time.Duration
 }
 
 // HalveSpec is a SpecEdit that keeps the first half of the spec's bytes:

@@ -1,0 +1,91 @@
+package fanout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// A worker's lease watch stops the task once the lease stops changing or
+// the job is removed, and never while the driver beats.
+func TestWatchLease(t *testing.T) {
+	st, prefix, err := store.Open(context.Background(), t.TempDir()+"/", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	j := &job{st: st, prefix: prefix}
+	const every = 20 * time.Millisecond
+	beat := func(n int64) {
+		b, _ := json.Marshal(lease{Driver: "test", Beat: n, EveryMS: every.Milliseconds()})
+		if err := j.put(context.Background(), leaseKey, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.put(context.Background(), specKey, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	watch := func(within time.Duration, while func(stop <-chan struct{})) (error, time.Duration) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		t0 := time.Now()
+		done := make(chan struct{})
+		go func() { watchLease(ctx, j, cancel); close(done) }()
+		stop := make(chan struct{})
+		go while(stop)
+		defer close(stop)
+		select {
+		case <-ctx.Done():
+		case <-time.After(within):
+			cancel(nil)
+		}
+		<-done
+		return context.Cause(ctx), time.Since(t0)
+	}
+
+	// A driver that beats: the watch goes on.
+	beat(1)
+	cause, _ := watch(20*every, func(stop <-chan struct{}) {
+		for n := int64(2); ; n++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(every / 2):
+				beat(n)
+			}
+		}
+	})
+	if errors.Is(cause, errDriverGone) {
+		t.Fatalf("stopped while the driver beat: %v", cause)
+	}
+
+	// A driver that stopped beating: the worker stops after LeaseMisses reads.
+	cause, took := watch(100*every, func(<-chan struct{}) {})
+	if !errors.Is(cause, errDriverGone) || !strings.Contains(cause.Error(), "did not change") || took < LeaseMisses*every {
+		t.Fatalf("a lapsed lease: %v after %v", cause, took)
+	}
+
+	// The lapse found, a task started later stops at once.
+	cause, took = watch(100*every, func(<-chan struct{}) {})
+	if !errors.Is(cause, errDriverGone) || !strings.Contains(cause.Error(), "did not change") || took > LeaseMisses*every {
+		t.Fatalf("a task started after the lapse was found: %v after %v", cause, took)
+	}
+
+	// A removed job: the worker stops at the next read.
+	st.Delete(context.Background(), prefix+leaseKey)
+	st.Delete(context.Background(), prefix+lapsedKey)
+	st.Delete(context.Background(), prefix+specKey)
+	beat(1)
+	cause, _ = watch(100*every, func(<-chan struct{}) {
+		time.Sleep(every / 2)
+		st.Delete(context.Background(), prefix+leaseKey)
+	})
+	if !errors.Is(cause, errDriverGone) || !strings.Contains(cause.Error(), "was removed") {
+		t.Fatalf("a removed job: %v", cause)
+	}
+}
