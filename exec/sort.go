@@ -76,7 +76,9 @@ func (o *sortOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 	}
 	rec.Retain()
 	o.held = append(o.held, rec)
-	o.bytes += arrowsize.Record(rec)
+	// Sorting needs, besides the batches, a reference and each key's
+	// value for every row: counted too, so the budget bounds them all.
+	o.bytes += arrowsize.Record(rec) + rec.NumRows()*int64(8+8*len(o.ob.idx))
 	if o.bytes > o.budget {
 		return o.spill(ctx)
 	}

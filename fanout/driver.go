@@ -96,6 +96,11 @@ type Options struct {
 	// to read (see broadcastJoins); a larger one is read by each task
 	// itself. Zero: 256 MiB; negative: never.
 	Broadcast int64
+	// Memory, when above zero, is each worker's budget (--memory): what a
+	// reducer holds of its parts as they arrive (a quarter, 64 MiB at
+	// most) and of its sort or join before they spill (the rest), the
+	// Go heap held to it plus 64 MiB (Env.Budget). Zero: exec's defaults.
+	Memory int64
 }
 
 // withDefaults fills in the documented defaults of o's zero fields.
@@ -396,7 +401,7 @@ func newSpec(p *plan.Plan, jobURL string, pl *cut, opts Options) *Spec {
 		spread = spreadFor(most)
 	}
 	return &Spec{Version: specVersion, Plan: p, Job: jobURL, Spread: min(spread, MaxSpread), Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
-		PieceBytes: opts.PieceBytes, Broadcast: opts.Broadcast}
+		PieceBytes: opts.PieceBytes, Broadcast: opts.Broadcast, Memory: opts.Memory}
 }
 
 // newJobPrefix makes a fresh job prefix under base, or a temporary
@@ -684,7 +689,7 @@ func (d *driver) final(p *plan.Plan, compiled exec.Pipeline, pl *cut) error {
 		for i, in := range ins {
 			names[i] = in.name
 		}
-		srcs, closeSrc := d.j.streams(d.ctx, ins, true)
+		srcs, closeSrc := d.j.streams(d.ctx, ins, true, readBudget)
 		err := exec.Run(d.ctx, exec.Pipeline{Source: exec.MergeSources(keys, names, srcs...), Stages: stages}, eopts)
 		if rerr := closeSrc(); rerr != nil {
 			return rerr
@@ -698,7 +703,7 @@ func (d *driver) final(p *plan.Plan, compiled exec.Pipeline, pl *cut) error {
 		}
 		stages = append([]exec.Stage{final}, stages...)
 	}
-	srcs, closeSrc := d.j.streams(d.ctx, d.inputs(m), false)
+	srcs, closeSrc := d.j.streams(d.ctx, d.inputs(m), false, readBudget)
 	err := exec.Run(d.ctx, exec.Pipeline{Source: exec.Concat(srcs...), Stages: stages}, eopts)
 	if rerr := closeSrc(); rerr != nil {
 		return rerr

@@ -65,6 +65,7 @@ type Event struct {
 	RowsOut  int64     `json:"rows_out,omitempty"`
 	BytesOut int64     `json:"bytes_out,omitempty"`
 	Retries  int64     `json:"retries,omitempty"`
+	MaxRSS   int64     `json:"max_rss,omitempty"`
 	// phase_end, job_end, and a failed attempt's
 	Error string `json:"error,omitempty"`
 }
@@ -208,7 +209,7 @@ func (d *driver) attemptEvents(pi int, committed []*Output, end time.Time) ([]Ev
 			outcome = OutcomeCommitted
 		}
 		add(Event{Task: o.Task, Attempt: o.Attempt, Worker: o.Worker, Start: o.Start, End: o.End, Outcome: outcome,
-			RowsIn: o.InRows, BytesIn: o.InBytes, RowsOut: o.Rows, BytesOut: o.Size, Retries: o.Retries})
+			RowsIn: o.InRows, BytesIn: o.InBytes, RowsOut: o.Rows, BytesOut: o.Size, Retries: o.Retries, MaxRSS: o.MaxRSS})
 	}
 	fails, err := read("fail")
 	if err != nil {

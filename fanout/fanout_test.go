@@ -486,7 +486,7 @@ func TestReadInOrderChecksChecksums(t *testing.T) {
 		for i, r := range reqs {
 			ins[i] = input{key: r.key, n: r.size, size: r.size, crc: sums[i], name: r.key}
 		}
-		srcs, done := (&job{st: st}).streams(ctx, ins, false)
+		srcs, done := (&job{st: st}).streams(ctx, ins, false, readBudget)
 		src := exec.Concat(srcs...)
 		var rows int64
 		err = exec.Run(ctx, exec.Pipeline{Source: src, Stages: []exec.Stage{exec.Collect(nil, func(r arrow.RecordBatch) error { rows += r.NumRows(); return nil })}}, exec.Options{Mem: mem})

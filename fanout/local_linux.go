@@ -16,3 +16,12 @@ func stopWithParent(cmd *exec.Cmd) {
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
 }
+
+// maxRSS is this process's peak resident set so far, in bytes.
+func maxRSS() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Maxrss << 10 // KiB on Linux
+}

@@ -28,7 +28,8 @@ type input struct {
 
 // readBudget bounds the bytes a set of streams holds fetched and not yet
 // decoded, whatever the size of what it reads: the driver's memory for
-// the tasks' outputs, and a reducer's for its parts.
+// the tasks' outputs, and a reducer's for its parts (less within a
+// smaller Options.Memory).
 const readBudget = 64 << 20
 
 // maxChunk is the most of an input fetched as one unit (a variable for
@@ -36,7 +37,8 @@ const readBudget = 64 << 20
 var maxChunk int64 = 8 << 20
 
 // streams returns a source for each input, reading it in chunks through
-// fetch (retried, checked against its checksum as it arrives) and done,
+// fetch (retried, checked against its checksum as it arrives), holding
+// at most budget bytes fetched and not yet decoded, and done,
 // which ends the reads and returns the first error a read met: exec's
 // IPC reader reports a stream that fails before its first byte as an
 // empty input, so callers prefer this error to the run's.
@@ -45,11 +47,10 @@ var maxChunk int64 = 8 << 20
 // and one plan fetches every chunk ahead in that order; with true they
 // are read side by side (a merge) and each has a plan of its own, with
 // its share of the budget.
-func (j *job) streams(ctx context.Context, ins []input, together bool) ([]exec.SourceStage, func() error) {
+func (j *job) streams(ctx context.Context, ins []input, together bool, budget int64) ([]exec.SourceStage, func() error) {
 	rs := &streamSet{ctx: ctx, j: j, first: &firstError{}}
-	budget := int64(readBudget)
 	if together {
-		budget = max(readBudget/int64(max(len(ins), 1)), 1<<20)
+		budget = max(budget/int64(max(len(ins), 1)), 1<<20)
 	}
 	chunk := min(maxChunk, budget/2)
 	srcs := make([]exec.SourceStage, len(ins))
@@ -148,6 +149,12 @@ func (r *streamReader) Read(p []byte) (int, error) {
 	}
 	n := copy(p, r.buf[r.at:])
 	r.at += n
+	if r.at == len(r.buf) && r.chunks == 0 {
+		// Read whole: its last chunk's buffer goes now, as the IPC
+		// reader stops at the end-of-stream marker without another
+		// Read, and a reducer reads many inputs one after another.
+		r.buf, r.at = nil, 0
+	}
 	return n, nil
 }
 

@@ -98,6 +98,9 @@ type Output struct {
 	// when its output was complete, for the event log.
 	Start time.Time `json:"start,omitzero"`
 	End   time.Time `json:"end,omitzero"`
+	// MaxRSS is the worker's peak resident set, in bytes, when it
+	// committed (0: unknown).
+	MaxRSS int64 `json:"max_rss,omitempty"`
 }
 
 // ScanCounts are what a map task's scan read, in the terms of scan.Stats;

@@ -41,6 +41,8 @@ type Spec struct {
 	// plan into these phases, so that a resumed job is cut alike.
 	PieceBytes int64 `json:"piece_bytes,omitempty"`
 	Broadcast  int64 `json:"broadcast,omitempty"`
+	// Memory is each worker's budget in bytes (Options.Memory; 0: none).
+	Memory int64 `json:"memory,omitempty"`
 }
 
 // Phase kinds.
@@ -156,6 +158,8 @@ func (s *Spec) check() error {
 		return errors.New("threads out of range")
 	case s.PieceBytes < 0:
 		return errors.New("piece_bytes out of range")
+	case s.Memory < 0:
+		return errors.New("memory out of range")
 	}
 	if err := s.Plan.Check(false); err != nil {
 		return fmt.Errorf("plan: %v", err)

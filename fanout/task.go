@@ -40,6 +40,11 @@ type Env struct {
 	Mem memory.Allocator
 	// Worker names this worker in records and errors (a host and pid).
 	Worker string
+	// Budget, when set, is called with the job's Memory (when above
+	// zero) before the task runs: it returns the allocator to use
+	// instead of Mem, its buffers within that budget, and bounds what
+	// else the process holds (the Go heap); restore undoes that.
+	Budget func(memory int64) (mem memory.Allocator, restore func())
 }
 
 // Task identifies one attempt of a task: the spec's URL, the phase, the
@@ -119,6 +124,11 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 			j.put(context.WithoutCancel(ctx), failKey(t.Phase, t.Index, token), rec)
 		}
 	}()
+	if spec.Memory > 0 && env.Budget != nil {
+		mem, restore := env.Budget(spec.Memory)
+		defer restore()
+		env.Mem = mem
+	}
 	xenv := env.Exec
 	xenv.Output = nil
 	p, err := exec.Compile(spec.Plan, xenv)
@@ -152,6 +162,7 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 		out.InRows, out.InBytes = out.Scan.Rows, out.Scan.BytesFetched
 	}
 	out.End = time.Now()
+	out.MaxRSS = maxRSS()
 	rec, err := json.Marshal(out)
 	if err != nil {
 		return err
@@ -229,7 +240,20 @@ type taskRun struct {
 }
 
 func (w *taskRun) opts() exec.Options {
-	return exec.Options{Mem: w.env.Mem, Workers: w.spec.Threads, Open: w.env.Open}
+	o := exec.Options{Mem: w.env.Mem, Workers: w.spec.Threads, Open: w.env.Open}
+	if w.spec.Memory > 0 {
+		o.Memory = max(w.spec.Memory-w.readBudget(), 1)
+	}
+	return o
+}
+
+// readBudget is what a reducer holds of its parts fetched and not yet
+// decoded: a quarter of the job's Memory, 64 MiB at most.
+func (w *taskRun) readBudget() int64 {
+	if w.spec.Memory > 0 {
+		return max(min(readBudget, w.spec.Memory/4), 64<<10)
+	}
+	return readBudget
 }
 
 func (w *taskRun) run(p exec.Pipeline) (err error) {
@@ -515,6 +539,6 @@ func (w *taskRun) partSource() (exec.SourceStage, func() error, error) {
 			name: fmt.Sprintf("part %d of %s", w.index, w.j.url(o.Key)),
 			from: &Lost{Phase: prev, Task: i, Key: o.Key}}
 	}
-	srcs, done := w.j.streams(w.ctx, ins, false)
+	srcs, done := w.j.streams(w.ctx, ins, false, w.readBudget())
 	return exec.Concat(srcs...), done, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"os"
@@ -776,4 +777,36 @@ func zombie(pid int) bool {
 	}
 	_, rest, _ := strings.Cut(string(b), ") ")
 	return strings.HasPrefix(rest, "Z")
+}
+
+// TestRunFanOutMemory: --memory reaches the workers (the job's spec
+// carries it): reducers whose sort spills at a 1 MiB budget give one
+// process's bytes, and the event log has each attempt's peak RSS.
+func TestRunFanOutMemory(t *testing.T) {
+	tg := localTarget(t)
+	events := filepath.Join(t.TempDir(), "events.jsonl")
+	runBoth(t, tg, "sort", "--piece-size", "128KiB", "--memory", "1MiB", "--events", events)
+	b, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attempts, withRSS int
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var ev struct {
+			Type   string `json:"type"`
+			MaxRSS int64  `json:"max_rss"`
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "attempt" {
+			attempts++
+			if ev.MaxRSS > 1<<20 {
+				withRSS++
+			}
+		}
+	}
+	if attempts == 0 || withRSS != attempts {
+		t.Fatalf("%d attempts, %d with a peak RSS: %s", attempts, withRSS, b)
+	}
 }

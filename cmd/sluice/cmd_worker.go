@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-data/sluice/fanout"
@@ -56,7 +57,10 @@ func runWorker(ctx context.Context, opts workerOptions, spec string) error {
 	stores := newStoreSet()
 	defer stores.Close()
 	xenv := stageEnv(strings.NewReader(""), io.Discard, io.Discard, stores)
-	err = fanout.RunTask(ctx, t, fanout.Env{Exec: xenv, Open: stores.Open, Mem: mempool.NewMapped(0)})
+	budget := func(m int64) (memory.Allocator, func()) {
+		return mempool.NewMapped(max(m/4, 1)), boundHeap(m + 64<<20)
+	}
+	err = fanout.RunTask(ctx, t, fanout.Env{Exec: xenv, Open: stores.Open, Mem: mempool.NewMapped(0), Budget: budget})
 	if err != nil {
 		return stageError(err)
 	}
