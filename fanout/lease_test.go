@@ -30,7 +30,7 @@ func TestWatchLease(t *testing.T) {
 	if err := j.put(context.Background(), specKey, []byte("{}")); err != nil {
 		t.Fatal(err)
 	}
-	watch := func(within time.Duration, while func(stop <-chan struct{})) (error, time.Duration) {
+	watch := func(within time.Duration, while func(stop <-chan struct{})) (time.Duration, error) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
 		t0 := time.Now()
@@ -45,12 +45,12 @@ func TestWatchLease(t *testing.T) {
 			cancel(nil)
 		}
 		<-done
-		return context.Cause(ctx), time.Since(t0)
+		return time.Since(t0), context.Cause(ctx)
 	}
 
 	// A driver that beats: the watch goes on.
 	beat(1)
-	cause, _ := watch(20*every, func(stop <-chan struct{}) {
+	_, cause := watch(20*every, func(stop <-chan struct{}) {
 		for n := int64(2); ; n++ {
 			select {
 			case <-stop:
@@ -65,13 +65,13 @@ func TestWatchLease(t *testing.T) {
 	}
 
 	// A driver that stopped beating: the worker stops after LeaseMisses reads.
-	cause, took := watch(100*every, func(<-chan struct{}) {})
+	took, cause := watch(100*every, func(<-chan struct{}) {})
 	if !errors.Is(cause, errDriverGone) || !strings.Contains(cause.Error(), "did not change") || took < LeaseMisses*every {
 		t.Fatalf("a lapsed lease: %v after %v", cause, took)
 	}
 
 	// The lapse found, a task started later stops at once.
-	cause, took = watch(100*every, func(<-chan struct{}) {})
+	took, cause = watch(100*every, func(<-chan struct{}) {})
 	if !errors.Is(cause, errDriverGone) || !strings.Contains(cause.Error(), "did not change") || took > LeaseMisses*every {
 		t.Fatalf("a task started after the lapse was found: %v after %v", cause, took)
 	}
@@ -81,7 +81,7 @@ func TestWatchLease(t *testing.T) {
 	st.Delete(context.Background(), prefix+lapsedKey)
 	st.Delete(context.Background(), prefix+specKey)
 	beat(1)
-	cause, _ = watch(100*every, func(<-chan struct{}) {
+	_, cause = watch(100*every, func(<-chan struct{}) {
 		time.Sleep(every / 2)
 		st.Delete(context.Background(), prefix+leaseKey)
 	})

@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -181,6 +182,9 @@ func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Op
 				pl.mergeBy[k] = exec.SortKey{Column: c}
 			}
 		}
+		if agg && j == i+1 && combinable(stages[j], keys) {
+			mp.Agg, mp.Combine, rp.Combine = j, true, true
+		}
 		pl.phases = []Phase{mp, rp}
 	case i < n && isAgg(stages[i]):
 		mp.Agg, mp.Output = i, OutPartial
@@ -202,6 +206,20 @@ func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Op
 // each batch: for a larger N a sort that spills is the better choice).
 const maxTopN = 100_000
 
+// combinable says the aggregation st right after a shuffle by keys can
+// run its partial side in the map tasks: it splits (exec.CompileAgg),
+// and its summaries keep the shuffle's keys, being among its groups'.
+func combinable(st plan.Stage, keys []string) bool {
+	groups, _ := plan.GroupKeys(st)
+	for _, k := range keys {
+		if !slices.Contains(groups, k) {
+			return false
+		}
+	}
+	_, _, err := exec.CompileAgg(st)
+	return err == nil
+}
+
 // isAgg says st is an aggregation, which a map task runs the partial
 // side of.
 func isAgg(st plan.Stage) bool { _, ok := plan.GroupKeys(st); return ok }
@@ -218,8 +236,11 @@ func (ph Phase) describe(p *plan.Plan) string {
 	}
 	if ph.Agg >= 0 {
 		name := after[ph.Agg].Name()
-		if ph.Output == OutPartial {
+		switch {
+		case ph.Output == OutPartial || ph.Combine && ph.Kind == PhaseMap:
 			name += " (partial)"
+		case ph.Combine:
+			name += " (final)"
 		}
 		names = append(names, name)
 	}

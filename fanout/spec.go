@@ -83,6 +83,12 @@ type Phase struct {
 	// that a head follows keep only the first TopN rows of that sort: a
 	// top-N, which holds TopN rows instead of its whole part.
 	TopN int64 `json:"top_n,omitempty"`
+	// Combine, with Agg, splits the aggregation around the shuffle: a
+	// map task runs its partial side before the shuffle (one summary row
+	// per group and batch, so a key of half the rows is a few rows), a
+	// reducer its final side over the summaries, in map and batch order:
+	// the same rows, float sums to the bit, as the aggregation alone.
+	Combine bool `json:"combine,omitempty"`
 }
 
 // Piece is the input of a map task: row groups [Lo, Hi) of one file of
@@ -206,6 +212,9 @@ func (p Phase) check(i int) error {
 	}
 	if p.Position && p.Output != OutShuffle {
 		return errors.New("row positions without a shuffle")
+	}
+	if p.Combine && (p.Agg < 0 || p.Kind == PhaseMap && p.Output != OutShuffle) {
+		return errors.New("combine without an aggregation around a shuffle")
 	}
 	switch p.Output {
 	case OutStream, OutFile:

@@ -315,12 +315,15 @@ func (w *taskRun) run(p exec.Pipeline) (err error) {
 	}
 	if w.ph.Agg >= 0 {
 		agg := p.Stages[w.ph.Agg]
-		if w.ph.Output == OutPartial {
-			partial, _, err := exec.CompileAgg(w.plan.Stages[1+w.ph.Agg])
+		if w.ph.Output == OutPartial || w.ph.Combine {
+			partial, final, err := exec.CompileAgg(w.plan.Stages[1+w.ph.Agg])
 			if err != nil {
 				return fmt.Errorf("plan: stage %d: %w", w.ph.Agg+2, err)
 			}
 			agg = partial
+			if w.ph.Combine && w.ph.Kind == PhaseReduce {
+				agg = final
+			}
 		}
 		stages = append(stages, agg)
 	}
