@@ -185,9 +185,15 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 	if opts.Mem == nil {
 		opts.Mem = memory.DefaultAllocator
 	}
-	logf := opts.Log
-	if logf == nil {
-		logf = func(string, ...any) {}
+	logf := func(string, ...any) {}
+	if opts.Log != nil {
+		// One line at a time: the lease's goroutine logs too.
+		var mu sync.Mutex
+		logf = func(format string, a ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			opts.Log(format, a...)
+		}
 	}
 	var resumed *Spec
 	if opts.Resume != "" {
@@ -252,7 +258,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 	defer closeStore(opts.Open, st)
 	j := &job{st: st, prefix: prefix}
 	d := &driver{ctx: ctx, opts: opts, j: j, jobURL: jobURL, logf: logf, events: newEvents(opts.Events),
-		again: map[int]bool{}, recomputed: map[Lost]int{}}
+		again: map[int]bool{}, recomputed: map[[2]int]int{}}
 	defer func() {
 		if d.events != nil {
 			ev := Event{Type: EventJobEnd, Time: time.Now()}
@@ -288,6 +294,15 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 
 	spec := resumed
 	if resumed != nil {
+		for i := range pl.phases {
+			// A job planned before map tasks combined runs as planned.
+			if i < len(resumed.Phases) && pl.phases[i].Combine && !resumed.Phases[i].Combine {
+				pl.phases[i].Combine = false
+				if pl.phases[i].Kind == PhaseMap {
+					pl.phases[i].Agg = -1
+				}
+			}
+		}
 		if err := samePhases(resumed.Phases, pl.phases); err != nil {
 			return fmt.Errorf("resume %s: %w", jobURL, err)
 		}
@@ -439,8 +454,9 @@ type driver struct {
 	// run again: a reduce phase stopped by a lost input, and the phase
 	// of the lost output.
 	again map[int]bool
-	// recomputed counts the times each committed output was made again.
-	recomputed map[Lost]int
+	// recomputed counts the times each task's committed output was made
+	// again (by phase and task: each time under a new key).
+	recomputed map[[2]int]int
 }
 
 // runPhase runs every task of phase pi with the executor, and writes
@@ -583,7 +599,7 @@ func (d *driver) lostInput(f *Failure) *LostInputError {
 		return nil
 	}
 	outs := d.manifests[l.Phase].Outputs
-	if l.Task < 0 || l.Task >= len(outs) || outs[l.Task].Key != l.Key || outs[l.Task].Dest || d.recomputed[*l] >= d.opts.Attempts {
+	if l.Task < 0 || l.Task >= len(outs) || outs[l.Task].Key != l.Key || outs[l.Task].Dest || d.recomputed[[2]int{l.Phase, l.Task}] >= d.opts.Attempts {
 		return nil
 	}
 	return &LostInputError{Lost: *l, Err: errors.New(f.Error)}
@@ -594,7 +610,7 @@ func (d *driver) lostInput(f *Failure) *LostInputError {
 // the phase's other tasks stay committed) and writes the phase's
 // manifest anew.
 func (d *driver) recompute(l Lost) error {
-	d.recomputed[l]++
+	d.recomputed[[2]int{l.Phase, l.Task}]++
 	ph := d.spec.Phases[l.Phase]
 	d.logf("%s task %d: its committed output %s is lost or corrupt; running the task again", ph.Kind, l.Task, d.j.url(l.Key))
 	var infos []store.ObjectInfo

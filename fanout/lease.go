@@ -1,12 +1,12 @@
 package fanout
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/sluice-data/sluice/internal/fanouthook"
@@ -38,6 +38,14 @@ type lease struct {
 	Beat   int64  `json:"beat"`
 	// EveryMS is the driver's interval, which its workers read at.
 	EveryMS int64 `json:"every_ms"`
+}
+
+// lapse is the lapsed marker's content: the lease a worker saw unchanged.
+type lapse struct {
+	Driver string    `json:"driver"`
+	Beat   int64     `json:"beat"`
+	Why    string    `json:"why"`
+	Found  time.Time `json:"found"`
 }
 
 // holdLease writes the lease now and then every interval until stop is
@@ -103,8 +111,13 @@ func watchLease(ctx context.Context, j *job, cancel context.CancelCauseFunc) {
 	if err != nil {
 		return
 	}
-	if b, err := j.st.ReadAll(ctx, j.prefix+lapsedKey); err == nil {
-		cancel(fmt.Errorf("%w: %s", errDriverGone, strings.TrimSpace(string(b))))
+	// A lapse another worker found stops this task only while the lease
+	// is still the one it saw lapse: a driver that beats again, or a new
+	// one resuming the job, is alive.
+	var lapsed lapse
+	if b, err := j.st.ReadAll(ctx, j.prefix+lapsedKey); err == nil && json.Unmarshal(b, &lapsed) == nil &&
+		lapsed.Driver == l.Driver && lapsed.Beat == l.Beat {
+		cancel(fmt.Errorf("%w: %s", errDriverGone, lapsed.Why))
 		return
 	}
 	last = l
@@ -126,8 +139,10 @@ func watchLease(ctx context.Context, j *job, cancel context.CancelCauseFunc) {
 				cancel(fmt.Errorf("%w: the job %s was removed", errDriverGone, j.url("")))
 				return
 			}
-			misses++
-		case err != nil || l.Beat == last.Beat:
+		case err != nil:
+			// A read that failed says nothing of the driver: only a lease
+			// read unchanged counts.
+		case l.Beat == last.Beat && l.Driver == last.Driver:
 			misses++
 		default:
 			last, misses = l, 0
@@ -135,7 +150,8 @@ func watchLease(ctx context.Context, j *job, cancel context.CancelCauseFunc) {
 		if misses >= LeaseMisses {
 			why := fmt.Sprintf("its lease %s did not change for %v", j.url(leaseKey), time.Duration(misses)*every)
 			// Best effort: without it, later tasks watch for as long.
-			_, _ = j.st.Put(ctx, j.prefix+lapsedKey, strings.NewReader(why+" (found "+time.Now().UTC().Format(time.RFC3339)+")\n"), store.WriteOptions{})
+			b, _ := json.Marshal(lapse{Driver: last.Driver, Beat: last.Beat, Why: why, Found: time.Now().UTC()})
+			_, _ = j.st.Put(ctx, j.prefix+lapsedKey, bytes.NewReader(b), store.WriteOptions{})
 			cancel(fmt.Errorf("%w: %s", errDriverGone, why))
 			return
 		}

@@ -76,6 +76,23 @@ func TestWatchLease(t *testing.T) {
 		t.Fatalf("a task started after the lapse was found: %v after %v", cause, took)
 	}
 
+	// The driver beats again (or a new one resumes): the mark of the
+	// lapse no longer stops a task.
+	beat(100)
+	_, cause = watch(10*every, func(stop <-chan struct{}) {
+		for n := int64(101); ; n++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(every / 2):
+				beat(n)
+			}
+		}
+	})
+	if errors.Is(cause, errDriverGone) {
+		t.Fatalf("stopped by the mark of a lapse the driver recovered from: %v", cause)
+	}
+
 	// A removed job: the worker stops at the next read.
 	st.Delete(context.Background(), prefix+leaseKey)
 	st.Delete(context.Background(), prefix+lapsedKey)

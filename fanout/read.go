@@ -48,6 +48,12 @@ var maxChunk int64 = 8 << 20
 // are read side by side (a merge) and each has a plan of its own, with
 // its share of the budget.
 func (j *job) streams(ctx context.Context, ins []input, together bool, budget int64) ([]exec.SourceStage, func() error) {
+	srcs, rs := j.streamSet(ctx, ins, together, budget)
+	return srcs, rs.close
+}
+
+// streamSet is streams, with the set itself.
+func (j *job) streamSet(ctx context.Context, ins []input, together bool, budget int64) ([]exec.SourceStage, *streamSet) {
 	rs := &streamSet{ctx: ctx, j: j, first: &firstError{}}
 	if together {
 		budget = max(budget/int64(max(len(ins), 1)), 1<<20)
@@ -77,7 +83,7 @@ func (j *job) streams(ctx context.Context, ins []input, together bool, budget in
 			r.plan = shared
 		}
 	}
-	return srcs, rs.close
+	return srcs, rs
 }
 
 type streamSet struct {
@@ -87,6 +93,29 @@ type streamSet struct {
 	mu      sync.Mutex
 	plans   []*fetch.Plan
 	readers []*streamReader
+}
+
+// checkPartRead is for a read that failed elsewhere (the IPC decoder)
+// with no error of its own: an input read in part was handed on before
+// its checksum could be checked, so its other chunks are read now, and
+// a corrupt or vanished committed output is reported as a
+// LostInputError. Sequential sets (together false) only.
+func (s *streamSet) checkPartRead() {
+	if s.first.get() != nil {
+		return
+	}
+	for _, r := range s.readers {
+		if r.in.from == nil || r.pos == r.in.off || r.chunks == 0 {
+			continue
+		}
+		for r.chunks > 0 {
+			if err := r.fill(); err != nil {
+				s.first.set(r.lost(err))
+				return
+			}
+		}
+		return
+	}
 }
 
 func (s *streamSet) close() error {
@@ -161,13 +190,27 @@ func (r *streamReader) Read(p []byte) (int, error) {
 // errChecksum is a chunk whose bytes are not what the index says.
 var errChecksum = errors.New("checksum mismatch")
 
-// lost is err, as a LostInputError when it says the input's object is
-// gone or corrupt and the input is a committed output.
+// lost is err, as a LostInputError when it says a committed output's
+// object is gone or corrupt. A fetch plan reads ahead, so a read of
+// another input's object may have failed: the error's URL says whose.
 func (r *streamReader) lost(err error) error {
-	if r.in.from != nil && (errors.Is(err, store.ErrNotFound) || errors.Is(err, errChecksum)) {
-		return &LostInputError{Lost: *r.in.from, Err: err}
+	if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, errChecksum) {
+		return err
 	}
-	return err
+	from := r.in.from
+	if se := (*store.Error)(nil); errors.As(err, &se) && se.URL != r.set.j.st.URL(r.in.key) {
+		from = nil
+		for _, o := range r.set.readers {
+			if r.set.j.st.URL(o.in.key) == se.URL {
+				from = o.in.from
+				break
+			}
+		}
+	}
+	if from == nil {
+		return err
+	}
+	return &LostInputError{Lost: *from, Err: err}
 }
 
 // fill reads the next chunk; the last one is checked against the

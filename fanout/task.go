@@ -106,10 +106,12 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	}
 	// A worker whose driver is gone stops (see lease.go).
 	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go watchLease(ctx, j, cancel)
+	watched := make(chan struct{})
+	go func() { watchLease(ctx, j, cancel); close(watched) }()
+	// Runs before the store is closed (deferred above).
+	defer func() { cancel(nil); <-watched }()
 	defer func() {
-		if cause := context.Cause(ctx); errors.Is(cause, errDriverGone) {
+		if cause := context.Cause(ctx); err != nil && errors.Is(cause, errDriverGone) {
 			err = cause
 		}
 	}()
@@ -290,13 +292,16 @@ func (w *taskRun) run(p exec.Pipeline) (err error) {
 			}
 		}()
 	case PhaseReduce:
-		s, done, perr := w.partSource()
+		s, rs, perr := w.partSource()
 		if perr != nil {
 			return perr
 		}
 		src = s
 		defer func() {
-			if rerr := done(); rerr != nil {
+			if err != nil {
+				rs.checkPartRead()
+			}
+			if rerr := rs.close(); rerr != nil {
 				err = rerr
 			}
 		}()
@@ -523,7 +528,7 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 // before it lists, in map order: ranged reads through fetch, all in
 // flight together within its memory budget, each checked against its
 // checksum.
-func (w *taskRun) partSource() (exec.SourceStage, func() error, error) {
+func (w *taskRun) partSource() (exec.SourceStage, *streamSet, error) {
 	prev := w.phase - 1
 	var b []byte
 	if err := w.j.do(w.ctx, func() (err error) { b, err = w.j.st.ReadAll(w.ctx, w.j.prefix+manifestKey(prev)); return err }); err != nil {
@@ -542,6 +547,6 @@ func (w *taskRun) partSource() (exec.SourceStage, func() error, error) {
 			name: fmt.Sprintf("part %d of %s", w.index, w.j.url(o.Key)),
 			from: &Lost{Phase: prev, Task: i, Key: o.Key}}
 	}
-	srcs, done := w.j.streams(w.ctx, ins, false, w.readBudget())
-	return exec.Concat(srcs...), done, nil
+	srcs, rs := w.j.streamSet(w.ctx, ins, false, w.readBudget())
+	return exec.Concat(srcs...), rs, nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -762,7 +764,9 @@ func (w *s3Writer) Close() error {
 		return w.abortUpload(err)
 	}
 	sort.Slice(w.parts, func(i, j int) bool { return *w.parts[i].PartNumber < *w.parts[j].PartNumber })
+	tries := 0
 	err := w.request(0, func() error {
+		tries++
 		_, err := w.d.c().CompleteMultipartUpload(w.ctx, &s3.CompleteMultipartUploadInput{
 			Bucket:          &w.d.bucket,
 			Key:             &w.key,
@@ -771,10 +775,37 @@ func (w *s3Writer) Close() error {
 		})
 		return err
 	})
+	if err != nil && tries > 1 && errors.Is(w.d.convert(err), ErrNotFound) && w.completed() {
+		// A retried complete whose first try took effect, its answer lost:
+		// the upload is gone because the object is there.
+		return nil
+	}
 	if err != nil {
 		return w.abortUpload(w.d.convert(err))
 	}
 	return nil
+}
+
+// completed says the object at the writer's key is this upload's: its
+// ETag is S3's of a multipart upload of these parts (the MD5 of their
+// MD5s, then the part count).
+func (w *s3Writer) completed() bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.parent), 30*time.Second)
+	defer cancel()
+	out, err := w.d.c().HeadObject(ctx, &s3.HeadObjectInput{Bucket: &w.d.bucket, Key: &w.key})
+	if err != nil {
+		return false
+	}
+	sum := md5.New()
+	for _, p := range w.parts {
+		b, err := hex.DecodeString(strings.Trim(aws.ToString(p.ETag), `"`))
+		if err != nil {
+			return false
+		}
+		sum.Write(b)
+	}
+	want := fmt.Sprintf("%x-%d", sum.Sum(nil), len(w.parts))
+	return strings.Trim(aws.ToString(out.ETag), `"`) == want
 }
 
 func (w *s3Writer) Abort() error { return w.abort(nil) }

@@ -909,6 +909,18 @@ func TestS3Retry(t *testing.T) {
 		}
 	}
 	th.throttlePost.Store(0)
+
+	// A complete that took effect, its answer lost: the retry finds no
+	// upload, and the object there is this upload's.
+	th.posts.Store(0)
+	th.losePost.Store(2)
+	if _, err := st.Put(ctx, "retrypart/lost-answer", bytes.NewReader(big), opts); err != nil {
+		t.Fatalf("a complete whose answer was lost: %v", err)
+	}
+	th.losePost.Store(0)
+	if got, err := st.ReadAll(ctx, "retrypart/lost-answer"); err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("lost answer: read back %d bytes: %v", len(got), err)
+	}
 	small := []byte("one request")
 	th.puts.Store(0)
 	th.throttle.Store(2)
@@ -937,6 +949,9 @@ type throttler struct {
 	// posts counts the POSTs (a multipart upload's create and complete);
 	// the one numbered throttlePost (from 1; 0: none) is answered SlowDown.
 	throttlePost, posts atomic.Int32
+	// losePost is the POST (from 1; 0: none) that is sent on, and then
+	// answered SlowDown: one whose answer was lost.
+	losePost atomic.Int32
 }
 
 // open returns a store with Attempts 1 (a caller that retries whole
@@ -957,8 +972,24 @@ func (th *throttler) open(t *testing.T) *store.Store {
 			}
 		}
 		if r.Method == http.MethodPost {
-			if th.posts.Add(1) == th.throttlePost.Load() {
+			n := th.posts.Add(1)
+			if n == th.throttlePost.Load() {
 				slowDown(w, r)
+				return
+			}
+			if n == th.losePost.Load() {
+				// The request takes effect; its answer is lost.
+				rp.ServeHTTP(httptest.NewRecorder(), r)
+				slowDown(w, r)
+				return
+			}
+			if n == th.losePost.Load()+1 && th.losePost.Load() > 0 {
+				// Its retry: S3 has no such upload any more (some servers
+				// answer a second complete 200; S3 need not).
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(http.StatusNotFound)
+				w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>`))
 				return
 			}
 		}

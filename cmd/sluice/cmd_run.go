@@ -324,8 +324,12 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	} else {
 		// One line, so that a user whose driver dies knows what to resume
 		// or remove; -v logs it among the rest.
+		resume := fmt.Sprintf("sluice run --workers %d", opts.workers)
+		if opts.exe.name != "" && opts.exe.name != "local" {
+			resume += " --executor " + opts.exe.name
+		}
 		dopts.Started = func(job string) {
-			fmt.Fprintf(os.Stderr, "sluice: job %s (if this process dies: sluice run --workers %d --resume %[1]s, or sluice jobs rm %[1]s)\n", job, opts.workers)
+			fmt.Fprintf(os.Stderr, "sluice: job %s (if this process dies: %s --resume %[1]s, or sluice jobs rm %[1]s)\n", job, resume)
 		}
 	}
 	if opts.progress && stdio.IsTerminal(os.Stderr) {

@@ -785,7 +785,17 @@ func zombie(pid int) bool {
 func TestRunFanOutMemory(t *testing.T) {
 	tg := localTarget(t)
 	events := filepath.Join(t.TempDir(), "events.jsonl")
-	runBoth(t, tg, "sort", "--piece-size", "128KiB", "--memory", "1MiB", "--events", events)
+	runBoth(t, tg, "sort", "--piece-size", "128KiB", "--memory", "1MiB", "--events", events, "--keep")
+	specs, _ := filepath.Glob(filepath.Join(tg.jobs, "job-*", "job.json"))
+	if len(specs) != 1 {
+		t.Fatalf("want the kept job's spec, found %q", specs)
+	}
+	var spec struct {
+		Memory int64 `json:"memory"`
+	}
+	if b, err := os.ReadFile(specs[0]); err != nil || json.Unmarshal(b, &spec) != nil || spec.Memory != 1<<20 {
+		t.Fatalf("the job's spec carries memory %d (%v), want %d: its workers do not get --memory", spec.Memory, err, 1<<20)
+	}
 	b, err := os.ReadFile(events)
 	if err != nil {
 		t.Fatal(err)

@@ -88,15 +88,27 @@ var passed = []string{"PATH", "HOME", "USER", "TMPDIR", "TZ", "LANG", "LC_ALL",
 // worker gets them through a file (credentialsFile), not by name.
 var secretNames = map[string]bool{"AWS_ACCESS_KEY_ID": true, "AWS_SECRET_ACCESS_KEY": true, "AWS_SESSION_TOKEN": true}
 
+// secretLike says a variable's name says it holds a secret (a token, a
+// password): such a one is never exported, whatever its prefix.
+func secretLike(name string) bool {
+	for _, w := range []string{"TOKEN", "SECRET", "PASSWORD"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // Exported is the list of names --export gives sbatch for environment
 // env (NAME=VALUE; the later of a name wins): those of passed, every
-// SLUICE_ and AWS_ variable but the secrets, and the names of extra (the
-// executor's Env), sorted.
+// SLUICE_ and AWS_ variable but the secrets and those whose names say
+// they hold one, and the names of extra (the executor's Env, which the
+// user gave), sorted.
 func Exported(env, extra []string) []string {
 	names := map[string]bool{}
 	for _, nv := range env {
 		name, _, _ := strings.Cut(nv, "=")
-		if slices.Contains(passed, name) || (strings.HasPrefix(name, "SLUICE_") || strings.HasPrefix(name, "AWS_")) && !secretNames[name] {
+		if slices.Contains(passed, name) || (strings.HasPrefix(name, "SLUICE_") || strings.HasPrefix(name, "AWS_")) && !secretNames[name] && !secretLike(name) {
 			names[name] = true
 		}
 	}

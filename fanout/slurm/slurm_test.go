@@ -89,9 +89,10 @@ func TestRunnable(t *testing.T) {
 
 func TestExported(t *testing.T) {
 	env := []string{"PATH=/bin", "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=k", "AWS_SECRET_ACCESS_KEY=s",
-		"AWS_SESSION_TOKEN=t", "SLUICE_ATTEMPT=x", "EDITOR=vi", "GITHUB_TOKEN=g"}
+		"AWS_SESSION_TOKEN=t", "SLUICE_ATTEMPT=x", "EDITOR=vi", "GITHUB_TOKEN=g", "SLUICE_TOKEN=b",
+		"AWS_CONTAINER_AUTHORIZATION_TOKEN=c", "AWS_SHARED_CREDENTIALS_FILE=/f"}
 	got := Exported(env, []string{"DIST_TEST_WORKER=1"})
-	want := []string{"AWS_REGION", "DIST_TEST_WORKER", "PATH", "SLUICE_ATTEMPT"}
+	want := []string{"AWS_REGION", "AWS_SHARED_CREDENTIALS_FILE", "DIST_TEST_WORKER", "PATH", "SLUICE_ATTEMPT"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Exported = %q, want %q", got, want)
 	}
