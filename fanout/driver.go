@@ -613,26 +613,22 @@ func (d *driver) recompute(l Lost) error {
 	d.recomputed[[2]int{l.Phase, l.Task}]++
 	ph := d.spec.Phases[l.Phase]
 	d.logf("%s task %d: its committed output %s is lost or corrupt; running the task again", ph.Kind, l.Task, d.j.url(l.Key))
-	var infos []store.ObjectInfo
-	if err := d.j.do(d.ctx, func() (err error) {
-		infos, err = d.j.st.List(d.ctx, d.j.prefix+taskPrefix("done", l.Phase, l.Task))
-		return err
-	}); err != nil {
-		return err
-	}
-	for _, info := range infos {
-		var b []byte
-		if err := d.j.do(d.ctx, func() (err error) { b, err = d.j.st.ReadAll(d.ctx, info.Key); return err }); err != nil {
+	del := func(key string) error {
+		if err := d.j.do(d.ctx, func() error { return d.j.st.Delete(d.ctx, key) }); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
+		return nil
+	}
+	err := d.j.records(d.ctx, "done", l.Phase, l.Task, func(key string, b []byte) (bool, error) {
 		if o, err := parseOutput(b, ph); err == nil && o.Key != l.Key {
-			continue
+			return true, nil
 		}
-		if err := d.j.do(d.ctx, func() error { return d.j.st.Delete(d.ctx, info.Key) }); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
+		return true, del(key)
+	})
+	if err == nil {
+		err = del(d.j.prefix + l.Key)
 	}
-	if err := d.j.do(d.ctx, func() error { return d.j.st.Delete(d.ctx, d.j.prefix+l.Key) }); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err != nil {
 		return err
 	}
 	d.again[l.Phase] = true
@@ -649,25 +645,19 @@ func (d *driver) recompute(l Lost) error {
 // the latest failure record.
 func (d *driver) claims(pi, task int) (*Output, *Failure, error) {
 	ph := d.spec.Phases[pi]
-	var infos []store.ObjectInfo
-	if err := d.j.do(d.ctx, func() (err error) {
-		infos, err = d.j.st.List(d.ctx, d.j.prefix+taskPrefix("done", pi, task))
-		return err
-	}); err != nil {
-		return nil, nil, err
-	}
-	for _, info := range infos {
-		var b []byte
-		if err := d.j.do(d.ctx, func() (err error) { b, err = d.j.st.ReadAll(d.ctx, info.Key); return err }); err != nil {
-			return nil, nil, err
-		}
+	var out *Output
+	err := d.j.records(d.ctx, "done", pi, task, func(key string, b []byte) (bool, error) {
 		o, err := parseOutput(b, ph)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", d.j.st.URL(info.Key), err)
+			return false, fmt.Errorf("%s: %w", d.j.st.URL(key), err)
 		}
 		if o.Task == task {
-			return o, nil, nil
+			out = o
 		}
+		return out == nil, nil
+	})
+	if err != nil || out != nil {
+		return out, nil, err
 	}
 	var fails []store.ObjectInfo
 	if err := d.j.do(d.ctx, func() (err error) {

@@ -48,18 +48,23 @@ func TestWatchLease(t *testing.T) {
 		return time.Since(t0), context.Cause(ctx)
 	}
 
-	// A driver that beats: the watch goes on.
-	beat(1)
-	_, cause := watch(20*every, func(stop <-chan struct{}) {
-		for n := int64(2); ; n++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(every / 2):
-				beat(n)
+	// beating is a driver that beats from beat first on, twice an interval.
+	beating := func(first int64) func(stop <-chan struct{}) {
+		return func(stop <-chan struct{}) {
+			for n := first; ; n++ {
+				select {
+				case <-stop:
+					return
+				case <-time.After(every / 2):
+					beat(n)
+				}
 			}
 		}
-	})
+	}
+
+	// A driver that beats: the watch goes on.
+	beat(1)
+	_, cause := watch(20*every, beating(2))
 	if errors.Is(cause, errDriverGone) {
 		t.Fatalf("stopped while the driver beat: %v", cause)
 	}
@@ -79,16 +84,7 @@ func TestWatchLease(t *testing.T) {
 	// The driver beats again (or a new one resumes): the mark of the
 	// lapse no longer stops a task.
 	beat(100)
-	_, cause = watch(10*every, func(stop <-chan struct{}) {
-		for n := int64(101); ; n++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(every / 2):
-				beat(n)
-			}
-		}
-	})
+	_, cause = watch(10*every, beating(101))
 	if errors.Is(cause, errDriverGone) {
 		t.Fatalf("stopped by the mark of a lapse the driver recovered from: %v", cause)
 	}

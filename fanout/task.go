@@ -225,6 +225,26 @@ func (j *job) writeOptions() store.WriteOptions { return store.WriteOptions{Retr
 
 func (j *job) url(key string) string { return j.st.URL(j.prefix + key) }
 
+// records calls fn with the key and bytes of each record of a kind
+// ("done" or "fail") that attempts of a task of phase pi left, in key
+// order, while fn says more.
+func (j *job) records(ctx context.Context, kind string, pi, task int, fn func(key string, b []byte) (more bool, err error)) error {
+	var infos []store.ObjectInfo
+	if err := j.do(ctx, func() (err error) { infos, err = j.st.List(ctx, j.prefix+taskPrefix(kind, pi, task)); return err }); err != nil {
+		return err
+	}
+	for _, info := range infos {
+		var b []byte
+		if err := j.do(ctx, func() (err error) { b, err = j.st.ReadAll(ctx, info.Key); return err }); err != nil {
+			return err
+		}
+		if more, err := fn(info.Key, b); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
 type taskRun struct {
 	ctx  context.Context
 	env  Env

@@ -43,6 +43,27 @@ func slurmJobs(t *testing.T, prefix string) []string {
 	return jobs
 }
 
+// waitSlurmRunning waits, up to a minute, for an array task of the run
+// whose -v stderr is errb to run, and returns the job's ID (the hex of
+// job-<hex>) and that task's Slurm job ID.
+func waitSlurmRunning(t *testing.T, errb *bytes.Buffer) (id, slurmJob string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if id == "" {
+			id = jobIDOf(errb.String())
+			continue
+		}
+		for _, j := range slurmJobs(t, "sluice-"+id) {
+			if f := strings.Fields(j); f[2] == "RUNNING" {
+				slurmJob, _, _ = strings.Cut(f[0], "_")
+				return id, slurmJob
+			}
+		}
+	}
+	t.Fatalf("no Slurm job ran within 60s: %s", errb.String())
+	return "", ""
+}
+
 // jobID is the job's ID (the hex of job-<hex>) from a -v run's stderr.
 func jobIDOf(stderr string) string {
 	i := strings.Index(stderr, "/job-")
@@ -90,20 +111,7 @@ func TestRunSlurmInterrupt(t *testing.T) {
 	tg := localTarget(t)
 	cmd, _, errb := startRun(t, nil, "run", "--executor", "slurm", "--workers", "3", "--store", tg.jobs, "-v",
 		"--x-pause-before-commit", "60s", tg.query("A")+" | show")
-	var id string
-	deadline := time.Now().Add(60 * time.Second)
-	for ; time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if id == "" {
-			id = jobIDOf(errb.String())
-			continue
-		}
-		if running := slurmJobs(t, "sluice-"+id); len(running) > 0 && strings.HasSuffix(running[0], "RUNNING") {
-			break
-		}
-	}
-	if id == "" || len(slurmJobs(t, "sluice-"+id)) == 0 {
-		t.Fatalf("no Slurm job ran within 60s: %s", errb.String())
-	}
+	id, _ := waitSlurmRunning(t, errb)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -227,21 +235,7 @@ func TestRunSlurmKeepsSecretsOut(t *testing.T) {
 	}
 	cmd, out, errb := startRun(t, tg.env, "run", "--executor", "slurm", "--workers", "2", "--store", tg.jobs, "-v",
 		"--x-pause-before-commit", "3s", q)
-	var id, running string
-	for deadline := time.Now().Add(60 * time.Second); running == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if id == "" {
-			id = jobIDOf(errb.String())
-			continue
-		}
-		for _, j := range slurmJobs(t, "sluice-"+id) {
-			if strings.HasSuffix(j, "RUNNING") {
-				running, _, _ = strings.Cut(strings.Fields(j)[0], "_")
-			}
-		}
-	}
-	if running == "" {
-		t.Fatalf("no Slurm job ran within 60s: %s", errb.String())
-	}
+	_, running := waitSlurmRunning(t, errb)
 	cfg, err := exec.Command("scontrol", "show", "config").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -302,19 +296,7 @@ func TestRunSlurmDriverKilled(t *testing.T) {
 	const every = 500 * time.Millisecond
 	cmd, _, errb := startRun(t, nil, "run", "--executor", "slurm", "--workers", "2", "--store", tg.jobs, "--piece-size", "128KiB",
 		"--x-lease-every", every.String(), "--x-pause-before-commit", "10m", q)
-	var id string
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if id == "" {
-			id = jobIDOf(errb.String())
-			continue
-		}
-		if jobs := slurmJobs(t, "sluice-"+id); len(jobs) > 0 && strings.HasSuffix(jobs[0], "RUNNING") {
-			break
-		}
-	}
-	if id == "" || len(slurmJobs(t, "sluice-"+id)) == 0 {
-		t.Fatalf("no Slurm job ran within 60s: %s", errb.String())
-	}
+	id, _ := waitSlurmRunning(t, errb)
 	cmd.Process.Kill()
 	cmd.Wait()
 	killed := time.Now()
