@@ -46,17 +46,17 @@ func DryRun(ctx context.Context, p *plan.Plan, opts Options, m Manifester) (spec
 	if err != nil {
 		return "", nil, err
 	}
+	b, err := newSpec(p, jobURL, pl, opts).Marshal()
+	if err != nil {
+		return "", nil, err
+	}
 	for i, ph := range pl.phases {
-		b, err := m.Manifest(PhaseRun{Job: jobID(jobURL), Spec: jobURL + specKey, Phase: i, Kind: ph.Kind, Tasks: ph.Tasks,
+		doc, err := m.Manifest(PhaseRun{Job: jobID(jobURL), Spec: jobURL + specKey, SpecSum: specSum(b), Phase: i, Kind: ph.Kind, Tasks: ph.Tasks,
 			Workers: opts.Workers, Attempts: opts.Attempts})
 		if err != nil {
 			return "", nil, err
 		}
-		docs = append(docs, b)
-	}
-	b, err := newSpec(p, jobURL, pl, opts).Marshal()
-	if err != nil {
-		return "", nil, err
+		docs = append(docs, doc)
 	}
 	st, prefix, err := opts.open(ctx, jobURL)
 	if err != nil {

@@ -45,6 +45,12 @@ type Options struct {
 	// planning p, which may be nil, keeps the phases whose manifests are
 	// written and the tasks whose outputs are, and runs the rest.
 	Resume string
+	// Key signs the job's spec (sigKey) so that a driver resuming it
+	// trusts only a spec written by one holding the same key; it stays
+	// in this process (the workers get a pin of the spec instead, see
+	// sign.go). Without it a key of this run's own signs the spec, and
+	// the job cannot be resumed.
+	Key []byte
 	// Overwrite lets Out name a prefix that holds objects already: once
 	// the job succeeds, every part there that it did not write is
 	// deleted, so the prefix holds one job's parts and manifest. Without
@@ -116,6 +122,10 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Broadcast == 0 {
 		o.Broadcast = 256 << 20
+	}
+	if len(o.Key) == 0 {
+		o.Key = make([]byte, 32)
+		rand.Read(o.Key)
 	}
 	return o
 }
@@ -196,8 +206,9 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 		}
 	}
 	var resumed *Spec
+	var resumedSum string
 	if opts.Resume != "" {
-		if resumed, err = readSpec(ctx, opts); err != nil {
+		if resumed, resumedSum, err = readSpec(ctx, opts); err != nil {
 			return err
 		}
 		p = resumed.Plan
@@ -292,7 +303,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 		opts.Started(jobURL)
 	}
 
-	spec := resumed
+	spec, sum := resumed, resumedSum
 	if resumed != nil {
 		for i := range pl.phases {
 			// A job planned before map tasks combined runs as planned.
@@ -324,11 +335,15 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 		if err := j.put(ctx, specKey, b); err != nil {
 			return err
 		}
+		if err := j.put(ctx, sigKey, []byte(signSpec(opts.Key, b))); err != nil {
+			return err
+		}
+		sum = specSum(b)
 		if hooks.AfterSpec != nil {
 			hooks.AfterSpec(ctx, st, prefix+specKey)
 		}
 	}
-	d.spec = spec
+	d.spec, d.specSum = spec, sum
 	if d.events != nil {
 		ev := Event{Type: EventJob, Time: time.Now(), Version: EventVersion, Job: jobURL, Plan: p.String(), Workers: opts.Workers}
 		for _, ph := range spec.Phases {
@@ -444,6 +459,7 @@ type driver struct {
 	j         *job
 	jobURL    string
 	spec      *Spec
+	specSum   string // the pin of spec's bytes the workers get
 	exe       Executor
 	manifests []*Manifest
 	logf      func(string, ...any)
@@ -507,7 +523,7 @@ func (d *driver) runPhase(pi int) (_ *Manifest, err error) {
 	}
 	d.failed = 0
 	r := PhaseRun{
-		Job: jobID(d.jobURL), Spec: d.jobURL + specKey, Phase: pi, Kind: ph.Kind, Tasks: ph.Tasks,
+		Job: jobID(d.jobURL), Spec: d.jobURL + specKey, SpecSum: d.specSum, Phase: pi, Kind: ph.Kind, Tasks: ph.Tasks,
 		Workers: d.opts.Workers, Attempts: d.opts.Attempts, Log: d.logf,
 		Done: func(ctx context.Context, i int) (bool, string, error) {
 			out, failure, err := commit(i)
@@ -730,7 +746,7 @@ func (d *driver) inputs(m *Manifest) []input {
 // all of them, or with keep all but the spec, the manifests and the
 // outputs they list.
 func (d *driver) cleanup(ctx context.Context, keep bool) error {
-	listed := map[string]bool{d.j.prefix + specKey: true}
+	listed := map[string]bool{d.j.prefix + specKey: true, d.j.prefix + sigKey: true}
 	for i, m := range d.manifests {
 		listed[d.j.prefix+manifestKey(i)] = true
 		for _, o := range m.Outputs {

@@ -26,7 +26,7 @@ func (g goroutines) RunPhase(ctx context.Context, r fanout.PhaseRun) error {
 	eg.SetLimit(r.Workers)
 	for i := range r.Tasks {
 		eg.Go(func() error {
-			return fanout.RunTask(ctx, fanout.Task{Spec: r.Spec, Phase: r.Phase, Index: i, Attempt: "a1"}, g.env)
+			return fanout.RunTask(ctx, fanout.Task{Spec: r.Spec, SpecSum: r.SpecSum, Phase: r.Phase, Index: i, Attempt: "a1"}, g.env)
 		})
 	}
 	return eg.Wait()

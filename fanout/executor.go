@@ -31,11 +31,13 @@ type Executor interface {
 type PhaseRun struct {
 	// Job is the job's ID (job-<hex>), for names and labels.
 	Job string
-	// Spec is the URL of the job's spec.
-	Spec  string
-	Phase int
-	Kind  string // PhaseMap or PhaseReduce
-	Tasks int
+	// Spec is the URL of the job's spec, SpecSum the SHA-256 of its
+	// bytes: a worker runs only the spec whose bytes hash to it.
+	Spec    string
+	SpecSum string
+	Phase   int
+	Kind    string // PhaseMap or PhaseReduce
+	Tasks   int
 	// Workers is how many tasks may run at once.
 	Workers int
 	// Attempts is how many times a task may be started.
@@ -69,7 +71,7 @@ func (r PhaseRun) Args() []string {
 	if r.Argv != nil {
 		return r.Argv
 	}
-	return []string{r.Spec, "--phase", strconv.Itoa(r.Phase)}
+	return []string{r.Spec, "--phase", strconv.Itoa(r.Phase), "--spec-sha256", r.SpecSum}
 }
 
 // Name is a name for the phase's run, unique to the job and phase, that

@@ -48,18 +48,11 @@ func testWorker() int {
 	if c, err := strconv.ParseInt(os.Getenv("DIST_TEST_CHUNK"), 10, 64); err == nil {
 		maxChunk = c
 	}
-	args := os.Args[1:]
-	if len(args) != 3 || args[1] != "--phase" {
-		fmt.Fprintf(os.Stderr, "sluice: worker arguments %q\n", args)
-		return 2
-	}
-	phase, _ := strconv.Atoi(args[2])
-	index, err := strconv.Atoi(os.Getenv("JOB_COMPLETION_INDEX"))
+	t, err := TaskFromArgs(os.Args[1:])
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "sluice: no JOB_COMPLETION_INDEX")
+		fmt.Fprintf(os.Stderr, "sluice: %v\n", err)
 		return 2
 	}
-	t := Task{Spec: args[0], Phase: phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}
 	if err := RunTask(context.Background(), t, Env{}); err != nil {
 		fmt.Fprintf(os.Stderr, "sluice: %s\n", oneLine(err))
 		return 1
@@ -264,7 +257,7 @@ func TestDuplicateAttemptsCommitOnce(t *testing.T) {
 			shuffles = append(shuffles, k)
 		case strings.HasSuffix(k, ".arrows"):
 			files = append(files, k)
-		case strings.HasSuffix(k, "/job.json") || strings.HasSuffix(k, "/manifest.json"):
+		case strings.HasSuffix(k, "/job.json") || strings.HasSuffix(k, "/job.sig") || strings.HasSuffix(k, "/manifest.json"):
 		default:
 			other = append(other, k)
 		}
@@ -301,40 +294,55 @@ func TestSpreadOverPrefixes(t *testing.T) {
 func TestTaskFailuresFailTheJob(t *testing.T) {
 	taxi := testData(t)
 	p := mustPlan(t, "A "+taxi)
+	// edit is how the spec is changed: by the driver before it pins the
+	// spec (as a driver of another version would write it), or in the
+	// store after the driver wrote it (as anyone who can write there
+	// could), which every worker refuses.
+	planVersion99 := func(was []byte) []byte {
+		var m map[string]any
+		if err := json.Unmarshal(was, &m); err != nil {
+			t.Error(err)
+		}
+		m["plan"].(map[string]any)["version"] = 99
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Error(err)
+		}
+		return b
+	}
+	corrupt := func([]byte) []byte {
+		return []byte(`{"version": 2, "plan": {"version": 1}, "phases": [{"kind": "map", "tasks": 99999999`)
+	}
 	cases := []struct {
-		name, spec string
-		want       string
+		name    string
+		edit    func([]byte) []byte
+		inStore bool
+		want    string
 	}{
 		// A worker refuses a plan of a version it does not know, in one line.
-		{"unknown plan version", "", "plan version 99: this sluice reads version 1"},
-		{"corrupt spec", `{"version": 2, "plan": {"version": 1}, "phases": [{"kind": "map", "tasks": 99999999`, "job spec"},
+		{"unknown plan version", planVersion99, false, "plan version 99: this sluice reads version 1"},
+		{"corrupt spec", corrupt, false, "job spec"},
+		{"spec edited in the store", planVersion99, true, "is not the spec its driver wrote"},
+		{"spec replaced in the store", corrupt, true, "is not the spec its driver wrote"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			jobs := t.TempDir()
 			opts := testOptions(jobs)
 			opts.Attempts = 2
-			ctx := fanouthook.WithDriver(context.Background(), &fanouthook.Driver{AfterSpec: func(ctx context.Context, st *store.Store, key string) {
-				b := []byte(c.spec)
-				if c.spec == "" {
-					var err error
+			hooks := &fanouthook.Driver{SpecEdit: c.edit}
+			if c.inStore {
+				hooks = &fanouthook.Driver{AfterSpec: func(ctx context.Context, st *store.Store, key string) {
 					was, err := st.ReadAll(ctx, key)
 					if err != nil {
 						t.Error(err)
 					}
-					var m map[string]any
-					if err := json.Unmarshal(was, &m); err != nil {
+					if _, err := st.Put(ctx, key, bytes.NewReader(c.edit(was)), store.WriteOptions{}); err != nil {
 						t.Error(err)
 					}
-					m["plan"].(map[string]any)["version"] = 99
-					if b, err = json.Marshal(m); err != nil {
-						t.Error(err)
-					}
-				}
-				if _, err := st.Put(ctx, key, bytes.NewReader(b), store.WriteOptions{}); err != nil {
-					t.Error(err)
-				}
-			}})
+				}}
+			}
+			ctx := fanouthook.WithDriver(context.Background(), hooks)
 			start := time.Now()
 			err := Run(ctx, p, opts)
 			var te *TaskError

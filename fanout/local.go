@@ -85,7 +85,7 @@ func (l *Local) start(t Task) (worker string, err error) {
 	if t.Args != nil {
 		args = append(args, t.Args...)
 	} else {
-		args = append(args, t.Spec, "--phase", strconv.Itoa(t.Phase))
+		args = append(args, PhaseRun{Spec: t.Spec, Phase: t.Phase, SpecSum: t.SpecSum}.Args()...)
 	}
 	cmd := exec.Command(argv[0], args...)
 	cmd.Env = append(append(os.Environ(), l.Env...),
@@ -240,7 +240,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 		}
 		active++
 		label := fmt.Sprintf("a%d", ts.started)
-		worker, err := l.start(Task{Spec: r.Spec, Phase: r.Phase, Index: i, Attempt: label, Args: r.Argv})
+		worker, err := l.start(Task{Spec: r.Spec, SpecSum: r.SpecSum, Phase: r.Phase, Index: i, Attempt: label, Args: r.Argv})
 		if err == nil && r.Watch != nil {
 			r.Watch(AttemptEvent{Task: i, Attempt: label, Worker: hostName + " " + worker, Start: time.Now()})
 		}

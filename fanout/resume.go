@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"crypto/hmac"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,31 +10,39 @@ import (
 	"github.com/sluice-data/sluice/store"
 )
 
-// readSpec reads the spec of the job opts.Resume names.
-func readSpec(ctx context.Context, opts Options) (*Spec, error) {
+// readSpec reads the spec of the job opts.Resume names, and its pin for
+// the workers, once its signature shows a driver holding opts.Key wrote it.
+func readSpec(ctx context.Context, opts Options) (*Spec, string, error) {
 	url := opts.Resume
 	if !IsJobURL(url) {
-		return nil, fmt.Errorf("resume: %s is not a job's prefix (…/job-<12 hex digits>/; sluice jobs ls lists them)", url)
+		return nil, "", fmt.Errorf("resume: %s is not a job's prefix (…/job-<12 hex digits>/; sluice jobs ls lists them)", url)
 	}
 	st, prefix, err := opts.open(ctx, url)
 	if err != nil {
-		return nil, fmt.Errorf("resume: %w", err)
+		return nil, "", fmt.Errorf("resume: %w", err)
 	}
 	defer closeStore(opts.Open, st)
 	j := &job{st: st, prefix: prefix}
 	var b []byte
 	if err := j.do(ctx, func() (err error) { b, err = st.ReadAll(ctx, prefix+specKey); return err }); err != nil {
-		return nil, fmt.Errorf("resume: %w", err)
+		return nil, "", fmt.Errorf("resume: %w", err)
+	}
+	var sig []byte
+	if err := j.do(ctx, func() (err error) { sig, err = st.ReadAll(ctx, prefix+sigKey); return err }); err != nil && store.KindOf(err) != store.KindNotFound {
+		return nil, "", fmt.Errorf("resume: %w", err)
+	}
+	if !hmac.Equal(sig, []byte(signSpec(opts.Key, b))) {
+		return nil, "", fmt.Errorf("resume: %s is not signed with this driver's key: it was changed in the store, or its driver had another key (another user or machine, whose sluice can resume it)", st.URL(prefix+specKey))
 	}
 	spec, err := ParseSpec(b)
 	if err != nil {
-		return nil, fmt.Errorf("resume: %s: %w", st.URL(prefix+specKey), err)
+		return nil, "", fmt.Errorf("resume: %s: %w", st.URL(prefix+specKey), err)
 	}
 	// A spec copied from elsewhere would have its tasks write there.
 	if same, err := sameURL(ctx, opts, spec.Job, st.URL(prefix)); err != nil || !same {
-		return nil, fmt.Errorf("resume: the spec at %s is job %s's", url, spec.Job)
+		return nil, "", fmt.Errorf("resume: the spec at %s is job %s's", url, spec.Job)
 	}
-	return spec, nil
+	return spec, specSum(b), nil
 }
 
 // sameURL says whether a and b name the same place (a directory and its

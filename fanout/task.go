@@ -55,6 +55,9 @@ type Task struct {
 	Phase   int
 	Index   int
 	Attempt string
+	// SpecSum is the SHA-256 of the spec's bytes its driver wrote
+	// (PhaseRun.SpecSum): the worker runs no other (see sign.go).
+	SpecSum string
 	// Args, when not nil, are the worker's arguments after the
 	// executor's command instead of SPEC --phase P (PhaseRun.Argv): a
 	// worker of another kind than a job's task, such as sluice bench's,
@@ -87,6 +90,9 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	j := &job{st: st, prefix: prefix}
 	var b []byte
 	if err := j.do(ctx, func() (err error) { b, err = st.ReadAll(ctx, prefix+specKey); return err }); err != nil {
+		return err
+	}
+	if err := checkPin(b, t.SpecSum, t.Spec); err != nil {
 		return err
 	}
 	spec, err := ParseSpec(b)

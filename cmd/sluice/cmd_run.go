@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/internal/atomicfile"
 	"github.com/sluice-data/sluice/internal/fanouthook"
+	"github.com/sluice-data/sluice/internal/jobkey"
 	"github.com/sluice-data/sluice/internal/profile"
 	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/internal/stdio"
@@ -146,7 +147,7 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 	f.IntVarP(&opts.workers, "workers", "w", 0, "worker processes to fan the pipeline out over (0: run it in this process); locally at most 4 a core run at once")
 	f.StringVar(&opts.store, "store", "", "URL under which the fanned-out job keeps its objects (default: a temporary directory)")
 	f.StringVar(&opts.out, "out", "", "with --workers: a prefix URL the last tasks write the results under, an object each and manifest.json (the pipeline then has no sink); it must be empty")
-	f.StringVar(&opts.resume, "resume", "", "with --workers: go on with the job at this prefix whose driver died (sluice jobs ls lists them), from what it committed; no pipeline")
+	f.StringVar(&opts.resume, "resume", "", "with --workers: go on with the job at this prefix whose driver died (sluice jobs ls lists them), from what it committed; no pipeline; only a job this user started (its spec is signed with ~/.config/sluice/job-key)")
 	f.BoolVar(&opts.overwrite, "overwrite", false, "with --out: take a prefix that holds objects; once the job succeeds the parts it did not write are deleted")
 	f.BoolVar(&opts.keep, "keep", false, "keep the job's committed outputs and manifests")
 	f.IntVar(&opts.attempts, "attempts", 3, "times a task is started before the job fails")
@@ -292,6 +293,14 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Overwrite: opts.overwrite, Keep: opts.keep, Resume: opts.resume,
 		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: exe,
 		Open: stores.Open, Mem: mempool.NewMapped(0), Env: env,
+	}
+	// The key a resumed driver checks the spec with stays on this
+	// machine; a job made without one cannot be resumed (fanout.Options.Key).
+	if path, err := jobkey.Path(); err == nil {
+		dopts.Key, err = jobkey.Load(path)
+		if err != nil && opts.resume != "" {
+			return fmt.Errorf("resume: the job key: %w", err)
+		}
 	}
 	if opts.memory != "" {
 		if dopts.Memory, err = size.Parse(opts.memory); err != nil || dopts.Memory <= 0 {

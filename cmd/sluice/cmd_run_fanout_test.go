@@ -216,7 +216,7 @@ func TestRunFanOutShuffleObjects(t *testing.T) {
 					dirs[path.Dir(k)] = true
 				case strings.HasSuffix(k, ".arrows"):
 					count["reducer outputs"]++
-				case strings.HasSuffix(k, "/manifest.json"), strings.HasSuffix(k, "/job.json"):
+				case strings.HasSuffix(k, "/manifest.json"), strings.HasSuffix(k, "/job.json"), strings.HasSuffix(k, "/job.sig"):
 					if o.Size > 64<<10 {
 						t.Errorf("%s: %d bytes", k, o.Size)
 					}
@@ -225,8 +225,8 @@ func TestRunFanOutShuffleObjects(t *testing.T) {
 					t.Errorf("unexpected object %s", k)
 				}
 			}
-			if count["map objects"] != 16 || count["reducer outputs"] != 16 || small != 3 {
-				t.Fatalf("%v and %d manifests and specs: want 16 map objects, 16 reducer outputs, 2 manifests and the spec", count, small)
+			if count["map objects"] != 16 || count["reducer outputs"] != 16 || small != 4 {
+				t.Fatalf("%v and %d manifests and specs: want 16 map objects, 16 reducer outputs, 2 manifests, the spec and its signature", count, small)
 			}
 			if len(dirs) != 16 {
 				t.Fatalf("the 16 map objects are under %d prefixes, want one each: %v", len(dirs), dirs)
@@ -755,6 +755,22 @@ func TestRunFanOutResume(t *testing.T) {
 	}
 	fields := strings.Fields(strings.TrimSpace(r.stdout))
 	job := fields[len(fields)-1]
+	// A driver resumes only a spec signed with its user's key: not one
+	// changed in the store (a byte more), nor another user's job.
+	spec := filepath.Join(strings.TrimPrefix(job, "file://"), "job.json")
+	was, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(spec, append(was, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	assertCleanFailure(t, sluice(t, nil, "run", "--workers", "2", "--resume", job), 1, "is not signed with this driver's key")
+	if err := os.WriteFile(spec, was, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := []string{"XDG_CONFIG_HOME=" + t.TempDir()}
+	assertCleanFailure(t, sluice(t, other, "run", "--workers", "2", "--resume", job), 1, "is not signed with this driver's key")
 	got := sluice(t, nil, "run", "--workers", "2", "-v", "--resume", job)
 	if got.code != 0 || got.stdout != want.stdout {
 		t.Fatalf("resumed: exit %d, %q; one process %q; %s", got.code, got.stdout, want.stdout, got.stderr)

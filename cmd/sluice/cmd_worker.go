@@ -14,8 +14,9 @@ import (
 )
 
 type workerOptions struct {
-	phase int
-	index int
+	phase   int
+	index   int
+	specSum string
 }
 
 func newWorkerCommand() *cobra.Command {
@@ -30,12 +31,13 @@ with a done record the driver reads. The task's index comes from
 JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (a
 Slurm array job), or --index; SLUICE_ATTEMPT, when set, labels the attempt.
 Every executor runs this same command; the object store, not the executor,
-says which task is done.`,
+says which task is done. The worker runs only the spec whose SHA-256 its
+driver gave in --spec-sha256, so a spec changed in the store is refused.`,
 		Example: `  # what the local executor runs for task 3 of phase 0
-  JOB_COMPLETION_INDEX=3 sluice worker file:///tmp/sluice-1/job-5f2a/job.json --phase 0
+  JOB_COMPLETION_INDEX=3 sluice worker file:///tmp/sluice-1/job-5f2a/job.json --phase 0 --spec-sha256 9f86d0…
 
   # by hand, against S3
-  sluice worker s3://bucket/jobs/job-5f2a/job.json --phase 1 --index 7`,
+  sluice worker s3://bucket/jobs/job-5f2a/job.json --phase 1 --index 7 --spec-sha256 9f86d0…`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runWorker(cmd.Context(), opts, args[0])
@@ -43,6 +45,7 @@ says which task is done.`,
 	}
 	cmd.Flags().IntVar(&opts.phase, "phase", 0, "the phase of the job the task belongs to")
 	cmd.Flags().IntVar(&opts.index, "index", -1, "the task's index (default: JOB_COMPLETION_INDEX, else SLURM_ARRAY_TASK_ID)")
+	cmd.Flags().StringVar(&opts.specSum, "spec-sha256", "", "the SHA-256 of the spec its driver wrote: the worker runs no other")
 	return cmd
 }
 
@@ -51,6 +54,7 @@ func runWorker(ctx context.Context, opts workerOptions, spec string) error {
 	if err != nil {
 		return usagef("worker: %v", err)
 	}
+	t.SpecSum = opts.specSum
 	// Each attempt draws its own faults from --sim: one seed for all
 	// would make a retry meet the faults that failed the attempt before.
 	globals.profile.Seed = sim.AttemptSeed(globals.profile.Seed, t.Phase, t.Index, t.Attempt)

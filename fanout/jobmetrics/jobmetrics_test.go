@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 
@@ -34,18 +33,11 @@ func TestMain(m *testing.M) {
 }
 
 func worker() int {
-	args := os.Args[1:]
-	if len(args) != 3 || args[1] != "--phase" {
-		fmt.Fprintf(os.Stderr, "worker arguments %q\n", args)
-		return 2
-	}
-	phase, _ := strconv.Atoi(args[2])
-	index, err := strconv.Atoi(os.Getenv("JOB_COMPLETION_INDEX"))
+	t, err := fanout.TaskFromArgs(os.Args[1:])
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "no JOB_COMPLETION_INDEX")
+		fmt.Fprintf(os.Stderr, "%v\n", err)
 		return 2
 	}
-	t := fanout.Task{Spec: args[0], Phase: phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}
 	if err := fanout.RunTask(context.Background(), t, fanout.Env{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -64,7 +64,7 @@ func FuzzIndexList(f *testing.F) {
 // the batch script its here-document, and changes nothing else.
 func TestRunnable(t *testing.T) {
 	s := New([]string{"/opt/sluice", "worker"})
-	m, err := s.Manifest(fanout.PhaseRun{Job: "job-ab12", Spec: "file:///j/job-ab12/job.json", Phase: 0, Kind: "map", Tasks: 3, Workers: 2})
+	m, err := s.Manifest(fanout.PhaseRun{Job: "job-ab12", Spec: "file:///j/job-ab12/job.json", SpecSum: "5ca1ab1e", Phase: 0, Kind: "map", Tasks: 3, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestRunnable(t *testing.T) {
 	if strings.Replace(r, "\nsbatch ", "\n# sbatch ", 1) != string(m) {
 		t.Errorf("more than the sbatch line changed:\n%s\nfrom:\n%s", r, m)
 	}
-	if !strings.Contains(r, "exec '/opt/sluice' 'worker' 'file:///j/job-ab12/job.json' '--phase' '0'\nEOF\n") {
+	if !strings.Contains(r, "exec '/opt/sluice' 'worker' 'file:///j/job-ab12/job.json' '--phase' '0' '--spec-sha256' '5ca1ab1e'\nEOF\n") {
 		t.Errorf("the script is not its here-document:\n%s", r)
 	}
 }
