@@ -191,10 +191,11 @@ func (r *streamReader) Read(p []byte) (int, error) {
 var errChecksum = errors.New("checksum mismatch")
 
 // lost is err, as a LostInputError when it says a committed output's
-// object is gone or corrupt. A fetch plan reads ahead, so a read of
-// another input's object may have failed: the error's URL says whose.
+// object is gone, corrupt or cut short. A fetch plan reads ahead, so a
+// read of another input's object may have failed: the error's URL says
+// whose.
 func (r *streamReader) lost(err error) error {
-	if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, errChecksum) {
+	if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, errChecksum) && !errors.Is(err, fetch.ErrPastEnd) {
 		return err
 	}
 	from := r.in.from

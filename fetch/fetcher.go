@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"sync"
@@ -101,9 +102,14 @@ func (r Request) validate(st *store.Store) error {
 	return nil
 }
 
+// ErrPastEnd is a range that runs past the end of its object: asked
+// for by a reader that knows an object to be longer than it is, such as
+// one cut short after it was written.
+var ErrPastEnd = errors.New("past the end of the object")
+
 func pastEnd(st *store.Store, key string, a, b, size int64) error {
 	return &store.Error{Op: "read", URL: st.URL(key), Kind: store.KindInvalid,
-		Err: fmt.Errorf("range [%d, %d) is past the end of the object (%d bytes)", a, b, size)}
+		Err: fmt.Errorf("range [%d, %d) is %w (%d bytes)", a, b, ErrPastEnd, size)}
 }
 
 // Plan starts fetching reqs, in that order, and returns the running plan.
