@@ -55,6 +55,9 @@ type Task struct {
 	Phase   int
 	Index   int
 	Attempt string
+	// DriverFiles are files the driver removes when the job ends, which
+	// a worker that finds the driver gone removes (EnvDriverFiles).
+	DriverFiles []string
 	// SpecSum is the SHA-256 of the spec's bytes its driver wrote
 	// (PhaseRun.SpecSum): the worker runs no other (see sign.go).
 	SpecSum string
@@ -119,6 +122,11 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	defer func() {
 		if cause := context.Cause(ctx); err != nil && errors.Is(cause, errDriverGone) {
 			err = cause
+			// What the dead driver would have removed at its end (its
+			// workers' credentials) goes with its workers instead.
+			for _, f := range t.DriverFiles {
+				os.Remove(f)
+			}
 		}
 	}()
 	defer func() {

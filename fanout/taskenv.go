@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -21,8 +22,20 @@ func TaskFromEnv(spec string, phase, index int) (Task, error) {
 		}
 		index = n
 	}
-	return Task{Spec: spec, Phase: phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}, nil
+	t := Task{Spec: spec, Phase: phase, Index: index, Attempt: os.Getenv("SLUICE_ATTEMPT")}
+	if v := os.Getenv(EnvDriverFiles); v != "" {
+		t.DriverFiles = filepath.SplitList(v)
+	}
+	return t, nil
 }
+
+// EnvDriverFiles names the variable in which a driver lists (as PATH
+// lists directories) the files on the workers' machines it removes when
+// the job ends, such as the Slurm workers' credentials: a worker that
+// finds its driver gone (see lease.go) removes them, so a driver killed
+// with SIGKILL leaves no secret behind once its workers stop.
+const EnvDriverFiles = "SLUICE_DRIVER_FILES"
+
 
 // TaskIndexFromEnv is a worker's task index as the executors give it, in
 // JOB_COMPLETION_INDEX or else SLURM_ARRAY_TASK_ID (see TaskFromEnv).

@@ -294,9 +294,18 @@ func TestRunSlurmDriverKilled(t *testing.T) {
 		t.Fatal(want.stderr)
 	}
 	const every = 500 * time.Millisecond
-	cmd, _, errb := startRun(t, nil, "run", "--executor", "slurm", "--workers", "2", "--store", tg.jobs, "--piece-size", "128KiB",
+	// With S3 keys the driver writes the workers' credentials file in
+	// its log folder under TMPDIR; its workers remove it once they find
+	// the driver gone.
+	tmp := t.TempDir()
+	env := []string{"TMPDIR=" + tmp, "AWS_ACCESS_KEY_ID=driver-kill-test", "AWS_SECRET_ACCESS_KEY=driver-kill-secret"}
+	cmd, _, errb := startRun(t, env, "run", "--executor", "slurm", "--workers", "2", "--store", tg.jobs, "--piece-size", "128KiB",
 		"--x-lease-every", every.String(), "--x-pause-before-commit", "10m", q)
 	id, _ := waitSlurmRunning(t, errb)
+	creds := filepath.Join(tmp, "sluice-slurm-*", "credentials-*")
+	if m, _ := filepath.Glob(creds); len(m) != 1 {
+		t.Fatalf("want the workers' credentials file, found %q", m)
+	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	killed := time.Now()
@@ -310,6 +319,9 @@ func TestRunSlurmDriverKilled(t *testing.T) {
 		t.Fatalf("Slurm jobs of the dead driver still there after %v: %q", time.Since(killed), left)
 	}
 	t.Logf("the dead driver's array tasks were gone %v after it was killed", time.Since(killed).Round(100*time.Millisecond))
+	if m, _ := filepath.Glob(creds); len(m) != 0 {
+		t.Fatalf("the dead driver's credentials file is still there after its workers stopped: %q", m)
+	}
 	job := strings.TrimSuffix(tg.jobs, "/") + "/job-" + id + "/"
 	r := sluice(t, nil, "run", "--executor", "slurm", "--workers", "2", "--resume", job)
 	if r.code != 0 || r.stdout != want.stdout {

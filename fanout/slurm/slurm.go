@@ -158,7 +158,7 @@ func credentialsFile(dir string, env []string) (vars []string, remove func(), er
 		remove()
 		return nil, func() {}, err
 	}
-	return []string{"AWS_SHARED_CREDENTIALS_FILE=" + path, "AWS_PROFILE=" + credentialsProfile}, remove, nil
+	return []string{"AWS_SHARED_CREDENTIALS_FILE=" + path, "AWS_PROFILE=" + credentialsProfile, fanout.EnvDriverFiles + "=" + path}, remove, nil
 }
 
 // sbatchArgs are sbatch's arguments for the indexes idx of a, whose

@@ -102,6 +102,10 @@ func TestExported(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := strings.TrimPrefix(vars[0], "AWS_SHARED_CREDENTIALS_FILE=")
+	// A worker that finds the driver gone removes it (fanout.EnvDriverFiles).
+	if !slices.Contains(vars, fanout.EnvDriverFiles+"="+path) {
+		t.Errorf("the workers are not told to remove %s: %q", path, vars)
+	}
 	fi, err := os.Stat(path)
 	if err != nil || fi.Mode().Perm() != 0o600 || filepath.Dir(path) != dir {
 		t.Fatalf("credentials file %s: %v, %v", path, fi, err)
