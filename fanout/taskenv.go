@@ -36,7 +36,6 @@ func TaskFromEnv(spec string, phase, index int) (Task, error) {
 // with SIGKILL leaves no secret behind once its workers stop.
 const EnvDriverFiles = "SLUICE_DRIVER_FILES"
 
-
 // TaskIndexFromEnv is a worker's task index as the executors give it, in
 // JOB_COMPLETION_INDEX or else SLURM_ARRAY_TASK_ID (see TaskFromEnv).
 func TaskIndexFromEnv() (int, error) {
