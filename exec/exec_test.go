@@ -21,6 +21,7 @@ import (
 	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/gen"
 	"github.com/sluice-data/sluice/mempool"
+	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -543,6 +544,7 @@ func TestSortSpills(t *testing.T) {
 	keys := []SortKey{{Column: "payment_type"}, {Column: "fare_amount", Desc: true}}
 	src := Scan([]string{taxi}, ScanOptions{Columns: []string{"payment_type", "fare_amount", "pickup_datetime"}, BatchRows: 1000})
 	var runs int // spill files open while the sort's output flows
+	sort := Sort(keys)
 	run := func(memory int64) []byte {
 		var out bytes.Buffer
 		var w *ipc.Writer
@@ -551,7 +553,7 @@ func TestSortSpills(t *testing.T) {
 			runs = max(runs, openIn(t, dir))
 			return w.Write(rec)
 		})
-		if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{Sort(keys), sink}}, Options{Open: testOpen, Mem: mem, Memory: memory, TempDir: dir}); err != nil {
+		if err := Run(context.Background(), Pipeline{Source: src, Stages: []Stage{sort, sink}}, Options{Open: testOpen, Mem: mem, Memory: memory, TempDir: dir}); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.Close(); err != nil {
@@ -572,6 +574,18 @@ func TestSortSpills(t *testing.T) {
 	}
 	if !bytes.Equal(inMemory, spilled) {
 		t.Fatal("a sort that spilled differs from one in memory")
+	}
+	// A sort stage of a plan without --memory of its own is bounded by
+	// the run's budget (run --memory, a job's workers').
+	p, err := plan.Parse("scan x | sort --by payment_type,fare_amount:desc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sort, err = CompileStage(p.Stages[1], Env{}); err != nil {
+		t.Fatal(err)
+	}
+	if planned := run(64 << 10); runs < 2 || !bytes.Equal(planned, inMemory) {
+		t.Fatalf("a planned sort in a run of 64 KiB held %d spill files, want many runs (same rows: %v)", runs, bytes.Equal(planned, inMemory))
 	}
 	rows := table(t, spilled)
 	if len(rows) != 30000 {

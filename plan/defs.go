@@ -316,10 +316,10 @@ batches, sorted runs are spilled to temporary files and merged at the end.`,
 		Bind: func(fs *pflag.FlagSet) func([]string) (Stage, error) {
 			var by string
 			var desc bool
-			s := &Sort{Memory: DefaultSortMemory}
+			s := &Sort{}
 			fs.StringVar(&by, "by", "", "comma-separated key columns")
 			fs.BoolVar(&desc, "desc", false, "descending order")
-			fs.Var(sizeValue{&s.Memory}, "memory", "bytes of batches held before spilling to disk (default 256MiB)")
+			fs.Var(sizeValue{&s.Memory}, "memory", "bytes of batches held before spilling to disk (default: run --memory, else 256MiB)")
 			fs.StringVar(&s.TempDir, "tmp", "", "directory for spilled runs (default: the system's temporary directory)")
 			return func(args []string) (Stage, error) {
 				keys, err := sortKeys("sort", by, desc)

@@ -67,7 +67,7 @@ func TestParseTypes(t *testing.T) {
 	}
 	want := []Stage{
 		&Scan{URLs: []string{"./x"}, Columns: []string{"a", "b"}, Memory: 64 << 20, BatchRows: DefaultBatchRows, Int96Unit: "ns"},
-		&Sort{Keys: []SortKey{{"a", true}, {"b", true}}, Memory: DefaultSortMemory},
+		&Sort{Keys: []SortKey{{"a", true}, {"b", true}}},
 		&Top{N: 3, Keys: []SortKey{{"a", false}}},
 		&Shuffle{Keys: []string{"k"}, Parts: 4},
 		&Head{N: 7},

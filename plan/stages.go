@@ -106,13 +106,12 @@ type Distinct struct {
 
 type Sort struct {
 	Keys []SortKey `json:"keys"`
-	// Memory is the bytes of batches held before spilling.
-	Memory  int64  `json:"memory"`
+	// Memory is the bytes of batches held before spilling; zero: the
+	// run's budget (exec.Options.Memory, run --memory), so that a
+	// budget given to a run or a job's workers bounds its sorts.
+	Memory  int64  `json:"memory,omitempty"`
 	TempDir string `json:"tmp,omitempty"`
 }
-
-// DefaultSortMemory is a sort's budget when none is given.
-const DefaultSortMemory = 256 << 20
 
 type Top struct {
 	N    int64     `json:"n"`
@@ -312,7 +311,7 @@ func (s *AggBy) words() (flags, args []string)   { return nil, []string{join(s.K
 func (s *CountBy) words() (flags, args []string) { return nil, []string{join(s.Keys)} }
 func (s *Sort) words() (flags, args []string) {
 	flags = []string{"--by", keysString(s.Keys)}
-	if s.Memory != DefaultSortMemory {
+	if s.Memory != 0 {
 		flags = append(flags, "--memory", size.Format(s.Memory))
 	}
 	if s.TempDir != "" {
@@ -494,7 +493,7 @@ func (s *AggBy) check() error {
 }
 func (s *CountBy) check() error { return names("count-by", s.Keys) }
 func (s *Sort) check() error {
-	if s.Memory < 1<<20 {
+	if s.Memory != 0 && s.Memory < 1<<20 {
 		return invalidf("sort --memory %d: want at least 1MiB", s.Memory)
 	}
 	return sortKeysCheck("sort", s.Keys)
