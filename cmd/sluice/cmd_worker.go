@@ -61,8 +61,12 @@ func runWorker(ctx context.Context, opts workerOptions, spec string) error {
 	stores := newStoreSet()
 	defer stores.Close()
 	xenv := stageEnv(strings.NewReader(""), io.Discard, io.Discard, stores)
+	// A worker's Arrow buffers come from a mapped pool, outside the Go
+	// heap, so the heap's limit is its own share: half the budget. A
+	// limit of the whole budget (+64 MiB) let the collector keep 70 MiB
+	// of freed heap besides the pool, and reducers past the budget.
 	budget := func(m int64) (memory.Allocator, func()) {
-		return mempool.NewMapped(max(m/4, 1)), boundHeap(m + 64<<20)
+		return mempool.NewMapped(max(m/4, 1)), boundHeap(max(m/2, 32<<20))
 	}
 	err = fanout.RunTask(ctx, t, fanout.Env{Exec: xenv, Open: stores.Open, Mem: mempool.NewMapped(0), Budget: budget})
 	if err != nil {
