@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/internal/progress"
 	"github.com/sluice-data/sluice/internal/stdio"
 	"github.com/sluice-data/sluice/store"
 )
@@ -61,7 +62,7 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 	defer cleanup()
 	if opts.progress && !opts.quiet && stdio.IsTerminal(os.Stderr) {
 		// A bar a run: its workers started, running, done.
-		bars := newJobProgress(os.Stderr)
+		bars := progress.NewJob(os.Stderr)
 		launch.Progress = bars.Update
 		defer bars.Close()
 	}

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/sluice-data/sluice/bench"
+	"github.com/sluice-data/sluice/internal/progress"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -257,35 +257,13 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string,
 	if opts.workerRecords != "" {
 		return runBenchWorker(ctx, st, store.Join(prefix, opts.workerPrefix), cfg, opts)
 	}
-	cfg.Observer = &benchProgress{quiet: opts.quiet}
+	cfg.Observer = &progress.Bench{Quiet: opts.quiet}
 	return bench.RunReport(ctx, st, prefix, cfg, benchOutput(out, opts))
 }
 
 // benchOutput is where bench's figures go: --json, --out, --plot.
 func benchOutput(out io.Writer, opts benchOptions) bench.Output {
 	return bench.Output{W: out, JSON: opts.json, Records: opts.out, Plot: opts.plot, Sim: globals.profile.String(), Executor: opts.exe.name}
-}
-
-// benchProgress shows one progress display per phase, and on a plain
-// stderr a line with each phase's figures as it ends.
-type benchProgress struct {
-	quiet bool
-	p     *progress
-}
-
-func (b *benchProgress) PhaseStart(info bench.PhaseInfo) {
-	desc := fmt.Sprintf("%s %s x%d c=%d", info.Kind, humanBytes(info.ObjectSize), info.Objects, info.Concurrency)
-	b.p = newProgress(desc, info.Bytes, b.quiet)
-}
-
-func (b *benchProgress) Add(n int64) { b.p.Add(n) }
-
-func (b *benchProgress) PhaseEnd(s bench.Summary, err error) {
-	b.p.Done()
-	// A failed phase says nothing here: its error is the one line printed.
-	if err == nil && !b.quiet && !term.IsTerminal(int(os.Stderr.Fd())) {
-		fmt.Fprintf(os.Stderr, "%s: %.1f MiB/s steady, %.1f MiB/s whole phase, %d errors\n", b.p.desc, s.SteadyMiBps, s.WholeMiBps, s.Errors)
-	}
 }
 
 // checkBenchOutputs refuses --out and --plot names of a kind bench does

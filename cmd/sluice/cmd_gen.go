@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/internal/progress"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -101,7 +102,7 @@ func runGen(ctx context.Context, out io.Writer, opts genOptions, dataset string)
 		return err
 	}
 	defer st.Close()
-	prog := newProgress("gen "+dataset, -1, opts.quiet)
+	prog := progress.New("gen "+dataset, -1, opts.quiet)
 	o := gen.Options{
 		Rows: opts.rows, Files: opts.files, Seed: opts.seed,
 		RowGroupRows: opts.rowGroupRows, Concurrency: opts.concurrency,
@@ -141,7 +142,7 @@ func runGenTPCH(ctx context.Context, out io.Writer, opts genOptions) error {
 		return err
 	}
 	defer st.Close()
-	prog := newProgress("gen tpch", -1, opts.quiet)
+	prog := progress.New("gen tpch", -1, opts.quiet)
 	t0 := time.Now()
 	tables, err := gen.TPCH(ctx, st, prefix, gen.TPCHOptions{
 		SF: opts.sf, Seed: opts.seed, FileRows: opts.fileRows, RowGroupRows: opts.rowGroupRows,

@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/internal/jobkey"
 	"github.com/sluice-data/sluice/internal/profile"
+	"github.com/sluice-data/sluice/internal/progress"
 	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/internal/stdio"
 	"github.com/sluice-data/sluice/mempool"
@@ -342,7 +343,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 		}
 	}
 	if opts.progress && stdio.IsTerminal(os.Stderr) {
-		bars := newJobProgress(os.Stderr)
+		bars := progress.NewJob(os.Stderr)
 		dopts.Progress = bars.Update
 		defer bars.Close()
 	}

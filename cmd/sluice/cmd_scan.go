@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/internal/progress"
 	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/internal/stdio"
 	"github.com/sluice-data/sluice/sim"
@@ -123,7 +124,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	}
 	// The bar's total is known once the footers are read; the scan
 	// reports each row group's bytes as it is decoded.
-	var prog *progress
+	var prog *progress.Bytes
 	res, err := exec.ScanTo(ctx, url, exec.ScanToOptions{
 		Columns:     flags.columns,
 		Filter:      opts.scan.Filter,
@@ -161,7 +162,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 				given, float64(need)/(1<<20))
 		},
 		BoundHeap: boundHeap,
-		Started:   func(total int64) { prog = newProgress("scan", total, opts.quiet) },
+		Started:   func(total int64) { prog = progress.New("scan", total, opts.quiet) },
 		Progress:  func(n int64) { prog.Add(n) },
 		Done:      func() { prog.Done() },
 	})
