@@ -72,15 +72,8 @@ Stages: ` + plan.Names() + `.
 See sluice STAGE --help for each; scan takes sluice scan's flags
 (--columns, --filter, --dict, --order, --sim, --stats, ...).
 
-The stages before the first that needs its input in order (select, drop,
-rename, filter) run on several batches at once, and so does the partial
-side of an aggregation right after them; the aggregation's final merge and
-the later stages see the batches in dataset order. A write to an Arrow file
-(.arrow, .feather, .ipc) right after them stores each batch as soon as it is
-done and lists the batches in dataset order in the file's footer, so a slow
-batch holds up none after it and any Arrow reader reads them in order.
-scan --order arrival changes when batches are ready, not the results: the
-stages that depend on order restore it from each batch's position.
+Stages that work batch by batch run on several batches at once; those that
+need order see dataset order, whatever --order the scan reads in.
 
 With --workers N the pipeline fans out over worker processes (sluice worker,
 this same binary) with object storage as all they share, locally or on
@@ -103,24 +96,13 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
   sluice run --workers 4 'scan ./data/lineitem | shuffle --by l_orderkey --to 8
       | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show'
 
-  # on Slurm: each phase an array job of 16 tasks, 4 at a time
-  sluice run --workers 4 --executor slurm --store s3://bucket/jobs/ 'scan s3://bucket/taxi/ | ...'
-
   # on Kubernetes: each phase an Indexed Job; first look at it
   sluice run --workers 8 --executor kubernetes --image registry.example/sluice:v1 --secret s3-keys \
       --cpu 2 --mem 4Gi --store s3://bucket/jobs/ --dry-run 'scan s3://bucket/taxi/ | ...'
 
-  # a sort after a shuffle: each reducer sorts its part, this process merges them
-  sluice run --workers 4 'scan ./data/lineitem | shuffle --by l_orderkey --to 8
-      | sort --by l_shipdate,l_extendedprice:desc | head 20 | show'
-
   # the reducers' groups stay in storage: one object per reducer and a manifest
   sluice run --workers 4 --out s3://bucket/by-order/ 'scan s3://bucket/lineitem/
       | shuffle --by l_orderkey --to 16 | sum-by l_orderkey l_quantity'
-
-  # the same, piped: each stage its own process
-  sluice run 'scan ./data/taxi --columns pickup_date,trip_distance' | sluice sum-by pickup_date trip_distance \
-      | sluice top 9 --by trip_distance --desc | sluice show
 
   # where its time and its memory go
   sluice run --cpuprofile cpu.prof --memprofile mem.prof 'scan ./data/lineitem | sum-by l_returnflag l_quantity | show'

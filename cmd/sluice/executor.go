@@ -32,27 +32,20 @@ type executorOptions struct {
 }
 
 const executorHelp = `
---executor chooses where the workers run: local (processes of this
-machine), slurm (each phase one array job, sbatch --array=0-N%W, the index
-from SLURM_ARRAY_TASK_ID; this binary must be at the same path on the
-nodes, and --slurm-logs a directory they share) or kubernetes (each phase
-one Indexed Job of --image with completions = tasks and parallelism =
---workers; the kubeconfig from KUBECONFIG, ~/.kube/config or the pod's
-in-cluster account). Slurm and Kubernetes retry a failed task themselves,
-up to --attempts; a task that fails every attempt fails the job with its
-last log lines, and Ctrl-C cancels the array or deletes the Job and its
-pods. Credentials stay out of job records: Slurm tasks get the driver's
-variables by name (--export=PATH,AWS_REGION,SLUICE_...), and its S3 keys
-through a file readable by the user alone in --slurm-logs, removed at the
-end; Kubernetes pods through --secret.
+--executor chooses where the workers run: local (processes of this machine),
+slurm (each phase one array job; this binary at the same path on the nodes,
+--slurm-logs a directory they share) or kubernetes (each phase one Indexed
+Job of --image; the kubeconfig from KUBECONFIG, ~/.kube/config or in-cluster).
+Slurm and Kubernetes retry a failed task themselves, up to --attempts, and
+Ctrl-C cancels the array or deletes the Job. Credentials stay out of job
+records: Slurm tasks get S3 keys through a file only the user can read,
+Kubernetes pods through --secret.
 
 --dry-run submits nothing: it writes the job's spec (job.json under a new
-job prefix of --store; the workers read it) and prints what each phase
-would submit: the first phase's Job as YAML that kubectl apply runs as is
-(or its sbatch command, to run in a shell), the later phases' commented
-out, since each needs the previous phase committed, which only the driver
-(sluice run without --dry-run) does. Tasks run by hand leave their
-outputs under the job's prefix; sluice rm --recursive removes it.`
+job prefix of --store) and prints what each phase would submit, the first
+phase's Job as YAML for kubectl apply (or its sbatch command), the later
+phases' commented out, since each needs the previous one committed by the
+driver. Details: docs/fanout.md.`
 
 func addExecutorFlags(f *pflag.FlagSet, o *executorOptions) {
 	f.StringVar(&o.name, "executor", "local", "where workers run: local, slurm or kubernetes")
