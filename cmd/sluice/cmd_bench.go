@@ -230,7 +230,8 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string,
 	}
 	defer st.Close()
 	if opts.workerRecords != "" {
-		return runBenchWorker(ctx, st, store.Join(prefix, opts.workerPrefix), cfg, opts)
+		cfg.Start = time.Unix(0, opts.workerStart)
+		return bench.RunWorkerAt(ctx, st, store.Join(prefix, opts.workerPrefix), cfg, opts.workerRecords, openRecords)
 	}
 	cfg.Observer = &progress.Bench{Quiet: opts.quiet}
 	return bench.RunReport(ctx, st, prefix, cfg, benchOutput(out, opts))
