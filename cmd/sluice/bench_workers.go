@@ -29,7 +29,7 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 		return usagef("bench: --workers takes one --size and one --concurrency (the workers are what it sweeps)")
 	case opts.runs < 1:
 		return usagef("bench: --runs must be at least 1, got %d", opts.runs)
-	case opts.exe.dryRun:
+	case opts.exe.DryRun:
 		return usagef("bench: --dry-run is sluice run's; bench submits its workers to measure them")
 	case opts.startDelay < 0:
 		return usagef("bench: --start-delay must not be negative, got %v", opts.startDelay)
@@ -113,7 +113,7 @@ func newBenchWorkers(opts benchOptions, cfg bench.Config, st *store.Store) (*ben
 			"--worker-start", strconv.FormatInt(w.Start.UnixNano(), 10)}, shared...)
 	})
 	if errors.Is(err, bench.ErrUnreachable) {
-		return nil, nil, usagef("bench: --executor %s: %v", opts.exe.name, err)
+		return nil, nil, usagef("bench: --executor %s: %v", opts.exe.Name, err)
 	}
 	return l, cleanup, err
 }

@@ -239,7 +239,7 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string,
 
 // benchOutput is where bench's figures go: --json, --out, --plot.
 func benchOutput(out io.Writer, opts benchOptions) bench.Output {
-	return bench.Output{W: out, JSON: opts.json, Records: opts.out, Plot: opts.plot, Sim: globals.profile.String(), Executor: opts.exe.name}
+	return bench.Output{W: out, JSON: opts.json, Records: opts.out, Plot: opts.plot, Sim: globals.profile.String(), Executor: opts.exe.Name}
 }
 
 // checkBenchOutputs refuses --out and --plot names of a kind bench does

@@ -187,7 +187,7 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		if opts.workers == 0 {
 			return usagef("--resume goes on with a fanned-out job: give --workers too")
 		}
-		if opts.exe.dryRun || opts.out != "" || opts.overwrite {
+		if opts.exe.DryRun || opts.out != "" || opts.overwrite {
 			return usagef("--resume goes on with the job as its spec says: --dry-run, --out and --overwrite do not apply")
 		}
 		stores := newStoreSet()
@@ -264,9 +264,9 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	}
 	// The workers' test hooks reach them in their environment, as the
 	// executor passes it on.
-	opts.exe.workerEnv = opts.workerEnv
+	opts.exe.Env = opts.workerEnv
 	if opts.pauseBeforeCommit > 0 {
-		opts.exe.workerEnv = append(opts.exe.workerEnv, fanouthook.EnvPause+"="+opts.pauseBeforeCommit.String())
+		opts.exe.Env = append(opts.exe.Env, fanouthook.EnvPause+"="+opts.pauseBeforeCommit.String())
 	}
 	exe, err := opts.exe.executor(self, append(globals.args(), "worker"))
 	if err != nil {
@@ -296,7 +296,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	if dopts.Broadcast == 0 {
 		dopts.Broadcast = -1
 	}
-	if opts.exe.dryRun && p != nil {
+	if opts.exe.DryRun && p != nil {
 		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)
 	}
 	hooks := &fanouthook.Driver{DuplicateAll: opts.duplicateAll, LeaseEvery: opts.leaseEvery}
@@ -317,8 +317,8 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 		// One line, so that a user whose driver dies knows what to resume
 		// or remove; -v logs it among the rest.
 		resume := fmt.Sprintf("sluice run --workers %d", opts.workers)
-		if opts.exe.name != "" && opts.exe.name != "local" {
-			resume += " --executor " + opts.exe.name
+		if opts.exe.Name != "" && opts.exe.Name != "local" {
+			resume += " --executor " + opts.exe.Name
 		}
 		dopts.Started = func(job string) {
 			fmt.Fprintf(os.Stderr, "sluice: job %s (if this process dies: %s --resume %[1]s, or sluice jobs rm %[1]s)\n", job, resume)
