@@ -12,7 +12,7 @@ import (
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
-	"github.com/sluice-data/sluice/internal/atomicfile"
+	"github.com/sluice-data/sluice/fanout/report"
 	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/internal/jobkey"
 	"github.com/sluice-data/sluice/internal/profile"
@@ -337,34 +337,10 @@ func runWithEvents(ctx context.Context, p *plan.Plan, dopts fanout.Options, even
 	if events == "" {
 		return fanout.Run(ctx, p, dopts)
 	}
-	// The log is written whole or not at all, and also when the job
-	// fails: that is when it is wanted most.
-	var runErr error
-	werr := atomicfile.Write(events, func(w io.Writer) error {
-		ew := &errWriter{w: w}
-		dopts.Events = ew
-		runErr = fanout.Run(ctx, p, dopts)
-		return ew.err
+	return report.Log(events, func(w io.Writer) error {
+		dopts.Events = w
+		return fanout.Run(ctx, p, dopts)
 	})
-	if werr != nil && runErr == nil {
-		return werr
-	}
-	return runErr
-}
-
-// errWriter keeps the first error of the writer it wraps.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(b []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(b)
-	e.err = err
-	return n, err
 }
 
 // fanoutTopic tells how run --workers works and how its executors are

@@ -70,15 +70,7 @@ func withJobMetrics(addr string, o *fanout.Options, run func() error) error {
 	if err != nil {
 		return err
 	}
-	job := m.Job()
-	if next := o.Progress; next != nil {
-		o.Progress = func(pr fanout.Progress) {
-			job.Progress(pr)
-			next(pr)
-		}
-	} else {
-		o.Progress = job.Progress
-	}
+	job := m.Observe(o)
 	err = run()
 	job.Done(err)
 	return err
