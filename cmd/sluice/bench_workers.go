@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/internal/progress"
@@ -35,12 +34,9 @@ func runBenchWorkers(ctx context.Context, out io.Writer, opts benchOptions, url 
 		return usagef("bench: --start-delay must not be negative, got %v", opts.startDelay)
 	}
 	wcfg := bench.WorkersConfig{Rounds: opts.runs, Keep: opts.keep, StartDelay: opts.startDelay, Worker: cfg}
-	for _, s := range strings.Split(opts.workers, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			return usagef("bench: --workers %q: want positive numbers such as 1,2,4", opts.workers)
-		}
-		wcfg.Workers = append(wcfg.Workers, n)
+	var ok bool
+	if wcfg.Workers, ok = ints(opts.workers, 0); !ok {
+		return usagef("bench: --workers %q: want positive numbers such as 1,2,4", opts.workers)
 	}
 	if err := wcfg.Validate(); err != nil {
 		return usagef("bench: --workers: %v", err)

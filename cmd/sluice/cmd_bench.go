@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -182,14 +182,11 @@ func benchConfig(opts benchOptions, sizeGiven bool) (bench.Config, int, error) {
 		cfg.Auto = true
 		conc = 256
 	} else {
-		for _, s := range strings.Split(opts.concurrency, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || n <= 0 {
-				return cfg, 0, usagef("bench: --concurrency %q: want positive numbers (1,2,4) or auto", opts.concurrency)
-			}
-			cfg.Concurrency = append(cfg.Concurrency, n)
-			conc = max(conc, n)
+		var ok bool
+		if cfg.Concurrency, ok = ints(opts.concurrency, 1); !ok {
+			return cfg, 0, usagef("bench: --concurrency %q: want positive numbers (1,2,4) or auto", opts.concurrency)
 		}
+		conc = slices.Max(cfg.Concurrency)
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, 0, usagef("bench: %v", err)

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -110,15 +109,11 @@ measurements (see their flags); what each means: docs/benchmarks.md.`,
 }
 
 func scanBenchInts(flag, s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return nil, usagef("--%s %q: want positive integers separated by commas", flag, s)
-		}
-		out = append(out, n)
+	n, ok := ints(s, 1)
+	if !ok {
+		return nil, usagef("--%s %q: want positive integers separated by commas", flag, s)
 	}
-	return out, nil
+	return n, nil
 }
 
 func scanBenchList(s string) []string {
