@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/sluice-data/sluice/internal/atomicfile"
+	"github.com/sluice-data/sluice/internal/stickyerr"
 )
 
 // Log runs run with the writer of an event log (fanout.Options.Events)
@@ -13,28 +14,12 @@ import (
 func Log(path string, run func(events io.Writer) error) error {
 	var runErr error
 	werr := atomicfile.Write(path, func(w io.Writer) error {
-		ew := &errWriter{w: w}
+		ew := &stickyerr.Writer{W: w}
 		runErr = run(ew)
-		return ew.err
+		return ew.Err
 	})
 	if werr != nil && runErr == nil {
 		return werr
 	}
 	return runErr
-}
-
-// errWriter keeps the first error of the writer it wraps, so that a log
-// that could not be written fails at its end rather than the job.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(b []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(b)
-	e.err = err
-	return n, err
 }
