@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -194,25 +192,6 @@ func benchConfig(opts benchOptions, sizeGiven bool) (bench.Config, int, error) {
 	return cfg, conc, nil
 }
 
-// checkOutput fails before the run, not after it, on a file that could not
-// be written.
-func checkOutput(flag, name string, exts ...string) error {
-	if name == "" {
-		return nil
-	}
-	ok := false
-	for _, e := range exts {
-		ok = ok || strings.EqualFold(filepath.Ext(name), e)
-	}
-	if !ok {
-		return usagef("bench: %s %q: want a %s file", flag, name, strings.Join(exts, " or "))
-	}
-	if fi, err := os.Stat(filepath.Dir(name)); err != nil || !fi.IsDir() {
-		return usagef("bench: %s %q: directory %s does not exist", flag, name, filepath.Dir(name))
-	}
-	return nil
-}
-
 func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string, sizeGiven bool) error {
 	cfg, conc, err := benchConfig(opts, sizeGiven)
 	if err != nil {
@@ -239,13 +218,13 @@ func benchOutput(out io.Writer, opts benchOptions) bench.Output {
 	return bench.Output{W: out, JSON: opts.json, Records: opts.out, Plot: opts.plot, Sim: globals.profile.String(), Executor: opts.exe.Name}
 }
 
-// checkBenchOutputs refuses --out and --plot names of a kind bench does
-// not write, before anything is measured.
+// checkBenchOutputs refuses --out and --plot names that could not be
+// written, before anything is measured.
 func checkBenchOutputs(opts benchOptions) error {
-	if err := checkOutput("--out", opts.out, ".jsonl", ".ndjson", ".csv"); err != nil {
-		return err
+	if err := benchOutput(nil, opts).Check(); err != nil {
+		return usagef("bench: %v", err)
 	}
-	return checkOutput("--plot", opts.plot, ".png")
+	return nil
 }
 
 // benchFiguresTopic is bench's reference: what each figure means, the
