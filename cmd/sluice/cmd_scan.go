@@ -107,11 +107,8 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		Write:       wopts,
 		Stdout:      out,
 		HandOff:     handOff(),
-		// One SDK attempt: scan retries above the store.
-		Open: stores.With("scan", func(ctx context.Context, url string) (*store.Store, string, error) {
-			return openStoreSim(ctx, url, maxInFlight, flags.profile)
-		}),
-		OpenWhole: whole,
+		Open:        open,
+		OpenWhole:   whole,
 		// An object is written through the latency and bandwidth of the
 		// scan's link model, so that --sim shapes an upload as it does the
 		// reads. Not through its faults: the scan retries its reads, and
