@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -70,10 +69,6 @@ token comes from --token or SLUICE_TOKEN.`,
 func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, dataset string) error {
 	if !strings.HasPrefix(addr, "grpc://") && !strings.HasPrefix(addr, "grpc+tcp://") {
 		return usagef("get %s: want a grpc://HOST:PORT address", addr)
-	}
-	if _, port, err := net.SplitHostPort(addr[strings.Index(addr, "://")+3:]); err != nil || port == "" {
-		// gRPC would quietly take 443.
-		return usagef("get %s: want a grpc://HOST:PORT address (sluice serve-flight prints it; the default is port 8815)", addr)
 	}
 	order := collect.Dataset
 	var err error
