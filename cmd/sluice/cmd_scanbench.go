@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/bench/scanbench"
+	"github.com/sluice-data/sluice/internal/profile"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
@@ -108,14 +108,6 @@ measurements (see their flags); what each means: docs/benchmarks.md.`,
 	return cmd
 }
 
-func scanBenchInts(flag, s string) ([]int, error) {
-	n, ok := ints(s, 1)
-	if !ok {
-		return nil, usagef("--%s %q: want positive integers separated by commas", flag, s)
-	}
-	return n, nil
-}
-
 func scanBenchList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
@@ -129,15 +121,16 @@ func scanBenchList(s string) []string {
 func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOptions, url string, rowsGiven bool) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	rawC, err := scanBenchInts("raw-concurrency", opts.rawConcurrency)
-	if err != nil {
-		return err
+	rawC, ok := ints(opts.rawConcurrency, 1)
+	if !ok {
+		return usagef("--raw-concurrency %q: want positive integers separated by commas", opts.rawConcurrency)
 	}
-	fileC, err := scanBenchInts("file-concurrency", opts.fileConcurrency)
-	if err != nil {
-		return err
+	fileC, ok := ints(opts.fileConcurrency, 1)
+	if !ok {
+		return usagef("--file-concurrency %q: want positive integers separated by commas", opts.fileConcurrency)
 	}
 	var budget int64
+	var err error
 	if opts.memory != "" {
 		if budget, err = parseMemory(opts.memory); err != nil {
 			return err
@@ -239,17 +232,11 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 	if err != nil {
 		return err
 	}
-	if opts.cpuProfile != "" {
-		fp, err := os.Create(opts.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer fp.Close()
-		if err := pprof.StartCPUProfile(fp); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := profile.StartCPU(opts.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	doc, err := b.Measure(ctx)
 	if err != nil {
 		return err
