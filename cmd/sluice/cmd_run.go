@@ -250,17 +250,14 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	if err != nil {
 		return err
 	}
-	if pr := globals.profile; (pr.ReqWrite > 0 || pr.ReqRead > 0) && pr.ReqShare == "" {
-		// The workers and this process share each prefix's request
-		// rate, as S3's clients do, instead of each having its own.
-		f, err := os.CreateTemp("", "sluice-reqshare-")
-		if err != nil {
-			return err
-		}
-		f.Close()
-		defer os.Remove(f.Name())
-		globals.profile.ReqShare = f.Name()
-		globals.sim += ",reqshare=" + f.Name()
+	// The workers and this process share each prefix's request rate.
+	share, remove, err := globals.profile.ShareRequests()
+	if err != nil {
+		return err
+	}
+	defer remove()
+	if share != "" {
+		globals.sim += ",reqshare=" + share
 	}
 	// The workers' test hooks reach them in their environment, as the
 	// executor passes it on.
