@@ -245,6 +245,7 @@ func benchFiguresTopic() *cobra.Command {
   last byte       ms from issue to the last byte read or the upload committed.
   errors          requests whose last attempt failed; retries counts attempts
                   after the first (up to --retries, with backoff).
+  object generator  MiB/s one core makes object bytes at: never the bottleneck.
 
 --out FILE (.jsonl or .csv) saves every request attempt:
 ` + recordFieldsHelp() + `
