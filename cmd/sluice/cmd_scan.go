@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/internal/progress"
 	"github.com/sluice-data/sluice/internal/size"
@@ -64,11 +63,11 @@ docs/formats.md), from which the stages piped after it restore dataset order.`,
 }
 
 func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url string) error {
-	flags, err := opts.parse(url)
+	profile, err := opts.parse(url)
 	if err != nil {
 		return err
 	}
-	spareProc([]string{url}, flags.profile)
+	spareProc([]string{url}, profile)
 	wopts, err := parquetOptions(&opts.write, "")
 	if err != nil {
 		return err
@@ -86,7 +85,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	// Parquet is read through the link model with one SDK attempt (scan
 	// retries above the store); objects read whole through --sim's model
 	// or the global flags'.
-	open, whole := withLink(stores, opts.scan.Sim, flags.profile), stores.Open
+	open, whole := withLink(stores, opts.scan.Sim, profile), stores.Open
 	if opts.scan.Sim != "" {
 		whole = open
 	}
@@ -94,14 +93,14 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	// reports each row group's bytes as it is decoded.
 	var prog *progress.Bytes
 	res, err := exec.ScanTo(ctx, url, exec.ScanToOptions{
-		Columns:     flags.columns,
+		Columns:     opts.scan.Columns,
 		Filter:      opts.scan.Filter,
 		BatchRows:   opts.scan.BatchRows,
 		Concurrency: opts.scan.Concurrency,
-		Dict:        flags.dict,
+		Dict:        opts.scan.Dict,
 		Int96Unit:   opts.scan.Int96Unit,
-		Memory:      flags.memory,
-		Arrival:     flags.order == collect.Arrival,
+		Memory:      opts.scan.Memory,
+		Arrival:     opts.scan.Arrival,
 		Output:      opts.output,
 		Format:      opts.format,
 		Write:       wopts,
@@ -115,7 +114,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		// nothing above the store retries an output's requests.
 		OpenOutput: stores.With("output", func(ctx context.Context, url string) (*store.Store, string, error) {
 			so := globals.storeOptions(maxInFlight, 0)
-			so.Wrap = sim.WrapOption(flags.profile.Paced())
+			so.Wrap = sim.WrapOption(profile.Paced())
 			return store.Open(ctx, url, so)
 		}),
 		Raised: func(need int64) {
@@ -146,7 +145,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		if res.Whole {
 			fmt.Fprintf(errOut, "scan: %d rows in %d batches, read whole (not Parquet: no row groups to skip)\n", res.Rows, res.Batches)
 		} else {
-			fmt.Fprint(errOut, res.Stats.Report(flags.profile.Link))
+			fmt.Fprint(errOut, res.Stats.Report(profile.Link))
 		}
 	}
 	if opts.output == "" {
