@@ -91,7 +91,7 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 	if token == "" && !loopback {
 		token, generated = flightsvc.NewToken(), true
 	}
-	reg, stopMetrics, err := startMetrics(out, "serve", opts.metrics, token != "", token, "give --token (scrapes then need it too)")
+	reg, stopMetrics, err := startMetrics(out, "serve", opts.metrics, token != "", token, "give --token (scrapes then need it too)", nil)
 	if err != nil {
 		return err
 	}

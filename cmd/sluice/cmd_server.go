@@ -124,7 +124,7 @@ func runServer(ctx context.Context, out io.Writer, opts serverOptions) error {
 		}
 		so.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	}
-	reg, stopMetrics, err := startMetrics(out, "serve-s3", opts.metrics, true, "", "")
+	reg, stopMetrics, err := startMetrics(out, "serve-s3", opts.metrics, true, "", "", nil)
 	if err != nil {
 		return err
 	}
