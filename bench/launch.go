@@ -6,10 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/store"
 )
 
 // ExecLauncher is a Launcher over a fanout.Executor: each run's workers
@@ -93,4 +97,74 @@ func (l *ExecLauncher) Launch(ctx context.Context, ws []WorkerSpec) ([][]Record,
 		}
 	}
 	return recs, runErr
+}
+
+// WorkerGrace bounds how long a stopped worker gets to delete what it
+// wrote before it is killed (Run's own cleanup is bounded at 2 minutes).
+const WorkerGrace = 150 * time.Second
+
+// ErrUnreachable is NewExecLauncher's refusal of a store that its
+// executor's workers cannot reach.
+var ErrUnreachable = errors.New("the workers need a store they reach")
+
+// NewExecLauncher is an ExecLauncher whose workers run exe's command with
+// args(w, records), records being the URL under which each leaves its
+// records (RunWorkerAt) and the driver reads them: the run's prefix in the
+// store at storeURL, or, for a mem:// store, which lives in each process,
+// a temporary directory that cleanup removes (only a local executor's
+// workers see it). open opens the records' stores, without a link model:
+// they are bookkeeping, not what is measured; each store it opens is
+// closed after use. A fanout.Local gets
+// WorkerGrace, so its stopped workers delete what they wrote, and no
+// Limit, as a run's workers must all run at once.
+func NewExecLauncher(exe fanout.Executor, storeURL string, open store.Opener, args func(w WorkerSpec, records string) []string) (l *ExecLauncher, cleanup func(), err error) {
+	records := func(w WorkerSpec) string { return w.URL + w.Run + "records/" }
+	cleanup = func() {}
+	local, isLocal := exe.(*fanout.Local)
+	if strings.HasPrefix(storeURL, "mem://") {
+		if !isLocal {
+			return nil, nil, fmt.Errorf("%w; %s lives in each process", ErrUnreachable, storeURL)
+		}
+		dir, err := os.MkdirTemp("", "sluice-bench-workers-")
+		if err != nil {
+			return nil, nil, err
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		root := "file://" + filepath.ToSlash(dir) + "/"
+		records = func(w WorkerSpec) string { return root + w.Run + "records/" }
+	}
+	if isLocal {
+		local.Grace = WorkerGrace
+		local.Limit = -1
+	}
+	return &ExecLauncher{
+		Exe:  exe,
+		Args: func(w WorkerSpec) []string { return args(w, records(w)) },
+		Records: func(w WorkerSpec) ([]Record, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			rs, prefix, err := open(ctx, records(w))
+			if err != nil {
+				return nil, err
+			}
+			defer rs.Close()
+			return WorkerRecords(ctx, rs, prefix, w.Index)
+		},
+	}, cleanup, nil
+}
+
+// RunWorkerAt is RunWorker in a worker process that NewExecLauncher's
+// executor started: its index from its environment, as every executor
+// gives it, its records left under the URL records, opened by open.
+func RunWorkerAt(ctx context.Context, st *store.Store, run string, cfg Config, records string, open store.Opener) error {
+	index, err := fanout.TaskIndexFromEnv()
+	if err != nil {
+		return fmt.Errorf("bench worker: %w", err)
+	}
+	rs, prefix, err := open(ctx, records)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	return RunWorker(ctx, st, run, index, cfg, rs, prefix)
 }

@@ -251,3 +251,43 @@ func TestExecLauncherLocal(t *testing.T) {
 		}
 	})
 }
+
+// TestNewExecLauncher: the workers' records go under the run's prefix of
+// the store, or, for a mem:// store, to a temporary directory only a local
+// executor's workers reach; a local executor runs them all at once and
+// gives them time to clean up.
+func TestNewExecLauncher(t *testing.T) {
+	w := WorkerSpec{URL: "s3://b/", Run: "run-1/"}
+	var got string
+	args := func(_ WorkerSpec, records string) []string { got = records; return nil }
+	l, cleanup, err := NewExecLauncher(&fakeArray{fail: -1}, "s3://b/", nil, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanup()
+	if l.Args(w); got != "s3://b/run-1/records/" {
+		t.Errorf("records at %q", got)
+	}
+	if _, _, err := NewExecLauncher(&fakeArray{fail: -1}, "mem://b/", nil, args); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("a mem:// store for a cluster's workers: %v", err)
+	}
+	local := fanout.NewLocal(nil)
+	l, cleanup, err = NewExecLauncher(local, "mem://b/", nil, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Args(w); !strings.HasPrefix(got, "file://") || !strings.HasSuffix(got, "/run-1/records/") {
+		t.Errorf("mem:// records at %q", got)
+	}
+	dir := strings.TrimSuffix(strings.TrimPrefix(got, "file://"), "run-1/records/")
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("temporary directory: %v", err)
+	}
+	cleanup()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("cleanup left %s: %v", dir, err)
+	}
+	if local.Grace != WorkerGrace || local.Limit != -1 {
+		t.Errorf("local executor: grace %v, limit %d", local.Grace, local.Limit)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -196,4 +198,27 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// Check refuses, before anything is measured, a Records or Plot name of a
+// kind Output does not write, or in a directory that does not exist: a
+// run's figures are lost when they cannot be saved after it.
+func (out Output) Check() error {
+	if out.Records != "" {
+		if _, err := RecordFormat(out.Records); err != nil {
+			return err
+		}
+	}
+	if out.Plot != "" && !strings.EqualFold(filepath.Ext(out.Plot), ".png") {
+		return fmt.Errorf("plot %q: want a .png name", out.Plot)
+	}
+	for _, name := range []string{out.Records, out.Plot} {
+		if name == "" {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Dir(name)); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%q: directory %s does not exist", name, filepath.Dir(name))
+		}
+	}
+	return nil
 }

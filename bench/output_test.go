@@ -284,3 +284,22 @@ func TestDefaultStartDelay(t *testing.T) {
 		}
 	}
 }
+
+func TestOutputCheck(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		out  Output
+		want string
+	}{
+		{Output{}, ""},
+		{Output{Records: filepath.Join(dir, "r.jsonl"), Plot: filepath.Join(dir, "p.PNG")}, ""},
+		{Output{Records: filepath.Join(dir, "r.txt")}, ".jsonl"},
+		{Output{Plot: filepath.Join(dir, "p.svg")}, ".png"},
+		{Output{Records: filepath.Join(dir, "no", "r.csv")}, "does not exist"},
+	} {
+		err := c.out.Check()
+		if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.out, err, c.want)
+		}
+	}
+}

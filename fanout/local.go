@@ -16,9 +16,9 @@ import (
 	"github.com/sluice-data/sluice/internal/fanouthook"
 )
 
-// LocalLimit is how many workers a Local runs at once by default: 4 a
+// localLimit is how many workers a Local runs at once by default: 4 a
 // core.
-func LocalLimit() int { return 4 * runtime.NumCPU() }
+func localLimit() int { return 4 * runtime.NumCPU() }
 
 // hostName names this machine in the attempts RunPhase reports, as a
 // worker names itself in its records ("host pid N", RunTask).
@@ -51,7 +51,7 @@ type Local struct {
 	// Limit caps the workers running at once, whatever PhaseRun.Workers
 	// asks: processes beyond a few per core only slow each other (1,000
 	// asked for on 2 cores once ran 86 at a load of 37). Zero means
-	// LocalLimit; negative, no cap (sluice bench --workers, whose workers
+	// 4 a core; negative, no cap (sluice bench --workers, whose workers
 	// must all run at once).
 	Limit int
 
@@ -198,7 +198,7 @@ func stragglerAfter(took []time.Duration) time.Duration {
 func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 	switch {
 	case l.Limit == 0:
-		r.Workers = min(r.Workers, LocalLimit())
+		r.Workers = min(r.Workers, localLimit())
 	case l.Limit > 0:
 		r.Workers = min(r.Workers, l.Limit)
 	}

@@ -79,7 +79,7 @@ func TestWorkersDieWithTheDriver(t *testing.T) {
 func TestLocalCapsWorkers(t *testing.T) {
 	for _, c := range []struct {
 		limit, want int
-	}{{0, LocalLimit()}, {3, 3}} {
+	}{{0, localLimit()}, {3, 3}} {
 		l := NewLocal([]string{"/bin/sh", "-c", "sleep 0.1"})
 		l.Limit = c.limit
 		tasks := 3 * c.want

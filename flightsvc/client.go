@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -65,10 +66,14 @@ func (r *Remote) Close() {
 
 // Dial connects to a Flight service at addr (host:port, or a grpc:// URL)
 // without TLS: sluice's service is meant for loopback or a trusted
-// network.
+// network. An address without a port matches ErrInvalid: gRPC would
+// quietly take 443.
 func Dial(addr, token string) (flight.Client, error) {
 	addr = strings.TrimPrefix(addr, "grpc://")
 	addr = strings.TrimPrefix(addr, "grpc+tcp://")
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+		return nil, invalidf("no port in %q: want a grpc://HOST:PORT address (sluice serve-flight prints it; its default port is 8815)", addr)
+	}
 	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		// A batch is one message; batches of tens of MiB are ordinary.

@@ -1,6 +1,7 @@
 package flightsvc
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -30,5 +31,19 @@ func TestClientErrorClassifies(t *testing.T) {
 	}
 	if err := status.Error(codes.InvalidArgument, "bad"); ClientError("grpc://h:1", err) != err {
 		t.Error("InvalidArgument should be returned as it is")
+	}
+}
+
+// An address without a port is a caller's mistake, not an unreachable
+// service on port 443.
+func TestDialWantsAPort(t *testing.T) {
+	for _, addr := range []string{"grpc://127.0.0.1", "127.0.0.1", "grpc+tcp://h:"} {
+		if _, err := Dial(addr, ""); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "HOST:PORT") {
+			t.Errorf("Dial(%q): %v", addr, err)
+		}
+	}
+	_, err := GetTo(context.Background(), "grpc://127.0.0.1", "x", GetToOptions{})
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("GetTo without a port: %v", err)
 	}
 }

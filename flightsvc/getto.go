@@ -111,6 +111,9 @@ func getError(ctx context.Context, addr string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err() // interrupted: not the service's doing
 	}
+	if errors.Is(err, ErrInvalid) {
+		return err
+	}
 	if status.Code(err) == codes.InvalidArgument {
 		return invalidError{err}
 	}

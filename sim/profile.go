@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -233,4 +234,22 @@ func AttemptSeed(seed uint64, phase, task int, attempt string) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d/%d/%d/%s", seed, phase, task, attempt)
 	return h.Sum64()
+}
+
+// ShareRequests, when p limits request rates and shares its buckets with
+// no one yet, makes a new file for them (ReqShare), so that the processes
+// given p's spec and the file (",reqshare=" + file) share each prefix's
+// rate with this one, as S3's clients do, instead of each having its own.
+// It returns "" when there is nothing to share; remove deletes the file.
+func (p *Profile) ShareRequests() (file string, remove func(), err error) {
+	if p.ReqWrite <= 0 && p.ReqRead <= 0 || p.ReqShare != "" {
+		return "", func() {}, nil
+	}
+	f, err := os.CreateTemp("", "sluice-reqshare-")
+	if err != nil {
+		return "", nil, err
+	}
+	f.Close()
+	p.ReqShare = f.Name()
+	return f.Name(), func() { os.Remove(f.Name()) }, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/internal/spell"
+	"github.com/sluice-data/sluice/internal/stickyerr"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -69,7 +70,7 @@ type ListingOptions struct {
 // to l.Dir, then a total of objects and bytes (and of prefixes, which a
 // recursive listing would open).
 func WriteListing(w io.Writer, l store.Level, opts ListingOptions) error {
-	bw := &errWriter{w: w}
+	bw := &stickyerr.Writer{W: w}
 	for _, p := range l.Prefixes {
 		fmt.Fprintf(bw, "%30s %s\n", "PRE", p)
 	}
@@ -92,21 +93,5 @@ func WriteListing(w io.Writer, l store.Level, opts ListingOptions) error {
 		fmt.Fprintf(bw, "; %s (--recursive lists them)", spell.Count(len(l.Prefixes), "prefix"))
 	}
 	fmt.Fprintln(bw)
-	return bw.err
-}
-
-// errWriter keeps the first error of a run of writes, so that a listing
-// is written with plain Fprintf calls and fails once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
+	return bw.Err
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/sluice-data/sluice/bench"
 )
@@ -14,12 +12,9 @@ import (
 func runBenchPredict(out io.Writer, opts benchOptions) error {
 	cfg := bench.PredictConfig{Prefixes: opts.prefixes, ReqWrite: globals.profile.ReqWrite,
 		ReqRead: globals.profile.ReqRead, PrefixDepth: globals.profile.PrefixDepth}
-	for _, s := range strings.Split(opts.predict, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			return usagef("bench: --predict %q: want worker counts such as 1000,2000", opts.predict)
-		}
-		cfg.Workers = append(cfg.Workers, n)
+	var ok bool
+	if cfg.Workers, ok = ints(opts.predict, 1); !ok {
+		return usagef("bench: --predict %q: want worker counts such as 1000,2000", opts.predict)
 	}
 	if opts.from == "" {
 		return usagef("bench: --predict needs --from RECORDS (the .jsonl or .csv of a run's --out)")

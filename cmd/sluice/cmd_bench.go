@@ -4,16 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/sluice-data/sluice/bench"
+	"github.com/sluice-data/sluice/internal/progress"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -53,29 +51,17 @@ func newBenchCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench URL",
 		Short: "Measure what a store gives: parallel puts then gets, throughput and latency",
-		Long: `Write --objects objects of --size pseudorandom, incompressible bytes with
---concurrency requests in flight, read them back, and report what the store
-gave. Several sizes and concurrencies (--size 1MiB,16MiB --concurrency 1,2,4,8)
-make a sweep with one table; --concurrency auto doubles from 1 until doubling
-gains less than 5% and reports the saturating value.
+		Long: `Write --objects objects of --size pseudorandom bytes under a fresh prefix of URL
+(URL/sluice-bench-<time>-<random>/) with --concurrency requests in flight, read
+them back, and report the throughput and latency the store gave. Lists of
+sizes and concurrencies make a sweep; --concurrency auto doubles until that
+gains under 5%. Everything written is deleted at the end, also after an error
+or Ctrl-C, unless --keep; --read-only reads what is under URL and writes
+nothing. Exit status 1 when any request failed for good.
 
-Safety: objects go only under a fresh prefix inside URL
-(URL/sluice-bench-<time>-<random>/), which must be empty; sweeps use one
-sub-prefix per cell. Everything written is deleted at the end, also after an
-error or Ctrl-C, unless --keep. --read-only reads the objects already under
-URL (all of them, or the first --objects) and writes and deletes nothing.
-
-Other modes: --read-only (read what is there), --workers N (many processes
-at once, --runs rounds, the scaling), --executor slurm|kubernetes (the workers
-as an array job or an Indexed Job), --predict W --from RECORDS (the scale
-model: what W workers would get, per-prefix limits included). What each
-figure means, the --out and --json fields, --prefixes and the modes in
-detail: sluice help bench-figures.
-
-A progress bar (bytes the store took, not bytes buffered) shows on a
-terminal, plain lines otherwise. Ctrl-C prints the phases measured so far
-and exits 130. With --sim the store is seen through the link model (see
-sluice help sim). Exit status is 1 when any request failed for good.`,
+--workers N runs it from N processes at once (--executor slurm|kubernetes: on
+a cluster); --predict W --from RECORDS is the scale model. The figures, the
+--out and --json fields and these modes: sluice help bench-figures.`,
 		Example: `  # 16 objects of 16 MiB, 8 requests in flight
   sluice bench s3://bucket/scratch/
 
@@ -85,29 +71,16 @@ sluice help sim). Exit status is 1 when any request failed for good.`,
   # how many requests in flight saturate the link, as seen from an EC2 instance
   sluice bench mem://b/ --sim s3 --concurrency auto
 
-  # one 256 MiB object at a time, written as 8 parts in flight: does one upload fill a 100 MiB/s link?
-  sluice bench s3://bucket/scratch/ --write-only --size 256MiB --concurrency 1 --parts 8 --sim link=100MiB/s
-
   # read what is there in 8 MiB ranges; keep every request and plot them
   sluice bench s3://bucket/data/ --read-only --range-size 8MiB --out reqs.jsonl --plot bench.png
 
-  # 1, 2 and 4 worker processes, each behind its own 40 MiB/s link, 3 rounds
-  sluice bench s3://bucket/scratch/ --workers 1,2,4 --runs 3 --sim link=40MiB/s -n 16 --size 8MiB \
-      --out run.jsonl --plot timeline.png
-
-  # 4 and 8 workers as Slurm array tasks, or as pods of an Indexed Job
-  sluice bench s3://bucket/scratch/ --workers 4,8 --executor slurm --sbatch --partition=io
-  sluice bench s3://bucket/scratch/ --workers 4,8 --executor kubernetes --image registry.example/sluice:v1 \
-      --secret s3-keys --start-delay 30s
-
-  # S3's per-prefix request rate: one prefix meets SlowDown, 16 do not
-  sluice bench mem://b/ --sim s3 --size 1KiB -n 12000 -c 256 --retries 12 --out one.jsonl
-  sluice bench mem://b/ --sim s3 --size 1KiB -n 12000 -c 256 --retries 12 --prefixes 16
-  sluice bench --predict 1 --from one.jsonl    # the busiest prefix's rate, the SlowDowns
-
-  # what 1000 and 2000 such workers would get, objects under one prefix or 64
+  # 1, 2 and 4 worker processes, each behind its own 40 MiB/s link, 3 rounds;
+  # then what 1000 and 2000 such workers would get
+  sluice bench s3://bucket/scratch/ --workers 1,2,4 --runs 3 --sim link=40MiB/s --out run.jsonl
   sluice bench --predict 1000,2000 --from run.jsonl
-  sluice bench --predict 1000,2000 --from run.jsonl --prefixes 64`,
+
+  # 4 and 8 workers as pods of an Indexed Job
+  sluice bench s3://bucket/scratch/ --workers 4,8 --executor kubernetes --image registry.example/sluice:v1`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if opts.predict != "" {
 				return exactArgs(0)(cmd, args)
@@ -207,38 +180,16 @@ func benchConfig(opts benchOptions, sizeGiven bool) (bench.Config, int, error) {
 		cfg.Auto = true
 		conc = 256
 	} else {
-		for _, s := range strings.Split(opts.concurrency, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || n <= 0 {
-				return cfg, 0, usagef("bench: --concurrency %q: want positive numbers (1,2,4) or auto", opts.concurrency)
-			}
-			cfg.Concurrency = append(cfg.Concurrency, n)
-			conc = max(conc, n)
+		var ok bool
+		if cfg.Concurrency, ok = ints(opts.concurrency, 1); !ok {
+			return cfg, 0, usagef("bench: --concurrency %q: want positive numbers (1,2,4) or auto", opts.concurrency)
 		}
+		conc = slices.Max(cfg.Concurrency)
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, 0, usagef("bench: %v", err)
 	}
 	return cfg, conc, nil
-}
-
-// checkOutput fails before the run, not after it, on a file that could not
-// be written.
-func checkOutput(flag, name string, exts ...string) error {
-	if name == "" {
-		return nil
-	}
-	ok := false
-	for _, e := range exts {
-		ok = ok || strings.EqualFold(filepath.Ext(name), e)
-	}
-	if !ok {
-		return usagef("bench: %s %q: want a %s file", flag, name, strings.Join(exts, " or "))
-	}
-	if fi, err := os.Stat(filepath.Dir(name)); err != nil || !fi.IsDir() {
-		return usagef("bench: %s %q: directory %s does not exist", flag, name, filepath.Dir(name))
-	}
-	return nil
 }
 
 func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string, sizeGiven bool) error {
@@ -255,46 +206,25 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string,
 	}
 	defer st.Close()
 	if opts.workerRecords != "" {
-		return runBenchWorker(ctx, st, store.Join(prefix, opts.workerPrefix), cfg, opts)
+		cfg.Start = time.Unix(0, opts.workerStart)
+		return bench.RunWorkerAt(ctx, st, store.Join(prefix, opts.workerPrefix), cfg, opts.workerRecords, openRecords)
 	}
-	cfg.Observer = &benchProgress{quiet: opts.quiet}
+	cfg.Observer = &progress.Bench{Quiet: opts.quiet}
 	return bench.RunReport(ctx, st, prefix, cfg, benchOutput(out, opts))
 }
 
 // benchOutput is where bench's figures go: --json, --out, --plot.
 func benchOutput(out io.Writer, opts benchOptions) bench.Output {
-	return bench.Output{W: out, JSON: opts.json, Records: opts.out, Plot: opts.plot, Sim: globals.profile.String(), Executor: opts.exe.name}
+	return bench.Output{W: out, JSON: opts.json, Records: opts.out, Plot: opts.plot, Sim: globals.profile.String(), Executor: opts.exe.Name}
 }
 
-// benchProgress shows one progress display per phase, and on a plain
-// stderr a line with each phase's figures as it ends.
-type benchProgress struct {
-	quiet bool
-	p     *progress
-}
-
-func (b *benchProgress) PhaseStart(info bench.PhaseInfo) {
-	desc := fmt.Sprintf("%s %s x%d c=%d", info.Kind, humanBytes(info.ObjectSize), info.Objects, info.Concurrency)
-	b.p = newProgress(desc, info.Bytes, b.quiet)
-}
-
-func (b *benchProgress) Add(n int64) { b.p.Add(n) }
-
-func (b *benchProgress) PhaseEnd(s bench.Summary, err error) {
-	b.p.Done()
-	// A failed phase says nothing here: its error is the one line printed.
-	if err == nil && !b.quiet && !term.IsTerminal(int(os.Stderr.Fd())) {
-		fmt.Fprintf(os.Stderr, "%s: %.1f MiB/s steady, %.1f MiB/s whole phase, %d errors\n", b.p.desc, s.SteadyMiBps, s.WholeMiBps, s.Errors)
-	}
-}
-
-// checkBenchOutputs refuses --out and --plot names of a kind bench does
-// not write, before anything is measured.
+// checkBenchOutputs refuses --out and --plot names that could not be
+// written, before anything is measured.
 func checkBenchOutputs(opts benchOptions) error {
-	if err := checkOutput("--out", opts.out, ".jsonl", ".ndjson", ".csv"); err != nil {
-		return err
+	if err := benchOutput(nil, opts).Check(); err != nil {
+		return usagef("bench: %v", err)
 	}
-	return checkOutput("--plot", opts.plot, ".png")
+	return nil
 }
 
 // benchFiguresTopic is bench's reference: what each figure means, the
@@ -305,78 +235,41 @@ func benchFiguresTopic() *cobra.Command {
 		Short: "sluice bench in detail: its figures, --out and --json fields, and its modes",
 		Long: `Figures, per phase (the puts or the gets of one cell):
   MiB/s, obj/s    steady state: over the window in which every worker is busy,
-                  from when the last worker issued its first request (ramp-up
-                  over) to when the first worker finished its last one (the
-                  queue ran dry: ramp-down). Each request's bytes count as
-                  spread evenly from its first to its last byte. When no such
-                  window exists (too few objects) the whole phase is used.
-  whole MiB/s     all bytes of the phase over its wall time, from before its
-                  first request to after its last: what a stopwatch would say.
-  req MiB/s       each request's bytes over its whole duration (issue to last
-                  byte): p10/p50/p90.
-  first byte      latency from issue to the first body byte (get) or until the
-                  store accepted the upload (put), in ms: p50/p90/p99/max.
-  last byte       latency from issue to the last byte read or the upload
-                  committed, in ms.
+                  from when the last one issued its first request to when the
+                  first one finished its last (the whole phase if there is no
+                  such window); a request's bytes spread over its duration.
+  whole MiB/s     all bytes of the phase over its wall time.
+  req MiB/s       each request's bytes over its duration: p10/p50/p90.
+  first byte      ms from issue to the first body byte (get) or the upload
+                  accepted (put): p50/p90/p99/max.
+  last byte       ms from issue to the last byte read or the upload committed.
   errors          requests whose last attempt failed; retries counts attempts
-                  after the first (retryable errors, up to --retries, backoff).
-  object generator  MiB/s one core makes object bytes at, to show it is never
-                  the bottleneck.
+                  after the first (up to --retries, with backoff).
+  object generator  MiB/s one core makes object bytes at: never the bottleneck.
 
---out FILE saves every request attempt, as JSON lines (.jsonl) or CSV (.csv):
+--out FILE (.jsonl or .csv) saves every request attempt:
 ` + recordFieldsHelp() + `
---json prints, instead of the report, one JSON object: url (where the objects
-were), sim (link profile), start (RFC 3339), kept, generator_mib_s, auto (per
-size: kind, object_size, concurrency, steady_mib_s, saturated), and phases,
-each with kind, cell, object_size, range_size (0: whole objects), concurrency,
-objects, requests, bytes, errors, retries, phase {start_s, end_s}, wall_s,
-whole_mib_s, whole_objects_s, window {start_s, end_s}, window_is_phase,
-steady_mib_s, steady_objects_s, and request_mib_s, first_byte_ms,
-last_byte_ms (each n, min, p10, p50, p90, p99, max, mean). Times are seconds
-from the run's start.
+--json prints one JSON object instead of the report: the run (url, sim,
+start, kept, generator_mib_s, auto) and its phases, each with the figures
+above as fields (steady_mib_s, whole_mib_s, first_byte_ms, ...). --plot
+FILE.png draws the per-request throughput, request durations against time
+and aggregate throughput, puts blue and gets orange.
 
---plot FILE.png draws the per-request throughput histogram, request durations
-against time, and aggregate throughput over time, puts blue and gets orange.
+--prefixes N spreads each cell's objects over N sub-prefixes (p000/, ...):
+under a --sim reqlimit, one prefix meets 503 SlowDown where N need not.
 
---prefixes N spreads each cell's objects round robin over N sub-prefixes
-(p000/, p001/, ...): under a --sim reqlimit (S3's 3500 writes and 5500 reads
-a second per prefix; part of the s3 profile), objects under one prefix meet
-503 SlowDown at that rate, spread they need not.
+--workers N runs the benchmark from N processes of this binary at once, each
+with the flags given (so each behind its own --sim link); a list sweeps,
+--runs repeats. It reports each run's aggregate and per-worker MiB/s, their
+start skew and the scaling against the fewest workers. --executor slurm or
+kubernetes runs them as an array job or Indexed Job (sluice run's executor
+flags apply; the store must be one they reach); --start-delay gives them
+time to start before they all begin.
 
---workers N runs the same write-then-read benchmark from N worker processes
-at once: child processes of this binary, each with the flags given here, so
-each behind its own --sim link (--sim link=40MiB/s models N machines of 40
-MiB/s each; a reqlimit is per process too). Each writes --objects objects of
---size under its own prefix; all start together. A list (1,2,4) sweeps, and
---runs repeats the sweep. It reports each run's aggregate MiB/s (the steady
-window in which every worker of every process is busy) and each worker's,
-how far apart the workers started, and the scaling: each count's median
-aggregate and the median of each round's ratio against the fewest workers,
-beside the ideal. --out saves every request of every worker (process and
-processes columns say whose); --plot draws the timeline of the last round,
-a panel per count: one line per request, issue to last byte, coloured by
-worker. Ctrl-C or a failed worker stops every worker; each deletes what it
-wrote, and the rest under the run's prefix is deleted at the end.
-Each worker leaves its records in the store (under the run's prefix, in
-records/), where the driver reads them; only with a mem:// store, which
-lives in each process, in a temporary directory.
-
---executor slurm or kubernetes runs each run's workers as one array job or
-Indexed Job of that many tasks (the flags of sluice run's executors apply:
---sbatch, --image, --namespace, --secret, --cpu, --mem, ...), each worker
-once, with its index from the system; the store must be one the workers
-reach (s3://, or file:// on a file system they share). --start-delay gives
-them time to be scheduled and started before they all begin: a worker that
-starts later begins at once, which shows as the start skew.
-
---predict W[,W...] --from RECORDS (no URL) is the scale model: from a run's
-records (--out, best of --workers with several processes) it takes one
-worker's steady MiB/s and requests a second (retries included), and
-predicts for W workers the aggregate MiB/s, the requests a second per
-prefix when they are spread over --prefixes prefixes (default 1), whether
-the per-prefix limit binds (--sim's reqlimit, else S3's), what the run
-then gets, the prefixes it needs to stay under the limit, and the worker
-count from which the limit binds. It assumes linear scaling beyond what
-was measured and no limit of the store but the per-prefix rates.`,
+--predict W[,W...] --from RECORDS takes one worker's steady MiB/s and
+requests a second from a run's records and predicts, for W workers, the
+aggregate, the requests a second per prefix over --prefixes prefixes,
+whether the per-prefix limit binds (--sim's reqlimit, else S3's), and the
+prefixes it needs. Measured figures: docs/benchmarks.md.`,
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/internal/progress"
 	"github.com/sluice-data/sluice/internal/spell"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/transfer"
@@ -78,7 +79,7 @@ func runCp(ctx context.Context, out, errOut io.Writer, opts cpOptions, srcURL, d
 	}
 
 	start := time.Now()
-	prog := newProgress("cp", total, opts.quiet)
+	prog := progress.New("cp", total, opts.quiet)
 	stats, err := transfer.Copy(ctx, src.Store, dst, jobs, transfer.Options{
 		Fetch:    fetch.Options{Memory: memory, Mem: mempool.NewMapped(memory)},
 		Progress: prog.Add,

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-data/sluice/gen"
-	"github.com/sluice-data/sluice/store"
+	"github.com/sluice-data/sluice/internal/progress"
 )
 
 type genOptions struct {
@@ -77,21 +77,24 @@ of its unfinished files behind.`,
 }
 
 func runGen(ctx context.Context, out io.Writer, opts genOptions, dataset string) error {
-	if opts.out == "" {
-		return usagef("gen: --out is required")
-	}
 	if opts.set == nil {
 		opts.set = func(string) bool { return false }
 	}
-	if dataset == "tpch" {
-		return runGenTPCH(ctx, out, opts)
-	}
+	tpch := dataset == "tpch"
 	switch {
-	case opts.set("sf") || opts.set("file-rows"):
+	case opts.out == "":
+		return usagef("gen: --out is required")
+	case tpch && (opts.set("rows") || opts.set("files")):
+		return usagef("gen: tpch is sized by --sf, not --rows or --files")
+	case !tpch && (opts.set("sf") || opts.set("file-rows")):
 		return usagef("gen: --sf and --file-rows apply to tpch only")
-	case opts.rows <= 0:
+	case tpch && (!(opts.sf >= 0.001) || opts.sf > 100_000):
+		return usagef("gen: --sf must be a scale factor from 0.001 to 100000, got %g", opts.sf)
+	case opts.fileRows < 0:
+		return usagef("gen: --file-rows must be 0 (the default) or more, got %d", opts.fileRows)
+	case !tpch && opts.rows <= 0:
 		return usagef("gen: --rows must be at least 1, got %d", opts.rows)
-	case opts.files <= 0:
+	case !tpch && opts.files <= 0:
 		return usagef("gen: --files must be at least 1, got %d", opts.files)
 	case opts.rowGroupRows < 0:
 		return usagef("gen: --row-group-rows must be 0 (the default) or more, got %d", opts.rowGroupRows)
@@ -101,13 +104,36 @@ func runGen(ctx context.Context, out io.Writer, opts genOptions, dataset string)
 		return err
 	}
 	defer st.Close()
-	prog := newProgress("gen "+dataset, -1, opts.quiet)
-	o := gen.Options{
+	prog := progress.New("gen "+dataset, -1, opts.quiet)
+	if tpch {
+		t0 := time.Now()
+		tables, err := gen.TPCH(ctx, st, prefix, gen.TPCHOptions{
+			SF: opts.sf, Seed: opts.seed, FileRows: opts.fileRows, RowGroupRows: opts.rowGroupRows,
+			Concurrency: opts.concurrency, Progress: prog.Add,
+		})
+		prog.Done()
+		if err != nil {
+			return err
+		}
+		var bytes int64
+		for _, t := range tables {
+			fmt.Fprintf(out, "  %-9s %11d rows in %3d files, %s\n", t.Table, t.Rows, len(t.Files), humanBytes(t.Bytes))
+			bytes += t.Bytes
+		}
+		el := time.Since(t0)
+		fmt.Fprintf(out, "generated tpch sf %g: %s at %s in %.1fs, %.1f MiB/s\n",
+			opts.sf, humanBytes(bytes), st.URL(prefix), el.Seconds(), float64(bytes)/(1<<20)/el.Seconds())
+		return nil
+	}
+	generate := gen.Lineitem
+	if dataset == "taxi" {
+		generate = gen.Taxi
+	}
+	res, err := generate(ctx, st, prefix, gen.Options{
 		Rows: opts.rows, Files: opts.files, Seed: opts.seed,
 		RowGroupRows: opts.rowGroupRows, Concurrency: opts.concurrency,
 		Progress: prog.Add,
-	}
-	res, err := genDataset(ctx, dataset, st, prefix, o)
+	})
 	prog.Done()
 	if err != nil {
 		return err
@@ -115,49 +141,5 @@ func runGen(ctx context.Context, out io.Writer, opts genOptions, dataset string)
 	fmt.Fprintf(out, "generated %s: %d rows in %d files, %s at %s, %.1f MiB/s\n",
 		dataset, res.Rows, len(res.Files), humanBytes(res.Bytes), st.URL(prefix),
 		float64(res.Bytes)/(1<<20)/res.Elapsed.Seconds())
-	return nil
-}
-
-func genDataset(ctx context.Context, dataset string, st *store.Store, prefix string, o gen.Options) (gen.Result, error) {
-	if dataset == "taxi" {
-		return gen.Taxi(ctx, st, prefix, o)
-	}
-	return gen.Lineitem(ctx, st, prefix, o)
-}
-
-func runGenTPCH(ctx context.Context, out io.Writer, opts genOptions) error {
-	switch {
-	case opts.set("rows") || opts.set("files"):
-		return usagef("gen: tpch is sized by --sf, not --rows or --files")
-	case !(opts.sf >= 0.001) || opts.sf > 100_000:
-		return usagef("gen: --sf must be a scale factor from 0.001 to 100000, got %g", opts.sf)
-	case opts.fileRows < 0:
-		return usagef("gen: --file-rows must be 0 (the default) or more, got %d", opts.fileRows)
-	case opts.rowGroupRows < 0:
-		return usagef("gen: --row-group-rows must be 0 (the default) or more, got %d", opts.rowGroupRows)
-	}
-	st, prefix, err := globals.openStore(ctx, opts.out, 0)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	prog := newProgress("gen tpch", -1, opts.quiet)
-	t0 := time.Now()
-	tables, err := gen.TPCH(ctx, st, prefix, gen.TPCHOptions{
-		SF: opts.sf, Seed: opts.seed, FileRows: opts.fileRows, RowGroupRows: opts.rowGroupRows,
-		Concurrency: opts.concurrency, Progress: prog.Add,
-	})
-	prog.Done()
-	if err != nil {
-		return err
-	}
-	var bytes int64
-	for _, t := range tables {
-		fmt.Fprintf(out, "  %-9s %11d rows in %3d files, %s\n", t.Table, t.Rows, len(t.Files), humanBytes(t.Bytes))
-		bytes += t.Bytes
-	}
-	el := time.Since(t0)
-	fmt.Fprintf(out, "generated tpch sf %g: %s at %s in %.1fs, %.1f MiB/s\n",
-		opts.sf, humanBytes(bytes), st.URL(prefix), el.Seconds(), float64(bytes)/(1<<20)/el.Seconds())
 	return nil
 }

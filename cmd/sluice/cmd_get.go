@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -37,23 +36,14 @@ func newGetCommand() *cobra.Command {
 with GetFlightInfo, then fetch every endpoint at once (--parallel at a time)
 and write the batches like 'sluice scan' does.
 
-With no -o, get fetches everything and prints the number of rows. -o writes
-the batches in the format --format names or, without it, NAME's suffix does:
-  NAME.arrow     an Arrow IPC file (also .feather, .ipc): batches stored as
-                 they arrive, listed in dataset order in its footer, so
-                 readers see dataset order
-  NAME.arrows    an Arrow IPC stream, in --order
-  NAME.parquet   a Parquet file (also .pq; snappy), in --order
-  NAME.csv       CSV with a header line, in --order
-  NAME.jsonl     JSON lines (also .ndjson), one object a row, in --order
-  -              an Arrow IPC stream on standard output (or --format's), in --order
-NAME is a path or a store URL. --order dataset (the default) reorders with a
-bounded window: endpoints ahead of a slow one wait rather than pile up;
---order arrival writes batches as they come.
+With no -o, get prints the number of rows.
+` + outputHelp + `
+--order dataset (the default) holds endpoints ahead of a slow one in a bounded
+window; --order arrival writes batches as they come.
 
-If any endpoint fails, get exits non-zero and leaves nothing complete-looking:
-no file under NAME, and a stream on stdout without its end-of-stream marker.
-The service's bearer token comes from --token or SLUICE_TOKEN.`,
+If any endpoint fails, get exits non-zero and leaves no file under NAME, and
+a stream on stdout without its end-of-stream marker. The service's bearer
+token comes from --token or SLUICE_TOKEN.`,
 		Example: `  sluice serve-flight ./data --addr 127.0.0.1:8815 &
   sluice get grpc://127.0.0.1:8815 lineitem/ -o lineitem.arrow
   sluice get grpc://127.0.0.1:8815 lineitem/ --columns l_orderkey,l_tax \
@@ -79,10 +69,6 @@ The service's bearer token comes from --token or SLUICE_TOKEN.`,
 func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, dataset string) error {
 	if !strings.HasPrefix(addr, "grpc://") && !strings.HasPrefix(addr, "grpc+tcp://") {
 		return usagef("get %s: want a grpc://HOST:PORT address", addr)
-	}
-	if _, port, err := net.SplitHostPort(addr[strings.Index(addr, "://")+3:]); err != nil || port == "" {
-		// gRPC would quietly take 443.
-		return usagef("get %s: want a grpc://HOST:PORT address (sluice serve-flight prints it; the default is port 8815)", addr)
 	}
 	order := collect.Dataset
 	var err error

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -90,17 +89,7 @@ func runJobsLs(ctx context.Context, out io.Writer, url string) error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "created\tage\tphases\tobjects\tsize\tjob\t")
-	for _, j := range jobs {
-		phases := "?"
-		if j.Phases > 0 {
-			phases = fmt.Sprintf("%d/%d", j.Committed, j.Phases)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t\n", j.Created.Local().Format("2006-01-02 15:04"), time.Since(j.Created).Round(time.Second),
-			phases, j.Objects, humanBytes(j.Bytes), j.URL)
-	}
-	return tw.Flush()
+	return fanout.WriteJobs(out, jobs, time.Now())
 }
 
 func runJobsGC(ctx context.Context, out io.Writer, url string, olderThan time.Duration) error {

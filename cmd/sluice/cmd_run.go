@@ -12,10 +12,11 @@ import (
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
-	"github.com/sluice-data/sluice/internal/atomicfile"
+	"github.com/sluice-data/sluice/fanout/report"
 	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/internal/jobkey"
 	"github.com/sluice-data/sluice/internal/profile"
+	"github.com/sluice-data/sluice/internal/progress"
 	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/internal/stdio"
 	"github.com/sluice-data/sluice/mempool"
@@ -71,15 +72,8 @@ Stages: ` + plan.Names() + `.
 See sluice STAGE --help for each; scan takes sluice scan's flags
 (--columns, --filter, --dict, --order, --sim, --stats, ...).
 
-The stages before the first that needs its input in order (select, drop,
-rename, filter) run on several batches at once, and so does the partial
-side of an aggregation right after them; the aggregation's final merge and
-the later stages see the batches in dataset order. A write to an Arrow file
-(.arrow, .feather, .ipc) right after them stores each batch as soon as it is
-done and lists the batches in dataset order in the file's footer, so a slow
-batch holds up none after it and any Arrow reader reads them in order.
-scan --order arrival changes when batches are ready, not the results: the
-stages that depend on order restore it from each batch's position.
+Stages that work batch by batch run on several batches at once; those that
+need order see dataset order, whatever --order the scan reads in.
 
 With --workers N the pipeline fans out over worker processes (sluice worker,
 this same binary) with object storage as all they share, locally or on
@@ -102,24 +96,13 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
   sluice run --workers 4 'scan ./data/lineitem | shuffle --by l_orderkey --to 8
       | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show'
 
-  # on Slurm: each phase an array job of 16 tasks, 4 at a time
-  sluice run --workers 4 --executor slurm --store s3://bucket/jobs/ 'scan s3://bucket/taxi/ | ...'
-
   # on Kubernetes: each phase an Indexed Job; first look at it
   sluice run --workers 8 --executor kubernetes --image registry.example/sluice:v1 --secret s3-keys \
       --cpu 2 --mem 4Gi --store s3://bucket/jobs/ --dry-run 'scan s3://bucket/taxi/ | ...'
 
-  # a sort after a shuffle: each reducer sorts its part, this process merges them
-  sluice run --workers 4 'scan ./data/lineitem | shuffle --by l_orderkey --to 8
-      | sort --by l_shipdate,l_extendedprice:desc | head 20 | show'
-
   # the reducers' groups stay in storage: one object per reducer and a manifest
   sluice run --workers 4 --out s3://bucket/by-order/ 'scan s3://bucket/lineitem/
       | shuffle --by l_orderkey --to 16 | sum-by l_orderkey l_quantity'
-
-  # the same, piped: each stage its own process
-  sluice run 'scan ./data/taxi --columns pickup_date,trip_distance' | sluice sum-by pickup_date trip_distance \
-      | sluice top 9 --by trip_distance --desc | sluice show
 
   # where its time and its memory go
   sluice run --cpuprofile cpu.prof --memprofile mem.prof 'scan ./data/lineitem | sum-by l_returnflag l_quantity | show'
@@ -204,7 +187,7 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		if opts.workers == 0 {
 			return usagef("--resume goes on with a fanned-out job: give --workers too")
 		}
-		if opts.exe.dryRun || opts.out != "" || opts.overwrite {
+		if opts.exe.DryRun || opts.out != "" || opts.overwrite {
 			return usagef("--resume goes on with the job as its spec says: --dry-run, --out and --overwrite do not apply")
 		}
 		stores := newStoreSet()
@@ -267,23 +250,20 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	if err != nil {
 		return err
 	}
-	if pr := globals.profile; (pr.ReqWrite > 0 || pr.ReqRead > 0) && pr.ReqShare == "" {
-		// The workers and this process share each prefix's request
-		// rate, as S3's clients do, instead of each having its own.
-		f, err := os.CreateTemp("", "sluice-reqshare-")
-		if err != nil {
-			return err
-		}
-		f.Close()
-		defer os.Remove(f.Name())
-		globals.profile.ReqShare = f.Name()
-		globals.sim += ",reqshare=" + f.Name()
+	// The workers and this process share each prefix's request rate.
+	share, remove, err := globals.profile.ShareRequests()
+	if err != nil {
+		return err
+	}
+	defer remove()
+	if share != "" {
+		globals.sim += ",reqshare=" + share
 	}
 	// The workers' test hooks reach them in their environment, as the
 	// executor passes it on.
-	opts.exe.workerEnv = opts.workerEnv
+	opts.exe.Env = opts.workerEnv
 	if opts.pauseBeforeCommit > 0 {
-		opts.exe.workerEnv = append(opts.exe.workerEnv, fanouthook.EnvPause+"="+opts.pauseBeforeCommit.String())
+		opts.exe.Env = append(opts.exe.Env, fanouthook.EnvPause+"="+opts.pauseBeforeCommit.String())
 	}
 	exe, err := opts.exe.executor(self, append(globals.args(), "worker"))
 	if err != nil {
@@ -313,7 +293,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	if dopts.Broadcast == 0 {
 		dopts.Broadcast = -1
 	}
-	if opts.exe.dryRun && p != nil {
+	if opts.exe.DryRun && p != nil {
 		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)
 	}
 	hooks := &fanouthook.Driver{DuplicateAll: opts.duplicateAll, LeaseEvery: opts.leaseEvery}
@@ -334,15 +314,15 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 		// One line, so that a user whose driver dies knows what to resume
 		// or remove; -v logs it among the rest.
 		resume := fmt.Sprintf("sluice run --workers %d", opts.workers)
-		if opts.exe.name != "" && opts.exe.name != "local" {
-			resume += " --executor " + opts.exe.name
+		if opts.exe.Name != "" && opts.exe.Name != "local" {
+			resume += " --executor " + opts.exe.Name
 		}
 		dopts.Started = func(job string) {
 			fmt.Fprintf(os.Stderr, "sluice: job %s (if this process dies: %s --resume %[1]s, or sluice jobs rm %[1]s)\n", job, resume)
 		}
 	}
 	if opts.progress && stdio.IsTerminal(os.Stderr) {
-		bars := newJobProgress(os.Stderr)
+		bars := progress.NewJob(os.Stderr)
 		dopts.Progress = bars.Update
 		defer bars.Close()
 	}
@@ -354,34 +334,10 @@ func runWithEvents(ctx context.Context, p *plan.Plan, dopts fanout.Options, even
 	if events == "" {
 		return fanout.Run(ctx, p, dopts)
 	}
-	// The log is written whole or not at all, and also when the job
-	// fails: that is when it is wanted most.
-	var runErr error
-	werr := atomicfile.Write(events, func(w io.Writer) error {
-		ew := &errWriter{w: w}
-		dopts.Events = ew
-		runErr = fanout.Run(ctx, p, dopts)
-		return ew.err
+	return report.Log(events, func(w io.Writer) error {
+		dopts.Events = w
+		return fanout.Run(ctx, p, dopts)
 	})
-	if werr != nil && runErr == nil {
-		return werr
-	}
-	return runErr
-}
-
-// errWriter keeps the first error of the writer it wraps.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(b []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(b)
-	e.err = err
-	return n, err
 }
 
 // fanoutTopic tells how run --workers works and how its executors are

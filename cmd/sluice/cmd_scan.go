@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/internal/progress"
 	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/internal/stdio"
 	"github.com/sluice-data/sluice/sim"
@@ -22,53 +22,21 @@ func newScanCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scan URL",
 		Short: "Read a Parquet dataset into Arrow: count it, or write it as Arrow IPC or Parquet",
-		Long: `Read a Parquet dataset at network speed: footers in one request per file, only
-the column chunks --columns needs, row groups --filter excludes skipped by
-their statistics, many ranged GETs in flight, and decoding on every core.
+		Long: `Read a dataset into Arrow at network speed: Parquet footers in one request per
+file, only the column chunks --columns needs, row groups --filter excludes
+skipped by their statistics, many ranged GETs in flight, decoding on every
+core. Where there is no Parquet, objects are read whole in the format their
+content shows (Arrow IPC file or stream, CSV, JSON lines): sluice scan q.arrow
+reads back what sluice scan -o q.arrow wrote. URL is a file, a prefix or a glob
+(see sluice help urls); directories named key=value below it become columns.
+--filter takes the expression language of sluice filter (see its --help).
 
-URL is one file, a prefix (every *.parquet object under it, skipping names
-starting with _ or . such as _SUCCESS), or a glob (s3://b/t/*.parquet; *
-does not cross a /). Directories named key=value below it become columns.
-Where there is no Parquet, the objects are read whole in whatever format
-their content shows (Arrow IPC file or stream, CSV, JSON lines), with
---columns and --filter applied to the rows: sluice scan q.arrow reads back
-what sluice scan -o q.arrow wrote.
-
---filter takes an expression in the language of sluice filter (see its
---help): comparisons, and/or/not, in, between, like, is null, arithmetic,
-date 'YYYY-MM-DD' and interval 'N' day; a quoted string compared with a
-date or timestamp column is read as one (l_shipdate <= '1998-09-02'). A
-comparison with null never holds. What its top-level "and" terms say of
-single columns skips row groups by their statistics.
-
-With no -o, scan reads everything and prints the number of rows. -o writes
-the batches in the format --format names or, without it, NAME's suffix does:
-  NAME.arrow     an Arrow IPC file (also .feather, .ipc), read in dataset
-                 order (with --order arrival the batches are stored as they
-                 are decoded and listed in dataset order in its footer)
-  NAME.arrows    an Arrow IPC stream, in --order
-  NAME.parquet   a Parquet file (also .pq; --compression, snappy by
-                 default), its columns encoded in parallel, uploaded in
-                 parts as it is written, in --order; a row group holds
-                 at most --row-group-rows rows and a quarter of --memory
-  NAME.csv       CSV with a header line, in --order
-  NAME.jsonl     JSON lines (also .ndjson), one object a row, in --order
-  -              an Arrow IPC stream on standard output (or --format's), in --order
---order dataset (the default) writes batches in dataset order (file, row
-group, batch), decoding --concurrency row groups at once and holding the
-batches of those ahead of a slow one: every run writes the same stream, and
-stages piped after it give the bits sluice run gives.
---order arrival writes batches as they are decoded: no waiting behind a slow
-row group. An Arrow IPC stream (- or .arrows) then carries each batch's
-place in the dataset in its metadata (key sluice.position, e.g.
-{"group":5,"batch":0,"last":true,"file":1,"row_group":2}; a group is a row
-group read, numbered in dataset order): per-batch stages piped after it
-(select, filter...) pass it on, and the stages whose results depend on
-order (head, top, sort, sums, write...) restore dataset order from it
-first, so they give sluice run's bits too.
-Any Arrow reader reads such a stream; it sees the batches as decoded.
-NAME is a path or a store URL. Nothing appears under NAME unless the whole
-scan succeeds.`,
+With no -o, scan prints the number of rows.
+` + outputHelp + `
+--order dataset (the default) writes batches in dataset order, holding those
+ahead of a slow row group; --order arrival writes them as they are decoded,
+each with its place in the dataset in its metadata (sluice.position, see
+docs/formats.md), from which the stages piped after it restore dataset order.`,
 		Example: `  # count the rows of a generated dataset, with statistics
   sluice gen lineitem --rows 1000000 --files 4 --out ./data/lineitem
   sluice scan ./data/lineitem --stats
@@ -95,11 +63,11 @@ scan succeeds.`,
 }
 
 func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url string) error {
-	flags, err := opts.parse(url)
+	profile, err := opts.parse(url)
 	if err != nil {
 		return err
 	}
-	spareProc([]string{url}, flags.profile)
+	spareProc([]string{url}, profile)
 	wopts, err := parquetOptions(&opts.write, "")
 	if err != nil {
 		return err
@@ -117,39 +85,36 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	// Parquet is read through the link model with one SDK attempt (scan
 	// retries above the store); objects read whole through --sim's model
 	// or the global flags'.
-	open, whole := withLink(stores, opts.scan.Sim, flags.profile), stores.Open
+	open, whole := withLink(stores, opts.scan.Sim, profile), stores.Open
 	if opts.scan.Sim != "" {
 		whole = open
 	}
 	// The bar's total is known once the footers are read; the scan
 	// reports each row group's bytes as it is decoded.
-	var prog *progress
+	var prog *progress.Bytes
 	res, err := exec.ScanTo(ctx, url, exec.ScanToOptions{
-		Columns:     flags.columns,
+		Columns:     opts.scan.Columns,
 		Filter:      opts.scan.Filter,
 		BatchRows:   opts.scan.BatchRows,
 		Concurrency: opts.scan.Concurrency,
-		Dict:        flags.dict,
+		Dict:        opts.scan.Dict,
 		Int96Unit:   opts.scan.Int96Unit,
-		Memory:      flags.memory,
-		Arrival:     flags.order == collect.Arrival,
+		Memory:      opts.scan.Memory,
+		Arrival:     opts.scan.Arrival,
 		Output:      opts.output,
 		Format:      opts.format,
 		Write:       wopts,
 		Stdout:      out,
 		HandOff:     handOff(),
-		// One SDK attempt: scan retries above the store.
-		Open: stores.With("scan", func(ctx context.Context, url string) (*store.Store, string, error) {
-			return openStoreSim(ctx, url, maxInFlight, flags.profile)
-		}),
-		OpenWhole: whole,
+		Open:        open,
+		OpenWhole:   whole,
 		// An object is written through the latency and bandwidth of the
 		// scan's link model, so that --sim shapes an upload as it does the
 		// reads. Not through its faults: the scan retries its reads, and
 		// nothing above the store retries an output's requests.
 		OpenOutput: stores.With("output", func(ctx context.Context, url string) (*store.Store, string, error) {
 			so := globals.storeOptions(maxInFlight, 0)
-			so.Wrap = sim.WrapOption(flags.profile.Paced())
+			so.Wrap = sim.WrapOption(profile.Paced())
 			return store.Open(ctx, url, so)
 		}),
 		Raised: func(need int64) {
@@ -161,7 +126,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 				given, float64(need)/(1<<20))
 		},
 		BoundHeap: boundHeap,
-		Started:   func(total int64) { prog = newProgress("scan", total, opts.quiet) },
+		Started:   func(total int64) { prog = progress.New("scan", total, opts.quiet) },
 		Progress:  func(n int64) { prog.Add(n) },
 		Done:      func() { prog.Done() },
 	})
@@ -180,7 +145,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		if res.Whole {
 			fmt.Fprintf(errOut, "scan: %d rows in %d batches, read whole (not Parquet: no row groups to skip)\n", res.Rows, res.Batches)
 		} else {
-			fmt.Fprint(errOut, res.Stats.Report(flags.profile.Link))
+			fmt.Fprint(errOut, res.Stats.Report(profile.Link))
 		}
 	}
 	if opts.output == "" {

@@ -6,9 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 
 	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/bench/scanbench"
+	"github.com/sluice-data/sluice/internal/profile"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
@@ -47,44 +46,16 @@ func newScanBenchCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench-scan [URL]",
 		Short: "Measure scan against raw GETs and arrow-go's own ways of reading Parquet from a store",
-		Long: `Measure, in one run over the same objects and the same --sim link:
-
-  raw     GETs of every byte of the objects, dropped on arrival, at each of
-          --raw-concurrency requests in flight (more requests than objects cut
-          them into equal ranges); the best is kept: what the link gives
-  scan    sluice's scan of all columns, every batch released
-  naive   arrow-go's Parquet reader over a store.ReaderAt (one ranged GET per
-          ReadAt: its footer reads, then one per column chunk), with each of
-          --file-concurrency files read at once; the best is kept
-  whole   each object fetched by one GET into memory, then decoded there by
-          arrow-go, --file-concurrency files at once; the best is kept
-  decode  the file bytes already in memory, scanned with no link at all: the
-          ceiling of scan on this machine; beside it, the same bytes decoded
-          by arrow-go's record reader (a row group per core)
-
-and print MiB/s of file bytes for each, the ratios scan/raw, scan/naive,
-scan/whole, scan/decode and decode/arrow-go (the median of each run's own
-ratio), and the bytes scan needed against those it fetched. --runs repeats
-everything; figures are medians. The first run sweeps the concurrencies and
-later runs measure only the best (--resweep sweeps every run).
-
-URL is a Parquet dataset (as sluice scan takes it). Without one, a TPC-H
-lineitem dataset of --size (or --rows) in --files files is generated once
-under --cache and reused by later runs.
-
---projection COLS adds a scan of those columns and compares the bytes it
-fetched with the bytes of their column chunks plus the footers, computed from
-the footers; the naive and whole-object readers then read those columns too
-(naive-projection, whole-projection: --only takes them) and the ratios
-"projection: scan / naive" and "projection: scan / whole-then-decode" compare
-them with the scan of the projection, in MiB/s of the projection's chunks and
-footers. With few columns decoding is cheap, and what is left is what each
-reader's round trips cost. --faults SPEC adds, to every run, a scan through the --sim link
-with those faults added, beside a scan without them: their time ratio and
-whether their per-column checksums agree. --rss runs "sluice scan" over the
-dataset in a child process with --memory (default: a quarter of the dataset)
-and reports its peak resident memory against the budget plus 64 MiB; alone,
-it runs nothing else (add --only to run measurements too).`,
+		Long: `Measure, over the same objects and the same --sim link, how fast sluice's scan
+reads a Parquet dataset against: raw GETs of every byte (the best of
+--raw-concurrency: what the link gives), arrow-go's Parquet reader over ranged
+GETs (naive) and over whole objects fetched first (whole), each at the best of
+--file-concurrency files at once, and the same bytes decoded from memory
+(decode: the ceiling on this machine). It prints MiB/s of file bytes for each
+and scan's ratios to them, medians over --runs (the first run sweeps the
+concurrencies; --resweep every run). Without URL a TPC-H lineitem dataset of
+--size is generated once under --cache. --projection, --faults and --rss add
+measurements (see their flags); what each means: docs/benchmarks.md.`,
 		Example: `  # the link-bound regime: a 200 MiB/s link, below this machine's decode rate
   sluice bench-scan --sim ttfb=15ms,p99=80ms,stream=90MiB/s,link=200MiB/s --runs 3
 
@@ -137,18 +108,6 @@ it runs nothing else (add --only to run measurements too).`,
 	return cmd
 }
 
-func scanBenchInts(flag, s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return nil, usagef("--%s %q: want positive integers separated by commas", flag, s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
 func scanBenchList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
@@ -162,15 +121,16 @@ func scanBenchList(s string) []string {
 func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOptions, url string, rowsGiven bool) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	rawC, err := scanBenchInts("raw-concurrency", opts.rawConcurrency)
-	if err != nil {
-		return err
+	rawC, ok := ints(opts.rawConcurrency, 1)
+	if !ok {
+		return usagef("--raw-concurrency %q: want positive integers separated by commas", opts.rawConcurrency)
 	}
-	fileC, err := scanBenchInts("file-concurrency", opts.fileConcurrency)
-	if err != nil {
-		return err
+	fileC, ok := ints(opts.fileConcurrency, 1)
+	if !ok {
+		return usagef("--file-concurrency %q: want positive integers separated by commas", opts.fileConcurrency)
 	}
 	var budget int64
+	var err error
 	if opts.memory != "" {
 		if budget, err = parseMemory(opts.memory); err != nil {
 			return err
@@ -272,17 +232,11 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 	if err != nil {
 		return err
 	}
-	if opts.cpuProfile != "" {
-		fp, err := os.Create(opts.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer fp.Close()
-		if err := pprof.StartCPUProfile(fp); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := profile.StartCPU(opts.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	doc, err := b.Measure(ctx)
 	if err != nil {
 		return err

@@ -30,29 +30,17 @@ func newServeCommand() *cobra.Command {
 		Aliases: []string{"serve"},
 		Short:   "Serve the Parquet datasets under roots over Arrow Flight (sluice get reads them)",
 		Long: `Serve the Parquet datasets under one or more roots (store URLs) as an Arrow
-Flight service, until interrupted.
-
-  ListFlights    the datasets: each directory right below a root with Parquet
-                 files under it (and each Parquet file right in a root)
-  GetFlightInfo  plans a request: one endpoint per file to read, or per range
-                 of row groups of a file of at least twice --piece-size
-                 (column-chunk bytes read), in dataset order,
-                 FlightInfo.ordered as requested
-  DoGet          streams an endpoint's Arrow record batches, each with its
-                 place in the dataset as JSON app_metadata:
-                 {"part":0,"file":3,"key":"...","row_group":1,"batch":0,"row":0}
-  GetSchema      a request's schema
-
-A request is a CMD descriptor holding JSON:
+Flight service, until interrupted. ListFlights lists the datasets (each
+directory right below a root with Parquet under it, and each Parquet file in
+a root); GetFlightInfo plans a request into one endpoint per file, or per
+--piece-size of row groups of a large file, in dataset order; DoGet streams
+an endpoint's batches, each with its place in the dataset as app_metadata.
+A request is a CMD descriptor holding JSON, such as
   {"dataset": "lineitem/", "columns": ["l_orderkey"], "filter": "l_tax > 0.05", "ordered": true}
-dataset is a prefix, file or glob under a root (roots are tried in order);
-columns (default all) and filter are as for 'sluice scan'. A PATH descriptor
-["lineitem"] asks for the whole dataset, ordered.
-
-Every call must carry "authorization: Bearer TOKEN" when --token is given,
-or when the address is not a loopback one (a token is then generated and
-printed). An error while reading ends that endpoint's stream with the
-error, never with a short stream. A client that goes away stops its scans.`,
+or a PATH descriptor ["lineitem"] for a whole dataset. Every call needs
+"authorization: Bearer TOKEN" when --token is given or the address is not a
+loopback one (a token is then generated and printed). An error while reading
+ends that endpoint's stream with the error, never with a short stream.`,
 		Example: `  sluice gen lineitem --rows 1000000 --files 4 --out ./data/lineitem
   sluice serve-flight ./data --addr 127.0.0.1:8815
   # in another shell:
@@ -103,7 +91,7 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 	if token == "" && !loopback {
 		token, generated = flightsvc.NewToken(), true
 	}
-	reg, stopMetrics, err := startMetrics(out, "serve", opts.metrics, token != "", token, "give --token (scrapes then need it too)")
+	reg, stopMetrics, err := startMetrics(out, "serve", opts.metrics, token != "", token, "give --token (scrapes then need it too)", nil)
 	if err != nil {
 		return err
 	}

@@ -36,35 +36,15 @@ func newServerCommand() *cobra.Command {
 		Use:     "serve-s3 --dir DIR",
 		Aliases: []string{"server"},
 		Short:   "Serve a directory over the S3 protocol (an embedded S3 endpoint)",
-		Long: `Serve a directory over the S3 protocol: each top-level directory of DIR is a
-bucket, files below it are objects. Supports ListObjects(V2), HEAD, GET (ranges,
-part numbers), PUT, copy, multipart upload (part copy too) and DELETE, with
-Content-Type and x-amz-meta-* kept, checksums verified and conditional requests;
-every other S3 operation (ACLs, tagging, policies, versioning, object lock, ...)
-is answered 501 NotImplemented and changes nothing. Nothing outside DIR is
-served, even through symbolic links. Every request must be signed (AWS
-Signature Version 4 for --region, or 2 as in aws s3 presign URLs) with the
-printed keys.
-Binds to loopback unless told otherwise, and prints the endpoint and the
-credentials to use; runs until interrupted.
-
-Limits against slow or stalled clients (see the flags): headers must arrive
-within --header-timeout (default ` + s3server.DefaultHeaderTimeout.String() + `); a request body must keep
---min-body-rate (default ` + fmt.Sprint(s3server.DefaultMinBodyRate>>10) + ` KiB/s) once --body-grace (default ` + s3server.DefaultBodyGrace.String() + `) of
-waiting for it is spent, and is answered 400 RequestTimeout if it does not,
-400 IncompleteBody if it ends before its Content-Length; a connection that moves
-no byte of a request body or of a response, or sends no next request, for
---idle-timeout (default ` + s3server.DefaultIdleTimeout.String() + `) is closed; at most --max-conns connections
-(default ` + fmt.Sprint(s3server.DefaultMaxConns) + `) are served at once, the others wait, and at most
---max-conns-per-client of them (default a quarter) from one client (an IPv4
-address, an IPv6 /64), the others closed at once; headers are at most
-` + fmt.Sprint(s3server.DefaultMaxHeaderSize>>10) + ` KiB. An unauthenticated request is refused before its body is read.
-
-TLS: --tls-cert and --tls-key serve HTTPS with a certificate of yours; --tls
-alone makes one for the listen address, 127.0.0.1 and localhost, signed by
-a CA made for it, written to DIR/.s3server/ca.pem (new at every start) and
-printed as AWS_CA_BUNDLE, which sluice, the AWS CLI, boto3 and the AWS SDKs
-trust.`,
+		Long: `Serve a directory over the S3 protocol, until interrupted: each top-level
+directory of DIR is a bucket, the files below it objects. It binds to
+loopback unless told otherwise and prints the endpoint and the credentials to
+use; every request must be signed with them. Listing, HEAD, ranged GET, PUT,
+copy, multipart upload and DELETE are served, with metadata, checksums and
+conditional requests; other operations are answered 501 and change nothing.
+Nothing outside DIR is served, even through symbolic links. The flags bound
+what slow or stalled clients can hold; --tls serves HTTPS with a certificate
+made at start, its CA printed as AWS_CA_BUNDLE. Details: docs/s3-endpoint.md.`,
 		Example: `  sluice serve-s3 --dir ./s3data --addr 127.0.0.1:9000 --bucket demo
   # then, in another shell, with the printed exports:
   sluice ls s3://demo/
@@ -144,7 +124,7 @@ func runServer(ctx context.Context, out io.Writer, opts serverOptions) error {
 		}
 		so.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	}
-	reg, stopMetrics, err := startMetrics(out, "serve-s3", opts.metrics, true, "", "")
+	reg, stopMetrics, err := startMetrics(out, "serve-s3", opts.metrics, true, "", "", nil)
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,3 @@ func runWorker(ctx context.Context, opts workerOptions, spec string) error {
 	}
 	return nil
 }
-
-// envTaskIndex is the task's index as the executors give it (the workers
-// of sluice bench --workers read theirs so too).
-func envTaskIndex() (int, error) { return fanout.TaskIndexFromEnv() }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,112 +13,63 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/fanout/executors"
 	"github.com/sluice-data/sluice/fanout/kubernetes"
-	"github.com/sluice-data/sluice/fanout/slurm"
 	"github.com/sluice-data/sluice/plan"
 )
 
 // executorOptions choose where a fanned-out run's workers run.
 type executorOptions struct {
-	name   string
-	dryRun bool
-	// slurm
-	sbatch    []string
-	slurmLogs string
-	// kubernetes
-	image, namespace, cpu, mem, secret, serviceAccount string
-	deadline, ttl                                      time.Duration
-	// workerEnv (NAME=VALUE) is added to the workers' environment.
-	workerEnv []string
+	executors.Options
 }
 
 const executorHelp = `
---executor chooses where the workers run: local (processes of this
-machine), slurm (each phase one array job, sbatch --array=0-N%W, the index
-from SLURM_ARRAY_TASK_ID; this binary must be at the same path on the
-nodes, and --slurm-logs a directory they share) or kubernetes (each phase
-one Indexed Job of --image with completions = tasks and parallelism =
---workers; the kubeconfig from KUBECONFIG, ~/.kube/config or the pod's
-in-cluster account). Slurm and Kubernetes retry a failed task themselves,
-up to --attempts; a task that fails every attempt fails the job with its
-last log lines, and Ctrl-C cancels the array or deletes the Job and its
-pods. Credentials stay out of job records: Slurm tasks get the driver's
-variables by name (--export=PATH,AWS_REGION,SLUICE_...), and its S3 keys
-through a file readable by the user alone in --slurm-logs, removed at the
-end; Kubernetes pods through --secret.
+--executor chooses where the workers run: local (processes of this machine),
+slurm (each phase one array job; this binary at the same path on the nodes,
+--slurm-logs a directory they share) or kubernetes (each phase one Indexed
+Job of --image; the kubeconfig from KUBECONFIG, ~/.kube/config or in-cluster).
+Slurm and Kubernetes retry a failed task themselves, up to --attempts, and
+Ctrl-C cancels the array or deletes the Job. Credentials stay out of job
+records: Slurm tasks get S3 keys through a file only the user can read,
+Kubernetes pods through --secret.
 
 --dry-run submits nothing: it writes the job's spec (job.json under a new
-job prefix of --store; the workers read it) and prints what each phase
-would submit: the first phase's Job as YAML that kubectl apply runs as is
-(or its sbatch command, to run in a shell), the later phases' commented
-out, since each needs the previous phase committed, which only the driver
-(sluice run without --dry-run) does. Tasks run by hand leave their
-outputs under the job's prefix; sluice rm --recursive removes it.`
+job prefix of --store) and prints what each phase would submit, the first
+phase's Job as YAML for kubectl apply (or its sbatch command), the later
+phases' commented out, since each needs the previous one committed by the
+driver. Details: docs/fanout.md.`
 
 func addExecutorFlags(f *pflag.FlagSet, o *executorOptions) {
-	f.StringVar(&o.name, "executor", "local", "where workers run: local, slurm or kubernetes")
-	f.BoolVar(&o.dryRun, "dry-run", false, "write the job's spec and print what the slurm or kubernetes executor would submit for each phase; submit nothing")
-	f.StringArrayVar(&o.sbatch, "sbatch", nil, "a further argument for sbatch, such as --partition=batch (repeatable; slurm)")
-	f.StringVar(&o.slurmLogs, "slurm-logs", "", "directory, shared with the nodes, for the array tasks' output (slurm; default: a temporary one)")
-	f.StringVar(&o.image, "image", "", "container image with sluice on its PATH (kubernetes)")
-	f.StringVar(&o.namespace, "namespace", "", "namespace of the Jobs (kubernetes; default: the kubeconfig's)")
-	f.StringVar(&o.cpu, "cpu", "", "CPU request and limit of each worker, such as 2 or 500m (kubernetes)")
-	f.StringVar(&o.mem, "mem", "", "memory request and limit of each worker, such as 4Gi (kubernetes)")
-	f.StringVar(&o.secret, "secret", "", "Secret whose keys (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...) are the workers' S3 credentials (kubernetes; default: the pod's identity)")
-	f.StringVar(&o.serviceAccount, "service-account", "", "service account of the workers' pods, its token mounted (kubernetes)")
-	f.DurationVar(&o.deadline, "deadline", kubernetes.DefaultDeadline, "longest a phase's Job may run, so a Job whose driver died ends (kubernetes activeDeadlineSeconds; negative: no limit)")
-	f.DurationVar(&o.ttl, "ttl", time.Hour, "how long a finished Job the driver could not delete is kept (kubernetes ttlSecondsAfterFinished)")
+	f.StringVar(&o.Name, "executor", "local", "where workers run: local, slurm or kubernetes")
+	f.BoolVar(&o.DryRun, "dry-run", false, "write the job's spec and print what the slurm or kubernetes executor would submit for each phase; submit nothing")
+	f.StringArrayVar(&o.Sbatch, "sbatch", nil, "a further argument for sbatch, such as --partition=batch (repeatable; slurm)")
+	f.StringVar(&o.SlurmLogs, "slurm-logs", "", "directory, shared with the nodes, for the array tasks' output (slurm; default: a temporary one)")
+	f.StringVar(&o.Image, "image", "", "container image with sluice on its PATH (kubernetes)")
+	f.StringVar(&o.Namespace, "namespace", "", "namespace of the Jobs (kubernetes; default: the kubeconfig's)")
+	f.StringVar(&o.CPU, "cpu", "", "CPU request and limit of each worker, such as 2 or 500m (kubernetes)")
+	f.StringVar(&o.Mem, "mem", "", "memory request and limit of each worker, such as 4Gi (kubernetes)")
+	f.StringVar(&o.Secret, "secret", "", "Secret whose keys (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...) are the workers' S3 credentials (kubernetes; default: the pod's identity)")
+	f.StringVar(&o.ServiceAccount, "service-account", "", "service account of the workers' pods, its token mounted (kubernetes)")
+	f.DurationVar(&o.Deadline, "deadline", kubernetes.DefaultDeadline, "longest a phase's Job may run, so a Job whose driver died ends (kubernetes activeDeadlineSeconds; negative: no limit)")
+	f.DurationVar(&o.TTL, "ttl", time.Hour, "how long a finished Job the driver could not delete is kept (kubernetes ttlSecondsAfterFinished)")
 }
 
 // check refuses executor flags for a run in this process.
 func (o *executorOptions) check(workers int) error {
-	if workers == 0 && (o.name != "local" || o.dryRun) {
-		return usagef("--executor %s and --dry-run fan out: give --workers N", o.name)
+	if workers == 0 && (o.Name != "local" || o.DryRun) {
+		return usagef("--executor %s and --dry-run fan out: give --workers N", o.Name)
 	}
 	return nil
 }
 
 // executor makes the chosen executor, its workers running this binary
-// with args (the global flags and "worker" for sluice run's): self, this
-// executable's path, on this machine and on Slurm's nodes, "sluice" on
-// the image's PATH in a pod.
+// (self) with args.
 func (o *executorOptions) executor(self string, args []string) (fanout.Executor, error) {
-	command := append([]string{self}, args...)
-	switch o.name {
-	case "local":
-		if o.dryRun {
-			return nil, usagef("--dry-run: the local executor submits nothing; use it with --executor slurm or kubernetes")
-		}
-		l := fanout.NewLocal(command)
-		l.Env = o.workerEnv
-		return l, nil
-	case "slurm":
-		s := slurm.New(command)
-		s.Sbatch, s.LogDir, s.Env = o.sbatch, o.slurmLogs, o.workerEnv
-		return s, nil
-	case "kubernetes":
-		if o.image == "" {
-			return nil, usagef("--executor kubernetes needs --image, an image with sluice on its PATH (see the Dockerfile)")
-		}
-		k := &kubernetes.Executor{Namespace: o.namespace, Image: o.image, Secret: o.secret, ServiceAccount: o.serviceAccount,
-			CPU: o.cpu, Mem: o.mem, Deadline: o.deadline, TTL: o.ttl,
-			Command: append([]string{"sluice"}, args...)}
-		// The store's endpoint and region reach the workers as they reach
-		// this process.
-		k.Env = kubernetes.WorkerEnv(o.workerEnv)
-		if !o.dryRun {
-			cs, ns, err := kubernetes.FromKubeconfig()
-			if err != nil {
-				return nil, err
-			}
-			k.Client = cs
-			if k.Namespace == "" {
-				k.Namespace = ns
-			}
-		}
-		return k, nil
+	exe, err := executors.New(o.Options, self, args)
+	if errors.Is(err, executors.ErrInvalid) {
+		return nil, usageError{err}
 	}
-	return nil, usagef("--executor %q: want local, slurm or kubernetes", o.name)
+	return exe, err
 }
 
 // printDryRun writes the job's spec and prints what each phase would
@@ -128,21 +80,14 @@ func (o *executorOptions) executor(self string, args []string) (fanout.Executor,
 func (o *executorOptions) printDryRun(ctx context.Context, w io.Writer, p *plan.Plan, opts fanout.Options) error {
 	m, ok := opts.Executor.(fanout.Manifester)
 	if !ok {
-		return usagef("--dry-run: the %s executor has no manifest to show", o.name)
+		return usagef("--dry-run: the %s executor has no manifest to show", o.Name)
 	}
 	spec, docs, err := fanout.DryRun(ctx, p, opts, m)
 	if err != nil {
 		return err
 	}
 	jobURL := strings.TrimSuffix(spec, path.Base(spec))
-	sep := ""
-	switch {
-	case o.name == "slurm" && len(docs) > 0:
-		docs[0] = slurm.Runnable(docs[0])
-	case o.name == "kubernetes":
-		sep = "---\n" // YAML documents
-	}
-	if _, err := fmt.Fprint(w, fanout.DryRunText(docs, sep)); err != nil {
+	if _, err := fmt.Fprint(w, executors.DryRunText(o.Name, docs)); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "sluice: --dry-run submitted nothing; it wrote the job's spec, %s, which the workers read.\n"+

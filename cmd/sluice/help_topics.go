@@ -2,6 +2,18 @@ package main
 
 import "github.com/spf13/cobra"
 
+// outputHelp is what -o writes, for every command that takes it.
+const outputHelp = `-o NAME (a path or a store URL) writes the batches in the format --format
+names or, without it, NAME's suffix does; nothing appears under NAME unless
+all of it was written:
+  NAME.arrow     an Arrow IPC file (also .feather, .ipc), its footer listing
+                 the batches in dataset order
+  NAME.arrows    an Arrow IPC stream, in --order
+  NAME.parquet   a Parquet file (also .pq; snappy), in --order
+  NAME.csv       CSV with a header line, in --order
+  NAME.jsonl     JSON lines (also .ndjson), one object a row, in --order
+  -              an Arrow IPC stream on standard output (or --format's)`
+
 // Help topics: the mechanics several commands share, told once (sluice
 // help pipes, urls, sim) instead of in every command's help.
 func helpTopics() []*cobra.Command {

@@ -24,10 +24,11 @@ func addMetricsFlag(f *pflag.FlagSet, addr *string, what, rule string) {
 
 // startMetrics, given an address, serves a new registry's metrics there
 // (behind token, when set) and says where on w; the command's collectors
-// join the registry it returns. Without one it serves nothing and
+// join the registry it returns, or, to be there by the time a scraper
+// reads where, register's. Without an address it serves nothing and
 // returns a nil registry. An address other than loopback is taken when
 // remote is set, refused with remoteHint otherwise.
-func startMetrics(w io.Writer, name, addr string, remote bool, token, remoteHint string) (prometheus.Registerer, func(), error) {
+func startMetrics(w io.Writer, name, addr string, remote bool, token, remoteHint string, register func(prometheus.Registerer) error) (prometheus.Registerer, func(), error) {
 	if addr == "" {
 		return nil, func() {}, nil
 	}
@@ -36,6 +37,11 @@ func startMetrics(w io.Writer, name, addr string, remote bool, token, remoteHint
 		return nil, nil, usagef("%s: bad --metrics-addr %q: %v", name, addr, err)
 	}
 	reg := metricsrv.NewRegistry()
+	if register != nil {
+		if err := register(reg); err != nil {
+			return nil, nil, err
+		}
+	}
 	s, err := metricsrv.Start(addr, reg, metricsrv.Options{Remote: remote, Token: token})
 	switch {
 	case errors.Is(err, metricsrv.ErrNotLoopback):
@@ -58,28 +64,21 @@ func startMetrics(w io.Writer, name, addr string, remote bool, token, remoteHint
 // withJobMetrics, given an address, serves the metrics of the job run
 // drives (package jobmetrics, fed by o.Progress) while it runs.
 func withJobMetrics(addr string, o *fanout.Options, run func() error) error {
-	reg, stop, err := startMetrics(os.Stderr, "run", addr, false, "", "the driver serves them on loopback only")
-	if err != nil || reg == nil {
-		if err != nil {
-			return err
+	var job *jobmetrics.Job
+	_, stop, err := startMetrics(os.Stderr, "run", addr, false, "", "the driver serves them on loopback only", func(reg prometheus.Registerer) error {
+		m, err := jobmetrics.New(reg)
+		if err == nil {
+			job = m.Observe(o)
 		}
-		return run()
-	}
-	defer stop()
-	m, err := jobmetrics.New(reg)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	job := m.Job()
-	if next := o.Progress; next != nil {
-		o.Progress = func(pr fanout.Progress) {
-			job.Progress(pr)
-			next(pr)
-		}
-	} else {
-		o.Progress = job.Progress
-	}
+	defer stop()
 	err = run()
-	job.Done(err)
+	if job != nil {
+		job.Done(err)
+	}
 	return err
 }

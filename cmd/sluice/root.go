@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -143,6 +145,19 @@ func exactArgs(n int) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// ints reads a comma-separated list of numbers, each at least least.
+func ints(s string, least int) ([]int, bool) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < least {
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
 }
 
 // humanBytes is how every summary prints a byte count (1.5 MiB).

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/sim"
@@ -34,28 +33,14 @@ func (o *scanFlags) register(fs *pflag.FlagSet) {
 	plan.BindParquet(fs, &o.write, "sluice scan only: -o's ")
 }
 
-// parsed are the flags checked and converted.
-type parsedScan struct {
-	columns, dict []string
-	memory        int64
-	order         collect.Order
-	profile       sim.Profile
-}
-
-func (o *scanFlags) parse(url string) (parsedScan, error) {
+// parse checks the scan's flags for url and returns the link model it
+// reads through.
+func (o *scanFlags) parse(url string) (sim.Profile, error) {
 	o.scan.URLs = []string{url}
 	if err := (&plan.Plan{Stages: []plan.Stage{&o.scan}}).Check(false); err != nil {
-		return parsedScan{}, usageError{err}
+		return sim.Profile{}, usageError{err}
 	}
-	p := parsedScan{columns: o.scan.Columns, dict: o.scan.Dict, memory: o.scan.Memory, order: collect.Dataset}
-	if o.scan.Arrival {
-		p.order = collect.Arrival
-	}
-	var err error
-	if p.profile, err = scanProfile(&o.scan); err != nil {
-		return p, err
-	}
-	return p, nil
+	return scanProfile(&o.scan)
 }
 
 // scanProfile is the link model a scan reads through: its --sim, else

@@ -97,6 +97,21 @@ func (m *Metrics) Job() *Job {
 	return &Job{m: m}
 }
 
+// Observe starts counting the job o runs: its Progress reports reach the
+// Job as well as whatever they reached before. Call Done when it ends.
+func (m *Metrics) Observe(o *fanout.Options) *Job {
+	job := m.Job()
+	if next := o.Progress; next != nil {
+		o.Progress = func(pr fanout.Progress) {
+			job.Progress(pr)
+			next(pr)
+		}
+	} else {
+		o.Progress = job.Progress
+	}
+	return job
+}
+
 // Progress takes a report of the job's running phase: it is a
 // fanout.Options.Progress.
 func (j *Job) Progress(pr fanout.Progress) {

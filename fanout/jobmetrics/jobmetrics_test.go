@@ -83,21 +83,22 @@ func TestJob(t *testing.T) {
 	ex.Env = []string{"JOBMETRICS_TEST_WORKER=1", fanouthook.EnvFail + "=1/2"}
 	var mu sync.Mutex
 	last := map[string]fanout.Progress{}
-	job := m.Job()
-	mid := metricstest.Scrape(t, url, nil)
-	if v := mid.Get(t, "sluice_fanout_jobs_running"); v != 1 {
-		t.Errorf("jobs running: %v, want 1", v)
-	}
-	err = fanout.Run(context.Background(), p, fanout.Options{
+	// Observe: the job's reports reach the metrics and the Progress it had.
+	opts := fanout.Options{
 		Workers: 2, Store: filepath.Join(dir, "jobs"), PieceBytes: 1 << 10, Executor: ex,
 		Env: exec.Env{Output: exec.Collect(nil, func(arrow.RecordBatch) error { return nil })},
 		Progress: func(pr fanout.Progress) {
-			job.Progress(pr)
 			mu.Lock()
 			last[pr.Phase] = pr
 			mu.Unlock()
 		},
-	})
+	}
+	job := m.Observe(&opts)
+	mid := metricstest.Scrape(t, url, nil)
+	if v := mid.Get(t, "sluice_fanout_jobs_running"); v != 1 {
+		t.Errorf("jobs running: %v, want 1", v)
+	}
+	err = fanout.Run(context.Background(), p, opts)
 	job.Done(err)
 	if err != nil {
 		t.Fatal(err)

@@ -3,8 +3,12 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"image/png"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -195,4 +199,21 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("read, but does not draw: %v", err)
 		}
 	})
+}
+
+// TestLog: the log is written whole also when the run fails, and the
+// run's error comes first.
+func TestLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	boom := errors.New("boom")
+	err := Log(path, func(w io.Writer) error {
+		_, _ = io.WriteString(w, "{}\n")
+		return boom
+	})
+	if b, rerr := os.ReadFile(path); err != boom || rerr != nil || string(b) != "{}\n" {
+		t.Errorf("Log: %v; file %q, %v", err, b, rerr)
+	}
+	if err := Log(filepath.Join(t.TempDir(), "no", "dir"), func(io.Writer) error { return nil }); err == nil {
+		t.Error("a log that could not be written: no error")
+	}
 }

@@ -1,4 +1,7 @@
-package main
+// Package progress draws what a command of sluice is doing on stderr: a
+// bar of bytes moved, or a bar a phase of a fanned-out job. It is the
+// CLI's, not a library's: nothing here is part of the results.
+package progress
 
 import (
 	"fmt"
@@ -9,11 +12,13 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
+
+	"github.com/sluice-data/sluice/internal/size"
 )
 
-// progress reports bytes moved: a bar on a terminal, a plain line every few
+// Bytes reports bytes moved: a bar on a terminal, a plain line every few
 // seconds otherwise (logs and CI), nothing when quiet.
-type progress struct {
+type Bytes struct {
 	mu    sync.Mutex
 	bar   *progressbar.ProgressBar
 	w     io.Writer
@@ -24,8 +29,9 @@ type progress struct {
 	last  time.Time
 }
 
-func newProgress(desc string, total int64, quiet bool) *progress {
-	p := &progress{desc: desc, total: total, start: time.Now(), last: time.Now()}
+// New starts a report of total bytes (negative: unknown) on stderr.
+func New(desc string, total int64, quiet bool) *Bytes {
+	p := &Bytes{desc: desc, total: total, start: time.Now(), last: time.Now()}
 	if quiet {
 		return p
 	}
@@ -45,8 +51,8 @@ func newProgress(desc string, total int64, quiet bool) *progress {
 	return p
 }
 
-// Add is safe for concurrent use.
-func (p *progress) Add(n int64) {
+// Add counts n more bytes; it is safe for concurrent use.
+func (p *Bytes) Add(n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n += n
@@ -60,19 +66,19 @@ func (p *progress) Add(n int64) {
 	}
 }
 
-func (p *progress) amount() string {
+func (p *Bytes) amount() string {
 	if p.total > 0 {
-		return fmt.Sprintf("%s of %s", humanBytes(p.n), humanBytes(p.total))
+		return fmt.Sprintf("%s of %s", size.IEC(p.n), size.IEC(p.total))
 	}
-	return humanBytes(p.n)
+	return size.IEC(p.n)
 }
 
-func (p *progress) rate() float64 {
+func (p *Bytes) rate() float64 {
 	return float64(p.n) / (1 << 20) / max(time.Since(p.start).Seconds(), 1e-9)
 }
 
 // Done clears the bar.
-func (p *progress) Done() {
+func (p *Bytes) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar != nil {

@@ -1,4 +1,4 @@
-package main
+package progress
 
 import (
 	"bytes"
@@ -10,9 +10,9 @@ import (
 
 // A bar a phase: each ends as a line of its own with its last counts,
 // and the next phase starts a new one.
-func TestJobProgress(t *testing.T) {
+func TestJob(t *testing.T) {
 	var b bytes.Buffer
-	p := newJobProgress(&b)
+	p := NewJob(&b)
 	p.Update(fanout.Progress{Phase: fanout.PhaseMap, Tasks: 4, Running: 2})
 	p.Update(fanout.Progress{Phase: fanout.PhaseMap, Tasks: 4, Done: 2, Running: 2, Failed: 1, RowsIn: 2000, BytesIn: 3 << 20, BytesOut: 1 << 20})
 	p.Update(fanout.Progress{Phase: fanout.PhaseMap, Tasks: 4, Done: 4, Failed: 1, RowsIn: 4000, BytesIn: 6 << 20, BytesOut: 2 << 20})

@@ -1,4 +1,4 @@
-package main
+package progress
 
 import (
 	"fmt"
@@ -12,12 +12,12 @@ import (
 	"github.com/sluice-data/sluice/internal/size"
 )
 
-// jobProgress draws a fanned-out job's progress on a terminal: one bar
+// Job draws a fanned-out job's progress on a terminal: one bar
 // a phase, refreshed in place, of its tasks done out of all, with those
 // running, the failed attempts, what the committed attempts read and
 // wrote, the rate and the time left. Each phase's bar stays as a line of
 // its own once the phase is over.
-type jobProgress struct {
+type Job struct {
 	w     io.Writer
 	mu    sync.Mutex
 	bar   *progressbar.ProgressBar
@@ -25,10 +25,11 @@ type jobProgress struct {
 	last  fanout.Progress
 }
 
-func newJobProgress(w io.Writer) *jobProgress { return &jobProgress{w: w} }
+// NewJob draws on w.
+func NewJob(w io.Writer) *Job { return &Job{w: w} }
 
 // Update is fanout.Options.Progress.
-func (p *jobProgress) Update(pr fanout.Progress) {
+func (p *Job) Update(pr fanout.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if pr == p.last {
@@ -52,7 +53,7 @@ func (p *jobProgress) Update(pr fanout.Progress) {
 }
 
 // describe is the words before the bar.
-func (p *jobProgress) describe(pr fanout.Progress) string {
+func (p *Job) describe(pr fanout.Progress) string {
 	s := fmt.Sprintf("phase %d (%s): %d running, %d failed attempts", pr.Index, pr.Phase, pr.Running, pr.Failed)
 	if pr.BytesIn > 0 || pr.BytesOut > 0 {
 		secs := max(time.Since(p.start).Seconds(), 1e-3)
@@ -62,7 +63,7 @@ func (p *jobProgress) describe(pr fanout.Progress) string {
 }
 
 // finish ends the running phase's bar, leaving its last state.
-func (p *jobProgress) finish() {
+func (p *Job) finish() {
 	if p.bar != nil && !p.bar.IsFinished() {
 		_ = p.bar.Exit()
 		fmt.Fprintln(p.w)
@@ -71,7 +72,7 @@ func (p *jobProgress) finish() {
 }
 
 // Close ends the display.
-func (p *jobProgress) Close() {
+func (p *Job) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finish()

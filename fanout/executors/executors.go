@@ -1,0 +1,104 @@
+// Package executors makes a fanout.Executor by name (local, slurm or
+// kubernetes) from one set of options: what a program that lets its user
+// choose where workers run needs (sluice run --executor, sluice bench
+// --workers). Importing it compiles the Kubernetes client; a program
+// that uses one executor imports that executor's package alone.
+package executors
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/fanout/kubernetes"
+	"github.com/sluice-data/sluice/fanout/slurm"
+)
+
+// ErrInvalid marks options that cannot make an executor
+// (errors.Is(err, ErrInvalid)).
+var ErrInvalid = errors.New("invalid executor options")
+
+// invalid is an error of ErrInvalid that says only what is wrong.
+type invalid string
+
+func (e invalid) Error() string        { return string(e) }
+func (e invalid) Is(target error) bool { return target == ErrInvalid }
+
+// Options choose an executor and configure it; each field applies to the
+// executor its comment names.
+type Options struct {
+	// Name is local (processes of this machine), slurm (each phase one
+	// array job) or kubernetes (each phase one Indexed Job).
+	Name string
+	// DryRun makes an executor only to show its manifests
+	// (fanout.Manifester): kubernetes then needs no cluster.
+	DryRun bool
+	// Env (NAME=VALUE) is added to the workers' environment.
+	Env []string
+
+	Sbatch    []string // slurm: further arguments of sbatch
+	SlurmLogs string   // slurm: the tasks' output directory, shared with the nodes
+
+	// kubernetes: the Jobs' image (sluice on its PATH), namespace (default:
+	// the kubeconfig's), each worker's CPU and memory, the Secret holding
+	// the workers' S3 credentials, their service account, the longest a
+	// Job may run and how long a finished one is kept.
+	Image, Namespace, CPU, Mem, Secret, ServiceAccount string
+	Deadline, TTL                                      time.Duration
+}
+
+// New makes the executor o names. Its workers run self with args on this
+// machine and on Slurm's nodes, and "sluice" with args in a pod.
+func New(o Options, self string, args []string) (fanout.Executor, error) {
+	command := append([]string{self}, args...)
+	switch o.Name {
+	case "local":
+		if o.DryRun {
+			return nil, invalid("--dry-run: the local executor submits nothing; use it with --executor slurm or kubernetes")
+		}
+		l := fanout.NewLocal(command)
+		l.Env = o.Env
+		return l, nil
+	case "slurm":
+		s := slurm.New(command)
+		s.Sbatch, s.LogDir, s.Env = o.Sbatch, o.SlurmLogs, o.Env
+		return s, nil
+	case "kubernetes":
+		if o.Image == "" {
+			return nil, invalid("--executor kubernetes needs --image, an image with sluice on its PATH (see the Dockerfile)")
+		}
+		k := &kubernetes.Executor{Namespace: o.Namespace, Image: o.Image, Secret: o.Secret, ServiceAccount: o.ServiceAccount,
+			CPU: o.CPU, Mem: o.Mem, Deadline: o.Deadline, TTL: o.TTL,
+			Command: append([]string{"sluice"}, args...)}
+		// The store's endpoint and region reach the workers as they reach
+		// this process.
+		k.Env = kubernetes.WorkerEnv(o.Env)
+		if !o.DryRun {
+			cs, ns, err := kubernetes.FromKubeconfig()
+			if err != nil {
+				return nil, err
+			}
+			k.Client = cs
+			if k.Namespace == "" {
+				k.Namespace = ns
+			}
+		}
+		return k, nil
+	}
+	return nil, invalid(fmt.Sprintf("--executor %q: want local, slurm or kubernetes", o.Name))
+}
+
+// DryRunText is fanout.DryRunText for the executor named: the first
+// phase's sbatch command made runnable in a shell, Kubernetes' phases as
+// YAML documents.
+func DryRunText(name string, docs [][]byte) string {
+	sep := ""
+	switch {
+	case name == "slurm" && len(docs) > 0:
+		docs[0] = slurm.Runnable(docs[0])
+	case name == "kubernetes":
+		sep = "---\n"
+	}
+	return fanout.DryRunText(docs, sep)
+}

@@ -1,0 +1,42 @@
+package executors
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/fanout/kubernetes"
+	"github.com/sluice-data/sluice/fanout/slurm"
+)
+
+func TestNew(t *testing.T) {
+	exe, err := New(Options{Name: "local", Env: []string{"A=1"}}, "/bin/sluice", []string{"worker"})
+	if l, ok := exe.(*fanout.Local); err != nil || !ok || strings.Join(l.Command, " ") != "/bin/sluice worker" || l.Env[0] != "A=1" {
+		t.Errorf("local: %#v, %v", exe, err)
+	}
+	exe, err = New(Options{Name: "slurm", Sbatch: []string{"--partition=io"}}, "/bin/sluice", []string{"worker"})
+	if s, ok := exe.(*slurm.Executor); err != nil || !ok || s.Sbatch[0] != "--partition=io" {
+		t.Errorf("slurm: %#v, %v", exe, err)
+	}
+	// A dry run needs no cluster; a pod runs sluice from its image's PATH.
+	exe, err = New(Options{Name: "kubernetes", Image: "img", DryRun: true}, "/bin/sluice", []string{"worker"})
+	if k, ok := exe.(*kubernetes.Executor); err != nil || !ok || k.Image != "img" || strings.Join(k.Command, " ") != "sluice worker" {
+		t.Errorf("kubernetes: %#v, %v", exe, err)
+	}
+	for _, o := range []Options{{Name: "nomad"}, {Name: "kubernetes"}, {Name: "local", DryRun: true}} {
+		if _, err := New(o, "/bin/sluice", nil); !errors.Is(err, ErrInvalid) || strings.HasPrefix(err.Error(), "invalid") {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+}
+
+func TestDryRunText(t *testing.T) {
+	docs := func() [][]byte { return [][]byte{[]byte("a\n"), []byte("b\n")} }
+	if got := DryRunText("kubernetes", docs()); !strings.HasPrefix(got, "a\n---\n# phase 1") {
+		t.Errorf("kubernetes: %q", got)
+	}
+	if got := DryRunText("slurm", [][]byte{[]byte("#!/bin/sh\n# sbatch x\n")}); !strings.Contains(got, "\nsbatch x") {
+		t.Errorf("slurm: %q", got)
+	}
+}
