@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,10 +17,12 @@ import (
 // A worker's lease watch stops the task once the lease stops changing or
 // the job is removed, and never while the driver beats.
 func TestWatchLease(t *testing.T) {
-	st, prefix, err := store.Open(context.Background(), t.TempDir()+"/", store.Options{})
+	fd, err := store.NewFileDriver(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	reads := &readHook{Driver: fd}
+	st, prefix := store.New(reads, ""), ""
 	defer st.Close()
 	j := &job{st: st, prefix: prefix}
 	const every = 20 * time.Millisecond
@@ -94,11 +99,35 @@ func TestWatchLease(t *testing.T) {
 	st.Delete(context.Background(), prefix+lapsedKey)
 	st.Delete(context.Background(), prefix+specKey)
 	beat(1)
+	// Removed once the watch has read the lease and the lapse mark (its
+	// start): removed before, there would be no lease to watch.
+	started := make(chan struct{})
+	var once sync.Once
+	reads.after.Store(func(key string) {
+		if key == prefix+lapsedKey {
+			once.Do(func() { close(started) })
+		}
+	})
 	_, cause = watch(100*every, func(<-chan struct{}) {
-		time.Sleep(every / 2)
+		<-started
 		st.Delete(context.Background(), prefix+leaseKey)
 	})
 	if !errors.Is(cause, errDriverGone) || !strings.Contains(cause.Error(), "was removed") {
 		t.Fatalf("a removed job: %v", cause)
 	}
+}
+
+// readHook is a driver that calls after, when set, with the key of each
+// read once it is open.
+type readHook struct {
+	store.Driver
+	after atomic.Value // func(key string)
+}
+
+func (d *readHook) ReadRange(ctx context.Context, key string, r store.Range, o store.ReadOptions) (io.ReadCloser, store.ObjectInfo, error) {
+	rc, info, err := d.Driver.ReadRange(ctx, key, r, o)
+	if f, _ := d.after.Load().(func(string)); f != nil {
+		f(key)
+	}
+	return rc, info, err
 }
