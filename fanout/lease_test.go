@@ -108,9 +108,12 @@ func TestWatchLease(t *testing.T) {
 			once.Do(func() { close(started) })
 		}
 	})
-	_, cause = watch(100*every, func(<-chan struct{}) {
-		<-started
-		st.Delete(context.Background(), prefix+leaseKey)
+	_, cause = watch(100*every, func(stop <-chan struct{}) {
+		select {
+		case <-started:
+			st.Delete(context.Background(), prefix+leaseKey)
+		case <-stop:
+		}
 	})
 	if !errors.Is(cause, errDriverGone) || !strings.Contains(cause.Error(), "was removed") {
 		t.Fatalf("a removed job: %v", cause)
