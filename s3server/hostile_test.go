@@ -231,10 +231,15 @@ func answerCode(answer []byte) string {
 	return code
 }
 
-// noLeftovers checks that the bucket holds only n objects and that no
-// temporary file is left.
+// noLeftovers stops the server and checks that the bucket holds only n
+// objects and that no temporary file is left. Close waits for the
+// requests in progress (a hostile client's closing does not): what they
+// leave then is left for good.
 func noLeftovers(t *testing.T, f *fixture, n int) {
 	t.Helper()
+	if err := f.srv.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
 	ents, _ := os.ReadDir(filepath.Join(f.dir, "bkt"))
 	if len(ents) != n {
 		t.Errorf("bucket holds %d entries, want %d", len(ents), n)
