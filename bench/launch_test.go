@@ -123,6 +123,7 @@ func testWorker(args []string) int {
 	}
 	fmt.Fprintln(f, strings.Join(args, " "))
 	f.Close()
+	// Polling the files the other workers write: no event reaches us.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		starts, _ := filepath.Glob(filepath.Join(dir, "starts-*"))
 		if len(starts) == k {
@@ -143,7 +144,7 @@ func testWorker(args []string) int {
 		os.WriteFile(at("cleaned"), nil, 0o644)
 		return 130
 	case i == slow:
-		time.Sleep(1200 * time.Millisecond)
+		time.Sleep(1200 * time.Millisecond) // the straggler's slowness is the input
 	}
 	if err := os.WriteFile(at("records"), nil, 0o644); err != nil {
 		return 2
@@ -239,7 +240,7 @@ func TestExecLauncherLocal(t *testing.T) {
 					cancel()
 					return
 				}
-				time.Sleep(10 * time.Millisecond)
+				time.Sleep(10 * time.Millisecond) // polling the files the workers write
 			}
 		}()
 		_, err := launcher(dir, -1, -1, true).Launch(ctx, specsOf(2))

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluice-data/sluice/format"
+	"github.com/sluice-data/sluice/internal/await"
 	"github.com/sluice-data/sluice/internal/fidelity"
 )
 
@@ -67,7 +68,7 @@ func TestStraggler(t *testing.T) {
 						t.Fatal(ferr)
 					}
 					err = Drain(s, func(b Batch) error {
-						time.Sleep(c.consumerWait)
+						time.Sleep(c.consumerWait) // a slow consumer: its pace is the input
 						out = append(out, idOf(b.RecordBatch))
 						return fw.Write(b)
 					})
@@ -76,7 +77,7 @@ func TestStraggler(t *testing.T) {
 					}
 				} else {
 					err = Drain(s, func(b Batch) error {
-						time.Sleep(c.consumerWait)
+						time.Sleep(c.consumerWait) // as above
 						out = append(out, idOf(b.RecordBatch))
 						return nil
 					})
@@ -362,6 +363,17 @@ func TestConsumerError(t *testing.T) {
 	}
 }
 
+// waitFull waits until every producer of s still running waits for room:
+// the window (or the arrival queue) is full.
+func waitFull[T Item](t *testing.T, s *Flow[T]) {
+	t.Helper()
+	await.Until(t, "the producers to fill the window", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.running > 0 && s.waiting == s.running
+	})
+}
+
 // TestCancel: a consumer that stops early (Close) or whose context is
 // cancelled stops every producer, even those waiting for room; goleak
 // (TestMain) and the checked allocator see nothing left.
@@ -378,7 +390,7 @@ func TestCancel(t *testing.T) {
 				}
 				s.Batch().Release()
 			}
-			time.Sleep(20 * time.Millisecond) // let the producers fill the window and block
+			waitFull(t, s)
 			s.Close()
 			if s.Next() {
 				t.Fatal("Next after Close")
@@ -393,10 +405,8 @@ func TestCancel(t *testing.T) {
 			p := stragglerPlan(16, 100, 0, 0, 5*time.Millisecond)
 			ctx, cancel := context.WithCancel(context.Background())
 			s := Collect(ctx, 16, p.producer(mem), Options{Order: order, Parallel: 4, Window: 3})
-			go func() {
-				time.Sleep(30 * time.Millisecond)
-				cancel()
-			}()
+			waitFull(t, s)
+			cancel()
 			_, err := drain(t, s)
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("err = %v, want context.Canceled", err)

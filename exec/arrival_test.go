@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/sluice-data/sluice/internal/await"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -340,9 +341,19 @@ func TestArrivalOnlyForArrowFiles(t *testing.T) {
 	mem := checkedMem(t)
 	recs := taggedBatches(mem, 6, 3)
 	defer releaseAll(recs)
+	// Batch 0 straggles: it is held until a later batch has overtaken it.
+	overtaken := make(chan struct{})
+	var once sync.Once
 	stall := &stallStage{fn: func(ctx context.Context, rec arrow.RecordBatch) error {
-		if batchIndex(rec) == 0 {
-			time.Sleep(50 * time.Millisecond)
+		if batchIndex(rec) != 0 {
+			once.Do(func() { close(overtaken) })
+			return nil
+		}
+		select {
+		case <-overtaken:
+		case <-time.After(await.Within):
+			return errors.New("no batch overtook batch 0")
+		case <-ctx.Done():
 		}
 		return nil
 	}}

@@ -6,15 +6,16 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/sluice-data/sluice/internal/await"
 	"github.com/sluice-data/sluice/internal/pipeio"
 )
 
@@ -25,16 +26,31 @@ func waitListening(t *testing.T, r *os.File) {
 	if !ok {
 		t.Fatal("not a pipe")
 	}
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		b, err := os.ReadFile("/proc/net/unix")
-		if err != nil {
-			t.Skip("no /proc/net/unix:", err)
-		}
-		if bytes.Contains(b, []byte(name)) {
-			return
+	if _, err := os.Stat("/proc/net/unix"); err != nil {
+		t.Skip("no /proc/net/unix:", err)
+	}
+	await.Until(t, "the reader to listen", func() bool { return listening(name) })
+}
+
+// listening reports whether a socket is bound to the pipe's name.
+func listening(name string) bool {
+	b, _ := os.ReadFile("/proc/net/unix")
+	return bytes.Contains(b, []byte(name))
+}
+
+// parkedReading reports whether a ReadIPC on a pipe is blocked opening
+// its source, reading the pipe or awaiting a hand-off: either way it has
+// passed the point where it would listen.
+func parkedReading() bool {
+	buf := make([]byte, 1<<20)
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		head, _, _ := strings.Cut(g, "\n")
+		blocked := strings.Contains(head, "[IO wait") || strings.Contains(head, "[select") || strings.Contains(head, "[chan receive")
+		if blocked && strings.Contains(g, "exec.ipcSourceStage.open(") {
+			return true
 		}
 	}
-	t.Fatal("the reader never listened")
+	return false
 }
 
 // handoffRun writes src's stream to a pipe from one pipeline and reads it
@@ -204,10 +220,9 @@ func TestNoHandOffUnlessAsked(t *testing.T) {
 		defer r.Close()
 		readErr <- Run(context.Background(), Pipeline{Source: ReadIPC(r), Stages: []Stage{WriteIPC(&out)}}, Options{Open: testOpen, Mem: checkedMem(t)})
 	}()
-	// The reader is waiting for its first bytes: give it the time a
-	// listener would take, then look.
-	time.Sleep(100 * time.Millisecond)
-	if b, err := os.ReadFile("/proc/net/unix"); err == nil && bytes.Contains(b, []byte(name)) {
+	// Once the reader waits for its first bytes, it would be listening.
+	await.Until(t, "the reader to wait for its first bytes", parkedReading)
+	if listening(name) {
 		t.Fatal("a reader not asked to hand off listens on the pipe's socket")
 	}
 	if err := Run(context.Background(), Pipeline{Source: Scan([]string{taxi}, ScanOptions{}), Stages: []Stage{WriteIPC(w)}}, Options{Open: testOpen, Mem: checkedMem(t), HandOff: true}); err != nil {

@@ -68,7 +68,7 @@ func TestWorkersDieWithTheDriver(t *testing.T) {
 			if time.Since(killed) > 5*time.Second {
 				t.Fatalf("worker %d still runs 5 s after its driver was killed", pid)
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // polling /proc: no event reaches us from a grandchild
 		}
 	}
 	t.Logf("workers gone %v after the driver's SIGKILL", time.Since(killed).Round(time.Millisecond))

@@ -48,7 +48,8 @@ func TestJobAbortsItsUploads(t *testing.T) {
 		if _, err := w.Write(bytes.Repeat([]byte{1}, 6<<20)); err != nil {
 			t.Error(err)
 		}
-		// The first part's upload has begun once the store lists it.
+		// The first part's upload has begun once the store lists it (polled:
+		// the writer tells no one).
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			n := 0
 			st.ListUploads(ctx, path.Dir(key)+"/", func(store.Upload) error { n++; return nil })

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-data/sluice/internal/await"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/store"
 )
@@ -124,18 +125,11 @@ func TestMemoryBudget(t *testing.T) {
 			// A consumer slower than the fetcher: it takes the next unit
 			// only once the fetcher has filled the budget and waits for
 			// it (an event, not a sleep a busy machine may not honour).
-			deadline := time.Now().Add(time.Minute)
-			full := func() bool {
+			await.Until(t, "the fetcher to fill the budget", func() bool {
 				p.mu.Lock()
 				defer p.mu.Unlock()
 				return p.held+int64(len(u.pages)*f.pages.size) > memory
-			}
-			for !full() {
-				if time.Now().After(deadline) {
-					t.Fatal("the fetcher did not fill the budget within a minute")
-				}
-				time.Sleep(time.Millisecond)
-			}
+			})
 		}
 		sample()
 		if err := checkUnit(u, data); err != nil {
@@ -707,8 +701,17 @@ func TestHeadFirst(t *testing.T) {
 	if err := u.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// Give a scheduler that does not hold back the time to show it.
-	time.Sleep(50 * time.Millisecond)
+	// The scheduler has used the window the first unit's bytes widened
+	// and waits, for the window or to admit the next unit: a scheduler
+	// that did not hold back would have asked for more units by then.
+	await.Until(t, "the scheduler to be held back once the window widened", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.window != f.initWindow+unit {
+			return false
+		}
+		return p.next != nil || p.windowWait && p.inflight+unit > p.window
+	})
 	mu.Lock()
 	head, n := headCalls, len(behind)
 	mu.Unlock()
@@ -832,12 +835,12 @@ func TestLead(t *testing.T) {
 	// A consumer that keeps up: it takes a unit only once admitted and
 	// reads it only once arrived (polling, so it never waits in the plan).
 	for i := 0; i < 12; i++ {
-		poll(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.queue) > 0 })
+		await.Until(t, "a unit admitted", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.queue) > 0 })
 		u, err := p.Next(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		poll(t, func() bool { return arrived(u) })
+		await.Until(t, "the unit to arrive", func() bool { return arrived(u) })
 		err = checkUnit(u, data)
 		u.Release()
 		if err != nil {
@@ -850,18 +853,18 @@ func TestLead(t *testing.T) {
 	// Now it catches up: unit 16, held back by the lead (the scheduler
 	// waits to admit it), does not arrive until the consumer waits for it.
 	gated.Store(16)
-	poll(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.next != nil && p.next.index == 16 })
+	await.Until(t, "unit 16 held back by the lead", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.next != nil && p.next.index == 16 })
 	var grown int64
 	for i := 12; i < units; i++ {
 		if i < 16 {
-			poll(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.queue) > 0 })
+			await.Until(t, "a unit admitted", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.queue) > 0 })
 		}
 		u, err := p.Next(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if i < 16 {
-			poll(t, func() bool { return arrived(u) })
+			await.Until(t, "the unit to arrive", func() bool { return arrived(u) })
 		}
 		if i == 16 {
 			grown, err = readAtGrowth(t, u, data, lead, 4*unit, gate)
@@ -981,7 +984,7 @@ func TestLeadConsumerAhead(t *testing.T) {
 	next("no first unit")
 	// Its bytes all in, and the other consumer waiting: nothing moves
 	// until the plan comes to the second unit.
-	poll(t, func() bool {
+	await.Until(t, "the first unit's bytes", func() bool {
 		for _, pt := range held[0].parts {
 			select {
 			case <-pt.doneCh:
@@ -991,7 +994,7 @@ func TestLeadConsumerAhead(t *testing.T) {
 		}
 		return true
 	})
-	poll(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.nextWaiting == 1 })
+	await.Until(t, "the other consumer to wait in Next", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.nextWaiting == 1 })
 	close(onward)
 	next("the second consumer got no unit while the first held its own")
 	for _, u := range held {
@@ -1019,23 +1022,10 @@ func readAtGrowth(t *testing.T, u *Unit, data []byte, lead func() int64, before 
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- checkUnit(u, data) }()
-	poll(t, func() bool { return lead() != before })
+	await.Until(t, "the lead to grow", func() bool { return lead() != before })
 	grown := lead()
 	close(gate)
 	return grown, <-done
-}
-
-// poll waits for cond, an event of the plan the test watches without
-// taking part in it; the minute is only there to end a broken test.
-func poll(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("the condition never held")
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
 }
 
 // TestGivenReleasedAtOnce: a consumer that releases units as soon as it

@@ -80,7 +80,7 @@ func fetchAll(t testing.TB, ctx context.Context, f *Fetcher, reqs []Request, obj
 	t.Helper()
 	p := f.Plan(ctx, reqs)
 	defer p.Close()
-	if err := consume(t, p, reqs, objs, 0); err != nil {
+	if err := consume(t, p, reqs, objs); err != nil {
 		t.Fatal(err)
 	}
 	return p.Stats()
@@ -88,7 +88,7 @@ func fetchAll(t testing.TB, ctx context.Context, f *Fetcher, reqs []Request, obj
 
 // consume reads every unit of p and checks each range against the object
 // bytes in objs, reading through ReadAt (in pieces) and WriteTo.
-func consume(t testing.TB, p *Plan, reqs []Request, objs map[string][]byte, delay time.Duration) error {
+func consume(t testing.TB, p *Plan, reqs []Request, objs map[string][]byte) error {
 	t.Helper()
 	ctx := context.Background()
 	for i := 0; ; i++ {
@@ -109,9 +109,6 @@ func consume(t testing.TB, p *Plan, reqs []Request, objs map[string][]byte, dela
 		if err := checkUnit(u, objs[u.Key()]); err != nil {
 			u.Release()
 			return fmt.Errorf("unit %d: %w", i, err)
-		}
-		if delay > 0 {
-			time.Sleep(delay)
 		}
 		u.Release()
 	}

@@ -314,7 +314,7 @@ func TestGetCancel(t *testing.T) {
 		cmem.AssertSize(t, 0)
 	}
 	// The server notices the cancelled calls and its scans release what
-	// they hold.
+	// they hold (polled: the server tells the client nothing of them).
 	deadline := time.Now().Add(5 * time.Second)
 	for smem.CurrentAlloc() != 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)

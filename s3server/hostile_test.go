@@ -58,7 +58,8 @@ func probe(ctx context.Context, t *testing.T, addr string, n int, open func(c ne
 				c, err := d.DialContext(ctx, "tcp", addr)
 				if err != nil {
 					if ctx.Err() == nil {
-						// The listen queue full, say: the next try will do.
+						// The listen queue full, say: the next try will do
+						// (the hostile client's pace, not synchronisation).
 						time.Sleep(10 * time.Millisecond)
 					}
 					continue
@@ -77,7 +78,8 @@ func probe(ctx context.Context, t *testing.T, addr string, n int, open func(c ne
 				if lasted < 10*time.Millisecond {
 					// Closed at once: a pause, so that the probe's own
 					// reconnecting, on the cores the server and the normal
-					// client share, does not take them over.
+					// client share, does not take them over (its pace, not
+					// synchronisation).
 					time.Sleep(100 * time.Millisecond)
 				}
 			}
@@ -229,10 +231,15 @@ func answerCode(answer []byte) string {
 	return code
 }
 
-// noLeftovers checks that the bucket holds only n objects and that no
-// temporary file is left.
+// noLeftovers stops the server and checks that the bucket holds only n
+// objects and that no temporary file is left. Close waits for the
+// requests in progress (a hostile client's closing does not): what they
+// leave then is left for good.
 func noLeftovers(t *testing.T, f *fixture, n int) {
 	t.Helper()
+	if err := f.srv.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
 	ents, _ := os.ReadDir(filepath.Join(f.dir, "bkt"))
 	if len(ents) != n {
 		t.Errorf("bucket holds %d entries, want %d", len(ents), n)
@@ -286,7 +293,7 @@ func TestBodyAnswers(t *testing.T) {
 				if _, err := c.Write([]byte(strings.Repeat("x", min(size, n-sent)))); err != nil {
 					return nil // answered and closed mid-body: read the answer
 				}
-				time.Sleep(every)
+				time.Sleep(every) // a slow client's pace: the input
 			}
 			return nil
 		}

@@ -589,7 +589,8 @@ func TestStartOptionsAndClose(t *testing.T) {
 	if err != nil || len(out.Buckets) != 1 || aws.ToString(out.Buckets[0].Name) != "twice" {
 		t.Fatalf("list buckets: %+v, %v", out, err)
 	}
-	// Cancelling the context stops the server.
+	// Cancelling the context stops the server (polled: refused requests
+	// are all a client sees of it).
 	cancel()
 	deadline := time.Now().Add(5 * time.Second)
 	for {

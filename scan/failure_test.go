@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/gen"
+	"github.com/sluice-data/sluice/internal/await"
 	"github.com/sluice-data/sluice/sim"
 	"github.com/sluice-data/sluice/store"
 )
@@ -234,7 +235,7 @@ func TestCloseMidBatch(t *testing.T) {
 				d.armed.Store(true)
 				s := ds.Scan(context.Background())
 				<-d.reached
-				waitFor(t, func() bool { return parkedIn("fetch.(*Unit).wait") && int64(mem.CurrentAlloc()) > before })
+				await.Until(t, "the reader to wait for the stalled bytes", func() bool { return parkedIn("fetch.(*Unit).wait") && int64(mem.CurrentAlloc()) > before })
 				if c == 0 {
 					before = int64(mem.CurrentAlloc())
 				}
@@ -254,15 +255,4 @@ func TestCloseMidBatch(t *testing.T) {
 func parkedIn(fn string) bool {
 	buf := make([]byte, 1<<20)
 	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), fn)
-}
-
-// waitFor waits until cond holds, failing the test if it never does.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for i := 0; !cond(); i++ {
-		if i == 10_000 {
-			t.Fatal("the condition never held")
-		}
-		time.Sleep(time.Millisecond)
-	}
 }

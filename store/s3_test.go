@@ -24,6 +24,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sluice-data/sluice/internal/await"
 	"github.com/sluice-data/sluice/internal/retry"
 	"github.com/sluice-data/sluice/internal/testenv"
 	"github.com/sluice-data/sluice/s3server"
@@ -307,6 +308,7 @@ func TestS3AbortLeavesNoUpload(t *testing.T) {
 			t.Fatal(err)
 		}
 		cancel()
+		// Polled: the abort runs in the background, and says nothing.
 		deadline := time.Now().Add(10 * time.Second)
 		for pendingUploads(t, tg, key) != 0 {
 			if time.Now().After(deadline) {
@@ -666,6 +668,7 @@ func TestS3ParallelPartsAndUploads(t *testing.T) {
 		if err := w.Close(); !errors.Is(err, context.Canceled) {
 			t.Errorf("Close after cancel: %v, want context.Canceled", err)
 		}
+		// Polled: the abort runs in the background, and says nothing.
 		deadline := time.Now().Add(10 * time.Second)
 		for len(listUploads()) != 0 {
 			if time.Now().After(deadline) {
@@ -732,13 +735,21 @@ func TestUploadsNeedS3(t *testing.T) {
 type partsCounter struct {
 	mu             sync.Mutex
 	inFlight, most int
+	begun          int           // parts begun since reset
+	changed        chan struct{} // closed and replaced when inFlight or begun change
+	// release, when set, holds each part until it says, given the parts
+	// in flight and begun, that all that can be in flight together are;
+	// unset, each part is held a while (the link's latency, which the
+	// adaptive tests measure).
+	release func(inFlight, begun int) bool
 }
 
 // open returns a store whose part uploads go through a proxy that holds
-// each a while, so that parts that can be in flight together are.
+// each, so that parts that can be in flight together are.
 func (c *partsCounter) open(t *testing.T) *store.Store {
 	tg := embedded(t)
 	rp := proxy(t, tg.endpoint)
+	c.changed = make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPut || !r.URL.Query().Has("partNumber") {
 			rp.ServeHTTP(w, r)
@@ -746,21 +757,56 @@ func (c *partsCounter) open(t *testing.T) *store.Store {
 		}
 		c.mu.Lock()
 		c.inFlight++
+		c.begun++
 		c.most = max(c.most, c.inFlight)
+		c.notify()
 		c.mu.Unlock()
-		time.Sleep(200 * time.Millisecond)
+		c.hold()
 		rp.ServeHTTP(w, r)
 		c.mu.Lock()
 		c.inFlight--
+		c.notify()
 		c.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
 	return s3Target{endpoint: srv.URL, accessKey: tg.accessKey, secretKey: tg.secretKey}.open(t, tg.bucket)
 }
 
-func (c *partsCounter) reset() {
+// notify wakes the parts held; c.mu held.
+func (c *partsCounter) notify() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// hold holds a part as release says, at most await.Within (the test then
+// fails on the count).
+func (c *partsCounter) hold() {
 	c.mu.Lock()
-	c.most = 0
+	release := c.release
+	c.mu.Unlock()
+	if release == nil {
+		time.Sleep(200 * time.Millisecond) // the link's latency: the input of the adaptive tests
+		return
+	}
+	timeout := time.After(await.Within)
+	for {
+		c.mu.Lock()
+		done, changed := release(c.inFlight, c.begun), c.changed
+		c.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			return
+		}
+	}
+}
+
+func (c *partsCounter) reset(release func(inFlight, begun int) bool) {
+	c.mu.Lock()
+	c.most, c.begun, c.release = 0, 0, release
 	c.mu.Unlock()
 }
 
@@ -776,9 +822,12 @@ func (c *partsCounter) peak() int {
 func TestS3PartsInFlight(t *testing.T) {
 	var pc partsCounter
 	st := pc.open(t)
+	const parts = 6
 	data := bytes.Repeat([]byte("parts..."), (26<<20)/8) // six 5 MiB parts, the last short
 	for _, conc := range []int{1, 4} {
-		pc.reset()
+		// Each part is held until conc are in flight, or the last has
+		// begun: more would be in flight by then if the writer allowed it.
+		pc.reset(func(inFlight, begun int) bool { return inFlight >= conc || begun == parts })
 		key := fmt.Sprintf("inflight-%d", conc)
 		if _, err := st.Put(context.Background(), key, bytes.NewReader(data), store.WriteOptions{PartSize: 5 << 20, Concurrency: conc}); err != nil {
 			t.Fatal(err)
@@ -811,7 +860,7 @@ func TestS3PartsAdapt(t *testing.T) {
 		{0, store.DefaultPartConcurrency + 1, store.MaxPartConcurrency},
 		{3 * part, 2, 2},
 	} {
-		pc.reset()
+		pc.reset(nil)
 		var sends []int64
 		var smu sync.Mutex
 		opts := store.WriteOptions{PartSize: part, Memory: c.memory, Send: func(ctx context.Context, n int64) (func() error, error) {

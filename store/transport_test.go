@@ -27,7 +27,8 @@ func stallServer(t *testing.T) *httptest.Server {
 			w.(http.Flusher).Flush()
 		case "/slow":
 			// Progress every 20ms, 30 times: far longer than the
-			// stall timeout in total, never stalled.
+			// stall timeout in total, never stalled. The pace is the
+			// input, not synchronisation.
 			w.Header().Set("Content-Length", "30")
 			for range 30 {
 				w.Write([]byte("y"))
@@ -130,7 +131,7 @@ func TestTransportConsumerPause(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond) // the pause, past the stall timeout, is the input
 	b, err := io.ReadAll(resp.Body)
 	if err != nil || string(b) != "hello" {
 		t.Fatalf("got %q, %v", b, err)
@@ -139,7 +140,7 @@ func TestTransportConsumerPause(t *testing.T) {
 
 func TestTransportWatchdogDisabled(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // a slow server, the input
 		w.Write([]byte("late"))
 	}))
 	defer srv.Close()

@@ -33,7 +33,8 @@ func TestUploads(t *testing.T) {
 	}
 	idA := start("out/a.bin")
 	start("other/c.bin")
-	// Initiation times are kept to the second.
+	// Initiation times are kept to the second: the server's clock is the
+	// input, and no fake clock reaches it.
 	time.Sleep(1100 * time.Millisecond)
 	between := time.Now()
 	time.Sleep(1100 * time.Millisecond)

@@ -38,7 +38,8 @@ func TestMain(m *testing.M) {
 		// PeakRSS polls the child's /proc status every 5 ms while it runs
 		// (its own high-water mark hides the child's from ru_maxrss): a
 		// child that exits at once can end between two polls on a busy
-		// machine, so it holds its peak for a good many of them.
+		// machine, so it holds its peak for a good many of them. Its
+		// lifetime is the input PeakRSS samples: no event reaches it.
 		time.Sleep(250 * time.Millisecond)
 		runtime.KeepAlive(b)
 		os.Exit(0)

@@ -167,6 +167,7 @@ func TestBenchWorkersKubernetes(t *testing.T) {
 				}
 				pods.Store(int32(len(seen)))
 			}
+			// Sampled: each pod lives the --start-delay below, many rounds.
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()

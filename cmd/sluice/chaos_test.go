@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluice-data/sluice/internal/await"
 )
 
 // TestRunFanOutChaos runs the shuffle and sort queries on MinIO with
@@ -63,7 +65,7 @@ func TestRunFanOutChaos(t *testing.T) {
 			}()
 			what := fmt.Sprintf("%s round %d (--sim %s)", name, round, sim)
 			if killDriver {
-				waitFor(t, what+": the map phase's manifest", func() bool {
+				await.Until(t, what+": the map phase's manifest", func() bool {
 					return strings.Contains(strings.Join(tg.left(t), " "), "/p0/manifest.json")
 				})
 				close(stop)
@@ -72,6 +74,7 @@ func TestRunFanOutChaos(t *testing.T) {
 				cmd.Process.Kill()
 				cmd.Wait()
 				for _, pid := range workers {
+					// Polling /proc: no event reaches us from a grandchild.
 					for alive := time.Now(); syscall.Kill(pid, 0) == nil && !zombie(pid); time.Sleep(10 * time.Millisecond) {
 						if time.Since(alive) > 5*time.Second {
 							t.Fatalf("%s: worker %d still runs 5 s after its driver was killed", what, pid)

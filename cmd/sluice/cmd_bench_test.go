@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluice-data/sluice/bench"
+	"github.com/sluice-data/sluice/internal/await"
 )
 
 func TestBenchBadInput(t *testing.T) {
@@ -269,17 +270,10 @@ func TestBenchWorkersInterrupted(t *testing.T) {
 	}
 	// Wait until the workers have written something, then interrupt the
 	// driver alone: it must stop the workers itself.
-	deadline := time.Now().Add(time.Minute)
-	for {
+	await.Until(t, "the workers to write objects", func() bool {
 		objs, _ := filepath.Glob(filepath.Join(dir, "sluice-bench-*", "*", "w*", "sluice-bench-*", "obj-*"))
-		if len(objs) >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no objects written after a minute: %s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(objs) >= 3
+	})
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

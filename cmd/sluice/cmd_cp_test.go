@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluice-data/sluice/internal/await"
 )
 
 // sameTree checks that dir holds exactly want (relative slash paths).
@@ -132,7 +134,7 @@ func TestCpInterrupted(t *testing.T) {
 	}
 	// Into the copy: the temporary file is there; the modelled link keeps
 	// it far from its end.
-	waitFor(t, "the copy to begin writing", func() bool {
+	await.Until(t, "the copy to begin writing", func() bool {
 		entries, _ := os.ReadDir(dst)
 		return len(entries) > 0
 	})

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-data/sluice/internal/await"
 	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/internal/s3test"
 	"github.com/sluice-data/sluice/store"
@@ -303,15 +304,12 @@ func startRun(t *testing.T, env []string, args ...string) (*exec.Cmd, *bytes.Buf
 // waitWorkers waits until the run has at least one worker running.
 func waitWorkers(t *testing.T, cmd *exec.Cmd) []int {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if pids := workerPids(t, cmd.Process.Pid); len(pids) > 0 {
-			return pids
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("no worker started within 30s")
-	return nil
+	var pids []int
+	await.Until(t, "a worker to start", func() bool {
+		pids = workerPids(t, cmd.Process.Pid)
+		return len(pids) > 0
+	})
+	return pids
 }
 
 // TestRunFanOutKilledWorker: three runs in which a random worker is
@@ -330,7 +328,9 @@ func TestRunFanOutKilledWorker(t *testing.T) {
 		cmd, out, errb := startRun(t, nil, "run", "--workers", "4", "--store", tg.jobs, "--piece-size", "128KiB", "-v",
 			"--x-pause-before-commit", "1s", tg.query("shuffle")+" | show")
 		waitWorkers(t, cmd)
-		time.Sleep(time.Duration(randInt(1500)) * time.Millisecond) // a victim somewhere in the run
+		// A victim somewhere in the run: a random point, not synchronisation
+		// (freezeMidTask makes sure the victim is mid-task).
+		time.Sleep(time.Duration(randInt(1500)) * time.Millisecond)
 		w := freezeMidTask(t, tg, 30*time.Second)
 		victim := w.pid
 		if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
@@ -356,7 +356,12 @@ func TestRunFanOutInterrupt(t *testing.T) {
 	tg := localTarget(t)
 	cmd, _, errb := startRun(t, nil, "run", "--workers", "3", "--store", tg.jobs, "--x-pause-before-commit", "20s", tg.query("A")+" | show")
 	pids := waitWorkers(t, cmd)
-	time.Sleep(100 * time.Millisecond)
+	// Interrupted with a worker's output written and not committed: the
+	// most there is to clean up.
+	await.Until(t, "a worker's output", func() bool {
+		keys := tg.left(t)
+		return slices.ContainsFunc(jobWorkers(tg.jobs), func(w midTask) bool { return w.outputNotCommitted(keys) })
+	})
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -583,6 +588,7 @@ type midTask struct {
 // their task are let go again (SIGCONT).
 func freezeMidTask(t *testing.T, tg fanOutTarget, within time.Duration) midTask {
 	t.Helper()
+	// Polled: nothing tells us when a worker of another process gets there.
 	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		for _, w := range jobWorkers(tg.jobs) {
 			if syscall.Kill(w.pid, syscall.SIGSTOP) != nil {
@@ -658,7 +664,7 @@ func stopped(pid int) bool {
 		case 'Z', 'X':
 			return false
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // polling /proc: a grandchild's stop is no event of ours
 	}
 }
 
@@ -724,18 +730,11 @@ func TestRunFanOutResume(t *testing.T) {
 	cmd, _, _ := startRun(t, nil, "run", "--workers", "2", "--attempts", "1", "--store", jobs, "--x-worker-env", fanouthook.EnvStraggle+"=1/0/60s", q)
 	// Wait for the map phase's manifest and a reducer's commit: the job
 	// is then stuck on reducer 0's straggling first attempt.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	await.Until(t, "the map phase's manifest and two reducers' commits", func() bool {
 		m, _ := filepath.Glob(filepath.Join(jobs, "job-*", "p0", "manifest.json"))
 		d, _ := filepath.Glob(filepath.Join(jobs, "job-*", "p1", "done", "t0000[12]-*"))
-		if len(m) == 1 && len(d) == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the job did not get to its reduce phase")
-		}
-		time.Sleep(20 * time.Millisecond) // polling the files the job writes
-	}
+		return len(m) == 1 && len(d) == 2
+	})
 	workers := workerPids(t, cmd.Process.Pid)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -746,7 +745,7 @@ func TestRunFanOutResume(t *testing.T) {
 			if time.Since(alive) > 5*time.Second {
 				t.Fatalf("worker %d still runs 5 s after its driver was killed", pid)
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // polling /proc: no event reaches us from a grandchild
 		}
 	}
 	r := sluice(t, nil, "jobs", "ls", jobs)

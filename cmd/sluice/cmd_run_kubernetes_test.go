@@ -158,7 +158,7 @@ func TestRunKubernetesPodDeleted(t *testing.T) {
 		for _, p := range pods.Items {
 			replaced = replaced || p.UID != victim.UID
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // polling the API server: the Job controller tells us nothing
 	}
 	if !replaced {
 		t.Fatalf("pod %s (index %s) deleted, no replacement seen", victim.Name, index)
@@ -197,6 +197,7 @@ func TestRunKubernetesInterrupt(t *testing.T) {
 		"--x-pause-before-commit", "60s", tg.query("A")+" | show")...)
 	ctx := context.Background()
 	running := false
+	// Polling the API server, as above.
 	for deadline := time.Now().Add(90 * time.Second); !running && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		pods, err := k.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: kubernetes.LabelJob})
 		if err != nil {
@@ -307,6 +308,7 @@ func TestRunKubernetesDryRunApplied(t *testing.T) {
 	fg := metav1.DeletePropagationForeground
 	defer jobs.Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: &fg})
 	var st batchv1.JobStatus
+	// Polling the API server, as above.
 	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		j, err := jobs.Get(ctx, job.Name, metav1.GetOptions{})
 		if err != nil {

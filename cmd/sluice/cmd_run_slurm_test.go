@@ -48,6 +48,7 @@ func slurmJobs(t *testing.T, prefix string) []string {
 // job-<hex>) and that task's Slurm job ID.
 func waitSlurmRunning(t *testing.T, errb *bytes.Buffer) (id, slurmJob string) {
 	t.Helper()
+	// Polling squeue: Slurm tells us nothing.
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if id == "" {
 			id = jobIDOf(errb.String())
@@ -191,6 +192,7 @@ func TestRunSlurmDryRun(t *testing.T) {
 	id := strings.TrimSpace(string(out))
 	want := mapTasks(t, r.stdout)
 	var done int
+	// Polling the records the array tasks write.
 	for deadline := time.Now().Add(2 * time.Minute); done != want && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		done = 0
 		for _, k := range tg.left(t) {
@@ -313,7 +315,7 @@ func TestRunSlurmDriverKilled(t *testing.T) {
 	// tasks still pending start, find the lease lapsed and stop too.
 	var left []string
 	for left = slurmJobs(t, "sluice-"+id); len(left) > 0 && time.Since(killed) < 2*time.Minute; left = slurmJobs(t, "sluice-"+id) {
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // polling squeue
 	}
 	if len(left) > 0 {
 		t.Fatalf("Slurm jobs of the dead driver still there after %v: %q", time.Since(killed), left)

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/sluice-data/sluice/internal/await"
 	"github.com/sluice-data/sluice/s3server"
 )
 
@@ -308,7 +309,7 @@ func TestScanInterrupted(t *testing.T) {
 		}
 		// Into the read: its output has begun (the temporary file, or the
 		// first batch on stdout); the modelled link keeps it far from its end.
-		waitFor(t, "the scan's output to begin", func() bool {
+		await.Until(t, "the scan's output to begin", func() bool {
 			if out == "-" {
 				return stdout.Len() > 0
 			}
@@ -432,20 +433,6 @@ func interrupt(t *testing.T, cmd *exec.Cmd, what string) int {
 		t.Fatalf("%s still running 10s after Ctrl-C", what)
 	}
 	return cmd.ProcessState.ExitCode()
-}
-
-// waitFor polls cond until it holds: tests wait for an event, not for a
-// time that a busy machine may not honour. The minute is only a bound on
-// a hang.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting for %s after a minute", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // -o /dev/null writes the output and throws it away (to time a scan with

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sluice-data/sluice/internal/await"
 )
 
 // A copy killed mid-upload (SIGKILL: no chance to abort) leaves a pending
@@ -36,7 +38,7 @@ func TestUploadsOrphanCleanup(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-			waitFor(t, "the copy's multipart upload", func() bool {
+			await.Until(t, "the copy's multipart upload", func() bool {
 				return strings.Contains(uploads(tg.url(key)).stdout, tg.url(key))
 			})
 			return cmd
@@ -88,7 +90,7 @@ func TestUploadsOrphanCleanup(t *testing.T) {
 		if code := stopped.ProcessState.ExitCode(); code != exitInterrupt {
 			t.Errorf("cp after Ctrl-C: exit %d, want %d (%s)", code, exitInterrupt, stopped.Stderr)
 		}
-		waitFor(t, "no pending upload after Ctrl-C", func() bool { return uploads(tg.url("out/")).stdout == "" })
+		await.Until(t, "no pending upload after Ctrl-C", func() bool { return uploads(tg.url("out/")).stdout == "" })
 		assertCleanFailure(t, sluice(t, tg.env, "ls", tg.url("out/")), exitNotFound, "not found")
 	})
 }

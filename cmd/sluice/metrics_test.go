@@ -334,6 +334,7 @@ func TestRunMetrics(t *testing.T) {
 	}
 	// The workers wait a second before committing: the map phase runs.
 	var running, tasks float64
+	// Polled, as Prometheus scrapes.
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && tasks == 0; time.Sleep(20 * time.Millisecond) {
 		m := metricstest.Scrape(t, url, nil)
 		running = m.Get(t, "sluice_fanout_jobs_running")
