@@ -1,0 +1,20 @@
+//go:build unix
+
+package exec
+
+import (
+	osexec "os/exec"
+	"syscall"
+)
+
+// groupAttr starts a program in a process group of its own, so that
+// killing the group kills what it started too.
+func groupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+func killGroup(pid int) { syscall.Kill(-pid, syscall.SIGKILL) }
+
+// killedBy says the program ended by signal sig.
+func killedBy(ee *osexec.ExitError, sig syscall.Signal) bool {
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == sig
+}
