@@ -7,10 +7,6 @@ import (
 	"syscall"
 )
 
-// groupAttr starts a program in a process group of its own, so that
-// killing the group kills what it started too.
-func groupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
-
 func killGroup(pid int) { syscall.Kill(-pid, syscall.SIGKILL) }
 
 // killedBy says the program ended by signal sig.

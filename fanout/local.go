@@ -203,7 +203,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 		r.Workers = min(r.Workers, l.Limit)
 	}
 	tasks := make([]taskState, r.Tasks)
-	duplicate := fanouthook.From(ctx).DuplicateAll
+	duplicate := fanouthook.From(ctx).DuplicateAll && !r.Once
 	var queue []int
 	done := 0
 	for i := range r.Tasks {
@@ -257,7 +257,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 				return err
 			}
 		}
-		if len(queue) == 0 && active < r.Workers {
+		if len(queue) == 0 && active < r.Workers && !r.Once {
 			// Stragglers: nothing is left to start and a slot is free; a
 			// task running alone for much longer than most took gets a
 			// second attempt.
