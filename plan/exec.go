@@ -155,7 +155,10 @@ npm package, arrow-go, sluice itself):
                            first lines of CSV or JSON lines as from-csv
                            does; --schema name=type,... names them instead
                            (types: int64, float64, bool, date32, timestamp,
-                           string), checked against what the program writes
+                           string), checked against what the program writes.
+                           Under run --workers give --schema with csv or
+                           jsonl: each task infers from its own lines, and
+                           a piece of few rows may infer other types.
 
 The program's standard error goes to sluice's, each line after [exec CMD].
 The stage fails with one line naming the program, its exit status and the
