@@ -28,7 +28,11 @@ import (
 //
 // A pipe is read through a non-blocking descriptor of its own, so that
 // waiting for the stage before parks a goroutine instead of a thread.
-func ReadIPC(r io.Reader) SourceStage { return readIPC(r) }
+func ReadIPC(r io.Reader) SourceStage {
+	s := readIPC(r)
+	s.signal = true
+	return s
+}
 
 func readIPC(r io.Reader) ipcSourceStage {
 	return ipcSourceStage{r: r, name: "input", hint: " (did the stage before this one fail?)"}
@@ -39,15 +43,24 @@ type ipcSourceStage struct {
 	// name is what errors call the stream; hint says what to look at
 	// when it ends too soon.
 	name, hint string
+	// signal makes open call Options.Listening once a writer may hand
+	// off (the run's input, not an object's).
+	signal bool
 }
 
 func (ipcSourceStage) Name() string { return "stdin" }
 
 func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
+	ready := func() {
+		if s.signal && e.listening != nil {
+			e.listening()
+		}
+	}
+	defer ready() // when no hand-off was waited for
 	r, own := s.r, (*os.File)(nil)
 	if f, ok := r.(*os.File); ok {
 		if own = reopenPipe(f, os.O_RDONLY); own != nil {
-			src, plain, err := awaitWriter(ctx, f, own, e, s.name, s.hint)
+			src, plain, err := awaitWriter(ctx, f, own, e, s.name, s.hint, ready)
 			switch {
 			case err != nil:
 				own.Close()
@@ -93,11 +106,12 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 // awaitWriter waits for the stage writing pipe f (read through own) to
 // either hand off, and returns a source over the hand-off, or write the
 // pipe, and returns the reader of the plain stream.
-func awaitWriter(ctx context.Context, f, own *os.File, e *env, name, hint string) (Source, io.Reader, error) {
+func awaitWriter(ctx context.Context, f, own *os.File, e *env, name, hint string, ready func()) (Source, io.Reader, error) {
 	if !e.handOff {
 		return nil, own, nil
 	}
 	hl := pipeio.Listen(f)
+	ready()
 	if hl == nil {
 		return nil, own, nil
 	}

@@ -101,7 +101,7 @@ func runProgram(ctx context.Context, p Pipeline, at int, opts Options) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	pr, err := startProgram(ps)
+	pr, err := startProgram(ps, opts.HandOff)
 	if err != nil {
 		return err
 	}
@@ -118,6 +118,9 @@ func runProgram(ctx context.Context, p Pipeline, at int, opts Options) error {
 		pr.kill(killDone)
 		<-pr.exited
 		<-pr.logged
+		if pr.ready != nil {
+			pr.ready.Close()
+		}
 	}()
 
 	in := &programInput{ps: ps, pr: pr}
@@ -177,6 +180,7 @@ type process struct {
 	cmd             *osexec.Cmd
 	stdin           *os.File // the run's ends of the program's pipes
 	stdout          *os.File
+	ready           *os.File // the program says it listens here; nil: no wait
 	inOnce, outOnce sync.Once
 	tail            *stderrTail
 	exited          chan struct{} // closed once the program is reaped
@@ -187,7 +191,12 @@ type process struct {
 	reason killReason // the first reason it was killed for
 }
 
-func startProgram(ps *programStage) (*process, error) {
+// ReadyEnv names the descriptor on which a sluice started as an exec
+// stage's program says that it listens for a hand-off of its input
+// (Options.Listening): a byte, or its closing.
+const ReadyEnv = "SLUICE_PIPE_READY"
+
+func startProgram(ps *programStage, handOff bool) (*process, error) {
 	label := ps.label()
 	path, err := osexec.LookPath(ps.o.Argv[0])
 	if err != nil {
@@ -223,6 +232,19 @@ func startProgram(ps *programStage) (*process, error) {
 		Stdin: inR, Stdout: outW, Stderr: errW,
 		SysProcAttr: groupAttr(),
 	}
+	// A writer hands off only to a reader listening at its first
+	// message, and a child starts later than this process writes: when
+	// the program is this very sluice (it knows the signal), its input
+	// waits until it says it listens.
+	var readyR, readyW *os.File
+	if handOff && ps.format(ps.o.In) == format.IPCStream && sameExecutable(path) {
+		if readyR, readyW, err = pipe(); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("%s: %w", label, err)
+		}
+		cmd.ExtraFiles = []*os.File{readyW}
+		cmd.Env = append(cmd.Env, ReadyEnv+"=3")
+	}
 	if err := cmd.Start(); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("%s: start: %w", label, err)
@@ -231,7 +253,10 @@ func startProgram(ps *programStage) (*process, error) {
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	pr := &process{ps: ps, label: label, cmd: cmd, stdin: inW, stdout: outR,
+	if readyW != nil {
+		readyW.Close()
+	}
+	pr := &process{ps: ps, label: label, cmd: cmd, stdin: inW, stdout: outR, ready: readyR,
 		tail: &stderrTail{}, exited: make(chan struct{}), logged: make(chan struct{})}
 	go func() {
 		defer close(pr.logged)
@@ -261,6 +286,30 @@ func (pr *process) kill(why killReason) {
 		pr.reason = why
 	}
 	killGroup(pr.cmd.Process.Pid)
+}
+
+// awaitReady waits until the program listens for a hand-off of its
+// input: a byte on its ready pipe, or the pipe closed (the program exited,
+// or reads its input otherwise).
+func (pr *process) awaitReady() {
+	if pr.ready == nil {
+		return
+	}
+	var b [1]byte
+	pr.ready.Read(b[:])
+	pr.ready.Close()
+	pr.ready = nil
+}
+
+// sameExecutable says path is this process's executable.
+func sameExecutable(path string) bool {
+	self, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	a, errA := os.Stat(self)
+	b, errB := os.Stat(path)
+	return errA == nil && errB == nil && os.SameFile(a, b)
 }
 
 func (pr *process) closeStdin()  { pr.inOnce.Do(func() { pr.stdin.Close() }) }
@@ -377,6 +426,7 @@ func (s *programInput) bind(e *env, in *arrow.Schema) (*bound, error) {
 	return &bound{name: "exec", newOp: func(operator) (operator, error) {
 		op := &programSink{pr: s.pr}
 		if f == format.IPCStream {
+			s.pr.awaitReady()
 			sw := NewStreamWriter(s.pr.stdin, in, StreamOptions{Mem: e.mem, HandOff: e.handOff})
 			op.write, op.close, op.abort = sw.Write, sw.Close, sw.Abort
 			return op, nil
