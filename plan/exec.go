@@ -188,13 +188,18 @@ on the world (sends mail, writes a database) should mark the stage
 no straggler is duplicated (retries after a failure still happen). The
 program must exist where the tasks run: on Kubernetes in the --image, on
 Slurm in the nodes' PATH; one that is missing fails the job at its first
-task. When CMD is sluice itself, batches go through shared memory both
-ways, as between piped stages. A pipeline that comes from the network
+task. When CMD is this same sluice executable, batches go through shared
+memory both ways, as between piped stages. A pipeline that comes from the network
 never runs programs.`,
-	Example: `  sluice run 'scan ./lineitem | exec -- node add-column.mjs | agg-by l_returnflag "sum(revenue)" | show'
-  sluice run 'scan ./trips | exec --in csv --out csv -- awk -F, -f fare.awk | to-csv'
-  sluice run --workers 4 'scan ./trips | exec --in jsonl --out jsonl -- python3 score.py | write scored.parquet'
-  sluice scan ./trips -o - | sluice exec -- sluice filter "fare > 20" | sluice show`,
+	Example: `  # the programs of docs/examples
+  sluice run 'scan ./lineitem | exec -- node add-revenue.mjs | agg-by l_returnflag "sum(revenue)" | show'
+  sluice run 'scan ./taxi | exec --in csv --out csv -- awk -f big-fares.awk | to-csv'
+  sluice run --workers 4 'scan ./taxi | exec --in jsonl --out jsonl --schema payment_type=string,tip_ratio=float64
+      -- python3 tip-ratio.py | write ratios.parquet'
+  sluice scan ./taxi -o - | sluice exec -- sluice filter "fare_amount > 20" | sluice show
+
+  # a program that writes elsewhere: never two attempts at once
+  sluice run --workers 8 'scan ./orders | exec --side-effects --timeout 10m -- ./load-into-db | to-csv'`,
 	zero: func() Stage { return &Exec{} },
 	Bind: func(fs *pflag.FlagSet) func([]string) (Stage, error) {
 		// Everything from the program's name on is its own.
