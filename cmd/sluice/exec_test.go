@@ -273,3 +273,29 @@ func TestExecHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestExecInReducers: a program between a shuffle and its aggregation
+// runs in each reducer, over its part (told SLUICE_PHASE=reduce), with
+// the results of sluice's own stage.
+func TestExecInReducers(t *testing.T) {
+	dir := pipeData(t)
+	src := "scan " + filepath.Join(dir, "lineitem") + " --columns l_orderkey,l_quantity | shuffle --by l_orderkey --to 3 | "
+	after := " | sum-by l_orderkey l_quantity | top 20 --by l_quantity,l_orderkey --desc | to-csv"
+	want := sluice(t, execEnv(), "run", src+"filter 'l_quantity > 25'"+after)
+	if want.code != 0 || strings.Count(want.stdout, "\n") != 21 {
+		t.Fatalf("own stages: exit %d: %s%s", want.code, want.stdout, want.stderr)
+	}
+	log := filepath.Join(t.TempDir(), "runs")
+	stage := words("exec", "--", "sh", "-c", `echo "$SLUICE_PHASE $SLUICE_PIECE" >> `+log+`; exec sluice filter 'l_quantity > 25'`)
+	jobs := filepath.Join(t.TempDir(), "jobs") + "/"
+	r := sluice(t, execEnv(), "run", "--workers", "4", "--store", jobs, src+stage+after)
+	if r.code != 0 || r.stdout != want.stdout {
+		t.Fatalf("exit %d: %q, want %q: %s", r.code, r.stdout, want.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(log); !strings.Contains(string(b), "reduce part 0") || !strings.Contains(string(b), "reduce part 2") || strings.Contains(string(b), "map") {
+		t.Fatalf("the programs ran as %q", b)
+	}
+	if left := (fanOutTarget{jobs: jobs}).left(t); len(left) != 0 {
+		t.Fatalf("objects left: %q", left)
+	}
+}
