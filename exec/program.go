@@ -327,7 +327,8 @@ func (pr *process) verdict(ctx context.Context, upErr, downErr error) error {
 	switch {
 	case reason == killCancel || ctx.Err() != nil:
 		return context.Cause(ctx)
-	case reason == killTimeout:
+	case reason == killTimeout && exitErr && killedBy(ee, syscall.SIGKILL):
+		// (A program that ended as its time ran out was not killed.)
 		return fmt.Errorf("%s: killed: it ran past --timeout %v%s", pr.label, pr.ps.o.Timeout, pr.tail.text())
 	case exitErr && ee.ExitCode() > 0:
 		return fmt.Errorf("%s: %v%s", pr.label, ee, pr.tail.text())
