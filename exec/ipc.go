@@ -44,8 +44,10 @@ type ipcSourceStage struct {
 	// when it ends too soon.
 	name, hint string
 	// signal makes open call Options.Listening once a writer may hand
-	// off (the run's input, not an object's).
-	signal bool
+	// off (the run's input, not an object's); listened, when set, is
+	// called then too.
+	signal   bool
+	listened func()
 }
 
 func (ipcSourceStage) Name() string { return "stdin" }
@@ -55,8 +57,10 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 		if s.signal && e.listening != nil {
 			e.listening()
 		}
+		if s.listened != nil {
+			s.listened()
+		}
 	}
-	defer ready() // when no hand-off was waited for
 	r, own := s.r, (*os.File)(nil)
 	if f, ok := r.(*os.File); ok {
 		if own = reopenPipe(f, os.O_RDONLY); own != nil {
@@ -71,6 +75,8 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 			r = plain
 		}
 	}
+	// Before the first read, which waits for the writer.
+	ready()
 	if f, ok := s.r.(*os.File); ok && own == nil {
 		// A file given as stdin (< q.arrow) may be an Arrow IPC file:
 		// read it in its footer's order, as any Arrow reader does.
@@ -108,6 +114,7 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 // pipe, and returns the reader of the plain stream.
 func awaitWriter(ctx context.Context, f, own *os.File, e *env, name, hint string, ready func()) (Source, io.Reader, error) {
 	if !e.handOff {
+		ready()
 		return nil, own, nil
 	}
 	hl := pipeio.Listen(f)

@@ -124,7 +124,11 @@ func runProgram(ctx context.Context, p Pipeline, at int, opts Options) error {
 	}()
 
 	in := &programInput{ps: ps, pr: pr}
-	out := &programOutput{ps: ps, pr: pr}
+	// The program's input is written once its output is listened for, so
+	// that a sluice program finds the stage listening when it hands off.
+	listening := make(chan struct{})
+	listened := sync.OnceFunc(func() { close(listening) })
+	out := &programOutput{ps: ps, pr: pr, listened: listened}
 	// The two halves share the caller's ctx only: each ends on its own,
 	// and the program's fate decides which error is the run's.
 	var upErr, downErr error
@@ -134,6 +138,7 @@ func runProgram(ctx context.Context, p Pipeline, at int, opts Options) error {
 	var g errgroup.Group
 	g.Go(func() error {
 		up := Pipeline{Source: p.Source, Stages: append(slices.Clone(p.Stages[:at]), in)}
+		<-listening
 		upErr = Run(uctx, up, opts)
 		if upErr != nil {
 			// Killed first: its end then is the run's doing.
@@ -145,6 +150,7 @@ func runProgram(ctx context.Context, p Pipeline, at int, opts Options) error {
 	g.Go(func() error {
 		down := Pipeline{Source: out, Stages: p.Stages[at+1:]}
 		downErr = Run(ctx, down, opts)
+		listened() // had it failed before opening its source
 		if downErr != nil || !out.ended {
 			// Garbage, a failure after, or stages that want no more: the
 			// program's output has no reader. Killed before its pipe
@@ -480,10 +486,11 @@ func (s *programSink) release() {
 // programOutput is the source of the stages after a program: what it
 // writes on its standard output.
 type programOutput struct {
-	ps    *programStage
-	pr    *process
-	src   Source
-	ended bool // the output was read to its end
+	ps       *programStage
+	pr       *process
+	listened func() // called once the output is listened for
+	src      Source
+	ended    bool // the output was read to its end
 }
 
 func (s *programOutput) Name() string { return "exec" }
@@ -493,9 +500,12 @@ func (s *programOutput) open(ctx context.Context, e *env) (Source, error) {
 	var src Source
 	var err error
 	schema := s.ps.o.Schema
+	if s.ps.format(s.ps.o.Out) != format.IPCStream {
+		s.listened() // no hand-off to listen for
+	}
 	switch s.ps.format(s.ps.o.Out) {
 	case format.IPCStream:
-		src, err = ipcSourceStage{r: s.pr.stdout, name: name, hint: ""}.open(ctx, e)
+		src, err = ipcSourceStage{r: s.pr.stdout, name: name, listened: s.listened}.open(ctx, e)
 	case format.CSV:
 		var types map[string]string
 		if schema != nil {

@@ -299,3 +299,29 @@ func TestExecInReducers(t *testing.T) {
 		t.Fatalf("objects left: %q", left)
 	}
 }
+
+// TestExecSluiceHandsOff: when the program is this sluice, batches go
+// through shared memory both ways, every time (the program says when its
+// input listens, the run listens for its output before writing), and
+// through the pipes with SLUICE_PIPE=plain, with the same result.
+func TestExecSluiceHandsOff(t *testing.T) {
+	dir := pipeData(t)
+	q := "scan " + filepath.Join(dir, "lineitem") + " --columns l_orderkey,l_quantity | exec -- sluice filter 'l_quantity > 45' | count-by l_quantity | to-csv"
+	var first string
+	for i := range 3 {
+		r := sluice(t, append(execEnv(), "SLUICE_PIPE_TRACE=1"), "run", q)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		for _, want := range []string{"[exec sluice] sluice: pipe: filter: read its input through shared memory", "sluice: pipe: run: read a program's output through shared memory"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Fatalf("run %d: stderr %q does not say %q", i, r.stderr, want)
+			}
+		}
+		first = r.stdout
+	}
+	r := sluice(t, append(execEnv(), "SLUICE_PIPE_TRACE=1", "SLUICE_PIPE=plain"), "run", q)
+	if r.code != 0 || r.stdout != first || strings.Contains(r.stderr, "shared memory") {
+		t.Fatalf("plain: exit %d, %q (want %q): %s", r.code, r.stdout, first, r.stderr)
+	}
+}
