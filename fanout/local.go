@@ -33,7 +33,8 @@ type exit struct {
 
 // Local runs workers as processes of this machine. RunPhase starts a
 // phase's tasks one by one, at most Workers at once, starts a failed or
-// killed one again, and gives a straggler a duplicate. With Attempts 1
+// killed one again, and gives a straggler a duplicate (unless
+// PhaseRun.Once). With Attempts 1
 // and Workers equal to Tasks it starts every task at once and each once,
 // and the first failure stops the others: how sluice bench --workers runs
 // its workers (PhaseRun.Argv).
