@@ -36,6 +36,12 @@ type Env struct {
 	// Link, when set, opens the URLs of a scan with Sim through that
 	// link model.
 	Link func(s *plan.Scan) (Opener, error)
+	// Stderr gets the standard error of the programs exec stages run
+	// (nil: os.Stderr).
+	Stderr io.Writer
+	// ProgramEnv is added to their environment (a fan-out task's index
+	// and piece).
+	ProgramEnv []string
 }
 
 // Compile makes a plan into the pipeline that runs it: a stage of exec
@@ -200,6 +206,8 @@ func CompileStage(st plan.Stage, env Env) (Stage, error) {
 			return nil, fmt.Errorf("let %s: %w", s.Column, err)
 		}
 		return Let(s.Column, other), nil
+	case *plan.Exec:
+		return compileExec(s, env)
 	case *plan.Scan, *plan.FromCSV:
 		return nil, invalidf("%s reads data: it must be the first stage", st.Name())
 	}
@@ -248,4 +256,32 @@ func ScanPiece(src SourceStage, url string, rowGroups func(key string, rowGroup 
 func Validate(in *arrow.Schema, stages []Stage, opts Options) error {
 	_, err := kinds(in, stages, opts)
 	return err
+}
+
+func compileExec(s *plan.Exec, env Env) (Stage, error) {
+	o := ProgramOptions{Argv: s.Argv, Timeout: s.Timeout, Env: env.ProgramEnv, Stderr: env.Stderr}
+	for _, f := range []struct {
+		name string
+		to   *format.Format
+	}{{s.In, &o.In}, {s.Out, &o.Out}} {
+		if f.name == "" {
+			*f.to = format.IPCStream
+			continue
+		}
+		var err error
+		if *f.to, err = format.Parse(f.name); err != nil {
+			return nil, invalidf("exec: %v", err)
+		}
+	}
+	if len(s.Schema) > 0 {
+		names, types := make([]string, len(s.Schema)), make([]string, len(s.Schema))
+		for i, c := range s.Schema {
+			names[i], types[i] = c.Name, c.Type
+		}
+		var err error
+		if o.Schema, err = ColumnsSchema(names, types); err != nil {
+			return nil, err
+		}
+	}
+	return Program(o), nil
 }

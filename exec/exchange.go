@@ -44,6 +44,18 @@ func kinds(in *arrow.Schema, stages []Stage, opts Options) ([]stageKind, error) 
 		if schema == nil {
 			return nil, invalidf("%s: writes no stream, so it must be the last stage", stages[i-1].Name())
 		}
+		if ps, ok := st.(*programStage); ok {
+			// A program's output is known when it writes it, unless
+			// --schema says it; what follows is bound then.
+			kinds[i] = kindOrdered
+			if schema = ps.o.Schema; schema == nil {
+				for j := i + 1; j < len(stages); j++ {
+					kinds[j] = kindOrdered
+				}
+				return kinds, nil
+			}
+			continue
+		}
 		pl, err := st.bind(e, schema)
 		if err != nil {
 			return nil, err

@@ -28,17 +28,43 @@ import (
 //
 // A pipe is read through a non-blocking descriptor of its own, so that
 // waiting for the stage before parks a goroutine instead of a thread.
-func ReadIPC(r io.Reader) SourceStage { return ipcSourceStage{r} }
+func ReadIPC(r io.Reader) SourceStage {
+	s := readIPC(r)
+	s.signal = true
+	return s
+}
 
-type ipcSourceStage struct{ r io.Reader }
+func readIPC(r io.Reader) ipcSourceStage {
+	return ipcSourceStage{r: r, name: "input", hint: " (did the stage before this one fail?)"}
+}
+
+type ipcSourceStage struct {
+	r io.Reader
+	// name is what errors call the stream; hint says what to look at
+	// when it ends too soon.
+	name, hint string
+	// signal makes open call Options.Listening once a writer may hand
+	// off (the run's input, not an object's); listened, when set, is
+	// called then too.
+	signal   bool
+	listened func()
+}
 
 func (ipcSourceStage) Name() string { return "stdin" }
 
 func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
+	ready := func() {
+		if s.signal && e.listening != nil {
+			e.listening()
+		}
+		if s.listened != nil {
+			s.listened()
+		}
+	}
 	r, own := s.r, (*os.File)(nil)
 	if f, ok := r.(*os.File); ok {
 		if own = reopenPipe(f, os.O_RDONLY); own != nil {
-			src, plain, err := awaitWriter(ctx, f, own, e)
+			src, plain, err := awaitWriter(ctx, f, own, e, s.name, s.hint, ready)
 			switch {
 			case err != nil:
 				own.Close()
@@ -49,19 +75,21 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 			r = plain
 		}
 	}
+	// Before the first read, which waits for the writer.
+	ready()
 	if f, ok := s.r.(*os.File); ok && own == nil {
 		// A file given as stdin (< q.arrow) may be an Arrow IPC file:
 		// read it in its footer's order, as any Arrow reader does.
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && hasArrowMagic(f) {
 			fm, err := newFileMessages(f, fi.Size(), e.mem)
 			if err != nil {
-				return nil, fmt.Errorf("input: %w", err)
+				return nil, fmt.Errorf("%s: %w", s.name, err)
 			}
 			rd, err := ipc.NewReaderFromMessageReader(fm, ipc.WithAllocator(e.mem))
 			if err != nil {
-				return nil, fmt.Errorf("input: broken Arrow IPC file: %w", err)
+				return nil, fmt.Errorf("%s: broken Arrow IPC file: %w", s.name, err)
 			}
-			return &ipcSource{rd: rd, name: "input"}, nil
+			return &ipcSource{rd: rd, name: s.name, hint: s.hint}, nil
 		}
 	}
 	mr := newMessageReader(r, e.mem)
@@ -71,31 +99,33 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 			own.Close()
 		}
 		if mr.n == 0 {
-			return nil, errors.New("input: empty: expected an Arrow IPC stream (did the stage before this one fail?)")
+			return nil, fmt.Errorf("%s: empty: expected an Arrow IPC stream%s", s.name, s.hint)
 		}
 		if what := describeStart(mr.first[:min(mr.n, int64(len(mr.first)))]); what != "" {
-			return nil, fmt.Errorf("input: not an Arrow IPC stream: it is %s", what)
+			return nil, fmt.Errorf("%s: not an Arrow IPC stream: it is %s", s.name, what)
 		}
-		return nil, fmt.Errorf("input: not an Arrow IPC stream: %w", err)
+		return nil, fmt.Errorf("%s: not an Arrow IPC stream: %w", s.name, err)
 	}
-	return &ipcSource{rd: rd, own: own, name: "input"}, nil
+	return &ipcSource{rd: rd, own: own, name: s.name, hint: s.hint}, nil
 }
 
 // awaitWriter waits for the stage writing pipe f (read through own) to
 // either hand off, and returns a source over the hand-off, or write the
 // pipe, and returns the reader of the plain stream.
-func awaitWriter(ctx context.Context, f, own *os.File, e *env) (Source, io.Reader, error) {
+func awaitWriter(ctx context.Context, f, own *os.File, e *env, name, hint string, ready func()) (Source, io.Reader, error) {
 	if !e.handOff {
+		ready()
 		return nil, own, nil
 	}
 	hl := pipeio.Listen(f)
+	ready()
 	if hl == nil {
 		return nil, own, nil
 	}
 	h, first, err := hl.Await(ctx, own)
 	switch {
 	case err != nil:
-		return nil, nil, fmt.Errorf("input: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	case h == nil:
 		return nil, io.MultiReader(bytes.NewReader(first), own), nil
 	}
@@ -104,11 +134,11 @@ func awaitWriter(ctx context.Context, f, own *os.File, e *env) (Source, io.Reade
 	}
 	rd, err := ipc.NewReaderFromMessageReader(h, ipc.WithAllocator(e.mem))
 	if errors.Is(err, errNoEndMarker) { // the reader released h
-		return nil, nil, errors.New("input: Arrow IPC stream ended before its schema (did the stage before this one fail?)")
+		return nil, nil, fmt.Errorf("%s: Arrow IPC stream ended before its schema%s", name, hint)
 	} else if err != nil {
-		return nil, nil, fmt.Errorf("input: broken Arrow IPC stream: %w", err)
+		return nil, nil, fmt.Errorf("%s: broken Arrow IPC stream: %w", name, err)
 	}
-	return &ipcSource{rd: rd, own: own, name: "input"}, nil, nil
+	return &ipcSource{rd: rd, own: own, name: name, hint: hint}, nil, nil
 }
 
 func hasArrowMagic(ra io.ReaderAt) bool {
@@ -140,6 +170,7 @@ type ipcSource struct {
 	rd   *ipc.Reader
 	own  *os.File // the descriptor opened here, if any
 	name string   // what errors call the input
+	hint string   // what to look at when it ends too soon
 	done bool
 }
 
@@ -164,7 +195,7 @@ func (s *ipcSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	s.done = true
 	if err := s.rd.Err(); err != nil {
 		if errors.Is(err, errNoEndMarker) {
-			return nil, fmt.Errorf("%s: Arrow IPC stream ended without its end-of-stream marker (did the stage before this one fail?)", s.name)
+			return nil, fmt.Errorf("%s: Arrow IPC stream ended without its end-of-stream marker%s", s.name, s.hint)
 		}
 		return nil, fmt.Errorf("%s: broken Arrow IPC stream: %w", s.name, err)
 	}

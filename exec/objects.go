@@ -62,7 +62,7 @@ func openObject(ctx context.Context, e *env, st *store.Store, key string) (Sourc
 		if f == format.CSV {
 			src, err = openCSV(rc, name, e, CSVOptions{})
 		} else {
-			src, err = ipcSourceStage{r: rc}.open(ctx, e)
+			src, err = readIPC(rc).open(ctx, e)
 		}
 		if err != nil {
 			rc.Close()

@@ -32,6 +32,9 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	if p.Source == nil {
 		return invalidf("pipeline: no source")
 	}
+	if i := firstProgram(p.Stages); i >= 0 {
+		return runProgram(ctx, p, i, opts)
+	}
 	e := newEnv(opts)
 	// Joins read their right sides first, each fetching what is read of
 	// it. One that drops left rows without a match, right after a scan,

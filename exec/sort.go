@@ -315,5 +315,5 @@ func (o *sortOp) mergeRuns(ctx context.Context) error {
 func openRun(f *os.File, mem memory.Allocator) (Source, error) {
 	// A merge reads many runs at once: a small buffer each keeps its
 	// memory that of the batches it holds.
-	return ipcSourceStage{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 64<<10)}.open(context.Background(), &env{mem: mem})
+	return readIPC(bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 64<<10)).open(context.Background(), &env{mem: mem})
 }

@@ -524,7 +524,7 @@ func (d *driver) runPhase(pi int) (_ *Manifest, err error) {
 	d.failed = 0
 	r := PhaseRun{
 		Job: jobID(d.jobURL), Spec: d.jobURL + specKey, SpecSum: d.specSum, Phase: pi, Kind: ph.Kind, Tasks: ph.Tasks,
-		Workers: d.opts.Workers, Attempts: d.opts.Attempts, Log: d.logf,
+		Workers: d.opts.Workers, Attempts: d.opts.Attempts, Log: d.logf, Once: ph.SideEffects,
 		Done: func(ctx context.Context, i int) (bool, string, error) {
 			out, failure, err := commit(i)
 			if err != nil || out != nil || failure == nil {

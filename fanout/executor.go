@@ -59,6 +59,10 @@ type PhaseRun struct {
 	// executor that starts attempts one by one; one that starts a
 	// phase's tasks as a whole leaves it alone.
 	Watch func(AttemptEvent)
+	// Once says no two attempts of a task may run at once (a phase with
+	// side effects): an executor duplicates no straggler, and starts a
+	// task again only after its attempt has ended.
+	Once bool
 	// Argv, when set, replaces the job's arguments (Spec, --phase Phase)
 	// after the executor's command: workers of another kind of this
 	// binary (sluice bench's), each finding its index in the environment

@@ -33,7 +33,8 @@ type exit struct {
 
 // Local runs workers as processes of this machine. RunPhase starts a
 // phase's tasks one by one, at most Workers at once, starts a failed or
-// killed one again, and gives a straggler a duplicate. With Attempts 1
+// killed one again, and gives a straggler a duplicate (unless
+// PhaseRun.Once). With Attempts 1
 // and Workers equal to Tasks it starts every task at once and each once,
 // and the first failure stops the others: how sluice bench --workers runs
 // its workers (PhaseRun.Argv).
@@ -203,7 +204,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 		r.Workers = min(r.Workers, l.Limit)
 	}
 	tasks := make([]taskState, r.Tasks)
-	duplicate := fanouthook.From(ctx).DuplicateAll
+	duplicate := fanouthook.From(ctx).DuplicateAll && !r.Once
 	var queue []int
 	done := 0
 	for i := range r.Tasks {
@@ -257,7 +258,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 				return err
 			}
 		}
-		if len(queue) == 0 && active < r.Workers {
+		if len(queue) == 0 && active < r.Workers && !r.Once {
 			// Stragglers: nothing is left to start and a slot is free; a
 			// task running alone for much longer than most took gets a
 			// second attempt.

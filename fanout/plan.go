@@ -38,7 +38,7 @@ const PositionColumn = "_sluice_pos_"
 //
 //   - map: a task per piece of the scan's datasets (a file, or a range of
 //     row groups of a large one: scan.Pieces) runs the leading
-//     per-batch stages; when an aggregation follows them, its partial
+//     per-batch stages and programs (exec, an instance a task); when an aggregation follows them, its partial
 //     side too (exec.CompileAgg), and the driver folds the summaries in
 //     dataset order, so the result has the bits of one process's;
 //   - with a shuffle right after the per-batch stages, the map tasks
@@ -106,7 +106,7 @@ func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Op
 	}
 	isShuffle := func(i int) bool { _, ok := stages[i].(*plan.Shuffle); return ok }
 	i := 0
-	for i < n && plan.PerBatch(stages[i]) {
+	for i < n && plan.PerPiece(stages[i]) {
 		i++
 	}
 	mp := Phase{Kind: PhaseMap, From: 0, To: i, Agg: -1, Tasks: len(pieces), Pieces: pieces, Output: OutStream}
@@ -116,7 +116,7 @@ func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Op
 		sh := stages[i].(*plan.Shuffle)
 		keys, parts := sh.Keys, sh.Parts
 		j := i + 1
-		for j < n && plan.PerBatch(stages[j]) {
+		for j < n && plan.PerPiece(stages[j]) {
 			j++
 		}
 		var sortKeys []exec.SortKey
@@ -157,7 +157,7 @@ func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Op
 			}
 			for _, st := range stages[i+1 : j] {
 				switch st.Name() {
-				case "select", "drop", "rename":
+				case "select", "drop", "rename", "exec":
 					return nil, fmt.Errorf("%w: shuffle | %s | sort: put %s before the shuffle (the reducers' rows keep every column until the sort)", exec.ErrInvalid, st.Name(), st.Name())
 				}
 			}
@@ -197,6 +197,10 @@ func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Op
 			mp.To = i + 1
 		}
 		pl.phases = []Phase{mp}
+	}
+	for k := range pl.phases {
+		ph := &pl.phases[k]
+		ph.SideEffects = slices.ContainsFunc(stages[ph.From:ph.To], plan.SideEffects)
 	}
 	return pl, nil
 }

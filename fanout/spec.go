@@ -89,6 +89,9 @@ type Phase struct {
 	// reducer its final side over the summaries, in map and batch order:
 	// the same rows, float sums to the bit, as the aggregation alone.
 	Combine bool `json:"combine,omitempty"`
+	// SideEffects says the phase runs a program marked --side-effects:
+	// no two attempts of one of its tasks run at once.
+	SideEffects bool `json:"side_effects,omitempty"`
 }
 
 // Piece is the input of a map task: row groups [Lo, Hi) of one file of

@@ -11,6 +11,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -147,6 +148,7 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	}
 	xenv := env.Exec
 	xenv.Output = nil
+	xenv.ProgramEnv = append(xenv.ProgramEnv, programEnv(spec, ph, t.Index)...)
 	p, err := exec.Compile(spec.Plan, xenv)
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
@@ -184,6 +186,22 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 		return err
 	}
 	return j.put(ctx, doneKey(t.Phase, t.Index, token), rec)
+}
+
+// programEnv tells the programs of a task's exec stages which task they
+// run in and what it reads.
+func programEnv(spec *Spec, ph Phase, index int) []string {
+	piece := fmt.Sprintf("part %d", index)
+	if ph.Kind == PhaseMap && index < len(ph.Pieces) {
+		pc := ph.Pieces[index]
+		switch sc, ok := spec.Plan.Stages[0].(*plan.Scan); {
+		case !pc.Whole:
+			piece = fmt.Sprintf("%s:%d-%d", pc.Key, pc.Lo, pc.Hi-1)
+		case ok && pc.URL < len(sc.URLs):
+			piece = sc.URLs[pc.URL]
+		}
+	}
+	return []string{"SLUICE_PHASE=" + ph.Kind, "SLUICE_TASK_INDEX=" + strconv.Itoa(index), "SLUICE_PIECE=" + piece}
 }
 
 func newToken(label string) (string, error) {

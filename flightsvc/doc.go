@@ -17,5 +17,8 @@
 // flight and the bytes, batches and rows sent (docs/metrics.md).
 //
 // The descriptor (Request) and ticket are JSON read from clients; both
-// parsers have fuzz tests.
+// parsers have fuzz tests. A request names a dataset, columns and a
+// filter expression, never a pipeline, so no client makes the server run
+// a program (an exec stage); were requests ever to carry pipelines, they
+// must pass plan.RefuseExec.
 package flightsvc

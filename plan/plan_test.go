@@ -27,6 +27,7 @@ var pipelines = []string{
 	`scan ./t | select 'trip distance' | extend "date_trunc('month', d) + interval '1' month as m" | head 1`,
 	`scan ./li | join (scan ./o --filter "o_orderdate < date '1995-03-15'" | select o_orderkey,o_orderdate) --on l_orderkey=o_orderkey | count-by o_orderdate`,
 	"scan ./li | join ./part --on l_partkey=p_partkey,k --how left --where 'l_suppkey <> s_suppkey' --prefix r_ --memory 64MiB | join (scan ./s | join (scan ./n) --on n --how anti) --on s --how semi | show",
+	`scan ./t | exec -- awk -F, '$2 > 1 { print }' | exec --in csv --out jsonl --schema a=int64,b=string --timeout 1m30s --side-effects -- python3 -u s.py --flag | exec sort -r | show`,
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -113,6 +114,12 @@ func TestParseErrors(t *testing.T) {
 		"scan x | distinct --on ''":           "distinct --on: an empty name",
 		"scan x | distinct y":                 "distinct",
 		"scan x | agg-by k 'count(distinct'":  "agg-by:",
+		"scan x | exec":                       "exec: no program given",
+		"scan x | exec --in xml -- cat":       `exec --in "xml": want arrows, csv, jsonl`,
+		"scan x | exec --out parquet -- cat":  `exec --out "parquet"`,
+		"scan x | exec --schema a -- cat":     `exec --schema "a": want name=type`,
+		"scan x | exec --schema a=int -- cat": "exec --schema a=int: want a type of",
+		"scan x | exec --timeout soon -- cat": "exec: invalid argument",
 	} {
 		_, err := Parse(text)
 		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrInvalid) {
@@ -397,5 +404,26 @@ func TestTakesInput(t *testing.T) {
 		if got := d.TakesInput(st, c.piped); got != c.want {
 			t.Errorf("%v, piped %v: TakesInput = %v, want %v", c.words, c.piped, got, c.want)
 		}
+	}
+}
+
+func TestExecFromTheNetworkIsRefused(t *testing.T) {
+	for text, has := range map[string]bool{
+		"scan x | head 1":                                    false,
+		"scan x | exec -- cat | show":                        true,
+		"scan x | join (scan y | exec -- cat) --on k | show": true,
+	} {
+		p, err := Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = RefuseExec(p, "a Flight request")
+		if has != (err != nil) || has && (!errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "exec: refused in a pipeline from a Flight request")) {
+			t.Errorf("%s: %v", text, err)
+		}
+	}
+	st, _ := Lookup("exec").Build([]string{"--side-effects", "--", "cat"})
+	if !SideEffects(st) || !PerPiece(st) || PerBatch(st) {
+		t.Errorf("exec --side-effects: %#v", st)
 	}
 }

@@ -30,6 +30,11 @@
 // beside it is what moving the same bytes through plain pipes costs with
 // no work at all, the floor of the plain form's extra cost.
 //
+// -exec measures only what the exec stage costs (exec.go): each query
+// with a select after its scan, sluice's own against exec -- sluice select.
+//
+//	go run ./bench/pipeline -exec -taxi-rows 6000000 -lineitem-rows 3000000
+//
 // Then the Parquet write comparison (write.go): -write-rows rows of
 // lineitem, all columns, written with snappy by sluice and by DuckDB
 // from the same Arrow data in memory; -queries=false runs only that.
@@ -107,14 +112,15 @@ func main() {
 	duck := flag.Bool("duckdb", true, "compare queries A and B with DuckDB (builds ./bench/pipeline/duckdb)")
 	queries := flag.Bool("queries", true, "run queries A and B (-queries=false: only the write comparison)")
 	writeRows := flag.Int64("write-rows", 2_000_000, "rows of lineitem for the Parquet write comparison with DuckDB (0: none)")
+	execOnly := flag.Bool("exec", false, "measure only what the exec stage costs: queries A and B with a select after the scan, sluice's own against exec -- sluice select")
 	flag.Parse()
-	if err := run(*dir, *taxiRows, *lineitemRows, *files, *runs, *sluiceBin, *duck, *queries, *writeRows); err != nil {
+	if err := run(*dir, *taxiRows, *lineitemRows, *files, *runs, *sluiceBin, *duck && !*execOnly, *queries, *writeRows, *execOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "pipeline:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin string, duck, doQueries bool, writeRows int64) error {
+func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin string, duck, doQueries bool, writeRows int64, execOnly bool) error {
 	tmp, err := os.MkdirTemp("", "sluice-pipeline-")
 	if err != nil {
 		return err
@@ -156,6 +162,9 @@ func run(dir string, taxiRows, lineitemRows int64, files, runs int, sluiceBin st
 		}
 	}
 
+	if execOnly {
+		return execOverhead(sluiceBin, paths, runs)
+	}
 	if !doQueries {
 		if writeRows <= 0 {
 			return nil

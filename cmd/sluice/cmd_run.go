@@ -225,6 +225,10 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		return stageError(err)
 	}
 	eo := exec.Options{Workers: opts.threads, Open: stores.Open, Mem: mempool.NewMapped(0), HandOff: handOff()}
+	if os.Getenv("SLUICE_PIPE_TRACE") != "" {
+		// In a run, only an exec stage's program is at the other end of a pipe.
+		eo.HandedOff = func() { fmt.Fprintln(os.Stderr, "sluice: pipe: run: read a program's output through shared memory") }
+	}
 	if opts.memory != "" {
 		m, err := size.Parse(opts.memory)
 		if err != nil || m <= 0 {

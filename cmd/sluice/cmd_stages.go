@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -124,15 +126,44 @@ func runStage(ctx context.Context, d *plan.Def, st plan.Stage, stdin io.Reader, 
 	env.Input = input
 	p := &plan.Plan{Stages: []plan.Stage{st}}
 	spareScans(p)
+	defer pipeReady()
+	if !input {
+		pipeReady()
+	}
 	pipe, err := exec.Compile(p, env)
 	if err != nil {
 		return stageError(err)
 	}
-	opts := exec.Options{Open: stores.Open, Mem: mempool.NewMapped(0), HandOff: handOff()}
+	opts := exec.Options{Open: stores.Open, Mem: mempool.NewMapped(0), HandOff: handOff(), Listening: pipeReady}
 	if os.Getenv("SLUICE_PIPE_TRACE") != "" {
 		opts.HandedOff = func() { fmt.Fprintf(stderr, "sluice: pipe: %s: read its input through shared memory\n", d.Name) }
 	}
 	return stageError(exec.Run(ctx, pipe, opts))
+}
+
+// pipeReady tells a parent sluice that started this process as an exec
+// stage's program that its input is ready for a hand-off (exec.ReadyEnv):
+// the parent writes only then, so the hand-off is not lost to the race
+// of this process's start. Without such a parent it does nothing.
+var pipeReady = takePipeReady()
+
+func takePipeReady() func() {
+	v, ok := os.LookupEnv(exec.ReadyEnv)
+	if !ok {
+		return func() {}
+	}
+	// Not for the programs this process starts in turn.
+	os.Unsetenv(exec.ReadyEnv)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return func() {}
+	}
+	syscall.CloseOnExec(fd)
+	f := os.NewFile(uintptr(fd), "pipe-ready")
+	return sync.OnceFunc(func() {
+		f.Write([]byte{1})
+		f.Close()
+	})
 }
 
 // handOff says whether stages pass batches to and from sluice stages at

@@ -38,6 +38,10 @@ through shared memory instead of being copied through the pipe
 used). A stage that is not first reads the stream on stdin; one that is
 not last writes it on stdout, or shows it as a table on a terminal.
 
+A program of your own, in any language, is a stage too: exec -- CMD ARGS
+gives it the stream on stdin and reads its stdout, as Arrow IPC, CSV or
+JSON lines (sluice exec --help).
+
 Batches carry their place in the dataset, so stages that need order
 (sort, top, head, the final side of an aggregation) see dataset order
 whatever order the batches came in.`,
