@@ -534,6 +534,14 @@ func (d *driver) runPhase(pi int) (_ *Manifest, err error) {
 				// Another attempt would find it lost too: stop the phase.
 				return false, failure.Error, le
 			}
+			if failure.Permanent {
+				// No attempt can succeed: the job fails at the first.
+				te := &TaskError{Phase: ph.Kind, Task: i, Tasks: ph.Tasks, Worker: failure.Worker, Attempts: 1, Err: failure.Error}
+				if ph.Kind == PhaseMap && i < len(ph.Pieces) {
+					te.Piece = ph.Pieces[i].String()
+				}
+				return false, failure.Error, te
+			}
 			return false, failure.Error, nil
 		},
 		Progress: func(pr Progress) {

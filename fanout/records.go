@@ -155,6 +155,10 @@ type Failure struct {
 	// the attempt found missing or corrupt: the driver recomputes it
 	// rather than retry a task that cannot succeed.
 	Lost *Lost `json:"lost,omitempty"`
+	// Permanent says no other attempt can succeed (the pipeline is
+	// invalid where it runs: a program not found, a column it lacks):
+	// the driver fails the job at once instead of retrying the task.
+	Permanent bool `json:"permanent,omitempty"`
 }
 
 // Lost names a committed output: task Task of phase Phase, at Key under

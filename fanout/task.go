@@ -136,6 +136,7 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 			if le := (*LostInputError)(nil); errors.As(err, &le) {
 				f.Lost = &le.Lost
 			}
+			f.Permanent = errors.Is(err, exec.ErrInvalid)
 			rec, _ := json.Marshal(f)
 			// Best effort: the driver falls back on the worker's exit.
 			j.put(context.WithoutCancel(ctx), failKey(t.Phase, t.Index, token), rec)

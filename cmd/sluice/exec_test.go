@@ -216,6 +216,8 @@ func TestExecBadInput(t *testing.T) {
 		{"bad --schema", []string{"run", src + "exec --schema a=int -- cat | write " + out}, exitUsage, "exec --schema a=int"},
 		{"missing program", []string{"run", src + "exec -- sluice-no-such-program | write " + out}, exitUsage, `program "sluice-no-such-program" not found`},
 		{"missing program, fanned out", []string{"run", "--workers", "2", "--attempts", "1", "--store", filepath.Join(t.TempDir(), "jobs"), src + "exec -- sluice-no-such-program | write " + out}, exitError, `program "sluice-no-such-program" not found`},
+		// No retry can find the program: the job fails at the first attempt.
+		{"missing program, not retried", []string{"run", "--workers", "2", "--store", filepath.Join(t.TempDir(), "jobs"), src + "exec -- sluice-no-such-program | write " + out}, exitError, `failed 1 time(s)`},
 	})
 }
 
