@@ -53,10 +53,6 @@ const (
 	maxClassBits = 26 // 64 MiB
 	numClasses   = maxClassBits - minClassBits + 1
 	alignment    = 64
-	pageSize     = 4 << 10
-	// releaseTail is the least unused tail of a reused buffer given
-	// back to the system: a smaller one is not worth the call.
-	releaseTail = 64 << 10
 )
 
 // New returns a Pool that keeps at most keep bytes of released
@@ -153,12 +149,6 @@ func (p *Pool) allocate(size int, zero bool) []byte {
 		p.kept -= int64(len(full))
 		if zero {
 			clear(full[:size])
-		}
-		// A kept buffer is resident whole, up to twice what is asked
-		// for: the pages past size go back to the system, so what a
-		// caller counts (its buffers' lengths) is what it holds.
-		if tail := (size + pageSize - 1) &^ (pageSize - 1); p.mapped && len(full)-tail >= releaseTail {
-			release(full[tail:])
 		}
 	} else if cold := p.cold[c]; len(cold) > 0 {
 		full = cold[len(cold)-1] // zero: its pages were given back
