@@ -257,12 +257,14 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 		aggs = append(aggs, b)
 	}
 	out := arrow.NewSchema(fields, nil)
-	return &bound{name: s.name, out: out, agg: newHashAgg(s.name, e.mem, keys, aggs, out)}, nil
+	return &bound{name: s.name, out: out, agg: newHashAgg(e, keys, aggs, out, s.name)}, nil
 }
 
-// newHashAgg is an aggregation into out of aggs, grouped by keys.
-func newHashAgg(stage string, mem memory.Allocator, keys *keyEncoder, aggs []boundAgg, out *arrow.Schema) *hashAgg {
-	h := &hashAgg{stage: stage, mem: mem, keys: keys, aggs: aggs, out: out, index: map[string]int32{}}
+// newHashAgg is an aggregation into out of aggs, grouped by keys, that
+// spills past the run's memory.
+func newHashAgg(e *env, keys *keyEncoder, aggs []boundAgg, out *arrow.Schema, stage string) *hashAgg {
+	h := &hashAgg{stage: stage, mem: e.mem, keys: keys, aggs: aggs, out: out, index: map[string]int32{},
+		budget: e.memory, tempDir: e.tempDir}
 	h.acc = make([]accum, len(aggs))
 	h.rows.New = func() any { return new(keyRows) }
 	return h
@@ -332,12 +334,24 @@ type accum struct {
 	m2   []float64
 }
 
-func (a *accum) grow(fn aggFn, groups int) {
+// grow makes room for groups groups in the parts of the state b keeps:
+// the running value only of b's kind, so a group of sum(x) costs 16
+// bytes, not 40.
+func (a *accum) grow(b boundAgg, groups int) {
 	if len(a.n) >= groups {
 		return
 	}
-	a.n, a.i, a.f, a.s = growTo(a.n, groups), growTo(a.i, groups), growTo(a.f, groups), growTo(a.s, groups)
-	switch fn {
+	a.n = growTo(a.n, groups)
+	switch b.fn {
+	case aggSum, aggMean, aggMin, aggMax, aggAnyValue:
+		switch b.k {
+		case kFloat:
+			a.f = growTo(a.f, groups)
+		case kString:
+			a.s = growTo(a.s, groups)
+		default:
+			a.i = growTo(a.i, groups)
+		}
 	case aggCountDistinct:
 		a.set = growTo(a.set, groups)
 	case aggApproxDistinct:
@@ -345,7 +359,7 @@ func (a *accum) grow(fn aggFn, groups int) {
 	case aggQuantile:
 		a.vals = growTo(a.vals, groups)
 	case aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
-		a.m2 = growTo(a.m2, groups)
+		a.f, a.m2 = growTo(a.f, groups), growTo(a.m2, groups)
 	}
 }
 
@@ -377,6 +391,14 @@ type hashAgg struct {
 	index     map[string]int32
 	groupKeys []string
 	acc       []accum
+
+	// budget is how many bytes the fold may hold before it spills (0:
+	// no bound), bytes what it holds; spills go to tempDir. depth is how
+	// many spills this fold is under (see aggspill.go).
+	budget, bytes int64
+	tempDir       string
+	depth         int
+	spilled       *aggSpill
 }
 
 type aggScratch struct {
@@ -450,7 +472,7 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []boo
 	p.acc = make([]accum, len(h.aggs))
 	for j, a := range h.aggs {
 		acc := &p.acc[j]
-		acc.grow(a.fn, groups)
+		acc.grow(a, groups)
 		if a.arg == nil {
 			if runs != nil {
 				for r := range len(runs) - 1 {
@@ -714,7 +736,14 @@ func mergeAccum(a boundAgg, dst *accum, d int32, src *accum, g int) error {
 	switch a.fn {
 	case aggAnyValue:
 		if !seen {
-			dst.i[d], dst.f[d], dst.s[d] = src.i[g], src.f[g], src.s[g]
+			switch a.k {
+			case kFloat:
+				dst.f[d] = src.f[g]
+			case kString:
+				dst.s[d] = src.s[g]
+			default:
+				dst.i[d] = src.i[g]
+			}
 		}
 	case aggCountDistinct:
 		if dst.set[d] == nil {
@@ -765,6 +794,9 @@ func mergeAccum(a boundAgg, dst *accum, d int32, src *accum, g int) error {
 
 func (h *hashAgg) fold(pa any) error {
 	p := pa.(*aggPartial)
+	if h.spilled != nil {
+		return h.route(p)
+	}
 	for g, k := range p.keys {
 		d, ok := h.index[k]
 		if !ok {
@@ -772,26 +804,36 @@ func (h *hashAgg) fold(pa any) error {
 			h.index[k] = d
 			h.groupKeys = append(h.groupKeys, k)
 			for j := range h.acc {
-				h.acc[j].grow(h.aggs[j].fn, len(h.groupKeys))
+				h.acc[j].grow(h.aggs[j], len(h.groupKeys))
 			}
+			h.bytes += h.groupCost(k)
 		}
 		for j, a := range h.aggs {
+			if binaryState(a.fn) || a.k == kString {
+				h.bytes += stateCost(a, &p.acc[j], g)
+			}
 			if err := mergeAccum(a, &h.acc[j], d, &p.acc[j], g); err != nil {
 				return fmt.Errorf("%s: %s: %w", h.stage, a.name, err)
 			}
 		}
 	}
+	if h.overBudget() {
+		return h.spill()
+	}
 	return nil
 }
 
 func (h *hashAgg) discard(any) {}
-func (h *hashAgg) release()    {}
+func (h *hashAgg) release()    { h.releaseSpill() }
 
 // outBatchRows is the most rows in a batch that an aggregation or a sort
 // sends on.
 const outBatchRows = 64 << 10
 
 func (h *hashAgg) emit(ctx context.Context, next operator) error {
+	if h.spilled != nil {
+		return h.emitSpilled(ctx, next)
+	}
 	rec, err := h.result()
 	if err != nil {
 		return err
@@ -801,12 +843,7 @@ func (h *hashAgg) emit(ctx context.Context, next operator) error {
 	if n == 0 {
 		return nil
 	}
-	ob := &orderBy{desc: make([]bool, len(h.keys.cols))}
-	for i := range h.keys.cols {
-		_, load := expr.Loader(rec.Column(i).DataType())
-		ob.idx = append(ob.idx, i)
-		ob.load = append(ob.load, load)
-	}
+	ob := h.keyOrder()
 	kv := ob.keys(rec)
 	perm := make([]int32, n)
 	for i := range perm {
@@ -816,16 +853,30 @@ func (h *hashAgg) emit(ctx context.Context, next operator) error {
 	return emitTaken(ctx, h.mem, rec, perm, next)
 }
 
+// keyOrder orders the output's rows by its key columns, which lead it.
+func (h *hashAgg) keyOrder() *orderBy {
+	ob := &orderBy{desc: make([]bool, len(h.keys.cols))}
+	for i := range h.keys.cols {
+		_, load := expr.Loader(h.out.Field(i).Type)
+		ob.idx = append(ob.idx, i)
+		ob.load = append(ob.load, load)
+	}
+	return ob
+}
+
 // emitTaken sends the rows of rec in the order perm gives, in batches of
-// at most outBatchRows.
+// at most outBatchRows. They are gathered as a sort and a merge gather
+// theirs, so an aggregation that spilled and merged its runs sends the
+// very bytes it sends from memory.
 func emitTaken(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, perm []int32, next operator) error {
+	srcs := []arrow.RecordBatch{rec}
+	refs := make([]rowRef, 0, min(len(perm), outBatchRows))
 	for start := 0; start < len(perm); start += outBatchRows {
-		end := min(start+outBatchRows, len(perm))
-		out, err := takeRows(ctx, mem, rec, func(add func(int32)) {
-			for _, i := range perm[start:end] {
-				add(i)
-			}
-		}, end-start)
+		refs = refs[:0]
+		for _, i := range perm[start:min(start+outBatchRows, len(perm))] {
+			refs = append(refs, rowRef{Row: i})
+		}
+		out, err := gatherRows(ctx, mem, rec.Schema(), srcs, refs)
 		if err != nil {
 			return err
 		}
@@ -849,7 +900,7 @@ func (h *hashAgg) result() (arrow.RecordBatch, error) {
 	return h.batchOf(h.out, h.groupKeys, func(add func(arrow.Array)) {
 		for j, a := range h.aggs {
 			acc := &h.acc[j]
-			acc.grow(a.fn, len(h.groupKeys))
+			acc.grow(a, len(h.groupKeys))
 			b := array.NewBuilder(h.mem, a.out)
 			for g := range h.groupKeys {
 				switch {

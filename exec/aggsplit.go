@@ -46,16 +46,10 @@ func (p *partialAggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 		return nil, err
 	}
 	h := pl.agg.(*hashAgg)
-	fields := append([]arrow.Field(nil), h.out.Fields()[:len(h.keys.cols)]...)
+	fields, _, _ := stateLayout(h.out.Fields()[:len(h.keys.cols)], h.aggs)
 	seen := map[string]bool{}
-	for _, f := range fields {
+	for _, f := range fields[:len(h.keys.cols)] {
 		seen[f.Name] = true
-	}
-	for _, a := range h.aggs {
-		if a.fn != aggCount {
-			fields = append(fields, arrow.Field{Name: a.name, Type: aggStateType(a)})
-		}
-		fields = append(fields, arrow.Field{Name: stateCountName(a.name), Type: arrow.PrimitiveTypes.Int64})
 	}
 	for _, f := range fields[len(h.keys.cols):] {
 		if seen[f.Name] {
@@ -195,9 +189,13 @@ func (m *partialMapper) mapBatch(ctx context.Context, in arrow.RecordBatch) (arr
 	if err != nil || pa == nil {
 		return nil, err
 	}
-	p := pa.(*aggPartial)
-	h := m.h
-	return h.batchOf(m.out, p.keys, func(add func(arrow.Array)) {
+	return m.h.stateBatch(m.out, pa.(*aggPartial))
+}
+
+// stateBatch is the summary of p's groups as a batch of schema out (see
+// stateLayout).
+func (h *hashAgg) stateBatch(out *arrow.Schema, p *aggPartial) (arrow.RecordBatch, error) {
+	return h.batchOf(out, p.keys, func(add func(arrow.Array)) {
 		for j, a := range h.aggs {
 			acc := &p.acc[j]
 			if binaryState(a.fn) {
@@ -277,7 +275,7 @@ func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 		aggs = append(aggs, b)
 	}
 	out := arrow.NewSchema(fields, nil)
-	st.hashAgg = newHashAgg(s.name, e.mem, keys, aggs, out)
+	st.hashAgg = newHashAgg(e, keys, aggs, out, s.name)
 	return &bound{name: f.Name(), out: out, agg: st}, nil
 }
 
@@ -308,7 +306,7 @@ func (s *stateAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []bo
 	p.acc = make([]accum, len(s.aggs))
 	for j, a := range s.aggs {
 		acc := &p.acc[j]
-		acc.grow(a.fn, len(rows))
+		acc.grow(a, len(rows))
 		counts, ok := rec.Column(s.nIdx[j]).(*array.Int64)
 		if !ok || counts.NullN() > 0 {
 			return nil, fmt.Errorf("%s: the counts of %s are not int64 without nulls", s.stage, a.name)

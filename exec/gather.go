@@ -65,6 +65,11 @@ func gatherColumn(ctx context.Context, mem memory.Allocator, dt arrow.DataType, 
 	if nulls != nil {
 		defer nulls.Release()
 	}
+	if nullN == 0 {
+		// No bitmap without nulls, whichever inputs the rows came from:
+		// the same rows gathered from other batches are the same bytes.
+		nulls = nil
+	}
 	if fw, ok := dt.(arrow.FixedWidthDataType); ok && fw.BitWidth()%8 == 0 && dt.ID() != arrow.DICTIONARY {
 		w := fw.BitWidth() / 8
 		vals := mempool.DirtyBuffer(mem, n*w) // every row is written

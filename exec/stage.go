@@ -44,10 +44,11 @@ type Options struct {
 	// filter, the partial side of an aggregation) work on at once; zero
 	// means GOMAXPROCS.
 	Workers int
-	// Memory is how many bytes of batches sort holds before it spills a
-	// sorted run to disk; zero means 256 MiB.
+	// Memory is how many bytes a sort (of batches), a join (of its right
+	// side) or an aggregation (of its groups) holds before it spills to
+	// disk; zero means 256 MiB.
 	Memory int64
-	// TempDir is where sort spills; empty means os.TempDir().
+	// TempDir is where they spill; empty means os.TempDir().
 	TempDir string
 	// Open opens the store a URL names, for sources and sinks that take
 	// URLs; nil means store.Open with zero Options but for mem:// buckets

@@ -126,7 +126,7 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 	}
 	f := cmd.Flags()
 	f.IntVarP(&opts.threads, "threads", "t", 0, "batches worked on at once in each process (default: the number of cores)")
-	f.StringVar(&opts.memory, "memory", "", "what each process (with --workers: each worker) holds: sorts and joins spill past it (default 256MiB each; join --memory overrides), a quarter of it kept as reusable buffers (a reducer's parts in flight within that quarter, 64MiB at most); the Go heap is held to it plus 64MiB")
+	f.StringVar(&opts.memory, "memory", "", "what each process (with --workers: each worker) holds: sorts, joins and aggregations spill past it (default 256MiB each; join --memory overrides), a quarter of it kept as reusable buffers (a reducer's parts in flight within that quarter, 64MiB at most); the Go heap is held to it plus 64MiB")
 	f.IntVarP(&opts.workers, "workers", "w", 0, "worker processes to fan the pipeline out over (0: run it in this process); locally at most 4 a core run at once")
 	f.StringVar(&opts.store, "store", "", "URL under which the fanned-out job keeps its objects (default: a temporary directory)")
 	f.StringVar(&opts.out, "out", "", "with --workers: a prefix URL the last tasks write the results under, an object each and manifest.json (the pipeline then has no sink); it must be empty")

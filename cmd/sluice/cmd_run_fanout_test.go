@@ -834,4 +834,8 @@ func TestRunFanOutMemory(t *testing.T) {
 	if attempts == 0 || withRSS != attempts {
 		t.Fatalf("%d attempts, %d with a peak RSS: %s", attempts, withRSS, b)
 	}
+	// Reducers whose aggregation gets 128 KiB of 256 KiB hold about 2,000
+	// groups each, over 300 KiB: they spill them, and give one process's
+	// bytes.
+	runBoth(t, tg, "shuffle", "--piece-size", "128KiB", "--memory", "256KiB")
 }
