@@ -20,9 +20,10 @@ type JoinOptions struct {
 	Left, Right []string
 	Where       string
 	Prefix      string
-	// Memory is how many bytes of the right side the join holds; past
-	// that it partitions both sides to disk (a grace hash join). Zero:
-	// the run's Options.Memory.
+	// Memory is how many bytes of the right side, its hash table counted,
+	// the join holds; past that it partitions both sides to disk (a grace
+	// hash join). Zero: shares of the run's Options.Memory (see
+	// joinBudgets).
 	Memory int64
 }
 
