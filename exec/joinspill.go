@@ -140,6 +140,9 @@ func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget
 		side.release()
 		return nil, fmt.Errorf("join (right side): %w", err)
 	}
+	if side.spill != nil {
+		side.spill.doneWriting()
+	}
 	return side, nil
 }
 
@@ -227,6 +230,7 @@ type graceOp struct {
 	out    *arrow.Schema // joined rows with their places
 	ob     *orderBy      // by the places
 	runs   []*os.File    // each part's joined rows, read back from the start
+	bw     *bufio.Writer // writes a run, one part's after another's
 	// drop drops the places and hands the rows on.
 	drop operator
 }
@@ -283,11 +287,13 @@ func (o *graceOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 }
 
 func (o *graceOp) finish(ctx context.Context) error {
+	o.left.doneWriting()
 	for p := range joinParts {
 		if err := o.joinPart(ctx, p); err != nil {
 			return err
 		}
 	}
+	o.bw = nil
 	var inputs []*runReader
 	defer func() {
 		for _, r := range inputs {
@@ -338,7 +344,11 @@ func (o *graceOp) joinPart(ctx context.Context, p int) (err error) {
 		return fmt.Errorf("join: spilling: %w", err)
 	}
 	o.runs = append(o.runs, f)
-	bw := bufio.NewWriterSize(f, 1<<20)
+	if o.bw == nil {
+		o.bw = bufio.NewWriterSize(f, 1<<20)
+	}
+	bw := o.bw
+	bw.Reset(f)
 	w := ipc.NewWriter(bw, ipc.WithSchema(o.out), ipc.WithAllocator(o.e.mem))
 	defer func() {
 		if cerr := w.Close(); err == nil {
