@@ -74,7 +74,7 @@ func joinBudgets(e *env, o JoinOptions) (hold, part int64) {
 // tableRowBytes is what a join's table holds for each right row besides
 // its batches: its rowRef (8 bytes), its link in next (4), and its slot
 // in an intTable at most half full (24 to 48), or, for other keys, its
-// map entry (as much, but for the key's bytes, which keyBytes adds).
+// map entry (as much, but for the key's bytes, which sideCost adds).
 const tableRowBytes = 64
 
 // sideCost is what holding rec in a join's table costs: its buffers,
