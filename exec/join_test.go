@@ -249,9 +249,9 @@ func TestJoinSpills(t *testing.T) {
 }
 
 // TestJoinHoldsAShareOfTheRunsMemory: a join without --memory of its own
-// holds its right side, its table counted, in a quarter of the run's
-// memory (the scans beside it and the pool's kept buffers have the rest):
-// a side whose batches take a quarter and its table more spills, with the
+// holds its right side, its table counted, in half the run's memory
+// (the scans beside it and the pool's kept buffers have the rest): a
+// side whose batches take half and its table more spills, with the
 // rows of the join in memory.
 func TestJoinHoldsAShareOfTheRunsMemory(t *testing.T) {
 	var left, right []joinRow
@@ -289,9 +289,9 @@ func TestJoinHoldsAShareOfTheRunsMemory(t *testing.T) {
 	if spilled {
 		t.Fatal("the join in 1 GiB spilled")
 	}
-	got, spilled := run(4 * side)
+	got, spilled := run(2 * side)
 	if !spilled {
-		t.Errorf("a right side of %d bytes, its table besides, in a run of %d did not spill", side, 4*side)
+		t.Errorf("a right side of %d bytes, its table besides, in a run of %d did not spill", side, 2*side)
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("spilled: %d rows, in memory %d, or another order", len(got), len(want))
