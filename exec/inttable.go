@@ -1,6 +1,11 @@
 package exec
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
 
 // intTable maps int64 keys to the first row of their chain in a join's
 // right side: open addressing with linear probing over two flat arrays,
@@ -13,15 +18,16 @@ type intTable struct {
 	mask  uint64
 }
 
-// newIntTable makes a table for up to n keys, at most half full.
-func newIntTable(n int) *intTable {
+// newIntTable makes a table for up to n keys, at most half full, its
+// arrays from m.
+func newIntTable(m *tableMem, n int) *intTable {
 	size := 16
 	if n > 4 {
 		size = 1 << bits.Len(uint(2*n-1))
 	}
 	return &intTable{
-		keys:  make([]int64, size),
-		rows:  make([]int32, size),
+		keys:  tableSlice[int64](m, size),
+		rows:  tableSlice[int32](m, size),
 		shift: uint(64 - bits.TrailingZeros(uint(size))),
 		mask:  uint64(size - 1),
 	}
@@ -51,4 +57,31 @@ func (t *intTable) put(k int64, row int32) {
 			return
 		}
 	}
+}
+
+// tableMem is where a join's table keeps its arrays: buffers of the
+// run's allocator, not the Go heap. A spilled join builds a table for
+// each of its parts, and the collector, which lets its heap grow to
+// twice what is live, would hold two tables' worth and more of garbage
+// between them; from the run's pool each part's table reuses the last
+// one's buffers, and the bytes are counted as Arrow's are.
+type tableMem struct {
+	mem  memory.Allocator
+	bufs [][]byte
+}
+
+// tableSlice is n zeroed values of T (plain values: no pointers, which
+// the collector would not see) in a buffer of m.
+func tableSlice[T int32 | int64 | rowRef](m *tableMem, n int) []T {
+	var zero T
+	b := m.mem.Allocate(n * int(unsafe.Sizeof(zero)))
+	m.bufs = append(m.bufs, b)
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+func (m *tableMem) release() {
+	for _, b := range m.bufs {
+		m.mem.Free(b)
+	}
+	m.bufs = nil
 }

@@ -11,7 +11,9 @@ func TestIntTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{0, 1, 5, 1000, 100000} {
 		want := map[int64]int32{}
-		tab := newIntTable(n)
+		arrays := &tableMem{mem: checkedMem(t)}
+		defer arrays.release()
+		tab := newIntTable(arrays, n)
 		for i := range n {
 			var k int64
 			switch i % 3 {

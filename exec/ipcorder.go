@@ -337,6 +337,10 @@ func (s *spillFile) read(off, n int64, sc *arrow.Schema) (arrow.RecordBatch, err
 	return array.NewRecordBatch(sc, rec.Columns(), rec.NumRows()), nil
 }
 
+// doneWriting drops the write buffer (each write flushes it) of a file
+// that is only read from now on.
+func (s *spillFile) doneWriting() { s.w = nil }
+
 func (s *spillFile) close() error {
 	return spillfile.Remove(s.f)
 }

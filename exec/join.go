@@ -20,9 +20,10 @@ type JoinOptions struct {
 	Left, Right []string
 	Where       string
 	Prefix      string
-	// Memory is how many bytes of the right side the join holds; past
-	// that it partitions both sides to disk (a grace hash join). Zero:
-	// the run's Options.Memory.
+	// Memory is how many bytes of the right side, its hash table counted,
+	// the join holds; past that it partitions both sides to disk (a grace
+	// hash join). Zero: shares of the run's Options.Memory (see
+	// joinBudgets).
 	Memory int64
 }
 
@@ -242,11 +243,15 @@ type joinTable struct {
 	// matched marks the right rows that matched (right and full joins,
 	// which probe one batch at a time).
 	matched []bool
+	// arrays holds refs, next and intHead's arrays.
+	arrays tableMem
 }
 
 func (t *joinTable) release() {
 	releaseAll(t.batches)
 	t.batches = nil
+	t.arrays.release()
+	t.refs, t.next, t.intHead = nil, nil, nil
 }
 
 // ready builds the table of the right side, once: from the batches read
@@ -279,7 +284,7 @@ func (j *joiner) release() {
 // buildTable indexes batches (of schema j.right, which the table takes)
 // by key.
 func (j *joiner) buildTable(batches []arrow.RecordBatch) (*joinTable, error) {
-	t := &joinTable{batches: batches}
+	t := &joinTable{batches: batches, arrays: tableMem{mem: j.e.mem}}
 	for _, b := range batches {
 		if !b.Schema().Equal(j.right) {
 			t.release()
@@ -294,16 +299,18 @@ func (j *joiner) buildTable(batches []arrow.RecordBatch) (*joinTable, error) {
 		t.release()
 		return nil, fmt.Errorf("join (right side): %d rows, more than a join holds (2^31)", n)
 	}
-	t.refs = make([]rowRef, 0, n)
+	t.refs = tableSlice[rowRef](&t.arrays, n)
+	row := 0
 	for bi, b := range batches {
-		t.starts = append(t.starts, len(t.refs))
+		t.starts = append(t.starts, row)
 		for r := range int(b.NumRows()) {
-			t.refs = append(t.refs, rowRef{Batch: int32(bi), Row: int32(r)})
+			t.refs[row] = rowRef{Batch: int32(bi), Row: int32(r)}
+			row++
 		}
 	}
-	t.next = make([]int32, n)
+	t.next = tableSlice[int32](&t.arrays, n)
 	if j.intKey {
-		t.intHead = newIntTable(n)
+		t.intHead = newIntTable(&t.arrays, n)
 	} else {
 		t.head = make(map[string]int32, n)
 	}
@@ -311,7 +318,6 @@ func (j *joiner) buildTable(batches []arrow.RecordBatch) (*joinTable, error) {
 	// that a key's chain is in the right side's order.
 	var kr keyRows
 	var ints []int64
-	row := n
 	for bi := len(batches) - 1; bi >= 0; bi-- {
 		b := batches[bi]
 		if j.intKey {

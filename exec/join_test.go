@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/sluice-data/sluice/internal/arrowsize"
 	"github.com/sluice-data/sluice/scan"
 )
 
@@ -222,9 +223,11 @@ func TestJoinSpills(t *testing.T) {
 				if spilled != "false" {
 					t.Fatal("the join in memory spilled")
 				}
-				got, spilled := run(16 << 10)
+				// 32 KiB holds some 360 rows with their table: a part (47
+				// rows, part 0 some 200 of null keys too), not the side.
+				got, spilled := run(32 << 10)
 				if spilled != "true" {
-					t.Fatal("a right side of 3000 rows in 16 KiB did not spill")
+					t.Fatal("a right side of 3000 rows in 32 KiB did not spill")
 				}
 				if !slices.Equal(got, want) {
 					t.Errorf("spilled: %d rows, in memory %d, or another order", len(got), len(want))
@@ -239,9 +242,59 @@ func TestJoinSpills(t *testing.T) {
 	}
 	hrecs := joinBatches(t, mem, joinRight, hot, 700)
 	defer releaseAll(hrecs)
-	_, err := collectRows(t, mem, FromBatches(joinLeft, lrecs...), Join(Pipeline{Source: FromBatches(joinRight, hrecs...)}, JoinOptions{How: "inner", Left: []string{"k"}, Right: []string{"k"}, Memory: 16 << 10}))
+	_, err := collectRows(t, mem, FromBatches(joinLeft, lrecs...), Join(Pipeline{Source: FromBatches(joinRight, hrecs...)}, JoinOptions{How: "inner", Left: []string{"k"}, Right: []string{"k"}, Memory: 32 << 10}))
 	if err == nil || !strings.Contains(err.Error(), "hot key") {
 		t.Errorf("hot key: %v", err)
+	}
+}
+
+// TestJoinHoldsAShareOfTheRunsMemory: a join without --memory of its own
+// holds its right side, its table counted, in half the run's memory
+// (the scans beside it and the pool's kept buffers have the rest): a
+// side whose batches take half and its table more spills, with the
+// rows of the join in memory.
+func TestJoinHoldsAShareOfTheRunsMemory(t *testing.T) {
+	var left, right []joinRow
+	for i := range 4000 {
+		left = append(left, joinRow{i % 1500, fmt.Sprintf("l%d", i)})
+	}
+	for i := range 3000 {
+		right = append(right, joinRow{i % 2000, fmt.Sprintf("r%d", i)})
+	}
+	mem := checkedMem(t)
+	lrecs := joinBatches(t, mem, joinLeft, left, 1000)
+	rrecs := joinBatches(t, mem, joinRight, right, 700)
+	defer releaseAll(lrecs)
+	defer releaseAll(rrecs)
+	var side int64
+	for _, r := range rrecs {
+		side += arrowsize.Record(r)
+	}
+	run := func(memory int64) ([]string, bool) {
+		tmp := t.TempDir()
+		var rows []string
+		var spilled bool
+		join := Join(Pipeline{Source: FromBatches(joinRight, rrecs...)}, JoinOptions{How: "inner", Left: []string{"k"}, Right: []string{"k"}})
+		err := Run(context.Background(), Pipeline{Source: FromBatches(joinLeft, lrecs...), Stages: []Stage{join, Collect(nil, func(rec arrow.RecordBatch) error {
+			spilled = spilled || openIn(t, tmp) > 0
+			rows = append(rows, rowText(rec, " ")...)
+			return nil
+		})}}, Options{Mem: mem, Workers: 2, TempDir: tmp, Memory: memory})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows, spilled
+	}
+	want, spilled := run(1 << 30)
+	if spilled {
+		t.Fatal("the join in 1 GiB spilled")
+	}
+	got, spilled := run(2 * side)
+	if !spilled {
+		t.Errorf("a right side of %d bytes, its table besides, in a run of %d did not spill", side, 2*side)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("spilled: %d rows, in memory %d, or another order", len(got), len(want))
 	}
 }
 

@@ -55,7 +55,8 @@ func readJoinSides(ctx context.Context, e *env, stages []Stage, pruneAt int) (ou
 		if !ok || js.pre != nil {
 			continue
 		}
-		side, err := readSide(ctx, e, js.other, js.o, joinBudget(e, js.o))
+		hold, _ := joinBudgets(e, js.o)
+		side, err := readSide(ctx, e, js.other, js.o, hold)
 		if err != nil {
 			release()
 			return nil, "", nil, err

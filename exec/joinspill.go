@@ -40,7 +40,7 @@ type sideBatches struct {
 	parts   [][]spillSpan
 	schema  *arrow.Schema // with rposColumn, once spilled
 	rows    int64
-	bytes   int64
+	bytes   int64 // what the batches held cost (sideCost)
 	keys    *keyEncoder
 	kr      keyRows
 }
@@ -57,16 +57,43 @@ func (s *sideBatches) release() {
 	}
 }
 
-// joinBudget is the most bytes of a side a join holds in memory.
-func joinBudget(e *env, o JoinOptions) int64 {
+// joinBudgets are the most bytes of its right side, counted by sideCost,
+// that a join holds: hold while it reads the side whole, part for one
+// part of a side that spilled. Given join --memory, both are it. Else
+// they are half the run's memory: the other half is the buffer pool's
+// kept quarter and what the scans beside the join decode into (a
+// quarter would meet the budget too, at 64MiB even, but spilled TPC-H
+// Q12's orders at the default 256MiB, 1.7x its wall).
+func joinBudgets(e *env, o JoinOptions) (hold, part int64) {
 	if o.Memory > 0 {
-		return o.Memory
+		return o.Memory, o.Memory
 	}
-	return e.memory
+	return e.memory / 2, e.memory / 2
+}
+
+// tableRowBytes is what a join's table holds for each right row besides
+// its batches: its rowRef (8 bytes), its link in next (4), and its slot
+// in an intTable at most half full (24 to 48), or, for other keys, its
+// map entry (as much, but for the key's bytes, which sideCost adds).
+const tableRowBytes = 64
+
+// sideCost is what holding rec in a join's table costs: its buffers,
+// the table's share for each row, and a copy of keys that are not one
+// integer (the map's keys).
+func sideCost(rec arrow.RecordBatch, keys *keyEncoder) int64 {
+	n := arrowsize.Record(rec) + rec.NumRows()*tableRowBytes
+	if len(keys.cols) == 1 && smallInt(keys.cols[0].in) {
+		return n
+	}
+	for _, c := range keys.cols {
+		n += arrowsize.Data(rec.Column(c.idx).Data())
+	}
+	return n
 }
 
 // readSide runs the right side's pipeline and keeps its batches: in
-// memory up to budget bytes (0: no bound), in parts on disk past it.
+// memory while they cost (sideCost) up to budget bytes (0: no bound), in
+// parts on disk past it.
 func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget int64) (*sideBatches, error) {
 	side := &sideBatches{}
 	collect := Collect(func(s *arrow.Schema) { side.out = s }, func(rec arrow.RecordBatch) error {
@@ -82,12 +109,17 @@ func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget
 			return side.spillBatch(ctx, e, dec)
 		}
 		side.batches = append(side.batches, dec)
-		side.bytes += arrowsize.Record(dec)
-		if budget <= 0 || side.bytes <= budget {
+		if budget <= 0 {
 			return nil
 		}
-		if side.keys, err = newKeyEncoder("join (right side)", dec.Schema(), o.Right); err != nil {
-			return err
+		if side.keys == nil {
+			if side.keys, err = newKeyEncoder("join (right side)", dec.Schema(), o.Right); err != nil {
+				return err
+			}
+		}
+		side.bytes += sideCost(dec, side.keys)
+		if side.bytes <= budget {
+			return nil
 		}
 		if side.spill, err = newSpillFile(e.tempDir, e.mem, "join", "join: spilling"); err != nil {
 			return err
@@ -107,6 +139,9 @@ func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget
 	if err := Run(ctx, p, Options{Mem: e.mem, Workers: e.workers, Memory: e.memory, TempDir: e.tempDir, Open: e.open}); err != nil {
 		side.release()
 		return nil, fmt.Errorf("join (right side): %w", err)
+	}
+	if side.spill != nil {
+		side.spill.doneWriting()
 	}
 	return side, nil
 }
@@ -191,10 +226,11 @@ type graceOp struct {
 	lkeys  *keyEncoder
 	kr     keyRows
 	lpos   int64
-	budget int64
+	budget int64         // what a part of the right side may cost (sideCost)
 	out    *arrow.Schema // joined rows with their places
 	ob     *orderBy      // by the places
 	runs   []*os.File    // each part's joined rows, read back from the start
+	bw     *bufio.Writer // writes a run, one part's after another's
 	// drop drops the places and hands the rows on.
 	drop operator
 }
@@ -235,8 +271,9 @@ func newGraceOp(s *joinStage, e *env, in *arrow.Schema, next operator) (operator
 	if err != nil {
 		return nil, err
 	}
+	_, part := joinBudgets(e, s.o)
 	return &graceOp{s: s, e: e, g: g, left: f, lparts: make([][]spillSpan, joinParts), lkeys: lkeys,
-		budget: joinBudget(e, s.o), out: out, ob: ob, drop: &mapOp{m: dropped.mapper, next: next}}, nil
+		budget: part, out: out, ob: ob, drop: &mapOp{m: dropped.mapper, next: next}}, nil
 }
 
 func (o *graceOp) push(ctx context.Context, rec arrow.RecordBatch) error {
@@ -250,11 +287,13 @@ func (o *graceOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 }
 
 func (o *graceOp) finish(ctx context.Context) error {
+	o.left.doneWriting()
 	for p := range joinParts {
 		if err := o.joinPart(ctx, p); err != nil {
 			return err
 		}
 	}
+	o.bw = nil
 	var inputs []*runReader
 	defer func() {
 		for _, r := range inputs {
@@ -289,10 +328,10 @@ func (o *graceOp) joinPart(ctx context.Context, p int) (err error) {
 			return err
 		}
 		batches = append(batches, b)
-		bytes += arrowsize.Record(b)
+		bytes += sideCost(b, o.g.rkeys)
 		if bytes > o.budget {
 			releaseAll(batches)
-			return fmt.Errorf("join: one part of the right side holds more than --memory (%s): its keys are too few to split it (a hot key?); give the join more --memory", size.Format(o.budget))
+			return fmt.Errorf("join: one part of the right side holds more than the join may (%s, with its table): its keys are too few to split it (a hot key?); give the join more --memory", size.Format(o.budget))
 		}
 	}
 	t, err := o.g.buildTable(batches)
@@ -305,7 +344,11 @@ func (o *graceOp) joinPart(ctx context.Context, p int) (err error) {
 		return fmt.Errorf("join: spilling: %w", err)
 	}
 	o.runs = append(o.runs, f)
-	bw := bufio.NewWriterSize(f, 1<<20)
+	if o.bw == nil {
+		o.bw = bufio.NewWriterSize(f, 1<<20)
+	}
+	bw := o.bw
+	bw.Reset(f)
 	w := ipc.NewWriter(bw, ipc.WithSchema(o.out), ipc.WithAllocator(o.e.mem))
 	defer func() {
 		if cerr := w.Close(); err == nil {

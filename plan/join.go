@@ -160,11 +160,13 @@ Order: left rows in their order, each with its matches in the right
 side's order; then, for right and full, the right rows that matched
 nothing, in their order.
 
-The right side is read first, into memory up to --memory. A larger one is
+The right side is read first, into memory up to --memory (its batches and
+hash table; by default half of run --memory). A larger one is
 split with the left side by the hash of the keys into 64 parts on disk
 (under $TMPDIR, removed at the end), joined part by part, and put back in
 the order above by a sort that spills too. A key whose rows alone exceed
---memory is an error that says so. An inner, semi or right join right
+what a part may hold (--memory; by default half of run --memory) is an
+error that says so. An inner, semi or right join right
 after a scan skips the scan's row groups whose statistics exclude every
 key of the right side (scan --stats counts them).`,
 	Example: `  sluice run "scan ./lineitem | join (scan ./orders --filter \"o_orderdate < date '1995-03-15'\") --on l_orderkey=o_orderkey | count-by o_orderpriority | show"
@@ -178,7 +180,7 @@ key of the right side (scan --stats counts them).`,
 		fs.StringVar(&j.How, "how", "inner", "the kind of join: "+strings.Join(JoinKinds, ", "))
 		fs.StringVar(&j.Where, "where", "", "a condition over the joined row that a match must meet too")
 		fs.StringVar(&j.Prefix, "prefix", "", "put before the name of every right column")
-		fs.Func("memory", "bytes of the right side held in memory (e.g. 512MiB); past that both sides are split into parts on disk (default 256MiB)", func(v string) (err error) {
+		fs.Func("memory", "bytes of the right side and its hash table held in memory (e.g. 512MiB); past that both sides are split into parts on disk (default half of run --memory)", func(v string) (err error) {
 			j.Memory, err = size.Parse(v)
 			return err
 		})
