@@ -47,6 +47,11 @@ type GetToOptions struct {
 	// OpenOutput opens Output when it is a path or URL; the store it
 	// returns is the caller's to close, after GetTo returns.
 	OpenOutput store.Opener
+	// Started, if set, is told the rows the service planned (-1 when it
+	// did not say) before the first batch; Wrote, if set, the rows of
+	// each batch once written. They are for progress reports.
+	Started func(rows int64)
+	Wrote   func(rows int64)
 }
 
 // GetResult is what GetTo fetched.
@@ -99,6 +104,12 @@ func GetTo(ctx context.Context, addr, dataset string, opts GetToOptions) (GetRes
 		}
 		sink = s
 	}
+	if opts.Started != nil {
+		opts.Started(r.Info.GetTotalRecords())
+	}
+	if opts.Wrote != nil {
+		sink = reportSink{sink, opts.Wrote}
+	}
 	if err := collect.WriteStream(r.Stream, sink); err != nil {
 		return GetResult{}, getError(ctx, addr, err)
 	}
@@ -118,6 +129,21 @@ func getError(ctx context.Context, addr string, err error) error {
 		return invalidError{err}
 	}
 	return ClientError(addr, err)
+}
+
+// reportSink tells wrote the rows of each batch its Sink has written.
+type reportSink struct {
+	collect.Sink
+	wrote func(rows int64)
+}
+
+func (r reportSink) Write(b collect.Batch) error {
+	n := b.NumRows()
+	if err := r.Sink.Write(b); err != nil {
+		return err
+	}
+	r.wrote(n)
+	return nil
 }
 
 // countSink keeps nothing: GetTo with no Output only counts.

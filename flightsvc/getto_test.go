@@ -41,8 +41,21 @@ func TestGetTo(t *testing.T) {
 	}
 	arrival := get
 	arrival.Order = collect.Arrival
-	if _, err := GetTo(t.Context(), addr, "taxi/", GetToOptions{GetOptions: arrival, Output: "mem://getto-out/f.arrow", Format: format.IPCFile, OpenOutput: open}); err != nil {
+	// Progress: the planned rows first, then each batch's rows once written.
+	planned, wrote, calls := int64(-2), int64(0), 0
+	if _, err := GetTo(t.Context(), addr, "taxi/", GetToOptions{GetOptions: arrival, Output: "mem://getto-out/f.arrow", Format: format.IPCFile, OpenOutput: open,
+		Started: func(rows int64) { planned = rows },
+		Wrote: func(rows int64) {
+			if planned == -2 {
+				t.Error("a batch was reported before the planned rows")
+			}
+			wrote += rows
+			calls++
+		}}); err != nil {
 		t.Fatal(err)
+	}
+	if planned != int64(want.Rows) || wrote != int64(want.Rows) || calls < 4 {
+		t.Errorf("progress: planned %d rows, reported %d in %d calls; want %d, in a call a batch", planned, wrote, calls, want.Rows)
 	}
 	b, err := out.ReadAll(t.Context(), "f.arrow")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/flightsvc"
 	"github.com/sluice-data/sluice/format"
+	"github.com/sluice-data/sluice/internal/progress"
 )
 
 type getOptions struct {
@@ -25,6 +26,7 @@ type getOptions struct {
 	output   string
 	format   string
 	stats    bool
+	quiet    bool
 }
 
 func newGetCommand() *cobra.Command {
@@ -36,7 +38,9 @@ func newGetCommand() *cobra.Command {
 with GetFlightInfo, then fetch every endpoint at once (--parallel at a time)
 and write the batches like 'sluice scan' does.
 
-With no -o, get prints the number of rows.
+With no -o, get prints the number of rows. With -o, a bar of rows written
+against the rows the service planned is drawn on stderr (a line every 2 s
+when stderr is not a terminal; -q for none).
 ` + outputHelp + `
 --order dataset (the default) holds endpoints ahead of a slow one in a bounded
 window; --order arrival writes batches as they come.
@@ -63,6 +67,7 @@ token comes from --token or SLUICE_TOKEN.`,
 	f.StringVarP(&opts.output, "output", "o", "", "write to a path or URL ending in "+format.SuffixHelp()+", or - for stdout")
 	f.StringVar(&opts.format, "format", "", "-o's format whatever its name: "+format.NameHelp())
 	f.BoolVar(&opts.stats, "stats", false, "print fetch statistics to stderr at the end")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress")
 	return cmd
 }
 
@@ -113,10 +118,19 @@ func runGet(ctx context.Context, out, errOut io.Writer, opts getOptions, addr, d
 	stores := newStoreSet()
 	defer stores.Close()
 	start := time.Now()
-	res, err := flightsvc.GetTo(ctx, addr, dataset, flightsvc.GetToOptions{
+	gopts := flightsvc.GetToOptions{
 		GetOptions: flightsvc.GetOptions{Columns: columns, Filter: opts.filter, Order: order, Parallel: opts.parallel, Token: token},
 		Output:     opts.output, Format: of, Stdout: out, OpenOutput: stores.Open,
-	})
+	}
+	var prog *progress.Bytes
+	if opts.output != "" {
+		gopts.Started = func(rows int64) { prog = progress.NewRows("get", rows, opts.quiet) }
+		gopts.Wrote = func(rows int64) { prog.Add(rows) }
+	}
+	res, err := flightsvc.GetTo(ctx, addr, dataset, gopts)
+	if prog != nil {
+		prog.Done()
+	}
 	if errors.Is(err, flightsvc.ErrInvalid) {
 		return usageError{err}
 	}

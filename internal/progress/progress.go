@@ -16,13 +16,14 @@ import (
 	"github.com/sluice-data/sluice/internal/size"
 )
 
-// Bytes reports bytes moved: a bar on a terminal, a plain line every few
-// seconds otherwise (logs and CI), nothing when quiet.
+// Bytes reports bytes (or rows) moved: a bar on a terminal, a plain line
+// every few seconds otherwise (logs and CI), nothing when quiet.
 type Bytes struct {
 	mu    sync.Mutex
 	bar   *progressbar.ProgressBar
 	w     io.Writer
 	desc  string
+	rows  bool // counts rows, not bytes
 	total int64
 	n     int64
 	start time.Time
@@ -31,20 +32,34 @@ type Bytes struct {
 
 // New starts a report of total bytes (negative: unknown) on stderr.
 func New(desc string, total int64, quiet bool) *Bytes {
-	p := &Bytes{desc: desc, total: total, start: time.Now(), last: time.Now()}
+	return start(desc, total, false, quiet)
+}
+
+// NewRows starts a report of total rows (negative: unknown) on stderr.
+func NewRows(desc string, total int64, quiet bool) *Bytes {
+	return start(desc, total, true, quiet)
+}
+
+func start(desc string, total int64, rows, quiet bool) *Bytes {
+	p := &Bytes{desc: desc, rows: rows, total: total, start: time.Now(), last: time.Now()}
 	if quiet {
 		return p
 	}
 	if term.IsTerminal(int(os.Stderr.Fd())) {
-		p.bar = progressbar.NewOptions64(total,
+		opts := []progressbar.Option{
 			progressbar.OptionSetWriter(os.Stderr),
 			progressbar.OptionSetDescription(desc),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionUseIECUnits(true), // MiB/s, as every summary says
-			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionThrottle(100 * time.Millisecond),
 			progressbar.OptionClearOnFinish(),
 			progressbar.OptionSetPredictTime(total > 0),
-		)
+		}
+		if rows {
+			opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("rows"))
+		} else {
+			opts = append(opts, progressbar.OptionShowBytes(true),
+				progressbar.OptionUseIECUnits(true)) // MiB/s, as every summary says
+		}
+		p.bar = progressbar.NewOptions64(total, opts...)
 		return p
 	}
 	p.w = os.Stderr
@@ -62,19 +77,24 @@ func (p *Bytes) Add(n int64) {
 	}
 	if p.w != nil && time.Since(p.last) >= 2*time.Second {
 		p.last = time.Now()
-		fmt.Fprintf(p.w, "%s: %s, %.1f MiB/s\n", p.desc, p.amount(), p.rate())
+		fmt.Fprintf(p.w, "%s: %s\n", p.desc, p.line())
 	}
 }
 
-func (p *Bytes) amount() string {
+// line is the plain report: so much (of so much), at a rate.
+func (p *Bytes) line() string {
+	secs := max(time.Since(p.start).Seconds(), 1e-9)
+	if p.rows {
+		if p.total > 0 {
+			return fmt.Sprintf("%d of %d rows, %.0f rows/s", p.n, p.total, float64(p.n)/secs)
+		}
+		return fmt.Sprintf("%d rows, %.0f rows/s", p.n, float64(p.n)/secs)
+	}
+	amount := size.IEC(p.n)
 	if p.total > 0 {
-		return fmt.Sprintf("%s of %s", size.IEC(p.n), size.IEC(p.total))
+		amount = fmt.Sprintf("%s of %s", size.IEC(p.n), size.IEC(p.total))
 	}
-	return size.IEC(p.n)
-}
-
-func (p *Bytes) rate() float64 {
-	return float64(p.n) / (1 << 20) / max(time.Since(p.start).Seconds(), 1e-9)
+	return fmt.Sprintf("%s, %.1f MiB/s", amount, float64(p.n)/(1<<20)/secs)
 }
 
 // Done clears the bar.
