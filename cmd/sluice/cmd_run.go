@@ -68,7 +68,7 @@ stage is a source (scan, from-csv, merge); the last may be a sink (write,
 partition, to-csv, show), else the stream is written to stdout as an Arrow
 IPC stream, or shown as a table on a terminal.
 
-Stages: ` + plan.Names() + `.
+` + fill("Stages: "+plan.Names()+".", 76) + `
 See sluice STAGE --help for each; scan takes sluice scan's flags
 (--columns, --filter, --dict, --order, --sim, --stats, ...).
 
@@ -96,10 +96,6 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
   sluice run --workers 4 'scan ./data/lineitem | shuffle --by l_orderkey --to 8
       | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show'
 
-  # on Kubernetes: each phase an Indexed Job; first look at it
-  sluice run --workers 8 --executor kubernetes --image registry.example/sluice:v1 --secret s3-keys \
-      --cpu 2 --mem 4Gi --store s3://bucket/jobs/ --dry-run 'scan s3://bucket/taxi/ | ...'
-
   # the reducers' groups stay in storage: one object per reducer and a manifest
   sluice run --workers 4 --out s3://bucket/by-order/ 'scan s3://bucket/lineitem/
       | shuffle --by l_orderkey --to 16 | sum-by l_orderkey l_quantity'
@@ -125,22 +121,22 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 		},
 	}
 	f := cmd.Flags()
-	f.IntVarP(&opts.threads, "threads", "t", 0, "batches worked on at once in each process (default: the number of cores)")
-	f.StringVar(&opts.memory, "memory", "", "what each process (with --workers: each worker) holds: sorts, joins and aggregations spill past it (default 256MiB each; join --memory overrides), a quarter of it kept as reusable buffers (a reducer's parts in flight within that quarter, 64MiB at most); the Go heap is held to it plus 64MiB")
-	f.IntVarP(&opts.workers, "workers", "w", 0, "worker processes to fan the pipeline out over (0: run it in this process); locally at most 4 a core run at once")
-	f.StringVar(&opts.store, "store", "", "URL under which the fanned-out job keeps its objects (default: a temporary directory)")
-	f.StringVar(&opts.out, "out", "", "with --workers: a prefix URL the last tasks write the results under, an object each and manifest.json (the pipeline then has no sink); it must be empty")
-	f.StringVar(&opts.resume, "resume", "", "with --workers: go on with the job at this prefix whose driver died (sluice jobs ls lists them), from what it committed; no pipeline; only a job this user started (its spec is signed with ~/.config/sluice/job-key)")
-	f.BoolVar(&opts.overwrite, "overwrite", false, "with --out: take a prefix that holds objects; once the job succeeds the parts it did not write are deleted")
+	f.IntVarP(&opts.threads, "threads", "t", 0, "batches worked on at once in each process (default: cores)")
+	f.StringVar(&opts.memory, "memory", "", "memory each process (with --workers: each worker) holds; sorts, joins and aggregations spill past it (default 256MiB; see sluice help fanout)")
+	f.IntVarP(&opts.workers, "workers", "w", 0, "worker processes to fan the pipeline out over (0: this process; locally at most 4 a core at once)")
+	f.StringVar(&opts.store, "store", "", "URL the fanned-out job keeps its objects under (default: a temporary one)")
+	f.StringVar(&opts.out, "out", "", "with --workers: an empty prefix the last tasks write their parts and manifest.json under (then no sink)")
+	f.StringVar(&opts.resume, "resume", "", "with --workers: go on with the job at this prefix whose driver died (sluice jobs ls lists them); no pipeline")
+	f.BoolVar(&opts.overwrite, "overwrite", false, "with --out: take a prefix that holds objects, deleting the old parts once the job succeeds")
 	f.BoolVar(&opts.keep, "keep", false, "keep the job's committed outputs and manifests")
 	f.IntVar(&opts.attempts, "attempts", 3, "times a task is started before the job fails")
-	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes of row groups per map task (a file at least twice as large is cut)")
-	f.IntVar(&opts.spread, "spread", 0, "key prefixes each phase's objects are spread over, to keep under S3's per-prefix request rates (0: one a task of the largest phase, up to 256; 1: all under one)")
-	f.StringVar(&opts.broadcast, "broadcast", "256MiB", "with --workers: the largest right side of a join that the driver reads once and writes for every map task to read (0: never; a larger one each task reads itself)")
+	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes of row groups per map task (larger files are cut)")
+	f.IntVar(&opts.spread, "spread", 0, "key prefixes a phase's objects are spread over, for S3's per-prefix request rates (0: by tasks, up to 256)")
+	f.StringVar(&opts.broadcast, "broadcast", "256MiB", "with --workers: the largest join right side read once and written for every map task (0: never)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print the job's prefix and each phase's time on stderr")
-	f.BoolVar(&opts.progress, "progress", true, "with --workers on a terminal: a bar per phase (tasks, failures, rows and bytes, MiB/s, time left)")
-	f.StringVar(&opts.events, "events", "", "with --workers: write the job's event log (JSON lines: phases, every attempt) to FILE, for sluice report")
-	addMetricsFlag(f, &opts.metrics, "with --workers, while the job runs: tasks by phase and state, failed attempts, phases done", "loopback only")
+	f.BoolVar(&opts.progress, "progress", true, "with --workers on a terminal: a bar per phase (tasks, failures, rows, MiB/s, time left)")
+	f.StringVar(&opts.events, "events", "", "with --workers: write the job's event log (JSON lines) to FILE, for sluice report")
+	addMetricsFlag(f, &opts.metrics, "with --workers: tasks by phase and state", "loopback only")
 	f.BoolVar(&opts.duplicateAll, "x-duplicate-all", false, "start two attempts of every task (a test of exactly-once commits)")
 	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
 	f.BoolVar(&opts.corruptSpec, "x-corrupt-spec", false, "write half of the job's spec (a test of workers given a corrupt one)")
@@ -154,8 +150,8 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 	f.DurationVar(&opts.leaseEvery, "x-lease-every", 0, "the driver renews the job's lease this often (a test of workers whose driver died; default 10s)")
 	_ = f.MarkHidden("x-lease-every")
 	addExecutorFlags(f, &opts.exe)
-	cmd.Flags().StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
-	cmd.Flags().StringVar(&opts.memProfile, "memprofile", "", "write a profile of the run's allocations to this file at its end (go tool pprof -sample_index=alloc_space reads it)")
+	cmd.Flags().StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to FILE (for go tool pprof)")
+	cmd.Flags().StringVar(&opts.memProfile, "memprofile", "", "write the run's allocations to FILE at its end (go tool pprof -sample_index=alloc_space)")
 	return cmd
 }
 

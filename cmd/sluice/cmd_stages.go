@@ -55,7 +55,7 @@ A stage of sluice run, or a command of its own in a pipe (see sluice help pipes)
 		}
 		build := d.Bind(cmd.Flags())
 		var cpuProfile string
-		cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the stage to this file (go tool pprof reads it)")
+		cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the stage to FILE (for go tool pprof)")
 		cmd.RunE = func(cmd *cobra.Command, args []string) error {
 			st, err := build(args)
 			if err != nil {

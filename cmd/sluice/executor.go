@@ -37,21 +37,31 @@ Kubernetes pods through --secret.
 job prefix of --store) and prints what each phase would submit, the first
 phase's Job as YAML for kubectl apply (or its sbatch command), the later
 phases' commented out, since each needs the previous one committed by the
-driver. Details: docs/fanout.md.`
+driver, for example:
+  sluice run --workers 8 --executor kubernetes --image registry.example/sluice:v1 \
+      --secret s3-keys --cpu 2 --mem 4Gi --store s3://bucket/jobs/ --dry-run 'scan ...'
+
+--memory bounds each process (default 256MiB): sorts, joins and aggregations
+spill to $TMPDIR past their share of it, and a quarter of it is kept as
+reusable buffers (a reducer's parts in flight within that quarter, 64MiB at
+most); the Go heap is held to it plus 64MiB (a worker's to half of it).
+A worker stays within --memory plus some 64MiB for the binary and runtime.
+--resume takes only a job this user started: its spec is signed with
+~/.config/sluice/job-key. Details: docs/fanout.md.`
 
 func addExecutorFlags(f *pflag.FlagSet, o *executorOptions) {
 	f.StringVar(&o.Name, "executor", "local", "where workers run: local, slurm or kubernetes")
-	f.BoolVar(&o.DryRun, "dry-run", false, "write the job's spec and print what the slurm or kubernetes executor would submit for each phase; submit nothing")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what the slurm or kubernetes executor would submit for each phase; submit nothing")
 	f.StringArrayVar(&o.Sbatch, "sbatch", nil, "a further argument for sbatch, such as --partition=batch (repeatable; slurm)")
-	f.StringVar(&o.SlurmLogs, "slurm-logs", "", "directory, shared with the nodes, for the array tasks' output (slurm; default: a temporary one)")
+	f.StringVar(&o.SlurmLogs, "slurm-logs", "", "directory shared with the nodes for the tasks' logs (slurm; default: a temporary one)")
 	f.StringVar(&o.Image, "image", "", "container image with sluice on its PATH (kubernetes)")
 	f.StringVar(&o.Namespace, "namespace", "", "namespace of the Jobs (kubernetes; default: the kubeconfig's)")
-	f.StringVar(&o.CPU, "cpu", "", "CPU request and limit of each worker, such as 2 or 500m (kubernetes)")
+	f.StringVar(&o.CPU, "cpu", "", "CPU of each worker, such as 2 or 500m (kubernetes)")
 	f.StringVar(&o.Mem, "mem", "", "memory request and limit of each worker, such as 4Gi (kubernetes)")
-	f.StringVar(&o.Secret, "secret", "", "Secret whose keys (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...) are the workers' S3 credentials (kubernetes; default: the pod's identity)")
-	f.StringVar(&o.ServiceAccount, "service-account", "", "service account of the workers' pods, its token mounted (kubernetes)")
-	f.DurationVar(&o.Deadline, "deadline", kubernetes.DefaultDeadline, "longest a phase's Job may run, so a Job whose driver died ends (kubernetes activeDeadlineSeconds; negative: no limit)")
-	f.DurationVar(&o.TTL, "ttl", time.Hour, "how long a finished Job the driver could not delete is kept (kubernetes ttlSecondsAfterFinished)")
+	f.StringVar(&o.Secret, "secret", "", "Secret holding the workers' AWS_* credentials (kubernetes; default: the pod's identity)")
+	f.StringVar(&o.ServiceAccount, "service-account", "", "service account of the workers' pods (kubernetes)")
+	f.DurationVar(&o.Deadline, "deadline", kubernetes.DefaultDeadline, "longest a phase's Job may run, so a dead driver's Job ends (kubernetes; negative: no limit)")
+	f.DurationVar(&o.TTL, "ttl", time.Hour, "keep a finished Job the driver could not delete this long (kubernetes)")
 }
 
 // check refuses executor flags for a run in this process.

@@ -36,6 +36,24 @@ func TestHelpTopicsAndNames(t *testing.T) {
 	}
 	assertCleanFailure(t, sluice(t, nil, "scna", "./x"), exitUsage, "did you mean scan?")
 
+	// Flag descriptions wrap: off a terminal, to 100 columns.
+	for _, c := range newRootCommand().Commands() {
+		if c.Hidden || !c.IsAvailableCommand() {
+			continue
+		}
+		r := sluice(t, nil, c.Name(), "--help")
+		_, flags, ok := strings.Cut(r.stdout, "\nFlags:\n")
+		if r.code != 0 || !ok {
+			t.Errorf("%s --help: exit %d, no flags", c.Name(), r.code)
+			continue
+		}
+		for _, line := range strings.Split(flags, "\n") {
+			if len(line) > 100 {
+				t.Errorf("%s --help: a flag line of %d columns: %q", c.Name(), len(line), line)
+			}
+		}
+	}
+
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

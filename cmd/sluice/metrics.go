@@ -18,8 +18,8 @@ import (
 
 // addMetricsFlag adds --metrics-addr; rule says which addresses it takes.
 func addMetricsFlag(f *pflag.FlagSet, addr *string, what, rule string) {
-	f.StringVar(addr, "metrics-addr", "", "serve Prometheus metrics ("+what+") at http://HOST:PORT/metrics, "+
-		"e.g. --metrics-addr 127.0.0.1:9464 (port 0 picks a free one; "+rule+"; see docs/metrics.md)")
+	f.StringVar(addr, "metrics-addr", "", "serve Prometheus metrics ("+what+") at http://HOST:PORT/metrics "+
+		"(port 0: a free one; "+rule+"; docs/metrics.md)")
 }
 
 // startMetrics, given an address, serves a new registry's metrics there

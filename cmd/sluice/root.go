@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/sluice-data/sluice/internal/buildinfo"
 	"github.com/sluice-data/sluice/internal/size"
@@ -73,11 +76,17 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interr
 		},
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
+	// Flag descriptions wrap to the terminal (cobra prints each on one
+	// line, some 300 characters long).
+	cobra.AddTemplateFunc("wrappedFlags", func(fs *pflag.FlagSet) string { return fs.FlagUsagesWrapped(helpWidth()) })
+	root.SetUsageTemplate(strings.NewReplacer(
+		".LocalFlags.FlagUsages", "wrappedFlags .LocalFlags",
+		".InheritedFlags.FlagUsages", "wrappedFlags .InheritedFlags").Replace(root.UsageTemplate()))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	f := root.PersistentFlags()
 	f.StringVar(&globals.endpoint, "endpoint", "", "S3 endpoint URL (default: AWS_ENDPOINT_URL, else AWS)")
-	f.StringVar(&globals.region, "region", "", "S3 region (default: AWS_REGION or shared config, else us-east-1; a bucket in another region is found from the server's answer)")
-	f.StringVar(&globals.sim, "sim", "", "model a remote link: a profile (s3) or ttfb=15ms,stream=90MiB/s,... (see sluice help sim)")
+	f.StringVar(&globals.region, "region", "", "S3 region (default: AWS_REGION or shared config, else us-east-1)")
+	f.StringVar(&globals.sim, "sim", "", "model a remote link: s3, or ttfb=15ms,... (sluice help sim)")
 
 	root.AddCommand(
 		newLsCommand(),
@@ -158,6 +167,34 @@ func ints(s string, least int) ([]int, bool) {
 		out = append(out, n)
 	}
 	return out, true
+}
+
+// helpWidth is the width help wraps to: the terminal's, within 60-120
+// columns; 100 when stdout is not a terminal.
+func helpWidth() int {
+	w, _, err := term.GetSize(int(os.Stdout.Fd()))
+	if err != nil {
+		return 100
+	}
+	return min(max(w, 60), 120)
+}
+
+// fill wraps text at spaces into lines of at most width characters.
+func fill(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(text) {
+		if i > 0 && n+1+len(w) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if i > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
 }
 
 // humanBytes is how every summary prints a byte count (1.5 MiB).
