@@ -29,7 +29,7 @@ func ParquetTesting(t testing.TB) string {
 	}
 	root := filepath.Join(dir, "..", "shared", "testdata", "parquet-testing")
 	if _, err := os.Stat(filepath.Join(root, "data")); err != nil {
-		testenv.Unavailable(t, "parquet-testing files not found at %s (../shared beside the repository)", root)
+		testenv.Unavailable(t, "parquet-testing files not found at %s: git clone https://github.com/apache/parquet-testing there", root)
 	}
 	return root
 }
