@@ -56,19 +56,27 @@ func TestMoreAggregatesAndNulls(t *testing.T) {
 // randomMore is n batches of rows over few groups, a tenth of each
 // column null.
 func randomMore(t *testing.T, seed uint64, batches, rows int) []arrow.RecordBatch {
+	return moreRows(t, seed, 1, batches, rows, func(r *rand.Rand) []any {
+		return []any{fmt.Sprint("k", r.IntN(7)), r.IntN(300) - 100, r.NormFloat64()*1e3 + 1e6, fmt.Sprint("s", r.IntN(5000))}
+	})
+}
+
+// moreRows is batches of rows of moreSchema made by row from a source
+// seeded by seed and stream, a tenth of each column then made null.
+func moreRows(t *testing.T, seed, stream uint64, batches, rows int, row func(*rand.Rand) []any) []arrow.RecordBatch {
 	mem := checkedMem(t)
-	r := rand.New(rand.NewPCG(seed, 1))
+	r := rand.New(rand.NewPCG(seed, stream))
 	var out []arrow.RecordBatch
 	for range batches {
 		var rs [][]any
 		for range rows {
-			row := []any{fmt.Sprint("k", r.IntN(7)), r.IntN(300) - 100, r.NormFloat64()*1e3 + 1e6, fmt.Sprint("s", r.IntN(5000))}
-			for c := range row {
+			vals := row(r)
+			for c := range vals {
 				if r.IntN(10) == 0 {
-					row[c] = nil
+					vals[c] = nil
 				}
 			}
-			rs = append(rs, row)
+			rs = append(rs, vals)
 		}
 		out = append(out, batch(t, mem, moreSchema, rs...))
 	}

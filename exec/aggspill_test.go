@@ -15,25 +15,10 @@ import (
 // manyGroups is batches of rows over about groups keys, each column a
 // tenth null.
 func manyGroups(t *testing.T, seed uint64, batches, rows, groups int) []arrow.RecordBatch {
-	mem := checkedMem(t)
-	r := rand.New(rand.NewPCG(seed, 2))
-	var out []arrow.RecordBatch
-	for range batches {
-		var rs [][]any
-		for range rows {
-			g := r.IntN(groups)
-			row := []any{fmt.Sprint("k", g%97), g, r.NormFloat64()*1e3 + 1e6, fmt.Sprint("s", r.IntN(5000))}
-			for c := range row {
-				if r.IntN(10) == 0 {
-					row[c] = nil
-				}
-			}
-			rs = append(rs, row)
-		}
-		out = append(out, batch(t, mem, moreSchema, rs...))
-	}
-	t.Cleanup(func() { releaseAll(out) })
-	return out
+	return moreRows(t, seed, 2, batches, rows, func(r *rand.Rand) []any {
+		g := r.IntN(groups)
+		return []any{fmt.Sprint("k", g%97), g, r.NormFloat64()*1e3 + 1e6, fmt.Sprint("s", r.IntN(5000))}
+	})
 }
 
 // runBudget runs stages over src within memory bytes, spilling to dir,
