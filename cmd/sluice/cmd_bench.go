@@ -234,11 +234,12 @@ func benchFiguresTopic() *cobra.Command {
 		Use:   "bench-figures",
 		Short: "sluice bench in detail: its figures, --out and --json fields, and its modes",
 		Long: `Figures, per phase (the puts or the gets of one cell):
-  MiB/s, obj/s    steady state: over the window in which every worker is busy,
+  MiB/s steady, obj/s
+                  steady state: over the window in which every worker is busy,
                   from when the last one issued its first request to when the
                   first one finished its last (the whole phase if there is no
                   such window); a request's bytes spread over its duration.
-  whole MiB/s     all bytes of the phase over its wall time.
+  MiB/s whole     all bytes of the phase over its wall time.
   req MiB/s       each request's bytes over its duration: p10/p50/p90.
   first byte      ms from issue to the first body byte (get) or the upload
                   accepted (put): p50/p90/p99/max.
