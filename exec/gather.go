@@ -148,10 +148,17 @@ func gatherColumn(ctx context.Context, mem memory.Allocator, dt arrow.DataType, 
 		}
 		return bld.NewArray(), nil
 	}
-	// Anything else: put the sources end to end and take.
-	all, err := array.Concatenate(arrs, mem)
-	if err != nil {
-		return nil, err
+	// Anything else: put the sources end to end (one needs no copy) and
+	// take.
+	var all arrow.Array
+	if len(arrs) == 1 {
+		all = arrs[0]
+		all.Retain()
+	} else {
+		var err error
+		if all, err = array.Concatenate(arrs, mem); err != nil {
+			return nil, err
+		}
 	}
 	defer all.Release()
 	starts := make([]int32, len(arrs))

@@ -181,23 +181,22 @@ func WithPositions(mem memory.Allocator, rec arrow.RecordBatch, name string, fro
 func spillParts(ctx context.Context, e *env, f *spillFile, parts [][]spillSpan, keys *keyEncoder, kr *keyRows, rec arrow.RecordBatch) error {
 	keys.encode(rec, kr)
 	nulls := keyNulls(rec, keys)
-	rows := make([][]int32, len(parts))
+	rows := make([][]rowRef, len(parts))
 	for i := range int(rec.NumRows()) {
 		p := 0
 		if nulls == nil || !nulls[i] {
 			p = PartitionOf(kr.row(i), len(parts))
 		}
-		rows[p] = append(rows[p], int32(i))
+		rows[p] = append(rows[p], rowRef{Row: int32(i)})
 	}
+	srcs := []arrow.RecordBatch{rec}
 	for p, rs := range rows {
 		if len(rs) == 0 {
 			continue
 		}
-		part, err := takeRows(ctx, e.mem, rec, func(add func(int32)) {
-			for _, i := range rs {
-				add(i)
-			}
-		}, len(rs))
+		// gather, not compute's take: a fifth of a spilled join's time
+		// went to take's kernels and their allocations.
+		part, err := gatherRows(ctx, e.mem, rec.Schema(), srcs, rs)
 		if err != nil {
 			return err
 		}
