@@ -267,12 +267,13 @@ expression (see filter). Nulls are skipped, as in DuckDB.
 
 Without a name, an aggregate of a column is called fn_column (sum_x, median_x,
 count_distinct_x), count() count, and others as written. Groups come out in
-key order. Under run --workers each map task sends a summary per batch and
-the driver folds them in dataset order, so results equal one process's to the
+key order. Past run --memory the groups spill to disk ($TMPDIR) by a hash of
+their keys and are folded a part at a time, with the same results; one
+group's state is held whole (median and quantile keep every value of a
+group). Under run --workers each map task sends a summary per batch and the
+driver folds them in dataset order, so results equal one process's to the
 bit: count(distinct) sends its distinct values, median and quantile every
-value (so they need the memory of all values of a group, at the driver too,
-held in memory and not spilled), approx_count_distinct its sketch (merged by
-register maximum).`,
+value, approx_count_distinct its sketch (merged by register maximum).`,
 		Example: `  sluice agg-by l_returnflag,l_linestatus "sum(l_quantity), mean(l_discount), count()"
   sluice agg-by l_shipmode "sum(l_extendedprice * (1 - l_discount)) as revenue"
   sluice agg-by l_shipmode "count(distinct l_orderkey), median(l_quantity), quantile(l_quantity, 0.99) as p99"`,
