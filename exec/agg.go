@@ -809,12 +809,17 @@ func (h *hashAgg) fold(pa any) error {
 			h.bytes += h.groupCost(k)
 		}
 		for j, a := range h.aggs {
-			if binaryState(a.fn) || a.k == kString {
-				h.bytes += stateCost(a, &p.acc[j], g)
+			// What the merge adds, not what the summary holds: a group's
+			// min, distinct values or sketch seen again cost nothing more.
+			dst := &h.acc[j]
+			held := heldBytes(a, dst, d)
+			if a.fn == aggCountDistinct {
+				h.bytes += newDistinct(dst, d, &p.acc[j], g)
 			}
-			if err := mergeAccum(a, &h.acc[j], d, &p.acc[j], g); err != nil {
+			if err := mergeAccum(a, dst, d, &p.acc[j], g); err != nil {
 				return fmt.Errorf("%s: %s: %w", h.stage, a.name, err)
 			}
+			h.bytes += heldBytes(a, dst, d) - held
 		}
 	}
 	if h.overBudget() {

@@ -96,29 +96,35 @@ func (h *hashAgg) groupCost(k string) int64 {
 	return int64(len(k)) + groupBytes + int64(len(h.aggs))*accumBytes
 }
 
-// stateCost is what merging src's group g may add to the fold beyond the
-// fixed size of a state: the values, distinct values or sketch it holds,
-// or a string.
-func stateCost(a boundAgg, src *accum, g int) int64 {
+// heldBytes is what acc's group d holds beyond its state's fixed size:
+// its values, its sketch or its string. A distinct set is not sized here,
+// which would walk it: newDistinct counts what a merge adds to one.
+func heldBytes(a boundAgg, acc *accum, d int32) int64 {
 	switch a.fn {
 	case aggQuantile:
-		return 8 * int64(len(src.vals[g]))
-	case aggCountDistinct:
-		var n int64
-		for k := range src.set[g] {
-			n += int64(len(k)) + 32
-		}
-		return n
+		return 8 * int64(len(acc.vals[d]))
 	case aggApproxDistinct:
-		if sk := src.sk[g]; sk != nil {
+		if sk := acc.sk[d]; sk != nil {
 			return int64(len(sk.sparse))*16 + int64(len(sk.reg))
 		}
 	case aggMin, aggMax, aggAnyValue:
 		if a.k == kString {
-			return int64(len(src.s[g]))
+			return int64(len(acc.s[d]))
 		}
 	}
 	return 0
+}
+
+// newDistinct is what the values of src's set g that dst's set d lacks
+// will take there.
+func newDistinct(dst *accum, d int32, src *accum, g int) int64 {
+	var n int64
+	for k := range src.set[g] {
+		if _, ok := dst.set[d][k]; !ok {
+			n += int64(len(k)) + 32
+		}
+	}
+	return n
 }
 
 // spill starts spilling: the folded groups go to their partitions, and
