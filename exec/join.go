@@ -22,8 +22,7 @@ type JoinOptions struct {
 	Prefix      string
 	// Memory is how many bytes of the right side, its hash table counted,
 	// the join holds; past that it partitions both sides to disk (a grace
-	// hash join). Zero: shares of the run's Options.Memory (see
-	// joinBudgets).
+	// hash join). Zero: half the run's Options.Memory (joinBudget).
 	Memory int64
 }
 

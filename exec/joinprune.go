@@ -55,8 +55,7 @@ func readJoinSides(ctx context.Context, e *env, stages []Stage, pruneAt int) (ou
 		if !ok || js.pre != nil {
 			continue
 		}
-		hold, _ := joinBudgets(e, js.o)
-		side, err := readSide(ctx, e, js.other, js.o, hold)
+		side, err := readSide(ctx, e, js.other, js.o, joinBudget(e, js.o))
 		if err != nil {
 			release()
 			return nil, "", nil, err

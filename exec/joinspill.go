@@ -57,18 +57,18 @@ func (s *sideBatches) release() {
 	}
 }
 
-// joinBudgets are the most bytes of its right side, counted by sideCost,
-// that a join holds: hold while it reads the side whole, part for one
-// part of a side that spilled. Given join --memory, both are it. Else
-// they are half the run's memory: the other half is the buffer pool's
-// kept quarter and what the scans beside the join decode into (a
-// quarter would meet the budget too, at 64MiB even, but spilled TPC-H
-// Q12's orders at the default 256MiB, 1.7x its wall).
-func joinBudgets(e *env, o JoinOptions) (hold, part int64) {
+// joinBudget is the most bytes of its right side, counted by sideCost,
+// that a join holds, whether it reads the side whole or joins one part of
+// a side that spilled: join --memory, else half the run's memory. The
+// other half is the buffer pool's kept quarter and what the scans beside
+// the join decode into (a quarter would meet the budget too, at 64MiB
+// even, but spilled TPC-H Q12's orders at the default 256MiB, 1.7x its
+// wall).
+func joinBudget(e *env, o JoinOptions) int64 {
 	if o.Memory > 0 {
-		return o.Memory, o.Memory
+		return o.Memory
 	}
-	return e.memory / 2, e.memory / 2
+	return e.memory / 2
 }
 
 // tableRowBytes is what a join's table holds for each right row besides
@@ -270,9 +270,8 @@ func newGraceOp(s *joinStage, e *env, in *arrow.Schema, next operator) (operator
 	if err != nil {
 		return nil, err
 	}
-	_, part := joinBudgets(e, s.o)
 	return &graceOp{s: s, e: e, g: g, left: f, lparts: make([][]spillSpan, joinParts), lkeys: lkeys,
-		budget: part, out: out, ob: ob, drop: &mapOp{m: dropped.mapper, next: next}}, nil
+		budget: joinBudget(e, s.o), out: out, ob: ob, drop: &mapOp{m: dropped.mapper, next: next}}, nil
 }
 
 func (o *graceOp) push(ctx context.Context, rec arrow.RecordBatch) error {
