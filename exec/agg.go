@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/DataDog/sketches-go/ddsketch"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -43,26 +44,28 @@ const (
 	aggStddevSamp
 	aggStddevPop
 	aggAnyValue
+	aggApproxQuantile
 )
 
 var aggNames = map[string]aggFn{
 	"sum": aggSum, "count": aggCount, "min": aggMin, "max": aggMax, "mean": aggMean, "avg": aggMean,
 	"count_distinct": aggCountDistinct, "approx_count_distinct": aggApproxDistinct,
-	"median": aggQuantile, "quantile": aggQuantile, "quantile_cont": aggQuantile,
-	"variance": aggVarSamp, "var_samp": aggVarSamp, "var_pop": aggVarPop,
+	"median": aggQuantile, "quantile": aggQuantile, "quantile_cont": aggQuantile, "quantile_disc": aggQuantile,
+	"approx_quantile": aggApproxQuantile,
+	"variance":        aggVarSamp, "var_samp": aggVarSamp, "var_pop": aggVarPop,
 	"stddev": aggStddevSamp, "stddev_samp": aggStddevSamp, "stddev_pop": aggStddevPop,
 	"any_value": aggAnyValue,
 }
 
 // aggFnNames are the aggregates' names in messages, by aggFn.
 var aggFnNames = [...]string{"sum", "count", "min", "max", "mean", "count(distinct)", "approx_count_distinct",
-	"quantile", "var_samp", "var_pop", "stddev_samp", "stddev_pop", "any_value"}
+	"quantile", "var_samp", "var_pop", "stddev_samp", "stddev_pop", "any_value", "approx_quantile"}
 
 // binaryState says fn's partial state is one binary value per group
 // (encodeState), not a running value of the argument's own type.
 func binaryState(fn aggFn) bool {
 	switch fn {
-	case aggCountDistinct, aggApproxDistinct, aggQuantile, aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
+	case aggCountDistinct, aggApproxDistinct, aggQuantile, aggApproxQuantile, aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
 		return true
 	}
 	return false
@@ -73,6 +76,7 @@ type aggSpec struct {
 	fn   aggFn
 	arg  expr.Node // nil for count()
 	q    float64   // quantile's fraction
+	disc bool      // quantile_disc: the value at q's rank, not interpolated
 	name string
 	call string // the aggregate as named, for messages
 }
@@ -161,7 +165,7 @@ func parseAggs(input string) ([]aggSpec, error) {
 		}
 		spec := aggSpec{fn: fn, name: it.As, call: shown}
 		switch {
-		case call.Fn == "quantile" || call.Fn == "quantile_cont":
+		case call.Fn == "quantile" || call.Fn == "quantile_cont" || call.Fn == "quantile_disc" || call.Fn == "approx_quantile":
 			if len(call.Args) != 2 {
 				return nil, bad("%s takes a value and a fraction: %s(x, 0.9)", call.Fn, call.Fn)
 			}
@@ -169,7 +173,7 @@ func parseAggs(input string) ([]aggSpec, error) {
 			if !ok {
 				return nil, bad("%s's fraction must be a number from 0 to 1, not %s", call.Fn, expr.String(call.Args[1]))
 			}
-			spec.arg, spec.q = call.Args[0], q
+			spec.arg, spec.q, spec.disc = call.Args[0], q, call.Fn == "quantile_disc"
 		case call.Fn == "median" && len(call.Args) == 1:
 			spec.arg, spec.q = call.Args[0], 0.5
 		case len(call.Args) > 1:
@@ -191,6 +195,7 @@ var countDistinctSpelled = regexp.MustCompile(`^count_distinct\(\s*`)
 
 // aggList names the aggregates, for messages.
 const aggList = "sum, count, count(distinct), approx_count_distinct, min, max, mean, avg, median, quantile, " +
+	"quantile_disc, approx_quantile, " +
 	"stddev, stddev_samp, stddev_pop, variance, var_samp, var_pop, any_value"
 
 func defaultAggName(call *expr.Call, text string) string {
@@ -219,6 +224,7 @@ type boundAgg struct {
 	arg  *expr.Expr // nil for count()
 	k    kind       // the argument's kind
 	q    float64    // quantile's fraction
+	disc bool       // quantile_disc
 	name string
 	out  arrow.DataType
 }
@@ -236,7 +242,7 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	}
 	var aggs []boundAgg
 	for _, spec := range s.aggs {
-		b := boundAgg{fn: spec.fn, name: spec.name, q: spec.q}
+		b := boundAgg{fn: spec.fn, name: spec.name, q: spec.q, disc: spec.disc}
 		if spec.arg != nil {
 			x, err := expr.Bind(s.input, spec.arg, in)
 			if err != nil {
@@ -276,7 +282,7 @@ func aggOut(fn aggFn, k kind) (arrow.DataType, bool, bool) {
 	switch fn {
 	case aggCount, aggCountDistinct, aggApproxDistinct:
 		return arrow.PrimitiveTypes.Int64, false, true
-	case aggMean, aggQuantile, aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
+	case aggMean, aggQuantile, aggApproxQuantile, aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
 		if !k.Numeric() {
 			return nil, true, false
 		}
@@ -331,6 +337,7 @@ type accum struct {
 	set  []map[string]struct{}
 	sk   []*hll
 	vals [][]float64
+	dd   []*ddsketch.DDSketch
 	m2   []float64
 }
 
@@ -358,6 +365,8 @@ func (a *accum) grow(b boundAgg, groups int) {
 		a.sk = growTo(a.sk, groups)
 	case aggQuantile:
 		a.vals = growTo(a.vals, groups)
+	case aggApproxQuantile:
+		a.dd = growTo(a.dd, groups)
 	case aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
 		a.f, a.m2 = growTo(a.f, groups), growTo(a.m2, groups)
 	}
@@ -664,6 +673,19 @@ func accumulate(a boundAgg, acc *accum, v vec, gids, runs []int32) error {
 				acc.n[g]++
 			}
 		}
+	case a.fn == aggApproxQuantile:
+		for i, g := range gids {
+			if g < 0 || !v.IsValid(i) {
+				continue
+			}
+			if acc.dd[g] == nil {
+				acc.dd[g] = newQuantileSketch()
+			}
+			if err := acc.dd[g].Add(floatOf(v, i)); err != nil {
+				return fmt.Errorf("approx_quantile cannot take %v", floatOf(v, i))
+			}
+			acc.n[g]++
+		}
 	case binaryState(a.fn): // the variances
 		for i, g := range gids {
 			if g >= 0 && v.IsValid(i) {
@@ -760,6 +782,13 @@ func mergeAccum(a boundAgg, dst *accum, d int32, src *accum, g int) error {
 		dst.sk[d].merge(src.sk[g])
 	case aggQuantile:
 		dst.vals[d] = append(dst.vals[d], src.vals[g]...)
+	case aggApproxQuantile:
+		if dst.dd[d] == nil {
+			dst.dd[d] = newQuantileSketch()
+		}
+		if err := dst.dd[d].MergeWith(src.dd[g]); err != nil {
+			return err
+		}
 	case aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
 		dst.f[d], dst.m2[d] = welfordMerge(n1, dst.f[d], dst.m2[d], src.n[g], src.f[g], src.m2[g])
 	case aggSum, aggMean:
@@ -921,8 +950,13 @@ func (h *hashAgg) result() (arrow.RecordBatch, error) {
 					b.(*array.Int64Builder).Append(e)
 				case acc.n[g] == 0:
 					b.AppendNull()
+				case a.fn == aggQuantile && a.disc:
+					b.(*array.Float64Builder).Append(quantileDisc(acc.vals[g], a.q))
 				case a.fn == aggQuantile:
 					b.(*array.Float64Builder).Append(quantileCont(acc.vals[g], a.q))
+				case a.fn == aggApproxQuantile:
+					x, _ := acc.dd[g].GetValueAtQuantile(a.q) // n > 0: not empty
+					b.(*array.Float64Builder).Append(x)
 				case (a.fn == aggVarSamp || a.fn == aggStddevSamp) && acc.n[g] == 1:
 					b.AppendNull() // no sample variance of one value, as in DuckDB
 				case a.fn == aggVarSamp:

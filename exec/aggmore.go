@@ -10,6 +10,10 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/DataDog/sketches-go/ddsketch/mapping"
+	"github.com/DataDog/sketches-go/ddsketch/store"
+
 	"github.com/sluice-data/sluice/expr"
 )
 
@@ -214,4 +218,73 @@ func welfordMerge(n1 int64, mean1, m21 float64, n2 int64, mean2, m22 float64) (f
 func quantileArg(n expr.Node) (float64, bool) {
 	q, err := strconv.ParseFloat(expr.String(n), 64)
 	return q, err == nil && q >= 0 && q <= 1
+}
+
+// quantileDisc is the value at fraction q of vals as DuckDB's
+// quantile_disc picks it: the first whose cumulative share reaches q.
+func quantileDisc(vals []float64, q float64) float64 {
+	sort.Float64s(vals)
+	n := len(vals)
+	floored := int(math.Floor(float64(n) - float64(n)*q))
+	return vals[max(1, n-floored)-1]
+}
+
+// quantileMapping maps values to approx_quantile's buckets: 1% relative
+// accuracy, logarithmic, so one sketch covers any range in a few thousand
+// buckets.
+var quantileMapping = func() mapping.IndexMapping {
+	m, err := mapping.NewLogarithmicMapping(0.01)
+	if err != nil {
+		panic(err) // a constant accuracy in range
+	}
+	return m
+}()
+
+// newQuantileSketch is approx_quantile's state: a DDSketch, whose buckets
+// hold whole counts, so adding and merging in any order (one process or
+// any fan-out) reach the same state and the same quantiles.
+func newQuantileSketch() *ddsketch.DDSketch {
+	return ddsketch.NewDDSketch(quantileMapping, store.NewDenseStore(), store.NewDenseStore())
+}
+
+// decodeQuantileSketch reads a sketch that Encode wrote. It decodes into
+// sparse stores first: a dense one spans its lowest to its highest
+// bucket, and a corrupt index would make it allocate without bound.
+func decodeQuantileSketch(b []byte) (*ddsketch.DDSketch, error) {
+	sparse, err := ddsketch.DecodeDDSketch(b, store.SparseStoreConstructor, quantileMapping)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := quantileMapping.Index(quantileMapping.MinIndexableValue()), quantileMapping.Index(quantileMapping.MaxIndexableValue())
+	sk := newQuantileSketch()
+	for _, st := range []store.Store{sparse.GetPositiveValueStore(), sparse.GetNegativeValueStore()} {
+		if st.IsEmpty() {
+			continue
+		}
+		min, _ := st.MinIndex()
+		max, _ := st.MaxIndex()
+		if min < lo || max > hi {
+			return nil, fmt.Errorf("a bucket index out of range")
+		}
+	}
+	if sparse.GetZeroCount() < 0 || math.IsNaN(sparse.GetZeroCount()) {
+		return nil, fmt.Errorf("a negative count")
+	}
+	if err := sk.MergeWith(sparse); err != nil {
+		return nil, err
+	}
+	return sk, nil
+}
+
+// quantileSketchBytes is about what sk holds: its two stores' buckets.
+func quantileSketchBytes(sk *ddsketch.DDSketch) int64 {
+	n := int64(64)
+	for _, st := range []store.Store{sk.GetPositiveValueStore(), sk.GetNegativeValueStore()} {
+		lo, err1 := st.MinIndex()
+		hi, err2 := st.MaxIndex()
+		if err1 == nil && err2 == nil {
+			n += 8 * int64(hi-lo+1+64)
+		}
+	}
+	return n
 }

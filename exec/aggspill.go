@@ -103,6 +103,10 @@ func heldBytes(a boundAgg, acc *accum, d int32) int64 {
 	switch a.fn {
 	case aggQuantile:
 		return 8 * int64(len(acc.vals[d]))
+	case aggApproxQuantile:
+		if sk := acc.dd[d]; sk != nil {
+			return quantileSketchBytes(sk)
+		}
 	case aggApproxDistinct:
 		if sk := acc.sk[d]; sk != nil {
 			return int64(len(sk.sparse))*16 + int64(len(sk.reg))

@@ -52,7 +52,7 @@ func TestAggSpills(t *testing.T) {
 	mem := checkedMem(t)
 	dir := t.TempDir()
 	recs := manyGroups(t, 11, 40, 1000, 20000)
-	aggs := "sum(x), sum(n) as sn, count(), count(x) as cx, mean(x) as mx, min(x) as lo, max(s) as hi, " + moreAggs
+	aggs := "sum(x), sum(n) as sn, count(), count(x) as cx, mean(x) as mx, min(x) as lo, max(s) as hi, " + moreAggs + ", " + sketchAggs
 	for _, keys := range [][]string{{"n"}, {"k", "n"}} {
 		t.Run(fmt.Sprint(keys), func(t *testing.T) {
 			agg := mustStage(t)(AggBy(keys, aggs))

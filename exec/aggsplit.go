@@ -94,6 +94,10 @@ func encodeState(a boundAgg, acc *accum, g int, b []byte) []byte {
 		for _, x := range acc.vals[g] {
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 		}
+	case aggApproxQuantile:
+		if acc.dd[g] != nil {
+			acc.dd[g].Encode(&b, true)
+		}
 	default: // the variances
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(acc.f[g]))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(acc.m2[g]))
@@ -134,6 +138,15 @@ func decodeState(a boundAgg, acc *accum, g int, b []byte) error {
 			vals = append(vals, math.Float64frombits(binary.LittleEndian.Uint64(b)))
 		}
 		acc.vals[g] = vals
+	case aggApproxQuantile:
+		if len(b) == 0 {
+			return nil
+		}
+		sk, err := decodeQuantileSketch(b)
+		if err != nil {
+			return bad()
+		}
+		acc.dd[g] = sk
 	default:
 		if len(b) != 16 {
 			return bad()
@@ -240,7 +253,7 @@ func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	st := &stateAgg{valIdx: make([]int, len(s.aggs)), nIdx: make([]int, len(s.aggs))}
 	var aggs []boundAgg
 	for j, spec := range s.aggs {
-		b := boundAgg{fn: spec.fn, name: spec.name, q: spec.q}
+		b := boundAgg{fn: spec.fn, name: spec.name, q: spec.q, disc: spec.disc}
 		st.valIdx[j] = -1
 		if spec.fn != aggCount {
 			i, err := colIndex(f.Name(), in, spec.name)

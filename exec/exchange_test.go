@@ -26,7 +26,7 @@ func exactRows(t *testing.T, recs []arrow.RecordBatch) []string {
 }
 
 // runCollect runs src | stages and keeps every batch it ends with.
-func runCollect(t *testing.T, mem memory.Allocator, workers int, src SourceStage, stages ...Stage) (*arrow.Schema, []arrow.RecordBatch) {
+func runCollect(t testing.TB, mem memory.Allocator, workers int, src SourceStage, stages ...Stage) (*arrow.Schema, []arrow.RecordBatch) {
 	t.Helper()
 	var schema *arrow.Schema
 	var out []arrow.RecordBatch

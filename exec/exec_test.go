@@ -244,7 +244,7 @@ const QueryBAggs = "sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base
 	"sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, " +
 	"mean(l_quantity) as avg_qty, mean(l_extendedprice) as avg_price, mean(l_discount) as avg_disc, count() as count_order"
 
-func batch(t *testing.T, mem memory.Allocator, schema *arrow.Schema, rows ...[]any) arrow.RecordBatch {
+func batch(t testing.TB, mem memory.Allocator, schema *arrow.Schema, rows ...[]any) arrow.RecordBatch {
 	t.Helper()
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()

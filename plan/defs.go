@@ -260,6 +260,10 @@ expression (see filter). Nulls are skipped, as in DuckDB.
                                 values: DuckDB's median and quantile_cont (its
                                 quantile is quantile_disc); q from 0 to 1;
                                 numbers, as a float
+  quantile_disc(x, q)           exact, the first value whose cumulative share
+                                reaches q (DuckDB's quantile_disc), as a float
+  approx_quantile(x, q)         a DDSketch estimate within 1% of the value at
+                                rank q*(n-1), in a few KiB a group; as a float
   stddev(x) or stddev_samp(x), stddev_pop(x),
   variance(x) or var_samp(x), var_pop(x)
                                 sample (null for one value) and population,
@@ -273,10 +277,12 @@ group's state is held whole (median and quantile keep every value of a
 group). Under run --workers each map task sends a summary per batch and the
 driver folds them in dataset order, so results equal one process's to the
 bit: count(distinct) sends its distinct values, median and quantile every
-value, approx_count_distinct its sketch (merged by register maximum).`,
+value, approx_count_distinct and approx_quantile their sketches (merged by
+register maximum and by bucket counts, which any order gives alike).`,
 		Example: `  sluice agg-by l_returnflag,l_linestatus "sum(l_quantity), mean(l_discount), count()"
   sluice agg-by l_shipmode "sum(l_extendedprice * (1 - l_discount)) as revenue"
-  sluice agg-by l_shipmode "count(distinct l_orderkey), median(l_quantity), quantile(l_quantity, 0.99) as p99"`,
+  sluice agg-by l_shipmode "count(distinct l_orderkey), median(l_quantity), quantile(l_quantity, 0.99) as p99"
+  sluice agg-by l_shipmode "approx_quantile(l_extendedprice, 0.99) as p99"`,
 		zero: func() Stage { return &AggBy{} },
 		Bind: func(fs *pflag.FlagSet) func([]string) (Stage, error) {
 			return func(args []string) (Stage, error) {

@@ -4,8 +4,10 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -55,6 +57,10 @@ func TestAggregatesAgainstDuckDB(t *testing.T) {
 			   median(x), median(n), quantile_cont(x, 0.9), quantile_cont(n, 0.25), quantile_cont(x, 0), quantile_cont(x, 1),
 			   stddev(x), stddev_samp(n), stddev_pop(x), stddev_pop(n), variance(x), var_samp(n), var_pop(x), var_pop(n)
 			 FROM ` + from + ` GROUP BY g ORDER BY g NULLS LAST`},
+		{"quantile_disc",
+			`scan ` + file + ` | agg-by g "quantile_disc(x, 0.9) as a, quantile_disc(n, 0.25) as b, quantile_disc(x, 0) as c, quantile_disc(n, 1) as d, quantile_disc(n, 0.5) as e"`,
+			`SELECT g, quantile_disc(x, 0.9), quantile_disc(n, 0.25), quantile_disc(x, 0), quantile_disc(n, 1), quantile_disc(n, 0.5)
+			 FROM ` + from + ` GROUP BY g ORDER BY g NULLS LAST`},
 		{"min, max, any_value",
 			`scan ` + file + ` | agg-by g "min(s), max(s), min(d), max(d), min(ts) as mints, max(ts) as maxts, any_value(s), any_value(n), any_value(x), any_value(d)"`,
 			`SELECT g, min(s), max(s), min(d), max(d), strftime(min(ts), '%Y-%m-%d %H:%M:%S'), strftime(max(ts), '%Y-%m-%d %H:%M:%S'),
@@ -98,6 +104,33 @@ func TestAggregatesAgainstDuckDB(t *testing.T) {
 				exact, _ := strconv.ParseFloat(want[i][j], 64)
 				if exact <= 512 && est != exact || exact > 512 && (est < 0.95*exact || est > 1.05*exact) {
 					t.Errorf("approx_count_distinct (%s): group %s column %d: %v, exactly %v", form, got[i][0], j, est, exact)
+				}
+			}
+		}
+	}
+
+	// approx_quantile (a DDSketch, not DuckDB's t-digest) within 1% of
+	// the value at rank q*(n-1), which is what the sketch estimates.
+	fracs := []float64{0.01, 0.5, 0.9, 0.99}
+	var items, exact []string
+	for i, q := range fracs {
+		items = append(items, fmt.Sprintf("approx_quantile(x, %v) as x%d, approx_quantile(n, %v) as n%d", q, i, q, i))
+		for _, c := range []string{"x", "n"} {
+			exact = append(exact, fmt.Sprintf("list_sort(list(%[1]s) FILTER (WHERE %[1]s IS NOT NULL))[floor(%[2]v * (count(%[1]s) - 1))::BIGINT + 1]", c, q))
+		}
+	}
+	want = duck(t, db, `SELECT g, `+strings.Join(exact, ", ")+` FROM `+from+` GROUP BY g ORDER BY g NULLS LAST`)
+	for form, run := range forms {
+		got := run(`scan ` + file + ` | agg-by g "` + strings.Join(items, ", ") + `"`)
+		if len(got) != len(want) || len(want) < 4 {
+			t.Fatalf("approx_quantile (%s): %d groups, want %d", form, len(got), len(want))
+		}
+		for i := range got {
+			for j := 1; j < len(got[i]); j++ {
+				est, err1 := strconv.ParseFloat(got[i][j], 64)
+				exact, err2 := strconv.ParseFloat(want[i][j], 64)
+				if err1 != nil || err2 != nil || math.Abs(est-exact) > 0.01*math.Abs(exact) {
+					t.Errorf("approx_quantile (%s): group %s column %d: %q, exactly %q", form, got[i][0], j, got[i][j], want[i][j])
 				}
 			}
 		}
