@@ -69,6 +69,11 @@ func PiecePattern(prefix, dataset, key string) (string, error) {
 	if !strings.HasPrefix(key, prefix) || !strings.HasPrefix(key, root) || key == root {
 		return "", fmt.Errorf("file %q is not in dataset %q", key, dataset)
 	}
+	if full == key && !strings.ContainsAny(key, `*?[\`) {
+		// A dataset of one file is its own name, with the same root:
+		// no glob, so a store that cannot list (HTTP) reads it too.
+		return key, nil
+	}
 	rel := key[len(root):]
 	r, n := utf8.DecodeRuneInString(rel)
 	var b strings.Builder

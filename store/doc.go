@@ -4,10 +4,11 @@
 //
 // Users get the concrete *Store; backends implement the thin Driver
 // interface and are chosen by URL scheme in Open: s3:// (any S3-compatible
-// endpoint), file:// and plain paths, and mem://. Validation, error
-// wrapping and classification (Kind, and sentinels for errors.Is) live once
-// here, not in each driver. Every driver passes the conformance suite in
-// store/storetest.
+// endpoint), file:// and plain paths, mem://, and http(s):// (read-only
+// objects on a web server). Validation, error wrapping and classification
+// (Kind, and sentinels for errors.Is) live once here, not in each driver.
+// Every driver passes the conformance suite in store/storetest (the HTTP
+// driver its reads, over objects a directory driver writes).
 //
 // It is not a cache, a scheduler or a retry layer. Retries belong above it,
 // to internal/retry's one policy (fetch, scan, bench and the CLI use it);

@@ -63,6 +63,7 @@ func New(d Driver, base string) *Store {
 //	s3://bucket/prefix    S3 or any S3-compatible endpoint (AWS_ENDPOINT_URL, --endpoint)
 //	file:///dir/prefix    a local directory; plain paths work too
 //	mem://name/prefix     an in-process store, shared by the Opens with the same Options.MemBuckets
+//	https://host/path     one object on a web server (http:// too), read-only: HTTP cannot list
 //
 // For files, the store is rooted at the named directory (or the parent of a
 // named file) and keys cannot leave it.
@@ -124,8 +125,10 @@ func openDriver(ctx context.Context, rawURL string, opts Options) (Driver, strin
 			return nil, "", "", &Error{Op: "open", URL: rawURL, Kind: KindInvalid, Err: err}
 		}
 		return d, "s3://" + bucket + "/", key, nil
+	case "http", "https":
+		return openHTTP(rawURL, opts)
 	}
-	return nil, "", "", invalid("unknown scheme %q (want s3://, file:// or mem://)", scheme)
+	return nil, "", "", invalid("unknown scheme %q (want s3://, file://, mem:// or https://)", scheme)
 }
 
 // urlSchemes are the schemes that, written with fewer than two slashes

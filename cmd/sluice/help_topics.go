@@ -48,13 +48,18 @@ whatever order the batches came in.`,
 		},
 		{
 			Use:   "urls",
-			Short: "Where data lives: s3://, file:// and paths, mem://, globs and prefixes",
+			Short: "Where data lives: s3://, file:// and paths, https://, mem://, globs and prefixes",
 			Long: `Every command names data by URL:
 
   s3://bucket/key      any S3-compatible store: credentials from the standard
                        AWS chain; AWS_ENDPOINT_URL or --endpoint for another
                        endpoint (MinIO, sluice serve-s3); --region
   file:///dir/key      a local file or directory; a plain path is the same
+  https://host/path    one object on a web server (http:// too; a presigned
+                       URL's query is kept), read by ranges and pinned by its
+                       ETag or else Last-Modified; read-only, and HTTP cannot
+                       list: name each object (scan takes several URLs).
+                       A private CA: SSL_CERT_FILE
   mem://name/key       in memory, for as long as the command runs (tests)
 
 What a URL names (store.Resolve, the same for every command):
