@@ -197,7 +197,7 @@ func CompileStage(st plan.Stage, env Env) (Stage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("join (right side): %w", err)
 		}
-		return Join(other, JoinOptions{How: s.How, Left: s.Left, Right: s.Right, Where: s.Where, Prefix: s.Prefix, Memory: s.Memory}), nil
+		return JoinOf(s, other), nil
 	case *plan.Let:
 		sub := env
 		sub.Input, sub.Output = false, nil

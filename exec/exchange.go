@@ -208,3 +208,22 @@ func (c *concatStage) open(ctx context.Context, e *env) (Source, error) {
 	}
 	return &concatSources{schema: schema, cur: first, parts: parts}, nil
 }
+
+// Reopen is a source made anew by make each time it is opened, so that a
+// source that reads its stream once (ReadIPC) can be opened for its
+// schema and then again for its batches, as a join's other side is.
+func Reopen(make func() (SourceStage, error)) SourceStage { return &reopenStage{make: make} }
+
+type reopenStage struct {
+	make func() (SourceStage, error)
+}
+
+func (r *reopenStage) Name() string { return "reopen" }
+
+func (r *reopenStage) open(ctx context.Context, e *env) (Source, error) {
+	s, err := r.make()
+	if err != nil {
+		return nil, err
+	}
+	return s.open(ctx, e)
+}

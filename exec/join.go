@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/plan"
 )
 
 // JoinOptions say how a join matches rows (see plan.Join).
@@ -32,6 +33,11 @@ type JoinOptions struct {
 // side's order; right and full joins then add the right rows that matched
 // nothing, in their order.
 func Join(other Pipeline, o JoinOptions) Stage { return &joinStage{other: other, o: o} }
+
+// JoinOf is the join j says, with other as its other side.
+func JoinOf(j *plan.Join, other Pipeline) Stage {
+	return Join(other, JoinOptions{How: j.How, Left: j.Left, Right: j.Right, Where: j.Where, Prefix: j.Prefix, Memory: j.Memory})
+}
 
 type joinStage struct {
 	other Pipeline

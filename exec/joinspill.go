@@ -329,7 +329,7 @@ func (o *graceOp) joinPart(ctx context.Context, p int) (err error) {
 		bytes += sideCost(b, o.g.rkeys)
 		if bytes > o.budget {
 			releaseAll(batches)
-			return fmt.Errorf("join: one part of the right side holds more than the join may (%s, with its table): its keys are too few to split it (a hot key?); give the join more --memory", size.Format(o.budget))
+			return tooLarge{fmt.Errorf("join: one part of the right side holds more than the join may (%s, with its table): its keys are too few to split it (a hot key?); give the join more --memory", size.Format(o.budget))}
 		}
 	}
 	t, err := o.g.buildTable(batches)

@@ -22,6 +22,15 @@ import (
 // column, a wrong type, a sink that is not last.
 var ErrInvalid = plan.ErrInvalid
 
+// ErrTooLarge is wrapped by the error of a stage whose input it cannot
+// hold within its memory however it splits it (a join's hot key): a
+// deterministic failure, which running it again does not mend.
+var ErrTooLarge = errors.New("too large for the memory given")
+
+type tooLarge struct{ error }
+
+func (e tooLarge) Is(target error) bool { return target == ErrTooLarge }
+
 type invalidError struct{ msg string }
 
 func (e *invalidError) Error() string        { return e.msg }

@@ -19,10 +19,11 @@ import (
 // process: a broadcast would send their unmatched right rows from every
 // task.
 func (d *driver) broadcastJoins(p *plan.Plan, pl *cut) (*plan.Plan, error) {
-	if d.opts.Broadcast < 0 {
+	force := d.opts.Join == JoinBroadcast
+	if d.opts.Broadcast < 0 && !force {
 		return p, nil
 	}
-	mp := pl.phases[0]
+	mp := pl.phases[pl.mapPhase()]
 	var sent *plan.Plan
 	for i := mp.From; i < mp.To; i++ {
 		var other *plan.Plan
@@ -58,7 +59,7 @@ func (d *driver) broadcastJoins(p *plan.Plan, pl *cut) (*plan.Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("join (right side): %w", err)
 		}
-		if info.Size > d.opts.Broadcast {
+		if info.Size > d.opts.Broadcast && !force {
 			d.logf("join %d: the right side is %d bytes, more than --broadcast %d: each map task reads it itself", i, info.Size, d.opts.Broadcast)
 			continue
 		}

@@ -102,6 +102,11 @@ type Options struct {
 	// to read (see broadcastJoins); a larger one is read by each task
 	// itself. Zero: 256 MiB; negative: never.
 	Broadcast int64
+	// Join is how a join's two sides meet: JoinBroadcast, JoinPartitioned
+	// (both through a shuffle: see joinPhases), or JoinAuto (""): a side
+	// that is a scan and per-batch stages is partitioned when its footers
+	// give more than Broadcast bytes, or for a right or full join.
+	Join string
 	// Memory, when above zero, is each worker's budget (--memory): what a
 	// reducer holds of its parts as they arrive (a quarter, 64 MiB at
 	// most) and of its sort or join before they spill (the rest), the
@@ -122,6 +127,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Broadcast == 0 {
 		o.Broadcast = 256 << 20
+	}
+	if o.Join == "" {
+		o.Join = JoinAuto
 	}
 	if len(o.Key) == 0 {
 		o.Key = make([]byte, 32)
@@ -219,6 +227,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 		if resumed.Broadcast != 0 {
 			opts.Broadcast = resumed.Broadcast
 		}
+		opts.Join = resumed.Join
 	}
 	// Compiled here to check the plan whole before any worker starts, and
 	// for the part this process runs.
@@ -231,7 +240,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
-	logf("planned %d phase(s), %d map task(s) in %v", len(pl.phases), pl.phases[0].Tasks, time.Since(start).Round(time.Millisecond))
+	logf("planned %d phase(s), %d map task(s) in %v", len(pl.phases), pl.phases[pl.mapPhase()].Tasks, time.Since(start).Round(time.Millisecond))
 	for i, ph := range pl.phases {
 		logf("phase %d (%s): %s", i, ph.Kind, ph.describe(p))
 	}
@@ -431,7 +440,7 @@ func newSpec(p *plan.Plan, jobURL string, pl *cut, opts Options) *Spec {
 		spread = spreadFor(most)
 	}
 	return &Spec{Version: specVersion, Plan: p, Job: jobURL, Spread: min(spread, MaxSpread), Threads: opts.Threads, Phases: pl.phases, Out: opts.Out,
-		PieceBytes: opts.PieceBytes, Broadcast: opts.Broadcast, Memory: opts.Memory}
+		PieceBytes: opts.PieceBytes, Broadcast: opts.Broadcast, Join: opts.Join, Memory: opts.Memory}
 }
 
 // newJobPrefix makes a fresh job prefix under base, or a temporary

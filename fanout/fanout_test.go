@@ -651,3 +651,111 @@ func TestLostMapOutputIsRecomputed(t *testing.T) {
 		})
 	}
 }
+
+// TestPartitionedJoin: a join whose two sides are shuffled by their keys
+// and joined by reducers gives one process's rows in its order, for
+// every kind of join, in memory and spilled; auto picks it for a side
+// past Options.Broadcast and for a right join; and a lost map output of
+// the other side is made again.
+func TestPartitionedJoin(t *testing.T) {
+	taxi := testData(t)
+	other := "(scan " + taxi + " --columns pu_location_id,vendor_id,tip_amount --filter 'trip_distance > 8 and passenger_count = 2')"
+	for _, how := range plan.JoinKinds {
+		for _, spill := range []string{"", " --memory 16KiB"} {
+			t.Run(how+spill, func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				p := parsePlan(t, "scan "+taxi+" --columns do_location_id,fare_amount,payment_type | filter 'fare_amount > 5' | join "+other+
+					" --on do_location_id=pu_location_id --how "+how+spill+" --prefix o_ | head 100000")
+				want := rows(t, func(env exec.Env) error { return runLocal(p, env, exec.Options{Mem: mem}) })
+				if len(want) < 100 {
+					t.Fatalf("%d rows: the data barely joins", len(want))
+				}
+				jobs := t.TempDir()
+				opts := testOptions(jobs)
+				opts.Mem, opts.Join = mem, JoinPartitioned
+				var logged []string
+				opts.Log = func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }
+				var spoiled string
+				ctx := fanouthook.WithDriver(context.Background(), &fanouthook.Driver{AfterPhase: func(ctx context.Context, st *store.Store, phase int, keys []string) {
+					if phase == 0 && spoiled == "" && how == "full" {
+						spoiled = keys[len(keys)-1]
+						if err := st.Delete(ctx, spoiled); err != nil {
+							t.Error(err)
+						}
+					}
+				}})
+				got := rows(t, func(env exec.Env) error { opts.Env = env; return Run(ctx, p, opts) })
+				if !slices.Equal(got, want) {
+					i := firstDiff(got, want)
+					t.Fatalf("partitioned: %d rows, one process %d; first difference at %d", len(got), len(want), i)
+				}
+				if ran := strings.Join(logged, "\n"); !strings.Contains(ran, "scan a piece of the join's other side | write 12 parts by pu_location_id") ||
+					!strings.Contains(ran, "read a part of every map object of both sides | join | write stream") {
+					t.Fatalf("not a partitioned join: %q", logged)
+				}
+				if how == "full" && !slices.ContainsFunc(logged, func(l string) bool { return strings.Contains(l, "its committed output") }) {
+					t.Errorf("the lost output of the other side was not made again: %q", logged)
+				}
+				if left := objects(t, jobs); len(left) != 0 {
+					t.Fatalf("objects left: %q", left)
+				}
+			})
+		}
+	}
+	t.Run("auto", func(t *testing.T) {
+		for _, c := range []struct {
+			how       string
+			broadcast int64
+			want      bool
+		}{{"inner", 1 << 40, false}, {"inner", 1, true}, {"left", -1, true}, {"right", 1 << 40, true}, {"semi", 1 << 40, false}} {
+			p := parsePlan(t, "scan "+taxi+" | join "+other+" --on do_location_id=pu_location_id --prefix o_ --how "+c.how)
+			compiled, err := exec.Compile(p, exec.Env{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := Options{PieceBytes: 64 << 20, Broadcast: c.broadcast, Workers: 2}.withDefaults()
+			pl, err := makePlan(context.Background(), p, compiled, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := pl.phases[0].Other != 0; got != c.want || got && (len(pl.phases) != 3 || pl.phases[2].Build != 1) {
+				t.Errorf("%s join, broadcast %d: partitioned %v, want %v (%+v)", c.how, c.broadcast, got, c.want, pl.phases)
+			}
+		}
+		// Forced, a side that is not a scan and per-batch stages is refused.
+		p := parsePlan(t, "scan "+taxi+" | join (scan "+taxi+" | count-by pu_location_id) --on do_location_id=pu_location_id --prefix o_")
+		compiled, _ := exec.Compile(p, exec.Env{})
+		_, err := makePlan(context.Background(), p, compiled, Options{PieceBytes: 64 << 20, Join: JoinPartitioned, Workers: 2})
+		if err == nil || !strings.Contains(err.Error(), "must be a scan and per-batch stages") {
+			t.Errorf("a partitioned join of an aggregation: %v", err)
+		}
+	})
+}
+
+func parsePlan(t *testing.T, text string) *plan.Plan {
+	t.Helper()
+	p, err := plan.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestPartitionedJoinHotKey: a reducer whose part of the other side its
+// join cannot hold however it splits it fails the job at its first
+// attempt, in one line that says so, and leaves nothing.
+func TestPartitionedJoinHotKey(t *testing.T) {
+	taxi := testData(t)
+	p := parsePlan(t, "scan "+taxi+" --columns vendor_id,fare_amount | join (scan "+taxi+" --columns vendor_id,tip_amount) --on vendor_id --memory 4KiB --prefix o_")
+	jobs := t.TempDir()
+	opts := testOptions(jobs)
+	opts.Join = JoinPartitioned
+	err := Run(context.Background(), p, opts)
+	if err == nil || !strings.Contains(err.Error(), "a hot key?") || !strings.Contains(err.Error(), "failed 1 time(s)") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("got %v, want one line: a hot key, failed once", err)
+	}
+	if left := objects(t, jobs); len(left) != 0 {
+		t.Fatalf("objects left: %q", left)
+	}
+}

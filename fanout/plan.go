@@ -28,6 +28,15 @@ type cut struct {
 	dropPosition bool
 }
 
+// mapPhase is the index of the phase whose tasks scan the stream's
+// pieces: the first, or the second after a join's other side.
+func (c *cut) mapPhase() int {
+	if c.phases[0].Other != 0 {
+		return 1
+	}
+	return 0
+}
+
 // PositionColumn is the column map tasks add before a shuffle that a
 // sort follows: each row's place in the dataset (the map task's index
 // << 40 | the row's number in the task), by which the driver puts ties
@@ -54,55 +63,20 @@ func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Op
 	if !ok {
 		return nil, fmt.Errorf("%w: fan-out reads datasets with scan; this pipeline starts with %s", exec.ErrInvalid, p.Stages[0].Name())
 	}
-	urls := sc.URLs
-	var pieces []Piece
-	var schema *arrow.Schema
-	for u, url := range urls {
-		base, rest := store.SplitGlob(url)
-		st, key, err := opts.open(ctx, base)
-		if err != nil {
-			return nil, err
-		}
-		ds, err := scan.Open(ctx, st, key+rest, scan.Options{Columns: sc.Columns, ReadDict: sc.Dict, BatchRows: sc.BatchRows, Memory: 16 << 20})
-		if err != nil {
-			closeStore(opts.Open, st)
-			return nil, fmt.Errorf("scan: %w", err)
-		}
-		if schema == nil {
-			schema = ds.Schema()
-		}
-		files := ds.Files()
-		groups := ds.Plan()
-		all := 0
-		for _, f := range files {
-			if !f.Pruned {
-				all += f.RowGroups
-			}
-		}
-		if all != len(groups) {
-			// Empty row groups: exec reads such a dataset with its plain
-			// reader, whose batches a piece's scan would not reproduce.
-			pieces = append(pieces, Piece{URL: u, Whole: true})
-			closeStore(opts.Open, st)
-			continue
-		}
-		for _, pc := range scan.Pieces(groups, opts.PieceBytes) {
-			p := Piece{URL: u, Key: files[pc.File].Key, Lo: pc.Lo, Hi: pc.Hi}
-			if pat, err := scan.PiecePattern("", key+rest, p.Key); err == nil {
-				p.Scan = st.URL(pat)
-			}
-			pieces = append(pieces, p)
-		}
-		closeStore(opts.Open, st)
-	}
-	if len(pieces) == 0 {
-		return nil, fmt.Errorf("scan: no row groups to read in %s", strings.Join(urls, " "))
+	pieces, schema, _, err := scanPieces(ctx, sc, opts)
+	if err != nil {
+		return nil, err
 	}
 	// The stages after the source; phases name them by index.
 	stages := p.Stages[1:]
 	n := len(stages)
 	if err := exec.Validate(schema, compiled.Stages[:n], exec.Options{Open: opts.Open, Mem: opts.Mem}); err != nil {
 		return nil, err
+	}
+	if k, j, side, err := joinToPartition(ctx, stages, opts); err != nil {
+		return nil, err
+	} else if j != nil {
+		return joinPhases(stages, k, j, pieces, side, schema, opts)
 	}
 	isShuffle := func(i int) bool { _, ok := stages[i].(*plan.Shuffle); return ok }
 	i := 0
@@ -205,6 +179,145 @@ func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Op
 	return pl, nil
 }
 
+// scanPieces cuts the datasets sc reads into map tasks' pieces: a file,
+// or a range of row groups of a large one (scan.Pieces). bytes is what
+// they hold of the columns sc reads, from the footers.
+func scanPieces(ctx context.Context, sc *plan.Scan, opts Options) (pieces []Piece, schema *arrow.Schema, bytes int64, err error) {
+	urls := sc.URLs
+	for u, url := range urls {
+		base, rest := store.SplitGlob(url)
+		st, key, err := opts.open(ctx, base)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		ds, err := scan.Open(ctx, st, key+rest, scan.Options{Columns: sc.Columns, ReadDict: sc.Dict, BatchRows: sc.BatchRows, Memory: 16 << 20})
+		if err != nil {
+			closeStore(opts.Open, st)
+			return nil, nil, 0, fmt.Errorf("scan: %w", err)
+		}
+		if schema == nil {
+			schema = ds.Schema()
+		}
+		files := ds.Files()
+		groups := ds.Plan()
+		for _, g := range groups {
+			bytes += g.Bytes
+		}
+		all := 0
+		for _, f := range files {
+			if !f.Pruned {
+				all += f.RowGroups
+			}
+		}
+		if all != len(groups) {
+			// Empty row groups: exec reads such a dataset with its plain
+			// reader, whose batches a piece's scan would not reproduce.
+			pieces = append(pieces, Piece{URL: u, Whole: true})
+			closeStore(opts.Open, st)
+			continue
+		}
+		for _, pc := range scan.Pieces(groups, opts.PieceBytes) {
+			p := Piece{URL: u, Key: files[pc.File].Key, Lo: pc.Lo, Hi: pc.Hi}
+			if pat, err := scan.PiecePattern("", key+rest, p.Key); err == nil {
+				p.Scan = st.URL(pat)
+			}
+			pieces = append(pieces, p)
+		}
+		closeStore(opts.Open, st)
+	}
+	if len(pieces) == 0 {
+		return nil, nil, 0, fmt.Errorf("scan: no row groups to read in %s", strings.Join(urls, " "))
+	}
+	return pieces, schema, bytes, nil
+}
+
+// Options.Join's values.
+const (
+	JoinAuto        = "auto"
+	JoinBroadcast   = "broadcast"
+	JoinPartitioned = "partitioned"
+)
+
+// OtherPositionColumn is PositionColumn of the other side of a
+// partitioned join: each of its rows' place in that side.
+const OtherPositionColumn = "_sluice_opos_"
+
+// joinToPartition finds the join whose two sides go through a shuffle:
+// the first join the map tasks would reach (past per-batch stages) that
+// Options.Join or its other side's size calls for (partitionJoin), with
+// the pieces of that side.
+func joinToPartition(ctx context.Context, stages []plan.Stage, opts Options) (int, *plan.Join, []Piece, error) {
+	for i, st := range stages {
+		if j, ok := st.(*plan.Join); ok {
+			side, err := partitionJoin(ctx, j, opts)
+			if err != nil || side != nil {
+				return i, j, side, err
+			}
+		}
+		if !plan.PerPiece(st) {
+			break
+		}
+	}
+	return -1, nil, nil, nil
+}
+
+// partitionJoin says whether j is joined partitioned, and then cuts its
+// other side into pieces. Forced by Options.Join, or else when that side
+// is a scan and per-batch stages and either its unmatched rows are kept
+// (right and full: a broadcast would send them from every task) or the
+// bytes its footers give for the columns it reads pass Options.Broadcast
+// (negative: always).
+func partitionJoin(ctx context.Context, j *plan.Join, opts Options) ([]Piece, error) {
+	sc, ok := j.Other.Stages[0].(*plan.Scan)
+	for _, st := range j.Other.Stages[1:] {
+		ok = ok && plan.PerPiece(st)
+	}
+	switch {
+	case opts.Join == JoinBroadcast:
+		return nil, nil
+	case opts.Join == JoinPartitioned && !ok:
+		return nil, fmt.Errorf("%w: --join partitioned: the other side of a join must be a scan and per-batch stages (filter, select, ...) for its map tasks to shuffle; this one is %s", exec.ErrInvalid, j.Other)
+	case !ok:
+		return nil, nil
+	}
+	pieces, _, bytes, err := scanPieces(ctx, sc, opts)
+	if err != nil {
+		return nil, fmt.Errorf("join (other side): %w", err)
+	}
+	if opts.Join == JoinPartitioned || j.How == "right" || j.How == "full" || opts.Broadcast < 0 || bytes > opts.Broadcast {
+		return pieces, nil
+	}
+	return nil, nil
+}
+
+// joinPhases cuts a pipeline whose stage k is a join of two shuffled
+// sides: a map task per piece of the other side runs its stages and
+// writes its rows by the right keys (numbered in OtherPositionColumn); a
+// map task per piece of the stream runs the stages before the join and
+// writes its rows by the left keys (numbered in PositionColumn); a
+// reducer per part joins the two, its rows in dataset order; and the
+// driver merges the reducers' rows by their numbers (the other side's
+// unmatched rows after the stream's, in that side's order), which is
+// one process's order, and runs the rest.
+func joinPhases(stages []plan.Stage, k int, j *plan.Join, pieces, side []Piece, schema *arrow.Schema, opts Options) (*cut, error) {
+	if opts.Out != "" {
+		return nil, fmt.Errorf("%w: a partitioned join with a destination: its reducers' rows are put in order by this process; leave out --out and write at the end of the pipeline", exec.ErrInvalid)
+	}
+	if schema.FieldIndices(PositionColumn) != nil {
+		return nil, fmt.Errorf("%w: join: the input has a column named %s, which the fan-out uses", exec.ErrInvalid, PositionColumn)
+	}
+	parts := min(4*opts.Workers, maxParts)
+	sp := Phase{Kind: PhaseMap, Other: 1 + k, From: 0, To: len(j.Other.Stages) - 1, Agg: -1, Tasks: len(side), Pieces: side,
+		Output: OutShuffle, ShuffleBy: j.Right, Parts: parts, Position: true,
+		SideEffects: slices.ContainsFunc(j.Other.Stages[1:], plan.SideEffects)}
+	mp := Phase{Kind: PhaseMap, From: 0, To: k, Agg: -1, Tasks: len(pieces), Pieces: pieces,
+		Output: OutShuffle, ShuffleBy: j.Left, Parts: parts, Position: true,
+		SideEffects: slices.ContainsFunc(stages[:k], plan.SideEffects)}
+	rp := Phase{Kind: PhaseReduce, From: k, To: k + 1, Agg: -1, Tasks: parts, Output: OutStream, Build: 1}
+	return &cut{phases: []Phase{sp, mp, rp}, finalFrom: k + 1, finalAgg: -1,
+		mergeBy: []exec.SortKey{{Column: PositionColumn}}, dropPosition: true}, nil
+}
+
 // maxTopN is the largest head after a shuffle's sort that reducers run as
 // a top-N (exec.Top keeps its rows in memory and re-sorts them with
 // each batch: for a larger N a sort that spills is the better choice).
@@ -232,7 +345,15 @@ func isAgg(st plan.Stage) bool { _, ok := plan.GroupKeys(st); return ok }
 func (ph Phase) describe(p *plan.Plan) string {
 	after := p.Stages[1:]
 	names := []string{"scan a piece"}
-	if ph.Kind == PhaseReduce {
+	switch {
+	case ph.Other != 0:
+		names[0] = "scan a piece of the join's other side"
+		if j, ok := at(p.Stages, ph.Other).(*plan.Join); ok {
+			after = j.Other.Stages[1:]
+		}
+	case ph.Build != 0:
+		names = []string{"read a part of every map object of both sides"}
+	case ph.Kind == PhaseReduce:
 		names = []string{"read a part of every map object"}
 	}
 	for _, st := range after[ph.From:ph.To] {

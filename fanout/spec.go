@@ -39,8 +39,9 @@ type Spec struct {
 	Out string `json:"out,omitempty"`
 	// PieceBytes and Broadcast are the driver's Options that cut the
 	// plan into these phases, so that a resumed job is cut alike.
-	PieceBytes int64 `json:"piece_bytes,omitempty"`
-	Broadcast  int64 `json:"broadcast,omitempty"`
+	PieceBytes int64  `json:"piece_bytes,omitempty"`
+	Broadcast  int64  `json:"broadcast,omitempty"`
+	Join       string `json:"join,omitempty"`
 	// Memory is each worker's budget in bytes (Options.Memory; 0: none).
 	Memory int64 `json:"memory,omitempty"`
 }
@@ -92,6 +93,15 @@ type Phase struct {
 	// SideEffects says the phase runs a program marked --side-effects:
 	// no two attempts of one of its tasks run at once.
 	SideEffects bool `json:"side_effects,omitempty"`
+	// Other, in a map phase of a partitioned join, is the index in the
+	// plan's stages of the join whose other side the phase reads: its
+	// tasks scan pieces of that side's scan and run its stages [From, To)
+	// (after its source) into a shuffle by the join's right keys.
+	Other int `json:"other,omitempty"`
+	// Build, in the reduce phase of a partitioned join, is 1 + the index
+	// of that phase: each reducer joins its part of the map phase before
+	// it (the stream's rows) with its part of that one (the other side's).
+	Build int `json:"build,omitempty"`
 }
 
 // Piece is the input of a map task: row groups [Lo, Hi) of one file of
@@ -173,13 +183,33 @@ func (s *Spec) check() error {
 	if err := s.Plan.Check(false); err != nil {
 		return fmt.Errorf("plan: %v", err)
 	}
-	after := len(s.Plan.Stages) - 1
 	for i, p := range s.Phases {
 		if err := p.check(i); err != nil {
 			return fmt.Errorf("phase %d: %v", i, err)
 		}
+		if p.Kind == PhaseMap && i == 1 && s.Phases[0].Other == 0 || p.Other != 0 && (len(s.Phases) < 3 || s.Phases[2].Build != i+1) {
+			return fmt.Errorf("phase %d: a second map phase comes only after a join's other side, which a join's reduce phase reads", i)
+		}
+		after := len(s.Plan.Stages) - 1
+		if p.Other != 0 {
+			j, ok := at(s.Plan.Stages, p.Other).(*plan.Join)
+			if !ok || p.Kind != PhaseMap || p.Output != OutShuffle {
+				return fmt.Errorf("phase %d: other side of stage %d, which is no join, or not as a shuffle", i, p.Other)
+			}
+			after = len(j.Other.Stages) - 1
+		}
 		if max(p.To, p.Agg+1) > after {
 			return fmt.Errorf("phase %d runs stage %d of a plan with %d after its source", i, max(p.To, p.Agg+1), after)
+		}
+		if p.Build != 0 {
+			b := p.Build - 1
+			if p.Kind != PhaseReduce || b < 0 || b >= i-1 || s.Phases[b].Other == 0 || s.Phases[b].Parts != p.Tasks ||
+				s.Phases[i-1].Parts != p.Tasks || p.To != p.From+1 || p.Agg >= 0 {
+				return fmt.Errorf("phase %d: a join's reduce phase with build phase %d", i, b)
+			}
+			if _, ok := at(s.Plan.Stages[1:], p.From).(*plan.Join); !ok {
+				return fmt.Errorf("phase %d: a join's reduce phase runs stage %d, which is no join", i, p.From)
+			}
 		}
 	}
 	return nil
@@ -198,8 +228,9 @@ func (p Phase) check(i int) error {
 	}
 	switch p.Kind {
 	case PhaseMap:
-		if i != 0 || len(p.Pieces) != p.Tasks {
-			return fmt.Errorf("a map phase must be first with a piece per task (%d pieces, %d tasks)", len(p.Pieces), p.Tasks)
+		// The first, or the second after the other side of a join.
+		if i > 1 || i == 1 && p.Other != 0 || len(p.Pieces) != p.Tasks {
+			return fmt.Errorf("a map phase must be first (or second after a join's other side) with a piece per task (%d pieces, %d tasks)", len(p.Pieces), p.Tasks)
 		}
 		for _, pc := range p.Pieces {
 			if pc.URL < 0 || pc.URL > 1000 || (!pc.Whole && (pc.Key == "" || pc.Lo < 0 || pc.Hi <= pc.Lo)) {
@@ -207,7 +238,7 @@ func (p Phase) check(i int) error {
 			}
 		}
 	case PhaseReduce:
-		if i == 0 || len(p.Pieces) != 0 {
+		if i == 0 || len(p.Pieces) != 0 || p.Other != 0 {
 			return errors.New("a reduce phase follows a shuffle and has no pieces")
 		}
 	default:

@@ -19,6 +19,51 @@ func validSpec() *Spec {
 	}}
 }
 
+// validJoinSpec is the spec of a partitioned join: the other side's map
+// phase, the stream's, and the reducers that join them.
+func validJoinSpec() *Spec {
+	p, err := plan.Parse("scan x | join (scan y | filter 'v > 1') --on k --prefix o_")
+	if err != nil {
+		panic(err)
+	}
+	pc := []Piece{{Key: "a.parquet", Lo: 0, Hi: 2}}
+	return &Spec{Version: specVersion, Plan: p, Job: "file:///tmp/j/job-1/", Phases: []Phase{
+		{Kind: PhaseMap, Other: 1, From: 0, To: 1, Agg: -1, Tasks: 1, Pieces: pc, Output: OutShuffle, ShuffleBy: []string{"k"}, Parts: 2, Position: true},
+		{Kind: PhaseMap, From: 0, To: 0, Agg: -1, Tasks: 1, Pieces: pc, Output: OutShuffle, ShuffleBy: []string{"k"}, Parts: 2, Position: true},
+		{Kind: PhaseReduce, From: 0, To: 1, Agg: -1, Tasks: 2, Output: OutStream, Build: 1},
+	}}
+}
+
+func TestJoinSpec(t *testing.T) {
+	b, err := validJoinSpec().Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := ParseSpec(b); err != nil || s.Phases[0].Other != 1 || s.Phases[2].Build != 1 {
+		t.Fatalf("read back %+v, %v", s, err)
+	}
+	for name, mutate := range map[string]func(*Spec){
+		"other is no join":      func(s *Spec) { s.Phases[0].Other = 0 },
+		"other past the plan":   func(s *Spec) { s.Phases[0].Other = 5 },
+		"other's stage past":    func(s *Spec) { s.Phases[0].To = 2 },
+		"other not shuffled":    func(s *Spec) { s.Phases[0].Output = OutStream },
+		"build of the stream":   func(s *Spec) { s.Phases[2].Build = 2 },
+		"build past":            func(s *Spec) { s.Phases[2].Build = 3 },
+		"parts differ":          func(s *Spec) { s.Phases[0].Parts = 3 },
+		"build not on the join": func(s *Spec) { s.Phases[2].From, s.Phases[2].To = 1, 2 },
+		"no reduce":             func(s *Spec) { s.Phases = s.Phases[:2] },
+		"two stream maps":       func(s *Spec) { s.Phases[0].Other = 0; s.Phases[2].Build = 0 },
+		"other second":          func(s *Spec) { s.Phases[0], s.Phases[1] = s.Phases[1], s.Phases[0] },
+	} {
+		s := validJoinSpec()
+		mutate(s)
+		b, _ := json.Marshal(s)
+		if _, err := ParseSpec(b); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
 func TestSpecRoundTrip(t *testing.T) {
 	b, err := validSpec().Marshal()
 	if err != nil {
@@ -64,6 +109,9 @@ func FuzzParseSpec(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte(`{"version":2,"plan":{"version":1,"stages":[{"stage":"scan","urls":["x"],"batch_rows":65536,"int96_unit":"ns"}]},"job":"s3://b/j/","phases":[{"kind":"map","from":0,"to":0,"agg":-1,"tasks":1,"pieces":[{"url":0,"whole":true}],"output":"stream"}]}`))
 	f.Add([]byte(`{"version":1}`))
+	if b, err := validJoinSpec().Marshal(); err == nil {
+		f.Add(b)
+	}
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := ParseSpec(b)

@@ -136,7 +136,7 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 			if le := (*LostInputError)(nil); errors.As(err, &le) {
 				f.Lost = &le.Lost
 			}
-			f.Permanent = errors.Is(err, exec.ErrInvalid)
+			f.Permanent = errors.Is(err, exec.ErrInvalid) || errors.Is(err, exec.ErrTooLarge)
 			rec, _ := json.Marshal(f)
 			// Best effort: the driver falls back on the worker's exit.
 			j.put(context.WithoutCancel(ctx), failKey(t.Phase, t.Index, token), rec)
@@ -150,7 +150,12 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	xenv := env.Exec
 	xenv.Output = nil
 	xenv.ProgramEnv = append(xenv.ProgramEnv, programEnv(spec, ph, t.Index)...)
-	p, err := exec.Compile(spec.Plan, xenv)
+	// A map task of a join's other side runs that side's pipeline.
+	pl := spec.Plan
+	if ph.Other != 0 {
+		pl = spec.Plan.Stages[ph.Other].(*plan.Join).Other // ParseSpec checked it
+	}
+	p, err := exec.Compile(pl, xenv)
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
@@ -158,7 +163,7 @@ func RunTask(ctx context.Context, t Task, env Env) (err error) {
 	// one process.
 	p = exec.PushColumns(p)
 	out := Output{Task: t.Index, Attempt: token, Worker: env.Worker, Start: start}
-	w := &taskRun{ctx: ctx, env: env, spec: spec, plan: spec.Plan, j: j, phase: t.Phase, ph: ph, index: t.Index, out: &out}
+	w := &taskRun{ctx: ctx, env: env, spec: spec, plan: pl, j: j, phase: t.Phase, ph: ph, index: t.Index, out: &out}
 	if err := w.run(p); err != nil {
 		return err
 	}
@@ -351,7 +356,11 @@ func (w *taskRun) run(p exec.Pipeline) (err error) {
 			}
 		}()
 	case PhaseReduce:
-		s, rs, perr := w.partSource()
+		budget := w.readBudget()
+		if w.ph.Build != 0 {
+			budget /= 2 // the other side's parts take the other half
+		}
+		s, rs, perr := w.partSource(w.phase-1, budget)
 		if perr != nil {
 			return perr
 		}
@@ -366,6 +375,31 @@ func (w *taskRun) run(p exec.Pipeline) (err error) {
 		}()
 	}
 	stages := append([]exec.Stage(nil), p.Stages[w.ph.From:w.ph.To]...)
+	if w.ph.Build != 0 {
+		ins, perr := w.partInputs(w.ph.Build - 1)
+		if perr != nil {
+			return perr
+		}
+		// The join opens its other side for its schema, then again to
+		// read it: each open reads the parts anew.
+		var sets []*streamSet
+		other := exec.Reopen(func() (exec.SourceStage, error) {
+			srcs, rs := w.j.streamSet(w.ctx, ins, false, w.readBudget()/2)
+			sets = append(sets, rs)
+			return exec.Concat(srcs...), nil
+		})
+		defer func() {
+			for _, rs := range sets {
+				if err != nil {
+					rs.checkPartRead()
+				}
+				if rerr := rs.close(); rerr != nil {
+					err = rerr
+				}
+			}
+		}()
+		stages = joinParts(w.plan.Stages[1+w.ph.From].(*plan.Join), other)
+	}
 	if w.ph.TopN > 0 {
 		sort, ok := at(w.plan.Stages[1:], w.ph.To-1).(*plan.Sort)
 		if !ok || w.ph.To <= w.ph.From {
@@ -500,10 +534,18 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 	}()
 	var posSchema *arrow.Schema
 	var rowsSeen int64
+	posName := PositionColumn
+	if w.ph.Other != 0 {
+		posName = OtherPositionColumn
+	}
 	sink := exec.Collect(func(s *arrow.Schema) {
 		if w.ph.Position {
+			if s.FieldIndices(posName) != nil {
+				bindErr = fmt.Errorf("%w: the input has a column named %s, which the fan-out uses", exec.ErrInvalid, posName)
+				return
+			}
 			md := s.Metadata()
-			s = arrow.NewSchema(append(s.Fields(), arrow.Field{Name: PositionColumn, Type: arrow.PrimitiveTypes.Int64}), &md)
+			s = arrow.NewSchema(append(s.Fields(), arrow.Field{Name: posName, Type: arrow.PrimitiveTypes.Int64}), &md)
 			posSchema = s
 		}
 		split, bindErr = exec.NewSplitter(s, w.ph.ShuffleBy, n, w.env.Mem)
@@ -515,7 +557,7 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 			return bindErr
 		}
 		if posSchema != nil {
-			rec = exec.WithPositions(w.env.Mem, rec, PositionColumn, int64(w.index)<<40+rowsSeen)
+			rec = exec.WithPositions(w.env.Mem, rec, posName, int64(w.index)<<40+rowsSeen)
 			defer rec.Release()
 			rowsSeen += rec.NumRows()
 		}
@@ -587,15 +629,25 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 // before it lists, in map order: ranged reads through fetch, all in
 // flight together within its memory budget, each checked against its
 // checksum.
-func (w *taskRun) partSource() (exec.SourceStage, *streamSet, error) {
-	prev := w.phase - 1
+func (w *taskRun) partSource(prev int, budget int64) (exec.SourceStage, *streamSet, error) {
+	ins, err := w.partInputs(prev)
+	if err != nil {
+		return nil, nil, err
+	}
+	srcs, rs := w.j.streamSet(w.ctx, ins, false, budget)
+	return exec.Concat(srcs...), rs, nil
+}
+
+// partInputs are this reducer's parts of the map objects of phase prev,
+// in map order, counted into its output's input figures.
+func (w *taskRun) partInputs(prev int) ([]input, error) {
 	var b []byte
 	if err := w.j.do(w.ctx, func() (err error) { b, err = w.j.st.ReadAll(w.ctx, w.j.prefix+manifestKey(prev)); return err }); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	m, err := parseManifest(b, prev, w.spec.Phases[prev])
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ins := make([]input, len(m.Outputs))
 	for i, o := range m.Outputs {
@@ -606,6 +658,23 @@ func (w *taskRun) partSource() (exec.SourceStage, *streamSet, error) {
 			name: fmt.Sprintf("part %d of %s", w.index, w.j.url(o.Key)),
 			from: &Lost{Phase: prev, Task: i, Key: o.Key}}
 	}
-	srcs, rs := w.j.streamSet(w.ctx, ins, false, w.readBudget())
-	return exec.Concat(srcs...), rs, nil
+	return ins, nil
+}
+
+// joinParts is a reducer's join of its part of the stream with its part
+// of the other side, each in its dataset's order, and then each row's
+// number for the driver's merge: the stream row's, or for an unmatched
+// row of the other side its number there past every stream row's.
+func joinParts(j *plan.Join, other exec.SourceStage) []exec.Stage {
+	stages := []exec.Stage{exec.JoinOf(j, exec.Pipeline{Source: other})}
+	opos := j.Prefix + OtherPositionColumn
+	switch j.How {
+	case "semi", "anti":
+	case "right", "full":
+		stages = append(stages, exec.Extend(exec.Computed{Name: PositionColumn,
+			Expr: fmt.Sprintf("coalesce(%s, %s + %d)", PositionColumn, opos, int64(1)<<62)}), exec.Drop(opos))
+	default:
+		stages = append(stages, exec.Drop(opos))
+	}
+	return stages
 }

@@ -168,7 +168,11 @@ the order above by a sort that spills too. A key whose rows alone exceed
 what a part may hold (--memory; by default half of run --memory) is an
 error that says so. An inner, semi or right join right
 after a scan skips the scan's row groups whose statistics exclude every
-key of the right side (scan --stats counts them).`,
+key of the right side (scan --stats counts them).
+
+Under run --workers the right side is broadcast to the map tasks, or both
+sides are shuffled by their keys and reducers join them (run --join), with
+the same rows in the same order.`,
 	Example: `  sluice run "scan ./lineitem | join (scan ./orders --filter \"o_orderdate < date '1995-03-15'\") --on l_orderkey=o_orderkey | count-by o_orderpriority | show"
   sluice run 'scan ./lineitem | join ./part --on l_partkey=p_partkey --how semi | head 10 | show'
   sluice scan ./lineitem -o - | sluice join ./orders --on l_orderkey=o_orderkey --how anti | sluice show`,

@@ -28,6 +28,7 @@ type runOptions struct {
 	threads    int
 	memory     string
 	broadcast  string
+	join       string
 	workers    int
 	store      string
 	out        string
@@ -70,9 +71,7 @@ IPC stream, or shown as a table on a terminal.
 
 ` + fill("Stages: "+plan.Names()+".", 76) + `
 See sluice STAGE --help for each; scan takes sluice scan's flags
-(--columns, --filter, --dict, --order, --sim, --stats, ...).
-
-Stages that work batch by batch run on several batches at once; those that
+(--columns, --filter, --dict, --order, --sim, --stats, ...). Stages that
 need order see dataset order, whatever --order the scan reads in.
 
 With --workers N the pipeline fans out over worker processes (sluice worker,
@@ -132,7 +131,8 @@ the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
 	f.IntVar(&opts.attempts, "attempts", 3, "times a task is started before the job fails")
 	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes of row groups per map task (larger files are cut)")
 	f.IntVar(&opts.spread, "spread", 0, "key prefixes a phase's objects are spread over, for S3's per-prefix request rates (0: by tasks, up to 256)")
-	f.StringVar(&opts.broadcast, "broadcast", "256MiB", "with --workers: the largest join right side read once and written for every map task (0: never)")
+	f.StringVar(&opts.broadcast, "broadcast", "256MiB", "with --workers: the largest join right side read once and written for every map task (0: none)")
+	f.StringVar(&opts.join, "join", "auto", "with --workers: broadcast, partitioned (both sides shuffled) or auto (sluice help fanout)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print the job's prefix and each phase's time on stderr")
 	f.BoolVar(&opts.progress, "progress", true, "with --workers on a terminal: a bar per phase (tasks, failures, rows, MiB/s, time left)")
 	f.StringVar(&opts.events, "events", "", "with --workers: write the job's event log (JSON lines) to FILE, for sluice report")
@@ -293,6 +293,12 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	if dopts.Broadcast == 0 {
 		dopts.Broadcast = -1
 	}
+	switch opts.join {
+	case fanout.JoinAuto, fanout.JoinBroadcast, fanout.JoinPartitioned:
+		dopts.Join = opts.join
+	default:
+		return usagef("--join %q: auto, broadcast or partitioned", opts.join)
+	}
 	if opts.exe.DryRun && p != nil {
 		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)
 	}
@@ -358,6 +364,13 @@ in dataset order (a sort's ties too) and runs the rest. The results are those of
 to the bit. The job lives under --store (default: a temporary directory)
 and is removed at the end; a failed or killed task is retried, a straggler
 gets a duplicate, and Ctrl-C stops every worker.
+
+A join's right side is broadcast (run once by this process, written for
+every map task to read) or, with both sides shuffled by their keys, joined
+by reducers (--join partitioned); the rows come back in one process's order.
+--join auto partitions a right side of a scan and per-batch stages whose
+Parquet footers give more than --broadcast bytes, and every right or full
+join (a broadcast would send their unmatched right rows from every task).
 ` + executorHelp,
 	}
 }

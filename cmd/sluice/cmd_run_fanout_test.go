@@ -157,27 +157,67 @@ func TestRunFanOutMatchesOneProcess(t *testing.T) {
 }
 
 // TestRunFanOutJoins: joins give one process's bytes over 4 workers,
-// with the right side broadcast (written once by the driver) or read by
-// each map task (--broadcast 0), and right joins at the driver; nothing
+// with the right side broadcast (written once by the driver), read by
+// each map task (an aggregation's, past --broadcast), or run at the
+// driver (a right join); and one process's rows with both sides shuffled
+// and joined by reducers (--join partitioned, and auto for a right join
+// or past --broadcast), whose merged batches are cut otherwise. Nothing
 // is left in the job's store.
 func TestRunFanOutJoins(t *testing.T) {
 	for _, where := range []string{"file", "minio"} {
 		t.Run(where, func(t *testing.T) {
 			tg := map[string]func(*testing.T) fanOutTarget{"file": localTarget, "minio": minioTarget}[where](t)
-			for _, q := range []string{"join", "semi", "right"} {
-				for _, b := range []string{"256MiB", "0"} {
-					stderr := runBoth(t, tg, q, "--piece-size", "128KiB", "--broadcast", b)
-					broadcast := strings.Contains(stderr, "the right side broadcast")
-					if want := q != "right" && b != "0"; broadcast != want {
-						t.Errorf("%s --broadcast %s: broadcast %v, want %v: %s", q, b, broadcast, want, stderr)
-					}
-					if left := tg.left(t); len(left) != 0 {
-						t.Fatalf("%s: objects left under %s: %q", q, tg.jobs, left)
-					}
+			for _, c := range []struct {
+				q, how      string
+				extra       []string
+				partitioned bool
+			}{
+				{"join", "broadcast", []string{"--broadcast", "256MiB"}, false},
+				{"join", "read by each task", []string{"--broadcast", "0"}, false}, // an aggregation: not partitioned
+				{"semi", "broadcast", []string{"--join", "broadcast", "--broadcast", "0"}, false},
+				{"semi", "auto past --broadcast", []string{"--broadcast", "0"}, true},
+				{"semi", "partitioned", []string{"--join", "partitioned"}, true},
+				{"right", "at the driver", []string{"--join", "broadcast"}, false},
+				{"right", "auto", nil, true},
+			} {
+				args := append([]string{"--piece-size", "128KiB"}, c.extra...)
+				var stderr string
+				if c.partitioned {
+					stderr = runBothRows(t, tg, c.q, args...)
+				} else {
+					stderr = runBoth(t, tg, c.q, args...)
+				}
+				broadcast := strings.Contains(stderr, "the right side broadcast")
+				partitioned := strings.Contains(stderr, "read a part of every map object of both sides | join")
+				if want := c.how == "broadcast"; broadcast != want || partitioned != c.partitioned {
+					t.Errorf("%s %s: broadcast %v, partitioned %v: %s", c.q, c.how, broadcast, partitioned, stderr)
+				}
+				if left := tg.left(t); len(left) != 0 {
+					t.Fatalf("%s: objects left under %s: %q", c.q, tg.jobs, left)
 				}
 			}
 		})
 	}
+}
+
+// runBothRows is runBoth for rows: CSV text in one process and over 4
+// workers, the same text.
+func runBothRows(t *testing.T, tg fanOutTarget, name string, extra ...string) string {
+	t.Helper()
+	q := tg.query(name) + " | to-csv"
+	one := sluice(t, tg.env, "run", q)
+	if one.code != 0 {
+		t.Fatalf("%s in one process: %s", name, one.stderr)
+	}
+	args := append([]string{"run", "--workers", "4", "--store", tg.jobs, "-v"}, extra...)
+	many := sluice(t, tg.env, append(args, q)...)
+	if many.code != 0 {
+		t.Fatalf("%s with --workers 4: exit %d: %s", name, many.code, many.stderr)
+	}
+	if strings.Count(one.stdout, "\n") < 10 || many.stdout != one.stdout {
+		t.Fatalf("%s: %d bytes of CSV fanned out, %d in one process, not the same", name, len(many.stdout), len(one.stdout))
+	}
+	return many.stderr
 }
 
 // TestRunFanOutShuffleObjects: a shuffle of 16 map tasks into 16 parts

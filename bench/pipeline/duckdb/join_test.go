@@ -27,8 +27,8 @@ func writeJoinSide(t *testing.T, dir, name, header, types string, rows []string)
 
 // TestJoins: every kind of join, with and without a condition besides the
 // keys, gives DuckDB's rows over sides with duplicate keys, null keys and
-// no rows; fused, piped and with --workers 4 give the same rows in the
-// same order.
+// no rows; fused, piped and with --workers 4 (the right side broadcast,
+// or both sides shuffled) give the same rows in the same order.
 func TestJoins(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(29, 1))
@@ -81,11 +81,18 @@ func TestJoins(t *testing.T) {
 					if spilled := sluiceCSV(t, side.left+" | "+stage+" --memory 32KiB"); !slices.EqualFunc(spilled, fusedRows, slices.Equal) {
 						t.Errorf("join --memory 32KiB gave %d rows, in memory %d, or another order", len(spilled), len(fusedRows))
 					}
-					// The right side broadcast by the driver, or read by each task.
-					for _, b := range []string{"256MiB", "0"} {
-						workers := csvRows(t, sluice(t, "run", "--workers", "4", "--piece-size", "16KiB", "--broadcast", b, side.left+" | "+stage+" | to-csv"))
+					// The right side broadcast by the driver (right and full
+					// joins then run in the driver), or both sides shuffled
+					// and joined by reducers, in memory and spilled.
+					for _, form := range [][]string{{"--join", "broadcast"}, {"--join", "partitioned"}, {"--join", "partitioned", "spilled"}} {
+						text := side.left + " | " + stage
+						if form[len(form)-1] == "spilled" {
+							form, text = form[:2], text+" --memory 32KiB"
+						}
+						args := append([]string{"run", "--workers", "4", "--piece-size", "16KiB"}, form...)
+						workers := csvRows(t, sluice(t, append(args, text+" | to-csv")...))
 						if !slices.EqualFunc(workers, fusedRows, slices.Equal) {
-							t.Errorf("--workers 4 --broadcast %s gave %d rows, fused %d, or another order", b, len(workers), len(fusedRows))
+							t.Errorf("--workers 4 %s gave %d rows, fused %d, or another order", strings.Join(form, " "), len(workers), len(fusedRows))
 						}
 					}
 					// Piped: the join as a command of its own, its right side
