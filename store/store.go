@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -63,6 +64,7 @@ func New(d Driver, base string) *Store {
 //	s3://bucket/prefix    S3 or any S3-compatible endpoint (AWS_ENDPOINT_URL, --endpoint)
 //	file:///dir/prefix    a local directory; plain paths work too
 //	mem://name/prefix     an in-process store, shared by the Opens with the same Options.MemBuckets
+//	gs://bucket/prefix    Google Cloud Storage (Application Default Credentials; STORAGE_EMULATOR_HOST)
 //	https://host/path     one object on a web server (http:// too), read-only: HTTP cannot list
 //
 // For files, the store is rooted at the named directory (or the parent of a
@@ -128,7 +130,40 @@ func openDriver(ctx context.Context, rawURL string, opts Options) (Driver, strin
 	case "http", "https":
 		return openHTTP(rawURL, opts)
 	}
-	return nil, "", "", invalid("unknown scheme %q (want s3://, file://, mem:// or https://)", scheme)
+	if open, ok := registered(scheme); ok {
+		bucket, key, _ := strings.Cut(rest, "/")
+		if bucket == "" {
+			return nil, "", "", invalid("missing bucket (use %s://bucket/prefix)", scheme)
+		}
+		d, err := open(ctx, bucket, opts)
+		if err != nil {
+			return nil, "", "", &Error{Op: "open", URL: rawURL, Kind: KindPermission, Err: err}
+		}
+		return d, scheme + "://" + bucket + "/", key, nil
+	}
+	if scheme == "gs" {
+		return nil, "", "", invalid(`gs:// is in package store/gcs: import _ "github.com/sluice-data/sluice/store/gcs"`)
+	}
+	return nil, "", "", invalid("unknown scheme %q (want s3://, gs://, file://, mem:// or https://)", scheme)
+}
+
+// SchemeOpener opens the driver of a bucket of a scheme that a package
+// outside store provides (gs:// by store/gcs), so that only programs that
+// import it carry its SDK.
+type SchemeOpener func(ctx context.Context, bucket string, opts Options) (Driver, error)
+
+var schemes sync.Map // scheme -> SchemeOpener
+
+// RegisterScheme makes Open take scheme://bucket/key URLs to open; a
+// package that provides a store calls it in its init.
+func RegisterScheme(scheme string, open SchemeOpener) { schemes.Store(scheme, open) }
+
+func registered(scheme string) (SchemeOpener, bool) {
+	v, ok := schemes.Load(scheme)
+	if !ok {
+		return nil, false
+	}
+	return v.(SchemeOpener), true
 }
 
 // urlSchemes are the schemes that, written with fewer than two slashes

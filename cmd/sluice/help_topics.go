@@ -48,12 +48,16 @@ whatever order the batches came in.`,
 		},
 		{
 			Use:   "urls",
-			Short: "Where data lives: s3://, file:// and paths, https://, mem://, globs and prefixes",
+			Short: "Where data lives: s3://, gs://, file:// and paths, https://, mem://, globs and prefixes",
 			Long: `Every command names data by URL:
 
   s3://bucket/key      any S3-compatible store: credentials from the standard
                        AWS chain; AWS_ENDPOINT_URL or --endpoint for another
                        endpoint (MinIO, sluice serve-s3); --region
+  gs://bucket/key      Google Cloud Storage: Application Default Credentials
+                       (GOOGLE_APPLICATION_CREDENTIALS, gcloud auth
+                       application-default login, the metadata server);
+                       STORAGE_EMULATOR_HOST for an emulator
   file:///dir/key      a local file or directory; a plain path is the same
   https://host/path    one object on a web server (http:// too; a presigned
                        URL's query is kept), read by ranges and pinned by its

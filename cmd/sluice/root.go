@@ -49,9 +49,9 @@ func newRootCommand() *cobra.Command {
 of the network.
 
 Locations are URLs: s3://bucket/prefix (any S3-compatible endpoint; the standard
-AWS credential chain, AWS_ENDPOINT_URL or --endpoint), file:///dir or a plain
-path, https://host/path (one object, read-only), and mem://name (in memory,
-for as long as the command runs; for tests).
+AWS credential chain, AWS_ENDPOINT_URL or --endpoint), gs://bucket/prefix,
+file:///dir or a plain path, https://host/path (one object, read-only), and
+mem://name (in memory, for as long as the command runs; for tests).
 See sluice help urls, sluice help pipes and sluice help sim.
 
 Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interrupted.`,
