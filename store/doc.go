@@ -5,8 +5,8 @@
 // Users get the concrete *Store; backends implement the thin Driver
 // interface and are chosen by URL scheme in Open: s3:// (any S3-compatible
 // endpoint), file:// and plain paths, mem://, http(s):// (read-only
-// objects on a web server), and gs:// where package store/gcs is imported
-// (RegisterScheme). Validation, error wrapping and classification
+// objects on a web server), and gs:// and az:// where packages store/gcs
+// and store/azure are imported (RegisterScheme). Validation, error wrapping and classification
 // (Kind, and sentinels for errors.Is) live once here, not in each driver.
 // Every driver passes the conformance suite in store/storetest (the HTTP
 // driver its reads, over objects a directory driver writes).

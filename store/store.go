@@ -64,7 +64,8 @@ func New(d Driver, base string) *Store {
 //	s3://bucket/prefix    S3 or any S3-compatible endpoint (AWS_ENDPOINT_URL, --endpoint)
 //	file:///dir/prefix    a local directory; plain paths work too
 //	mem://name/prefix     an in-process store, shared by the Opens with the same Options.MemBuckets
-//	gs://bucket/prefix    Google Cloud Storage (Application Default Credentials; STORAGE_EMULATOR_HOST)
+//	gs://bucket/prefix    Google Cloud Storage, where package store/gcs is imported
+//	az://container/prefix Azure Blob Storage, where package store/azure is imported
 //	https://host/path     one object on a web server (http:// too), read-only: HTTP cannot list
 //
 // For files, the store is rooted at the named directory (or the parent of a
@@ -141,10 +142,13 @@ func openDriver(ctx context.Context, rawURL string, opts Options) (Driver, strin
 		}
 		return d, scheme + "://" + bucket + "/", key, nil
 	}
-	if scheme == "gs" {
+	switch scheme {
+	case "gs":
 		return nil, "", "", invalid(`gs:// is in package store/gcs: import _ "github.com/sluice-data/sluice/store/gcs"`)
+	case "az", "abfs", "abfss":
+		return nil, "", "", invalid(`%s:// is in package store/azure: import _ "github.com/sluice-data/sluice/store/azure"`, scheme)
 	}
-	return nil, "", "", invalid("unknown scheme %q (want s3://, gs://, file://, mem:// or https://)", scheme)
+	return nil, "", "", invalid("unknown scheme %q (want s3://, gs://, az://, file://, mem:// or https://)", scheme)
 }
 
 // SchemeOpener opens the driver of a bucket of a scheme that a package

@@ -48,7 +48,7 @@ whatever order the batches came in.`,
 		},
 		{
 			Use:   "urls",
-			Short: "Where data lives: s3://, gs://, file:// and paths, https://, mem://, globs and prefixes",
+			Short: "Where data lives: s3://, gs://, az://, file:// and paths, https://, mem://, globs and prefixes",
 			Long: `Every command names data by URL:
 
   s3://bucket/key      any S3-compatible store: credentials from the standard
@@ -58,6 +58,9 @@ whatever order the batches came in.`,
                        (GOOGLE_APPLICATION_CREDENTIALS, gcloud auth
                        application-default login, the metadata server);
                        STORAGE_EMULATOR_HOST for an emulator
+  az://container/key   Azure Blob Storage (also abfss://container@account.
+                       dfs.core.windows.net/key): AZURE_STORAGE_CONNECTION_STRING,
+                       or AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY
   file:///dir/key      a local file or directory; a plain path is the same
   https://host/path    one object on a web server (http:// too; a presigned
                        URL's query is kept), read by ranges and pinned by its

@@ -14,7 +14,8 @@ import (
 	"github.com/sluice-data/sluice/expr"
 	_ "github.com/sluice-data/sluice/internal/startgc" // holds the collector off while packages initialise
 	"github.com/sluice-data/sluice/store"
-	_ "github.com/sluice-data/sluice/store/gcs" // gs://
+	_ "github.com/sluice-data/sluice/store/azure" // az://, abfs[s]://
+	_ "github.com/sluice-data/sluice/store/gcs"   // gs://
 )
 
 // Exit codes, mapped here and nowhere else.

@@ -50,7 +50,7 @@ of the network.
 
 Locations are URLs: s3://bucket/prefix (any S3-compatible endpoint; the standard
 AWS credential chain, AWS_ENDPOINT_URL or --endpoint), gs://bucket/prefix,
-file:///dir or a plain path, https://host/path (one object, read-only), and
+az://container/prefix, file:///dir or a plain path, https://host/path (one object, read-only), and
 mem://name (in memory, for as long as the command runs; for tests).
 See sluice help urls, sluice help pipes and sluice help sim.
 
