@@ -90,11 +90,11 @@ func TestCatAndCpBadInput(t *testing.T) {
 		{"cat bad memory", []string{"cat", "--memory", "lots", filepath.Join(dir, "small.txt")}, exitUsage, "--memory"},
 		{"cat tiny memory", []string{"cat", "--memory", "4KiB", filepath.Join(dir, "small.txt")}, exitUsage, "at least 1MiB"},
 		{"cat bad sim", []string{"cat", "--sim", "stream=fast", filepath.Join(dir, "small.txt")}, exitUsage, "stream"},
-		{"cat bad scheme", []string{"cat", "gs://b/k"}, exitUsage, "unknown scheme"},
+		{"cat bad scheme", []string{"cat", "hdfs://b/k"}, exitUsage, "unknown scheme"},
 		{"cp one argument", []string{"cp", filepath.Join(dir, "small.txt")}, exitUsage, "2 argument"},
 		{"cp missing source", []string{"cp", filepath.Join(dir, "nope"), out + "/"}, exitNotFound, "nope"},
 		{"cp onto itself", []string{"cp", filepath.Join(dir, "small.txt"), filepath.Join(dir, "small.txt")}, exitUsage, "both source and destination"},
-		{"cp bad destination", []string{"cp", filepath.Join(dir, "small.txt"), "gs://b/k"}, exitUsage, "unknown scheme"},
+		{"cp bad destination", []string{"cp", filepath.Join(dir, "small.txt"), "hdfs://b/k"}, exitUsage, "unknown scheme"},
 	}
 	assertBadInputs(t, nil, out, cases)
 }

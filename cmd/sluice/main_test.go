@@ -177,7 +177,7 @@ func TestVersionFlag(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	cases := []badInput{
-		{"unknown scheme", []string{"ls", "gs://bucket/x"}, exitUsage, "unknown scheme"},
+		{"unknown scheme", []string{"ls", "hdfs://bucket/x"}, exitUsage, "unknown scheme"},
 		{"missing bucket", []string{"ls", "s3:///x"}, exitUsage, "missing bucket"},
 		{"key escaping", []string{"ls", "mem://m/../up"}, exitUsage, "'..'"},
 		{"unknown flag", []string{"ls", "--nope", dir}, exitUsage, "unknown flag"},
