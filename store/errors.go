@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -124,4 +126,40 @@ func IsRetryable(err error) bool { return KindOf(err) == KindRetryable }
 func oneLine(err error) string {
 	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
+}
+
+// KindOfStatus is the Kind of an HTTP status an object store answered
+// with, the one mapping the drivers that speak HTTP share.
+func KindOfStatus(code int) Kind {
+	switch {
+	case code == http.StatusNotFound || code == http.StatusGone:
+		return KindNotFound
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return KindPermission
+	case code == http.StatusPreconditionFailed:
+		return KindPrecondition
+	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
+		return KindRetryable
+	case code == http.StatusBadRequest:
+		return KindInvalid
+	}
+	return KindPermanent
+}
+
+// KindOfTransport is the Kind of an error no server answered with: a
+// cancelled or expired context, an error marked retryable (a stall), a
+// timeout, a reset or refused connection (a *url.Error); KindUnknown
+// otherwise.
+func KindOfTransport(err error) Kind {
+	var timeout interface{ Timeout() bool }
+	var ue *url.Error
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return KindCanceled
+	case untrustedCert(err):
+		return KindPermanent
+	case errors.Is(err, ErrRetryable), errors.As(err, &timeout) && timeout.Timeout(), errors.As(err, &ue):
+		return KindRetryable
+	}
+	return KindUnknown
 }

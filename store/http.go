@@ -247,33 +247,12 @@ func (d *httpDriver) Delete(context.Context, string) error { return errHTTPReadO
 func (d *httpDriver) Classify(err error) Kind {
 	var se *httpStatusError
 	switch {
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return KindCanceled
 	case errors.Is(err, errHTTPList), errors.Is(err, errHTTPReadOnly):
 		return KindInvalid
 	case errors.As(err, &se):
-		switch c := se.code; {
-		case c == http.StatusNotFound || c == http.StatusGone:
-			return KindNotFound
-		case c == http.StatusUnauthorized || c == http.StatusForbidden:
-			return KindPermission
-		case c == http.StatusPreconditionFailed:
-			return KindPrecondition
-		case c == http.StatusTooManyRequests || c == http.StatusRequestTimeout || c >= 500:
-			return KindRetryable
-		}
-		return KindPermanent
-	case untrustedCert(err):
-		return KindPermanent
-	case errors.Is(err, ErrRetryable):
-		return KindRetryable
+		return KindOfStatus(se.code)
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		// Resets, refused connections, timeouts: the network's, retried.
-		return KindRetryable
-	}
-	return KindUnknown
+	return KindOfTransport(err)
 }
 
 func (d *httpDriver) Close() error {

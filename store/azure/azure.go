@@ -273,34 +273,14 @@ func (d *driver) Delete(ctx context.Context, key string) error {
 func (d *driver) Classify(err error) store.Kind {
 	var re *azcore.ResponseError
 	switch {
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return store.KindCanceled
 	case bloberror.HasCode(err, bloberror.BlobNotFound, bloberror.ContainerNotFound, bloberror.ResourceNotFound):
 		return store.KindNotFound
 	case bloberror.HasCode(err, bloberror.ConditionNotMet):
 		return store.KindPrecondition
 	case errors.As(err, &re):
-		switch c := re.StatusCode; {
-		case c == http.StatusNotFound:
-			return store.KindNotFound
-		case c == http.StatusUnauthorized || c == http.StatusForbidden:
-			return store.KindPermission
-		case c == http.StatusPreconditionFailed:
-			return store.KindPrecondition
-		case c == http.StatusTooManyRequests || c == http.StatusRequestTimeout || c >= 500:
-			return store.KindRetryable
-		case c == http.StatusBadRequest:
-			return store.KindInvalid
-		}
-		return store.KindPermanent
-	case errors.Is(err, store.ErrRetryable):
-		return store.KindRetryable
+		return store.KindOfStatus(re.StatusCode)
 	}
-	var ne interface{ Timeout() bool }
-	if errors.As(err, &ne) {
-		return store.KindRetryable
-	}
-	return store.KindUnknown
+	return store.KindOfTransport(err)
 }
 
 func (d *driver) Close() error { return nil }

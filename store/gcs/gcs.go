@@ -171,32 +171,12 @@ func (d *gcsDriver) Delete(ctx context.Context, key string) error {
 func (d *gcsDriver) Classify(err error) store.Kind {
 	var ge *googleapi.Error
 	switch {
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return store.KindCanceled
 	case errors.Is(err, storage.ErrObjectNotExist), errors.Is(err, storage.ErrBucketNotExist):
 		return store.KindNotFound
 	case errors.As(err, &ge):
-		switch c := ge.Code; {
-		case c == http.StatusNotFound:
-			return store.KindNotFound
-		case c == http.StatusUnauthorized || c == http.StatusForbidden:
-			return store.KindPermission
-		case c == http.StatusPreconditionFailed:
-			return store.KindPrecondition
-		case c == http.StatusTooManyRequests || c == http.StatusRequestTimeout || c >= 500:
-			return store.KindRetryable
-		case c == http.StatusBadRequest:
-			return store.KindInvalid
-		}
-		return store.KindPermanent
-	case errors.Is(err, store.ErrRetryable):
-		return store.KindRetryable
+		return store.KindOfStatus(ge.Code)
 	}
-	var ne interface{ Timeout() bool }
-	if errors.As(err, &ne) {
-		return store.KindRetryable
-	}
-	return store.KindUnknown
+	return store.KindOfTransport(err)
 }
 
 func (d *gcsDriver) Close() error { return d.client.Close() }
