@@ -68,6 +68,19 @@ func TestAzure(t *testing.T) {
 	if r := sluice(t, env, "ls", az, "--recursive"); r.code != 0 || strings.Contains(r.stdout, "jobs/") || !strings.Contains(r.stdout, "taxi/") {
 		t.Errorf("the job left objects in the container: %+v", r)
 	}
+	// write's output, and bench's objects (written, read, deleted).
+	out := az + "out/q.parquet"
+	if r := sluice(t, env, "run", "scan "+taxi+" | filter \"payment_type = 'cash'\" | write "+out); r.code != 0 {
+		t.Errorf("write to az://: %+v", r)
+	} else if r := sluice(t, env, "run", "scan "+out+" | count-by payment_type | to-csv"); r.code != 0 || !strings.HasPrefix(r.stdout, "payment_type,count\ncash,") {
+		t.Errorf("read back what write wrote: %+v", r)
+	}
+	if r := sluice(t, env, "bench", az+"scratch/", "-n", "4", "-s", "1MiB", "-c", "2", "--json", "-q"); r.code != 0 || !strings.Contains(r.stdout, "steady_mib_s") {
+		t.Errorf("bench: %+v", r)
+	}
+	if r := sluice(t, env, "ls", az+"scratch/"); r.code != 3 {
+		t.Errorf("bench left objects: %+v", r)
+	}
 	back := filepath.Join(dir, "back")
 	if r := sluice(t, env, "cp", az+"taxi/", back+"/", "-q"); r.code != 0 {
 		t.Fatalf("cp from az://: %+v", r)

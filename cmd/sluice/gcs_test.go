@@ -59,6 +59,19 @@ func TestGCS(t *testing.T) {
 	if r := sluice(t, env, "ls", "gs://bkt/", "--recursive"); r.code != 0 || strings.Contains(r.stdout, "jobs/") || !strings.Contains(r.stdout, "taxi/") {
 		t.Errorf("the job left objects in the bucket: %+v", r)
 	}
+	// write's output, and bench's objects (written, read, deleted).
+	out := "gs://bkt/out/q.parquet"
+	if r := sluice(t, env, "run", "scan "+taxi+" | filter \"payment_type = 'cash'\" | write "+out); r.code != 0 {
+		t.Errorf("write to gs://: %+v", r)
+	} else if r := sluice(t, env, "run", "scan "+out+" | count-by payment_type | to-csv"); r.code != 0 || !strings.HasPrefix(r.stdout, "payment_type,count\ncash,") {
+		t.Errorf("read back what write wrote: %+v", r)
+	}
+	if r := sluice(t, env, "bench", "gs://bkt/scratch/", "-n", "4", "-s", "1MiB", "-c", "2", "--json", "-q"); r.code != 0 || !strings.Contains(r.stdout, "steady_mib_s") {
+		t.Errorf("bench: %+v", r)
+	}
+	if r := sluice(t, env, "ls", "gs://bkt/scratch/"); r.code != 3 {
+		t.Errorf("bench left objects: %+v", r)
+	}
 	back := filepath.Join(dir, "back")
 	if r := sluice(t, env, "cp", "gs://bkt/taxi/", back+"/", "-q"); r.code != 0 {
 		t.Fatalf("cp from gs://: %+v", r)
