@@ -102,3 +102,14 @@ func TestAzure(t *testing.T) {
 	r := sluice(t, []string{"AZURE_STORAGE_CONNECTION_STRING=", "AZURE_STORAGE_ACCOUNT=", "AZURE_STORAGE_KEY="}, "ls", az)
 	assertCleanFailure(t, r, 4, "AZURE_STORAGE_CONNECTION_STRING")
 }
+
+// TestAzureNoCredentials: with an account but no key, connection string
+// or Azure identity, the first request fails in one line that says where
+// credentials come from, exit 4.
+func TestAzureNoCredentials(t *testing.T) {
+	home := t.TempDir()
+	r := sluice(t, []string{"AZURE_STORAGE_CONNECTION_STRING=", "AZURE_STORAGE_KEY=", "AZURE_STORAGE_ACCOUNT=nosuchaccount",
+		"AZURE_CLIENT_ID=", "AZURE_TENANT_ID=", "AZURE_CLIENT_SECRET=", "AZURE_FEDERATED_TOKEN_FILE=", "HOME=" + home, "AZURE_CONFIG_DIR=" + home},
+		"ls", "az://ctr/")
+	assertCleanFailure(t, r, 4, "no Azure credentials")
+}

@@ -60,7 +60,9 @@ whatever order the batches came in.`,
                        STORAGE_EMULATOR_HOST for an emulator
   az://container/key   Azure Blob Storage (also abfss://container@account.
                        dfs.core.windows.net/key): AZURE_STORAGE_CONNECTION_STRING,
-                       or AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY
+                       or AZURE_STORAGE_ACCOUNT (or the abfss URL's) with
+                       AZURE_STORAGE_KEY or an Azure identity (az login, a
+                       managed identity: DefaultAzureCredential)
   file:///dir/key      a local file or directory; a plain path is the same
   https://host/path    one object on a web server (http:// too; a presigned
                        URL's query is kept), read by ranges and pinned by its

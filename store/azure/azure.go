@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
@@ -36,8 +37,9 @@ type driver struct {
 
 // open opens a container: "container", or "container@account.dfs.core.
 // windows.net" (abfs), with credentials from AZURE_STORAGE_CONNECTION_STRING,
-// or AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY.
-func open(ctx context.Context, bucket string, _ store.Options) (store.Driver, error) {
+// or for AZURE_STORAGE_ACCOUNT (or the abfs URL's account) AZURE_STORAGE_KEY
+// or else DefaultAzureCredential.
+func open(ctx context.Context, bucket string, opts store.Options) (store.Driver, error) {
 	name, host, _ := strings.Cut(bucket, "@")
 	account := os.Getenv("AZURE_STORAGE_ACCOUNT")
 	if host != "" {
@@ -47,22 +49,45 @@ func open(ctx context.Context, bucket string, _ store.Options) (store.Driver, er
 		}
 		account = acct
 	}
+	// The SDK's own retries: Options.Attempts tries of a request (3 by
+	// default); a caller that retries above the store asks for 1.
+	copts := &azblob.ClientOptions{}
+	if opts.Attempts == 1 {
+		copts.Retry.MaxRetries = -1
+	} else if opts.Attempts > 1 {
+		copts.Retry.MaxRetries = int32(opts.Attempts - 1)
+	}
 	if cs := os.Getenv("AZURE_STORAGE_CONNECTION_STRING"); cs != "" {
-		svc, err := azblob.NewClientFromConnectionString(cs, nil)
+		svc, err := azblob.NewClientFromConnectionString(cs, copts)
 		if err != nil {
 			return nil, fmt.Errorf("AZURE_STORAGE_CONNECTION_STRING: %v", oneLine(err))
 		}
 		return &driver{c: svc.ServiceClient().NewContainerClient(name)}, nil
 	}
-	key := os.Getenv("AZURE_STORAGE_KEY")
-	if account == "" || key == "" {
-		return nil, errors.New("no Azure credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY")
+	if account == "" {
+		return nil, errors.New("no Azure credentials: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or an Azure identity (az login, a managed identity, AZURE_CLIENT_ID...)")
 	}
-	cred, err := azblob.NewSharedKeyCredential(account, key)
+	url := fmt.Sprintf("https://%s.blob.core.windows.net/", account)
+	if key := os.Getenv("AZURE_STORAGE_KEY"); key != "" {
+		cred, err := azblob.NewSharedKeyCredential(account, key)
+		if err != nil {
+			return nil, fmt.Errorf("AZURE_STORAGE_KEY: %v", oneLine(err))
+		}
+		svc, err := azblob.NewClientWithSharedKeyCredential(url, cred, copts)
+		if err != nil {
+			return nil, err
+		}
+		return &driver{c: svc.ServiceClient().NewContainerClient(name)}, nil
+	}
+	// DefaultAzureCredential: the environment's service principal,
+	// workload or managed identity, then the az and azd CLIs' logins. It
+	// asks for a token at the first request, whose error says which
+	// sources it tried.
+	cred, err := azidentity.NewDefaultAzureCredential(nil)
 	if err != nil {
-		return nil, fmt.Errorf("AZURE_STORAGE_KEY: %v", oneLine(err))
+		return nil, fmt.Errorf("no Azure credentials: %v", oneLine(err))
 	}
-	svc, err := azblob.NewClientWithSharedKeyCredential(fmt.Sprintf("https://%s.blob.core.windows.net/", account), cred, nil)
+	svc, err := azblob.NewClient(url, cred, copts)
 	if err != nil {
 		return nil, err
 	}
@@ -75,11 +100,25 @@ func oneLine(err error) string { return strings.Join(strings.Fields(err.Error())
 // SDK's own text spans lines of request and response), kept for Classify.
 func short(err error) error {
 	var re *azcore.ResponseError
-	if errors.As(err, &re) {
+	var identity interface{ NonRetriable() }
+	switch {
+	case errors.As(err, &re):
 		return &serviceError{re}
+	case errors.As(err, &identity):
+		// DefaultAzureCredential found no identity, or one was refused.
+		return &identityError{err}
 	}
 	return err
 }
+
+type identityError struct{ err error }
+
+func (e *identityError) Error() string {
+	first, _, _ := strings.Cut(e.err.Error(), "\n")
+	return "no Azure credentials: " + first + " (az login, a managed identity, AZURE_CLIENT_ID with a secret or certificate; or AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_KEY)"
+}
+
+func (e *identityError) Unwrap() error { return e.err }
 
 type serviceError struct{ re *azcore.ResponseError }
 
@@ -272,7 +311,10 @@ func (d *driver) Delete(ctx context.Context, key string) error {
 
 func (d *driver) Classify(err error) store.Kind {
 	var re *azcore.ResponseError
+	var ie *identityError
 	switch {
+	case errors.As(err, &ie):
+		return store.KindPermission
 	case bloberror.HasCode(err, bloberror.BlobNotFound, bloberror.ContainerNotFound, bloberror.ResourceNotFound):
 		return store.KindNotFound
 	case bloberror.HasCode(err, bloberror.ConditionNotMet):

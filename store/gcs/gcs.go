@@ -33,13 +33,23 @@ type gcsDriver struct {
 	bucket *storage.BucketHandle
 }
 
-func open(ctx context.Context, bucket string, _ store.Options) (store.Driver, error) {
+func open(ctx context.Context, bucket string, opts store.Options) (store.Driver, error) {
 	copts := []option.ClientOption{storage.WithJSONReads()}
 	client, err := storage.NewClient(ctx, copts...)
 	if err != nil {
 		return nil, fmt.Errorf("no Google Cloud credentials: %v (set GOOGLE_APPLICATION_CREDENTIALS, run gcloud auth application-default login, or STORAGE_EMULATOR_HOST for an emulator)", strings.ReplaceAll(err.Error(), "\n", " "))
 	}
-	return &gcsDriver{client: client, bucket: client.Bucket(bucket)}, nil
+	// The SDK's own retries: Options.Attempts tries of a request (3 by
+	// default); a caller that retries above the store asks for 1.
+	attempts := opts.Attempts
+	if attempts <= 0 {
+		attempts = 3
+	}
+	retry := storage.WithMaxAttempts(attempts)
+	if attempts == 1 {
+		retry = storage.WithPolicy(storage.RetryNever)
+	}
+	return &gcsDriver{client: client, bucket: client.Bucket(bucket).Retryer(retry)}, nil
 }
 
 // gcsTag is an object's ETag as this driver gives it: its generation.
