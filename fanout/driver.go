@@ -414,7 +414,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
 				scanned++
 			}
 		}
-		if opts.ScanStats != nil && scanned > 0 {
+		if opts.ScanStats != nil && scanned > 0 && spec.Phases[i].Other == 0 { // the stream's scan, not a join's other side
 			opts.ScanStats(scanned, read)
 		}
 		logf("phase %d (%s): %d task(s) in %v, %d failed attempt(s), %d request(s) retried by the committed attempts, %d by the driver",
