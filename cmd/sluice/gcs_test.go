@@ -51,6 +51,7 @@ func TestGCS(t *testing.T) {
 	for name, args := range map[string][]string{
 		"run":           {"run", "scan gs://bkt/taxi/" + query},
 		"run --workers": {"run", "--workers", "2", "--piece-size", "64KiB", "--store", "gs://bkt/jobs/", "scan gs://bkt/taxi/" + query},
+		"run --sim":     {"run", "--sim", "ttfb=5ms,stream=50MiB/s", "scan gs://bkt/taxi/" + query},
 	} {
 		if r := sluice(t, env, args...); r.code != 0 || r.stdout != want.stdout {
 			t.Errorf("%s on gs://: exit %d, %d bytes (want %d): %s", name, r.code, len(r.stdout), len(want.stdout), r.stderr)
