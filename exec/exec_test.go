@@ -896,3 +896,21 @@ func TestFilterCopiesRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysOfASlice: string keys of a batch sliced past its start (so its
+// offsets do not start at zero) group as the values they are.
+func TestKeysOfASlice(t *testing.T) {
+	mem := checkedMem(t)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String}}, nil)
+	b := batch(t, mem, schema, []any{"aaaa"}, []any{"bb"}, []any{"c"}, []any{"bb"}, []any{"c"}, []any{"dddddd"})
+	defer b.Release()
+	s := b.NewSlice(2, 5)
+	defer s.Release()
+	rows, err := collectRows(t, mem, FromBatches(schema, s), CountBy([]string{"k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rows, ","); got != "bb 1,c 2" {
+		t.Fatalf("got %q, want bb 1,c 2", got)
+	}
+}

@@ -219,10 +219,13 @@ func keyColFor(dt arrow.DataType) (keyCol, bool) {
 		}
 		kc.enc = func(a arrow.Array, buf []byte, pos []int) {
 			if sa, ok := a.(*array.String); ok && a.NullN() == 0 {
+				// ValueBytes starts at the first value's offset; a slice's
+				// offsets do not start at zero.
 				offs, data := sa.ValueOffsets(), sa.ValueBytes()
+				base := offs[0]
 				for i := range pos {
 					p := pos[i]
-					v := data[offs[i]:offs[i+1]]
+					v := data[offs[i]-base : offs[i+1]-base]
 					buf[p] = 1
 					binary.LittleEndian.PutUint32(buf[p+1:p+5], uint32(len(v)))
 					copy(buf[p+5:], v)

@@ -723,6 +723,9 @@ func (d *driver) final(p *plan.Plan, compiled exec.Pipeline, pl *cut) error {
 		if pl.dropPosition {
 			stages = append([]exec.Stage{exec.Drop(PositionColumn)}, stages...)
 		}
+		if pl.rebatch {
+			stages = append([]exec.Stage{exec.Rebatch(PositionColumn, joinRowBits, joinTail)}, stages...)
+		}
 		ins := d.inputs(m)
 		names := make([]string, len(ins))
 		for i, in := range ins {

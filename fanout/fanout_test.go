@@ -759,3 +759,25 @@ func TestPartitionedJoinHotKey(t *testing.T) {
 		t.Fatalf("objects left: %q", left)
 	}
 }
+
+// TestPartitionedJoinFloatSums: float sums after a partitioned join are
+// one process's to the bit: the driver cuts the merged rows into the
+// batches the join made in one process, stream batch by stream batch,
+// then the right side's unmatched rows.
+func TestPartitionedJoinFloatSums(t *testing.T) {
+	taxi := testData(t)
+	other := "(scan " + taxi + " --columns pu_location_id,tip_amount --filter 'trip_distance > 8 and passenger_count = 2')"
+	for _, how := range []string{"inner", "left", "right", "full"} {
+		t.Run(how, func(t *testing.T) {
+			p := parsePlan(t, "scan "+taxi+" --columns do_location_id,fare_amount,payment_type | join "+other+
+				" --on do_location_id=pu_location_id --how "+how+" --prefix o_ | agg-by payment_type 'sum(fare_amount), sum(o_tip_amount), count()'")
+			want := rows(t, func(env exec.Env) error { return runLocal(p, env, exec.Options{}) })
+			opts := testOptions(t.TempDir())
+			opts.Join = JoinPartitioned
+			got := rows(t, func(env exec.Env) error { opts.Env = env; return Run(context.Background(), p, opts) })
+			if !slices.Equal(got, want) {
+				t.Fatalf("partitioned:\n%q\none process:\n%q", got, want)
+			}
+		})
+	}
+}

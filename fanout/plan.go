@@ -26,6 +26,9 @@ type cut struct {
 	mergeBy   []exec.SortKey
 	// dropPosition drops PositionColumn after the merge.
 	dropPosition bool
+	// rebatch cuts the merged rows into one process's batches first
+	// (joinRowBits).
+	rebatch bool
 }
 
 // mapPhase is the index of the phase whose tasks scan the stream's
@@ -242,6 +245,18 @@ const (
 // partitioned join: each of its rows' place in that side.
 const OtherPositionColumn = "_sluice_opos_"
 
+// joinRowBits: the map tasks of a partitioned join number each row by
+// its task, its batch in the task and its row in the batch, task <<
+// 2*joinRowBits | batch << joinRowBits | row, below joinTail; the other
+// side's unmatched rows get joinTail plus their number there. The join
+// makes a batch of each stream batch, and of every exec.JoinTailRows
+// unmatched right rows: the driver cuts the merged rows so again
+// (exec.Rebatch), for float sums after the join to be one process's.
+const (
+	joinRowBits       = 21
+	joinTail    int64 = 1 << 62
+)
+
 // joinToPartition finds the join whose two sides go through a shuffle:
 // the first join the map tasks would reach (past per-batch stages) that
 // Options.Join or its other side's size calls for (partitionJoin), with
@@ -315,7 +330,7 @@ func joinPhases(stages []plan.Stage, k int, j *plan.Join, pieces, side []Piece, 
 		SideEffects: slices.ContainsFunc(stages[:k], plan.SideEffects)}
 	rp := Phase{Kind: PhaseReduce, From: k, To: k + 1, Agg: -1, Tasks: parts, Output: OutStream, Build: 1}
 	return &cut{phases: []Phase{sp, mp, rp}, finalFrom: k + 1, finalAgg: -1,
-		mergeBy: []exec.SortKey{{Column: PositionColumn}}, dropPosition: true}, nil
+		mergeBy: []exec.SortKey{{Column: PositionColumn}}, dropPosition: true, rebatch: true}, nil
 }
 
 // maxTopN is the largest head after a shuffle's sort that reducers run as

@@ -538,6 +538,11 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 	if w.ph.Other != 0 {
 		posName = OtherPositionColumn
 	}
+	// Either side of a partitioned join numbers its rows by batch too
+	// (joinPosition), so the driver can cut the joined rows into one
+	// process's batches again.
+	join := w.ph.Other != 0 || w.phase+1 < len(w.spec.Phases) && w.spec.Phases[w.phase+1].Build != 0
+	var batches int64
 	sink := exec.Collect(func(s *arrow.Schema) {
 		if w.ph.Position {
 			if s.FieldIndices(posName) != nil {
@@ -557,7 +562,15 @@ func (w *taskRun) writeShuffle(src exec.SourceStage, stages []exec.Stage) error 
 			return bindErr
 		}
 		if posSchema != nil {
-			rec = exec.WithPositions(w.env.Mem, rec, posName, int64(w.index)<<40+rowsSeen)
+			from := int64(w.index)<<40 + rowsSeen
+			if join {
+				if rec.NumRows() >= 1<<joinRowBits || batches >= 1<<joinRowBits {
+					return fmt.Errorf("a partitioned join numbers at most %d batches of %d rows a task", 1<<joinRowBits, 1<<joinRowBits)
+				}
+				from = int64(w.index)<<(2*joinRowBits) | batches<<joinRowBits
+				batches++
+			}
+			rec = exec.WithPositions(w.env.Mem, rec, posName, from)
 			defer rec.Release()
 			rowsSeen += rec.NumRows()
 		}
@@ -672,7 +685,7 @@ func joinParts(j *plan.Join, other exec.SourceStage) []exec.Stage {
 	case "semi", "anti":
 	case "right", "full":
 		stages = append(stages, exec.Extend(exec.Computed{Name: PositionColumn,
-			Expr: fmt.Sprintf("coalesce(%s, %s + %d)", PositionColumn, opos, int64(1)<<62)}), exec.Drop(opos))
+			Expr: fmt.Sprintf("coalesce(%s, %s + %d)", PositionColumn, opos, joinTail)}), exec.Drop(opos))
 	default:
 		stages = append(stages, exec.Drop(opos))
 	}
