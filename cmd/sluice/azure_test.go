@@ -1,17 +1,12 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-
-	"github.com/sluice-data/sluice/internal/testenv"
+	"github.com/sluice-data/sluice/internal/emulators"
 )
 
 // TestAzure: against the Azurite ./scripts/test starts (its connection
@@ -21,7 +16,8 @@ import (
 // as on a directory; a missing container or blob is exit 3 in one line,
 // and no credentials exit 4.
 func TestAzure(t *testing.T) {
-	env, ctr := azuriteContainer(t)
+	cs, ctr := emulators.Azure(t, "cli")
+	env := []string{"AZURE_STORAGE_CONNECTION_STRING=" + cs}
 	az := "az://" + ctr + "/"
 
 	dir := t.TempDir()
@@ -97,27 +93,4 @@ func TestAzureNoCredentials(t *testing.T) {
 		"AZURE_CLIENT_ID=", "AZURE_TENANT_ID=", "AZURE_CLIENT_SECRET=", "AZURE_FEDERATED_TOKEN_FILE=", "HOME=" + home, "AZURE_CONFIG_DIR=" + home},
 		"ls", "az://ctr/")
 	assertCleanFailure(t, r, 4, "no Azure credentials")
-}
-
-// azuriteContainer makes a fresh container in the Azurite ./scripts/test
-// starts (SLUICE_TEST_AZURE, its connection string) for the test, and
-// returns the environment that gives sluice its credentials.
-func azuriteContainer(t *testing.T) ([]string, string) {
-	t.Helper()
-	cs := os.Getenv("SLUICE_TEST_AZURE")
-	if cs == "" {
-		testenv.Unavailable(t, "no Azurite: SLUICE_TEST_AZURE is its connection string (./scripts/test starts one)")
-	}
-	var b [4]byte
-	rand.Read(b[:])
-	ctr := "cli" + hex.EncodeToString(b[:])
-	svc, err := azblob.NewClientFromConnectionString(cs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.CreateContainer(context.Background(), ctr, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.DeleteContainer(context.Background(), ctr, nil) })
-	return []string{"AZURE_STORAGE_CONNECTION_STRING=" + cs}, ctr
 }

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"io"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/fsouza/fake-gcs-server/fakestorage"
+	"github.com/sluice-data/sluice/internal/emulators"
 )
 
 // TestGCS: against fake-gcs-server on a loopback port (the SDK told by
@@ -18,7 +15,7 @@ import (
 // bucket, and rm work on gs:// as on a directory; a missing bucket or
 // object is exit 3 in one line.
 func TestGCS(t *testing.T) {
-	env := gcsEmulator(t, "bkt")
+	env := []string{"STORAGE_EMULATOR_HOST=" + emulators.GCS(t, "bkt")}
 
 	dir := t.TempDir()
 	taxi := filepath.Join(dir, "taxi")
@@ -82,23 +79,4 @@ func TestGCS(t *testing.T) {
 	// No emulator and no credentials: one line that says where they come from.
 	r := sluice(t, []string{"STORAGE_EMULATOR_HOST=", "GOOGLE_APPLICATION_CREDENTIALS=", "HOME=" + t.TempDir(), "CLOUDSDK_CONFIG=" + t.TempDir()}, "ls", "gs://bkt/")
 	assertCleanFailure(t, r, 4, "GOOGLE_APPLICATION_CREDENTIALS")
-}
-
-// gcsEmulator starts fake-gcs-server on a loopback port for the test, with
-// bucket made, and returns the environment that points sluice at it.
-func gcsEmulator(t *testing.T, bucket string) []string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", Port: uint16(port), Writer: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: bucket})
-	return []string{"STORAGE_EMULATOR_HOST=127.0.0.1:" + strconv.Itoa(port)}
 }

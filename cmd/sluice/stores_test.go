@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sluice-data/sluice/internal/emulators"
 )
 
 // TestCpAcrossStores: a directory of a 20 MiB object (parts of a
@@ -14,8 +16,8 @@ import (
 // az (Azurite) -> file with sluice cp, and comes back byte-identical.
 func TestCpAcrossStores(t *testing.T) {
 	s3env, s3base, _ := minioBase(t)
-	azenv, ctr := azuriteContainer(t)
-	env := append(append(append([]string(nil), s3env...), azenv...), gcsEmulator(t, "bkt")...)
+	cs, ctr := emulators.Azure(t, "cli")
+	env := append(append([]string(nil), s3env...), "AZURE_STORAGE_CONNECTION_STRING="+cs, "STORAGE_EMULATOR_HOST="+emulators.GCS(t, "bkt"))
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	files := map[string][]byte{"big.bin": make([]byte, 20<<20), "sub/small.txt": []byte("a small object\n"), "empty": nil}
