@@ -104,7 +104,7 @@ func (d *httpDriver) request(ctx context.Context, method, key string, hdr http.H
 // info is the object a response describes: size from Content-Range's
 // total or Content-Length, and its version tag (see versionOf).
 func (d *httpDriver) info(key string, resp *http.Response) ObjectInfo {
-	o := ObjectInfo{Key: key, Size: resp.ContentLength, ETag: versionOf(resp)}
+	o := ObjectInfo{Key: key, Size: resp.ContentLength}
 	if cr := resp.Header.Get("Content-Range"); cr != "" {
 		if i := strings.LastIndexByte(cr, '/'); i >= 0 {
 			if n, err := strconv.ParseInt(cr[i+1:], 10, 64); err == nil {
@@ -112,6 +112,7 @@ func (d *httpDriver) info(key string, resp *http.Response) ObjectInfo {
 			}
 		}
 	}
+	o.ETag = versionOf(resp, o.Size)
 	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		o.ModTime = t
 	}
@@ -120,19 +121,13 @@ func (d *httpDriver) info(key string, resp *http.Response) ObjectInfo {
 
 // versionOf is what pins an object's bytes: its ETag, or without one its
 // Last-Modified and size ("lm:" marks such a tag, which no server sends).
-func versionOf(resp *http.Response) string {
+func versionOf(resp *http.Response, size int64) string {
 	if e := resp.Header.Get("Etag"); e != "" {
 		return e
 	}
 	lm := resp.Header.Get("Last-Modified")
 	if lm == "" {
 		return ""
-	}
-	size := resp.ContentLength
-	if cr := resp.Header.Get("Content-Range"); cr != "" {
-		if i := strings.LastIndexByte(cr, '/'); i >= 0 {
-			size, _ = strconv.ParseInt(cr[i+1:], 10, 64)
-		}
 	}
 	return "lm:" + lm + ";" + strconv.FormatInt(size, 10)
 }
