@@ -13,6 +13,7 @@ import (
 	"github.com/DataDog/sketches-go/ddsketch"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/expr"
@@ -223,6 +224,7 @@ type boundAgg struct {
 	fn   aggFn
 	arg  *expr.Expr // nil for count()
 	k    kind       // the argument's kind
+	dec  expr.Dec   // a decimal argument's precision and scale
 	q    float64    // quantile's fraction
 	disc bool       // quantile_disc
 	name string
@@ -248,9 +250,9 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 			if err != nil {
 				return nil, stageExprError(s.name, err)
 			}
-			b.arg, b.k = x, x.Kind
+			b.arg, b.k, b.dec = x, x.Kind, x.Dec()
 		}
-		out, nullable, ok := aggOut(spec.fn, b.k)
+		out, nullable, ok := aggOut(spec.fn, b.k, b.dec)
 		if !ok {
 			return nil, s.typeErr(spec, b.k)
 		}
@@ -278,11 +280,17 @@ func newHashAgg(e *env, keys *keyEncoder, aggs []boundAgg, out *arrow.Schema, st
 
 // aggOut is the type of an aggregate of an argument of kind k, whether it
 // may be null, and false when the aggregate cannot take that kind.
-func aggOut(fn aggFn, k kind) (arrow.DataType, bool, bool) {
+func aggOut(fn aggFn, k kind, d expr.Dec) (arrow.DataType, bool, bool) {
 	switch fn {
 	case aggCount, aggCountDistinct, aggApproxDistinct:
 		return arrow.PrimitiveTypes.Int64, false, true
-	case aggMean, aggQuantile, aggApproxQuantile, aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
+	case aggQuantile:
+		// DuckDB's quantiles of a decimal are decimals of its type.
+		if k == kDecimal {
+			return decType(d), true, true
+		}
+		fallthrough
+	case aggMean, aggApproxQuantile, aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
 		if !k.Numeric() {
 			return nil, true, false
 		}
@@ -293,10 +301,15 @@ func aggOut(fn aggFn, k kind) (arrow.DataType, bool, bool) {
 			return arrow.PrimitiveTypes.Int64, true, true
 		case kFloat:
 			return arrow.PrimitiveTypes.Float64, true, true
+		case kDecimal:
+			// As DuckDB: 38 digits, the argument's scale.
+			return &arrow.Decimal128Type{Precision: 38, Scale: d.S}, true, true
 		}
 		return nil, true, false
 	}
 	switch k { // min, max, any_value
+	case kDecimal:
+		return decType(d), true, true
 	case kBool:
 		return arrow.FixedWidthTypes.Boolean, true, fn == aggAnyValue
 	case kInt:
@@ -331,6 +344,7 @@ func (s *aggStage) typeErr(spec aggSpec, k kind) error {
 // the sketch, the values, or the sum of squared deviations.
 type accum struct {
 	i    []int64
+	d    []decimal128.Num
 	f    []float64
 	s    []string
 	n    []int64
@@ -354,6 +368,8 @@ func (a *accum) grow(b boundAgg, groups int) {
 		switch b.k {
 		case kFloat:
 			a.f = growTo(a.f, groups)
+		case kDecimal:
+			a.d = growTo(a.d, groups)
 		case kString:
 			a.s = growTo(a.s, groups)
 		default:
@@ -498,7 +514,10 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []boo
 			}
 			continue
 		}
-		v := a.arg.EvalScratch(rec, &sc.eval)
+		v, err := a.arg.EvalScratch(rec, &sc.eval)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", h.stage, a.name, err)
+		}
 		if err := accumulate(a, acc, v, gids, runs); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", h.stage, a.name, err)
 		}
@@ -563,6 +582,8 @@ func accumulate(a boundAgg, acc *accum, v vec, gids, runs []int32) error {
 		switch v.K {
 		case kFloat:
 			v.F = slices.Repeat(v.F[:1], n)
+		case kDecimal:
+			v.D = slices.Repeat(v.D[:1], n)
 		case kBool:
 			v.B = slices.Repeat(v.B[:1], n)
 		case kString:
@@ -625,6 +646,18 @@ func accumulate(a boundAgg, acc *accum, v vec, gids, runs []int32) error {
 				acc.f[g] += v.F[i]
 				acc.n[g]++
 			}
+		}
+	case sumLike && a.k == kDecimal:
+		for i, g := range gids {
+			if g < 0 || !v.IsValid(i) {
+				continue
+			}
+			s, ok := expr.AddDec(acc.d[g], v.D[i])
+			if !ok {
+				return errDecimalSum
+			}
+			acc.d[g] = s
+			acc.n[g]++
 		}
 	case sumLike:
 		for i, g := range gids {
@@ -702,6 +735,8 @@ func accumulate(a boundAgg, acc *accum, v vec, gids, runs []int32) error {
 				switch a.k {
 				case kFloat:
 					acc.f[g] = v.F[i]
+				case kDecimal:
+					acc.d[g] = v.D[i]
 				case kString:
 					acc.s[g] = strings.Clone(v.S(i))
 				case kBool:
@@ -728,6 +763,10 @@ func accumulate(a boundAgg, acc *accum, v vec, gids, runs []int32) error {
 				if x := v.F[i]; !seen || (x < acc.f[g]) == isMin && x != acc.f[g] {
 					acc.f[g] = x
 				}
+			case kDecimal:
+				if x := v.D[i]; !seen || x.Less(acc.d[g]) == isMin && x != acc.d[g] {
+					acc.d[g] = x
+				}
 			case kString:
 				if x := v.S(i); !seen || (x < acc.s[g]) == isMin && x != acc.s[g] {
 					acc.s[g] = strings.Clone(x)
@@ -740,6 +779,14 @@ func accumulate(a boundAgg, acc *accum, v vec, gids, runs []int32) error {
 		}
 	}
 	return nil
+}
+
+// errDecimalSum is a decimal sum past DECIMAL(38)'s 38 digits.
+var errDecimalSum = fmt.Errorf("sum overflows DECIMAL(38): cast the argument to double")
+
+// decType is the Arrow type of decimals of type d.
+func decType(d expr.Dec) arrow.DataType {
+	return &arrow.Decimal128Type{Precision: d.P, Scale: d.S}
 }
 
 func addInt(a, b int64) (int64, bool) {
@@ -761,6 +808,8 @@ func mergeAccum(a boundAgg, dst *accum, d int32, src *accum, g int) error {
 			switch a.k {
 			case kFloat:
 				dst.f[d] = src.f[g]
+			case kDecimal:
+				dst.d[d] = src.d[g]
 			case kString:
 				dst.s[d] = src.s[g]
 			default:
@@ -796,6 +845,14 @@ func mergeAccum(a boundAgg, dst *accum, d int32, src *accum, g int) error {
 			dst.f[d] += src.f[g]
 			return nil
 		}
+		if a.k == kDecimal {
+			s, ok := expr.AddDec(dst.d[d], src.d[g])
+			if !ok {
+				return errDecimalSum
+			}
+			dst.d[d] = s
+			return nil
+		}
 		s, ok := addInt(dst.i[d], src.i[g])
 		if !ok {
 			return fmt.Errorf("sum overflows int64")
@@ -807,6 +864,10 @@ func mergeAccum(a boundAgg, dst *accum, d int32, src *accum, g int) error {
 		case kFloat:
 			if x := src.f[g]; !seen || (x < dst.f[d]) == isMin && x != dst.f[d] {
 				dst.f[d] = x
+			}
+		case kDecimal:
+			if x := src.d[g]; !seen || x.Less(dst.d[d]) == isMin && x != dst.d[d] {
+				dst.d[d] = x
 			}
 		case kString:
 			if x := src.s[g]; !seen || (x < dst.s[d]) == isMin && x != dst.s[d] {
@@ -950,6 +1011,8 @@ func (h *hashAgg) result() (arrow.RecordBatch, error) {
 					b.(*array.Int64Builder).Append(e)
 				case acc.n[g] == 0:
 					b.AppendNull()
+				case a.fn == aggQuantile && a.k == kDecimal:
+					b.(*array.Decimal128Builder).Append(quantileDec(acc.vals[g], a.q, a.disc, a.dec.S))
 				case a.fn == aggQuantile && a.disc:
 					b.(*array.Float64Builder).Append(quantileDisc(acc.vals[g], a.q))
 				case a.fn == aggQuantile:
@@ -969,6 +1032,9 @@ func (h *hashAgg) result() (arrow.RecordBatch, error) {
 					b.(*array.Float64Builder).Append(math.Sqrt(acc.m2[g] / float64(acc.n[g])))
 				case a.fn == aggMean && a.k == kFloat:
 					b.(*array.Float64Builder).Append(acc.f[g] / float64(acc.n[g]))
+				case a.fn == aggMean && a.k == kDecimal:
+					// DuckDB divides the exact sum by count x 10^scale.
+					b.(*array.Float64Builder).Append(expr.DecFloat(acc.d[g], 0) / (float64(acc.n[g]) * math.Pow10(int(a.dec.S))))
 				case a.fn == aggMean:
 					b.(*array.Float64Builder).Append(float64(acc.i[g]) / float64(acc.n[g]))
 				default:
@@ -1016,6 +1082,8 @@ func (a *accum) appendValue(b array.Builder, g int) {
 		bb.Append(a.i[g])
 	case *array.Float64Builder:
 		bb.Append(a.f[g])
+	case *array.Decimal128Builder:
+		bb.Append(a.d[g])
 	case *array.Date32Builder:
 		bb.Append(arrow.Date32(a.i[g]))
 	case *array.TimestampBuilder:

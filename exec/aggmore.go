@@ -3,6 +3,7 @@ package exec
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"hash/fnv"
 	"math"
 	"math/bits"
@@ -42,6 +43,10 @@ func distinctKey(v vec, i int, buf []byte) []byte {
 			return append(buf, 1)
 		}
 		return append(buf, 0)
+	case kDecimal:
+		// One argument's decimals share a scale: equal values, equal bits.
+		buf = binary.LittleEndian.AppendUint64(buf, v.D[i].LowBits())
+		return binary.LittleEndian.AppendUint64(buf, uint64(v.D[i].HighBits()))
 	}
 	return binary.LittleEndian.AppendUint64(buf, uint64(v.I[i]))
 }
@@ -49,10 +54,33 @@ func distinctKey(v vec, i int, buf []byte) []byte {
 // floatOf is value i of a numeric v as a float64 (integers beyond 2^53
 // round, as DuckDB's median and stddev of a BIGINT do).
 func floatOf(v vec, i int) float64 {
-	if v.K == kFloat {
+	switch v.K {
+	case kFloat:
 		return v.F[i]
+	case kDecimal:
+		return expr.DecFloat(v.D[i], v.Dec.S)
 	}
 	return float64(v.I[i])
+}
+
+// quantileDec is a quantile of decimals of scale s, held as floats (exact
+// to 15 digits), as DuckDB computes it: quantile_disc's value, or
+// quantile_cont's interpolation between the two values around the rank
+// in the decimals' integers, the fraction truncated toward zero.
+func quantileDec(vals []float64, q float64, disc bool, s int32) decimal128.Num {
+	if disc {
+		return expr.DecOfFloat(quantileDisc(vals, q), s)
+	}
+	sort.Float64s(vals)
+	rn := float64(len(vals)-1) * q
+	lo, hi := math.Floor(rn), math.Ceil(rn)
+	a := expr.DecOfFloat(vals[int(lo)], s)
+	if lo == hi {
+		return a
+	}
+	b := expr.DecOfFloat(vals[int(hi)], s)
+	delta := b.Sub(a).ToFloat64(0) * (rn - lo)
+	return a.Add(decimal128.FromI64(int64(delta)))
 }
 
 // hll is a HyperLogLog sketch with 2^hllP registers. Below hllSparse

@@ -76,7 +76,7 @@ func stateLayout(keys []arrow.Field, aggs []boundAgg) (fields []arrow.Field, val
 		v := -1
 		if a.fn != aggCount {
 			v = len(fields)
-			fields = append(fields, arrow.Field{Name: a.name, Type: aggStateType(a)})
+			fields = append(fields, stateField(a))
 		}
 		valIdx = append(valIdx, v)
 		nIdx = append(nIdx, len(fields))

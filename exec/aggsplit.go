@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/sluice-data/sluice/expr"
 	"math"
 	"slices"
 	"strings"
@@ -65,10 +66,41 @@ func stateCountName(agg string) string { return agg + ".n" }
 
 // aggStateType is the type of a's state column in a partial.
 func aggStateType(a boundAgg) arrow.DataType {
-	if binaryState(a.fn) {
+	switch {
+	case binaryState(a.fn):
 		return arrow.BinaryTypes.Binary
+	case a.k == kDecimal && (a.fn == aggSum || a.fn == aggMean):
+		return &arrow.Decimal128Type{Precision: 38, Scale: a.dec.S}
+	case a.k == kDecimal:
+		return decType(a.dec)
 	}
 	return stateType(a.k)
+}
+
+// decimalStateKey marks the binary state of a quantile of decimals with
+// their type ("P,S"), which its result keeps.
+const decimalStateKey = "sluice.decimal"
+
+// stateField is a's state column.
+func stateField(a boundAgg) arrow.Field {
+	f := arrow.Field{Name: a.name, Type: aggStateType(a)}
+	if a.fn == aggQuantile && a.k == kDecimal {
+		f.Metadata = arrow.NewMetadata([]string{decimalStateKey}, []string{fmt.Sprintf("%d,%d", a.dec.P, a.dec.S)})
+	}
+	return f
+}
+
+// stateDec is the decimal type a binary state's field carries.
+func stateDec(f arrow.Field) (expr.Dec, bool) {
+	v, ok := f.Metadata.GetValue(decimalStateKey)
+	if !ok {
+		return expr.Dec{}, false
+	}
+	var d expr.Dec
+	if _, err := fmt.Sscanf(v, "%d,%d", &d.P, &d.S); err != nil || d.P < 1 || d.P > 38 || d.S < 0 || d.S > d.P {
+		return expr.Dec{}, false
+	}
+	return d, true
 }
 
 // encodeState is group g's state of an aggregate with a binaryState: the
@@ -188,6 +220,8 @@ func stateKind(dt arrow.DataType) (kind, bool) {
 		return kString, true
 	case arrow.BOOL:
 		return kBool, true
+	case arrow.DECIMAL128:
+		return kDecimal, true
 	}
 	return 0, false
 }
@@ -221,7 +255,7 @@ func (h *hashAgg) stateBatch(out *arrow.Schema, p *aggPartial) (arrow.RecordBatc
 				add(b.NewArray())
 				b.Release()
 			} else if a.fn != aggCount {
-				b := array.NewBuilder(h.mem, stateType(a.k))
+				b := array.NewBuilder(h.mem, aggStateType(a))
 				for g := range p.keys {
 					acc.appendValue(b, g)
 				}
@@ -261,10 +295,17 @@ func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 				return nil, err
 			}
 			k, ok := stateKind(in.Field(i).Type)
+			if d, isDec := in.Field(i).Type.(*arrow.Decimal128Type); isDec {
+				b.dec = expr.Dec{P: d.Precision, S: d.Scale}
+			}
 			if binaryState(spec.fn) {
 				// The state says nothing of the argument's kind, and
-				// these aggregates' results do not depend on it.
+				// these aggregates' results do not depend on it, but for
+				// a quantile of decimals, which its field names.
 				k, ok = kFloat, in.Field(i).Type.ID() == arrow.BINARY
+				if d, isDec := stateDec(in.Field(i)); isDec && spec.fn == aggQuantile {
+					k, b.dec = kDecimal, d
+				}
 			}
 			if !ok {
 				return nil, invalidf("%s: column %q is a %s, not an aggregate's state", f.Name(), spec.name, in.Field(i).Type)
@@ -279,7 +320,7 @@ func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 			return nil, invalidf("%s: column %q is a %s, not a count", f.Name(), stateCountName(spec.name), in.Field(i).Type)
 		}
 		st.nIdx[j] = i
-		out, nullable, ok := aggOut(spec.fn, b.k)
+		out, nullable, ok := aggOut(spec.fn, b.k, b.dec)
 		if !ok {
 			return nil, s.typeErr(spec, b.k)
 		}
@@ -348,6 +389,8 @@ func (s *stateAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []bo
 				acc.i[g] = c.Value(i)
 			case *array.Float64:
 				acc.f[g] = c.Value(i)
+			case *array.Decimal128:
+				acc.d[g] = c.Value(i)
 			case *array.Date32:
 				acc.i[g] = int64(c.Value(i))
 			case *array.Timestamp:

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -85,7 +86,7 @@ func (s *computeStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 				if err != nil {
 					return nil, stageExprError(s.name, err)
 				}
-				dt := expr.DataType(x.Kind)
+				dt := x.DataType()
 				if dt == nil {
 					return nil, invalidf("%s: %s is %s, which a column cannot hold", s.name, c.Name, x.Kind.A())
 				}
@@ -101,10 +102,11 @@ func (s *computeStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	}
 	md := in.Metadata()
 	out := arrow.NewSchema(fields, &md)
-	return &bound{name: s.name, out: out, mapper: &computer{out: out, outs: outs, mem: e.mem}}, nil
+	return &bound{name: s.name, out: out, mapper: &computer{name: s.name, out: out, outs: outs, mem: e.mem}}, nil
 }
 
 type computer struct {
+	name    string
 	out     *arrow.Schema
 	outs    []output
 	mem     memory.Allocator
@@ -131,7 +133,11 @@ func (c *computer) mapBatch(_ context.Context, in arrow.RecordBatch) (arrow.Reco
 			continue
 		}
 		// Each value is stored before the next evaluation reuses sc.
-		a := expr.Array(c.mem, o.e.EvalScratch(in, sc), n)
+		v, err := o.e.EvalScratch(in, sc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		a := expr.Array(c.mem, v, n)
 		made = append(made, a)
 		cols[k] = a
 	}

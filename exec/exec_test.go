@@ -861,7 +861,10 @@ func TestFilterCopiesRuns(t *testing.T) {
 						if err2 != nil {
 							return err2
 						}
-						v := c.Eval(rec)
+						v, err2 := c.Eval(rec)
+						if err2 != nil {
+							return err2
+						}
 						var keep []int32
 						for i, b := range v.B {
 							if b && v.IsValid(i) {

@@ -15,12 +15,13 @@ type (
 )
 
 const (
-	kBool   = expr.KindBool
-	kInt    = expr.KindInt
-	kFloat  = expr.KindFloat
-	kString = expr.KindString
-	kDate   = expr.KindDate
-	kTime   = expr.KindTime
+	kBool    = expr.KindBool
+	kInt     = expr.KindInt
+	kFloat   = expr.KindFloat
+	kString  = expr.KindString
+	kDate    = expr.KindDate
+	kTime    = expr.KindTime
+	kDecimal = expr.KindDecimal
 )
 
 // exprError marks a mistake in an expression as a mistake in how the

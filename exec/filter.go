@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -34,10 +35,11 @@ func (s *filterStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	if err != nil {
 		return nil, stageExprError("filter", err)
 	}
-	return &bound{name: "filter", out: in, mapper: &filterer{pred: c, mem: e.mem}}, nil
+	return &bound{name: "filter", out: in, mapper: &filterer{name: "filter", pred: c, mem: e.mem}}, nil
 }
 
 type filterer struct {
+	name    string
 	pred    *expr.Expr
 	mem     memory.Allocator
 	scratch sync.Pool // *expr.Scratch: each worker's evaluation memory
@@ -52,17 +54,20 @@ func (f *filterer) getScratch() *expr.Scratch {
 
 // mask says which rows of in the filter keeps; all is true when it keeps
 // every row (keep may then be nil). keep lives in s, until s's next use.
-func (f *filterer) mask(in arrow.RecordBatch, s *expr.Scratch) (keep []bool, all bool) {
+func (f *filterer) mask(in arrow.RecordBatch, s *expr.Scratch) (keep []bool, all bool, err error) {
 	n := int(in.NumRows())
 	if n == 0 {
-		return nil, false
+		return nil, false, nil
 	}
-	v := f.pred.EvalScratch(in, s)
+	v, err := f.pred.EvalScratch(in, s)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", f.name, err)
+	}
 	if v.Const {
 		if v.B[0] && v.IsValid(0) {
-			return nil, true
+			return nil, true, nil
 		}
-		return make([]bool, n), false
+		return make([]bool, n), false, nil
 	}
 	keep = v.B
 	if v.Valid != nil {
@@ -75,7 +80,7 @@ func (f *filterer) mask(in arrow.RecordBatch, s *expr.Scratch) (keep []bool, all
 	for _, k := range keep {
 		all = all && k
 	}
-	return keep, all
+	return keep, all, nil
 }
 
 func (f *filterer) mapBatch(ctx context.Context, in arrow.RecordBatch) (arrow.RecordBatch, error) {
@@ -85,7 +90,10 @@ func (f *filterer) mapBatch(ctx context.Context, in arrow.RecordBatch) (arrow.Re
 	}
 	sc := f.getScratch()
 	defer f.scratch.Put(sc)
-	v := f.pred.EvalScratch(in, sc)
+	v, err := f.pred.EvalScratch(in, sc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.name, err)
+	}
 	if v.Const {
 		if v.B[0] && v.IsValid(0) {
 			in.Retain()

@@ -114,6 +114,9 @@ func keyKind(dt arrow.DataType) string {
 		return "a string"
 	case arrow.DICTIONARY:
 		return keyKind(dt.(*arrow.DictionaryType).ValueType)
+	case arrow.DECIMAL128:
+		// Keys are compared as unscaled integers: a scale must match.
+		return fmt.Sprintf("a decimal of scale %d", dt.(*arrow.Decimal128Type).Scale)
 	}
 	return dt.String()
 }
@@ -413,7 +416,10 @@ func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch)
 		return p, err
 	}
 	defer cand.Release()
-	v := j.where.Eval(cand)
+	v, err := j.where.Eval(cand)
+	if err != nil {
+		return p, fmt.Errorf("join --where: %w", err)
+	}
 	var kept pairs
 	for i := range p.L {
 		if v.IsValid(i) && (v.Const && v.B[0] || !v.Const && v.B[i]) {

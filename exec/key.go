@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/expr"
@@ -173,6 +174,24 @@ func keyColFor(dt arrow.DataType) (keyCol, bool) {
 		kc.enc = encFloats(func(a arrow.Array) []float32 { return a.(*array.Float32).Float32Values() })
 	case *arrow.Float64Type:
 		kc.enc = encFloats(func(a arrow.Array) []float64 { return a.(*array.Float64).Float64Values() })
+	case *arrow.Decimal128Type:
+		// The unscaled value: a column's decimals share their scale.
+		kc.size = fixedSize(17)
+		kc.enc = func(a arrow.Array, buf []byte, pos []int) {
+			v := a.(*array.Decimal128).Values()
+			for i := range pos {
+				p := pos[i]
+				if a.IsNull(i) {
+					buf[p] = 0
+					pos[i] = p + 1
+					continue
+				}
+				buf[p] = 1
+				binary.LittleEndian.PutUint64(buf[p+1:], v[i].LowBits())
+				binary.LittleEndian.PutUint64(buf[p+9:], uint64(v[i].HighBits()))
+				pos[i] = p + 17
+			}
+		}
 	case *arrow.BooleanType:
 		kc.size = fixedSize(2)
 		kc.enc = func(a arrow.Array, buf []byte, pos []int) {
@@ -316,6 +335,13 @@ func (k *keyEncoder) decode(b []byte, builders []array.Builder) error {
 		case *arrow.Float64Type:
 			bld.(*array.Float64Builder).Append(math.Float64frombits(binary.LittleEndian.Uint64(b)))
 			b = b[8:]
+			continue
+		case *arrow.Decimal128Type:
+			if len(b) < 16 {
+				return fmt.Errorf("key bytes end early")
+			}
+			bld.(*array.Decimal128Builder).Append(decimal128.New(int64(binary.LittleEndian.Uint64(b[8:])), binary.LittleEndian.Uint64(b)))
+			b = b[16:]
 			continue
 		}
 		if expr.StringAccessor(c.out) != nil {

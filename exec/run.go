@@ -355,7 +355,11 @@ func work(ctx context.Context, rec arrow.RecordBatch, mappers []mapper, agg aggr
 		}
 		sc := f.getScratch()
 		defer f.scratch.Put(sc)
-		keep, all := f.mask(cur, sc)
+		keep, all, err := f.mask(cur, sc)
+		if err != nil {
+			cur.Release()
+			return result{err: err}
+		}
 		if !all && !anyTrue(keep) {
 			cur.Release()
 			return result{}

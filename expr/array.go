@@ -3,6 +3,7 @@ package expr
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -26,11 +27,20 @@ func DataType(k Kind) arrow.DataType {
 	return nil
 }
 
+// TypeOf is the Arrow type v is stored as: DataType(v.K), or a decimal
+// of v's precision and scale.
+func TypeOf(v Vec) arrow.DataType {
+	if v.K == KindDecimal {
+		return &arrow.Decimal128Type{Precision: v.Dec.P, Scale: v.Dec.S}
+	}
+	return DataType(v.K)
+}
+
 // Array stores v, the value of an expression over n rows, as an Arrow
-// array of DataType(v.K) (a constant repeated), nulls kept. The caller
+// array of TypeOf(v) (a constant repeated), nulls kept. The caller
 // releases it.
 func Array(mem memory.Allocator, v Vec, n int) arrow.Array {
-	b := array.NewBuilder(mem, DataType(v.K))
+	b := array.NewBuilder(mem, TypeOf(v))
 	defer b.Release()
 	b.Reserve(n)
 	var valid []bool
@@ -66,14 +76,21 @@ func Array(mem memory.Allocator, v Vec, n int) arrow.Array {
 		b.AppendValues(d, valid)
 	case *array.TimestampBuilder:
 		b.AppendValues(arrow.TimestampTraits.CastFromBytes(arrow.Int64Traits.CastToBytes(v.I[:n])), valid)
+	case *array.Decimal128Builder:
+		b.AppendValues(v.D[:n], valid)
 	}
 	return b.NewArray()
 }
 
 // repeat is a constant's value as n rows.
 func repeat(v Vec, n int) Vec {
-	out := Vec{K: v.K}
+	out := Vec{K: v.K, Dec: v.Dec}
 	switch {
+	case v.D != nil:
+		out.D = make([]decimal128.Num, n)
+		for i := range out.D {
+			out.D[i] = v.D[0]
+		}
 	case v.B != nil:
 		out.B = make([]bool, n)
 		for i := range out.B {

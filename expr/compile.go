@@ -1,18 +1,21 @@
 package expr
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 )
 
 // Expr is an expression bound to a schema.
 type Expr struct {
 	// Kind is the type of its values.
 	Kind   Kind
+	dec    Dec
 	eval   func(rec arrow.RecordBatch, s *Scratch) Vec
 	node   Node
 	input  string
@@ -21,17 +24,33 @@ type Expr struct {
 }
 
 // Eval evaluates the expression over a batch of the schema it was bound
-// to. The result may share the batch's memory.
-func (e *Expr) Eval(rec arrow.RecordBatch) Vec { return e.eval(rec, nil) }
+// to. The result may share the batch's memory. The error is a decimal
+// result past its precision (*OverflowError), as DuckDB's.
+func (e *Expr) Eval(rec arrow.RecordBatch) (Vec, error) { return e.EvalScratch(rec, nil) }
 
 // EvalScratch is Eval with the memory the evaluation makes taken from s
 // (a nil s is Eval). The result is valid until the next EvalScratch with
 // the same s: a caller evaluating batch after batch keeps one Scratch
 // per goroutine, and its working set stays that of one batch instead of
 // fresh memory for every batch.
-func (e *Expr) EvalScratch(rec arrow.RecordBatch, s *Scratch) Vec {
+func (e *Expr) EvalScratch(rec arrow.RecordBatch, s *Scratch) (v Vec, err error) {
 	s.reset()
-	return e.eval(rec, s)
+	defer func() {
+		if r := recover(); r != nil {
+			o, ok := r.(*OverflowError)
+			if !ok {
+				panic(r)
+			}
+			err = o
+		}
+	}()
+	return e.eval(rec, s), nil
+}
+
+// DataType is the Arrow type of the expression's values: DataType(Kind),
+// or a decimal of its precision and scale.
+func (e *Expr) DataType() arrow.DataType {
+	return TypeOf(Vec{K: e.Kind, Dec: e.dec})
 }
 
 // Columns are the indices in the schema of the columns it reads, in
@@ -78,13 +97,24 @@ func Bind(input string, n Node, schema *arrow.Schema) (*Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Expr{Kind: x.k, eval: x.eval, node: n, input: input, schema: schema, cols: c.cols}, nil
+	return &Expr{Kind: x.k, dec: x.dec, eval: x.eval, node: n, input: input, schema: schema, cols: c.cols}, nil
 }
 
 // compiled is a node bound to the schema.
 type compiled struct {
-	k    Kind
+	k Kind
+	// dec is a decimal's type; for an integer, its precision as one (0
+	// for 19 digits).
+	dec  Dec
 	eval func(rec arrow.RecordBatch, s *Scratch) Vec
+}
+
+// decOf is x's values' type as a decimal: an integer's has scale 0.
+func decOf(x *compiled) Dec {
+	if x.k == KindInt {
+		return Dec{P: cmp.Or(x.dec.P, 19)}
+	}
+	return x.dec
 }
 
 type compiler struct {
@@ -107,7 +137,21 @@ func (c *compiler) compile(n Node) (*compiled, error) {
 	if _, ok := c.months[x]; ok && err == nil {
 		return nil, c.errAt(n, "an interval of months or years can only be added to or subtracted from a date or timestamp")
 	}
-	return x, err
+	return stamped(x), err
+}
+
+// stamped is x with its decimal type on every value it makes, so the
+// operations after it read the scale from the value.
+func stamped(x *compiled) *compiled {
+	if x == nil || x.k != KindDecimal {
+		return x
+	}
+	eval, d := x.eval, x.dec
+	return &compiled{k: x.k, dec: d, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
+		v := eval(r, s)
+		v.Dec = d
+		return v
+	}}
 }
 
 func (c *compiler) compileAny(n Node) (*compiled, error) {
@@ -134,13 +178,13 @@ func (c *compiler) compileAny(n Node) (*compiled, error) {
 		if !x.k.Numeric() && x.k != KindInterval {
 			return nil, c.errAt(n, "- needs a number, got %s", x.k.A())
 		}
-		return &compiled{x.k, func(r arrow.RecordBatch, s *Scratch) Vec { return negVec(s, x.eval(r, s)) }}, nil
+		return &compiled{k: x.k, dec: x.dec, eval: func(r arrow.RecordBatch, s *Scratch) Vec { return negVec(s, x.eval(r, s)) }}, nil
 	case *isNull:
 		x, err := c.compile(n.x)
 		if err != nil {
 			return nil, err
 		}
-		return &compiled{KindBool, func(r arrow.RecordBatch, s *Scratch) Vec { return isNullVec(s, x.eval(r, s), n.not, int(r.NumRows())) }}, nil
+		return &compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec { return isNullVec(s, x.eval(r, s), n.not, int(r.NumRows())) }}, nil
 	case *binary:
 		return c.binary(n)
 	case *between:
@@ -176,7 +220,7 @@ func (c *compiler) compileAny(n Node) (*compiled, error) {
 			return nil, c.errAt(n, "like needs a string, got %s", x.k.A())
 		}
 		m := likeMatcher(n.pattern)
-		return maybeNot(&compiled{KindBool, func(r arrow.RecordBatch, s *Scratch) Vec {
+		return maybeNot(&compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 			return stringMatch(s, m, x.eval(r, s), int(r.NumRows()))
 		}}, n.not), nil
 	case *Call:
@@ -186,7 +230,7 @@ func (c *compiler) compileAny(n Node) (*compiled, error) {
 }
 
 func notOf(x *compiled) *compiled {
-	return &compiled{KindBool, func(r arrow.RecordBatch, s *Scratch) Vec { return notVec(s, x.eval(r, s)) }}
+	return &compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec { return notVec(s, x.eval(r, s)) }}
 }
 
 func maybeNot(x *compiled, not bool) *compiled {
@@ -197,7 +241,7 @@ func maybeNot(x *compiled, not bool) *compiled {
 }
 
 func andOr(and bool, x, y *compiled) *compiled {
-	return &compiled{KindBool, func(r arrow.RecordBatch, s *Scratch) Vec {
+	return &compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 		return logicVec(s, and, x.eval(r, s), y.eval(r, s), int(r.NumRows()))
 	}}
 }
@@ -218,17 +262,17 @@ func (c *compiler) column(n *Column) (*compiled, error) {
 	}
 	i := idx[0]
 	dt := c.schema.Field(i).Type
-	k, load := loader(dt)
+	k, d, load := loader(dt)
 	if load == nil {
 		return nil, c.errAt(n, "column %q has type %s, which expressions do not support", n.Name, dt)
 	}
 	c.cols[i] = true
-	return &compiled{k, func(r arrow.RecordBatch, s *Scratch) Vec { return load(r.Column(i), s) }}, nil
+	return &compiled{k: k, dec: d, eval: func(r arrow.RecordBatch, s *Scratch) Vec { return load(r.Column(i), s) }}, nil
 }
 
 func constant(v Vec) *compiled {
 	v.Const = true
-	return &compiled{v.K, func(arrow.RecordBatch, *Scratch) Vec { return v }}
+	return &compiled{k: v.K, dec: v.Dec, eval: func(arrow.RecordBatch, *Scratch) Vec { return v }}
 }
 
 // literalVec is the value of a literal.
@@ -263,8 +307,18 @@ func (c *compiler) literalVec(n *literal) (Vec, error) {
 			}
 			return Vec{K: KindFloat, F: []float64{f}}, nil
 		}
-		return Vec{K: KindInt, I: []int64{x}}, nil
+		// DuckDB types an integer literal INTEGER when it fits one.
+		d := Dec{P: 19}
+		if x == int64(int32(x)) {
+			d.P = 10
+		}
+		return Vec{K: KindInt, I: []int64{x}, Dec: d}, nil
 	case t.kind == tFloat:
+		// With a point and no exponent: a decimal of its digits, as DuckDB
+		// reads it (0.05 is DECIMAL(3,2)).
+		if x, d, ok := decLiteral(t.text); ok {
+			return Vec{K: KindDecimal, D: []decimal128.Num{x}, Dec: d}, nil
+		}
 		x, err := strconv.ParseFloat(strings.ReplaceAll(t.text, "_", ""), 64)
 		if err != nil {
 			return Vec{}, c.errAt(n, "number %s out of range", t.text)
@@ -422,12 +476,14 @@ func (c *compiler) comparison(n *binary) (*compiled, error) {
 	}
 	op := n.op
 	mk := func(f func(s *Scratch, a, b Vec, n int) Vec) (*compiled, error) {
-		return &compiled{KindBool, func(r arrow.RecordBatch, s *Scratch) Vec { return f(s, x.eval(r, s), y.eval(r, s), int(r.NumRows())) }}, nil
+		return &compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec { return f(s, x.eval(r, s), y.eval(r, s), int(r.NumRows())) }}, nil
 	}
 	switch {
 	case x.k == KindInt && y.k == KindInt, x.k == KindDate && y.k == KindDate, x.k == KindTime && y.k == KindTime,
 		x.k == KindInterval && y.k == KindInterval:
 		return mk(func(s *Scratch, a, b Vec, n int) Vec { return compareVec(s, op, a.I, b.I, a, b, n) })
+	case x.k == KindDecimal && y.k != KindFloat && y.k.Numeric(), y.k == KindDecimal && x.k != KindFloat && x.k.Numeric():
+		return mk(func(s *Scratch, a, b Vec, n int) Vec { return compareDecs(s, op, a, b, n) })
 	case x.k.Numeric() && y.k.Numeric():
 		return mk(func(s *Scratch, a, b Vec, n int) Vec {
 			return compareVec(s, op, asFloat(s, a).F, asFloat(s, b).F, a, b, n)
@@ -460,13 +516,17 @@ func (c *compiler) arithmetic(n *binary) (*compiled, error) {
 		return c.addMonths(n, x, y)
 	}
 	mk := func(k Kind, f func(s *Scratch, a, b Vec, n int) Vec) (*compiled, error) {
-		return &compiled{k, func(r arrow.RecordBatch, s *Scratch) Vec {
+		return &compiled{k: k, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 			v := f(s, x.eval(r, s), y.eval(r, s), int(r.NumRows()))
 			v.K = k
 			return v
 		}}, nil
 	}
 	addSub := op == "+" || op == "-"
+	if dx, dy := x.k == KindDecimal, y.k == KindDecimal; (dx || dy) && op != "/" &&
+		(dx || x.k == KindInt) && (dy || y.k == KindInt) {
+		return c.decArith(n, x, y)
+	}
 	switch {
 	case x.k == KindInt && y.k == KindInt && op != "/":
 		return mk(KindInt, func(s *Scratch, a, b Vec, n int) Vec { return arithInt(s, op, a, b, n) })
@@ -521,7 +581,7 @@ func (c *compiler) call(n *Call) (*compiled, error) {
 			return nil, err
 		}
 		f := map[string]func(s, p string) bool{"starts_with": strings.HasPrefix, "ends_with": strings.HasSuffix, "contains": strings.Contains}[n.Fn]
-		return &compiled{KindBool, func(r arrow.RecordBatch, s *Scratch) Vec {
+		return &compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 			return stringPredicate(s, f, args[0].eval(r, s), args[1].eval(r, s), int(r.NumRows()))
 		}}, nil
 	case "abs":
@@ -529,7 +589,7 @@ func (c *compiler) call(n *Call) (*compiled, error) {
 			return nil, err
 		}
 		x := args[0]
-		return &compiled{x.k, func(r arrow.RecordBatch, s *Scratch) Vec { return absVec(s, x.eval(r, s)) }}, nil
+		return &compiled{k: x.k, dec: x.dec, eval: func(r arrow.RecordBatch, s *Scratch) Vec { return absVec(s, x.eval(r, s)) }}, nil
 	}
 	return c.function(n, args)
 }

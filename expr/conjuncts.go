@@ -175,5 +175,10 @@ func (c *compiler) term(op string, x, y Node) (Term, bool) {
 		s := v.S(0)
 		v.S = func(int) string { return s }
 	}
+	if v.K == KindDecimal && cx.k != KindDecimal {
+		// Against an integer or float column a decimal compares as a
+		// float: statistics read it as one.
+		v = Vec{K: KindFloat, Const: true, F: []float64{DecFloat(v.D[0], v.Dec.S)}}
+	}
 	return Term{Column: col.Name, Op: o, Value: v}, true
 }

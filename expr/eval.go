@@ -32,6 +32,13 @@ func asFloat(s *Scratch, v Vec) Vec {
 	if v.K == KindFloat {
 		return v
 	}
+	if v.K == KindDecimal {
+		f := s.floats(len(v.D))
+		for i, x := range v.D {
+			f[i] = DecFloat(x, v.Dec.S)
+		}
+		return Vec{K: KindFloat, Const: v.Const, F: f, Valid: v.Valid, own: true}
+	}
 	f := s.floats(len(v.I))
 	for i, x := range v.I {
 		f[i] = float64(x)
@@ -306,6 +313,13 @@ func notVec(s *Scratch, a Vec) Vec {
 }
 
 func negVec(s *Scratch, a Vec) Vec {
+	if a.K == KindDecimal {
+		out := s.decs(len(a.D))
+		for i, x := range a.D {
+			out[i] = x.Negate()
+		}
+		return Vec{K: KindDecimal, Const: a.Const, D: out, Dec: a.Dec, Valid: a.Valid}
+	}
 	if a.K == KindFloat {
 		out := s.floats(len(a.F))
 		for i, x := range a.F {
@@ -321,6 +335,13 @@ func negVec(s *Scratch, a Vec) Vec {
 }
 
 func absVec(s *Scratch, a Vec) Vec {
+	if a.K == KindDecimal {
+		out := s.decs(len(a.D))
+		for i, x := range a.D {
+			out[i] = x.Abs()
+		}
+		return Vec{K: KindDecimal, Const: a.Const, D: out, Dec: a.Dec, Valid: a.Valid}
+	}
 	if a.K == KindFloat {
 		out := s.floats(len(a.F))
 		for i, x := range a.F {
@@ -356,7 +377,7 @@ func arithInt(s *Scratch, op string, a, b Vec, n int) Vec {
 		n = 1
 	}
 	out := s.ints(n)
-	valid := arith(s, op, a, b, a.I, b.I, out, func(x, y int64) int64 { return x % y })
+	valid := arith(s, op, a, b, a.I, b.I, out, func(x, y int64) int64 { return x % y }, true)
 	return Vec{K: KindInt, Const: a.Const && b.Const, I: out, Valid: valid}
 }
 
@@ -368,7 +389,8 @@ func allValid(s *Scratch, n int) []bool {
 	return v
 }
 
-// arithFloat is float arithmetic; division or remainder by zero is null.
+// arithFloat is float arithmetic; division or remainder by zero is
+// IEEE's (an infinity, or NaN), as DuckDB's doubles.
 func arithFloat(s *Scratch, op string, a, b Vec, n int) Vec {
 	if a.Const && b.Const {
 		n = 1
@@ -385,17 +407,17 @@ func arithFloat(s *Scratch, op string, a, b Vec, n int) Vec {
 	default:
 		out = s.floats(n)
 	}
-	valid := arith(s, op, a, b, a.F, b.F, out, math.Mod)
+	valid := arith(s, op, a, b, a.F, b.F, out, math.Mod, false)
 	return Vec{K: KindFloat, Const: a.Const && b.Const, F: out, Valid: valid, own: true}
 }
 
 // arith writes xs op ys (a's and b's values) into out and returns the
-// rows' validity: both operands' and, for / and %, a divisor that is not
-// zero. rem is T's remainder. The shapes that dominate (column op column,
+// rows' validity: both operands' and, for / and % with zeroNull, a
+// divisor that is not zero. rem is T's remainder. The shapes that dominate (column op column,
 // constant op column, column op constant, with +, - or *) each run a loop
 // with no test per row; int64 and float64 compile to separate code, so
 // being generic costs these loops nothing.
-func arith[T int64 | float64](s *Scratch, op string, a, b Vec, xs, ys, out []T, rem func(x, y T) T) []bool {
+func arith[T int64 | float64](s *Scratch, op string, a, b Vec, xs, ys, out []T, rem func(x, y T) T, zeroNull bool) []bool {
 	valid := bothValid(s, a, b, len(out))
 	switch {
 	case !a.Const && !b.Const:
@@ -465,7 +487,7 @@ func arith[T int64 | float64](s *Scratch, op string, a, b Vec, xs, ys, out []T, 
 		case "*":
 			out[i] = x * y
 		case "/", "%":
-			if y == 0 {
+			if y == 0 && zeroNull {
 				if valid == nil {
 					valid = allValid(s, len(out))
 				}

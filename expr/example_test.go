@@ -29,7 +29,10 @@ func ExampleCompileFilter() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	v := f.Eval(rec)
+	v, err := f.Eval(rec)
+	if err != nil {
+		log.Fatal(err)
+	}
 	for i := range int(rec.NumRows()) {
 		// A comparison with null (Nuuk's temperature) does not hold.
 		fmt.Println(rec.Column(0).ValueStr(i), v.IsValid(i) && v.B[i])
@@ -63,7 +66,11 @@ func ExampleArray() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	a := expr.Array(memory.DefaultAllocator, e.Eval(rec), int(rec.NumRows()))
+	v, err := e.Eval(rec)
+	if err != nil {
+		log.Fatal(err)
+	}
+	a := expr.Array(memory.DefaultAllocator, v, int(rec.NumRows()))
 	defer a.Release()
 	fmt.Println(a.DataType(), a)
 	// Output:

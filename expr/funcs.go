@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"cmp"
 	"math"
 	"regexp"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 )
 
 // The scalar functions, row at a time: they do work per value (a string
@@ -18,12 +20,19 @@ import (
 // set by f where every one of strict is valid; f says whether its result
 // is valid.
 func rowsOf(s *Scratch, k Kind, constant bool, n int, strict []Vec, f func(o *Vec, strs []string, i int) bool) Vec {
+	return rowsOfType(s, k, Dec{}, constant, n, strict, f)
+}
+
+// rowsOfType is rowsOf for values of a decimal type d as well.
+func rowsOfType(s *Scratch, k Kind, d Dec, constant bool, n int, strict []Vec, f func(o *Vec, strs []string, i int) bool) Vec {
 	if constant {
 		n = 1
 	}
-	o := Vec{K: k, Const: constant}
+	o := Vec{K: k, Const: constant, Dec: d}
 	var strs []string
 	switch k {
+	case KindDecimal:
+		o.D = s.decs(n)
 	case KindFloat:
 		o.F, o.own = s.floats(n), true
 	case KindBool:
@@ -84,6 +93,10 @@ func put(o *Vec, strs []string, i int, v Vec, j int) bool {
 		strs[i] = v.S(j)
 	case KindTime:
 		o.I[i] = getT(v, j)
+	case KindDecimal:
+		// The common type's scale is the largest: never fewer digits.
+		x, xs := decValue(v, j)
+		o.D[i], _ = upscale(x, o.Dec.S-xs)
 	default:
 		o.I[i] = v.I[j]
 	}
@@ -91,8 +104,11 @@ func put(o *Vec, strs []string, i int, v Vec, j int) bool {
 }
 
 func getF(v Vec, j int) float64 {
-	if v.K == KindFloat {
+	switch v.K {
+	case KindFloat:
 		return v.F[j]
+	case KindDecimal:
+		return DecFloat(v.D[j], v.Dec.S)
 	}
 	return float64(v.I[j])
 }
@@ -102,6 +118,22 @@ func getT(v Vec, j int) int64 {
 		return v.I[j] * 86_400e9
 	}
 	return v.I[j]
+}
+
+// unify is the type values of type (k, d) and x's are both given: see
+// common; decimals, or a decimal and an integer, give a decimal wide
+// enough for both.
+func unify(k Kind, d Dec, x *compiled) (Kind, Dec) {
+	if k == KindDecimal && (x.k == KindDecimal || x.k == KindInt) || x.k == KindDecimal && k == KindInt {
+		if k == KindInt {
+			d = Dec{P: cmp.Or(d.P, 19)}
+		}
+		return KindDecimal, commonType(d, decOf(x))
+	}
+	if k == KindInt && x.k == KindInt {
+		return KindInt, Dec{P: max(cmp.Or(d.P, 19), decOf(x).P)}
+	}
+	return common(k, x.k), Dec{}
 }
 
 // common is the kind values of kinds a and b are both given (an integer
@@ -149,21 +181,22 @@ func (c *compiler) caseWhen(n *caseWhen) (*compiled, error) {
 		vals, nodes = append(vals, v), append(nodes[:len(nodes):len(nodes)], n.els)
 	}
 	var k Kind
+	var d Dec
 	var first *compiled
 	for i, v := range vals {
 		if v == nil {
 			continue
 		}
 		if first == nil {
-			first, k = v, v.k
-		} else if k = common(k, v.k); k == 0 {
+			first, k, d = v, v.k, v.dec
+		} else if k, d = unify(k, d, v); k == 0 {
 			return nil, c.errAt(nodes[i], "the values of a case must be of one kind: %s and %s", first.k.A(), v.k.A())
 		}
 	}
 	if first == nil {
 		return nil, c.errAt(n, "every value of this case is null: there is no kind to give it")
 	}
-	return &compiled{k, func(r arrow.RecordBatch, s *Scratch) Vec {
+	return &compiled{k: k, dec: d, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 		cv := make([]Vec, len(conds))
 		vv := make([]Vec, len(vals))
 		for i := range conds {
@@ -176,7 +209,7 @@ func (c *compiler) caseWhen(n *caseWhen) (*compiled, error) {
 				vv[i] = v.eval(r, s)
 			}
 		}
-		return rowsOf(s, k, allConst(cv...) && allConst(vv...), int(r.NumRows()), nil, func(o *Vec, strs []string, i int) bool {
+		return rowsOfType(s, k, d, allConst(cv...) && allConst(vv...), int(r.NumRows()), nil, func(o *Vec, strs []string, i int) bool {
 			for w, cond := range cv {
 				if j := at(cond, i); cond.IsValid(j) && cond.B[j] {
 					return put(o, strs, i, vv[w], at(vv[w], i))
@@ -196,7 +229,7 @@ var castKinds = map[string]Kind{
 	"integer": KindInt, "int": KindInt, "int4": KindInt, "int8": KindInt, "int64": KindInt, "bigint": KindInt,
 	"smallint": KindInt, "tinyint": KindInt, "hugeint": KindInt,
 	"double": KindFloat, "float": KindFloat, "float8": KindFloat, "real": KindFloat, "float4": KindFloat,
-	"decimal": KindFloat, "numeric": KindFloat,
+	"decimal": KindDecimal, "numeric": KindDecimal,
 	"varchar": KindString, "text": KindString, "string": KindString,
 	"date": KindDate, "timestamp": KindTime, "datetime": KindTime, "boolean": KindBool, "bool": KindBool,
 }
@@ -207,7 +240,27 @@ var castKinds = map[string]Kind{
 func (c *compiler) cast(n *cast) (*compiled, error) {
 	to, ok := castKinds[n.to]
 	if !ok {
-		return nil, c.errAt(n, "cannot cast to %s (types: integer, bigint, double, varchar, date, timestamp, boolean)", n.to)
+		return nil, c.errAt(n, "cannot cast to %s (types: integer, bigint, double, decimal(p,s), varchar, date, timestamp, boolean)", n.to)
+	}
+	var d Dec
+	if to == KindDecimal {
+		// DuckDB's decimal without arguments is DECIMAL(18,3).
+		d = Dec{18, 3}
+		switch len(n.args) {
+		case 2:
+			d.S = n.args[1]
+			fallthrough
+		case 1:
+			d.P = n.args[0]
+			if len(n.args) == 1 {
+				d.S = 0
+			}
+		}
+		if len(n.args) > 2 || d.P < 1 || d.P > maxDecDigits || d.S < 0 || d.S > d.P {
+			return nil, c.errAt(n, "a decimal's precision is 1 to 38 digits and its scale 0 to the precision, got %s", n.to+fmtArgs(n.args))
+		}
+	} else if len(n.args) > 0 {
+		return nil, c.errAt(n, "%s takes no arguments in parentheses", n.to)
 	}
 	x, err := c.compile(n.x)
 	if err != nil {
@@ -217,11 +270,43 @@ func (c *compiler) cast(n *cast) (*compiled, error) {
 	bad := func() error { return c.errAt(n, "cannot cast %s to %s", from.A(), n.to) }
 	var f func(o *Vec, strs []string, i int, v Vec, j int) bool
 	switch to {
+	case KindDecimal:
+		switch from {
+		case KindInt, KindFloat, KindString, KindDecimal, KindBool:
+			f = func(o *Vec, _ []string, i int, v Vec, j int) bool {
+				var r decimal128.Num
+				ok := true
+				switch v.K {
+				case KindFloat:
+					r, ok = decOfFloat(v.F[j], d)
+				case KindString:
+					r, ok = decOfString(v.S(j), d)
+				case KindBool:
+					r, ok = upscale(decimal128.FromI64(boolInt(v.B[j])), d.S)
+				default:
+					x, xs := decValue(v, j)
+					r, ok = rescale(x, xs, d.S)
+				}
+				// A value the type cannot hold is null (DuckDB stops).
+				if !ok || !fits(r, d.P) {
+					return false
+				}
+				o.D[i] = r
+				return true
+			}
+		default:
+			return nil, bad()
+		}
 	case KindInt:
 		switch from {
-		case KindInt, KindBool, KindFloat, KindString:
+		case KindInt, KindBool, KindFloat, KindString, KindDecimal:
 			f = func(o *Vec, _ []string, i int, v Vec, j int) bool {
 				switch v.K {
+				case KindDecimal:
+					// Rounded half away from zero, as DuckDB.
+					x, ok := small(downscale(v.D[j], v.Dec.S))
+					o.I[i] = x
+					return ok
 				case KindInt:
 					o.I[i] = v.I[j]
 				case KindBool:
@@ -247,7 +332,7 @@ func (c *compiler) cast(n *cast) (*compiled, error) {
 		}
 	case KindFloat:
 		switch from {
-		case KindInt, KindFloat, KindBool, KindString:
+		case KindInt, KindFloat, KindBool, KindString, KindDecimal:
 			f = func(o *Vec, _ []string, i int, v Vec, j int) bool {
 				switch v.K {
 				case KindBool:
@@ -307,7 +392,7 @@ func (c *compiler) cast(n *cast) (*compiled, error) {
 		}
 	case KindBool:
 		switch from {
-		case KindBool, KindInt, KindFloat, KindString:
+		case KindBool, KindInt, KindFloat, KindString, KindDecimal:
 			f = func(o *Vec, _ []string, i int, v Vec, j int) bool {
 				switch v.K {
 				case KindBool:
@@ -330,12 +415,23 @@ func (c *compiler) cast(n *cast) (*compiled, error) {
 			return nil, bad()
 		}
 	}
-	return &compiled{to, func(r arrow.RecordBatch, s *Scratch) Vec {
+	return &compiled{k: to, dec: d, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 		v := x.eval(r, s)
-		return rowsOf(s, to, v.Const, int(r.NumRows()), []Vec{v}, func(o *Vec, strs []string, i int) bool {
+		return rowsOfType(s, to, d, v.Const, int(r.NumRows()), []Vec{v}, func(o *Vec, strs []string, i int) bool {
 			return f(o, strs, i, v, at(v, i))
 		})
 	}}, nil
+}
+
+func fmtArgs(args []int32) string {
+	if len(args) == 0 {
+		return ""
+	}
+	s := make([]string, len(args))
+	for i, a := range args {
+		s[i] = strconv.Itoa(int(a))
+	}
+	return "(" + strings.Join(s, ",") + ")"
 }
 
 func boolInt(b bool) int64 {
@@ -362,6 +458,8 @@ func text(v Vec, j int) string {
 		return time.Unix(0, v.I[j]).UTC().Format("2006-01-02 15:04:05.999999")
 	case KindInterval:
 		return strconv.FormatInt(v.I[j], 10) + " days"
+	case KindDecimal:
+		return decText(v.D[j], v.Dec.S)
 	}
 	return ""
 }
@@ -390,7 +488,7 @@ func floatText(f float64) string {
 // concatOp is || between values that are not both booleans: null when
 // either is, other kinds written as text.
 func concatOp(x, y *compiled) *compiled {
-	return &compiled{KindString, func(r arrow.RecordBatch, s *Scratch) Vec {
+	return &compiled{k: KindString, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 		a, b := x.eval(r, s), y.eval(r, s)
 		return rowsOf(s, KindString, allConst(a, b), int(r.NumRows()), []Vec{a, b}, func(o *Vec, strs []string, i int) bool {
 			strs[i] = text(a, at(a, i)) + text(b, at(b, i))
@@ -419,7 +517,7 @@ func (c *compiler) addMonths(n *binary, x, y *compiled) (*compiled, error) {
 		return nil, c.errAt(n, "an interval of months or years can only be added to or subtracted from a date or timestamp, not %s", t.k.A())
 	}
 	k := t.k
-	return &compiled{k, func(r arrow.RecordBatch, s *Scratch) Vec {
+	return &compiled{k: k, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 		v := t.eval(r, s)
 		return rowsOf(s, k, v.Const, int(r.NumRows()), []Vec{v}, func(o *Vec, _ []string, i int) bool {
 			tm := civil(v, at(v, i))
@@ -505,7 +603,7 @@ func (c *compiler) datePart(n *Call, part string, x *compiled, at0 Node) (*compi
 	}
 	if partName(part) == "epoch" {
 		// Seconds with their fraction, a double as in DuckDB.
-		return &compiled{KindFloat, func(r arrow.RecordBatch, s *Scratch) Vec {
+		return &compiled{k: KindFloat, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 			v := x.eval(r, s)
 			return rowsOf(s, KindFloat, v.Const, int(r.NumRows()), []Vec{v}, func(o *Vec, _ []string, i int) bool {
 				o.F[i] = float64(getT(v, at(v, i))) / 1e9
@@ -513,7 +611,7 @@ func (c *compiler) datePart(n *Call, part string, x *compiled, at0 Node) (*compi
 			})
 		}}, nil
 	}
-	return &compiled{KindInt, func(r arrow.RecordBatch, s *Scratch) Vec {
+	return &compiled{k: KindInt, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 		v := x.eval(r, s)
 		return rowsOf(s, KindInt, v.Const, int(r.NumRows()), []Vec{v}, func(o *Vec, _ []string, i int) bool {
 			o.I[i] = f(civil(v, at(v, i)))
@@ -567,7 +665,7 @@ func (c *compiler) function(n *Call, args []*compiled) (*compiled, error) {
 	}
 	// row makes a function of its arguments' values, null where any is.
 	row := func(k Kind, f func(o *Vec, strs []string, i int, v []Vec) bool) *compiled {
-		return &compiled{k, func(r arrow.RecordBatch, s *Scratch) Vec {
+		return &compiled{k: k, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 			v := make([]Vec, len(args))
 			for i, a := range args {
 				v[i] = a.eval(r, s)
@@ -656,18 +754,18 @@ func (c *compiler) function(n *Call, args []*compiled) (*compiled, error) {
 		if len(args) == 0 {
 			return nil, c.errAt(n, "coalesce takes at least one argument")
 		}
-		k := args[0].k
+		k, d := args[0].k, args[0].dec
 		for i, a := range args[1:] {
-			if k = common(k, a.k); k == 0 {
+			if k, d = unify(k, d, a); k == 0 {
 				return nil, c.errAt(n.Args[i+1], "the arguments of coalesce must be of one kind: %s and %s", args[0].k.A(), a.k.A())
 			}
 		}
-		return &compiled{k, func(r arrow.RecordBatch, s *Scratch) Vec {
+		return &compiled{k: k, dec: d, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 			v := make([]Vec, len(args))
 			for i, a := range args {
 				v[i] = a.eval(r, s)
 			}
-			return rowsOf(s, k, allConst(v...), int(r.NumRows()), nil, func(o *Vec, strs []string, i int) bool {
+			return rowsOfType(s, k, d, allConst(v...), int(r.NumRows()), nil, func(o *Vec, strs []string, i int) bool {
 				for _, x := range v {
 					if put(o, strs, i, x, at(x, i)) {
 						return true
@@ -685,9 +783,9 @@ func (c *compiler) function(n *Call, args []*compiled) (*compiled, error) {
 			return nil, err
 		}
 		x := args[0]
-		return &compiled{x.k, func(r arrow.RecordBatch, s *Scratch) Vec {
+		return &compiled{k: x.k, dec: x.dec, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 			a, e := x.eval(r, s), eq.eval(r, s)
-			return rowsOf(s, x.k, allConst(a, e), int(r.NumRows()), nil, func(o *Vec, strs []string, i int) bool {
+			return rowsOfType(s, x.k, x.dec, allConst(a, e), int(r.NumRows()), nil, func(o *Vec, strs []string, i int) bool {
 				if j := at(e, i); e.IsValid(j) && e.B[j] {
 					return false
 				}
@@ -754,7 +852,7 @@ func (c *compiler) function(n *Call, args []*compiled) (*compiled, error) {
 			}
 		}
 		// concat skips nulls, as DuckDB's does (|| does not).
-		return &compiled{KindString, func(r arrow.RecordBatch, s *Scratch) Vec {
+		return &compiled{k: KindString, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 			v := make([]Vec, len(args))
 			for i, a := range args {
 				v[i] = a.eval(r, s)
@@ -800,6 +898,9 @@ func (c *compiler) function(n *Call, args []*compiled) (*compiled, error) {
 			return nil, err
 		}
 		k := args[0].k
+		if k == KindDecimal {
+			return c.roundDec(n, args)
+		}
 		return row(k, func(o *Vec, _ []string, i int, v []Vec) bool {
 			var digits int64
 			if len(v) == 2 {
@@ -830,6 +931,9 @@ func (c *compiler) function(n *Call, args []*compiled) (*compiled, error) {
 			return nil, err
 		}
 		k := args[0].k
+		if k == KindDecimal {
+			return floorCeilDec(args[0], fn == "floor"), nil
+		}
 		f := math.Floor
 		if fn != "floor" {
 			f = math.Ceil
@@ -952,7 +1056,7 @@ func (c *compiler) regexpMatches(n *Call, args []*compiled) (*compiled, error) {
 		return nil, c.errAt(n.Args[1], "bad pattern: %v", err)
 	}
 	x := args[0]
-	return &compiled{KindBool, func(r arrow.RecordBatch, s *Scratch) Vec {
+	return &compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 		return stringMatch(s, re.MatchString, x.eval(r, s), int(r.NumRows()))
 	}}, nil
 }

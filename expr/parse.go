@@ -100,9 +100,12 @@ type (
 		pos         int
 	}
 	cast struct {
-		x   Node
-		to  string // a type name as written, lower case
-		pos int
+		x  Node
+		to string // a type name as written, lower case
+		// args are a decimal's precision and scale, as written
+		// (decimal(15,2)); none when not written.
+		args []int32
+		pos  int
 	}
 )
 
@@ -261,7 +264,18 @@ func (n *caseWhen) write(b *strings.Builder) {
 func (n *cast) write(b *strings.Builder) {
 	b.WriteString("cast(")
 	n.x.write(b)
-	b.WriteString(" as " + n.to + ")")
+	b.WriteString(" as " + n.to)
+	if len(n.args) > 0 {
+		b.WriteString("(")
+		for i, a := range n.args {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(strconv.Itoa(int(a)))
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(")")
 }
 
 func not(b *strings.Builder, not bool) {
@@ -831,10 +845,29 @@ func (p *parser) cast(t token) (Node, error) {
 	if ty.kind != tName {
 		return nil, p.errAt(ty, "expected a type after as, found %s", ty)
 	}
+	var args []int32
+	if o, ok := p.isOp("("); ok {
+		p.next()
+		for {
+			a := p.next()
+			v, err := strconv.ParseInt(a.text, 10, 32)
+			if a.kind != tInt || err != nil {
+				return nil, p.errAt(a, "expected a number in the type's parentheses, found %s", a)
+			}
+			args = append(args, int32(v))
+			if _, ok := p.isOp(","); !ok {
+				break
+			}
+			p.next()
+		}
+		if err := p.closing(o); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.closing(open); err != nil {
 		return nil, err
 	}
-	return &cast{x: x, to: strings.ToLower(ty.text), pos: t.pos}, nil
+	return &cast{x: x, to: strings.ToLower(ty.text), args: args, pos: t.pos}, nil
 }
 
 // extract parses EXTRACT(part FROM x) as date_part('part', x).

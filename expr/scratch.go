@@ -1,5 +1,7 @@
 package expr
 
+import "github.com/apache/arrow-go/v18/arrow/decimal128"
+
 // Scratch is memory an expression's evaluation reuses from one batch to
 // the next (see Expr.EvalScratch). Each evaluation takes the slices it
 // makes in the same order, so after the first batch of a size none is
@@ -11,13 +13,15 @@ type Scratch struct {
 	f      [][]float64
 	b      [][]bool
 	st     [][]string
+	d      [][]decimal128.Num
 	ni, nf int
 	nb, ns int
+	nd     int
 }
 
 func (s *Scratch) reset() {
 	if s != nil {
-		s.ni, s.nf, s.nb, s.ns = 0, 0, 0, 0
+		s.ni, s.nf, s.nb, s.ns, s.nd = 0, 0, 0, 0, 0
 	}
 }
 
@@ -84,5 +88,21 @@ func (s *Scratch) strings(n int) []string {
 	}
 	out := s.st[s.ns][:n]
 	s.ns++
+	return out
+}
+
+// decs is ints for decimals.
+func (s *Scratch) decs(n int) []decimal128.Num {
+	if s == nil {
+		return make([]decimal128.Num, n)
+	}
+	if s.nd == len(s.d) {
+		s.d = append(s.d, nil)
+	}
+	if cap(s.d[s.nd]) < n {
+		s.d[s.nd] = make([]decimal128.Num, n)
+	}
+	out := s.d[s.nd][:n]
+	s.nd++
 	return out
 }

@@ -3,11 +3,13 @@ package expr
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 )
 
 // Kind is the type of an expression's values. Integers of every width
 // are int64, floats float64, dates days since 1970-01-01, timestamps
-// nanoseconds since 1970-01-01 UTC, and intervals days.
+// nanoseconds since 1970-01-01 UTC, intervals days, and decimals 128-bit
+// integers with a precision and scale (Dec).
 type Kind uint8
 
 // The kinds of values.
@@ -19,13 +21,14 @@ const (
 	KindDate
 	KindTime
 	KindInterval
+	KindDecimal
 )
 
 func (k Kind) String() string {
-	if k > KindInterval {
+	if k > KindDecimal {
 		return "?"
 	}
-	return [...]string{"", "boolean", "integer", "float", "string", "date", "timestamp", "interval"}[k]
+	return [...]string{"", "boolean", "integer", "float", "string", "date", "timestamp", "interval", "decimal"}[k]
 }
 
 // A is the kind with its article, for messages: "an integer".
@@ -36,11 +39,12 @@ func (k Kind) A() string {
 	return "a " + k.String()
 }
 
-// Numeric is true for integers and floats.
-func (k Kind) Numeric() bool { return k == KindInt || k == KindFloat }
+// Numeric is true for integers, floats and decimals.
+func (k Kind) Numeric() bool { return k == KindInt || k == KindFloat || k == KindDecimal }
 
 // Vec is the value of an expression over a batch: B for booleans, I for
-// integers, dates, timestamps and intervals, F for floats, S for strings.
+// integers, dates, timestamps and intervals, F for floats, S for strings,
+// D for decimals (of type Dec).
 // A constant (Const) holds one value and stands for every row. Valid is
 // nil when every value is valid. A Vec may share a column's memory: it is
 // valid while the batch it came from is.
@@ -51,6 +55,8 @@ type Vec struct {
 	I     []int64
 	F     []float64
 	S     func(int) string
+	D     []decimal128.Num
+	Dec   Dec
 	Valid []bool
 	// own says F was made by the evaluation (not a column's memory), so
 	// the operation that consumes it may write its result over it.
@@ -88,10 +94,10 @@ func scale(s *Scratch, vals []int64, by int64) []int64 {
 }
 
 // Loader returns how to read a column of type dt as a Vec, and its kind;
-// nil for a type expressions do not support. Decimals are read as
-// float64 (exact to about 15 digits).
+// nil for a type expressions do not support. 256-bit decimals are read
+// as float64 (exact to about 15 digits).
 func Loader(dt arrow.DataType) (Kind, func(arrow.Array) Vec) {
-	k, load := loader(dt)
+	k, _, load := loader(dt)
 	if load == nil {
 		return 0, nil
 	}
@@ -100,7 +106,21 @@ func Loader(dt arrow.DataType) (Kind, func(arrow.Array) Vec) {
 
 // loader is Loader with the memory a conversion makes taken from a
 // Scratch.
-func loader(dt arrow.DataType) (Kind, func(arrow.Array, *Scratch) Vec) {
+func loader(dt arrow.DataType) (Kind, Dec, func(arrow.Array, *Scratch) Vec) {
+	k, load := loadKind(dt)
+	var d Dec
+	switch t := dt.(type) {
+	case *arrow.Decimal128Type:
+		d = Dec{t.Precision, t.Scale}
+	case arrow.FixedWidthDataType:
+		if k == KindInt {
+			d = Dec{P: intDigits(t.BitWidth(), !arrow.IsUnsignedInteger(dt.ID()))}
+		}
+	}
+	return k, d, load
+}
+
+func loadKind(dt arrow.DataType) (Kind, func(arrow.Array, *Scratch) Vec) {
 	ints := func(f func(a arrow.Array, s *Scratch) []int64, k Kind) (Kind, func(arrow.Array, *Scratch) Vec) {
 		return k, func(a arrow.Array, s *Scratch) Vec { return Vec{K: k, I: f(a, s), Valid: validity(s, a)} }
 	}
@@ -157,14 +177,9 @@ func loader(dt arrow.DataType) (Kind, func(arrow.Array, *Scratch) Vec) {
 			return Vec{K: KindFloat, F: out, Valid: validity(s, a)}
 		}
 	case *arrow.Decimal128Type:
-		scale := t.Scale
-		return KindFloat, func(a arrow.Array, s *Scratch) Vec {
-			v := a.(*array.Decimal128).Values()
-			out := s.floats(len(v))
-			for i, x := range v {
-				out[i] = x.ToFloat64(scale)
-			}
-			return Vec{K: KindFloat, F: out, Valid: validity(s, a)}
+		d := Dec{t.Precision, t.Scale}
+		return KindDecimal, func(a arrow.Array, s *Scratch) Vec {
+			return Vec{K: KindDecimal, D: a.(*array.Decimal128).Values(), Dec: d, Valid: validity(s, a)}
 		}
 	case *arrow.Decimal256Type:
 		scale := t.Scale

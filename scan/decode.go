@@ -356,7 +356,10 @@ func (s *Scanner) filterMask(rec arrow.RecordBatch, col func(string) arrow.Array
 	}
 	frec := array.NewRecordBatch(d.filterSchema, cols, n)
 	defer frec.Release()
-	v := d.filter.Eval(frec)
+	v, err := d.filter.Eval(frec)
+	if err != nil {
+		return nil, err
+	}
 	buf := memory.NewResizableBuffer(d.opts.Mem)
 	defer buf.Release()
 	buf.Resize(int(bitutil.BytesForBits(n)))

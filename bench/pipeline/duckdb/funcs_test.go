@@ -101,6 +101,8 @@ var funcCases = []struct{ sluice, duckdb string }{
 	{"mod(id, 7)", ""},
 	{"mod(x, 3)", ""},
 	{"abs(x - 5)", ""},
+	{"(id + 1) / (id % 3) - (id + 1) / -(id % 3)", ""},
+	{"cast(x * 10 as integer) % (id % 2)", ""},
 }
 
 // TestFunctions: every function of sluice's expressions gives DuckDB's
