@@ -205,7 +205,6 @@ func DecFloat(n decimal128.Num, s int32) float64 {
 	return n.ToFloat64(s)
 }
 
-
 // decText writes n at scale s as DuckDB does: every digit of the scale.
 func decText(n decimal128.Num, s int32) string {
 	v, ok := small(n)

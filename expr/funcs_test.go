@@ -63,7 +63,7 @@ func TestFunctions(t *testing.T) {
 		{"case when n = 2 then null else k end", "apple|NULL|cherry|NULL"},
 		{"case when n = 2 then x else null end", "NULL|1.5|NULL|NULL"},
 		{"cast(x as integer)", "0|2|-2|NULL"},
-		{"cast(2.5 as integer)", "3|3|3|3"}, // 2.5 is a decimal: rounded half away from zero
+		{"cast(2.5 as integer)", "3|3|3|3"},   // 2.5 is a decimal: rounded half away from zero
 		{"cast(2.5e0 as integer)", "2|2|2|2"}, // a double: half to even
 		{"cast(n as varchar) || '!'", "1!|2!|3!|NULL"},
 		{"cast(x as varchar)", "0.5|1.5|-2.0|NULL"},
