@@ -138,7 +138,8 @@ func (c *compiler) term(op string, x, y Node) (Term, bool) {
 		val, o = x, o.flip()
 	}
 	cx, err := c.compile(col)
-	if err != nil {
+	if err != nil || cx.k == KindDecimal {
+		// Nothing reads a decimal column's statistics.
 		return Term{}, false
 	}
 	vc := &compiler{input: c.input, schema: c.schema, cols: map[int]bool{}}
@@ -175,7 +176,7 @@ func (c *compiler) term(op string, x, y Node) (Term, bool) {
 		s := v.S(0)
 		v.S = func(int) string { return s }
 	}
-	if v.K == KindDecimal && cx.k != KindDecimal {
+	if v.K == KindDecimal {
 		// Against an integer or float column a decimal compares as a
 		// float: statistics read it as one.
 		v = Vec{K: KindFloat, Const: true, F: []float64{DecFloat(v.D[0], v.Dec.S)}}

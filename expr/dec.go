@@ -460,7 +460,9 @@ func (c *compiler) roundDec(n *Call, args []*compiled) (*compiled, error) {
 		return x, nil
 	}
 	to := Dec{P: from.P, S: int32(max(digits, 0))}
-	drop := from.S - int32(digits) // digits dropped, before the point too when negative
+	// The digits dropped, before the point too when negative; past 38
+	// every digit goes.
+	drop := int32(min(int64(from.S)-digits, maxDecDigits+1))
 	return &compiled{k: KindDecimal, dec: to, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 		v := x.eval(r, s)
 		out := s.decs(len(v.D))

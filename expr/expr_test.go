@@ -19,6 +19,8 @@ var testSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "d", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
 	{Name: "t", Type: &arrow.TimestampType{Unit: arrow.Microsecond}, Nullable: true},
 	{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+	{Name: "m", Type: &arrow.Decimal128Type{Precision: 15, Scale: 2}, Nullable: true},
+	{Name: "w", Type: &arrow.Decimal128Type{Precision: 38, Scale: 10}, Nullable: true},
 }, nil)
 
 // testBatch has four rows; row 3 is all null.
@@ -34,6 +36,9 @@ func testBatch(t testing.TB, mem memory.Allocator) arrow.RecordBatch {
 	b.Field(3).(*array.Date32Builder).AppendValues([]arrow.Date32{day("1998-09-01"), day("1998-09-02"), day("1998-09-03"), 0}, []bool{true, true, true, false})
 	b.Field(4).(*array.TimestampBuilder).AppendValues([]arrow.Timestamp{ts("2020-01-01 10:00:00"), ts("2020-01-02"), ts("2020-01-03 23:59:59.5"), 0}, []bool{true, true, true, false})
 	b.Field(5).(*array.BooleanBuilder).AppendValues([]bool{true, false, true, false}, []bool{true, true, true, false})
+	b.Field(6).(*array.Decimal128Builder).AppendValues([]decimal128.Num{decimal128.FromI64(1250), decimal128.FromI64(-99_999_999_999_99), decimal128.FromI64(5), {}}, []bool{true, true, true, false})
+	big, _ := decimal128.FromString("9999999999999999999999999999.9999999999", 38, 10)
+	b.Field(7).(*array.Decimal128Builder).AppendValues([]decimal128.Num{decimal128.FromI64(-1), big, big.Negate(), {}}, []bool{true, true, true, false})
 	return b.NewRecordBatch()
 }
 

@@ -46,6 +46,11 @@ func FuzzExpr(f *testing.F) {
 		"round(x, 1) + floor(x) + ceil(n) + sqrt(x) + ln(x) + power(x, n) + mod(n, 2) > round(n)",
 		"k || 'x' || n = 'applex1'", "case when case when b then true end then 1 else 0 end = 1",
 		"case when b then null when n > 1 then d else null end < t", "case n when null then 1 end",
+		// decimals
+		"m * (1 - 0.05) * (1 + 0.08) > m", "w + w > w - m * 3", "m * m * m * m * m > 0", "w * w > 0",
+		"round(m, 1) + round(w, -3) + floor(m) + ceil(w) > m % 7", "cast(m as decimal(5,1)) = cast(k as decimal(38,37))",
+		"coalesce(m, n, w) = case when b then m else 1.5 end", "cast(w as integer) + cast(m as double) > 0",
+		"m / 0 < m % 0 or 99999999999999999999999999999999999999.5 > -.5", "round(m, -2147483647) = round(w, 40)",
 	} {
 		f.Add(s)
 	}

@@ -111,7 +111,9 @@ func loader(dt arrow.DataType) (Kind, Dec, func(arrow.Array, *Scratch) Vec) {
 	var d Dec
 	switch t := dt.(type) {
 	case *arrow.Decimal128Type:
-		d = Dec{t.Precision, t.Scale}
+		if k == KindDecimal {
+			d = Dec{t.Precision, t.Scale}
+		}
 	case arrow.FixedWidthDataType:
 		if k == KindInt {
 			d = Dec{P: intDigits(t.BitWidth(), !arrow.IsUnsignedInteger(dt.ID()))}
@@ -178,6 +180,17 @@ func loadKind(dt arrow.DataType) (Kind, func(arrow.Array, *Scratch) Vec) {
 		}
 	case *arrow.Decimal128Type:
 		d := Dec{t.Precision, t.Scale}
+		if d.S < 0 || d.S > d.P || d.P > maxDecDigits {
+			// Arrow allows a negative scale; DuckDB's decimals do not.
+			return KindFloat, func(a arrow.Array, s *Scratch) Vec {
+				v := a.(*array.Decimal128).Values()
+				out := s.floats(len(v))
+				for i, x := range v {
+					out[i] = x.ToFloat64(d.S)
+				}
+				return Vec{K: KindFloat, F: out, Valid: validity(s, a)}
+			}
+		}
 		return KindDecimal, func(a arrow.Array, s *Scratch) Vec {
 			return Vec{K: KindDecimal, D: a.(*array.Decimal128).Values(), Dec: d, Valid: validity(s, a)}
 		}

@@ -177,6 +177,10 @@ one expression language, the same as scan --filter and agg-by's arguments:
   patterns      s like 'RE%' (% any run, _ one character), s not like '%x'
   arithmetic    + - * / % on numbers; date + days, date - days, date - date,
                 date or timestamp + or - interval 'N' day
+  decimals      exact, as DuckDB's: + - * % of decimals and integers keep
+                every digit (DuckDB's result precision and scale; a result
+                past it stops with an error), / and float operands give a
+                double; 1.5 is a decimal, 1.5e0 a double
   literals      12, 1.5, 'text' (a quote doubled inside), true, false,
                 date 'YYYY-MM-DD', timestamp 'YYYY-MM-DD HH:MM:SS'
   intervals     date or timestamp + or - interval 'N' month or year: the
@@ -184,8 +188,8 @@ one expression language, the same as scan --filter and agg-by's arguments:
   conditionals  case when c then v [when ...] [else v] end (a v may be
                 null), case x when 1 then v ... end, coalesce(x, y, ...),
                 nullif(x, y)
-  casts         cast(x as integer|bigint|double|varchar|date|timestamp|
-                boolean); a value that does not convert is null
+  casts         cast(x as integer|bigint|double|decimal(p,s)|varchar|date|
+                timestamp|boolean); a value that does not convert is null
   strings       upper, lower, length, substring(s, start[, len]) (from 1;
                 negative from the end), trim/ltrim/rtrim(s[, chars]),
                 concat(a, ...) (skips nulls), a || b (null if either is;
@@ -249,7 +253,8 @@ batches in stream order, so piped and fused runs agree to the bit.`,
 one of the following, optionally followed by "as NAME"; x is a column or an
 expression (see filter). Nulls are skipped, as in DuckDB.
 
-  sum(x), mean(x) or avg(x)     numbers
+  sum(x), mean(x) or avg(x)     numbers; the sum of decimals is exact, a
+                                DECIMAL(38) of their scale, their mean a float
   count(), count(x)             rows, non-null values
   count(distinct x)             distinct non-null values (exact)
   approx_count_distinct(x)      a HyperLogLog estimate (4096 registers, about
@@ -259,9 +264,11 @@ expression (see filter). Nulls are skipped, as in DuckDB.
   median(x), quantile(x, q)     exact, interpolated between the two nearest
                                 values: DuckDB's median and quantile_cont (its
                                 quantile is quantile_disc); q from 0 to 1;
-                                numbers, as a float
+                                numbers, as a float (decimals as decimals of
+                                their type, to 15 digits)
   quantile_disc(x, q)           exact, the first value whose cumulative share
                                 reaches q (DuckDB's quantile_disc), as a float
+                                (decimals as above)
   approx_quantile(x, q)         a DDSketch estimate within 1% of the value at
                                 rank q*(n-1), in a few KiB a group; as a float
   stddev(x) or stddev_samp(x), stddev_pop(x),
