@@ -43,6 +43,7 @@ func TestAggregatesAgainstDuckDB(t *testing.T) {
 	from := fmt.Sprintf("read_parquet('%s')", file)
 	forms := map[string]func(pipeline string) [][]string{
 		"fused": func(p string) [][]string { return sluiceCSV(t, p) },
+		"piped": func(p string) [][]string { return pipedCSV(t, p) },
 		"--workers 2": func(p string) [][]string {
 			return csvRows(t, sluice(t, "run", "--workers", "2", "--piece-size", "64KiB", "--store", filepath.Join(dir, "jobs")+"/", p+" | to-csv"))
 		},

@@ -161,10 +161,7 @@ func TestDecimals(t *testing.T) {
 	check("--workers 2", typ, rows, names)
 
 	out = filepath.Join(dir, "piped.parquet")
-	pipe := exec.Command("sh", "-c", fmt.Sprintf(`%s scan %s -o - | %s extend %q | %s write %s`, sluiceBin, file, sluiceBin, list, sluiceBin, out))
-	if b, err := pipe.CombinedOutput(); err != nil {
-		t.Fatalf("piped: %v: %s", err, b)
-	}
+	piped(t, fmt.Sprintf(`scan %s | extend "%s" | write %s`, file, list, out))
 	rows, typ = read(out, len(decCases))
 	check("piped", typ, rows, names)
 
@@ -183,9 +180,13 @@ func TestDecimals(t *testing.T) {
 		want := duck(t, db, fmt.Sprintf("SELECT g, %s FROM %s GROUP BY g ORDER BY g", strings.Join(sqlAggs, ", "), from))
 		wantTypes := duck(t, db, fmt.Sprintf("SELECT %s FROM %s GROUP BY g LIMIT 1", strings.Join(tyAggs, ", "), from))[0]
 		pipeline := fmt.Sprintf(`scan %s | agg-by g "%s"`, file, strings.Join(sluiceAggs, ", "))
-		for _, form := range [][]string{{"run"}, {"run", "--threads", "2"}, {"run", "--workers", "2", "--store", filepath.Join(dir, "jobs2") + "/"}} {
-			out := filepath.Join(dir, fmt.Sprintf("agg%d.parquet", len(form)))
-			sluice(t, append(form, pipeline+" | write "+out)...)
+		for _, form := range [][]string{{"run"}, {"run", "--threads", "2"}, {"run", "--workers", "2", "--store", filepath.Join(dir, "jobs2") + "/"}, {"piped"}} {
+			out := filepath.Join(dir, fmt.Sprintf("agg%d%s.parquet", len(form), form[0]))
+			if form[0] == "piped" {
+				piped(t, pipeline+" | write "+out)
+			} else {
+				sluice(t, append(form, pipeline+" | write "+out)...)
+			}
 			f := fmt.Sprintf("read_parquet('%s')", out)
 			got := duck(t, db, fmt.Sprintf("SELECT g, %s FROM %s ORDER BY g", strings.Join(cols, ", "), f))
 			gotTypes := duck(t, db, fmt.Sprintf("SELECT %s FROM %s LIMIT 1", strings.Join(tys, ", "), f))[0]

@@ -66,6 +66,34 @@ func sluiceCSV(t *testing.T, pipeline string) [][]string {
 	return rows[1:]
 }
 
+// pipedCSV runs a pipeline's stages as processes between pipes, each
+// its own sluice command (scan writing Arrow to stdout, the last stage
+// piped to to-csv), and returns the rows without the header.
+func pipedCSV(t *testing.T, pipeline string) [][]string {
+	t.Helper()
+	return csvRows(t, piped(t, pipeline+" | to-csv"))
+}
+
+// piped runs a pipeline's stages as processes between pipes, each its
+// own sluice command (scan writing Arrow to stdout), and returns the
+// output. The stages are split at " | ", which the pipelines given here
+// have only there.
+func piped(t *testing.T, pipeline string) string {
+	t.Helper()
+	stages := strings.Split(pipeline, " | ")
+	stages[0] += " -o -"
+	for i := range stages {
+		stages[i] = sluiceBin + " " + stages[i]
+	}
+	cmd := exec.Command("bash", "-o", "pipefail", "-c", strings.Join(stages, " | "))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v: %s", pipeline, err, errb.String())
+	}
+	return out.String()
+}
+
 func openDB(t *testing.T) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("duckdb", "")
