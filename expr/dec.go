@@ -27,20 +27,23 @@ const (
 	maxInt64Digits = 18
 )
 
-// OverflowError is a decimal result that does not fit its precision:
-// DuckDB's error, not a null.
+// OverflowError is a result that does not fit its type (a decimal past
+// its precision, an integer past 64 bits): DuckDB's error, not a null or
+// a wrapped value.
 type OverflowError struct {
-	Op string
-	T  Dec
+	Op   string // addition, multiplication, ...
+	Type string // DECIMAL(18,2), BIGINT
 }
 
 func (e *OverflowError) Error() string {
-	return fmt.Sprintf("overflow in %s of DECIMAL(%d,%d): add an explicit cast to a wider decimal or to double", e.Op, e.T.P, e.T.S)
+	return fmt.Sprintf("overflow in %s of %s: cast to a wider type (a decimal of more digits, double)", e.Op, e.Type)
 }
 
 // overflow stops an evaluation: Eval recovers it as an error, so the
 // vector loops need not return one.
-func overflow(op string, t Dec) { panic(&OverflowError{Op: op, T: t}) }
+func overflow(op string, t Dec) {
+	panic(&OverflowError{Op: op, Type: fmt.Sprintf("DECIMAL(%d,%d)", t.P, t.S)})
+}
 
 var (
 	pow10Num [maxDecDigits + 1]decimal128.Num

@@ -378,7 +378,33 @@ func arithInt(s *Scratch, op string, a, b Vec, n int) Vec {
 	}
 	out := s.ints(n)
 	valid := arith(s, op, a, b, a.I, b.I, out, func(x, y int64) int64 { return x % y }, true)
+	checkInts(op, a, b, out, valid)
 	return Vec{K: KindInt, Const: a.Const && b.Const, I: out, Valid: valid}
+}
+
+// checkInts stops the evaluation when a valid row of out = a op b wrapped
+// past 64 bits, as DuckDB stops on a BIGINT's overflow. A pass of its own
+// keeps arith's loops free of the test.
+func checkInts(op string, a, b Vec, out []int64, valid []bool) {
+	name := map[string]string{"+": "addition", "-": "subtraction", "*": "multiplication"}[op]
+	if name == "" {
+		return // a remainder is no larger than its dividend
+	}
+	for i, r := range out {
+		x, y := a.I[at(a, i)], b.I[at(b, i)]
+		var bad bool
+		switch op {
+		case "+":
+			bad = (x^r)&(y^r) < 0
+		case "-":
+			bad = (x^y)&(x^r) < 0
+		default:
+			bad = x != 0 && (r/x != y || x == -1 && y == math.MinInt64)
+		}
+		if bad && (valid == nil || valid[i]) {
+			panic(&OverflowError{Op: name, Type: "BIGINT"})
+		}
+	}
 }
 
 func allValid(s *Scratch, n int) []bool {

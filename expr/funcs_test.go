@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -156,6 +157,44 @@ func TestFunctions(t *testing.T) {
 	} {
 		if got := rowsText(t, mem, c.expr); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.expr, got, c.want)
+		}
+	}
+}
+
+// TestOverflow: a result past its type stops the evaluation with an
+// error, as DuckDB stops, where a wrapped integer or a decimal that lost
+// digits would be a wrong answer.
+func TestOverflow(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := testBatch(t, mem)
+	defer rec.Release()
+	for _, c := range []struct{ expr, want string }{
+		{"n + 9223372036854775807", "overflow in addition of BIGINT"},
+		{"-n - 9223372036854775807 - 1", "overflow in subtraction of BIGINT"},
+		{"n * 4611686018427387904 * 2", "overflow in multiplication of BIGINT"},
+		{"m * m", "overflow in multiplication of DECIMAL(18,4)"},
+		{"w + w", "overflow in addition of DECIMAL(38,10)"},
+	} {
+		e, err := Compile(c.expr, testSchema)
+		if err != nil {
+			t.Fatalf("%s: %v", c.expr, err)
+		}
+		_, err = e.Eval(rec)
+		var o *OverflowError
+		if !errors.As(err, &o) || err.Error() != c.want+": cast to a wider type (a decimal of more digits, double)" {
+			t.Errorf("%s: %v, want %s", c.expr, err, c.want)
+		}
+	}
+	// Within range the same expressions hold: a null row's wrapped value
+	// is not an overflow.
+	for _, ok := range []string{"n + 9223372036854775804", "m * 3 + m", "w - w", "n * -3074457345618258602"} {
+		e, err := Compile(ok, testSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Eval(rec); err != nil {
+			t.Errorf("%s: %v", ok, err)
 		}
 	}
 }
