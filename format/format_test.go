@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	acsv "github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
 
@@ -339,5 +340,27 @@ func TestCreateRetriesRequests(t *testing.T) {
 			t.Errorf("seed %d: the object: %v", seed, err)
 		}
 		st.Close()
+	}
+}
+
+// TestJSONDecimals: a decimal is a JSON number with every digit of its
+// scale, as DuckDB writes it, so 12.50 stays 12.50 and reads as a number.
+func TestJSONDecimals(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sc := arrow.NewSchema([]arrow.Field{{Name: "p", Type: &arrow.Decimal128Type{Precision: 15, Scale: 2}, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(mem, sc)
+	defer b.Release()
+	b.Field(0).(*array.Decimal128Builder).AppendValues([]decimal128.Num{decimal128.FromI64(1250), decimal128.FromI64(-5), {}}, []bool{true, true, false})
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	got := string(encode(t, format.JSONLines, sc, mem, rec))
+	if want := "{\"p\":12.50}\n{\"p\":-0.05}\n{\"p\":null}\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("not JSON: %s", line)
+		}
 	}
 }

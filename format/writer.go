@@ -379,11 +379,18 @@ func (j *jsonWriter) write(rec arrow.RecordBatch) error {
 			j.line = append(j.line, '{')
 		}
 		for c, col := range cols {
+			j.line = append(j.line, j.keys[c]...)
+			if d, ok := col.(*array.Decimal128); ok && d.IsValid(r) {
+				// A number with every digit of its scale, as DuckDB writes
+				// one (arrow-go's is a string, trailing zeros dropped).
+				j.line = append(j.line, d.Value(r).ToString(d.DataType().(*arrow.Decimal128Type).Scale)...)
+				continue
+			}
 			v, err := json.Marshal(col.GetOneForMarshal(r))
 			if err != nil {
 				return fmt.Errorf("column %q row %d: %w", rec.ColumnName(c), r, err)
 			}
-			j.line = append(append(j.line, j.keys[c]...), v...)
+			j.line = append(j.line, v...)
 		}
 		j.line = append(j.line, '}', '\n')
 		if _, err := j.w.Write(j.line); err != nil {
