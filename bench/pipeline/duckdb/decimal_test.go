@@ -208,6 +208,34 @@ func TestDecimals(t *testing.T) {
 		}
 	})
 
+	t.Run("keys", func(t *testing.T) {
+		// Decimals as group, join and sort keys.
+		scan := []string{"scan", file, "-o", "-"}
+		cases := []struct {
+			pipeline string
+			stages   [][]string // the same as processes between pipes
+			sql      string
+		}{
+			{`scan ` + file + ` | join (scan ` + file + ` | select "disc as d2, id as id2") --on disc=d2 | agg-by disc "count() as n, sum(price) as s"`,
+				[][]string{scan, {"join", "scan " + file + ` | select "disc as d2, id as id2"`, "--on", "disc=d2"}, {"agg-by", "disc", "count() as n, sum(price) as s"}},
+				`SELECT a.disc, count(*), sum(a.price) FROM ` + from + ` a JOIN ` + from + ` b ON a.disc = b.disc GROUP BY a.disc ORDER BY a.disc`},
+			{`scan ` + file + ` | agg-by price "count() as n"`,
+				[][]string{scan, {"agg-by", "price", "count() as n"}},
+				`SELECT price, count(*) FROM ` + from + ` GROUP BY price ORDER BY price NULLS LAST`},
+			{`scan ` + file + ` | sort --by wide:desc,id | select id,wide | head 30`,
+				[][]string{scan, {"sort", "--by", "wide:desc,id"}, {"select", "id,wide"}, {"head", "30"}},
+				`SELECT id, wide FROM ` + from + ` ORDER BY wide DESC NULLS LAST, id LIMIT 30`},
+		}
+		for _, c := range cases {
+			want := duck(t, db, c.sql)
+			if len(want) < 4 {
+				t.Fatalf("%s: DuckDB gave %d rows", c.sql, len(want))
+			}
+			compare(t, c.pipeline, sluiceCSV(t, c.pipeline), want)
+			compare(t, c.pipeline+" (piped)", pipeCSV(t, append(c.stages, []string{"to-csv"})...), want)
+		}
+	})
+
 	t.Run("overflow", func(t *testing.T) {
 		// A product of DECIMAL(15,2)s stays within 18 digits in DuckDB,
 		// checked: price^4 at scale 8 passes them where |price| is 1000, and
