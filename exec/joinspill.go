@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -138,6 +139,9 @@ func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget
 	p := Pipeline{Source: other.Source, Stages: append(slices.Clone(other.Stages), collect)}
 	if err := Run(ctx, p, Options{Mem: e.mem, Workers: e.workers, Memory: e.memory, TempDir: e.tempDir, Open: e.open}); err != nil {
 		side.release()
+		if strings.HasPrefix(err.Error(), "join (right side)") {
+			return nil, err // the key encoder's, which names the side
+		}
 		return nil, fmt.Errorf("join (right side): %w", err)
 	}
 	if side.spill != nil {

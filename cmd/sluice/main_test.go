@@ -121,7 +121,16 @@ func assertBadInputs(t *testing.T, env []string, dir string, cases []badInput) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			assertCleanFailure(t, sluice(t, env, c.args...), c.code, c.mention)
+			r := sluice(t, env, c.args...)
+			assertCleanFailure(t, r, c.code, c.mention)
+			// A context said twice ("join (right side): join (right
+			// side): ...") is an error wrapped by two layers.
+			parts := strings.Split(strings.TrimSpace(r.stderr), ": ")
+			for i := 1; i < len(parts); i++ {
+				if parts[i] == parts[i-1] {
+					t.Errorf("%q says %q twice", r.stderr, parts[i])
+				}
+			}
 		})
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
