@@ -246,7 +246,11 @@ func decOfFloat(f float64, t Dec) (decimal128.Num, bool) {
 // exponent, spaces around) as a decimal of type t, rounded half away
 // from zero.
 func decOfString(s string, t Dec) (decimal128.Num, bool) {
-	r, ok := new(big.Rat).SetString(strings.TrimSpace(s))
+	s = strings.TrimSpace(s)
+	if !plainNumber(s) {
+		return decimal128.Num{}, false
+	}
+	r, ok := new(big.Rat).SetString(s)
 	if !ok {
 		return decimal128.Num{}, false
 	}
@@ -260,6 +264,40 @@ func decOfString(s string, t Dec) (decimal128.Num, bool) {
 	}
 	n := decimal128.FromBigInt(q)
 	return n, fits(n, t.P)
+}
+
+// plainNumber says s is [sign] digits [. digits] [e [sign] at most three
+// digits]: what a decimal is written as. big.Rat would also take a
+// fraction (1/3) and an exponent of any size, whose power of ten it
+// would build.
+func plainNumber(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for ; i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.'); i++ {
+		if s[i] != '.' {
+			digits++
+		}
+	}
+	if digits == 0 || strings.Count(s[:i], ".") > 1 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		n := 0
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			n++
+		}
+		if n == 0 || n > 3 {
+			return false
+		}
+	}
+	return i == len(s)
 }
 
 // intDigits is the precision of an integer type as a decimal: DuckDB's

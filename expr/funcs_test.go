@@ -198,3 +198,25 @@ func TestOverflow(t *testing.T) {
 		}
 	}
 }
+
+// TestDecimalFromText: text becomes a decimal only when written as a
+// number; a huge exponent or a fraction is null, not a power of ten
+// built digit by digit.
+func TestDecimalFromText(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string // "" for null
+	}{
+		{" 12.345 ", "12.35"}, {"-0.005", "-0.01"}, {"1e2", "100.00"}, {"+.5", "0.50"}, {"5.", "5.00"},
+		{"1e999999999", ""}, {"1/3", ""}, {"1.2.3", ""}, {"", ""}, {".", ""}, {"1e", ""}, {"0x10", ""}, {"1e-999", "0.00"}, {"1e-1000", ""},
+	} {
+		n, ok := decOfString(c.in, Dec{10, 2})
+		got := ""
+		if ok {
+			got = decText(n, 2)
+		}
+		if got != c.want {
+			t.Errorf("%q: %q, want %q", c.in, got, c.want)
+		}
+	}
+}
