@@ -386,8 +386,8 @@ func arithInt(s *Scratch, op string, a, b Vec, n int) Vec {
 // past 64 bits, as DuckDB stops on a BIGINT's overflow. A pass of its own
 // keeps arith's loops free of the test.
 func checkInts(op string, a, b Vec, out []int64, valid []bool) {
-	name := map[string]string{"+": "addition", "-": "subtraction", "*": "multiplication"}[op]
-	if name == "" {
+	name, ok := decOpNames[op]
+	if !ok || op == "%" {
 		return // a remainder is no larger than its dividend
 	}
 	for i, r := range out {
