@@ -111,6 +111,25 @@ func encInts[T intLike](vals func(arrow.Array) []T) func(a arrow.Array, buf []by
 	}
 }
 
+// encFixed encodes a column whose values take width bytes each: a flag
+// byte (0 for null), then the bytes put writes for the row.
+func encFixed(width int, put func(a arrow.Array) func(i int, dst []byte)) func(a arrow.Array, buf []byte, pos []int) {
+	return func(a arrow.Array, buf []byte, pos []int) {
+		row := put(a)
+		for i := range pos {
+			p := pos[i]
+			if a.IsNull(i) {
+				buf[p] = 0
+				pos[i] = p + 1
+				continue
+			}
+			buf[p] = 1
+			row(i, buf[p+1:p+1+width])
+			pos[i] = p + 1 + width
+		}
+	}
+}
+
 func canonicalFloat(f float64) uint64 {
 	switch {
 	case f == 0:
@@ -177,40 +196,24 @@ func keyColFor(dt arrow.DataType) (keyCol, bool) {
 	case *arrow.Decimal128Type:
 		// The unscaled value: a column's decimals share their scale.
 		kc.size = fixedSize(17)
-		kc.enc = func(a arrow.Array, buf []byte, pos []int) {
+		kc.enc = encFixed(16, func(a arrow.Array) func(int, []byte) {
 			v := a.(*array.Decimal128).Values()
-			for i := range pos {
-				p := pos[i]
-				if a.IsNull(i) {
-					buf[p] = 0
-					pos[i] = p + 1
-					continue
-				}
-				buf[p] = 1
-				binary.LittleEndian.PutUint64(buf[p+1:], v[i].LowBits())
-				binary.LittleEndian.PutUint64(buf[p+9:], uint64(v[i].HighBits()))
-				pos[i] = p + 17
+			return func(i int, dst []byte) {
+				binary.LittleEndian.PutUint64(dst, v[i].LowBits())
+				binary.LittleEndian.PutUint64(dst[8:], uint64(v[i].HighBits()))
 			}
-		}
+		})
 	case *arrow.BooleanType:
 		kc.size = fixedSize(2)
-		kc.enc = func(a arrow.Array, buf []byte, pos []int) {
+		kc.enc = encFixed(1, func(a arrow.Array) func(int, []byte) {
 			b := a.(*array.Boolean)
-			for i := range pos {
-				p := pos[i]
-				if b.IsNull(i) {
-					buf[p] = 0
-					pos[i] = p + 1
-					continue
-				}
-				buf[p] = 1
-				buf[p+1] = 0
+			return func(i int, dst []byte) {
+				dst[0] = 0
 				if b.Value(i) {
-					buf[p+1] = 1
+					dst[0] = 1
 				}
-				pos[i] = p + 2
 			}
-		}
+		})
 	default:
 		acc := expr.StringAccessor(dt)
 		if acc == nil {
