@@ -297,6 +297,7 @@ func (f *finalAggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 			k, ok := stateKind(in.Field(i).Type)
 			if d, isDec := in.Field(i).Type.(*arrow.Decimal128Type); isDec {
 				b.dec = expr.Dec{P: d.Precision, S: d.Scale}
+				ok = ok && d.Precision >= 1 && d.Precision <= 38 && d.Scale >= 0 && d.Scale <= d.Precision
 			}
 			if binaryState(spec.fn) {
 				// The state says nothing of the argument's kind, and

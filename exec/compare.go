@@ -84,7 +84,7 @@ func compareAt(a vec, i int, b vec, j int) int {
 	}
 	switch a.K {
 	case kFloat:
-		return cmp.Compare(a.F[i], b.F[j])
+		return expr.CompareFloats(a.F[i], b.F[j])
 	case kDecimal:
 		// Both of one column, so of one scale.
 		return a.D[i].Cmp(b.D[j])

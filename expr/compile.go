@@ -525,7 +525,9 @@ func (c *compiler) arithmetic(n *binary) (*compiled, error) {
 	addSub := op == "+" || op == "-"
 	if dx, dy := x.k == KindDecimal, y.k == KindDecimal; (dx || dy) && op != "/" &&
 		(dx || x.k == KindInt) && (dy || y.k == KindInt) {
-		return c.decArith(n, x, y)
+		if d, err := c.decArith(n, x, y); d != nil || err != nil {
+			return d, err
+		}
 	}
 	switch {
 	case x.k == KindInt && y.k == KindInt && op != "/":

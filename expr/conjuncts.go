@@ -122,6 +122,20 @@ func (c *compiler) conjuncts(n Node) []Conjunct {
 	return nil
 }
 
+// constValue evaluates a constant; false when it overflows (the rows'
+// evaluation reports that).
+func constValue(c *compiled, one arrow.RecordBatch) (v Vec, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, isOverflow := r.(*OverflowError); !isOverflow {
+				panic(r)
+			}
+			ok = false
+		}
+	}()
+	return c.eval(one, nil), true
+}
+
 // term describes "x op y" when one side is a column and the other a
 // constant.
 func (c *compiler) term(op string, x, y Node) (Term, bool) {
@@ -154,8 +168,8 @@ func (c *compiler) term(op string, x, y Node) (Term, bool) {
 	}
 	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
 	defer one.Release()
-	v := cv.eval(one, nil)
-	if !v.Const || !v.IsValid(0) {
+	v, ok := constValue(cv, one)
+	if !ok || !v.Const || !v.IsValid(0) {
 		return Term{}, false
 	}
 	switch {
@@ -177,9 +191,17 @@ func (c *compiler) term(op string, x, y Node) (Term, bool) {
 		v.S = func(int) string { return s }
 	}
 	if v.K == KindDecimal {
-		// Against an integer or float column a decimal compares as a
-		// float: statistics read it as one.
-		v = Vec{K: KindFloat, Const: true, F: []float64{DecFloat(v.D[0], v.Dec.S)}}
+		d, s := v.D[0], v.Dec.S
+		if cx.k == KindFloat {
+			// Rows compare with the decimal as a float: so do statistics.
+			v = Vec{K: KindFloat, Const: true, F: []float64{DecFloat(d, s)}}
+		} else if i, ok := small(d); ok && s < 19 && i%int64(pow10Num[s].LowBits()) == 0 {
+			// Rows of an integer column compare exactly: so can statistics,
+			// when the decimal is a whole number.
+			v = Vec{K: KindInt, Const: true, I: []int64{i / int64(pow10Num[s].LowBits())}}
+		} else {
+			return Term{}, false
+		}
 	}
 	return Term{Column: col.Name, Op: o, Value: v}, true
 }

@@ -205,7 +205,12 @@ func DecFloat(n decimal128.Num, s int32) float64 {
 	if v, ok := small(n); ok {
 		return float64(v) / pow10F[s]
 	}
-	return n.ToFloat64(s)
+	hi, lo, neg := magnitude(n)
+	f := (float64(hi)*(1<<64) + float64(lo)) / pow10F[s]
+	if neg {
+		return -f
+	}
+	return f
 }
 
 // decText writes n at scale s as DuckDB does: every digit of the scale.
@@ -345,8 +350,12 @@ func mulType(a, b Dec) (Dec, bool) {
 // commonType is the type two decimals are both given (in a case, a
 // coalesce, a comparison): the larger scale and integer part.
 func commonType(a, b Dec) Dec {
-	s := max(a.S, b.S)
-	return Dec{min(s+max(a.P-a.S, b.P-b.S), maxDecDigits), s}
+	s, whole := max(a.S, b.S), max(a.P-a.S, b.P-b.S)
+	if whole+s > maxDecDigits {
+		// DuckDB keeps the integer digits and gives up digits of scale.
+		return Dec{maxDecDigits, maxDecDigits - whole}
+	}
+	return Dec{whole + s, s}
 }
 
 // decLiteral reads a number with a point and no exponent as DuckDB
@@ -397,6 +406,9 @@ func (c *compiler) decArith(n *binary, x, y *compiled) (*compiled, error) {
 			return nil, c.errAt(n, "the product of %s and %s needs scale %d, past a decimal's 38: cast a side to double, or to a decimal of a lower scale", a, b, a.S+b.S)
 		}
 	case "%":
+		if max(a.P-a.S, b.P-b.S)+max(a.S, b.S) > maxDecDigits {
+			return nil, nil // no decimal holds both: DuckDB's is a double
+		}
 		t = commonType(a, b)
 	default:
 		return nil, c.errAt(n, "cannot apply %s to %s and %s", op, x.k.A(), y.k.A())

@@ -66,7 +66,37 @@ func compareVec[T cmp.Ordered](s *Scratch, op string, xs, ys []T, a, b Vec, n in
 	default:
 		compareSlices(op, xs[:n], ys[:n], out)
 	}
+	if fx, ok := any(xs).([]float64); ok {
+		nanOrder(op, fx, any(ys).([]float64), a, b, out)
+	}
 	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(s, a, b, n)}
+}
+
+// nanOrder redoes the comparisons that involve a NaN in DuckDB's order,
+// where NaN equals NaN and is greater than every other number (IEEE's
+// comparisons are all false).
+func nanOrder(op string, xs, ys []float64, a, b Vec, out []bool) {
+	for i := range out {
+		x, y := xs[at(a, i)], ys[at(b, i)]
+		if x == x && y == y {
+			continue
+		}
+		out[i] = holds(op, CompareFloats(x, y))
+	}
+}
+
+// CompareFloats orders floats as DuckDB does: NaN after every number and
+// equal to itself, -0 equal to 0.
+func CompareFloats(x, y float64) int {
+	switch xn, yn := x != x, y != y; {
+	case xn && yn:
+		return 0
+	case xn:
+		return 1
+	case yn:
+		return -1
+	}
+	return cmp.Compare(x, y)
 }
 
 func flip(op string) string {

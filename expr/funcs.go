@@ -94,9 +94,15 @@ func put(o *Vec, strs []string, i int, v Vec, j int) bool {
 	case KindTime:
 		o.I[i] = getT(v, j)
 	case KindDecimal:
-		// The common type's scale is the largest: never fewer digits.
+		// Into the common type, whose scale may be shorter past 38 digits
+		// (rounded then, as DuckDB casts); a value it cannot hold stops
+		// the evaluation, as DuckDB's cast does.
 		x, xs := decValue(v, j)
-		o.D[i], _ = upscale(x, o.Dec.S-xs)
+		r, ok := rescale(x, xs, o.Dec.S)
+		if !ok || !fits(r, o.Dec.P) {
+			overflow("conversion", o.Dec)
+		}
+		o.D[i] = r
 	default:
 		o.I[i] = v.I[j]
 	}
@@ -128,7 +134,16 @@ func unify(k Kind, d Dec, x *compiled) (Kind, Dec) {
 		if k == KindInt {
 			d = Dec{P: cmp.Or(d.P, 19)}
 		}
-		return KindDecimal, commonType(d, decOf(x))
+		e := decOf(x)
+		if t := commonType(d, e); t.P < maxDecDigits || (k == KindDecimal) == (x.k == KindDecimal) {
+			return KindDecimal, t
+		}
+		// A decimal and an integer past 38 digits: DuckDB keeps the
+		// decimal's scale, and an integer too large for it is an error.
+		if k == KindInt {
+			d = e
+		}
+		return KindDecimal, Dec{maxDecDigits, d.S}
 	}
 	if k == KindInt && x.k == KindInt {
 		return KindInt, Dec{P: max(cmp.Or(d.P, 19), decOf(x).P)}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -218,5 +219,62 @@ func TestDecimalFromText(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%q: %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestReviewedDecimalCases: what a review of the decimal change found,
+// each against DuckDB's answer.
+func TestReviewedDecimalCases(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := testBatch(t, mem)
+	defer rec.Release()
+	// A filter's constant that overflows is no pruning term, and no panic:
+	// the rows' evaluation reports it.
+	for _, f := range []string{"n > 9223372036854775807 + 1", "w > 9999999999999999999999999999999999999.9 * 10"} {
+		e, err := CompileFilter(f, testSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Eval(rec); err == nil {
+			t.Errorf("%s: no overflow", f)
+		}
+		_ = e.Conjuncts()
+	}
+	// The common type of DECIMAL(38,10) and DECIMAL(15,15) keeps w's 28
+	// integer digits (DECIMAL(38,10)), as DuckDB; w's values are kept.
+	e, err := Compile("coalesce(w, 0.123456789012345)", testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Dec() != (Dec{38, 10}) {
+		t.Errorf("coalesce's type %v, want decimal(38,10)", e.Dec())
+	}
+	v, err := e.Eval(rec)
+	if err != nil || decText(v.D[1], 10) != "9999999999999999999999999999.9999999999" || decText(v.D[3], 10) != "0.1234567890" {
+		t.Errorf("coalesce: %v %v", err, v.D)
+	}
+	// A value past the common type stops, as DuckDB's cast does.
+	e, err = Compile("case when n > 1 then cast(x as decimal(38,20)) else 9223372036854775807 end", testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Eval(rec); err == nil || !strings.Contains(err.Error(), "overflow in conversion") {
+		t.Errorf("case into decimal(38,20): %v", err)
+	}
+	// NaN equals NaN and is greater than every number, as in DuckDB.
+	for expr, want := range map[string]string{"(x * 0) / 0 > 1": "0,1,2", "(x * 0) / 0 = (x * 0) / 0": "0,1,2", "x % 0 > 1e308": "0,1,2", "(x * 0) / 0 < 1": ""} {
+		e, err := CompileFilter(expr, testSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := kept(evalOK(t, e, rec), 4); got != want {
+			t.Errorf("%s: kept %q, want %q", expr, got, want)
+		}
+	}
+	// Wide decimals become floats as DuckDB divides them.
+	n, _ := decimal128.FromString("12345678901234567890.1234567891", 38, 10)
+	if f := DecFloat(n, 10); f != 1.2345678901234567e+19 {
+		t.Errorf("DecFloat: %v, DuckDB 1.2345678901234567e+19", f)
 	}
 }
