@@ -1045,7 +1045,9 @@ func (h *hashAgg) result() (arrow.RecordBatch, error) {
 						e = acc.sk[g].estimate()
 					}
 					b.(*array.Int64Builder).Append(e)
-				case acc.n[g] == 0:
+				case acc.n[g] == 0, a.fn == aggQuantile && len(acc.vals[g]) == 0:
+					// (A quantile's values and count disagree only in a
+					// state read back corrupt.)
 					b.AppendNull()
 				case a.fn == aggQuantile && a.k == kDecimal:
 					b.(*array.Decimal128Builder).Append(quantileDec(acc.vals[g], a.q, a.disc, a.dec.S))
