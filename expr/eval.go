@@ -3,6 +3,7 @@ package expr
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"regexp"
 	"strings"
 )
@@ -76,12 +77,27 @@ func compareVec[T cmp.Ordered](s *Scratch, op string, xs, ys []T, a, b Vec, n in
 // where NaN equals NaN and is greater than every other number (IEEE's
 // comparisons are all false).
 func nanOrder(op string, xs, ys []float64, a, b Vec, out []bool) {
-	for i := range out {
-		x, y := xs[at(a, i)], ys[at(b, i)]
-		if x == x && y == y {
-			continue
+	switch {
+	case !a.Const && b.Const && ys[0] == ys[0]:
+		// The common shape, a column against a number: only a NaN row
+		// changes, and it is greater.
+		for i, x := range xs[:len(out)] {
+			if x != x {
+				out[i] = holds(op, 1)
+			}
 		}
-		out[i] = holds(op, CompareFloats(x, y))
+	case a.Const && !b.Const && xs[0] == xs[0]:
+		for i, y := range ys[:len(out)] {
+			if y != y {
+				out[i] = holds(op, -1)
+			}
+		}
+	default:
+		for i := range out {
+			if x, y := xs[at(a, i)], ys[at(b, i)]; x != x || y != y {
+				out[i] = holds(op, CompareFloats(x, y))
+			}
+		}
 	}
 }
 
@@ -414,26 +430,91 @@ func arithInt(s *Scratch, op string, a, b Vec, n int) Vec {
 
 // checkInts stops the evaluation when a valid row of out = a op b wrapped
 // past 64 bits, as DuckDB stops on a BIGINT's overflow. A pass of its own
-// keeps arith's loops free of the test.
+// keeps arith's loops free of the test; a constant operand (x * 3) is
+// checked against bounds worked out once.
 func checkInts(op string, a, b Vec, out []int64, valid []bool) {
 	name, ok := decOpNames[op]
 	if !ok || op == "%" {
 		return // a remainder is no larger than its dividend
 	}
-	for i, r := range out {
-		x, y := a.I[at(a, i)], b.I[at(b, i)]
-		var bad bool
+	bad := -1
+	switch {
+	case op == "*" && (a.Const || b.Const) && !(a.Const && b.Const):
+		xs, c := a.I, b.I[0]
+		if a.Const {
+			xs, c = b.I, a.I[0]
+		}
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64) // x*c fits when lo <= x <= hi
+		switch {
+		case c == -1:
+			lo = math.MinInt64 + 1
+		case c > 0:
+			lo, hi = math.MinInt64/c, math.MaxInt64/c
+		case c < 0:
+			lo, hi = math.MaxInt64/c, math.MinInt64/c
+		}
+		for i, x := range xs[:len(out)] {
+			if x < lo || x > hi {
+				if bad = i; valid == nil || valid[i] {
+					break
+				}
+				bad = -1
+			}
+		}
+	default:
+		// A constant's index mask is 0: row i reads its one value.
+		am, bm := -1, -1
+		if a.Const {
+			am = 0
+		}
+		if b.Const {
+			bm = 0
+		}
+		xs, ys := a.I, b.I
+		var or int64 // the sign bits of every row's test, or-ed: negative if any wrapped
 		switch op {
 		case "+":
-			bad = (x^r)&(y^r) < 0
+			for i, r := range out {
+				x, y := xs[i&am], ys[i&bm]
+				or |= (x ^ r) & (y ^ r)
+			}
 		case "-":
-			bad = (x^y)&(x^r) < 0
+			for i, r := range out {
+				x, y := xs[i&am], ys[i&bm]
+				or |= (x ^ y) & (x ^ r)
+			}
 		default:
-			bad = x != 0 && (r/x != y || x == -1 && y == math.MinInt64)
+			for i := range out {
+				x, y := xs[i&am], ys[i&bm]
+				h, l := bits.Mul64(uint64(abs64(x)), uint64(abs64(y)))
+				if h != 0 || l > math.MaxInt64 && ((x < 0) == (y < 0) || l > 1<<63) {
+					or = -1
+				}
+			}
 		}
-		if bad && (valid == nil || valid[i]) {
-			panic(&OverflowError{Op: name, Type: "BIGINT"})
+		if or < 0 {
+			// Some row wrapped: find whether a valid one did.
+			for i, r := range out {
+				x, y := xs[i&am], ys[i&bm]
+				var wrapped bool
+				switch op {
+				case "+":
+					wrapped = (x^r)&(y^r) < 0
+				case "-":
+					wrapped = (x^y)&(x^r) < 0
+				default:
+					h, l := bits.Mul64(uint64(abs64(x)), uint64(abs64(y)))
+					wrapped = h != 0 || l > math.MaxInt64 && ((x < 0) == (y < 0) || l > 1<<63)
+				}
+				if wrapped && (valid == nil || valid[i]) {
+					bad = i
+					break
+				}
+			}
 		}
+	}
+	if bad >= 0 {
+		panic(&OverflowError{Op: name, Type: "BIGINT"})
 	}
 }
 

@@ -174,6 +174,9 @@ func TestOverflow(t *testing.T) {
 		{"n + 9223372036854775807", "overflow in addition of BIGINT"},
 		{"-n - 9223372036854775807 - 1", "overflow in subtraction of BIGINT"},
 		{"n * 4611686018427387904 * 2", "overflow in multiplication of BIGINT"},
+		{"(n + 4611686018427387903) * n", "overflow in multiplication of BIGINT"},
+		{"-2 * (n + 4611686018427387903)", "overflow in multiplication of BIGINT"},
+		{"(n - 3) * -9223372036854775807 * -1", "overflow in multiplication of BIGINT"},
 		{"m * m", "overflow in multiplication of DECIMAL(18,4)"},
 		{"w + w", "overflow in addition of DECIMAL(38,10)"},
 	} {
@@ -189,7 +192,7 @@ func TestOverflow(t *testing.T) {
 	}
 	// Within range the same expressions hold: a null row's wrapped value
 	// is not an overflow.
-	for _, ok := range []string{"n + 9223372036854775804", "m * 3 + m", "w - w", "n * -3074457345618258602"} {
+	for _, ok := range []string{"n + 9223372036854775804", "m * 3 + m", "w - w", "n * -3074457345618258602", "(n - 2) * -9223372036854775807", "(n + 2305843009213693950) * (4 - n)"} {
 		e, err := Compile(ok, testSchema)
 		if err != nil {
 			t.Fatal(err)
