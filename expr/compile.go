@@ -24,8 +24,9 @@ type Expr struct {
 }
 
 // Eval evaluates the expression over a batch of the schema it was bound
-// to. The result may share the batch's memory. The error is a decimal
-// result past its precision (*OverflowError), as DuckDB's.
+// to. The result may share the batch's memory. The error is a result
+// past its type (*OverflowError: a decimal past its precision, an
+// integer past 64 bits), as DuckDB's.
 func (e *Expr) Eval(rec arrow.RecordBatch) (Vec, error) { return e.EvalScratch(rec, nil) }
 
 // EvalScratch is Eval with the memory the evaluation makes taken from s
