@@ -71,16 +71,13 @@ func quantileDec(vals []float64, q float64, disc bool, s int32) decimal128.Num {
 	if disc {
 		return expr.DecOfFloat(quantileDisc(vals, q), s)
 	}
-	sort.Float64s(vals)
-	rn := float64(len(vals)-1) * q
-	lo, hi := math.Floor(rn), math.Ceil(rn)
-	a := expr.DecOfFloat(vals[int(lo)], s)
-	if lo == hi {
-		return a
+	a, b, frac := contNeighbours(vals, q)
+	x := expr.DecOfFloat(a, s)
+	if frac == 0 {
+		return x
 	}
-	b := expr.DecOfFloat(vals[int(hi)], s)
-	delta := b.Sub(a).ToFloat64(0) * (rn - lo)
-	return a.Add(decimal128.FromI64(int64(delta)))
+	delta := expr.DecOfFloat(b, s).Sub(x).ToFloat64(0) * frac
+	return x.Add(decimal128.FromI64(int64(delta)))
 }
 
 // hll is a HyperLogLog sketch with 2^hllP registers. Below hllSparse
@@ -211,14 +208,20 @@ func decodeHLL(b []byte) (*hll, error) {
 // quantileCont is DuckDB's quantile_cont (and median) of vals, which it
 // sorts: the value at (n-1)*q, interpolated between its neighbours.
 func quantileCont(vals []float64, q float64) float64 {
+	a, b, frac := contNeighbours(vals, q)
+	if frac == 0 {
+		return a
+	}
+	return a + frac*(b-a)
+}
+
+// contNeighbours sorts vals and gives the two values around rank
+// q*(n-1) and the fraction of the way between them (0 on a value).
+func contNeighbours(vals []float64, q float64) (a, b, frac float64) {
 	sort.Float64s(vals)
 	rn := float64(len(vals)-1) * q
 	lo, hi := math.Floor(rn), math.Ceil(rn)
-	if lo == hi {
-		return vals[int(lo)]
-	}
-	a, b := vals[int(lo)], vals[int(hi)]
-	return a + (rn-lo)*(b-a)
+	return vals[int(lo)], vals[int(hi)], rn - lo
 }
 
 // welfordAdd adds x to a running count n, mean and sum of squared

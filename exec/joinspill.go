@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -97,6 +96,7 @@ func sideCost(rec arrow.RecordBatch, keys *keyEncoder) int64 {
 // parts on disk past it.
 func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget int64) (*sideBatches, error) {
 	side := &sideBatches{}
+	var keysErr error // names the side already: returned as it is
 	collect := Collect(func(s *arrow.Schema) { side.out = s }, func(rec arrow.RecordBatch) error {
 		if rec.NumRows() == 0 {
 			return nil
@@ -114,8 +114,8 @@ func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget
 			return nil
 		}
 		if side.keys == nil {
-			if side.keys, err = newKeyEncoder("join (right side)", dec.Schema(), o.Right); err != nil {
-				return err
+			if side.keys, keysErr = newKeyEncoder("join (right side)", dec.Schema(), o.Right); keysErr != nil {
+				return keysErr
 			}
 		}
 		side.bytes += sideCost(dec, side.keys)
@@ -139,8 +139,8 @@ func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget
 	p := Pipeline{Source: other.Source, Stages: append(slices.Clone(other.Stages), collect)}
 	if err := Run(ctx, p, Options{Mem: e.mem, Workers: e.workers, Memory: e.memory, TempDir: e.tempDir, Open: e.open}); err != nil {
 		side.release()
-		if strings.HasPrefix(err.Error(), "join (right side)") {
-			return nil, err // the key encoder's, which names the side
+		if keysErr != nil {
+			return nil, keysErr
 		}
 		return nil, fmt.Errorf("join (right side): %w", err)
 	}

@@ -485,9 +485,7 @@ func checkInts(op string, a, b Vec, out []int64, valid []bool) {
 			}
 		default:
 			for i := range out {
-				x, y := xs[i&am], ys[i&bm]
-				h, l := bits.Mul64(uint64(abs64(x)), uint64(abs64(y)))
-				if h != 0 || l > math.MaxInt64 && ((x < 0) == (y < 0) || l > 1<<63) {
+				if mulWraps(xs[i&am], ys[i&bm]) {
 					or = -1
 				}
 			}
@@ -503,8 +501,7 @@ func checkInts(op string, a, b Vec, out []int64, valid []bool) {
 				case "-":
 					wrapped = (x^y)&(x^r) < 0
 				default:
-					h, l := bits.Mul64(uint64(abs64(x)), uint64(abs64(y)))
-					wrapped = h != 0 || l > math.MaxInt64 && ((x < 0) == (y < 0) || l > 1<<63)
+					wrapped = mulWraps(x, y)
 				}
 				if wrapped && (valid == nil || valid[i]) {
 					bad = i
@@ -516,6 +513,13 @@ func checkInts(op string, a, b Vec, out []int64, valid []bool) {
 	if bad >= 0 {
 		panic(&OverflowError{Op: name, Type: "BIGINT"})
 	}
+}
+
+// mulWraps says x*y passes 64 bits: its magnitude needs more than 63
+// bits, or exactly 2^63 with a positive sign.
+func mulWraps(x, y int64) bool {
+	h, l := bits.Mul64(uint64(abs64(x)), uint64(abs64(y)))
+	return h != 0 || l > math.MaxInt64 && ((x < 0) == (y < 0) || l > 1<<63)
 }
 
 func allValid(s *Scratch, n int) []bool {
