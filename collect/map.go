@@ -26,7 +26,12 @@ func Map[In any, T Item](ctx context.Context, next func(context.Context) (In, er
 	)
 	return Start(ctx, math.MaxInt, func(ctx context.Context, part int, emit func(T) error) error {
 		mu.Lock()
-		for turn != part {
+		// Once the input has ended no later part exists: a part must not
+		// wait for a turn that may never come. (A worker can take a part
+		// number and then find it past the end the Flow has learned, and
+		// leave without taking its turn: the parts after it would wait
+		// for it forever.)
+		for turn != part && !ended {
 			ch := moved
 			waiting = true
 			mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // mapInput is a source of n inputs for Map that fails the test if it is
@@ -138,5 +139,37 @@ func TestMap(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestMapEndsWhenTheInputEndsEarly: with many producers and an input of
+// a few items, a producer that takes a part number past the end the Flow
+// has just learned leaves without taking its turn; a later part's
+// producer must not wait for that turn. Before the fix the race hung one
+// run in some thousands (exec's TestDistinct once, in CI); each run here
+// must end, and they all run within a bound.
+func TestMapEndsWhenTheInputEndsEarly(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 5000 {
+			n := i % 4
+			in := &mapInput{t: t, n: n, failAt: -1}
+			f := Map(context.Background(), in.next, func(ctx context.Context, part, i int, emit func(Batch) error) error {
+				return nil
+			}, Options{Order: Dataset, Parallel: 16})
+			for f.Next() {
+				f.Batch().Release()
+			}
+			if err := f.Err(); err != nil {
+				t.Errorf("run %d: %v", i, err)
+			}
+			f.Close()
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a Map did not end: a part waits for a turn that never comes")
 	}
 }
