@@ -49,38 +49,10 @@ type benchOptions struct {
 func newBenchCommand() *cobra.Command {
 	var opts benchOptions
 	cmd := &cobra.Command{
-		Use:   "bench URL",
-		Short: "Measure what a store gives: parallel puts then gets, throughput and latency",
-		Long: `Write --objects objects of --size pseudorandom bytes under a fresh prefix of URL
-(URL/sluice-bench-<time>-<random>/) with --concurrency requests in flight, read
-them back, and report the throughput and latency the store gave. Lists of
-sizes and concurrencies make a sweep; --concurrency auto doubles until that
-gains under 5%. Everything written is deleted at the end, also after an error
-or Ctrl-C, unless --keep; --read-only reads what is under URL and writes
-nothing. Exit status 1 when any request failed for good.
-
---workers N runs it from N processes at once (--executor slurm|kubernetes: on
-a cluster); --predict W --from RECORDS is the scale model. The figures, the
---out and --json fields and these modes: sluice help bench-figures.`,
-		Example: `  # 16 objects of 16 MiB, 8 requests in flight
-  sluice bench s3://bucket/scratch/
-
-  # one table: every size at every concurrency
-  sluice bench s3://bucket/scratch/ --size 1MiB,16MiB --concurrency 1,2,4,8
-
-  # how many requests in flight saturate the link, as seen from an EC2 instance
-  sluice bench mem://b/ --sim s3 --concurrency auto
-
-  # read what is there in 8 MiB ranges; keep every request and plot them
-  sluice bench s3://bucket/data/ --read-only --range-size 8MiB --out reqs.jsonl --plot bench.png
-
-  # 1, 2 and 4 worker processes, each behind its own 40 MiB/s link, 3 rounds;
-  # then what 1000 and 2000 such workers would get
-  sluice bench s3://bucket/scratch/ --workers 1,2,4 --runs 3 --sim link=40MiB/s --out run.jsonl
-  sluice bench --predict 1000,2000 --from run.jsonl
-
-  # 4 and 8 workers as pods of an Indexed Job
-  sluice bench s3://bucket/scratch/ --workers 4,8 --executor kubernetes --image registry.example/sluice:v1`,
+		Use:     "bench URL",
+		Short:   "Measure what a store gives: parallel puts then gets, throughput and latency",
+		Long:    helpText("bench"),
+		Example: helpText("bench.examples"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if opts.predict != "" {
 				return exactArgs(0)(cmd, args)
@@ -233,44 +205,6 @@ func benchFiguresTopic() *cobra.Command {
 	return &cobra.Command{
 		Use:   "bench-figures",
 		Short: "sluice bench in detail: its figures, --out and --json fields, and its modes",
-		Long: `Figures, per phase (the puts or the gets of one cell):
-  MiB/s steady, obj/s
-                  steady state: over the window in which every worker is busy,
-                  from when the last one issued its first request to when the
-                  first one finished its last (the whole phase if there is no
-                  such window); a request's bytes spread over its duration.
-  MiB/s whole     all bytes of the phase over its wall time.
-  req MiB/s       each request's bytes over its duration: p10/p50/p90.
-  first byte      ms from issue to the first body byte (get) or the upload
-                  accepted (put): p50/p90/p99/max.
-  last byte       ms from issue to the last byte read or the upload committed.
-  errors          requests whose last attempt failed; retries counts attempts
-                  after the first (up to --retries, with backoff).
-  object generator  MiB/s one core makes object bytes at: never the bottleneck.
-
---out FILE (.jsonl or .csv) saves every request attempt:
-` + recordFieldsHelp() + `
---json prints one JSON object instead of the report: the run (url, sim,
-start, kept, generator_mib_s, auto) and its phases, each with the figures
-above as fields (steady_mib_s, whole_mib_s, first_byte_ms, ...). --plot
-FILE.png draws the per-request throughput, request durations against time
-and aggregate throughput, puts blue and gets orange.
-
---prefixes N spreads each cell's objects over N sub-prefixes (p000/, ...):
-under a --sim reqlimit, one prefix meets 503 SlowDown where N need not.
-
---workers N runs the benchmark from N processes of this binary at once, each
-with the flags given (so each behind its own --sim link); a list sweeps,
---runs repeats. It reports each run's aggregate and per-worker MiB/s, their
-start skew and the scaling against the fewest workers. --executor slurm or
-kubernetes runs them as an array job or Indexed Job (sluice run's executor
-flags apply; the store must be one they reach); --start-delay gives them
-time to start before they all begin.
-
---predict W[,W...] --from RECORDS takes one worker's steady MiB/s and
-requests a second from a run's records and predicts, for W workers, the
-aggregate, the requests a second per prefix over --prefixes prefixes,
-whether the per-prefix limit binds (--sim's reqlimit, else S3's), and the
-prefixes it needs. Measured figures: docs/benchmarks.md.`,
+		Long:  helpText("bench-figures"),
 	}
 }

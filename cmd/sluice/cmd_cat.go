@@ -22,22 +22,10 @@ type catOptions struct {
 func newCatCommand() *cobra.Command {
 	var opts catOptions
 	cmd := &cobra.Command{
-		Use:   "cat URL...",
-		Short: "Stream objects to stdout, in order, at full bandwidth",
-		Long: `Write the bytes of each object to standard output, one object after another
-in the order given. A URL ending in / (or naming a directory) stands for every
-object under it, in key order.
-
-Objects are read as parallel ranged GETs of 8 MiB through the fetch scheduler,
-many at once, so even one large object streams as fast as the link allows;
-the output is still strictly in order. At most --memory bytes are held
-between the network and stdout. Every object is read from one version: if it
-is replaced while cat reads it, cat stops with an error instead of mixing two
-versions (output already written stays written).`,
-		Example: `  sluice cat s3://bucket/logs/2024-01-01.json | jq .
-  sluice cat s3://bucket/part-0.csv s3://bucket/part-1.csv > all.csv
-  sluice cat s3://bucket/dump/ --memory 1GiB > dump.bin
-  sluice cat mem://x/big --sim s3 --stats > /dev/null`,
+		Use:     "cat URL...",
+		Short:   "Stream objects to stdout, in order, at full bandwidth",
+		Long:    helpText("cat"),
+		Example: helpText("cat.examples"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("cat takes one or more URLs (see --help)")

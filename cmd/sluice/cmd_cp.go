@@ -25,27 +25,11 @@ type cpOptions struct {
 func newCpCommand() *cobra.Command {
 	var opts cpOptions
 	cmd := &cobra.Command{
-		Use:   "cp SRC DST",
-		Short: "Copy an object, or every object under a prefix, into another store",
-		Long: `Copy one object, or every object under a prefix, to another location (any
-store: s3://, file:// or a path, mem://).
-
-  SRC names an object     DST is the new object's name; if DST ends in / (or
-                          is a directory) the object keeps its base name in it
-  SRC ends in /, or names a directory or a prefix with objects under it
-                          every object under it is copied to DST/<the rest of
-                          its key>, keeping the layout below the prefix
-
-Objects are read as parallel ranged GETs through the fetch scheduler and
-written through the destination's writers, several objects at once. An
-object becomes visible at the destination only once all of it is written,
-so an interrupted or failed copy leaves no half-written object behind
-(objects completed before the interruption stay). Each source object is
-read from one version; one replaced during the copy fails the copy.`,
-		Example: `  sluice cp s3://bucket/lineitem/ ./data/lineitem/
-  sluice cp ./data/lineitem/part-00000.parquet s3://bucket/copy.parquet
-  sluice cp s3://bucket/a/ s3://other/b/ --sim s3 --stats`,
-		Args: exactArgs(2),
+		Use:     "cp SRC DST",
+		Short:   "Copy an object, or every object under a prefix, into another store",
+		Long:    helpText("cp"),
+		Example: helpText("cp.examples"),
+		Args:    exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCp(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, args[0], args[1])
 		},

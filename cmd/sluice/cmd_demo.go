@@ -20,18 +20,11 @@ type demoOptions struct {
 func newDemoCommand() *cobra.Command {
 	var opts demoOptions
 	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Run sluice end to end on an embedded S3 endpoint, with no setup",
-		Long: `Show what sluice is for, with no setup and no credentials: start an S3
-endpoint inside this process over a temporary directory, write a TPC-H
-lineitem dataset to it as Parquet, then read all of it into Arrow twice
-through the same modelled link (--sim s3, as from a cloud machine next to
-S3): with arrow-go's plain Parquet reader, and with sluice. It ends with how
-many times faster sluice was (the median of --runs runs of each, taken in
-turn). Everything is removed at the end unless --keep.`,
-		Example: `  sluice demo
-  sluice demo --rows 4000000 --files 8 --keep`,
-		Args: exactArgs(0),
+		Use:     "demo",
+		Short:   "Run sluice end to end on an embedded S3 endpoint, with no setup",
+		Long:    helpText("demo"),
+		Example: helpText("demo.examples"),
+		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDemo(cmd.Context(), cmd.OutOrStdout(), opts)
 		},

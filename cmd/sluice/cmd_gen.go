@@ -30,28 +30,10 @@ type genOptions struct {
 func newGenCommand() *cobra.Command {
 	var opts genOptions
 	cmd := &cobra.Command{
-		Use:   "gen lineitem|taxi|tpch --out URL",
-		Short: "Generate a deterministic Parquet dataset (TPC-H, its lineitem alone, or taxi trips)",
-		Long: `Generate a snappy Parquet dataset into a store: --files files named
-part-00000.parquet, ... under --out, several row groups each.
-
-  lineitem  the 16 TPC-H lineitem columns with TPC-H value distributions
-  taxi      taxi trips: pickup/dropoff times, pickup_date, passengers,
-            distance, fare, tip, tolls, total, payment type, locations
-  tpch      the eight TPC-H tables at scale factor --sf, a folder each
-            (region, nation, supplier, customer, part, partsupp, orders,
-            lineitem) with the specification's row counts, keys and value
-            distributions; at SF 1 lineitem has about 6 million rows.
-            Files hold at most --file-rows rows; --rows and --files do
-            not apply.
-
-The same arguments and --seed give byte-identical files. Each file becomes
-visible only once it is complete; a failed or interrupted run leaves none
-of its unfinished files behind.`,
-		Example: `  sluice gen tpch --sf 1 --out ./data/tpch
-  sluice run 'scan ./data/tpch/orders | count-by o_orderstatus | to-csv'
-  sluice gen lineitem --rows 6000000 --files 8 --out ./data/lineitem
-  sluice gen taxi --rows 1000000 --files 4 --out s3://bucket/taxi/ --seed 7`,
+		Use:     "gen lineitem|taxi|tpch --out URL",
+		Short:   "Generate a deterministic Parquet dataset (TPC-H, its lineitem alone, or taxi trips)",
+		Long:    helpText("gen"),
+		Example: helpText("gen.examples"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || (args[0] != "lineitem" && args[0] != "taxi" && args[0] != "tpch") {
 				return usagef("gen takes one dataset name: lineitem, taxi or tpch")

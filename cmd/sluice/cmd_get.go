@@ -32,28 +32,11 @@ type getOptions struct {
 func newGetCommand() *cobra.Command {
 	var opts getOptions
 	cmd := &cobra.Command{
-		Use:   "get grpc://HOST:PORT DATASET",
-		Short: "Fetch a dataset from an Arrow Flight service (sluice serve-flight), all endpoints in parallel",
-		Long: `Fetch a dataset from an Arrow Flight service such as 'sluice serve-flight': plan it
-with GetFlightInfo, then fetch every endpoint at once (--parallel at a time)
-and write the batches like 'sluice scan' does.
-
-With no -o, get prints the number of rows. With -o, a bar of rows written
-against the rows the service planned is drawn on stderr (a line every 2 s
-when stderr is not a terminal; -q for none).
-` + outputHelp + `
---order dataset (the default) holds endpoints ahead of a slow one in a bounded
-window; --order arrival writes batches as they come.
-
-If any endpoint fails, get exits non-zero and leaves no file under NAME, and
-a stream on stdout without its end-of-stream marker. The service's bearer
-token comes from --token or SLUICE_TOKEN.`,
-		Example: `  sluice serve-flight ./data --addr 127.0.0.1:8815 &
-  sluice get grpc://127.0.0.1:8815 lineitem/ -o lineitem.arrow
-  sluice get grpc://127.0.0.1:8815 lineitem/ --columns l_orderkey,l_tax \
-      --filter "l_tax > 0.05" -o s3://bucket/taxed.parquet
-  sluice get grpc://127.0.0.1:8815 'taxi/*.parquet' --order arrival -o - | ./consumer`,
-		Args: exactArgs(2),
+		Use:     "get grpc://HOST:PORT DATASET",
+		Short:   "Fetch a dataset from an Arrow Flight service (sluice serve-flight), all endpoints in parallel",
+		Long:    helpText("get"),
+		Example: helpText("get.examples"),
+		Args:    exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runGet(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, args[0], args[1])
 		},

@@ -14,17 +14,10 @@ import (
 
 func newJobsCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "jobs ls|rm|gc",
-		Short: "List and remove the fanned-out jobs left in a store",
-		Long: `A fanned-out job (sluice run --workers) keeps its objects under a prefix
-job-<hex>/ of --store while it runs, and deletes them at its end. A job run
-with --keep, or whose driver was killed, leaves them: jobs ls lists them
-(age, phases committed, objects, bytes), jobs rm removes one, jobs gc removes
-those older than --older-than. Removing a job also aborts its unfinished
-multipart uploads.`,
-		Example: `  sluice jobs ls s3://bucket/jobs/
-  sluice jobs rm s3://bucket/jobs/job-1a2b3c4d5e6f/
-  sluice jobs gc s3://bucket/jobs/ --older-than 24h`,
+		Use:     "jobs ls|rm|gc",
+		Short:   "List and remove the fanned-out jobs left in a store",
+		Long:    helpText("jobs"),
+		Example: helpText("jobs.examples"),
 	}
 	var olderThan time.Duration
 	ls := &cobra.Command{

@@ -19,26 +19,11 @@ type lsOptions struct {
 func newLsCommand() *cobra.Command {
 	var opts lsOptions
 	cmd := &cobra.Command{
-		Use:   "ls URL",
-		Short: "List objects and prefixes, one level or all, with sizes and a total",
-		Long: `List what is under a URL, as the aws CLI's "s3 ls" does: one level, the
-objects there with their modification time, size and name, and each deeper
-prefix once as a PRE line; --recursive lists every object below instead.
-Names are relative to the level the URL names. A total ends the listing.
-
-The URL names a prefix (s3://bucket/lineitem/ or a directory), a prefix
-written without its slash (s3://bucket/lineitem), the start of names at
-one level (s3://bucket/lineitem/part-0), one object, or a glob whose
-matches are listed as scan reads them ('*' and '?' stay within one path
-element). Nothing there is "not found" (exit code 3); an empty bucket or
-directory lists nothing and succeeds.`,
-		Example: `  sluice ls s3://bucket/
-  sluice ls s3://bucket/lineitem/ --human-readable
-  sluice ls s3://bucket/ --recursive
-  sluice ls 's3://bucket/lineitem/*.parquet'
-  sluice ls ./data/lineitem
-  sluice ls -l s3://bucket/taxi/ --endpoint http://127.0.0.1:9000`,
-		Args: exactArgs(1),
+		Use:     "ls URL",
+		Short:   "List objects and prefixes, one level or all, with sizes and a total",
+		Long:    helpText("ls"),
+		Example: helpText("ls.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLs(cmd.Context(), cmd.OutOrStdout(), opts, args[0])
 		},

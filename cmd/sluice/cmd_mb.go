@@ -13,14 +13,11 @@ import (
 
 func newMbCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "mb s3://BUCKET",
-		Short: "Make an S3 bucket",
-		Long: `Make a bucket, as the aws CLI's "s3 mb" does, in the region of --region,
-AWS_REGION or the shared config (us-east-1 if none). A bucket that already
-exists is an error. Directories and mem:// stores need no bucket.`,
-		Example: `  sluice mb s3://demo --endpoint http://127.0.0.1:9000
-  sluice mb s3://my-data --region eu-west-1`,
-		Args: exactArgs(1),
+		Use:     "mb s3://BUCKET",
+		Short:   "Make an S3 bucket",
+		Long:    helpText("mb"),
+		Example: helpText("mb.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMb(cmd.Context(), cmd.OutOrStdout(), args[0])
 		},

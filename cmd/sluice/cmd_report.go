@@ -16,23 +16,11 @@ import (
 func newReportCommand() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
-		Use:   "report EVENTS -o FILE.html|FILE.png",
-		Short: "Draw a fanned-out job's event log: a timeline per worker, retries, stragglers, throughput",
-		Long: `Read the event log of sluice run --workers --events EVENTS and draw the job:
-each task attempt on a timeline, one lane per worker slot of each host,
-coloured by phase, failed attempts outlined red, duplicates and stopped
-attempts pale, stragglers (past twice their phase's median) marked; the
-throughput over time; and tables per phase (tasks, attempts, failures,
-rows and bytes in and out, wall time), of the retried tasks with their
-errors, the stragglers and the lanes.
-
--o FILE.html writes one self-contained page (no network: everything
-inline), -o FILE.png the figure alone. A log cut short (a driver that
-died) is drawn as far as it goes.`,
-		Example: `  sluice run --workers 8 --events job.jsonl 'scan s3://b/taxi/ | shuffle --by payment_type --to 8 | count-by payment_type'
-  sluice report job.jsonl -o job.html
-  sluice report job.jsonl -o job.png`,
-		Args: exactArgs(1),
+		Use:     "report EVENTS -o FILE.html|FILE.png",
+		Short:   "Draw a fanned-out job's event log: a timeline per worker, retries, stragglers, throughput",
+		Long:    helpText("report"),
+		Example: helpText("report.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReport(args[0], out)
 		},

@@ -21,20 +21,11 @@ type rmOptions struct {
 func newRmCommand() *cobra.Command {
 	var opts rmOptions
 	cmd := &cobra.Command{
-		Use:   "rm URL",
-		Short: "Delete an object, or every object under a prefix",
-		Long: `Delete one object, or with --recursive every object under a prefix (a
-directory, s3://bucket/prefix/, or a prefix written without its slash), as
-the aws CLI's "s3 rm" does. Each deleted object is printed as
-"delete: URL"; --dryrun prints "(dryrun) delete: URL" and deletes nothing.
-
-A URL that names nothing is "not found" (exit code 3). A prefix without
---recursive is refused, so one mistyped URL cannot delete a tree.`,
-		Example: `  sluice rm s3://bucket/lineitem/part-00000.parquet
-  sluice rm --recursive --dryrun s3://bucket/lineitem/
-  sluice rm --recursive s3://bucket/lineitem/
-  sluice rm -r ./data/old`,
-		Args: exactArgs(1),
+		Use:     "rm URL",
+		Short:   "Delete an object, or every object under a prefix",
+		Long:    helpText("rm"),
+		Example: helpText("rm.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRm(cmd.Context(), cmd.OutOrStdout(), opts, args[0])
 		},

@@ -57,51 +57,10 @@ type runOptions struct {
 func newRunCommand() *cobra.Command {
 	var opts runOptions
 	cmd := &cobra.Command{
-		Use:   "run 'STAGE ARGS | STAGE ARGS | ...'",
-		Short: "Run a pipeline of stages fused in one process, or fanned out over worker processes",
-		Long: `Run a pipeline of stages in one process, with no serialization between
-them: the same stages, with the same arguments and flags, as running each
-as its own command connected by pipes, and the same results to the bit.
-
-The text is split into stages at each | outside quotes, and each stage into
-words as a shell would ('single' and "double" quotes, \ escapes). The first
-stage is a source (scan, from-csv, merge); the last may be a sink (write,
-partition, to-csv, show), else the stream is written to stdout as an Arrow
-IPC stream, or shown as a table on a terminal.
-
-` + fill("Stages: "+plan.Names()+".", 76) + `
-See sluice STAGE --help for each; scan takes sluice scan's flags
-(--columns, --filter, --dict, --order, --sim, --stats, ...). Stages that
-need order see dataset order, whatever --order the scan reads in.
-
-With --workers N the pipeline fans out over worker processes (sluice worker,
-this same binary) with object storage as all they share, locally or on
-Slurm or Kubernetes (--executor); the results are those of one process, to
-the bit. How it cuts the pipeline, retries and commits: sluice help fanout.
-`,
-		Example: `  # query A: the 9 days with the most miles
-  sluice run 'scan ./data/taxi --columns pickup_date,trip_distance
-      | sum-by pickup_date trip_distance | top 9 --by trip_distance --desc | show'
-
-  # query B: TPC-H Q1's shape
-  sluice run "scan ./data/lineitem | filter \"l_shipdate <= date '1998-09-02'\"
-      | agg-by l_returnflag,l_linestatus 'sum(l_quantity), mean(l_discount), count()' | show"
-
-  # fanned out over 4 worker processes, the job's objects in S3
-  sluice run --workers 4 --store s3://bucket/jobs/ 'scan s3://bucket/taxi/ --columns pickup_date,trip_distance
-      | sum-by pickup_date trip_distance | top 9 --by trip_distance --desc | show'
-
-  # a shuffle: 8 reducers each sum the orders whose key hashes to them
-  sluice run --workers 4 'scan ./data/lineitem | shuffle --by l_orderkey --to 8
-      | sum-by l_orderkey l_quantity | top 10 --by l_quantity --desc | show'
-
-  # the reducers' groups stay in storage: one object per reducer and a manifest
-  sluice run --workers 4 --out s3://bucket/by-order/ 'scan s3://bucket/lineitem/
-      | shuffle --by l_orderkey --to 16 | sum-by l_orderkey l_quantity'
-
-  # where its time and its memory go
-  sluice run --cpuprofile cpu.prof --memprofile mem.prof 'scan ./data/lineitem | sum-by l_returnflag l_quantity | show'
-  go tool pprof -sample_index=alloc_space -top mem.prof`,
+		Use:     "run 'STAGE ARGS | STAGE ARGS | ...'",
+		Short:   "Run a pipeline of stages fused in one process, or fanned out over worker processes",
+		Long:    helpText("run"),
+		Example: helpText("run.examples"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if opts.resume != "" {
 				if len(args) > 0 {
@@ -352,26 +311,7 @@ func fanoutTopic() *cobra.Command {
 	return &cobra.Command{
 		Use:   "fanout",
 		Short: "How sluice run --workers fans a pipeline out, and its executors",
-		Long: `With --workers N the pipeline fans out over worker processes (sluice worker,
-this same binary), with object storage as all they share: map tasks run the
-leading per-batch stages over pieces of the scan's datasets (a file, or a
-range of row groups of a large one) and the partial side of an aggregation
-after them; a shuffle stage sends each key to one of R reducers, which run
-the aggregation or sort after it (--spread: over how many key prefixes each
-phase's objects go, to keep under S3's per-prefix request rates); this
-process commits one attempt of each task, folds or merges what they wrote
-in dataset order (a sort's ties too) and runs the rest. The results are those of one process,
-to the bit. The job lives under --store (default: a temporary directory)
-and is removed at the end; a failed or killed task is retried, a straggler
-gets a duplicate, and Ctrl-C stops every worker.
-
-A join's right side is broadcast (run once by this process, written for
-every map task to read) or, with both sides shuffled by their keys, joined
-by reducers (--join partitioned); the rows come back in one process's order.
---join auto partitions a right side of a scan and per-batch stages whose
-Parquet footers give more than --broadcast bytes, and every right or full
-join (a broadcast would send their unmatched right rows from every task).
-` + executorHelp,
+		Long:  helpText("fanout"),
 	}
 }
 

@@ -20,40 +20,11 @@ import (
 func newScanCommand() *cobra.Command {
 	var opts scanFlags
 	cmd := &cobra.Command{
-		Use:   "scan URL",
-		Short: "Read a Parquet dataset into Arrow: count it, or write it as Arrow IPC or Parquet",
-		Long: `Read a dataset into Arrow at network speed: Parquet footers in one request per
-file, only the column chunks --columns needs, row groups --filter excludes
-skipped by their statistics, many ranged GETs in flight, decoding on every
-core. Where there is no Parquet, objects are read whole in the format their
-content shows (Arrow IPC file or stream, CSV, JSON lines): sluice scan q.arrow
-reads back what sluice scan -o q.arrow wrote. URL is a file, a prefix or a glob
-(see sluice help urls); directories named key=value below it become columns.
---filter takes the expression language of sluice filter (see its --help).
-
-With no -o, scan prints the number of rows.
-` + outputHelp + `
---order dataset (the default) writes batches in dataset order, holding those
-ahead of a slow row group; --order arrival writes them as they are decoded,
-each with its place in the dataset in its metadata (sluice.position, see
-docs/formats.md), from which the stages piped after it restore dataset order.`,
-		Example: `  # count the rows of a generated dataset, with statistics
-  sluice gen lineitem --rows 1000000 --files 4 --out ./data/lineitem
-  sluice scan ./data/lineitem --stats
-
-  # two columns of some rows, to an Arrow file
-  sluice scan ./data/lineitem --columns l_orderkey,l_extendedprice \
-      --filter "l_shipdate >= '1995-01-01' and l_discount < 0.05" -o cheap.arrow
-
-  # from S3 through a modelled link, as a stream into another program
-  sluice scan 's3://bucket/taxi/*.parquet' --sim s3 --filter "passenger_count > 2" -o - | ./consumer
-
-  # rewrite a projection as Parquet in another bucket
-  sluice scan s3://bucket/lineitem/ --columns l_orderkey,l_comment -o s3://other/comments.parquet
-
-  # the same, zstd-compressed, row groups of at most 256k rows
-  sluice scan s3://bucket/lineitem/ -o s3://other/lineitem.parquet --compression zstd --row-group-rows 262144`,
-		Args: exactArgs(1),
+		Use:     "scan URL",
+		Short:   "Read a Parquet dataset into Arrow: count it, or write it as Arrow IPC or Parquet",
+		Long:    helpText("scan"),
+		Example: helpText("scan.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runScan(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, args[0])
 		},

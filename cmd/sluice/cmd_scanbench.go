@@ -44,34 +44,10 @@ type scanBenchOptions struct {
 func newScanBenchCommand() *cobra.Command {
 	var opts scanBenchOptions
 	cmd := &cobra.Command{
-		Use:   "bench-scan [URL]",
-		Short: "Measure scan against raw GETs and arrow-go's own ways of reading Parquet from a store",
-		Long: `Measure, over the same objects and the same --sim link, how fast sluice's scan
-reads a Parquet dataset against: raw GETs of every byte (the best of
---raw-concurrency: what the link gives), arrow-go's Parquet reader over ranged
-GETs (naive) and over whole objects fetched first (whole), each at the best of
---file-concurrency files at once, and the same bytes decoded from memory
-(decode: the ceiling on this machine). It prints MiB/s of file bytes for each
-and scan's ratios to them, medians over --runs (the first run sweeps the
-concurrencies; --resweep every run). Without URL a TPC-H lineitem dataset of
---size is generated once under --cache. --projection, --faults and --rss add
-measurements (see their flags); what each means: docs/benchmarks.md.`,
-		Example: `  # the link-bound regime: a 200 MiB/s link, below this machine's decode rate
-  sluice bench-scan --sim ttfb=15ms,p99=80ms,stream=90MiB/s,link=200MiB/s --runs 3
-
-  # the latency-bound regime: an instance next to S3
-  sluice bench-scan --sim s3 --runs 3
-
-  # bytes fetched for a projection, and scans with injected faults
-  sluice bench-scan --sim s3 --only scan --projection l_orderkey,l_extendedprice
-
-  # round trips: a 2-column projection read by scan, the naive and the whole-object reader
-  sluice bench-scan --sim s3 --only naive-projection,whole-projection --projection l_shipdate,l_discount
-  sluice bench-scan --sim ttfb=15ms,p99=80ms,stream=90MiB/s,link=200MiB/s --only scan \
-      --faults slowdown=0.05,reset=0.01,stall=0.01:10s
-
-  # an existing dataset, and the peak memory of a scan with a 256 MiB budget
-  sluice bench-scan s3://bucket/lineitem/ --sim s3 --rss --memory 256MiB`,
+		Use:     "bench-scan [URL]",
+		Short:   "Measure scan against raw GETs and arrow-go's own ways of reading Parquet from a store",
+		Long:    helpText("bench-scan"),
+		Example: helpText("bench-scan.examples"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usagef("%s takes at most one URL, got %d (see --help)", cmd.CommandPath(), len(args))

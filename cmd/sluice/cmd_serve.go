@@ -29,25 +29,8 @@ func newServeCommand() *cobra.Command {
 		Use:     "serve-flight ROOT_URL...",
 		Aliases: []string{"serve"},
 		Short:   "Serve the Parquet datasets under roots over Arrow Flight (sluice get reads them)",
-		Long: `Serve the Parquet datasets under one or more roots (store URLs) as an Arrow
-Flight service, until interrupted. ListFlights lists the datasets (each
-directory right below a root with Parquet under it, and each Parquet file in
-a root); GetFlightInfo plans a request into one endpoint per file, or per
---piece-size of row groups of a large file, in dataset order; DoGet streams
-an endpoint's batches, each with its place in the dataset as app_metadata.
-A request is a CMD descriptor holding JSON, such as
-  {"dataset": "lineitem/", "columns": ["l_orderkey"], "filter": "l_tax > 0.05", "ordered": true}
-or a PATH descriptor ["lineitem"] for a whole dataset. Every call needs
-"authorization: Bearer TOKEN" when --token is given or the address is not a
-loopback one (a token is then generated and printed). An error while reading
-ends that endpoint's stream with the error, never with a short stream.`,
-		Example: `  sluice gen lineitem --rows 1000000 --files 4 --out ./data/lineitem
-  sluice serve-flight ./data --addr 127.0.0.1:8815
-  # in another shell:
-  sluice get grpc://127.0.0.1:8815 lineitem -o lineitem.arrow
-
-  # S3 roots, reachable from other machines (prints the token to use)
-  sluice serve-flight s3://bucket/warehouse/ --addr 0.0.0.0:8815`,
+		Long:    helpText("serve-flight"),
+		Example: helpText("serve-flight.examples"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("serve takes one or more root URLs (see --help)")

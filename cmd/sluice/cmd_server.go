@@ -36,28 +36,9 @@ func newServerCommand() *cobra.Command {
 		Use:     "serve-s3 --dir DIR",
 		Aliases: []string{"server"},
 		Short:   "Serve a directory over the S3 protocol (an embedded S3 endpoint)",
-		Long: `Serve a directory over the S3 protocol, until interrupted: each top-level
-directory of DIR is a bucket, the files below it objects. It binds to
-loopback unless told otherwise and prints the endpoint and the credentials to
-use; every request must be signed with them. Listing, HEAD, ranged GET, PUT,
-copy, multipart upload and DELETE are served, with metadata, checksums and
-conditional requests; other operations are answered 501 and change nothing.
-Nothing outside DIR is served, even through symbolic links. The flags bound
-what slow or stalled clients can hold; --tls serves HTTPS with a certificate
-made at start, its CA printed as AWS_CA_BUNDLE. Details: docs/s3-endpoint.md.`,
-		Example: `  sluice serve-s3 --dir ./s3data --addr 127.0.0.1:9000 --bucket demo
-  # then, in another shell, with the printed exports:
-  sluice ls s3://demo/
-  # a server in eu-west-1; clients signing for another region are told so
-  # and follow (the aws CLI, the AWS SDKs, sluice):
-  sluice serve-s3 --dir ./s3data --region eu-west-1 --bucket demo
-  # HTTPS with a certificate made at start; the exports it prints include
-  # AWS_CA_BUNDLE=/.../s3data/.s3server/ca.pem, the CA clients must trust:
-  sluice serve-s3 --dir ./s3data --tls --bucket demo
-  sluice ls s3://demo/    # with those exports
-  # HTTPS with your own certificate and key (PEM), on every interface:
-  sluice serve-s3 --dir ./s3data --addr 0.0.0.0:9443 --tls-cert s3.crt --tls-key s3.key`,
-		Args: exactArgs(0),
+		Long:    helpText("serve-s3"),
+		Example: helpText("serve-s3.examples"),
+		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServer(cmd.Context(), cmd.OutOrStdout(), opts)
 		},

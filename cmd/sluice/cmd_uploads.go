@@ -22,27 +22,11 @@ type uploadsOptions struct {
 func newUploadsCommand() *cobra.Command {
 	var opts uploadsOptions
 	cmd := &cobra.Command{
-		Use:   "uploads s3://BUCKET[/PREFIX]",
-		Short: "List, or abort, unfinished multipart uploads under a prefix",
-		Long: `List the multipart uploads under an s3:// prefix that were started and
-neither completed nor aborted: their parts are stored, and billed, but no
-object is visible. sluice aborts its own uploads when it fails or is
-interrupted; a writer that was killed (SIGKILL, a lost machine) leaves one.
-Each is printed as "INITIATED  URL  UPLOAD-ID", in key order.
-
---abort aborts each one listed, printing "abort: URL (UPLOAD-ID)";
---dryrun with it prints "(dryrun) abort: ..." and aborts nothing. An upload
-still being written is indistinguishable from an orphan, and aborting it
-makes its writer fail: --older-than keeps to uploads started at least that
-long ago.
-
-MinIO lists uploads by prefix only for those started since it last
-restarted; an older one there is found when the URL names its exact key.`,
-		Example: `  sluice uploads s3://bucket/out/
-  sluice uploads --abort --dryrun --older-than 24h s3://bucket/out/
-  sluice uploads --abort --older-than 24h s3://bucket/out/
-  sluice uploads --abort s3://bucket/out/lineitem.parquet`,
-		Args: exactArgs(1),
+		Use:     "uploads s3://BUCKET[/PREFIX]",
+		Short:   "List, or abort, unfinished multipart uploads under a prefix",
+		Long:    helpText("uploads"),
+		Example: helpText("uploads.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runUploads(cmd.Context(), cmd.OutOrStdout(), opts, args[0])
 		},

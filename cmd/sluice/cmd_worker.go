@@ -22,23 +22,11 @@ type workerOptions struct {
 func newWorkerCommand() *cobra.Command {
 	opts := workerOptions{index: -1}
 	cmd := &cobra.Command{
-		Use:   "worker SPEC_URL",
-		Short: "Run one task of a fanned-out job (started by sluice run --workers)",
-		Long: `Run one task of a job that sluice run --workers planned: read the job's spec
-(SPEC_URL, job.json under the job's prefix), run the task's stages over its
-input, write the output under a name of this attempt's own and commit it
-with a done record the driver reads. The task's index comes from
-JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (a
-Slurm array job), or --index; SLUICE_ATTEMPT, when set, labels the attempt.
-Every executor runs this same command; the object store, not the executor,
-says which task is done. The worker runs only the spec whose SHA-256 its
-driver gave in --spec-sha256, so a spec changed in the store is refused.`,
-		Example: `  # what the local executor runs for task 3 of phase 0
-  JOB_COMPLETION_INDEX=3 sluice worker file:///tmp/sluice-1/job-5f2a/job.json --phase 0 --spec-sha256 9f86d0…
-
-  # by hand, against S3
-  sluice worker s3://bucket/jobs/job-5f2a/job.json --phase 1 --index 7 --spec-sha256 9f86d0…`,
-		Args: exactArgs(1),
+		Use:     "worker SPEC_URL",
+		Short:   "Run one task of a fanned-out job (started by sluice run --workers)",
+		Long:    helpText("worker"),
+		Example: helpText("worker.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runWorker(cmd.Context(), opts, args[0])
 		},

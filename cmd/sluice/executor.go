@@ -23,32 +23,6 @@ type executorOptions struct {
 	executors.Options
 }
 
-const executorHelp = `
---executor chooses where the workers run: local (processes of this machine),
-slurm (each phase one array job; this binary at the same path on the nodes,
---slurm-logs a directory they share) or kubernetes (each phase one Indexed
-Job of --image; the kubeconfig from KUBECONFIG, ~/.kube/config or in-cluster).
-Slurm and Kubernetes retry a failed task themselves, up to --attempts, and
-Ctrl-C cancels the array or deletes the Job. Credentials stay out of job
-records: Slurm tasks get S3 keys through a file only the user can read,
-Kubernetes pods through --secret.
-
---dry-run submits nothing: it writes the job's spec (job.json under a new
-job prefix of --store) and prints what each phase would submit, the first
-phase's Job as YAML for kubectl apply (or its sbatch command), the later
-phases' commented out, since each needs the previous one committed by the
-driver, for example:
-  sluice run --workers 8 --executor kubernetes --image registry.example/sluice:v1 \
-      --secret s3-keys --cpu 2 --mem 4Gi --store s3://bucket/jobs/ --dry-run 'scan ...'
-
---memory bounds each process (default 256MiB): sorts, joins and aggregations
-spill to $TMPDIR past their share of it, and a quarter of it is kept as
-reusable buffers (a reducer's parts in flight within that quarter, 64MiB at
-most); the Go heap is held to it plus 64MiB (a worker's to half of it).
-A worker stays within --memory plus some 64MiB for the binary and runtime.
---resume takes only a job this user started: its spec is signed with
-~/.config/sluice/job-key. Details: docs/fanout.md.`
-
 func addExecutorFlags(f *pflag.FlagSet, o *executorOptions) {
 	f.StringVar(&o.Name, "executor", "local", "where workers run: local, slurm or kubernetes")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what the slurm or kubernetes executor would submit for each phase; submit nothing")

@@ -4,6 +4,8 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // Shared mechanics are help topics; the two servers have names that
@@ -60,4 +62,31 @@ func TestHelpTopicsAndNames(t *testing.T) {
 	}
 	defer taken.Close()
 	assertCleanFailure(t, sluice(t, nil, "serve-s3", "--dir", t.TempDir(), "--addr", taken.Addr().String()), exitUsage, "is taken")
+}
+
+// TestEveryHelpFileIsShown: each file under help/ reaches some command's
+// help, and no {{...}} is left unexpanded.
+func TestEveryHelpFileIsShown(t *testing.T) {
+	var shown strings.Builder
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		shown.WriteString(c.Long + "\n" + c.Example + "\n")
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCommand())
+	if strings.Contains(shown.String(), "{{") {
+		t.Errorf("a help text keeps a {{...}} reference")
+	}
+	files, err := helpFiles.ReadDir("help")
+	if err != nil || len(files) < 30 {
+		t.Fatalf("help files: %d, %v", len(files), err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(f.Name(), ".txt")
+		if !strings.Contains(shown.String(), helpText(name)) {
+			t.Errorf("help/%s is in no command's help", f.Name())
+		}
+	}
 }

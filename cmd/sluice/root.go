@@ -43,27 +43,10 @@ func (g *globalOptions) args() []string {
 
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "sluice",
-		Short: "Move columnar data between object storage and Apache Arrow at network speed",
-		Long: `sluice moves columnar data between object storage and Apache Arrow at the speed
-of the network.
-
-Locations are URLs: s3://bucket/prefix (any S3-compatible endpoint; the standard
-AWS credential chain, AWS_ENDPOINT_URL or --endpoint), gs://bucket/prefix,
-az://container/prefix, file:///dir or a plain path, https://host/path (one object, read-only), and
-mem://name (in memory, for as long as the command runs; for tests).
-See sluice help urls, sluice help pipes and sluice help sim.
-
-Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 permission denied, 130 interrupted.`,
-		Example: `  # the whole thing on an embedded S3 endpoint, no setup
-  sluice demo
-
-  # generate a dataset and list it
-  sluice gen lineitem --rows 1000000 --files 4 --out ./data/lineitem
-  sluice ls ./data/lineitem
-
-  # against S3, as if from an EC2 instance next to it
-  sluice ls s3://bucket/lineitem/ --sim s3`,
+		Use:           "sluice",
+		Short:         "Move columnar data between object storage and Apache Arrow at network speed",
+		Long:          helpText("sluice"),
+		Example:       helpText("sluice.examples"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildinfo.Version(),
