@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,6 +50,31 @@ type process struct {
 // stage's program says that it listens for a hand-off of its input
 // (Options.Listening): a byte, or its closing.
 const ReadyEnv = "SLUICE_PIPE_READY"
+
+// ReadyFromEnv is the other end of ReadyEnv, for a sluice process that
+// may have been started as a program: the function it returns says, once,
+// that the process's input is ready for a hand-off (its Options.Listening);
+// the parent writes only then, so the hand-off is not lost to the race of
+// the process's start. Without such a parent it does nothing. It takes
+// the variable out of the environment, so that the programs this process
+// starts in turn do not inherit it.
+func ReadyFromEnv() func() {
+	v, ok := os.LookupEnv(ReadyEnv)
+	if !ok {
+		return func() {}
+	}
+	os.Unsetenv(ReadyEnv)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return func() {}
+	}
+	syscall.CloseOnExec(fd)
+	f := os.NewFile(uintptr(fd), "pipe-ready")
+	return sync.OnceFunc(func() {
+		f.Write([]byte{1})
+		f.Close()
+	})
+}
 
 func startProgram(ps *programStage, handOff bool) (*process, error) {
 	label := ps.label()

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -142,29 +140,8 @@ func runStage(ctx context.Context, d *plan.Def, st plan.Stage, stdin io.Reader, 
 }
 
 // pipeReady tells a parent sluice that started this process as an exec
-// stage's program that its input is ready for a hand-off (exec.ReadyEnv):
-// the parent writes only then, so the hand-off is not lost to the race
-// of this process's start. Without such a parent it does nothing.
-var pipeReady = takePipeReady()
-
-func takePipeReady() func() {
-	v, ok := os.LookupEnv(exec.ReadyEnv)
-	if !ok {
-		return func() {}
-	}
-	// Not for the programs this process starts in turn.
-	os.Unsetenv(exec.ReadyEnv)
-	fd, err := strconv.Atoi(v)
-	if err != nil || fd < 3 {
-		return func() {}
-	}
-	syscall.CloseOnExec(fd)
-	f := os.NewFile(uintptr(fd), "pipe-ready")
-	return sync.OnceFunc(func() {
-		f.Write([]byte{1})
-		f.Close()
-	})
-}
+// stage's program that its input is ready for a hand-off.
+var pipeReady = exec.ReadyFromEnv()
 
 // handOff says whether stages pass batches to and from sluice stages at
 // the other end of their pipes through shared memory (exec.Options.HandOff):
