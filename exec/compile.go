@@ -113,6 +113,14 @@ func ScanOptionsOf(s *plan.Scan, env Env) (ScanOptions, error) {
 		Dict:        s.Dict,
 		Arrival:     s.Arrival,
 		Int96Unit:   s.Int96Unit,
+		Snapshot:    s.Snapshot,
+	}
+	if s.AsOf != "" {
+		t, err := s.AsOfTime()
+		if err != nil {
+			return opts, invalidf("scan --as-of %q: %v", s.AsOf, err)
+		}
+		opts.AsOf = t
 	}
 	if s.Sim != "" && env.Link != nil {
 		open, err := env.Link(s)

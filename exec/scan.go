@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/iceberg"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
@@ -59,6 +61,10 @@ type ScanOptions struct {
 	// piece of a dataset this way; the batches are those a whole scan
 	// gives for the same row groups.
 	RowGroups func(key string, rowGroup int) bool
+	// Snapshot and AsOf choose the snapshot of an Iceberg table (a URL
+	// naming its metadata file); neither: the current one.
+	Snapshot int64
+	AsOf     time.Time
 }
 
 // Scan is a source that reads Parquet datasets with package scan: each
@@ -106,6 +112,28 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 	var schema *arrow.Schema
 	var groupsBefore int64 // the row groups of the URLs before
 	for _, u := range s.urls {
+		table := func() error {
+			if s.opts.RowGroups != nil {
+				return invalidf("scan %s: an Iceberg table is read in one process (not yet with --workers)", u)
+			}
+			sc, ps, err := s.icebergParts(ctx, e, open, u)
+			if err != nil {
+				return err
+			}
+			if schema == nil {
+				schema = sc
+			} else if !schema.Equal(sc) {
+				return fmt.Errorf("scan: %s has schema %s, unlike the URLs before it (%s)", u, schemaString(sc), schemaString(schema))
+			}
+			parts = append(parts, ps...)
+			return nil
+		}
+		if iceberg.IsMetadataURL(u) {
+			if err := table(); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		base, rest := store.SplitGlob(u)
 		st, key, err := open(ctx, base)
 		if err != nil {
@@ -126,6 +154,20 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 			Ordered:     !s.opts.Arrival,
 			Int96Unit:   s.opts.Int96Unit,
 		})
+		var it *scan.IcebergTableError
+		if errors.As(err, &it) {
+			// A table's location: read it as the table.
+			if err := table(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if s.opts.Snapshot != 0 || !s.opts.AsOf.IsZero() {
+			if ds != nil {
+				ds.Close()
+			}
+			return nil, invalidf("scan %s: --snapshot and --as-of choose the snapshot of an Iceberg table, and this is not one", u)
+		}
 		var nf *scan.NoFilesError
 		if errors.As(err, &nf) || errors.Is(err, scan.ErrNotParquet) {
 			// Not Parquet: Arrow IPC, CSV or JSON lines, told by content.

@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/format"
+	"github.com/sluice-data/sluice/iceberg"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
@@ -30,6 +32,10 @@ type ScanToOptions struct {
 	Concurrency int
 	Dict        []string
 	Int96Unit   string
+	// Snapshot and AsOf choose an Iceberg table's snapshot (see
+	// ScanOptions).
+	Snapshot int64
+	AsOf     time.Time
 	// Memory is the whole budget: the scan's, what the pool keeps, and
 	// what the output holds (a Parquet row group being encoded, an
 	// upload's parts); zero means DefaultScanMemory. When reading one row
@@ -97,6 +103,9 @@ type ScanResult struct {
 	// Stats is zero.
 	Whole   bool
 	Batches int64
+	// Table says the URL was an Iceberg table, read file by file with
+	// its deletes (Batches is then set, Stats zero).
+	Table bool
 	// Stats are the Parquet scan's figures.
 	Stats scan.Stats
 }
@@ -116,6 +125,9 @@ func ScanTo(ctx context.Context, url string, opts ScanToOptions) (ScanResult, er
 	sink, err := newScanSink(opts)
 	if err != nil {
 		return ScanResult{}, err
+	}
+	if iceberg.IsMetadataURL(url) {
+		return scanWhole(ctx, url, opts, sink, true)
 	}
 	base, rest := store.SplitGlob(url)
 	st, key, err := opts.Open(ctx, base)
@@ -165,10 +177,18 @@ func ScanTo(ctx context.Context, url string, opts ScanToOptions) (ScanResult, er
 	}
 	ds, err := scan.Open(ctx, st, key, so)
 	var nf *scan.NoFilesError
-	if errors.As(err, &nf) || errors.Is(err, scan.ErrNotParquet) {
-		return scanWhole(ctx, url, opts, sink)
-	}
-	if err != nil {
+	var it *scan.IcebergTableError
+	switch {
+	case errors.As(err, &it):
+		return scanWhole(ctx, url, opts, sink, true)
+	case opts.Snapshot != 0 || !opts.AsOf.IsZero():
+		if err == nil {
+			ds.Close()
+		}
+		return ScanResult{}, invalidf("scan %s: --snapshot and --as-of choose the snapshot of an Iceberg table, and this is not one", url)
+	case errors.As(err, &nf) || errors.Is(err, scan.ErrNotParquet):
+		return scanWhole(ctx, url, opts, sink, false)
+	case err != nil:
 		return ScanResult{}, err
 	}
 	if err := CheckDict(ds.Schema(), opts.Dict); err != nil {
@@ -223,18 +243,22 @@ func ScanTo(ctx context.Context, url string, opts ScanToOptions) (ScanResult, er
 // scanWhole is ScanTo of objects that are not Parquet (Arrow IPC, CSV,
 // JSON lines: Scan tells them by content): read whole, with the columns
 // and the filter applied to the rows.
-func scanWhole(ctx context.Context, url string, opts ScanToOptions, sink *scanSink) (ScanResult, error) {
+func scanWhole(ctx context.Context, url string, opts ScanToOptions, sink *scanSink, table bool) (ScanResult, error) {
 	open := opts.OpenWhole
-	if open == nil {
+	if open == nil || table {
 		open = opts.Open
 	}
-	src := Scan([]string{url}, ScanOptions{Columns: opts.Columns, Filter: opts.Filter, BatchRows: opts.BatchRows, Dict: opts.Dict, Open: open})
+	so := ScanOptions{Columns: opts.Columns, Filter: opts.Filter, BatchRows: opts.BatchRows, Dict: opts.Dict, Open: open}
+	if table {
+		so.Snapshot, so.AsOf, so.Concurrency, so.Int96Unit = opts.Snapshot, opts.AsOf, opts.Concurrency, opts.Int96Unit
+	}
+	src := Scan([]string{url}, so)
 	mem := opts.Mem
 	if mem == nil {
 		mem = mempool.NewMapped(0)
 	}
 	var res ScanResult
-	res.Whole = true
+	res.Whole, res.Table = !table, table
 	var openErr error // Collect's schema callback has no error to return
 	collect := Collect(func(sc *arrow.Schema) {
 		openErr = sink.open(ctx, sc)

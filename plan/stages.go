@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -44,6 +45,10 @@ type Scan struct {
 	// Stats prints the scan's figures at its end.
 	Stats     bool   `json:"stats,omitempty"`
 	Int96Unit string `json:"int96_unit,omitempty"`
+	// Snapshot and AsOf choose the snapshot of an Iceberg table read (a
+	// snapshot id; a time in RFC 3339); neither: the current one.
+	Snapshot int64  `json:"snapshot,omitempty"`
+	AsOf     string `json:"as_of,omitempty"`
 }
 
 // DefaultBatchRows is a scan's batch size when none is given.
@@ -275,6 +280,12 @@ func (s *Scan) words() (flags, args []string) {
 	if s.Int96Unit != "ns" {
 		add("int96-unit", s.Int96Unit)
 	}
+	if s.Snapshot != 0 {
+		add("snapshot", strconv.FormatInt(s.Snapshot, 10))
+	}
+	if s.AsOf != "" {
+		add("as-of", s.AsOf)
+	}
 	return w, s.URLs
 }
 
@@ -408,6 +419,14 @@ func (s *Scan) check() error {
 	case "ns", "us", "ms", "s":
 	default:
 		return invalidf("scan --int96-unit %q: want ns, us, ms or s", s.Int96Unit)
+	}
+	if s.AsOf != "" {
+		if _, err := s.AsOfTime(); err != nil {
+			return invalidf("scan --as-of %q: want a time such as 2026-12-01T10:00:00Z or 2026-12-01", s.AsOf)
+		}
+		if s.Snapshot != 0 {
+			return invalidf("scan --snapshot and --as-of: give one")
+		}
 	}
 	if s.Columns != nil {
 		if err := names("scan --columns", s.Columns); err != nil {
@@ -668,6 +687,16 @@ func BindScan(fs *pflag.FlagSet, s *Scan) {
 	fs.StringVar(&s.Sim, "sim", "", "read through a modelled link, and write -o's object through its latency and bandwidth (see sluice --help): a profile (s3) or ttfb=15ms,stream=90MiB/s,...")
 	fs.BoolVar(&s.Stats, "stats", false, "print scan and fetch statistics to stderr at the end")
 	fs.StringVar(&s.Int96Unit, "int96-unit", "ns", "unit of INT96 timestamps (Spark, Impala): ns holds 1677-2262; us, ms or s hold the dates beyond")
+	fs.Int64Var(&s.Snapshot, "snapshot", 0, "an Iceberg table's snapshot to read, by id (default: the current one)")
+	fs.StringVar(&s.AsOf, "as-of", "", "read the Iceberg table's snapshot current at this time (RFC 3339, or a date: UTC midnight)")
+}
+
+// AsOfTime is AsOf as a time: RFC 3339, or a date (midnight UTC).
+func (s *Scan) AsOfTime() (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s.AsOf); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.DateOnly, s.AsOf)
 }
 
 // itemsText writes the items of select or extend as they parse back:

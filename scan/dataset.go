@@ -101,6 +101,13 @@ type Options struct {
 	// StoreOptions are the options OpenURL opens its store with (see
 	// OpenURL for the defaults it fills in); Open ignores them.
 	StoreOptions store.Options
+	// FileColumns, when set, chooses Columns from the first file's schema
+	// (its fields carry Parquet's field ids in their metadata, under
+	// "PARQUET:field_id"), for a reader that names columns by something
+	// other than their names in the files: an Iceberg table, whose
+	// columns are field ids that a rename does not change. Used and the
+	// filters still name the columns as the files do.
+	FileColumns func(file *arrow.Schema) ([]string, error)
 	// Int96Unit is the unit INT96 timestamps (Impala's and Spark's) are
 	// read in: "ns" (the default, as arrow-go reads them: dates from 1677
 	// to 2262), or a coarser "us", "ms" or "s" for files holding dates
@@ -403,6 +410,11 @@ func (d *Dataset) resolveSchema(columns []string) error {
 	if err != nil {
 		return fileError(first.url, err)
 	}
+	if d.opts.FileColumns != nil {
+		if columns, err = d.opts.FileColumns(fsc); err != nil {
+			return fileError(first.url, err)
+		}
+	}
 	fields := append([]arrow.Field(nil), fsc.Fields()...)
 	for _, p := range d.parts {
 		if fsc.HasField(p.name) {
@@ -667,6 +679,8 @@ type RowGroup struct {
 	File  int // index in Files
 	Index int // in the file
 	Rows  int64
+	// Start is the index in its file of the row group's first row.
+	Start int64
 	// Bytes are its column chunks a scan reads (see BytesNeeded).
 	Bytes int64
 }
@@ -676,7 +690,11 @@ type RowGroup struct {
 func (d *Dataset) Plan() []RowGroup {
 	out := make([]RowGroup, len(d.groups))
 	for i, g := range d.groups {
-		out[i] = RowGroup{File: g.file.index, Index: g.rg, Rows: g.rows, Bytes: g.bytes}
+		var start int64
+		for j := range g.rg {
+			start += g.file.md.RowGroup(j).NumRows()
+		}
+		out[i] = RowGroup{File: g.file.index, Index: g.rg, Rows: g.rows, Bytes: g.bytes, Start: start}
 	}
 	return out
 }

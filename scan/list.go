@@ -38,7 +38,31 @@ func listObjects(ctx context.Context, st *store.Store, pattern, suffix string) (
 	if err != nil || r.One || store.IsGlob(pattern) {
 		return r.Root, r.List, err
 	}
+	if suffix == ".parquet" && icebergTable(r.Root, r.List) {
+		return r.Root, nil, &IcebergTableError{URL: st.URL(r.Root)}
+	}
 	return r.Root, dataFiles(r.Root, r.List, suffix), nil
+}
+
+// IcebergTableError is Open's refusal of a prefix that holds an Iceberg
+// table: its Parquet files alone would show deleted rows and miss schema
+// changes. URL is the table's location, for a reader of Iceberg tables.
+type IcebergTableError struct{ URL string }
+
+func (e *IcebergTableError) Error() string {
+	return fmt.Sprintf("%s is an Iceberg table (metadata/ holds its snapshots): its Parquet files alone would show deleted rows", e.URL)
+}
+
+// icebergTable says whether objs, the objects under root, are an
+// Iceberg table's: metadata/version-hint.text or a metadata/*.metadata.json.
+func icebergTable(root string, objs []store.ObjectInfo) bool {
+	for _, o := range objs {
+		rel, ok := strings.CutPrefix(o.Key, root+"metadata/")
+		if ok && !strings.Contains(rel, "/") && (rel == "version-hint.text" || strings.HasSuffix(rel, ".metadata.json")) {
+			return true
+		}
+	}
+	return false
 }
 
 // dataFiles keeps the objects under root whose names end in suffix,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,6 +44,10 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 	if err != nil {
 		return err
 	}
+	var asOf time.Time
+	if opts.scan.AsOf != "" {
+		asOf, _ = opts.scan.AsOfTime() // checked by parse
+	}
 	if opts.output == "-" {
 		if stdio.IsTerminal(out) {
 			return usagef("-o -: stdout is a terminal and the batches are binary Arrow IPC: pipe them on (| sluice show) or write a file (-o q.arrow)")
@@ -70,6 +75,8 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		Concurrency: opts.scan.Concurrency,
 		Dict:        opts.scan.Dict,
 		Int96Unit:   opts.scan.Int96Unit,
+		Snapshot:    opts.scan.Snapshot,
+		AsOf:        asOf,
 		Memory:      opts.scan.Memory,
 		Arrival:     opts.scan.Arrival,
 		Output:      opts.output,
@@ -113,7 +120,9 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		return err
 	}
 	if opts.scan.Stats {
-		if res.Whole {
+		if res.Table {
+			fmt.Fprintf(errOut, "scan: %d rows in %d batches from an Iceberg table's data files, their deletes applied\n", res.Rows, res.Batches)
+		} else if res.Whole {
 			fmt.Fprintf(errOut, "scan: %d rows in %d batches, read whole (not Parquet: no row groups to skip)\n", res.Rows, res.Batches)
 		} else {
 			fmt.Fprint(errOut, res.Stats.Report(profile.Link))

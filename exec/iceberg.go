@@ -1,0 +1,557 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	ice "github.com/apache/iceberg-go"
+
+	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/iceberg"
+	"github.com/sluice-data/sluice/scan"
+	"github.com/sluice-data/sluice/store"
+)
+
+// An Iceberg table is scanned file by file in its snapshot's order: each
+// data file by package scan, its columns found by field id, then made
+// the table's (renamed, promoted, a column the file predates read as
+// nulls), its deleted rows left out, and the filter applied.
+
+// icebergRead is what every data file's read of one table shares.
+type icebergRead struct {
+	url    string
+	table  *iceberg.Table
+	fields []ice.NestedField // the table's columns read, in output order, then the filter's
+	read   *arrow.Schema     // their Arrow types
+	out    int               // the first len(out) of fields are the output
+	filter *filterer
+	// prune is the filter text when the files can be pruned by it.
+	prune string
+	// posDeletes caches each position delete file, by data file path.
+	posDeletes map[string]map[string][]int64
+	eqDeletes  map[string]*eqDeleteSet
+}
+
+// icebergParts opens the table u names and returns its output schema and
+// a source per data file, in the snapshot's order.
+func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener, u string) (*arrow.Schema, []func() (Source, error), error) {
+	if len(s.opts.Dict) > 0 {
+		return nil, nil, invalidf("scan %s: --dict does not apply to an Iceberg table", u)
+	}
+	t, err := iceberg.Open(ctx, open, u, iceberg.Options{SnapshotID: s.opts.Snapshot, AsOf: s.opts.AsOf})
+	if errors.Is(err, iceberg.ErrNoSnapshot) {
+		return nil, nil, invalidScan{err}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &icebergRead{url: u, table: t, posDeletes: map[string]map[string][]int64{}, eqDeletes: map[string]*eqDeleteSet{}}
+	all := t.Schema.Fields()
+	byName := func(name string) (ice.NestedField, bool) {
+		for _, f := range all {
+			if f.Name == name {
+				return f, true
+			}
+		}
+		return ice.NestedField{}, false
+	}
+	names := func() []string {
+		var n []string
+		for _, f := range all {
+			n = append(n, f.Name)
+		}
+		return n
+	}
+	if s.opts.Columns == nil {
+		r.fields = all
+	} else {
+		for _, c := range s.opts.Columns {
+			f, ok := byName(c)
+			if !ok {
+				return nil, nil, invalidScan{fmt.Errorf("scan %s: %w", u, &expr.ColumnError{Column: c, Have: names()})}
+			}
+			r.fields = append(r.fields, f)
+		}
+	}
+	if used := s.opts.Used; used != nil {
+		kept := slices.DeleteFunc(slices.Clone(r.fields), func(f ice.NestedField) bool { return !slices.Contains(used, f.Name) })
+		if len(kept) == len(used) {
+			r.fields = kept
+		}
+	}
+	r.out = len(r.fields)
+	outSchema, err := iceberg.ArrowSchema(ice.NewSchema(0, r.fields...))
+	if err != nil {
+		return nil, nil, err
+	}
+	filterText := s.opts.Filter
+	if filterText != "" {
+		// The filter's columns are read too, and left out after it.
+		full, err := iceberg.ArrowSchema(t.Schema)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, err := expr.CompileFilter(filterText, full)
+		if err != nil {
+			return nil, nil, invalidScan{fmt.Errorf("scan %s: filter %w", u, err)}
+		}
+		var filterNames []string
+		for _, i := range c.Columns() {
+			name := full.Field(i).Name
+			filterNames = append(filterNames, name)
+			if f, ok := byName(name); ok && !slices.ContainsFunc(r.fields, func(g ice.NestedField) bool { return g.ID == f.ID }) {
+				r.fields = append(r.fields, f)
+			}
+		}
+		if t.StableNames(filterNames) {
+			// Row groups are skipped by their statistics only where the
+			// files' columns of the filter's names are sure to be its
+			// fields (see StableNames).
+			r.prune = filterText
+		}
+	}
+	if r.read, err = iceberg.ArrowSchema(ice.NewSchema(0, r.fields...)); err != nil {
+		return nil, nil, err
+	}
+	if filterText != "" {
+		c, err := expr.CompileFilter(filterText, r.read)
+		if err != nil {
+			return nil, nil, invalidScan{fmt.Errorf("scan %s: filter %w", u, err)}
+		}
+		r.filter = &filterer{name: "scan", pred: c, mem: e.mem}
+	}
+	tasks, err := t.Plan(ctx, open, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var parts []func() (Source, error)
+	for _, task := range tasks {
+		parts = append(parts, func() (Source, error) { return r.openFile(ctx, e, s, open, task, outSchema) })
+	}
+	return outSchema, parts, nil
+}
+
+// openFile starts the read of one data file.
+func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open store.Opener, task iceberg.Task, outSchema *arrow.Schema) (Source, error) {
+	fields := r.fields
+	var eq []*eqDeleteSet
+	for _, d := range task.Deletes {
+		if !d.Equality {
+			continue
+		}
+		set, err := r.eqDeleteSet(ctx, e, open, d)
+		if err != nil {
+			return nil, err
+		}
+		eq = append(eq, set)
+		// The delete's columns are read to compare, and left out after.
+		for _, id := range d.FieldIDs {
+			if !slices.ContainsFunc(fields, func(f ice.NestedField) bool { return f.ID == id }) {
+				f, ok := r.table.Schema.FindFieldByID(id)
+				if !ok {
+					return nil, fmt.Errorf("iceberg: equality delete file %s compares field %d, which the table's schema lacks", d.URL, id)
+				}
+				fields = append(slices.Clip(fields), f)
+			}
+		}
+	}
+	readSchema := r.read
+	if len(fields) > len(r.fields) {
+		var err error
+		if readSchema, err = iceberg.ArrowSchema(ice.NewSchema(0, fields...)); err != nil {
+			return nil, err
+		}
+	}
+	var pos []int64
+	for _, d := range task.Deletes {
+		if d.Equality {
+			continue
+		}
+		byFile, err := r.posDeleteFile(ctx, e, open, d)
+		if err != nil {
+			return nil, err
+		}
+		pos = append(pos, byFile[task.File.Path]...)
+	}
+	slices.Sort(pos)
+
+	st, key, err := open(ctx, task.File.URL)
+	if err != nil {
+		return nil, err
+	}
+	m := &fileColumns{fields: fields}
+	so := scan.Options{
+		FileColumns: m.choose,
+		BatchRows:   s.opts.BatchRows,
+		Memory:      s.opts.Memory,
+		Concurrency: s.opts.Concurrency,
+		Mem:         e.mem,
+		Ordered:     true,
+		Int96Unit:   s.opts.Int96Unit,
+		Prune:       r.prune,
+	}
+	ds, err := scan.Open(ctx, st, key, so)
+	if err != nil {
+		return nil, err
+	}
+	starts := map[[2]int]int64{}
+	for _, g := range ds.Plan() {
+		starts[[2]int{g.File, g.Index}] = g.Start
+	}
+	return &icebergFile{r: r, ds: ds, sc: ds.Scan(ctx), m: m, read: readSchema, out: outSchema, starts: starts, pos: pos, eq: eq, mem: e.mem}, nil
+}
+
+// fileColumns maps the table's columns to a file's, by field id (by name
+// in a file written without ids).
+type fileColumns struct {
+	fields []ice.NestedField
+	names  []string // each field's column in the file, "" when it lacks it
+}
+
+func (m *fileColumns) choose(file *arrow.Schema) ([]string, error) {
+	ids := map[int]string{}
+	for _, f := range file.Fields() {
+		if id := iceberg.FieldID(f); id >= 0 {
+			ids[id] = f.Name
+		}
+	}
+	m.names = make([]string, len(m.fields))
+	var cols []string
+	for i, f := range m.fields {
+		name, ok := ids[f.ID]
+		if len(ids) == 0 && file.HasField(f.Name) {
+			name, ok = f.Name, true
+		}
+		if ok {
+			m.names[i] = name
+			cols = append(cols, name)
+		}
+	}
+	if cols == nil {
+		cols = []string{} // a row count only
+	}
+	return cols, nil
+}
+
+// icebergFile reads one data file of a table.
+type icebergFile struct {
+	r      *icebergRead
+	ds     *scan.Dataset
+	sc     *scan.Scanner
+	m      *fileColumns
+	read   *arrow.Schema
+	out    *arrow.Schema
+	starts map[[2]int]int64 // each row group's first row in the file
+	pos    []int64          // deleted positions, ascending
+	eq     []*eqDeleteSet
+	mem    memory.Allocator
+}
+
+func (f *icebergFile) Schema() *arrow.Schema { return f.out }
+
+func (f *icebergFile) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !f.sc.Next() {
+			if err := f.sc.Err(); err != nil {
+				return nil, err
+			}
+			return nil, io.EOF
+		}
+		b := f.sc.Batch()
+		rec, err := f.shape(ctx, b)
+		b.Release()
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil && rec.NumRows() > 0 {
+			return rec, nil
+		}
+		if rec != nil {
+			rec.Release()
+		}
+	}
+}
+
+// shape makes a file's batch the table's: its columns found, cast and
+// filled in, its deleted rows and those the filter refuses left out.
+func (f *icebergFile) shape(ctx context.Context, b scan.Batch) (arrow.RecordBatch, error) {
+	n := b.NumRows()
+	if n == 0 {
+		return nil, nil
+	}
+	cols := make([]arrow.Array, len(f.m.fields))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	fileSchema := b.Schema()
+	for i, name := range f.m.names {
+		want := f.read.Field(i).Type
+		if name == "" {
+			cols[i] = array.MakeArrayOfNull(f.mem, want, int(n))
+			continue
+		}
+		col := b.Column(fileSchema.FieldIndices(name)[0])
+		if arrow.TypeEqual(col.DataType(), want) {
+			col.Retain()
+			cols[i] = col
+			continue
+		}
+		c, err := compute.CastArray(ctx, col, compute.SafeCastOptions(want))
+		if err != nil {
+			return nil, fmt.Errorf("iceberg: %s: column %s is %s in the file, and %s in the table: %w", b.Pos.Key, f.m.fields[i].Name, col.DataType(), want, err)
+		}
+		cols[i] = c
+	}
+	rec := array.NewRecordBatch(f.read, cols, n)
+	keep := make([]bool, n)
+	for i := range keep {
+		keep[i] = true
+	}
+	all := true
+	if len(f.pos) > 0 {
+		start := f.starts[[2]int{b.Pos.File, b.Pos.RowGroup}] + b.Pos.Row
+		lo, _ := slices.BinarySearch(f.pos, start)
+		for _, p := range f.pos[lo:] {
+			if p >= start+n {
+				break
+			}
+			keep[p-start], all = false, false
+		}
+	}
+	for _, set := range f.eq {
+		if set.remove(rec, keep) {
+			all = false
+		}
+	}
+	if f.r.filter != nil {
+		sc := f.r.filter.getScratch()
+		m, every, err := f.r.filter.mask(rec, sc)
+		if err != nil {
+			f.r.filter.scratch.Put(sc)
+			rec.Release()
+			return nil, err
+		}
+		if !every {
+			all = false
+			for i := range keep {
+				keep[i] = keep[i] && m[i]
+			}
+		}
+		f.r.filter.scratch.Put(sc)
+	}
+	if !all {
+		kept, err := keepRows(ctx, f.mem, rec, keep)
+		rec.Release()
+		if err != nil {
+			return nil, err
+		}
+		rec = kept
+	}
+	if int(rec.NumCols()) == f.out.NumFields() {
+		return rec, nil
+	}
+	out := array.NewRecordBatch(f.out, rec.Columns()[:f.out.NumFields()], rec.NumRows())
+	rec.Release()
+	return out, nil
+}
+
+func (f *icebergFile) Close() error {
+	f.sc.Close()
+	return nil
+}
+
+// keepRows is the rows of rec that keep marks.
+func keepRows(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, keep []bool) (arrow.RecordBatch, error) {
+	n := 0
+	for _, k := range keep {
+		if k {
+			n++
+		}
+	}
+	return takeRows(ctx, mem, rec, func(add func(int32)) {
+		for i, k := range keep {
+			if k {
+				add(int32(i))
+			}
+		}
+	}, n)
+}
+
+// posDeleteFile reads a position delete file once: its positions by the
+// data file path they delete from.
+func (r *icebergRead) posDeleteFile(ctx context.Context, e *env, open store.Opener, d iceberg.DeleteFile) (map[string][]int64, error) {
+	if m, ok := r.posDeletes[d.URL]; ok {
+		return m, nil
+	}
+	m := map[string][]int64{}
+	err := readDeleteFile(ctx, e, open, d.URL, []string{"file_path", "pos"}, func(rec arrow.RecordBatch) error {
+		paths, ok1 := rec.Column(0).(*array.String)
+		pos, ok2 := rec.Column(1).(*array.Int64)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("iceberg: position delete file %s: file_path is %s and pos %s, not string and long", d.URL, rec.Column(0).DataType(), rec.Column(1).DataType())
+		}
+		for i := range paths.Len() {
+			if paths.IsNull(i) || pos.IsNull(i) {
+				return fmt.Errorf("iceberg: position delete file %s: a null path or position", d.URL)
+			}
+			p := paths.Value(i)
+			m[p] = append(m[p], pos.Value(i))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.posDeletes[d.URL] = m
+	return m, nil
+}
+
+// readDeleteFile passes each batch of a delete file's columns to fn.
+func readDeleteFile(ctx context.Context, e *env, open store.Opener, url string, columns []string, fn func(arrow.RecordBatch) error) error {
+	st, key, err := open(ctx, url)
+	if err != nil {
+		return err
+	}
+	ds, err := scan.Open(ctx, st, key, scan.Options{Columns: columns, Mem: e.mem, Ordered: true})
+	if err != nil {
+		return fmt.Errorf("iceberg: delete file: %w", err)
+	}
+	sc := ds.Scan(ctx)
+	defer sc.Close()
+	for sc.Next() {
+		b := sc.Batch()
+		err := fn(b.RecordBatch)
+		b.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// eqDeleteSet is an equality delete file's rows, as keys of its fields.
+type eqDeleteSet struct {
+	ids  []int
+	keys map[string]bool
+}
+
+// eqDeleteSet reads an equality delete file once.
+func (r *icebergRead) eqDeleteSet(ctx context.Context, e *env, open store.Opener, d iceberg.DeleteFile) (*eqDeleteSet, error) {
+	if s, ok := r.eqDeletes[d.URL]; ok {
+		return s, nil
+	}
+	var fields []ice.NestedField
+	for _, id := range d.FieldIDs {
+		f, ok := r.table.Schema.FindFieldByID(id)
+		if !ok {
+			return nil, fmt.Errorf("iceberg: equality delete file %s compares field %d, which the table's schema lacks", d.URL, id)
+		}
+		fields = append(fields, f)
+	}
+	want, err := iceberg.ArrowSchema(ice.NewSchema(0, fields...))
+	if err != nil {
+		return nil, err
+	}
+	set := &eqDeleteSet{ids: d.FieldIDs, keys: map[string]bool{}}
+	st, key, err := open(ctx, d.URL)
+	if err != nil {
+		return nil, err
+	}
+	m := &fileColumns{fields: fields}
+	ds, err := scan.Open(ctx, st, key, scan.Options{FileColumns: m.choose, Mem: e.mem, Ordered: true})
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: equality delete file: %w", err)
+	}
+	if slices.Contains(m.names, "") {
+		return nil, fmt.Errorf("iceberg: equality delete file %s lacks a column it deletes by", d.URL)
+	}
+	sc := ds.Scan(ctx)
+	defer sc.Close()
+	for sc.Next() {
+		b := sc.Batch()
+		err := func() error {
+			defer b.Release()
+			cols := make([]arrow.Array, len(fields))
+			for i, name := range m.names {
+				col := b.Column(b.Schema().FieldIndices(name)[0])
+				if !arrow.TypeEqual(col.DataType(), want.Field(i).Type) {
+					c, err := compute.CastArray(ctx, col, compute.SafeCastOptions(want.Field(i).Type))
+					if err != nil {
+						return err
+					}
+					defer c.Release()
+					col = c
+				}
+				cols[i] = col
+			}
+			rec := array.NewRecordBatch(want, cols, b.NumRows())
+			defer rec.Release()
+			return set.add(rec)
+		}()
+		if err != nil {
+			return nil, fmt.Errorf("iceberg: equality delete file %s: %w", d.URL, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	r.eqDeletes[d.URL] = set
+	return set, nil
+}
+
+func (s *eqDeleteSet) encoder(sc *arrow.Schema) (*keyEncoder, error) {
+	var names []string
+	for _, id := range s.ids {
+		i := slices.IndexFunc(sc.Fields(), func(f arrow.Field) bool { return iceberg.FieldID(f) == id })
+		if i < 0 {
+			return nil, errors.New("a field the delete compares is not read")
+		}
+		names = append(names, sc.Field(i).Name)
+	}
+	return newKeyEncoder("iceberg equality delete", sc, names)
+}
+
+func (s *eqDeleteSet) add(rec arrow.RecordBatch) error {
+	k, err := s.encoder(rec.Schema())
+	if err != nil {
+		return err
+	}
+	var rows keyRows
+	k.encode(rec, &rows)
+	for i := range int(rec.NumRows()) {
+		s.keys[string(rows.row(i))] = true
+	}
+	return nil
+}
+
+// remove clears keep for the rows of rec the set deletes, and says
+// whether it cleared any.
+func (s *eqDeleteSet) remove(rec arrow.RecordBatch, keep []bool) bool {
+	k, err := s.encoder(rec.Schema())
+	if err != nil {
+		return false // openFile reads every field the deletes compare
+	}
+	var rows keyRows
+	k.encode(rec, &rows)
+	any := false
+	for i := range keep {
+		if keep[i] && s.keys[string(rows.row(i))] {
+			keep[i], any = false, true
+		}
+	}
+	return any
+}

@@ -1,0 +1,306 @@
+// Package iceberg reads Apache Iceberg tables: it reads a table's
+// metadata file, chooses a snapshot, and plans the snapshot's data files
+// with the delete files that apply to each. The data files themselves are
+// read by package scan (see exec's scan stage), their columns matched to
+// the table's by Iceberg field id, so renamed, added, dropped and
+// promoted columns read as the table's schema says.
+//
+// Manifests are read with apache/iceberg-go's root package. Its table
+// package is not used: initialising it costs every process that links it
+// half a second (its substrait registry), and every sluice stage process
+// and fanned-out task would pay that. The table metadata file is JSON
+// whose parts that planning needs are read here.
+package iceberg
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	ice "github.com/apache/iceberg-go"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// ErrNoSnapshot is matched by Open's error when the table has no
+// snapshot of the id, or at the time, asked for.
+var ErrNoSnapshot = errors.New("no such snapshot")
+
+// noSnapshot is an error that matches ErrNoSnapshot.
+type noSnapshot struct{ error }
+
+func (e noSnapshot) Is(target error) bool { return target == ErrNoSnapshot }
+
+// Options choose the snapshot to read. The zero value reads the current
+// one.
+type Options struct {
+	// SnapshotID, when not zero, is the snapshot to read.
+	SnapshotID int64
+	// AsOf, when not zero, reads the snapshot that was current at that
+	// time (the table's snapshot log).
+	AsOf time.Time
+}
+
+// Table is an Iceberg table at one snapshot.
+type Table struct {
+	// URL is the metadata file read.
+	URL string
+	// Location is the table's base location, as its metadata says.
+	Location string
+	// Schema is the schema of the snapshot read (the current schema when
+	// the snapshot names none).
+	Schema *ice.Schema
+	// Snapshot is the snapshot read; nil for a table without one (no
+	// rows).
+	Snapshot *Snapshot
+
+	formatVersion int
+	specs         map[int32]ice.PartitionSpec
+	schemas       []*ice.Schema // every schema the table has had
+}
+
+// Snapshot is one snapshot of a table.
+type Snapshot struct {
+	ID           int64
+	Sequence     int64
+	Time         time.Time
+	ManifestList string
+}
+
+// metadata is what planning reads of a table metadata file (format
+// versions 1 to 3).
+type metadata struct {
+	FormatVersion     int                 `json:"format-version"`
+	Location          string              `json:"location"`
+	CurrentSchemaID   *int                `json:"current-schema-id"`
+	Schemas           []*ice.Schema       `json:"schemas"`
+	Schema            *ice.Schema         `json:"schema"` // format 1
+	Specs             []ice.PartitionSpec `json:"partition-specs"`
+	CurrentSnapshotID *int64              `json:"current-snapshot-id"`
+	Snapshots         []struct {
+		ID           int64    `json:"snapshot-id"`
+		Sequence     int64    `json:"sequence-number"`
+		TimestampMs  int64    `json:"timestamp-ms"`
+		ManifestList string   `json:"manifest-list"`
+		Manifests    []string `json:"manifests"` // format 1, before manifest lists
+		SchemaID     *int     `json:"schema-id"`
+	} `json:"snapshots"`
+	SnapshotLog []struct {
+		ID          int64 `json:"snapshot-id"`
+		TimestampMs int64 `json:"timestamp-ms"`
+	} `json:"snapshot-log"`
+}
+
+// IsMetadataURL says whether url names a table metadata file
+// (vN.metadata.json or <uuid>.metadata.json, gzipped or not).
+func IsMetadataURL(url string) bool {
+	base := path.Base(url)
+	return strings.HasSuffix(base, ".metadata.json") || strings.HasSuffix(base, ".metadata.json.gz") || strings.HasSuffix(base, ".gz.metadata.json")
+}
+
+// Open reads the table whose metadata file url names, or, when url is
+// the table's location, the metadata file its metadata/version-hint.text
+// names (else the highest vN.metadata.json there), and chooses the
+// snapshot opts asks for.
+func Open(ctx context.Context, open store.Opener, url string, opts Options) (*Table, error) {
+	if opts.SnapshotID != 0 && !opts.AsOf.IsZero() {
+		return nil, noSnapshot{errors.New("iceberg: a snapshot id and a time: give one")}
+	}
+	if !IsMetadataURL(url) {
+		var err error
+		if url, err = currentMetadata(ctx, open, url); err != nil {
+			return nil, err
+		}
+	}
+	b, err := readAll(ctx, open, url)
+	if err != nil {
+		return nil, err
+	}
+	var md metadata
+	if err := json.Unmarshal(b, &md); err != nil {
+		return nil, fmt.Errorf("iceberg: %s: not table metadata: %v", url, err)
+	}
+	if md.FormatVersion < 1 || md.FormatVersion > 3 {
+		return nil, fmt.Errorf("iceberg: %s: format version %d; this sluice reads 1 to 3", url, md.FormatVersion)
+	}
+	schemas := md.Schemas
+	if len(schemas) == 0 && md.Schema != nil {
+		schemas = []*ice.Schema{md.Schema}
+	}
+	t := &Table{URL: url, Location: md.Location, formatVersion: md.FormatVersion, specs: map[int32]ice.PartitionSpec{}, schemas: schemas}
+	for _, s := range md.Specs {
+		t.specs[int32(s.ID())] = s
+	}
+	schemaByID := func(id int) *ice.Schema {
+		for _, s := range schemas {
+			if s.ID == id {
+				return s
+			}
+		}
+		return nil
+	}
+	switch {
+	case md.CurrentSchemaID != nil:
+		t.Schema = schemaByID(*md.CurrentSchemaID)
+	case len(schemas) > 0:
+		t.Schema = schemas[len(schemas)-1]
+	}
+	if t.Schema == nil {
+		return nil, fmt.Errorf("iceberg: %s: no current schema", url)
+	}
+
+	id := int64(-1)
+	if md.CurrentSnapshotID != nil {
+		id = *md.CurrentSnapshotID
+	}
+	switch {
+	case opts.SnapshotID != 0:
+		id = opts.SnapshotID
+	case !opts.AsOf.IsZero():
+		id = -1
+		at := opts.AsOf.UnixMilli()
+		for _, l := range md.SnapshotLog {
+			if l.TimestampMs <= at {
+				id = l.ID
+			}
+		}
+		if id == -1 {
+			first := "it has no snapshot log"
+			if len(md.SnapshotLog) > 0 {
+				first = "its first snapshot is of " + time.UnixMilli(md.SnapshotLog[0].TimestampMs).UTC().Format(time.RFC3339Nano)
+			}
+			return nil, noSnapshot{fmt.Errorf("iceberg: %s: no snapshot was current at %s (%s)", url, opts.AsOf.UTC().Format(time.RFC3339Nano), first)}
+		}
+	}
+	if id == -1 {
+		return t, nil // no snapshot yet: no rows
+	}
+	var ids []string
+	for _, s := range md.Snapshots {
+		ids = append(ids, strconv.FormatInt(s.ID, 10))
+		if s.ID != id {
+			continue
+		}
+		if s.ManifestList == "" {
+			return nil, fmt.Errorf("iceberg: %s: snapshot %d lists its manifests inline (format 1 before manifest lists), which this sluice does not read", url, id)
+		}
+		t.Snapshot = &Snapshot{ID: s.ID, Sequence: s.Sequence, Time: time.UnixMilli(s.TimestampMs), ManifestList: s.ManifestList}
+		if s.SchemaID != nil {
+			if sc := schemaByID(*s.SchemaID); sc != nil {
+				t.Schema = sc
+			}
+		}
+		return t, nil
+	}
+	return nil, noSnapshot{fmt.Errorf("iceberg: %s: no snapshot %d (snapshots: %s)", url, id, strings.Join(ids, ", "))}
+}
+
+// currentMetadata finds the metadata file of the table at location, as
+// Hadoop-style catalogs leave it: metadata/version-hint.text names the
+// version, else the highest metadata/vN.metadata.json is current.
+func currentMetadata(ctx context.Context, open store.Opener, location string) (string, error) {
+	dir := strings.TrimSuffix(location, "/") + "/metadata/"
+	hint, err := readAll(ctx, open, dir+"version-hint.text")
+	if err == nil {
+		v := strings.TrimSpace(string(hint))
+		if _, err := strconv.Atoi(v); err == nil {
+			return dir + "v" + v + ".metadata.json", nil
+		}
+		return "", fmt.Errorf("iceberg: %sversion-hint.text holds %q, not a version number", dir, v)
+	}
+	if store.KindOf(err) != store.KindNotFound {
+		return "", err
+	}
+	st, prefix, err := open(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	objs, err := st.List(ctx, prefix)
+	if err != nil {
+		return "", err
+	}
+	best, bestURL := -1, ""
+	for _, o := range objs {
+		name := path.Base(o.Key)
+		v, ok := strings.CutPrefix(name, "v")
+		if !ok {
+			continue
+		}
+		v, ok = strings.CutSuffix(v, ".metadata.json")
+		if n, err := strconv.Atoi(v); ok && err == nil && n > best {
+			best, bestURL = n, st.URL(o.Key)
+		}
+	}
+	if best < 0 {
+		return "", &store.Error{Op: "open", URL: location, Kind: store.KindNotFound,
+			Err: errors.New("not an Iceberg table: no metadata/version-hint.text or metadata/vN.metadata.json under it (name a table's metadata file)")}
+	}
+	return bestURL, nil
+}
+
+// readAll reads the whole object at url.
+func readAll(ctx context.Context, open store.Opener, url string) ([]byte, error) {
+	st, key, err := open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	return st.ReadAll(ctx, key)
+}
+
+// URL is the store URL of a path in a table's metadata. Iceberg writers
+// record absolute locations: s3://, s3a:// and s3n:// (Hadoop's names
+// for S3), gs://, abfs[s]://, file:/ and file:///, or a plain absolute
+// path.
+func URL(p string) string {
+	for _, pre := range []string{"s3a://", "s3n://"} {
+		if rest, ok := strings.CutPrefix(p, pre); ok {
+			return "s3://" + rest
+		}
+	}
+	if rest, ok := strings.CutPrefix(p, "file:"); ok && !strings.HasPrefix(rest, "//") {
+		return "file://" + rest // file:/a/b, as Hadoop writes it
+	}
+	return p
+}
+
+// StableNames says whether each of names has named one field (one id)
+// in every schema the table has had. A data file's column of such a name
+// is then that field, whichever schema the file was written under, so
+// the file's statistics under that name are the field's.
+func (t *Table) StableNames(names []string) bool {
+	for _, name := range names {
+		id := -1
+		for _, s := range t.schemas {
+			f, ok := s.FindFieldByName(name)
+			if !ok {
+				continue
+			}
+			if id >= 0 && f.ID != id {
+				return false
+			}
+			id = f.ID
+		}
+	}
+	return true
+}
+
+// specOf is the partition spec id names.
+func (t *Table) specOf(id int32) (ice.PartitionSpec, bool) {
+	s, ok := t.specs[id]
+	return s, ok
+}
+
+// FieldIDs are the ids of the schema's top-level fields, in order.
+func FieldIDs(s *ice.Schema) []int {
+	var ids []int
+	for _, f := range s.Fields() {
+		ids = append(ids, f.ID)
+	}
+	return slices.Clip(ids)
+}
