@@ -29,7 +29,10 @@
 // RunReport and RunWorkersReport are what sluice bench does with a run:
 // they run it, save its records and plot (atomically: a failed write
 // leaves no half file) and write its report or its JSON document
-// (Document, WorkersDocument), as Output says.
+// (Document, WorkersDocument), as Output says. Settings is a benchmark as
+// sluice bench's flags spell it, read and checked into a Config (or a
+// WorkersConfig, a PredictConfig); WorkersConfig.WorkerArgs writes a
+// worker's part back as the flags its process is given.
 //
 // What it is not: a model of the network (pair it with package sim to see
 // what a remote link would give), or a scheduler: the workers of a run are

@@ -156,6 +156,19 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// MaxConcurrency is the largest concurrency c measures at (AutoMax when
+// Auto): what to size the store's connection pool for, so that the run
+// measures the store and not the pool.
+func (c Config) MaxConcurrency() int {
+	if c.Auto {
+		return c.withDefaults().AutoMax
+	}
+	if len(c.Concurrency) == 0 {
+		return 0
+	}
+	return slices.Max(c.Concurrency)
+}
+
 const maxConcurrency = 4096
 
 const maxPrefixes = 1000

@@ -73,7 +73,7 @@ type WorkersConfig struct {
 	Progress func(WorkersRun)
 	// Worker is the benchmark each worker runs, for RunWorkersReport to
 	// describe: one object size at one concurrency. The Launcher is what
-	// tells the workers.
+	// tells the workers (an ExecLauncher, with WorkerArgs).
 	Worker Config
 }
 
@@ -91,6 +91,14 @@ func (c WorkersConfig) Validate() error {
 	}
 	if c.Rounds < 0 || c.StartDelay < 0 {
 		return errors.New("rounds and start delay must not be negative")
+	}
+	// What WorkerArgs can tell a worker: its own objects to write, one
+	// size at one concurrency, since the worker counts are the sweep.
+	switch w := c.Worker; {
+	case w.ReadOnly:
+		return errors.New("workers write what they read: read-only does not apply")
+	case w.Auto || len(w.Sizes) > 1 || len(w.Concurrency) > 1:
+		return errors.New("a worker runs one object size at one concurrency")
 	}
 	return nil
 }

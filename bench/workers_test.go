@@ -157,9 +157,25 @@ func TestRunWorkersCancelled(t *testing.T) {
 }
 
 func TestWorkersConfigValidate(t *testing.T) {
-	for _, c := range []WorkersConfig{{}, {Workers: []int{0}}, {Workers: []int{1, 5000}}, {Workers: []int{1}, Rounds: -1}} {
-		if c.Validate() == nil {
-			t.Errorf("%+v accepted", c)
+	one := Config{Sizes: []int64{1 << 20}, Concurrency: []int{2}}
+	for _, c := range []struct {
+		cfg  WorkersConfig
+		want string
+	}{
+		{WorkersConfig{Workers: []int{1, 2}, Worker: one}, ""},
+		{WorkersConfig{Workers: []int{1}}, ""}, // a Launcher of its own tells its workers
+		{WorkersConfig{}, "no worker count given"},
+		{WorkersConfig{Workers: []int{0}}, "workers must be in 1..1024, got 0"},
+		{WorkersConfig{Workers: []int{1, 5000}}, "workers must be in 1..1024, got 5000"},
+		{WorkersConfig{Workers: []int{1}, Rounds: -1}, "rounds and start delay must not be negative"},
+		{WorkersConfig{Workers: []int{1}, StartDelay: -1}, "rounds and start delay must not be negative"},
+		{WorkersConfig{Workers: []int{1}, Worker: Config{ReadOnly: true, Concurrency: []int{2}}}, "workers write what they read: read-only does not apply"},
+		{WorkersConfig{Workers: []int{1}, Worker: Config{Sizes: []int64{1, 2}, Concurrency: []int{2}}}, "a worker runs one object size at one concurrency"},
+		{WorkersConfig{Workers: []int{1}, Worker: Config{Sizes: []int64{1}, Concurrency: []int{1, 2}}}, "a worker runs one object size at one concurrency"},
+		{WorkersConfig{Workers: []int{1}, Worker: Config{Sizes: []int64{1}, Auto: true}}, "a worker runs one object size at one concurrency"},
+	} {
+		if got := errText(c.cfg.Validate()); got != c.want {
+			t.Errorf("Validate(%+v) = %q, want %q", c.cfg, got, c.want)
 		}
 	}
 }

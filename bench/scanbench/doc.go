@@ -30,7 +30,8 @@
 // memory of a child process scanning with a memory budget. New opens a
 // dataset; Run makes the runs; Measure makes whatever the Config asks
 // for, the child's peak RSS included, as one Document that sluice
-// bench-scan prints or encodes as JSON.
+// bench-scan prints or encodes as JSON. Settings is a benchmark as sluice
+// bench-scan's flags spell it, read and checked into a Config.
 //
 // What it is not: a benchmark of the store or of the network (see package
 // bench), or a test of correctness beyond the checksums it compares.

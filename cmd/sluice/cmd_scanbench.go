@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,24 +20,16 @@ import (
 )
 
 type scanBenchOptions struct {
-	size            string
-	rows            int64
-	files           int
-	cache           string
-	runs            int
-	memory          string
-	only            string
-	rawConcurrency  string
-	fileConcurrency string
-	resweep         bool
-	checksum        bool
-	projection      string
-	faults          string
-	rss             bool
-	json            bool
-	quiet           bool
-	timeout         time.Duration
-	cpuProfile      string
+	scanbench.Settings // what to measure, as the flags spell it
+	cache              string
+	memory             string
+	resweep            bool
+	checksum           bool
+	rss                bool
+	json               bool
+	quiet              bool
+	timeout            time.Duration
+	cpuProfile         string
 }
 
 func newScanBenchCommand() *cobra.Command {
@@ -59,23 +50,24 @@ func newScanBenchCommand() *cobra.Command {
 			if len(args) == 1 {
 				url = args[0]
 			}
-			return runScanBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, url, cmd.Flags().Changed("rows"))
+			opts.RowsGiven, opts.Link = cmd.Flags().Changed("rows"), globals.profile
+			return runScanBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, url)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.size, "size", "1GiB", "size of the generated dataset (without URL)")
-	f.Int64Var(&opts.rows, "rows", 0, "rows of the generated dataset, instead of --size")
-	f.IntVar(&opts.files, "files", 8, "files of the generated dataset")
+	f.StringVar(&opts.Size, "size", "1GiB", "size of the generated dataset (without URL)")
+	f.Int64Var(&opts.Rows, "rows", 0, "rows of the generated dataset, instead of --size")
+	f.IntVar(&opts.Files, "files", 8, "files of the generated dataset")
 	f.StringVar(&opts.cache, "cache", filepath.Join(os.TempDir(), "sluice-scanbench"), "directory the generated dataset is kept in")
-	f.IntVar(&opts.runs, "runs", 3, "runs; figures are medians over them")
+	f.IntVar(&opts.Runs, "runs", 3, "runs; figures are medians over them")
 	f.StringVar(&opts.memory, "memory", "", "scan's memory budget (default: scan's); with --rss, the child's (default: a quarter of the dataset)")
-	f.StringVar(&opts.only, "only", "", "measure only these, comma-separated: "+strings.Join(scanbench.All(), ","))
-	f.StringVar(&opts.rawConcurrency, "raw-concurrency", "4,8,16,32,64", "requests in flight to try raw GETs at")
-	f.StringVar(&opts.fileConcurrency, "file-concurrency", "1,2,4,8", "files at once to try the naive and whole-object readers at")
+	f.StringVar(&opts.Only, "only", "", "measure only these, comma-separated: "+strings.Join(scanbench.All(), ","))
+	f.StringVar(&opts.RawConcurrency, "raw-concurrency", "4,8,16,32,64", "requests in flight to try raw GETs at")
+	f.StringVar(&opts.FileConcurrency, "file-concurrency", "1,2,4,8", "files at once to try the naive and whole-object readers at")
 	f.BoolVar(&opts.resweep, "resweep", false, "sweep the concurrencies in every run, not only the first")
 	f.BoolVar(&opts.checksum, "checksum", false, "checksum every scan's values (costs decode time)")
-	f.StringVar(&opts.projection, "projection", "", "also scan only these columns (and read them with the naive and whole-object readers): bytes fetched against their chunks and footers, and time")
-	f.StringVar(&opts.faults, "faults", "", "also scan with these faults added to --sim, e.g. slowdown=0.05,reset=0.01,stall=0.01:10s")
+	f.StringVar(&opts.Projection, "projection", "", "also scan only these columns (and read them with the naive and whole-object readers): bytes fetched against their chunks and footers, and time")
+	f.StringVar(&opts.Faults, "faults", "", "also scan with these faults added to --sim, e.g. slowdown=0.05,reset=0.01,stall=0.01:10s")
 	f.BoolVar(&opts.rss, "rss", false, `also measure the peak RSS of "sluice scan --memory" in a child process`)
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no line per measurement on stderr")
@@ -84,27 +76,9 @@ func newScanBenchCommand() *cobra.Command {
 	return cmd
 }
 
-func scanBenchList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOptions, url string, rowsGiven bool) error {
+func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOptions, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	rawC, ok := ints(opts.rawConcurrency, 1)
-	if !ok {
-		return usagef("--raw-concurrency %q: want positive integers separated by commas", opts.rawConcurrency)
-	}
-	fileC, ok := ints(opts.fileConcurrency, 1)
-	if !ok {
-		return usagef("--file-concurrency %q: want positive integers separated by commas", opts.fileConcurrency)
-	}
 	var budget int64
 	var err error
 	if opts.memory != "" {
@@ -112,46 +86,20 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 			return err
 		}
 	}
-	if opts.runs <= 0 {
-		return usagef("--runs %d: want at least 1", opts.runs)
-	}
-	only := scanBenchList(opts.only)
-	for _, m := range only {
-		if !slices.Contains(scanbench.All(), m) {
-			return usagef("--only %s: want some of %s", m, strings.Join(scanbench.All(), ","))
-		}
-	}
-	if opts.only != "" && len(only) == 0 {
-		return usagef("--only %q names nothing", opts.only)
-	}
-	var faulty sim.Profile
-	if opts.faults != "" {
-		base := globals.profile.String()
-		spec := opts.faults
-		if !globals.profile.IsNone() {
-			spec = base + "," + spec
-		}
-		if faulty, err = sim.Parse(spec); err != nil {
-			return usagef("--faults: %v", err)
-		}
+	cfg, faulty, err := opts.Config()
+	if err != nil {
+		return usageError{err}
 	}
 	if url == "" {
-		rows := opts.rows
-		if !rowsGiven {
-			size, err := bench.ParseSize(opts.size)
-			if err != nil || size <= 0 {
-				return usagef("--size %q: want a size such as 1GiB", opts.size)
-			}
-			rows = scanbench.LineitemRows(size)
-		}
-		if rows <= 0 || opts.files <= 0 || int64(opts.files) > rows {
-			return usagef("--rows %d --files %d: want at least one row per file", rows, opts.files)
+		rows, err := opts.DatasetRows()
+		if err != nil {
+			return usageError{err}
 		}
 		var log func(string)
 		if !opts.quiet {
 			log = func(s string) { fmt.Fprintln(errOut, s) }
 		}
-		if url, err = scanbench.Lineitem(ctx, opts.cache, rows, opts.files, log); err != nil {
+		if url, err = scanbench.Lineitem(ctx, opts.cache, rows, opts.Files, log); err != nil {
 			return err
 		}
 	}
@@ -173,26 +121,21 @@ func runScanBench(ctx context.Context, out, errOut io.Writer, opts scanBenchOpti
 		return err
 	}
 	defer local.Close()
-	cfg := scanbench.Config{
-		Store: st, Pattern: key, Local: local,
-		Runs: opts.runs, Only: only, Memory: budget,
-		RawConcurrency: rawC, FileConcurrency: fileC, Resweep: opts.resweep,
-		Checksum: opts.checksum, Projection: scanBenchList(opts.projection),
-		// Every reader decodes into the same kind of reusing pool that
-		// sluice scan uses, so the ratios compare how they read.
-		Mem: mempool.New(64 << 20),
-		Sim: globals.profile.String(),
-	}
+	cfg.Store, cfg.Pattern, cfg.Local = st, key, local
+	cfg.Memory, cfg.Resweep, cfg.Checksum = budget, opts.resweep, opts.checksum
+	// Every reader decodes into the same kind of reusing pool that sluice
+	// scan uses, so the ratios compare how they read.
+	cfg.Mem = mempool.New(64 << 20)
 	if !opts.quiet {
 		cfg.Log = errOut
 	}
-	if opts.faults != "" {
+	if opts.Faults != "" {
 		fst, _, err := open(sim.WrapOption(faulty))
 		if err != nil {
 			return err
 		}
 		defer fst.Close()
-		cfg.Faulty, cfg.Faults = fst, faulty.String()
+		cfg.Faulty = fst
 	}
 	if opts.rss {
 		self, err := os.Executable()
