@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -138,19 +137,6 @@ func exactArgs(n int) cobra.PositionalArgs {
 		}
 		return nil
 	}
-}
-
-// ints reads a comma-separated list of numbers, each at least least.
-func ints(s string, least int) ([]int, bool) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < least {
-			return nil, false
-		}
-		out = append(out, n)
-	}
-	return out, true
 }
 
 // helpWidth is the width help wraps to: the terminal's, within 60-120
