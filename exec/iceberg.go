@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	ice "github.com/apache/iceberg-go"
 
 	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/iceberg"
@@ -28,7 +27,7 @@ import (
 type icebergRead struct {
 	url    string
 	table  *iceberg.Table
-	fields []ice.NestedField // the table's columns read, in output order, then the filter's
+	fields []iceberg.Field // the table's columns read, in output order, then the filter's
 	read   *arrow.Schema     // their Arrow types
 	out    int               // the first len(out) of fields are the output
 	filter *filterer
@@ -53,14 +52,14 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 		return nil, nil, err
 	}
 	r := &icebergRead{url: u, table: t, posDeletes: map[string]map[string][]int64{}, eqDeletes: map[string]*eqDeleteSet{}}
-	all := t.Schema.Fields()
-	byName := func(name string) (ice.NestedField, bool) {
+	all := t.Schema.Fields
+	byName := func(name string) (iceberg.Field, bool) {
 		for _, f := range all {
 			if f.Name == name {
 				return f, true
 			}
 		}
-		return ice.NestedField{}, false
+		return iceberg.Field{}, false
 	}
 	names := func() []string {
 		var n []string
@@ -81,20 +80,20 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 		}
 	}
 	if used := s.opts.Used; used != nil {
-		kept := slices.DeleteFunc(slices.Clone(r.fields), func(f ice.NestedField) bool { return !slices.Contains(used, f.Name) })
+		kept := slices.DeleteFunc(slices.Clone(r.fields), func(f iceberg.Field) bool { return !slices.Contains(used, f.Name) })
 		if len(kept) == len(used) {
 			r.fields = kept
 		}
 	}
 	r.out = len(r.fields)
-	outSchema, err := iceberg.ArrowSchema(ice.NewSchema(0, r.fields...))
+	outSchema, err := iceberg.ArrowSchema(r.fields)
 	if err != nil {
 		return nil, nil, err
 	}
 	filterText := s.opts.Filter
 	if filterText != "" {
 		// The filter's columns are read too, and left out after it.
-		full, err := iceberg.ArrowSchema(t.Schema)
+		full, err := iceberg.ArrowSchema(t.Schema.Fields)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -106,7 +105,7 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 		for _, i := range c.Columns() {
 			name := full.Field(i).Name
 			filterNames = append(filterNames, name)
-			if f, ok := byName(name); ok && !slices.ContainsFunc(r.fields, func(g ice.NestedField) bool { return g.ID == f.ID }) {
+			if f, ok := byName(name); ok && !slices.ContainsFunc(r.fields, func(g iceberg.Field) bool { return g.ID == f.ID }) {
 				r.fields = append(r.fields, f)
 			}
 		}
@@ -117,7 +116,7 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 			r.prune = filterText
 		}
 	}
-	if r.read, err = iceberg.ArrowSchema(ice.NewSchema(0, r.fields...)); err != nil {
+	if r.read, err = iceberg.ArrowSchema(r.fields); err != nil {
 		return nil, nil, err
 	}
 	if filterText != "" {
@@ -153,8 +152,8 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 		eq = append(eq, set)
 		// The delete's columns are read to compare, and left out after.
 		for _, id := range d.FieldIDs {
-			if !slices.ContainsFunc(fields, func(f ice.NestedField) bool { return f.ID == id }) {
-				f, ok := r.table.Schema.FindFieldByID(id)
+			if !slices.ContainsFunc(fields, func(f iceberg.Field) bool { return f.ID == id }) {
+				f, ok := r.table.Schema.FieldByID(id)
 				if !ok {
 					return nil, fmt.Errorf("iceberg: equality delete file %s compares field %d, which the table's schema lacks", d.URL, id)
 				}
@@ -165,7 +164,7 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 	readSchema := r.read
 	if len(fields) > len(r.fields) {
 		var err error
-		if readSchema, err = iceberg.ArrowSchema(ice.NewSchema(0, fields...)); err != nil {
+		if readSchema, err = iceberg.ArrowSchema(fields); err != nil {
 			return nil, err
 		}
 	}
@@ -211,7 +210,7 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 // fileColumns maps the table's columns to a file's, by field id (by name
 // in a file written without ids).
 type fileColumns struct {
-	fields []ice.NestedField
+	fields []iceberg.Field
 	names  []string // each field's column in the file, "" when it lacks it
 }
 
@@ -454,15 +453,15 @@ func (r *icebergRead) eqDeleteSet(ctx context.Context, e *env, open store.Opener
 	if s, ok := r.eqDeletes[d.URL]; ok {
 		return s, nil
 	}
-	var fields []ice.NestedField
+	var fields []iceberg.Field
 	for _, id := range d.FieldIDs {
-		f, ok := r.table.Schema.FindFieldByID(id)
+		f, ok := r.table.Schema.FieldByID(id)
 		if !ok {
 			return nil, fmt.Errorf("iceberg: equality delete file %s compares field %d, which the table's schema lacks", d.URL, id)
 		}
 		fields = append(fields, f)
 	}
-	want, err := iceberg.ArrowSchema(ice.NewSchema(0, fields...))
+	want, err := iceberg.ArrowSchema(fields)
 	if err != nil {
 		return nil, err
 	}

@@ -5,11 +5,13 @@
 // the table's by Iceberg field id, so renamed, added, dropped and
 // promoted columns read as the table's schema says.
 //
-// Manifests are read with apache/iceberg-go's root package. Its table
-// package is not used: initialising it costs every process that links it
-// half a second (its substrait registry), and every sluice stage process
-// and fanned-out task would pay that. The table metadata file is JSON
-// whose parts that planning needs are read here.
+// It does not link apache/iceberg-go: its packages initialise Avro
+// schemas and a substrait registry at start (2 ms and 10 MB of resident
+// binary for the root package, half a second for table), which every
+// sluice stage process and fanned-out task would pay. The table metadata
+// is JSON, and manifests are Avro container files read with twmb/avro;
+// what planning needs of them is read here, and tests check the result
+// against iceberg-go's own reading.
 package iceberg
 
 import (
@@ -22,8 +24,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	ice "github.com/apache/iceberg-go"
 
 	"github.com/sluice-data/sluice/store"
 )
@@ -55,14 +55,14 @@ type Table struct {
 	Location string
 	// Schema is the schema of the snapshot read (the current schema when
 	// the snapshot names none).
-	Schema *ice.Schema
+	Schema *Schema
 	// Snapshot is the snapshot read; nil for a table without one (no
 	// rows).
 	Snapshot *Snapshot
 
 	formatVersion int
-	specs         map[int32]ice.PartitionSpec
-	schemas       []*ice.Schema // every schema the table has had
+	specs         map[int32]spec
+	schemas       []*Schema // every schema the table has had
 }
 
 // Snapshot is one snapshot of a table.
@@ -76,13 +76,16 @@ type Snapshot struct {
 // metadata is what planning reads of a table metadata file (format
 // versions 1 to 3).
 type metadata struct {
-	FormatVersion     int                 `json:"format-version"`
-	Location          string              `json:"location"`
-	CurrentSchemaID   *int                `json:"current-schema-id"`
-	Schemas           []*ice.Schema       `json:"schemas"`
-	Schema            *ice.Schema         `json:"schema"` // format 1
-	Specs             []ice.PartitionSpec `json:"partition-specs"`
-	CurrentSnapshotID *int64              `json:"current-snapshot-id"`
+	FormatVersion   int       `json:"format-version"`
+	Location        string    `json:"location"`
+	CurrentSchemaID *int      `json:"current-schema-id"`
+	Schemas         []*Schema `json:"schemas"`
+	Schema          *Schema   `json:"schema"` // format 1
+	Specs           []spec    `json:"partition-specs"`
+	Spec            []struct {
+		Transform string `json:"transform"`
+	} `json:"partition-spec"` // format 1: spec 0
+	CurrentSnapshotID *int64 `json:"current-snapshot-id"`
 	Snapshots         []struct {
 		ID           int64    `json:"snapshot-id"`
 		Sequence     int64    `json:"sequence-number"`
@@ -131,13 +134,16 @@ func Open(ctx context.Context, open store.Opener, url string, opts Options) (*Ta
 	}
 	schemas := md.Schemas
 	if len(schemas) == 0 && md.Schema != nil {
-		schemas = []*ice.Schema{md.Schema}
+		schemas = []*Schema{md.Schema}
 	}
-	t := &Table{URL: url, Location: md.Location, formatVersion: md.FormatVersion, specs: map[int32]ice.PartitionSpec{}, schemas: schemas}
+	t := &Table{URL: url, Location: md.Location, formatVersion: md.FormatVersion, specs: map[int32]spec{}, schemas: schemas}
 	for _, s := range md.Specs {
-		t.specs[int32(s.ID())] = s
+		t.specs[s.ID] = s
 	}
-	schemaByID := func(id int) *ice.Schema {
+	if len(md.Specs) == 0 {
+		t.specs[0] = spec{Fields: md.Spec}
+	}
+	schemaByID := func(id int) *Schema {
 		for _, s := range schemas {
 			if s.ID == id {
 				return s
@@ -277,7 +283,7 @@ func (t *Table) StableNames(names []string) bool {
 	for _, name := range names {
 		id := -1
 		for _, s := range t.schemas {
-			f, ok := s.FindFieldByName(name)
+			f, ok := s.FieldByName(name)
 			if !ok {
 				continue
 			}
@@ -290,17 +296,74 @@ func (t *Table) StableNames(names []string) bool {
 	return true
 }
 
-// specOf is the partition spec id names.
-func (t *Table) specOf(id int32) (ice.PartitionSpec, bool) {
-	s, ok := t.specs[id]
-	return s, ok
+// Schema is a table schema's top-level columns.
+type Schema struct {
+	ID     int     `json:"schema-id"`
+	Fields []Field `json:"fields"`
 }
 
-// FieldIDs are the ids of the schema's top-level fields, in order.
-func FieldIDs(s *ice.Schema) []int {
-	var ids []int
-	for _, f := range s.Fields() {
-		ids = append(ids, f.ID)
+// Field is a top-level column of a schema.
+type Field struct {
+	ID       int    `json:"id"`
+	Name     string `json:"name"`
+	Required bool   `json:"required"`
+	Type     Type   `json:"type"`
+}
+
+// Type is a column's Iceberg type as the metadata spells a primitive one
+// ("long", "decimal(10, 2)", "fixed[16]", "timestamptz"), or "struct",
+// "list" or "map" for a nested one.
+type Type string
+
+func (t *Type) UnmarshalJSON(b []byte) error {
+	var name string
+	if json.Unmarshal(b, &name) == nil {
+		*t = Type(name)
+		return nil
 	}
-	return slices.Clip(ids)
+	var nested struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &nested); err != nil || nested.Type == "" {
+		return fmt.Errorf("a type that is neither a name nor a nested type: %.40s", b)
+	}
+	*t = Type(nested.Type)
+	return nil
+}
+
+// FieldByID is the column of id.
+func (s *Schema) FieldByID(id int) (Field, bool) {
+	i := slices.IndexFunc(s.Fields, func(f Field) bool { return f.ID == id })
+	if i < 0 {
+		return Field{}, false
+	}
+	return s.Fields[i], true
+}
+
+// FieldByName is the column of name.
+func (s *Schema) FieldByName(name string) (Field, bool) {
+	i := slices.IndexFunc(s.Fields, func(f Field) bool { return f.Name == name })
+	if i < 0 {
+		return Field{}, false
+	}
+	return s.Fields[i], true
+}
+
+// spec is a partition spec: what planning needs is whether it
+// partitions at all.
+type spec struct {
+	ID     int32 `json:"spec-id"`
+	Fields []struct {
+		Transform string `json:"transform"`
+	} `json:"fields"`
+}
+
+// unpartitioned says whether the spec puts every row in one partition.
+func (s spec) unpartitioned() bool {
+	for _, f := range s.Fields {
+		if f.Transform != "void" {
+			return false
+		}
+	}
+	return true
 }

@@ -5,64 +5,68 @@ import (
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	ice "github.com/apache/iceberg-go"
 )
 
 // FieldIDKey is the Arrow field metadata key under which a Parquet
 // file's schema, as arrow-go reads it, carries each column's field id.
 const FieldIDKey = "PARQUET:field_id"
 
-// ArrowSchema is the Arrow schema of s's top-level columns, as Parquet
-// files written for it read (timestamps in microseconds, timestamptz in
-// UTC, uuid as 16 fixed bytes). Each field carries its id under
-// FieldIDKey.
-func ArrowSchema(s *ice.Schema) (*arrow.Schema, error) {
-	var fields []arrow.Field
-	for _, f := range s.Fields() {
+// ArrowSchema is the Arrow schema of fields, as Parquet files written for
+// them read (timestamps in microseconds, timestamptz in UTC, uuid as 16
+// fixed bytes). Each field carries its id under FieldIDKey.
+func ArrowSchema(fields []Field) (*arrow.Schema, error) {
+	var out []arrow.Field
+	for _, f := range fields {
 		dt, err := arrowType(f.Type)
 		if err != nil {
 			return nil, fmt.Errorf("iceberg: column %s: %w", f.Name, err)
 		}
-		fields = append(fields, arrow.Field{Name: f.Name, Type: dt, Nullable: !f.Required,
+		out = append(out, arrow.Field{Name: f.Name, Type: dt, Nullable: !f.Required,
 			Metadata: arrow.NewMetadata([]string{FieldIDKey}, []string{strconv.Itoa(f.ID)})})
 	}
-	return arrow.NewSchema(fields, nil), nil
+	return arrow.NewSchema(out, nil), nil
 }
 
-func arrowType(t ice.Type) (arrow.DataType, error) {
-	switch t := t.(type) {
-	case ice.BooleanType:
+func arrowType(t Type) (arrow.DataType, error) {
+	switch t {
+	case "boolean":
 		return arrow.FixedWidthTypes.Boolean, nil
-	case ice.Int32Type:
+	case "int":
 		return arrow.PrimitiveTypes.Int32, nil
-	case ice.Int64Type:
+	case "long":
 		return arrow.PrimitiveTypes.Int64, nil
-	case ice.Float32Type:
+	case "float":
 		return arrow.PrimitiveTypes.Float32, nil
-	case ice.Float64Type:
+	case "double":
 		return arrow.PrimitiveTypes.Float64, nil
-	case ice.DecimalType:
-		return &arrow.Decimal128Type{Precision: int32(t.Precision()), Scale: int32(t.Scale())}, nil
-	case ice.DateType:
+	case "date":
 		return arrow.FixedWidthTypes.Date32, nil
-	case ice.TimeType:
+	case "time":
 		return arrow.FixedWidthTypes.Time64us, nil
-	case ice.TimestampType:
+	case "timestamp":
 		return &arrow.TimestampType{Unit: arrow.Microsecond}, nil
-	case ice.TimestampTzType:
+	case "timestamptz":
 		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, nil
-	case ice.TimestampNsType:
+	case "timestamp_ns":
 		return &arrow.TimestampType{Unit: arrow.Nanosecond}, nil
-	case ice.TimestampTzNsType:
+	case "timestamptz_ns":
 		return &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}, nil
-	case ice.StringType:
+	case "string":
 		return arrow.BinaryTypes.String, nil
-	case ice.BinaryType:
+	case "binary":
 		return arrow.BinaryTypes.Binary, nil
-	case ice.FixedType:
-		return &arrow.FixedSizeBinaryType{ByteWidth: t.Len()}, nil
-	case ice.UUIDType:
+	case "uuid":
 		return &arrow.FixedSizeBinaryType{ByteWidth: 16}, nil
+	}
+	var p, sc, n int
+	if _, err := fmt.Sscanf(string(t), "decimal(%d, %d)", &p, &sc); err == nil && p >= 1 && p <= 38 && sc >= 0 && sc <= p {
+		return &arrow.Decimal128Type{Precision: int32(p), Scale: int32(sc)}, nil
+	}
+	if _, err := fmt.Sscanf(string(t), "decimal(%d,%d)", &p, &sc); err == nil && p >= 1 && p <= 38 && sc >= 0 && sc <= p {
+		return &arrow.Decimal128Type{Precision: int32(p), Scale: int32(sc)}, nil
+	}
+	if _, err := fmt.Sscanf(string(t), "fixed[%d]", &n); err == nil && n > 0 {
+		return &arrow.FixedSizeBinaryType{ByteWidth: n}, nil
 	}
 	return nil, fmt.Errorf("type %s is not read by this sluice (nested and newer types are not yet)", t)
 }
