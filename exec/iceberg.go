@@ -28,8 +28,8 @@ type icebergRead struct {
 	url    string
 	table  *iceberg.Table
 	fields []iceberg.Field // the table's columns read, in output order, then the filter's
-	read   *arrow.Schema     // their Arrow types
-	out    int               // the first len(out) of fields are the output
+	read   *arrow.Schema   // their Arrow types
+	out    int             // the first len(out) of fields are the output
 	filter *filterer
 	// prune is the filter text when the files can be pruned by it.
 	prune string
