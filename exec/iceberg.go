@@ -1,11 +1,15 @@
 package exec
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -36,6 +40,21 @@ type icebergRead struct {
 	// posDeletes caches each position delete file, by data file path.
 	posDeletes map[string]map[string][]int64
 	eqDeletes  map[string]*eqDeleteSet
+	// stats sums the data files' scans, reported once the last is read.
+	stats         func(url string, st scan.Stats)
+	sum           scan.Stats
+	files, closed int
+}
+
+// fileDone adds a data file's scan to the table's figures, and reports
+// them after the last.
+func (r *icebergRead) fileDone(st scan.Stats, rows, batches int64) {
+	st.Files, st.FilesPruned, st.Rows, st.Batches = 0, 0, rows, batches
+	r.sum.Add(st)
+	r.closed++
+	if r.closed == r.files && r.stats != nil {
+		r.stats(r.url, r.sum)
+	}
 }
 
 // icebergParts opens the table u names and returns its output schema and
@@ -126,9 +145,35 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 		}
 		r.filter = &filterer{name: "scan", pred: c, mem: e.mem}
 	}
-	tasks, err := t.Plan(ctx, open, nil)
+	var keep func(iceberg.DataFile) bool
+	if filterText != "" {
+		full, err := iceberg.ArrowSchema(t.Schema.Fields)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, err := expr.CompileFilter(filterText, full)
+		if err != nil {
+			return nil, nil, invalidScan{fmt.Errorf("scan %s: filter %w", u, err)}
+		}
+		conds := c.Conjuncts()
+		keep = func(f iceberg.DataFile) bool {
+			if excludesFile(conds, t.Schema, f) {
+				r.sum.FilesPruned++
+				return false
+			}
+			return true
+		}
+	}
+	tasks, err := t.Plan(ctx, open, keep)
 	if err != nil {
 		return nil, nil, err
+	}
+	// Files counts the snapshot's data files, FilesPruned those the
+	// manifests' bounds ruled out.
+	r.files, r.stats = len(tasks), s.opts.Stats
+	r.sum.Files = len(tasks) + r.sum.FilesPruned
+	if r.files == 0 && r.stats != nil {
+		r.stats(u, r.sum)
 	}
 	var parts []func() (Source, error)
 	for _, task := range tasks {
@@ -251,6 +296,9 @@ type icebergFile struct {
 	pos    []int64          // deleted positions, ascending
 	eq     []*eqDeleteSet
 	mem    memory.Allocator
+	// rows and batches are what the file gave after deletes and filter.
+	rows, batches int64
+	closed        bool
 }
 
 func (f *icebergFile) Schema() *arrow.Schema { return f.out }
@@ -273,6 +321,8 @@ func (f *icebergFile) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, err
 		}
 		if rec != nil && rec.NumRows() > 0 {
+			f.rows += rec.NumRows()
+			f.batches++
 			return rec, nil
 		}
 		if rec != nil {
@@ -370,6 +420,10 @@ func (f *icebergFile) shape(ctx context.Context, b scan.Batch) (arrow.RecordBatc
 
 func (f *icebergFile) Close() error {
 	f.sc.Close()
+	if !f.closed {
+		f.closed = true
+		f.r.fileDone(f.sc.Stats(), f.rows, f.batches)
+	}
 	return nil
 }
 
@@ -553,4 +607,152 @@ func (s *eqDeleteSet) remove(rec arrow.RecordBatch, keep []bool) bool {
 		}
 	}
 	return any
+}
+
+// excludesFile says whether the bounds and counts f's manifest entry
+// records prove that no row of it passes the filter whose conjuncts are
+// conds: for some conjunct, no term can hold on the file.
+func excludesFile(conds []expr.Conjunct, schema *iceberg.Schema, f iceberg.DataFile) bool {
+	for _, c := range conds {
+		if !slices.ContainsFunc(c, func(t expr.Term) bool { return !excludesTerm(t, schema, f) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// excludesTerm says whether no row of f can satisfy t.
+func excludesTerm(t expr.Term, schema *iceberg.Schema, f iceberg.DataFile) bool {
+	fld, ok := schema.FieldByName(t.Column)
+	if !ok {
+		return false
+	}
+	nulls, hasNulls := f.NullCounts[fld.ID]
+	values, hasValues := f.ValueCounts[fld.ID]
+	allNull := hasNulls && hasValues && nulls == values
+	switch t.Op {
+	case expr.OpIsNull:
+		return hasNulls && nulls == 0
+	case expr.OpNotNull:
+		return allNull
+	}
+	if allNull {
+		return true // a comparison holds for no null
+	}
+	lo, ok1 := boundOf(fld.Type, f.Lower[fld.ID])
+	hi, ok2 := boundOf(fld.Type, f.Upper[fld.ID])
+	lit, ok3 := literalOf(fld.Type, t.Value)
+	if !ok1 || !ok2 || !ok3 {
+		return false
+	}
+	cLo, ok1 := lit.compare(lo)
+	cHi, ok2 := lit.compare(hi)
+	if !ok1 || !ok2 {
+		return false
+	}
+	switch t.Op {
+	case expr.OpEq:
+		return cLo < 0 || cHi > 0
+	case expr.OpLt: // v < lit fails for all when lo >= lit
+		return cLo <= 0
+	case expr.OpLe:
+		return cLo < 0
+	case expr.OpGt:
+		return cHi >= 0
+	case expr.OpGe:
+		return cHi > 0
+	}
+	return false
+}
+
+// statBound is a value of a column's bounds or of a filter's literal, in one
+// domain: integers (dates in days, timestamps in nanoseconds), floats or
+// bytes.
+type statBound struct {
+	kind byte // 'i', 'f' or 'b'
+	i    int64
+	f    float64
+	b    []byte
+}
+
+// compare orders a against b; ok is false across domains or for NaN.
+func (a statBound) compare(b statBound) (int, bool) {
+	switch {
+	case a.kind == 'b' && b.kind == 'b':
+		return strings.Compare(string(a.b), string(b.b)), true
+	case a.kind == 'i' && b.kind == 'i':
+		return cmp.Compare(a.i, b.i), true
+	case a.kind == 'b' || b.kind == 'b':
+		return 0, false
+	}
+	af, bf := a.f, b.f
+	if a.kind == 'i' {
+		af = float64(a.i)
+	}
+	if b.kind == 'i' {
+		bf = float64(b.i)
+	}
+	if math.IsNaN(af) || math.IsNaN(bf) || math.Abs(af) > 1<<53 || math.Abs(bf) > 1<<53 {
+		return 0, false
+	}
+	return cmp.Compare(af, bf), true
+}
+
+// boundOf reads a bound in Iceberg's single-value form for a column of
+// type t (a column promoted from int or float keeps its old files'
+// 4-byte bounds). Types it does not read prune nothing.
+func boundOf(t iceberg.Type, b []byte) (statBound, bool) {
+	le := func() (int64, bool) {
+		switch len(b) {
+		case 4:
+			return int64(int32(binary.LittleEndian.Uint32(b))), true
+		case 8:
+			return int64(binary.LittleEndian.Uint64(b)), true
+		}
+		return 0, false
+	}
+	switch t {
+	case "int", "long", "date":
+		i, ok := le()
+		return statBound{kind: 'i', i: i}, ok
+	case "timestamp", "timestamptz":
+		i, ok := le()
+		if !ok || i > math.MaxInt64/1000 || i < math.MinInt64/1000 {
+			return statBound{}, false
+		}
+		return statBound{kind: 'i', i: i * 1000}, true
+	case "timestamp_ns", "timestamptz_ns":
+		i, ok := le()
+		return statBound{kind: 'i', i: i}, ok
+	case "float", "double":
+		switch len(b) {
+		case 4:
+			return statBound{kind: 'f', f: float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))}, true
+		case 8:
+			return statBound{kind: 'f', f: math.Float64frombits(binary.LittleEndian.Uint64(b))}, true
+		}
+	case "string":
+		// A statBound may be truncated: a lower one stays at most the least
+		// value, an upper one at least the greatest.
+		return statBound{kind: 'b', b: b}, b != nil
+	}
+	return statBound{}, false
+}
+
+// literalOf is a filter's constant in the domain of a column of type t.
+func literalOf(t iceberg.Type, v expr.Vec) (statBound, bool) {
+	switch {
+	case t == "string" && v.K == expr.KindString:
+		return statBound{kind: 'b', b: []byte(v.S(0))}, true
+	case t == "date" && v.K == expr.KindDate, (t == "timestamp" || t == "timestamptz" || t == "timestamp_ns" || t == "timestamptz_ns") && v.K == expr.KindTime:
+		return statBound{kind: 'i', i: v.I[0]}, true
+	case t == "int" || t == "long" || t == "float" || t == "double":
+		switch v.K {
+		case expr.KindInt:
+			return statBound{kind: 'i', i: v.I[0]}, true
+		case expr.KindFloat:
+			return statBound{kind: 'f', f: v.F[0]}, true
+		}
+	}
+	return statBound{}, false
 }

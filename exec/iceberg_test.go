@@ -19,6 +19,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/sluice-data/sluice/iceberg"
+	"github.com/sluice-data/sluice/scan"
 )
 
 // icebergStep is a snapshot of the fixture table: what iceberg-go's own
@@ -307,6 +308,23 @@ func TestIcebergTable(t *testing.T) {
 				}
 			}
 		})
+	}
+	// The manifests' bounds rule out files: another region's, and those
+	// of the second append for ids below 40; their rows are still right.
+	for _, c := range []struct {
+		step   int
+		filter string
+	}{{1, "id < 40"}, {5, "region = 'eu'"}, {5, "n >= 1200"}} {
+		var st scan.Stats
+		reported := 0
+		st2 := steps[c.step]
+		got := read(t, st2.metadata, ScanOptions{Filter: c.filter, Stats: func(_ string, s scan.Stats) { st, reported = s, reported+1 }})
+		if reported != 1 || st.FilesPruned == 0 || st.Files <= st.FilesPruned {
+			t.Errorf("snapshot %d filtered %q: %d reports, %d of %d files pruned", st2.id, c.filter, reported, st.FilesPruned, st.Files)
+		}
+		if want := st2.filtered[c.filter]; !slices.Equal(got, want) || st.Rows != int64(len(want)) {
+			t.Errorf("snapshot %d filtered %q, pruned: %d rows (stats say %d), iceberg-go %d", st2.id, c.filter, len(got), st.Rows, len(want))
+		}
 	}
 	last := steps[len(steps)-1]
 	if got := read(t, location, ScanOptions{}); !slices.Equal(got, last.rows) {

@@ -249,15 +249,16 @@ func scanWhole(ctx context.Context, url string, opts ScanToOptions, sink *scanSi
 		open = opts.Open
 	}
 	so := ScanOptions{Columns: opts.Columns, Filter: opts.Filter, BatchRows: opts.BatchRows, Dict: opts.Dict, Open: open}
+	var res ScanResult
 	if table {
 		so.Snapshot, so.AsOf, so.Concurrency, so.Int96Unit = opts.Snapshot, opts.AsOf, opts.Concurrency, opts.Int96Unit
+		so.Stats = func(_ string, st scan.Stats) { res.Stats = st }
 	}
 	src := Scan([]string{url}, so)
 	mem := opts.Mem
 	if mem == nil {
 		mem = mempool.NewMapped(0)
 	}
-	var res ScanResult
 	res.Whole, res.Table = !table, table
 	var openErr error // Collect's schema callback has no error to return
 	collect := Collect(func(sc *arrow.Schema) {

@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/sluice-data/sluice/exec"
+	"github.com/sluice-data/sluice/iceberg"
 	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
@@ -182,12 +184,22 @@ func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Op
 	return pl, nil
 }
 
+// errIcebergFanOut refuses to fan out the scan of an Iceberg table: its
+// pieces are data files with their deletes, which map tasks do not yet
+// take.
+func errIcebergFanOut(url string) error {
+	return fmt.Errorf("%w: scan %s: an Iceberg table is read in one process for now: run without --workers", exec.ErrInvalid, url)
+}
+
 // scanPieces cuts the datasets sc reads into map tasks' pieces: a file,
 // or a range of row groups of a large one (scan.Pieces). bytes is what
 // they hold of the columns sc reads, from the footers.
 func scanPieces(ctx context.Context, sc *plan.Scan, opts Options) (pieces []Piece, schema *arrow.Schema, bytes int64, err error) {
 	urls := sc.URLs
 	for u, url := range urls {
+		if iceberg.IsMetadataURL(url) {
+			return nil, nil, 0, errIcebergFanOut(url)
+		}
 		base, rest := store.SplitGlob(url)
 		st, key, err := opts.open(ctx, base)
 		if err != nil {
@@ -196,6 +208,10 @@ func scanPieces(ctx context.Context, sc *plan.Scan, opts Options) (pieces []Piec
 		ds, err := scan.Open(ctx, st, key+rest, scan.Options{Columns: sc.Columns, ReadDict: sc.Dict, BatchRows: sc.BatchRows, Memory: 16 << 20})
 		if err != nil {
 			closeStore(opts.Open, st)
+			var it *scan.IcebergTableError
+			if errors.As(err, &it) {
+				return nil, nil, 0, errIcebergFanOut(url)
+			}
 			return nil, nil, 0, fmt.Errorf("scan: %w", err)
 		}
 		if schema == nil {

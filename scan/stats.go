@@ -127,3 +127,30 @@ func (s *Scanner) Stats() Stats {
 	st.Elapsed = d.open.elapsed + end.Sub(s.start)
 	return st
 }
+
+// Add adds the figures of another scan to s: counts, bytes and times
+// summed, the fetch's as fetch.Stats.Add sums them. Elapsed, Open and FirstBatch
+// are summed too, as for scans that ran one after another.
+func (s *Stats) Add(o Stats) {
+	s.Files += o.Files
+	s.FilesPruned += o.FilesPruned
+	s.RowGroups += o.RowGroups
+	s.RowGroupsPruned += o.RowGroupsPruned
+	s.Rows += o.Rows
+	s.RowsDecoded += o.RowsDecoded
+	s.Batches += o.Batches
+	s.BytesNeeded += o.BytesNeeded
+	s.BytesFetched += o.BytesFetched
+	s.Requests += o.Requests
+	s.Fallbacks += o.Fallbacks
+	s.FallbackBytes += o.FallbackBytes
+	s.Open += o.Open
+	s.Elapsed += o.Elapsed
+	if s.FirstBatch == 0 {
+		s.FirstBatch = o.FirstBatch
+	}
+	s.Decode += o.Decode
+	s.FetchWait += o.FetchWait
+	s.Wait += o.Wait
+	s.Fetch.Add(o.Fetch)
+}

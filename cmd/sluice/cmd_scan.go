@@ -120,9 +120,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		return err
 	}
 	if opts.scan.Stats {
-		if res.Table {
-			fmt.Fprintf(errOut, "scan: %d rows in %d batches from an Iceberg table's data files, their deletes applied\n", res.Rows, res.Batches)
-		} else if res.Whole {
+		if res.Whole {
 			fmt.Fprintf(errOut, "scan: %d rows in %d batches, read whole (not Parquet: no row groups to skip)\n", res.Rows, res.Batches)
 		} else {
 			fmt.Fprint(errOut, res.Stats.Report(profile.Link))
