@@ -1,0 +1,115 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-data/sluice/internal/icebergtest"
+)
+
+// TestIcebergScan reads an Iceberg table as a user would: scan, run and
+// show of its location or its metadata file, a snapshot by id or by time,
+// its rows written out and read back; and refuses what does not fit, in
+// one line each.
+func TestIcebergScan(t *testing.T) {
+	dir := t.TempDir()
+	steps := icebergtest.Fixture(t, dir)
+	loc := filepath.Join(dir, "db", "t")
+	last := steps[len(steps)-1]
+	rows := func(n int) string { return strconv.Itoa(n) + " rows\n" }
+
+	if r := sluice(t, nil, "scan", loc); r.code != 0 || r.stdout != rows(len(last.Rows)) {
+		t.Fatalf("scan of the table's location: exit %d, %q (want %q); %s", r.code, r.stdout, rows(len(last.Rows)), r.stderr)
+	}
+	for _, st := range steps {
+		for _, args := range [][]string{
+			{"scan", st.Metadata},
+			{"scan", loc, "--snapshot", strconv.FormatInt(st.ID, 10)},
+			{"scan", loc + "/", "--as-of", st.At.UTC().Format(time.RFC3339Nano)},
+		} {
+			if r := sluice(t, nil, args...); r.code != 0 || r.stdout != rows(len(st.Rows)) {
+				t.Errorf("%s (%s): exit %d, %q, want %q; %s", strings.Join(args, " "), st.What, r.code, r.stdout, rows(len(st.Rows)), r.stderr)
+			}
+		}
+	}
+
+	// A fused pipeline, and the same through a pipe, give the same rows.
+	q := "scan " + loc + " --columns region,id --filter 'id >= 20' | count-by region | sort --by region | to-csv"
+	fused := sluice(t, nil, "run", q)
+	if fused.code != 0 {
+		t.Fatalf("run %s: %s", q, fused.stderr)
+	}
+	want := map[string]int{}
+	for _, r := range last.Rows {
+		v := map[string]string{}
+		for _, cell := range strings.Fields(r) {
+			k, val, _ := strings.Cut(cell, "=")
+			v[k] = val
+		}
+		if id, _ := strconv.Atoi(v["id"]); id >= 20 {
+			want[v["region"]]++
+		}
+	}
+	var wantCSV strings.Builder
+	wantCSV.WriteString("region,count\n")
+	regions := make([]string, 0, len(want))
+	for k := range want {
+		regions = append(regions, k)
+	}
+	slices.Sort(regions)
+	for _, k := range regions {
+		wantCSV.WriteString(k + "," + strconv.Itoa(want[k]) + "\n")
+	}
+	if fused.stdout != wantCSV.String() {
+		t.Errorf("run %s:\n%s\nwant (from iceberg-go's rows):\n%s", q, fused.stdout, wantCSV.String())
+	}
+	piped, stderr, code := runCmd(t, "", nil, "bash", "-c", "set -o pipefail; "+sluiceBin+" scan "+loc+" --columns region,id --filter 'id >= 20' -o - | "+
+		sluiceBin+" count-by region | "+sluiceBin+" sort --by region | "+sluiceBin+" to-csv")
+	if code != 0 || string(piped) != fused.stdout {
+		t.Errorf("piped (exit %d, %s):\n%s\nfused:\n%s", code, stderr, piped, fused.stdout)
+	}
+
+	// Written out as Parquet, the rows read back as a plain dataset.
+	out := filepath.Join(t.TempDir(), "t.parquet")
+	if r := sluice(t, nil, "scan", loc, "-o", out); r.code != 0 {
+		t.Fatalf("scan -o: %s", r.stderr)
+	}
+	if r := sluice(t, nil, "scan", out); r.stdout != rows(len(last.Rows)) {
+		t.Errorf("the table written to Parquet reads %q, want %q", r.stdout, rows(len(last.Rows)))
+	}
+	if r := sluice(t, nil, "show", loc, "--rows", "3"); r.code != 0 || !strings.Contains(r.stdout, "label") || !strings.Contains(r.stdout, "extra") {
+		t.Errorf("show of the table: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// A table whose metadata is not JSON, and one whose manifest list is
+	// gone.
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, "v1.metadata.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noList := filepath.Join(t.TempDir(), "v9.metadata.json")
+	md, err := os.ReadFile(last.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(noList, []byte(strings.ReplaceAll(string(md), "/snap-", "/gone-snap-")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	assertBadInputs(t, nil, t.TempDir(), []badInput{
+		{"no such snapshot", []string{"scan", loc, "--snapshot", "12"}, exitUsage, "no snapshot 12"},
+		{"before the first snapshot", []string{"scan", loc, "--as-of", "2001-01-01"}, exitUsage, "no snapshot was current at 2001-01-01T00:00:00Z"},
+		{"a time that is not one", []string{"scan", loc, "--as-of", "yesterday"}, exitUsage, "--as-of"},
+		{"both", []string{"scan", loc, "--as-of", "2001-01-01", "--snapshot", "3"}, exitUsage, "give one"},
+		{"a snapshot of bare Parquet", []string{"run", "scan " + out + " --snapshot 3 | head 1"}, exitUsage, "not one"},
+		{"fanned out", []string{"run", "--workers", "2", "scan " + loc + " | count-by region"}, exitUsage, "without --workers"},
+		{"an unknown column", []string{"scan", loc, "--columns", "nope"}, exitUsage, "nope"},
+		{"metadata that is not JSON", []string{"scan", filepath.Join(bad, "v1.metadata.json")}, exitError, "not table metadata"},
+		{"a manifest list gone", []string{"scan", noList}, exitNotFound, "gone-snap-"},
+		{"a prefix that is not a table", []string{"scan", bad + "/", "--snapshot", "3"}, exitUsage, "this is not one"},
+	})
+}
