@@ -184,7 +184,7 @@ func Open(ctx context.Context, open store.Opener, url string, opts Options) (*Ta
 			return nil, noSnapshot{fmt.Errorf("iceberg: %s: no snapshot was current at %s (%s)", url, opts.AsOf.UTC().Format(time.RFC3339Nano), first)}
 		}
 	}
-	if id == -1 {
+	if id == -1 && opts.SnapshotID == 0 {
 		return t, nil // no snapshot yet: no rows
 	}
 	var ids []string

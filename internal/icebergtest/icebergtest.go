@@ -20,8 +20,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	icetable "github.com/apache/iceberg-go/table"
-
-	"github.com/sluice-data/sluice/iceberg"
 )
 
 // Step is a snapshot of the fixture table: what iceberg-go's own
@@ -190,8 +188,8 @@ func Fixture(t testing.TB, dir string) []Step {
 		// The partition column goes with the deleted values: each delete
 		// file holds one partition's, and applies to that partition only.
 		s := arrow.NewSchema([]arrow.Field{
-			{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: arrow.NewMetadata([]string{iceberg.FieldIDKey}, []string{"2"})},
-			{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: arrow.NewMetadata([]string{iceberg.FieldIDKey}, []string{"4"})},
+			{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"2"})},
+			{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"4"})},
 		}, nil)
 		b := array.NewRecordBuilder(memory.DefaultAllocator, s)
 		defer b.Release()
