@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/fanout/executors"
 	"github.com/sluice-data/sluice/fanout/report"
 	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/internal/jobkey"
@@ -231,7 +232,7 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 		}
 	}
 	if opts.exe.DryRun && p != nil {
-		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)
+		return executorError(executors.DryRun(ctx, os.Stdout, os.Stderr, opts.exe.Name, p, dopts))
 	}
 	hooks := &fanouthook.Driver{DuplicateAll: opts.duplicateAll, LeaseEvery: opts.leaseEvery}
 	switch {
