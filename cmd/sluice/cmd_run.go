@@ -134,6 +134,9 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 			}
 		}()
 	}
+	stores := newStoreSet()
+	defer stores.Close()
+	env := stageEnv(stdin, stdout, os.Stderr, stores)
 	if opts.resume != "" {
 		if opts.workers == 0 {
 			return usagef("--resume goes on with a fanned-out job: give --workers too")
@@ -141,9 +144,7 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		if opts.exe.DryRun || opts.out != "" || opts.overwrite {
 			return usagef("--resume goes on with the job as its spec says: --dry-run, --out and --overwrite do not apply")
 		}
-		stores := newStoreSet()
-		defer stores.Close()
-		return stageError(runFanOut(ctx, opts, nil, stageEnv(stdin, stdout, os.Stderr, stores), stores))
+		return stageError(runFanOut(ctx, opts, nil, env, stores))
 	}
 	p, err := plan.Parse(text)
 	if err != nil {
@@ -161,9 +162,6 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	if opts.metrics != "" && opts.workers == 0 {
 		return usagef("--metrics-addr serves a fanned-out run's metrics: give --workers too")
 	}
-	stores := newStoreSet()
-	defer stores.Close()
-	env := stageEnv(stdin, stdout, os.Stderr, stores)
 	spareScans(p)
 	if opts.workers > 0 {
 		if opts.out != "" {
