@@ -24,6 +24,9 @@ func jobID(jobURL string) string {
 // only object written (the workers read it; a manifest without it would
 // not run); no other object of the job exists until a worker runs.
 func DryRun(ctx context.Context, p *plan.Plan, opts Options, m Manifester) (specURL string, docs [][]byte, err error) {
+	if err := opts.Validate(); err != nil {
+		return "", nil, fmt.Errorf("%w: %v", exec.ErrInvalid, err)
+	}
 	opts = opts.withDefaults()
 	if opts.Store == "" {
 		return "", nil, fmt.Errorf("%w: a dry run for a cluster needs --store, a URL the workers can reach", exec.ErrInvalid)

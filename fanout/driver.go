@@ -199,6 +199,9 @@ func (e *TaskError) Error() string {
 // The job's objects are removed at the end, on failure and cancellation
 // too, except with Keep.
 func Run(ctx context.Context, p *plan.Plan, opts Options) (err error) {
+	if err := opts.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", exec.ErrInvalid, err)
+	}
 	opts = opts.withDefaults()
 	if opts.Mem == nil {
 		opts.Mem = memory.DefaultAllocator

@@ -13,15 +13,9 @@ import (
 )
 
 type genOptions struct {
-	rows         int64
-	files        int
-	seed         uint64
-	rowGroupRows int64
-	concurrency  int
+	gen.Settings // the dataset's sizes, as the flags spell them
 	out          string
 	quiet        bool
-	sf           float64
-	fileRows     int64
 	// set are the flags given on the command line: --rows and --files
 	// mean nothing to tpch, --sf nothing to the others.
 	set func(name string) bool
@@ -46,15 +40,15 @@ func newGenCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.Int64Var(&opts.rows, "rows", 1_000_000, "total rows")
-	f.IntVar(&opts.files, "files", 4, "number of files")
-	f.Uint64Var(&opts.seed, "seed", 1, "random seed")
-	f.Int64Var(&opts.rowGroupRows, "row-group-rows", 0, "rows per row group (default: at least 4 row groups per file)")
-	f.IntVar(&opts.concurrency, "concurrency", 0, "files generated at once (default: number of CPUs)")
+	f.Int64Var(&opts.Rows, "rows", 1_000_000, "total rows")
+	f.IntVar(&opts.Files, "files", 4, "number of files")
+	f.Uint64Var(&opts.Seed, "seed", 1, "random seed")
+	f.Int64Var(&opts.RowGroupRows, "row-group-rows", 0, "rows per row group (default: at least 4 row groups per file)")
+	f.IntVar(&opts.Concurrency, "concurrency", 0, "files generated at once (default: number of CPUs)")
 	f.StringVarP(&opts.out, "out", "o", "", "where to write: a directory, file:// or s3:// URL (required)")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress")
-	f.Float64Var(&opts.sf, "sf", 1, "tpch: scale factor (0.001 or more; fractions allowed)")
-	f.Int64Var(&opts.fileRows, "file-rows", 0, "tpch: most rows in a file (default 1048576)")
+	f.Float64Var(&opts.SF, "sf", 1, "tpch: scale factor (0.001 or more; fractions allowed)")
+	f.Int64Var(&opts.FileRows, "file-rows", 0, "tpch: most rows in a file (default 1048576)")
 	return cmd
 }
 
@@ -70,16 +64,17 @@ func runGen(ctx context.Context, out io.Writer, opts genOptions, dataset string)
 		return usagef("gen: tpch is sized by --sf, not --rows or --files")
 	case !tpch && (opts.set("sf") || opts.set("file-rows")):
 		return usagef("gen: --sf and --file-rows apply to tpch only")
-	case tpch && (!(opts.sf >= 0.001) || opts.sf > 100_000):
-		return usagef("gen: --sf must be a scale factor from 0.001 to 100000, got %g", opts.sf)
-	case opts.fileRows < 0:
-		return usagef("gen: --file-rows must be 0 (the default) or more, got %d", opts.fileRows)
-	case !tpch && opts.rows <= 0:
-		return usagef("gen: --rows must be at least 1, got %d", opts.rows)
-	case !tpch && opts.files <= 0:
-		return usagef("gen: --files must be at least 1, got %d", opts.files)
-	case opts.rowGroupRows < 0:
-		return usagef("gen: --row-group-rows must be 0 (the default) or more, got %d", opts.rowGroupRows)
+	}
+	var o gen.Options
+	var to gen.TPCHOptions
+	var err error
+	if tpch {
+		to, err = opts.TPCHOptions()
+	} else {
+		o, err = opts.Options()
+	}
+	if err != nil {
+		return usagef("gen: %v", err)
 	}
 	st, prefix, err := globals.openStore(ctx, opts.out, 0)
 	if err != nil {
@@ -89,10 +84,8 @@ func runGen(ctx context.Context, out io.Writer, opts genOptions, dataset string)
 	prog := progress.New("gen "+dataset, -1, opts.quiet)
 	if tpch {
 		t0 := time.Now()
-		tables, err := gen.TPCH(ctx, st, prefix, gen.TPCHOptions{
-			SF: opts.sf, Seed: opts.seed, FileRows: opts.fileRows, RowGroupRows: opts.rowGroupRows,
-			Concurrency: opts.concurrency, Progress: prog.Add,
-		})
+		to.Progress = prog.Add
+		tables, err := gen.TPCH(ctx, st, prefix, to)
 		prog.Done()
 		if err != nil {
 			return err
@@ -104,18 +97,15 @@ func runGen(ctx context.Context, out io.Writer, opts genOptions, dataset string)
 		}
 		el := time.Since(t0)
 		fmt.Fprintf(out, "generated tpch sf %g: %s at %s in %.1fs, %.1f MiB/s\n",
-			opts.sf, humanBytes(bytes), st.URL(prefix), el.Seconds(), float64(bytes)/(1<<20)/el.Seconds())
+			opts.SF, humanBytes(bytes), st.URL(prefix), el.Seconds(), float64(bytes)/(1<<20)/el.Seconds())
 		return nil
 	}
 	generate := gen.Lineitem
 	if dataset == "taxi" {
 		generate = gen.Taxi
 	}
-	res, err := generate(ctx, st, prefix, gen.Options{
-		Rows: opts.rows, Files: opts.files, Seed: opts.seed,
-		RowGroupRows: opts.rowGroupRows, Concurrency: opts.concurrency,
-		Progress: prog.Add,
-	})
+	o.Progress = prog.Add
+	res, err := generate(ctx, st, prefix, o)
 	prog.Done()
 	if err != nil {
 		return err

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -30,19 +28,9 @@ func newReportCommand() *cobra.Command {
 }
 
 func runReport(events, out string) error {
-	var write func(io.Writer, *report.Report) error
-	switch strings.ToLower(filepath.Ext(out)) {
-	case ".html", ".htm":
-		write = report.WriteHTML
-	case ".png":
-		write = report.WritePNG
-	case "":
-		if out == "" {
-			return usagef("report: -o FILE.html or FILE.png is required")
-		}
-		fallthrough
-	default:
-		return usagef("report: -o %q: want a .html or .png file", out)
+	write, err := report.WriterFor(out)
+	if err != nil {
+		return usagef("report: %v", err)
 	}
 	f, err := os.Open(events)
 	if err != nil {

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/fanout"
+	"github.com/sluice-data/sluice/fanout/executors"
 	"github.com/sluice-data/sluice/fanout/report"
 	"github.com/sluice-data/sluice/internal/fanouthook"
 	"github.com/sluice-data/sluice/internal/jobkey"
@@ -25,26 +25,22 @@ import (
 )
 
 type runOptions struct {
-	threads    int
-	memory     string
-	broadcast  string
-	join       string
-	workers    int
-	store      string
-	out        string
-	keep       bool
-	attempts   int
-	pieceSize  string
-	spread     int
-	verbose    bool
-	progress   bool
-	overwrite  bool
-	resume     string
-	events     string
-	cpuProfile string
-	memProfile string
-	metrics    string
-	exe        executorOptions
+	fanout.Settings // --workers' sizes and join, as the flags spell them
+	threads         int
+	workers         int
+	store           string
+	out             string
+	keep            bool
+	attempts        int
+	verbose         bool
+	progress        bool
+	overwrite       bool
+	resume          string
+	events          string
+	cpuProfile      string
+	memProfile      string
+	metrics         string
+	exe             executorOptions
 	// for tests of exactly-once commits and of killed workers
 	duplicateAll      bool
 	pauseBeforeCommit time.Duration
@@ -80,7 +76,7 @@ func newRunCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.IntVarP(&opts.threads, "threads", "t", 0, "batches worked on at once in each process (default: cores)")
-	f.StringVar(&opts.memory, "memory", "", "memory each process (with --workers: each worker) holds; sorts, joins and aggregations spill past it (default 256MiB; see sluice help fanout)")
+	f.StringVar(&opts.Memory, "memory", "", "memory each process (with --workers: each worker) holds; sorts, joins and aggregations spill past it (default 256MiB; see sluice help fanout)")
 	f.IntVarP(&opts.workers, "workers", "w", 0, "worker processes to fan the pipeline out over (0: this process; locally at most 4 a core at once)")
 	f.StringVar(&opts.store, "store", "", "URL the fanned-out job keeps its objects under (default: a temporary one)")
 	f.StringVar(&opts.out, "out", "", "with --workers: an empty prefix the last tasks write their parts and manifest.json under (then no sink)")
@@ -88,10 +84,10 @@ func newRunCommand() *cobra.Command {
 	f.BoolVar(&opts.overwrite, "overwrite", false, "with --out: take a prefix that holds objects, deleting the old parts once the job succeeds")
 	f.BoolVar(&opts.keep, "keep", false, "keep the job's committed outputs and manifests")
 	f.IntVar(&opts.attempts, "attempts", 3, "times a task is started before the job fails")
-	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes of row groups per map task (larger files are cut)")
-	f.IntVar(&opts.spread, "spread", 0, "key prefixes a phase's objects are spread over, for S3's per-prefix request rates (0: by tasks, up to 256)")
-	f.StringVar(&opts.broadcast, "broadcast", "256MiB", "with --workers: the largest join right side read once and written for every map task (0: none)")
-	f.StringVar(&opts.join, "join", "auto", "with --workers: broadcast, partitioned (both sides shuffled) or auto (sluice help fanout)")
+	f.StringVar(&opts.PieceSize, "piece-size", "64MiB", "bytes of row groups per map task (larger files are cut)")
+	f.IntVar(&opts.Spread, "spread", 0, "key prefixes a phase's objects are spread over, for S3's per-prefix request rates (0: by tasks, up to 256)")
+	f.StringVar(&opts.Broadcast, "broadcast", "256MiB", "with --workers: the largest join right side read once and written for every map task (0: none)")
+	f.StringVar(&opts.Join, "join", "auto", "with --workers: broadcast, partitioned (both sides shuffled) or auto (sluice help fanout)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print the job's prefix and each phase's time on stderr")
 	f.BoolVar(&opts.progress, "progress", true, "with --workers on a terminal: a bar per phase (tasks, failures, rows, MiB/s, time left)")
 	f.StringVar(&opts.events, "events", "", "with --workers: write the job's event log (JSON lines) to FILE, for sluice report")
@@ -138,6 +134,9 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 			}
 		}()
 	}
+	stores := newStoreSet()
+	defer stores.Close()
+	env := stageEnv(stdin, stdout, os.Stderr, stores)
 	if opts.resume != "" {
 		if opts.workers == 0 {
 			return usagef("--resume goes on with a fanned-out job: give --workers too")
@@ -145,9 +144,7 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		if opts.exe.DryRun || opts.out != "" || opts.overwrite {
 			return usagef("--resume goes on with the job as its spec says: --dry-run, --out and --overwrite do not apply")
 		}
-		stores := newStoreSet()
-		defer stores.Close()
-		return stageError(runFanOut(ctx, opts, nil, stageEnv(stdin, stdout, os.Stderr, stores), stores))
+		return stageError(runFanOut(ctx, opts, nil, env, stores))
 	}
 	p, err := plan.Parse(text)
 	if err != nil {
@@ -165,9 +162,6 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 	if opts.metrics != "" && opts.workers == 0 {
 		return usagef("--metrics-addr serves a fanned-out run's metrics: give --workers too")
 	}
-	stores := newStoreSet()
-	defer stores.Close()
-	env := stageEnv(stdin, stdout, os.Stderr, stores)
 	spareScans(p)
 	if opts.workers > 0 {
 		if opts.out != "" {
@@ -184,10 +178,10 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		// In a run, only an exec stage's program is at the other end of a pipe.
 		eo.HandedOff = func() { fmt.Fprintln(os.Stderr, "sluice: pipe: run: read a program's output through shared memory") }
 	}
-	if opts.memory != "" {
-		m, err := size.Parse(opts.memory)
+	if opts.Memory != "" {
+		m, err := size.Parse(opts.Memory)
 		if err != nil || m <= 0 {
-			return usagef("--memory %q: a size such as 512MiB", opts.memory)
+			return usagef("--memory %q: a size such as 512MiB", opts.Memory)
 		}
 		eo.Memory, eo.Mem = m, mempool.NewMapped(max(m/4, 1))
 		defer boundHeap(m + 64<<20)()
@@ -198,12 +192,12 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 // runFanOut runs the pipeline over opts.workers worker processes of this
 // binary, which get the global flags this process got.
 func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env, stores *store.Set) error {
-	if opts.spread < 0 || opts.spread > fanout.MaxSpread {
-		return usagef("--spread %d: want 0 (one prefix a task) to %d", opts.spread, fanout.MaxSpread)
+	dopts := fanout.Options{
+		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Overwrite: opts.overwrite, Keep: opts.keep, Resume: opts.resume,
+		Attempts: opts.attempts, Open: stores.Open, Mem: mempool.NewMapped(0), Env: env,
 	}
-	piece, err := bench.ParseSize(opts.pieceSize)
-	if err != nil || piece < 1 {
-		return usagef("--piece-size %q: want a size such as 64MiB", opts.pieceSize)
+	if err := opts.Apply(&dopts); err != nil {
+		return usageError{err}
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -224,14 +218,8 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	if opts.pauseBeforeCommit > 0 {
 		opts.exe.Env = append(opts.exe.Env, fanouthook.EnvPause+"="+opts.pauseBeforeCommit.String())
 	}
-	exe, err := opts.exe.executor(self, append(globals.args(), "worker"))
-	if err != nil {
+	if dopts.Executor, err = opts.exe.executor(self, append(globals.args(), "worker")); err != nil {
 		return err
-	}
-	dopts := fanout.Options{
-		Workers: opts.workers, Threads: opts.threads, Store: opts.store, Out: opts.out, Overwrite: opts.overwrite, Keep: opts.keep, Resume: opts.resume,
-		Attempts: opts.attempts, PieceBytes: piece, Spread: opts.spread, Executor: exe,
-		Open: stores.Open, Mem: mempool.NewMapped(0), Env: env,
 	}
 	// The key a resumed driver checks the spec with stays on this
 	// machine; a job made without one cannot be resumed (fanout.Options.Key).
@@ -241,25 +229,8 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 			return fmt.Errorf("resume: the job key: %w", err)
 		}
 	}
-	if opts.memory != "" {
-		if dopts.Memory, err = size.Parse(opts.memory); err != nil || dopts.Memory <= 0 {
-			return usagef("--memory %q: a size such as 512MiB", opts.memory)
-		}
-	}
-	if dopts.Broadcast, err = size.Parse(opts.broadcast); err != nil || dopts.Broadcast < 0 {
-		return usagef("--broadcast %q: a size such as 64MiB, or 0 for never", opts.broadcast)
-	}
-	if dopts.Broadcast == 0 {
-		dopts.Broadcast = -1
-	}
-	switch opts.join {
-	case fanout.JoinAuto, fanout.JoinBroadcast, fanout.JoinPartitioned:
-		dopts.Join = opts.join
-	default:
-		return usagef("--join %q: auto, broadcast or partitioned", opts.join)
-	}
 	if opts.exe.DryRun && p != nil {
-		return opts.exe.printDryRun(ctx, os.Stdout, p, dopts)
+		return executorError(executors.DryRun(ctx, os.Stdout, os.Stderr, opts.exe.Name, p, dopts))
 	}
 	hooks := &fanouthook.Driver{DuplicateAll: opts.duplicateAll, LeaseEvery: opts.leaseEvery}
 	switch {

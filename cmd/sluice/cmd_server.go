@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -11,23 +10,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/internal/netaddr"
 	"github.com/sluice-data/sluice/s3server"
 )
 
 type serverOptions struct {
-	dir       string
-	addr      string
-	accessKey string
-	secretKey string
-	buckets   []string
-	limits    s3server.Options
-	bodyRate  string
-	metrics   string
-	tls       bool
-	tlsCert   string
-	tlsKey    string
+	dir      string
+	addr     string
+	buckets  []string
+	settings s3server.Settings // keys, region, limits and TLS, as the flags spell them
+	metrics  string
 }
 
 func newServerCommand() *cobra.Command {
@@ -46,19 +38,19 @@ func newServerCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&opts.dir, "dir", "", "directory to serve (required; created if missing)")
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:9000", "listen address (port 0 picks a free one)")
-	f.StringVar(&opts.accessKey, "access-key", "", "access key to require (default: generated)")
-	f.StringVar(&opts.secretKey, "secret-key", "", "secret key to require (default: generated)")
+	f.StringVar(&opts.settings.AccessKey, "access-key", "", "access key to require (default: generated)")
+	f.StringVar(&opts.settings.SecretKey, "secret-key", "", "secret key to require (default: generated)")
 	f.StringSliceVar(&opts.buckets, "bucket", nil, "bucket(s) to create if missing")
-	f.StringVar(&opts.limits.Region, "region", "us-east-1", "region requests must be signed for (a request signed for another is refused naming this one, as S3 does)")
-	f.DurationVar(&opts.limits.HeaderTimeout, "header-timeout", s3server.DefaultHeaderTimeout, "time a client may take to send a request's headers")
-	f.DurationVar(&opts.limits.IdleTimeout, "idle-timeout", s3server.DefaultIdleTimeout, "close a connection that moves no byte of a body or response, or sends no request, for this long")
-	f.IntVar(&opts.limits.MaxConns, "max-conns", s3server.DefaultMaxConns, "connections served at once (more wait)")
-	f.IntVar(&opts.limits.MaxConnsPerClient, "max-conns-per-client", 0, "connections served at once to one client, an IPv4 address or IPv6 /64 (more are closed at once; default a quarter of --max-conns)")
-	f.StringVar(&opts.bodyRate, "min-body-rate", fmt.Sprintf("%dKiB", s3server.DefaultMinBodyRate>>10), "least pace of a request body per second of waiting for it, after --body-grace (slower: 400 RequestTimeout; 0: none)")
-	f.DurationVar(&opts.limits.BodyGrace, "body-grace", s3server.DefaultBodyGrace, "waiting a request body gets before --min-body-rate counts")
-	f.BoolVar(&opts.tls, "tls", false, "serve HTTPS with a certificate made at start, its CA written to DIR/.s3server/ca.pem and printed as AWS_CA_BUNDLE")
-	f.StringVar(&opts.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM file, chain included; with --tls-key)")
-	f.StringVar(&opts.tlsKey, "tls-key", "", "private key of --tls-cert (PEM file)")
+	f.StringVar(&opts.settings.Region, "region", "us-east-1", "region requests must be signed for (a request signed for another is refused naming this one, as S3 does)")
+	f.DurationVar(&opts.settings.HeaderTimeout, "header-timeout", s3server.DefaultHeaderTimeout, "time a client may take to send a request's headers")
+	f.DurationVar(&opts.settings.IdleTimeout, "idle-timeout", s3server.DefaultIdleTimeout, "close a connection that moves no byte of a body or response, or sends no request, for this long")
+	f.IntVar(&opts.settings.MaxConns, "max-conns", s3server.DefaultMaxConns, "connections served at once (more wait)")
+	f.IntVar(&opts.settings.MaxConnsPerClient, "max-conns-per-client", 0, "connections served at once to one client, an IPv4 address or IPv6 /64 (more are closed at once; default a quarter of --max-conns)")
+	f.StringVar(&opts.settings.BodyRate, "min-body-rate", fmt.Sprintf("%dKiB", s3server.DefaultMinBodyRate>>10), "least pace of a request body per second of waiting for it, after --body-grace (slower: 400 RequestTimeout; 0: none)")
+	f.DurationVar(&opts.settings.BodyGrace, "body-grace", s3server.DefaultBodyGrace, "waiting a request body gets before --min-body-rate counts")
+	f.BoolVar(&opts.settings.SelfSigned, "tls", false, "serve HTTPS with a certificate made at start, its CA written to DIR/.s3server/ca.pem and printed as AWS_CA_BUNDLE")
+	f.StringVar(&opts.settings.CertFile, "tls-cert", "", "serve HTTPS with this certificate (PEM file, chain included; with --tls-key)")
+	f.StringVar(&opts.settings.KeyFile, "tls-key", "", "private key of --tls-cert (PEM file)")
 	addMetricsFlag(f, &opts.metrics, "requests by S3 operation and status, latency, bytes", "one other than loopback is warned about, as for --addr")
 	return cmd
 }
@@ -72,38 +64,9 @@ func runServer(ctx context.Context, out io.Writer, opts serverOptions) error {
 	} else if !loopback {
 		fmt.Fprintf(os.Stderr, "sluice serve-s3: warning: %s is reachable from other machines\n", opts.addr)
 	}
-	if opts.limits.Region == "" {
-		return usagef("serve-s3: --region must not be empty")
-	}
-	if opts.limits.HeaderTimeout <= 0 || opts.limits.IdleTimeout <= 0 || opts.limits.MaxConns <= 0 || opts.limits.BodyGrace <= 0 {
-		return usagef("serve-s3: --header-timeout, --idle-timeout, --body-grace and --max-conns must be positive")
-	}
-	if opts.limits.MaxConnsPerClient < 0 || opts.limits.MaxConnsPerClient > opts.limits.MaxConns {
-		return usagef("serve-s3: --max-conns-per-client must be in 1..--max-conns (%d)", opts.limits.MaxConns)
-	}
-	so := opts.limits
-	so.AccessKey, so.SecretKey = opts.accessKey, opts.secretKey
-	rate, err := bench.ParseSize(opts.bodyRate)
+	so, err := opts.settings.Parse()
 	if err != nil {
-		return usagef("serve-s3: bad --min-body-rate %q: %v", opts.bodyRate, err)
-	}
-	so.MinBodyRate = int(rate)
-	if rate == 0 {
-		so.MinBodyRate = -1 // none
-	}
-	switch {
-	case (opts.tlsCert == "") != (opts.tlsKey == ""):
-		return usagef("serve-s3: give --tls-cert and --tls-key together")
-	case opts.tls && opts.tlsCert != "":
-		return usagef("serve-s3: --tls makes a certificate; give it, or --tls-cert and --tls-key, not both")
-	case opts.tls:
-		so.SelfSignedTLS = true
-	case opts.tlsCert != "":
-		cert, err := tls.LoadX509KeyPair(opts.tlsCert, opts.tlsKey)
-		if err != nil {
-			return usagef("serve-s3: --tls-cert/--tls-key: %v", err)
-		}
-		so.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		return usagef("serve-s3: %v", err)
 	}
 	reg, stopMetrics, err := startMetrics(out, "serve-s3", opts.metrics, true, "", "", nil)
 	if err != nil {

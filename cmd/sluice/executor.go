@@ -1,13 +1,7 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -15,7 +9,6 @@ import (
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/fanout/executors"
 	"github.com/sluice-data/sluice/fanout/kubernetes"
-	"github.com/sluice-data/sluice/plan"
 )
 
 // executorOptions choose where a fanned-out run's workers run.
@@ -50,32 +43,14 @@ func (o *executorOptions) check(workers int) error {
 // (self) with args.
 func (o *executorOptions) executor(self string, args []string) (fanout.Executor, error) {
 	exe, err := executors.New(o.Options, self, args)
-	if errors.Is(err, executors.ErrInvalid) {
-		return nil, usageError{err}
-	}
-	return exe, err
+	return exe, executorError(err)
 }
 
-// printDryRun writes the job's spec and prints what each phase would
-// submit: the first phase's Job (or sbatch command) as it can be applied
-// (or run), the later phases' commented out, as each needs the previous
-// phase committed by the driver. What it wrote and what applying does
-// goes to stderr.
-func (o *executorOptions) printDryRun(ctx context.Context, w io.Writer, p *plan.Plan, opts fanout.Options) error {
-	m, ok := opts.Executor.(fanout.Manifester)
-	if !ok {
-		return usagef("--dry-run: the %s executor has no manifest to show", o.Name)
+// executorError makes the executors' refusals of their options usage
+// errors.
+func executorError(err error) error {
+	if errors.Is(err, executors.ErrInvalid) {
+		return usageError{err}
 	}
-	spec, docs, err := fanout.DryRun(ctx, p, opts, m)
-	if err != nil {
-		return err
-	}
-	jobURL := strings.TrimSuffix(spec, path.Base(spec))
-	if _, err := fmt.Fprint(w, executors.DryRunText(o.Name, docs)); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "sluice: --dry-run submitted nothing; it wrote the job's spec, %s, which the workers read.\n"+
-		"sluice: submitted by hand, the first phase's tasks run and leave their outputs under %s, which only the driver commits, reads and deletes;\n"+
-		"sluice: when done: sluice rm --recursive %s\n", spec, jobURL, jobURL)
-	return nil
+	return err
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
@@ -13,7 +12,6 @@ import (
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/fanout/jobmetrics"
 	"github.com/sluice-data/sluice/internal/metricsrv"
-	"github.com/sluice-data/sluice/internal/netaddr"
 )
 
 // addMetricsFlag adds --metrics-addr; rule says which addresses it takes.
@@ -32,10 +30,6 @@ func startMetrics(w io.Writer, name, addr string, remote bool, token, remoteHint
 	if addr == "" {
 		return nil, func() {}, nil
 	}
-	loopback, err := netaddr.IsLoopback(addr)
-	if err != nil {
-		return nil, nil, usagef("%s: bad --metrics-addr %q: %v", name, addr, err)
-	}
 	reg := metricsrv.NewRegistry()
 	if register != nil {
 		if err := register(reg); err != nil {
@@ -45,9 +39,9 @@ func startMetrics(w io.Writer, name, addr string, remote bool, token, remoteHint
 	s, err := metricsrv.Start(addr, reg, metricsrv.Options{Remote: remote, Token: token})
 	switch {
 	case errors.Is(err, metricsrv.ErrNotLoopback):
-		return nil, nil, usagef("%s: --metrics-addr %s is reachable from other machines: %s", name, addr, remoteHint)
-	case errors.Is(err, syscall.EADDRINUSE):
-		return nil, nil, usagef("%s: --metrics-addr %s is taken: give another port, or 127.0.0.1:0 for a free one", name, addr)
+		return nil, nil, usagef("%s: %v: %s", name, err, remoteHint)
+	case errors.Is(err, metricsrv.ErrAddr):
+		return nil, nil, usagef("%s: %v", name, err)
 	case err != nil:
 		return nil, nil, fmt.Errorf("%s: metrics: %w", name, err)
 	}
@@ -55,7 +49,7 @@ func startMetrics(w io.Writer, name, addr string, remote bool, token, remoteHint
 	switch {
 	case token != "":
 		fmt.Fprintln(w, "  scrapes need the same bearer token")
-	case !loopback:
+	case !s.Loopback:
 		fmt.Fprintf(os.Stderr, "sluice %s: warning: the metrics at %s are reachable from other machines\n", name, addr)
 	}
 	return reg, func() { s.Close() }, nil

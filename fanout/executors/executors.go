@@ -6,13 +6,18 @@
 package executors
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/fanout/kubernetes"
 	"github.com/sluice-data/sluice/fanout/slurm"
+	"github.com/sluice-data/sluice/plan"
 )
 
 // ErrInvalid marks options that cannot make an executor
@@ -101,4 +106,28 @@ func DryRunText(name string, docs [][]byte) string {
 		sep = "---\n"
 	}
 	return fanout.DryRunText(docs, sep)
+}
+
+// DryRun shows what the executor named would submit to run p, submitting
+// nothing: it writes the job's spec (fanout.DryRun; opts.Executor is the
+// one New made with DryRun set) and writes to w each phase's submission,
+// as DryRunText gives it, then to note what was written, what submitting
+// the first phase by hand does, and how to remove the job when done.
+func DryRun(ctx context.Context, w, note io.Writer, name string, p *plan.Plan, opts fanout.Options) error {
+	m, ok := opts.Executor.(fanout.Manifester)
+	if !ok {
+		return invalid(fmt.Sprintf("--dry-run: the %s executor has no manifest to show", name))
+	}
+	spec, docs, err := fanout.DryRun(ctx, p, opts, m)
+	if err != nil {
+		return err
+	}
+	jobURL := strings.TrimSuffix(spec, path.Base(spec))
+	if _, err := fmt.Fprint(w, DryRunText(name, docs)); err != nil {
+		return err
+	}
+	fmt.Fprintf(note, "sluice: --dry-run submitted nothing; it wrote the job's spec, %s, which the workers read.\n"+
+		"sluice: submitted by hand, the first phase's tasks run and leave their outputs under %s, which only the driver commits, reads and deletes;\n"+
+		"sluice: when done: sluice rm --recursive %s\n", spec, jobURL, jobURL)
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,9 +33,28 @@ func NewRegistry() *prometheus.Registry {
 	return reg
 }
 
+// ErrAddr is matched by Start's refusals of its address, all mistakes of
+// whoever chose it: one it cannot read, one another listener holds, and
+// ErrNotLoopback. Their words name the flag that gives the address in
+// sluice, --metrics-addr.
+var ErrAddr = errors.New("bad metrics address")
+
 // ErrNotLoopback is Start's refusal of an address reachable from other
 // machines when Options.Remote is false.
 var ErrNotLoopback = errors.New("not a loopback address")
+
+// addrError is an ErrAddr; notLoopback, an ErrNotLoopback too.
+type addrError struct {
+	msg         string
+	err         error
+	notLoopback bool
+}
+
+func (e *addrError) Error() string { return e.msg }
+func (e *addrError) Unwrap() error { return e.err }
+func (e *addrError) Is(target error) bool {
+	return target == ErrAddr || e.notLoopback && target == ErrNotLoopback
+}
 
 // Options configure Start.
 type Options struct {
@@ -49,19 +69,22 @@ type Options struct {
 // Server serves metrics until Close.
 type Server struct {
 	// URL is where the metrics are, e.g. http://127.0.0.1:9464/metrics.
-	URL    string
-	srv    *http.Server
-	served chan struct{}
+	URL string
+	// Loopback says the address is loopback only; otherwise the metrics
+	// are reachable from other machines, which its caller may warn of.
+	Loopback bool
+	srv      *http.Server
+	served   chan struct{}
 }
 
 // Start serves g's metrics at /metrics on addr (port 0 picks a free one).
 func Start(addr string, g prometheus.Gatherer, opts Options) (*Server, error) {
 	loopback, err := netaddr.IsLoopback(addr)
 	if err != nil {
-		return nil, err
+		return nil, &addrError{msg: fmt.Sprintf("bad --metrics-addr %q: %v", addr, err), err: err}
 	}
 	if !loopback && !opts.Remote {
-		return nil, fmt.Errorf("%s: %w", addr, ErrNotLoopback)
+		return nil, &addrError{msg: fmt.Sprintf("--metrics-addr %s is reachable from other machines", addr), notLoopback: true}
 	}
 	var h http.Handler = promhttp.HandlerFor(g, promhttp.HandlerOpts{})
 	if opts.Token != "" {
@@ -70,6 +93,9 @@ func Start(addr string, g prometheus.Gatherer, opts Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", h)
 	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, &addrError{msg: fmt.Sprintf("--metrics-addr %s is taken: give another port, or 127.0.0.1:0 for a free one", addr), err: err}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -81,8 +107,9 @@ func Start(addr string, g prometheus.Gatherer, opts Options) (*Server, error) {
 		host = "0.0.0.0"
 	}
 	s := &Server{
-		URL:    "http://" + net.JoinHostPort(host, port) + "/metrics",
-		served: make(chan struct{}),
+		URL:      "http://" + net.JoinHostPort(host, port) + "/metrics",
+		Loopback: loopback,
+		served:   make(chan struct{}),
 		srv: &http.Server{
 			Handler:           mux,
 			ReadHeaderTimeout: 10 * time.Second,

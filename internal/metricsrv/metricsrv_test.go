@@ -3,6 +3,8 @@ package metricsrv
 import (
 	"errors"
 	"net/http"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -80,6 +82,48 @@ func TestServe(t *testing.T) {
 	remote, err := Start(":0", reg, Options{Remote: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	remote.Close()
+}
+
+// TestStartAddrErrors: each refusal of the address is an ErrAddr in words
+// naming --metrics-addr; one reachable from other machines is an
+// ErrNotLoopback too, and one taken still matches EADDRINUSE.
+func TestStartAddrErrors(t *testing.T) {
+	reg := NewRegistry()
+	taken, err := Start("127.0.0.1:0", reg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	if !taken.Loopback {
+		t.Error("127.0.0.1:0: Loopback false")
+	}
+	takenAddr := strings.TrimSuffix(strings.TrimPrefix(taken.URL, "http://"), "/metrics")
+	for _, c := range []struct {
+		addr        string
+		want        string
+		notLoopback bool
+		inUse       bool
+	}{
+		{"no-port", `bad --metrics-addr "no-port": address no-port: missing port in address`, false, false},
+		{"0.0.0.0:0", "--metrics-addr 0.0.0.0:0 is reachable from other machines", true, false},
+		{":0", "--metrics-addr :0 is reachable from other machines", true, false},
+		{"192.0.2.1:0", "--metrics-addr 192.0.2.1:0 is reachable from other machines", true, false},
+		{takenAddr, "--metrics-addr " + takenAddr + " is taken: give another port, or 127.0.0.1:0 for a free one", false, true},
+	} {
+		_, err := Start(c.addr, reg, Options{})
+		if err == nil || err.Error() != c.want || !errors.Is(err, ErrAddr) ||
+			errors.Is(err, ErrNotLoopback) != c.notLoopback || errors.Is(err, syscall.EADDRINUSE) != c.inUse {
+			t.Errorf("%s: %v; want ErrAddr saying %q (ErrNotLoopback %v, EADDRINUSE %v)", c.addr, err, c.want, c.notLoopback, c.inUse)
+		}
+	}
+	remote, err := Start(":0", reg, Options{Remote: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if remote.Loopback {
+		t.Error(":0: Loopback true")
 	}
 	remote.Close()
 }

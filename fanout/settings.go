@@ -1,0 +1,88 @@
+package fanout
+
+import (
+	"fmt"
+
+	"github.com/sluice-data/sluice/internal/size"
+)
+
+// Settings are a fan-out's sizes and choices as sluice run's flags spell
+// them: sizes as text (64MiB), the join by name. A Go caller taking them
+// as text (its own flags, a config file) wants the same reading; Apply
+// reads them into Options, and its errors name the flags (--spread,
+// --broadcast), the terms the person wrote in.
+type Settings struct {
+	// Spread is Options.Spread (--spread).
+	Spread int
+	// PieceSize is Options.PieceBytes as a size, at least 1B (--piece-size).
+	PieceSize string
+	// Memory, when set, is Options.Memory as a size above zero (--memory).
+	Memory string
+	// Broadcast is Options.Broadcast as a size; 0 is never (--broadcast).
+	Broadcast string
+	// Join is Options.Join, named: JoinAuto, JoinBroadcast or
+	// JoinPartitioned (--join).
+	Join string
+}
+
+// Apply reads s into o: the first mistake, in flag terms, or nil.
+func (s Settings) Apply(o *Options) error {
+	if err := checkSpread(s.Spread); err != nil {
+		return err
+	}
+	piece, err := size.Parse(s.PieceSize)
+	if err != nil || piece < 1 {
+		return fmt.Errorf("--piece-size %q: want a size such as 64MiB", s.PieceSize)
+	}
+	o.Spread, o.PieceBytes = s.Spread, piece
+	if s.Memory != "" {
+		if o.Memory, err = size.Parse(s.Memory); err != nil || o.Memory <= 0 {
+			return fmt.Errorf("--memory %q: a size such as 512MiB", s.Memory)
+		}
+	}
+	if o.Broadcast, err = size.Parse(s.Broadcast); err != nil || o.Broadcast < 0 {
+		return fmt.Errorf("--broadcast %q: a size such as 64MiB, or 0 for never", s.Broadcast)
+	}
+	if o.Broadcast == 0 {
+		o.Broadcast = -1
+	}
+	if s.Join == "" {
+		return joinError(s.Join) // a name is wanted; Options take "" for auto
+	}
+	if err := checkJoin(s.Join); err != nil {
+		return err
+	}
+	o.Join = s.Join
+	return nil
+}
+
+// Validate refuses the options Run would otherwise take for others: a
+// Spread past MaxSpread (it would be cut to it) or below zero (taken for
+// the default), a Join it does not know (taken for JoinAuto). Run calls
+// it, its error then matching exec.ErrInvalid.
+func (o Options) Validate() error {
+	if err := checkSpread(o.Spread); err != nil {
+		return err
+	}
+	if o.Join != "" {
+		return checkJoin(o.Join)
+	}
+	return nil
+}
+
+func checkSpread(n int) error {
+	if n < 0 || n > MaxSpread {
+		return fmt.Errorf("--spread %d: want 0 (one prefix a task) to %d", n, MaxSpread)
+	}
+	return nil
+}
+
+func checkJoin(j string) error {
+	switch j {
+	case JoinAuto, JoinBroadcast, JoinPartitioned:
+		return nil
+	}
+	return joinError(j)
+}
+
+func joinError(j string) error { return fmt.Errorf("--join %q: auto, broadcast or partitioned", j) }
