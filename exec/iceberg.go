@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -38,6 +39,7 @@ type icebergRead struct {
 	// prune is the filter text when the files can be pruned by it.
 	prune string
 	// posDeletes caches each position delete file, by data file path.
+	mu         sync.Mutex // over the caches, for files opened at once
 	posDeletes map[string]map[string][]int64
 	eqDeletes  map[string]*eqDeleteSet
 	// stats sums the data files' scans, reported once the last is read.
@@ -175,16 +177,141 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 	if r.files == 0 && r.stats != nil {
 		r.stats(u, r.sum)
 	}
-	var parts []func() (Source, error)
-	for _, task := range tasks {
-		parts = append(parts, func() (Source, error) { return r.openFile(ctx, e, s, open, task, outSchema) })
+	src := func() (Source, error) {
+		return newIcebergSource(ctx, tasks, outSchema, func(ctx context.Context, task iceberg.Task) (*icebergFile, error) {
+			return r.openFile(ctx, e, s, open, task, outSchema)
+		}), nil
 	}
-	return outSchema, parts, nil
+	return outSchema, []func() (Source, error){src}, nil
+}
+
+// openAhead is how many data files are opened (footers read, deletes
+// loaded) ahead of the one read: over a store a round trip away, files
+// opened one after another would wait a round trip each.
+const openAhead = 4
+
+// icebergSource reads a table's data files in order. Files are opened
+// openAhead ahead, and the next file's scan starts as the current one's
+// does, so that its first row groups are fetched by the time it is due.
+type icebergSource struct {
+	schema *arrow.Schema
+	ctx    context.Context
+	cancel context.CancelFunc
+	open   func(context.Context, iceberg.Task) (*icebergFile, error)
+	tasks  []iceberg.Task
+	files  []*fileOpen
+	next   int // the file Next reads after cur
+	cur    *icebergFile
+}
+
+// fileOpen is one data file being opened.
+type fileOpen struct {
+	done  chan struct{} // closed once f or err is set
+	start chan struct{} // closed when the file may start scanning
+	let   bool          // start is closed (Next's alone)
+	f     *icebergFile
+	err   error
+}
+
+// allow lets the file start scanning once it is open.
+func (fo *fileOpen) allow() {
+	if fo != nil && !fo.let {
+		fo.let = true
+		close(fo.start)
+	}
+}
+
+func newIcebergSource(ctx context.Context, tasks []iceberg.Task, schema *arrow.Schema, open func(context.Context, iceberg.Task) (*icebergFile, error)) *icebergSource {
+	ctx, cancel := context.WithCancel(ctx)
+	return &icebergSource{schema: schema, ctx: ctx, cancel: cancel, open: open, tasks: tasks, files: make([]*fileOpen, len(tasks))}
+}
+
+func (s *icebergSource) Schema() *arrow.Schema { return s.schema }
+
+// opening starts opening file i, once.
+func (s *icebergSource) opening(i int) *fileOpen {
+	if i >= len(s.tasks) {
+		return nil
+	}
+	if s.files[i] == nil {
+		fo := &fileOpen{done: make(chan struct{}), start: make(chan struct{})}
+		s.files[i] = fo
+		go func() {
+			defer close(fo.done)
+			f, err := s.open(s.ctx, s.tasks[i])
+			if err != nil {
+				fo.err = err
+				return
+			}
+			select {
+			case <-fo.start:
+				f.start(s.ctx)
+			case <-s.ctx.Done():
+			}
+			fo.f = f
+		}()
+	}
+	return s.files[i]
+}
+
+func (s *icebergSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	for {
+		if s.cur == nil {
+			if s.next == len(s.tasks) {
+				return nil, io.EOF
+			}
+			for i := s.next; i < s.next+openAhead; i++ {
+				s.opening(i)
+			}
+			fo := s.files[s.next]
+			fo.allow()
+			s.opening(s.next + 1).allow()
+			select {
+			case <-fo.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if fo.err != nil {
+				return nil, fo.err
+			}
+			s.cur, fo.f = fo.f, nil
+			s.next++
+		}
+		rec, err := s.cur.Next(ctx)
+		if err != io.EOF {
+			return rec, err
+		}
+		s.cur.Close()
+		s.cur = nil
+	}
+}
+
+// Close stops the files opened ahead and closes every file.
+func (s *icebergSource) Close() error {
+	s.cancel()
+	if s.cur != nil {
+		s.cur.Close()
+		s.cur = nil
+	}
+	for _, fo := range s.files {
+		if fo == nil {
+			continue
+		}
+		<-fo.done
+		if fo.f != nil {
+			fo.f.Close()
+			fo.f = nil
+		}
+	}
+	return nil
 }
 
 // openFile starts the read of one data file.
-func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open store.Opener, task iceberg.Task, outSchema *arrow.Schema) (Source, error) {
+func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open store.Opener, task iceberg.Task, outSchema *arrow.Schema) (*icebergFile, error) {
 	fields := r.fields
+	// Files open concurrently: the delete files' cache is shared.
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var eq []*eqDeleteSet
 	for _, d := range task.Deletes {
 		if !d.Equality {
@@ -234,12 +361,13 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 	so := scan.Options{
 		FileColumns: m.choose,
 		BatchRows:   s.opts.BatchRows,
-		Memory:      s.opts.Memory,
 		Concurrency: s.opts.Concurrency,
 		Mem:         e.mem,
 		Ordered:     true,
 		Int96Unit:   s.opts.Int96Unit,
 		Prune:       r.prune,
+		// Two files scan at once: the one read and the next.
+		Memory: s.opts.Memory / 2,
 	}
 	ds, err := scan.Open(ctx, st, key, so)
 	if err != nil {
@@ -249,7 +377,7 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 	for _, g := range ds.Plan() {
 		starts[[2]int{g.File, g.Index}] = g.Start
 	}
-	return &icebergFile{r: r, ds: ds, sc: ds.Scan(ctx), m: m, read: readSchema, out: outSchema, starts: starts, pos: pos, eq: eq, mem: e.mem}, nil
+	return &icebergFile{r: r, ds: ds, m: m, read: readSchema, out: outSchema, starts: starts, pos: pos, eq: eq, mem: e.mem}, nil
 }
 
 // fileColumns maps the table's columns to a file's, by field id (by name
@@ -418,12 +546,21 @@ func (f *icebergFile) shape(ctx context.Context, b scan.Batch) (arrow.RecordBatc
 	return out, nil
 }
 
+// start starts the file's scan: its row groups are fetched and decoded
+// from then on, ahead of Next within the scan's memory.
+func (f *icebergFile) start(ctx context.Context) { f.sc = f.ds.Scan(ctx) }
+
 func (f *icebergFile) Close() error {
-	f.sc.Close()
-	if !f.closed {
-		f.closed = true
-		f.r.fileDone(f.sc.Stats(), f.rows, f.batches)
+	if f.closed {
+		return nil
 	}
+	f.closed = true
+	var st scan.Stats
+	if f.sc != nil {
+		f.sc.Close()
+		st = f.sc.Stats()
+	}
+	f.r.fileDone(st, f.rows, f.batches)
 	return nil
 }
 
