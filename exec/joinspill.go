@@ -236,6 +236,10 @@ type graceOp struct {
 	bw     *bufio.Writer // writes a run, one part's after another's
 	// drop drops the places and hands the rows on.
 	drop operator
+	// flip, for a semi or anti join, holds the left side while it costs
+	// (sideCost) up to budget, to join it with the right side's parts
+	// as they are if it ends there (joinflip.go).
+	flip *flipJoin
 }
 
 func newGraceOp(s *joinStage, e *env, in *arrow.Schema, next operator) (operator, error) {
@@ -270,26 +274,66 @@ func newGraceOp(s *joinStage, e *env, in *arrow.Schema, next operator) (operator
 	if err != nil {
 		return nil, err
 	}
-	f, err := newSpillFile(e.tempDir, e.mem, "join", "join: spilling")
-	if err != nil {
-		return nil, err
+	o := &graceOp{s: s, e: e, g: g, lparts: make([][]spillSpan, joinParts), lkeys: lkeys,
+		budget: joinBudget(e, s.o), out: out, ob: ob, drop: &mapOp{m: dropped.mapper, next: next}}
+	if s.semi() {
+		if o.flip, err = newFlipJoin(s, e, in, next); err != nil {
+			o.release()
+			return nil, err
+		}
 	}
-	return &graceOp{s: s, e: e, g: g, left: f, lparts: make([][]spillSpan, joinParts), lkeys: lkeys,
-		budget: joinBudget(e, s.o), out: out, ob: ob, drop: &mapOp{m: dropped.mapper, next: next}}, nil
+	return o, nil
 }
 
 func (o *graceOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 	if rec.NumRows() == 0 {
 		return nil
 	}
+	if o.flip != nil {
+		if o.flip.hold(rec, o.lkeys, o.budget) {
+			return nil
+		}
+		// Past the budget: the left side is split into parts as it
+		// would have been from its first batch.
+		held := o.flip.held
+		o.flip.held = nil
+		o.flip = nil
+		defer releaseAll(held)
+		for _, b := range held {
+			if err := o.spillLeft(ctx, b); err != nil {
+				return err
+			}
+		}
+	}
+	return o.spillLeft(ctx, rec)
+}
+
+// spillLeft writes rec's rows, each with its place in the left side, to
+// the parts their keys hash to.
+func (o *graceOp) spillLeft(ctx context.Context, rec arrow.RecordBatch) error {
 	ext := WithPositions(o.e.mem, rec, lposColumn, o.lpos)
 	defer ext.Release()
 	o.lpos += rec.NumRows()
+	if o.left == nil {
+		// Made at the first row to spill: a flipped join writes none.
+		var err error
+		if o.left, err = newSpillFile(o.e.tempDir, o.e.mem, "join", "join: spilling"); err != nil {
+			return err
+		}
+	}
 	return spillParts(ctx, o.e, o.left, o.lparts, o.lkeys, &o.kr, ext)
 }
 
 func (o *graceOp) finish(ctx context.Context) error {
-	o.left.doneWriting()
+	if o.flip != nil {
+		if err := o.flip.join(ctx, o.s.pre, o.lkeys, o.g.intKey); err != nil {
+			return err
+		}
+		return o.drop.finish(ctx)
+	}
+	if o.left != nil {
+		o.left.doneWriting()
+	}
 	for p := range joinParts {
 		if err := o.joinPart(ctx, p); err != nil {
 			return err
@@ -386,6 +430,10 @@ func (o *graceOp) joinPart(ctx context.Context, p int) (err error) {
 }
 
 func (o *graceOp) release() {
+	if o.flip != nil {
+		o.flip.release()
+		o.flip = nil
+	}
 	if o.left != nil {
 		o.left.close()
 		o.left = nil
