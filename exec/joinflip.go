@@ -41,7 +41,11 @@ type flipJoin struct {
 }
 
 func newFlipJoin(s *joinStage, e *env, in *arrow.Schema, next operator) (*flipJoin, error) {
-	j, err := newJoiner(s, e, in, s.pre.schema)
+	right := s.pre.schema
+	if s.pre.flat {
+		right = s.pre.flatSchema
+	}
+	j, err := newJoiner(s, e, in, right)
 	if err != nil {
 		return nil, err
 	}
@@ -170,12 +174,16 @@ func (f *flipJoin) match(ctx context.Context, side *sideBatches, keys *keyEncode
 	var kr keyRows
 	var ints []int64
 	var p pairs // left rows as numbered in t, right rows of one batch
-	for _, spans := range side.parts {
+	parts, schema := side.parts, side.schema
+	if side.flat {
+		parts, schema = [][]spillSpan{side.spans}, side.flatSchema
+	}
+	for _, spans := range parts {
 		for _, sp := range spans {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			rec, err := side.spill.read(sp.off, sp.n, side.schema)
+			rec, err := side.spill.read(sp.off, sp.n, schema)
 			if err != nil {
 				return nil, err
 			}
