@@ -976,12 +976,7 @@ func (h *hashAgg) emit(ctx context.Context, next operator) error {
 	}
 	ob := h.keyOrder()
 	kv := ob.keys(rec)
-	perm := make([]int32, n)
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	slices.SortStableFunc(perm, func(a, b int32) int { return ob.compare(kv, int(a), kv, int(b)) })
-	return emitTaken(ctx, h.mem, rec, perm, next)
+	return emitTaken(ctx, h.mem, rec, ob.perm(kv, n), next)
 }
 
 // keyOrder orders the output's rows by its key columns, which lead it.

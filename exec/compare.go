@@ -2,6 +2,8 @@ package exec
 
 import (
 	"cmp"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -100,4 +102,99 @@ func compareAt(a vec, i int, b vec, j int) int {
 		return 1
 	}
 	return cmp.Compare(a.I[i], b.I[j])
+}
+
+// perm is the order of the n rows of keys kv (read by o.keys) that
+// compare gives, rows of equal keys in their order. One or two integer
+// keys without nulls (an aggregation's groups by part and supplier, by
+// order) are sorted as values beside their row: compare's calls cost
+// TPC-H Q20 a fifth of its time in sorting 0.8 M groups.
+func (o *orderBy) perm(kv []vec, n int) []int32 {
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	if ks := o.intKeys(kv, n); ks != nil {
+		sign := func(k int) int64 {
+			if o.desc[k] {
+				return -1
+			}
+			return 1
+		}
+		// Negating orders a descending key but for the smallest int64,
+		// whose negation is itself: those keys take compare's way.
+		for _, k := range ks {
+			if slices.Contains(k, math.MinInt64) {
+				ks = nil
+				break
+			}
+		}
+		switch len(ks) {
+		case 1:
+			type row struct {
+				a int64
+				i int32
+			}
+			rows := make([]row, n)
+			s := sign(0)
+			for i := range rows {
+				rows[i] = row{s * ks[0][i], int32(i)}
+			}
+			slices.SortFunc(rows, func(x, y row) int {
+				if c := cmp.Compare(x.a, y.a); c != 0 {
+					return c
+				}
+				return cmp.Compare(x.i, y.i)
+			})
+			for i, r := range rows {
+				perm[i] = r.i
+			}
+			return perm
+		case 2:
+			type row struct {
+				a, b int64
+				i    int32
+			}
+			rows := make([]row, n)
+			s0, s1 := sign(0), sign(1)
+			for i := range rows {
+				rows[i] = row{s0 * ks[0][i], s1 * ks[1][i], int32(i)}
+			}
+			slices.SortFunc(rows, func(x, y row) int {
+				if c := cmp.Compare(x.a, y.a); c != 0 {
+					return c
+				}
+				if c := cmp.Compare(x.b, y.b); c != 0 {
+					return c
+				}
+				return cmp.Compare(x.i, y.i)
+			})
+			for i, r := range rows {
+				perm[i] = r.i
+			}
+			return perm
+		}
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int { return o.compare(kv, int(a), kv, int(b)) })
+	return perm
+}
+
+// intKeys are the values of keys kv that compareAt compares as integers,
+// when there are one or two, with no null among their n rows; else nil.
+func (o *orderBy) intKeys(kv []vec, n int) [][]int64 {
+	if len(kv) == 0 || len(kv) > 2 {
+		return nil
+	}
+	var ks [][]int64
+	for _, v := range kv {
+		switch v.K {
+		case kFloat, kDecimal, kString, kBool:
+			return nil
+		}
+		if v.Const || v.Valid != nil || len(v.I) < n {
+			return nil
+		}
+		ks = append(ks, v.I[:n])
+	}
+	return ks
 }

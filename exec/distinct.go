@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -152,12 +151,7 @@ func (d *distinctAgg) emit(ctx context.Context, next operator) error {
 	}
 	defer rec.Release()
 	kv := d.order.keys(rec)
-	perm := make([]int32, rec.NumRows())
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	slices.SortStableFunc(perm, func(a, b int32) int { return d.order.compare(kv, int(a), kv, int(b)) })
-	return emitTaken(ctx, d.mem, rec, perm, next)
+	return emitTaken(ctx, d.mem, rec, d.order.perm(kv, int(rec.NumRows())), next)
 }
 
 // concatBatches is recs, of schema out, as one batch.

@@ -373,3 +373,29 @@ func TestJoinLeftSideReadsWhatItNeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinWhereReadsLeftColumns: the scan before a semi or anti join
+// with --where fetches the left columns --where names and not, because
+// it names right columns too, every column.
+func TestJoinWhereReadsLeftColumns(t *testing.T) {
+	_, lineitem := testData(t)
+	mem := checkedMem(t)
+	for _, how := range []string{"semi", "anti", "inner"} {
+		run := func(cols []string) ([]string, int64) {
+			var needed int64
+			src := Scan([]string{lineitem}, ScanOptions{Columns: cols, Stats: func(_ string, s scan.Stats) { needed = s.BytesNeeded }})
+			right := Pipeline{Source: Scan([]string{lineitem}, ScanOptions{}), Stages: []Stage{Select("l_orderkey", "l_suppkey")}}
+			join := Join(right, JoinOptions{How: how, Left: []string{"l_orderkey"}, Right: []string{"l_orderkey"}, Prefix: "r_", Where: "r_l_suppkey <> l_suppkey"})
+			rows, err := collectRows(t, mem, src, join, CountBy([]string{"l_linenumber"}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rows, needed
+		}
+		got, pushed := run(nil)
+		want, narrow := run([]string{"l_orderkey", "l_suppkey", "l_linenumber"})
+		if pushed != narrow || !slices.Equal(got, want) || len(got) == 0 {
+			t.Errorf("%s: the left scan needed %d bytes, with --columns l_orderkey,l_suppkey,l_linenumber %d; %d rows, %d", how, pushed, narrow, len(got), len(want))
+		}
+	}
+}

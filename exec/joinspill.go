@@ -31,7 +31,9 @@ const (
 
 // sideBatches are a join's right side, read whole, dictionaries decoded:
 // in memory (batches), or, past its budget, in parts on disk, each row
-// with its place (rposColumn).
+// with its place (rposColumn). A semi or anti join's side is spilled
+// flat, its batches as they came, and put in parts (toParts) only if the
+// join does not index its left side instead (joinflip.go).
 type sideBatches struct {
 	// out is the schema of the side's pipeline.
 	out     *arrow.Schema
@@ -43,6 +45,11 @@ type sideBatches struct {
 	bytes   int64 // what the batches held cost (sideCost)
 	keys    *keyEncoder
 	kr      keyRows
+	// flat says the spill holds the batches as they came (spans, of
+	// schema flatSchema), not yet in parts.
+	flat       bool
+	spans      []spillSpan
+	flatSchema *arrow.Schema
 }
 
 // spillSpan is one batch in a spill file.
@@ -125,7 +132,13 @@ func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget
 		if side.spill, err = newSpillFile(e.tempDir, e.mem, "join", "join: spilling"); err != nil {
 			return err
 		}
-		side.parts = make([][]spillSpan, joinParts)
+		if o.How == "semi" || o.How == "anti" {
+			side.flat = true
+			side.flatSchema = dec.Schema()
+			side.schema = positionsSchema(dec.Schema(), rposColumn)
+		} else {
+			side.parts = make([][]spillSpan, joinParts)
+		}
 		held := side.batches
 		side.batches = nil
 		defer releaseAll(held)
@@ -153,6 +166,14 @@ func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget
 // spillBatch writes rec's rows, each with its place in the side, to the
 // parts their keys hash to.
 func (s *sideBatches) spillBatch(ctx context.Context, e *env, rec arrow.RecordBatch) error {
+	if s.flat {
+		off, n, err := s.spill.write(rec)
+		if err != nil {
+			return err
+		}
+		s.spans = append(s.spans, spillSpan{off, n})
+		return nil
+	}
 	ext := WithPositions(e.mem, rec, rposColumn, s.rows)
 	defer ext.Release()
 	s.rows += rec.NumRows()
@@ -160,6 +181,34 @@ func (s *sideBatches) spillBatch(ctx context.Context, e *env, rec arrow.RecordBa
 		s.schema = ext.Schema()
 	}
 	return spillParts(ctx, e, s.spill, s.parts, s.keys, &s.kr, ext)
+}
+
+// toParts puts a side spilled flat in parts, each row with its place,
+// in a spill file of their own.
+func (s *sideBatches) toParts(ctx context.Context, e *env) error {
+	if !s.flat {
+		return nil
+	}
+	f, err := newSpillFile(e.tempDir, e.mem, "join", "join: spilling")
+	if err != nil {
+		return err
+	}
+	flat, spans := s.spill, s.spans
+	defer flat.close()
+	s.spill, s.parts, s.flat, s.spans = f, make([][]spillSpan, joinParts), false, nil
+	for _, sp := range spans {
+		rec, err := flat.read(sp.off, sp.n, s.flatSchema)
+		if err != nil {
+			return err
+		}
+		err = s.spillBatch(ctx, e, rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	f.doneWriting()
+	return nil
 }
 
 // WithPositions is rec with an int64 column name appended holding from,
@@ -175,9 +224,14 @@ func WithPositions(mem memory.Allocator, rec arrow.RecordBatch, name string, fro
 	}
 	pos := b.NewArray()
 	defer pos.Release()
-	fields := append(slices.Clone(rec.Schema().Fields()), arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64})
-	md := rec.Schema().Metadata()
-	return array.NewRecordBatch(arrow.NewSchema(fields, &md), append(slices.Clone(rec.Columns()), pos), int64(n))
+	return array.NewRecordBatch(positionsSchema(rec.Schema(), name), append(slices.Clone(rec.Columns()), pos), int64(n))
+}
+
+// positionsSchema is s with WithPositions' column name.
+func positionsSchema(s *arrow.Schema, name string) *arrow.Schema {
+	fields := append(slices.Clone(s.Fields()), arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64})
+	md := s.Metadata()
+	return arrow.NewSchema(fields, &md)
 }
 
 // spillParts writes each row of rec to the part its key hashes to (a
@@ -236,6 +290,10 @@ type graceOp struct {
 	bw     *bufio.Writer // writes a run, one part's after another's
 	// drop drops the places and hands the rows on.
 	drop operator
+	// flip, for a semi or anti join, holds the left side while it costs
+	// (sideCost) up to budget, to join it with the right side's parts
+	// as they are if it ends there (joinflip.go).
+	flip *flipJoin
 }
 
 func newGraceOp(s *joinStage, e *env, in *arrow.Schema, next operator) (operator, error) {
@@ -270,26 +328,72 @@ func newGraceOp(s *joinStage, e *env, in *arrow.Schema, next operator) (operator
 	if err != nil {
 		return nil, err
 	}
-	f, err := newSpillFile(e.tempDir, e.mem, "join", "join: spilling")
-	if err != nil {
-		return nil, err
+	o := &graceOp{s: s, e: e, g: g, lparts: make([][]spillSpan, joinParts), lkeys: lkeys,
+		budget: joinBudget(e, s.o), out: out, ob: ob, drop: &mapOp{m: dropped.mapper, next: next}}
+	if s.semi() {
+		if o.flip, err = newFlipJoin(s, e, in, next); err != nil {
+			o.release()
+			return nil, err
+		}
 	}
-	return &graceOp{s: s, e: e, g: g, left: f, lparts: make([][]spillSpan, joinParts), lkeys: lkeys,
-		budget: joinBudget(e, s.o), out: out, ob: ob, drop: &mapOp{m: dropped.mapper, next: next}}, nil
+	return o, nil
 }
 
 func (o *graceOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 	if rec.NumRows() == 0 {
 		return nil
 	}
+	if o.flip != nil {
+		if o.flip.hold(rec, o.lkeys, o.budget) {
+			return nil
+		}
+		// Past the budget: both sides are split into parts, the left
+		// side as it would have been from its first batch.
+		if err := o.s.pre.toParts(ctx, o.e); err != nil {
+			return err
+		}
+		held := o.flip.held
+		o.flip.held = nil
+		o.flip = nil
+		defer releaseAll(held)
+		for _, b := range held {
+			if err := o.spillLeft(ctx, b); err != nil {
+				return err
+			}
+		}
+	}
+	return o.spillLeft(ctx, rec)
+}
+
+// spillLeft writes rec's rows, each with its place in the left side, to
+// the parts their keys hash to.
+func (o *graceOp) spillLeft(ctx context.Context, rec arrow.RecordBatch) error {
 	ext := WithPositions(o.e.mem, rec, lposColumn, o.lpos)
 	defer ext.Release()
 	o.lpos += rec.NumRows()
+	if o.left == nil {
+		// Made at the first row to spill: a flipped join writes none.
+		var err error
+		if o.left, err = newSpillFile(o.e.tempDir, o.e.mem, "join", "join: spilling"); err != nil {
+			return err
+		}
+	}
 	return spillParts(ctx, o.e, o.left, o.lparts, o.lkeys, &o.kr, ext)
 }
 
 func (o *graceOp) finish(ctx context.Context) error {
-	o.left.doneWriting()
+	if o.flip != nil {
+		if err := o.flip.join(ctx, o.s.pre, o.lkeys, o.g.intKey); err != nil {
+			return err
+		}
+		return o.drop.finish(ctx)
+	}
+	if err := o.s.pre.toParts(ctx, o.e); err != nil {
+		return err
+	}
+	if o.left != nil {
+		o.left.doneWriting()
+	}
 	for p := range joinParts {
 		if err := o.joinPart(ctx, p); err != nil {
 			return err
@@ -386,6 +490,10 @@ func (o *graceOp) joinPart(ctx context.Context, p int) (err error) {
 }
 
 func (o *graceOp) release() {
+	if o.flip != nil {
+		o.flip.release()
+		o.flip = nil
+	}
 	if o.left != nil {
 		o.left.close()
 		o.left = nil

@@ -166,7 +166,10 @@ split with the left side by the hash of the keys into 64 parts on disk
 (under $TMPDIR, removed at the end), joined part by part, and put back in
 the order above by a sort that spills too. A key whose rows alone exceed
 what a part may hold (--memory; by default half of run --memory) is an
-error that says so. An inner, semi or right join right
+error that says so. A semi or anti join whose right side is on disk
+holds its left side instead while that fits --memory, and then reads the
+right side back once, marking the left rows it matches: the same rows,
+without the parts. An inner, semi or right join right
 after a scan skips the scan's row groups whose statistics exclude every
 key of the right side (scan --stats counts them).
 
