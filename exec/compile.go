@@ -114,6 +114,7 @@ func ScanOptionsOf(s *plan.Scan, env Env) (ScanOptions, error) {
 		Arrival:     s.Arrival,
 		Int96Unit:   s.Int96Unit,
 		Snapshot:    s.Snapshot,
+		Catalog:     s.Catalog,
 	}
 	if s.AsOf != "" {
 		t, err := s.AsOfTime()

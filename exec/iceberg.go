@@ -65,8 +65,14 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 	if len(s.opts.Dict) > 0 {
 		return nil, nil, invalidf("scan %s: --dict does not apply to an Iceberg table", u)
 	}
-	t, err := iceberg.Open(ctx, open, u, iceberg.Options{SnapshotID: s.opts.Snapshot, AsOf: s.opts.AsOf})
-	if errors.Is(err, iceberg.ErrNoSnapshot) {
+	var t *iceberg.Table
+	var err error
+	if s.opts.Catalog != "" {
+		t, err = iceberg.CatalogFromEnv(s.opts.Catalog).Load(ctx, u, iceberg.Options{SnapshotID: s.opts.Snapshot, AsOf: s.opts.AsOf})
+	} else {
+		t, err = iceberg.Open(ctx, open, u, iceberg.Options{SnapshotID: s.opts.Snapshot, AsOf: s.opts.AsOf})
+	}
+	if errors.Is(err, iceberg.ErrInvalid) {
 		return nil, nil, invalidScan{err}
 	}
 	if err != nil {

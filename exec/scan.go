@@ -65,6 +65,9 @@ type ScanOptions struct {
 	// naming its metadata file); neither: the current one.
 	Snapshot int64
 	AsOf     time.Time
+	// Catalog, when set, is an Iceberg REST catalog's URI, and the URLs
+	// are its tables (NAMESPACE.TABLE).
+	Catalog string
 }
 
 // Scan is a source that reads Parquet datasets with package scan: each
@@ -128,7 +131,7 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 			parts = append(parts, ps...)
 			return nil
 		}
-		if iceberg.IsMetadataURL(u) {
+		if iceberg.IsMetadataURL(u) || s.opts.Catalog != "" {
 			if err := table(); err != nil {
 				return nil, err
 			}

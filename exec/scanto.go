@@ -36,6 +36,8 @@ type ScanToOptions struct {
 	// ScanOptions).
 	Snapshot int64
 	AsOf     time.Time
+	// Catalog is ScanOptions.Catalog.
+	Catalog string
 	// Memory is the whole budget: the scan's, what the pool keeps, and
 	// what the output holds (a Parquet row group being encoded, an
 	// upload's parts); zero means DefaultScanMemory. When reading one row
@@ -126,7 +128,7 @@ func ScanTo(ctx context.Context, url string, opts ScanToOptions) (ScanResult, er
 	if err != nil {
 		return ScanResult{}, err
 	}
-	if iceberg.IsMetadataURL(url) {
+	if iceberg.IsMetadataURL(url) || opts.Catalog != "" {
 		return scanWhole(ctx, url, opts, sink, true)
 	}
 	base, rest := store.SplitGlob(url)
@@ -251,7 +253,7 @@ func scanWhole(ctx context.Context, url string, opts ScanToOptions, sink *scanSi
 	so := ScanOptions{Columns: opts.Columns, Filter: opts.Filter, BatchRows: opts.BatchRows, Dict: opts.Dict, Open: open}
 	var res ScanResult
 	if table {
-		so.Snapshot, so.AsOf, so.Concurrency, so.Int96Unit = opts.Snapshot, opts.AsOf, opts.Concurrency, opts.Int96Unit
+		so.Snapshot, so.AsOf, so.Concurrency, so.Int96Unit, so.Catalog = opts.Snapshot, opts.AsOf, opts.Concurrency, opts.Int96Unit, opts.Catalog
 		so.Stats = func(_ string, st scan.Stats) { res.Stats = st }
 	}
 	src := Scan([]string{url}, so)

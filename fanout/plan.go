@@ -197,7 +197,7 @@ func errIcebergFanOut(url string) error {
 func scanPieces(ctx context.Context, sc *plan.Scan, opts Options) (pieces []Piece, schema *arrow.Schema, bytes int64, err error) {
 	urls := sc.URLs
 	for u, url := range urls {
-		if iceberg.IsMetadataURL(url) {
+		if iceberg.IsMetadataURL(url) || sc.Catalog != "" {
 			return nil, nil, 0, errIcebergFanOut(url)
 		}
 		base, rest := store.SplitGlob(url)

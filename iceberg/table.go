@@ -32,10 +32,19 @@ import (
 // snapshot of the id, or at the time, asked for.
 var ErrNoSnapshot = errors.New("no such snapshot")
 
-// noSnapshot is an error that matches ErrNoSnapshot.
+// ErrInvalid is matched by errors in what was asked (no such snapshot,
+// a malformed table name), as opposed to what was read.
+var ErrInvalid = errors.New("invalid request")
+
+// noSnapshot is an error that matches ErrNoSnapshot and ErrInvalid.
 type noSnapshot struct{ error }
 
-func (e noSnapshot) Is(target error) bool { return target == ErrNoSnapshot }
+func (e noSnapshot) Is(target error) bool { return target == ErrNoSnapshot || target == ErrInvalid }
+
+// invalid is an error that matches ErrInvalid.
+type invalid struct{ error }
+
+func (e invalid) Is(target error) bool { return target == ErrInvalid }
 
 // Options choose the snapshot to read. The zero value reads the current
 // one.
@@ -124,6 +133,15 @@ func Open(ctx context.Context, open store.Opener, url string, opts Options) (*Ta
 	b, err := readAll(ctx, open, url)
 	if err != nil {
 		return nil, err
+	}
+	return fromMetadata(url, b, opts)
+}
+
+// fromMetadata is the table whose metadata file (at url) holds b, at
+// the snapshot opts asks for.
+func fromMetadata(url string, b []byte, opts Options) (*Table, error) {
+	if opts.SnapshotID != 0 && !opts.AsOf.IsZero() {
+		return nil, noSnapshot{errors.New("iceberg: a snapshot id and a time: give one")}
 	}
 	var md metadata
 	if err := json.Unmarshal(b, &md); err != nil {

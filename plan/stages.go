@@ -49,6 +49,9 @@ type Scan struct {
 	// snapshot id; a time in RFC 3339); neither: the current one.
 	Snapshot int64  `json:"snapshot,omitempty"`
 	AsOf     string `json:"as_of,omitempty"`
+	// Catalog is an Iceberg REST catalog's URI: the URLs are then tables
+	// in it (NAMESPACE.TABLE).
+	Catalog string `json:"catalog,omitempty"`
 }
 
 // DefaultBatchRows is a scan's batch size when none is given.
@@ -285,6 +288,9 @@ func (s *Scan) words() (flags, args []string) {
 	}
 	if s.AsOf != "" {
 		add("as-of", s.AsOf)
+	}
+	if s.Catalog != "" {
+		add("catalog", s.Catalog)
 	}
 	return w, s.URLs
 }
@@ -689,6 +695,7 @@ func BindScan(fs *pflag.FlagSet, s *Scan) {
 	fs.StringVar(&s.Int96Unit, "int96-unit", "ns", "unit of INT96 timestamps (Spark, Impala): ns holds 1677-2262; us, ms or s hold the dates beyond")
 	fs.Int64Var(&s.Snapshot, "snapshot", 0, "an Iceberg table's snapshot to read, by id (default: the current one)")
 	fs.StringVar(&s.AsOf, "as-of", "", "read the Iceberg table's snapshot current at this time (RFC 3339, or a date: UTC midnight)")
+	fs.StringVar(&s.Catalog, "catalog", "", "an Iceberg REST catalog's URI (http[s]://HOST/PATH[?warehouse=W]); URLs are then its tables, NAMESPACE.TABLE (token: SLUICE_ICEBERG_TOKEN, or SLUICE_ICEBERG_CREDENTIAL=ID:SECRET)")
 }
 
 // AsOfTime is AsOf as a time: RFC 3339, or a date (midnight UTC).

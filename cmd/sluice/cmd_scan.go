@@ -76,6 +76,7 @@ func runScan(ctx context.Context, out, errOut io.Writer, opts scanFlags, url str
 		Dict:        opts.scan.Dict,
 		Int96Unit:   opts.scan.Int96Unit,
 		Snapshot:    opts.scan.Snapshot,
+		Catalog:     opts.scan.Catalog,
 		AsOf:        asOf,
 		Memory:      opts.scan.Memory,
 		Arrival:     opts.scan.Arrival,

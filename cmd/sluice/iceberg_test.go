@@ -86,6 +86,24 @@ func TestIcebergScan(t *testing.T) {
 		t.Errorf("show of the table: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
+	// Through a REST catalog, with a token from client credentials.
+	cat := icebergtest.RESTCatalog(t, map[string]string{"db.t": last.Metadata}, "sluice", "s3cret")
+	creds := []string{"SLUICE_ICEBERG_CREDENTIAL=sluice:s3cret"}
+	if r := sluice(t, creds, "scan", "--catalog", cat.URL+"?warehouse=main", "db.t"); r.code != 0 || r.stdout != rows(len(last.Rows)) {
+		t.Errorf("scan --catalog: exit %d, %q, want %q; %s", r.code, r.stdout, rows(len(last.Rows)), r.stderr)
+	}
+	viaCatalog := sluice(t, creds, "run", strings.Replace(q, "scan "+loc, "scan db.t --catalog "+cat.URL, 1))
+	if viaCatalog.code != 0 || viaCatalog.stdout != fused.stdout {
+		t.Errorf("run through the catalog: exit %d\n%s\nwant\n%s%s", viaCatalog.code, viaCatalog.stdout, fused.stdout, viaCatalog.stderr)
+	}
+	assertBadInputs(t, []string{"SLUICE_ICEBERG_CREDENTIAL=sluice:wrong"}, t.TempDir(), []badInput{
+		{"a wrong catalog secret", []string{"scan", "--catalog", cat.URL, "db.t"}, exitPermission, "invalid client credentials"},
+	})
+	assertBadInputs(t, creds, t.TempDir(), []badInput{
+		{"a table the catalog lacks", []string{"scan", "--catalog", cat.URL, "db.nope"}, exitNotFound, "Table does not exist: db.nope"},
+		{"a table without its namespace", []string{"scan", "--catalog", cat.URL, "t"}, exitUsage, "NAMESPACE.TABLE"},
+	})
+
 	// A table whose metadata is not JSON, and one whose manifest list is
 	// gone.
 	bad := t.TempDir()

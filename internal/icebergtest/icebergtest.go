@@ -6,7 +6,11 @@ package icebergtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -259,4 +263,68 @@ func NamedRows(rec arrow.RecordBatch) []string {
 		rows = append(rows, strings.Join(cells, " "))
 	}
 	return rows
+}
+
+// RESTCatalog serves tables (NAMESPACE.TABLE to a metadata file) as an
+// Iceberg REST catalog does, per the REST OpenAPI: a configuration whose
+// prefix names the warehouse, OAuth2 client credentials (id and secret)
+// for a bearer token every other request needs, and LoadTable with the
+// metadata inline. There is no REST catalog server to run here (they are
+// JVM or container services), so this is the API's shape, not one
+// vendor's behaviour.
+func RESTCatalog(t testing.TB, tables map[string]string, id, secret string) *httptest.Server {
+	t.Helper()
+	token := "token-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	fail := func(w http.ResponseWriter, code int, typ, msg string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code}})
+	}
+	reply := func(w http.ResponseWriter, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(v)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/oauth/tokens", func(w http.ResponseWriter, r *http.Request) {
+		if r.FormValue("grant_type") != "client_credentials" || r.FormValue("client_id") != id || r.FormValue("client_secret") != secret {
+			fail(w, http.StatusUnauthorized, "NotAuthorizedException", "invalid client credentials")
+			return
+		}
+		reply(w, map[string]any{"access_token": token, "token_type": "bearer", "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
+	})
+	authed := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer "+token {
+				fail(w, http.StatusUnauthorized, "NotAuthorizedException", "not authorized")
+				return
+			}
+			h(w, r)
+		}
+	}
+	mux.HandleFunc("GET /v1/config", authed(func(w http.ResponseWriter, r *http.Request) {
+		overrides := map[string]string{}
+		if w := r.URL.Query().Get("warehouse"); w != "" {
+			overrides["prefix"] = "ws/" + w
+		}
+		reply(w, map[string]any{"defaults": map[string]string{}, "overrides": overrides})
+	}))
+	load := authed(func(w http.ResponseWriter, r *http.Request) {
+		ident := strings.ReplaceAll(r.PathValue("ns"), "\x1f", ".") + "." + r.PathValue("table")
+		loc, ok := tables[ident]
+		if !ok {
+			fail(w, http.StatusNotFound, "NoSuchTableException", "Table does not exist: "+ident)
+			return
+		}
+		md, err := os.ReadFile(loc)
+		if err != nil {
+			fail(w, http.StatusInternalServerError, "ServerError", err.Error())
+			return
+		}
+		reply(w, map[string]any{"metadata-location": loc, "metadata": json.RawMessage(md), "config": map[string]string{}})
+	})
+	mux.HandleFunc("GET /v1/ws/{warehouse}/namespaces/{ns}/tables/{table}", load)
+	mux.HandleFunc("GET /v1/namespaces/{ns}/tables/{table}", load)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
 }
