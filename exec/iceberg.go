@@ -172,6 +172,11 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 			return true
 		}
 	}
+	if rg := s.opts.RowGroups; rg != nil {
+		// A piece of a fanned-out scan: the data files it names, by URL.
+		prev := keep
+		keep = func(f iceberg.DataFile) bool { return rg(f.URL, 0) && (prev == nil || prev(f)) }
+	}
 	tasks, err := t.Plan(ctx, open, keep)
 	if err != nil {
 		return nil, nil, err

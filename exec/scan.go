@@ -116,9 +116,6 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 	var groupsBefore int64 // the row groups of the URLs before
 	for _, u := range s.urls {
 		table := func() error {
-			if s.opts.RowGroups != nil {
-				return invalidf("scan %s: an Iceberg table is read in one process (not yet with --workers)", u)
-			}
 			sc, ps, err := s.icebergParts(ctx, e, open, u)
 			if err != nil {
 				return err

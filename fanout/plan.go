@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -184,11 +185,68 @@ func makePlan(ctx context.Context, p *plan.Plan, compiled exec.Pipeline, opts Op
 	return pl, nil
 }
 
-// errIcebergFanOut refuses to fan out the scan of an Iceberg table: its
-// pieces are data files with their deletes, which map tasks do not yet
-// take.
-func errIcebergFanOut(url string) error {
-	return fmt.Errorf("%w: scan %s: an Iceberg table is read in one process for now: run without --workers", exec.ErrInvalid, url)
+// icebergPieces cuts the Iceberg table of the scan's URL number u into
+// its data files, a piece each (read whole, with their deletes). The
+// scan is pinned to the snapshot read here, by its metadata file, so that
+// every task reads that one whatever is committed to the table meanwhile.
+func icebergPieces(ctx context.Context, sc *plan.Scan, u int, opts Options) ([]Piece, *arrow.Schema, int64, error) {
+	url := sc.URLs[u]
+	var asOf time.Time
+	if sc.AsOf != "" {
+		t, err := sc.AsOfTime()
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("%w: scan --as-of %q: %v", exec.ErrInvalid, sc.AsOf, err)
+		}
+		asOf = t
+	}
+	var t *iceberg.Table
+	var err error
+	if sc.Catalog != "" {
+		t, err = iceberg.CatalogFromEnv(sc.Catalog).Load(ctx, url, iceberg.Options{SnapshotID: sc.Snapshot, AsOf: asOf})
+	} else {
+		t, err = iceberg.Open(ctx, opts.open, url, iceberg.Options{SnapshotID: sc.Snapshot, AsOf: asOf})
+	}
+	if errors.Is(err, iceberg.ErrInvalid) {
+		return nil, nil, 0, fmt.Errorf("%w: %v", exec.ErrInvalid, err)
+	}
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("scan: %w", err)
+	}
+	if t.Snapshot != nil {
+		sc.Snapshot, sc.AsOf = t.Snapshot.ID, ""
+		if sc.Catalog == "" {
+			sc.URLs[u] = t.URL
+		}
+	}
+	fields := t.Schema.Fields
+	if sc.Columns != nil {
+		fields = nil
+		for _, c := range sc.Columns {
+			f, ok := t.Schema.FieldByName(c)
+			if !ok {
+				return nil, nil, 0, fmt.Errorf("%w: scan %s: no column %q", exec.ErrInvalid, url, c)
+			}
+			fields = append(fields, f)
+		}
+	}
+	schema, err := iceberg.ArrowSchema(fields)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("%w: %v", exec.ErrInvalid, err)
+	}
+	tasks, err := t.Plan(ctx, opts.open, nil)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("scan: %w", err)
+	}
+	if len(tasks) == 0 {
+		return []Piece{{URL: u, Whole: true}}, schema, 0, nil
+	}
+	var pieces []Piece
+	var bytes int64
+	for _, task := range tasks {
+		pieces = append(pieces, Piece{URL: u, Table: task.File.URL})
+		bytes += task.File.Size
+	}
+	return pieces, schema, bytes, nil
 }
 
 // scanPieces cuts the datasets sc reads into map tasks' pieces: a file,
@@ -198,7 +256,15 @@ func scanPieces(ctx context.Context, sc *plan.Scan, opts Options) (pieces []Piec
 	urls := sc.URLs
 	for u, url := range urls {
 		if iceberg.IsMetadataURL(url) || sc.Catalog != "" {
-			return nil, nil, 0, errIcebergFanOut(url)
+			ps, sch, b, err := icebergPieces(ctx, sc, u, opts)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			pieces, bytes = append(pieces, ps...), bytes+b
+			if schema == nil {
+				schema = sch
+			}
+			continue
 		}
 		base, rest := store.SplitGlob(url)
 		st, key, err := opts.open(ctx, base)
@@ -210,7 +276,15 @@ func scanPieces(ctx context.Context, sc *plan.Scan, opts Options) (pieces []Piec
 			closeStore(opts.Open, st)
 			var it *scan.IcebergTableError
 			if errors.As(err, &it) {
-				return nil, nil, 0, errIcebergFanOut(url)
+				ps, sch, b, err := icebergPieces(ctx, sc, u, opts)
+				if err != nil {
+					return nil, nil, 0, err
+				}
+				pieces, bytes = append(pieces, ps...), bytes+b
+				if schema == nil {
+					schema = sch
+				}
+				continue
 			}
 			return nil, nil, 0, fmt.Errorf("scan: %w", err)
 		}

@@ -201,6 +201,8 @@ func programEnv(spec *Spec, ph Phase, index int) []string {
 	if ph.Kind == PhaseMap && index < len(ph.Pieces) {
 		pc := ph.Pieces[index]
 		switch sc, ok := spec.Plan.Stages[0].(*plan.Scan); {
+		case pc.Table != "":
+			piece = pc.Table
 		case !pc.Whole:
 			piece = fmt.Sprintf("%s:%d-%d", pc.Key, pc.Lo, pc.Hi-1)
 		case ok && pc.URL < len(sc.URLs):
@@ -462,6 +464,12 @@ func (w *taskRun) pieceSource(src exec.SourceStage, pc Piece, stats func(scan.St
 	url := urls[pc.URL]
 	if pc.Whole {
 		s, err := exec.ScanPiece(src, url, nil, statsTo)
+		return s, func() error { return nil }, err
+	}
+	if pc.Table != "" {
+		// One data file of an Iceberg table, whole: the table's reader
+		// keeps the file and its deletes, or finds it pruned.
+		s, err := exec.ScanPiece(src, url, func(k string, _ int) bool { return k == pc.Table }, statsTo)
 		return s, func() error { return nil }, err
 	}
 	if pc.Scan != "" {

@@ -74,6 +74,19 @@ func TestIcebergScan(t *testing.T) {
 		t.Errorf("piped (exit %d, %s):\n%s\nfused:\n%s", code, stderr, piped, fused.stdout)
 	}
 
+	// Fanned out, a data file a task, with its deletes: one process's rows,
+	// for the table's location, a snapshot of it and the catalog's table.
+	fanned := sluice(t, nil, "run", "--workers", "2", q)
+	if fanned.code != 0 || fanned.stdout != fused.stdout {
+		t.Errorf("run --workers 2: exit %d\n%s\nwant\n%s%s", fanned.code, fanned.stdout, fused.stdout, fanned.stderr)
+	}
+	old := steps[2]
+	q2 := "scan " + loc + " --snapshot " + strconv.FormatInt(old.ID, 10) + " --filter 'n < 900' | count-by region | sort --by region | to-csv"
+	one, two := sluice(t, nil, "run", q2), sluice(t, nil, "run", "--workers", "3", q2)
+	if one.code != 0 || two.code != 0 || one.stdout != two.stdout || !strings.HasPrefix(one.stdout, "region,count\n") {
+		t.Errorf("snapshot %d fused (exit %d):\n%s\nfanned out (exit %d):\n%s%s%s", old.ID, one.code, one.stdout, two.code, two.stdout, one.stderr, two.stderr)
+	}
+
 	// Written out as Parquet, the rows read back as a plain dataset.
 	out := filepath.Join(t.TempDir(), "t.parquet")
 	if r := sluice(t, nil, "scan", loc, "-o", out); r.code != 0 {
@@ -92,9 +105,11 @@ func TestIcebergScan(t *testing.T) {
 	if r := sluice(t, creds, "scan", "--catalog", cat.URL+"?warehouse=main", "db.t"); r.code != 0 || r.stdout != rows(len(last.Rows)) {
 		t.Errorf("scan --catalog: exit %d, %q, want %q; %s", r.code, r.stdout, rows(len(last.Rows)), r.stderr)
 	}
-	viaCatalog := sluice(t, creds, "run", strings.Replace(q, "scan "+loc, "scan db.t --catalog "+cat.URL, 1))
-	if viaCatalog.code != 0 || viaCatalog.stdout != fused.stdout {
-		t.Errorf("run through the catalog: exit %d\n%s\nwant\n%s%s", viaCatalog.code, viaCatalog.stdout, fused.stdout, viaCatalog.stderr)
+	for _, w := range []string{"0", "2"} {
+		viaCatalog := sluice(t, creds, "run", "--workers", w, strings.Replace(q, "scan "+loc, "scan db.t --catalog "+cat.URL, 1))
+		if viaCatalog.code != 0 || viaCatalog.stdout != fused.stdout {
+			t.Errorf("run --workers %s through the catalog: exit %d\n%s\nwant\n%s%s", w, viaCatalog.code, viaCatalog.stdout, fused.stdout, viaCatalog.stderr)
+		}
 	}
 	assertBadInputs(t, []string{"SLUICE_ICEBERG_CREDENTIAL=sluice:wrong"}, t.TempDir(), []badInput{
 		{"a wrong catalog secret", []string{"scan", "--catalog", cat.URL, "db.t"}, exitPermission, "invalid client credentials"},
@@ -124,7 +139,6 @@ func TestIcebergScan(t *testing.T) {
 		{"a time that is not one", []string{"scan", loc, "--as-of", "yesterday"}, exitUsage, "--as-of"},
 		{"both", []string{"scan", loc, "--as-of", "2001-01-01", "--snapshot", "3"}, exitUsage, "give one"},
 		{"a snapshot of bare Parquet", []string{"run", "scan " + out + " --snapshot 3 | head 1"}, exitUsage, "not one"},
-		{"fanned out", []string{"run", "--workers", "2", "scan " + loc + " | count-by region"}, exitUsage, "without --workers"},
 		{"an unknown column", []string{"scan", loc, "--columns", "nope"}, exitUsage, "nope"},
 		{"metadata that is not JSON", []string{"scan", filepath.Join(bad, "v1.metadata.json")}, exitError, "not table metadata"},
 		{"a manifest list gone", []string{"scan", noList}, exitNotFound, "gone-snap-"},
