@@ -58,7 +58,7 @@ func newBenchCommand() *cobra.Command {
 	f.BoolVar(&opts.json, "json", false, "print the summary as JSON (fields above)")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress")
 	f.BoolVar(&opts.progress, "progress", true, "with --workers on a terminal: a bar a run (its workers running and done); false silences it")
-	addExecutorFlags(f, &opts.exe)
+	opts.exe.Bind(f)
 	_ = f.MarkHidden("dry-run") // sluice run's: bench has no manifest to show
 	f.StringVar(&opts.workerRecords, "worker-records", "", "")
 	f.Int64Var(&opts.workerStart, "worker-start", 0, "")

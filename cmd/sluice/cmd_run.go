@@ -100,7 +100,7 @@ func newRunCommand() *cobra.Command {
 	_ = f.MarkHidden("x-pause-before-commit")
 	f.DurationVar(&opts.leaseEvery, "x-lease-every", 0, "the driver renews the job's lease this often (a test of workers whose driver died; default 10s)")
 	_ = f.MarkHidden("x-lease-every")
-	addExecutorFlags(f, &opts.exe)
+	opts.exe.Bind(f)
 	cmd.Flags().StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to FILE (for go tool pprof)")
 	cmd.Flags().StringVar(&opts.memProfile, "memprofile", "", "write the run's allocations to FILE at its end (go tool pprof -sample_index=alloc_space)")
 	return cmd
