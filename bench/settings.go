@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sluice-data/sluice/internal/intlist"
 )
 
@@ -45,6 +47,30 @@ type Settings struct {
 	// Predict is the worker counts the scale model predicts for
 	// (--predict), From the records of the measured run it reads (--from).
 	Predict, From string
+}
+
+// Bind defines sluice bench's flags on fs, bound to s's fields, with
+// their defaults. They are defined here, beside the checks that name
+// them, so that every command that takes them defines them once, as
+// plan.BindScan does a scan's; SizesGiven is the caller's to set
+// (fs.Changed("size")).
+func (s *Settings) Bind(fs *pflag.FlagSet) {
+	fs.IntVarP(&s.Objects, "objects", "n", 0, "objects per cell (default: max(16, 4 x concurrency); with --read-only, all)")
+	fs.StringSliceVarP(&s.Sizes, "size", "s", []string{"16MiB"}, "object size(s), such as 1MiB,16MiB,1GiB or 500KB")
+	fs.StringVarP(&s.Concurrency, "concurrency", "c", "8", "requests in flight: a number, a list (1,2,4,8), or auto")
+	fs.StringVar(&s.RangeSize, "range-size", "", "read each object as parallel ranged GETs of this size (such as 8MiB)")
+	fs.IntVar(&s.Parts, "parts", 0, "parts of one object uploaded at once when a write is multipart (objects over 8MiB; 0: the store adapts it, from 4)")
+	fs.BoolVar(&s.ReadOnly, "read-only", false, "read the objects already under URL; write nothing")
+	fs.BoolVar(&s.WriteOnly, "write-only", false, "only write (and delete, unless --keep)")
+	fs.BoolVar(&s.Keep, "keep", false, "keep the objects written and print where they are")
+	fs.IntVar(&s.Retries, "retries", 3, "retries of a request that failed with a retryable error")
+	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the object bytes")
+	fs.IntVar(&s.Prefixes, "prefixes", 0, "spread each cell's objects over this many sub-prefixes (p000/, p001/, ...)")
+	fs.StringVar(&s.Workers, "workers", "", "run from this many worker processes at once, each behind its own --sim link; a list (1,2,4) sweeps")
+	fs.IntVar(&s.Runs, "runs", 1, "with --workers: rounds of the sweep; figures are medians over rounds")
+	fs.StringVar(&s.Predict, "predict", "", "scale model: predict for these worker counts (1000,2000) from --from's records; no URL")
+	fs.StringVar(&s.From, "from", "", "with --predict: the records (.jsonl or .csv) of a measured run (--out)")
+	fs.DurationVar(&s.StartDelay, "start-delay", 0, "with --workers: how long the workers get to start before they all begin (default 500ms + 25ms a worker; on slurm or kubernetes 10s + 100ms a worker)")
 }
 
 // Config reads s into a Config: the first mistake, in flag terms, or

@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // defaults are sluice bench's flags as given by no one.
@@ -156,5 +159,31 @@ func TestWorkerArgs(t *testing.T) {
 	args := WorkersConfig{Worker: Config{Sizes: []int64{1 << 20}, Concurrency: []int{1}, WriteOnly: true}}.WorkerArgs(w, "r/")
 	if i := slices.Index(args, "--retries"); i < 0 || args[i+1] != "3" || !slices.Contains(args, "--write-only") {
 		t.Errorf("default attempts, write-only: %q", args)
+	}
+}
+
+// Bind's defaults are the settings of no flags, which Config takes; the
+// shorthands reach their fields.
+func TestSettingsBind(t *testing.T) {
+	var s Settings
+	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	s.Bind(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s, defaults()) {
+		t.Errorf("Bind's defaults = %+v, want %+v", s, defaults())
+	}
+	if _, err := s.Config(); err != nil {
+		t.Errorf("Config() of the defaults: %v", err)
+	}
+	if _, err := s.WorkersConfig(); errText(err) != `--workers "": want positive numbers such as 1,2,4` {
+		t.Errorf("WorkersConfig() of the defaults: %v", err)
+	}
+	if err := fs.Parse([]string{"-n", "5", "-s", "1MiB,2MiB", "-c", "auto"}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Objects != 5 || !slices.Equal(s.Sizes, []string{"1MiB", "2MiB"}) || s.Concurrency != "auto" {
+		t.Errorf("after -n -s -c: %+v", s)
 	}
 }

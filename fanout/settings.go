@@ -3,6 +3,8 @@ package fanout
 import (
 	"fmt"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sluice-data/sluice/internal/size"
 )
 
@@ -23,6 +25,18 @@ type Settings struct {
 	// Join is Options.Join, named: JoinAuto, JoinBroadcast or
 	// JoinPartitioned (--join).
 	Join string
+}
+
+// Bind defines sluice run's flags for a fan-out's sizes and join on fs,
+// bound to s's fields, with their defaults. They are defined here,
+// beside the checks that name them, so that every command that takes
+// them defines them once, as plan.BindScan does a scan's.
+func (s *Settings) Bind(fs *pflag.FlagSet) {
+	fs.StringVar(&s.Memory, "memory", "", "memory each process (with --workers: each worker) holds; sorts, joins and aggregations spill past it (default 256MiB; see sluice help fanout)")
+	fs.StringVar(&s.PieceSize, "piece-size", "64MiB", "bytes of row groups per map task (larger files are cut)")
+	fs.IntVar(&s.Spread, "spread", 0, "key prefixes a phase's objects are spread over, for S3's per-prefix request rates (0: by tasks, up to 256)")
+	fs.StringVar(&s.Broadcast, "broadcast", "256MiB", "with --workers: the largest join right side read once and written for every map task (0: none)")
+	fs.StringVar(&s.Join, "join", JoinAuto, "with --workers: broadcast, partitioned (both sides shuffled) or auto (sluice help fanout)")
 }
 
 // Apply reads s into o: the first mistake, in flag terms, or nil.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sluice-data/sluice/exec"
 )
 
@@ -45,6 +47,23 @@ func TestSettingsApply(t *testing.T) {
 	o = Options{Memory: 7}
 	if err := good.Apply(&o); err != nil || o.Memory != 7 || o.Broadcast != 256<<20 {
 		t.Errorf("Apply(%+v) without --memory: %+v, %v; want Memory kept", good, o, err)
+	}
+}
+
+// Bind's defaults are the settings of no flags, which Apply takes.
+func TestSettingsBind(t *testing.T) {
+	var s Settings
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	s.Bind(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Settings{PieceSize: "64MiB", Broadcast: "256MiB", Join: JoinAuto}); s != want {
+		t.Errorf("Bind's defaults = %+v, want %+v", s, want)
+	}
+	var o Options
+	if err := s.Apply(&o); err != nil || o.Spread != 0 || o.PieceBytes != 64<<20 || o.Memory != 0 || o.Broadcast != 256<<20 || o.Join != JoinAuto {
+		t.Errorf("Apply of the defaults: %+v, %v", o, err)
 	}
 }
 

@@ -3,6 +3,8 @@ package flightsvc
 import (
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sluice-data/sluice/collect"
 	"github.com/sluice-data/sluice/format"
 )
@@ -26,6 +28,21 @@ type GetSettings struct {
 	// Output is GetToOptions.Output; Format, when set, its format by name
 	// whatever Output's name says (format.Choose).
 	Output, Format string
+}
+
+// Bind defines sluice get's flags for a fetch on fs, bound to s's
+// fields, with their defaults. They are defined here, beside the checks
+// that name them, so that every command that takes them defines them
+// once, as plan.BindScan does a scan's; a Token from elsewhere (sluice
+// get's $SLUICE_TOKEN) is the caller's to fill in.
+func (s *GetSettings) Bind(fs *pflag.FlagSet) {
+	fs.StringVar(&s.Columns, "columns", "", "comma-separated columns to fetch, in that order (default: all)")
+	fs.StringVar(&s.Filter, "filter", "", `keep rows matching comparisons joined by "and" (as for scan)`)
+	fs.StringVar(&s.Order, "order", "", "batch order: dataset or arrival (default: dataset; arrival into an Arrow IPC file, whose footer lists them in dataset order)")
+	fs.IntVar(&s.Parallel, "parallel", 8, "endpoints fetched at once")
+	fs.StringVar(&s.Token, "token", "", "bearer token for the service (default: $SLUICE_TOKEN)")
+	fs.StringVarP(&s.Output, "output", "o", "", "write to a path or URL ending in "+format.SuffixHelp()+", or - for stdout")
+	fs.StringVar(&s.Format, "format", "", "-o's format whatever its name: "+format.NameHelp())
 }
 
 // Options reads and checks s into the GetToOptions it asks for; the

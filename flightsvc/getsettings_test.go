@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sluice-data/sluice/collect"
 )
 
@@ -46,5 +48,26 @@ func TestGetSettingsOptions(t *testing.T) {
 		if err != nil || !slices.Equal(o.Columns, c.columns) || o.Order != c.order || o.Parallel != 2 || o.Output != c.s.Output {
 			t.Errorf("%+v: %+v, %v; want columns %q, order %v", c.s, o, err, c.columns, c.order)
 		}
+	}
+}
+
+// Bind's defaults are the settings of no flags, which Options takes: the
+// whole dataset in dataset order, eight endpoints at once, to no output.
+func TestGetSettingsBind(t *testing.T) {
+	var s GetSettings
+	fs := pflag.NewFlagSet("get", pflag.ContinueOnError)
+	s.Bind(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if s != (GetSettings{Parallel: 8}) {
+		t.Errorf("Bind's defaults = %+v", s)
+	}
+	o, err := s.Options()
+	if err != nil || o.Order != collect.Dataset || o.Parallel != 8 || o.Columns != nil || o.Output != "" {
+		t.Errorf("Options() of the defaults = %+v, %v", o, err)
+	}
+	if err := fs.Parse([]string{"-o", "x.csv"}); err != nil || s.Output != "x.csv" {
+		t.Errorf("-o x.csv: Output %q, %v", s.Output, err)
 	}
 }

@@ -1,6 +1,10 @@
 package gen
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+)
 
 // Settings size a dataset as sluice gen's command line spells it: Rows and
 // Files for Lineitem and Taxi, SF and FileRows for TPCH, the rest for
@@ -16,6 +20,21 @@ type Settings struct {
 	Seed         uint64
 	RowGroupRows int64
 	Concurrency  int
+}
+
+// Bind defines sluice gen's flags for a dataset's sizes on fs, bound to
+// s's fields, with their defaults. They are defined here, beside the
+// checks that name them, so that every command that takes them defines
+// them once, as plan.BindScan does a scan's; which apply to which
+// dataset is the caller's to check.
+func (s *Settings) Bind(fs *pflag.FlagSet) {
+	fs.Int64Var(&s.Rows, "rows", 1_000_000, "total rows")
+	fs.IntVar(&s.Files, "files", 4, "number of files")
+	fs.Uint64Var(&s.Seed, "seed", 1, "random seed")
+	fs.Int64Var(&s.RowGroupRows, "row-group-rows", 0, "rows per row group (default: at least 4 row groups per file)")
+	fs.IntVar(&s.Concurrency, "concurrency", 0, "files generated at once (default: number of CPUs)")
+	fs.Float64Var(&s.SF, "sf", 1, "tpch: scale factor (0.001 or more; fractions allowed)")
+	fs.Int64Var(&s.FileRows, "file-rows", 0, "tpch: most rows in a file (default 1048576)")
 }
 
 // Options checks s as the sizes of Lineitem or Taxi.

@@ -3,6 +3,8 @@ package gen
 import (
 	"math"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 func TestSettings(t *testing.T) {
@@ -50,5 +52,25 @@ func TestSettings(t *testing.T) {
 	to, err := with(func(s *Settings) { s.Rows, s.Files = 0, 0 }).TPCHOptions()
 	if err != nil || to.SF != 1 || to.Seed != 7 || to.Concurrency != 2 || to.validate() != nil {
 		t.Errorf("TPCHOptions: %+v, %v", to, err)
+	}
+}
+
+// Bind's defaults are the settings of no flags, which Options and
+// TPCHOptions both take.
+func TestSettingsBind(t *testing.T) {
+	var s Settings
+	fs := pflag.NewFlagSet("gen", pflag.ContinueOnError)
+	s.Bind(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Settings{Rows: 1_000_000, Files: 4, SF: 1, Seed: 1}); s != want {
+		t.Errorf("Bind's defaults = %+v, want %+v", s, want)
+	}
+	if _, err := s.Options(); err != nil {
+		t.Errorf("Options() of the defaults: %v", err)
+	}
+	if _, err := s.TPCHOptions(); err != nil {
+		t.Errorf("TPCHOptions() of the defaults: %v", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sluice-data/sluice/internal/size"
 )
 
@@ -27,6 +29,25 @@ type Settings struct {
 	// CertFile and KeyFile, given together, are a PEM certificate (its
 	// chain included) and its private key, loaded into Options.TLS.
 	CertFile, KeyFile string
+}
+
+// Bind defines sluice serve-s3's flags for the keys, region, limits and
+// TLS on fs, bound to s's fields, with their defaults. They are defined
+// here, beside the checks that name them, so that every command that
+// takes them defines them once, as plan.BindScan does a scan's.
+func (s *Settings) Bind(fs *pflag.FlagSet) {
+	fs.StringVar(&s.AccessKey, "access-key", "", "access key to require (default: generated)")
+	fs.StringVar(&s.SecretKey, "secret-key", "", "secret key to require (default: generated)")
+	fs.StringVar(&s.Region, "region", "us-east-1", "region requests must be signed for (a request signed for another is refused naming this one, as S3 does)")
+	fs.DurationVar(&s.HeaderTimeout, "header-timeout", DefaultHeaderTimeout, "time a client may take to send a request's headers")
+	fs.DurationVar(&s.IdleTimeout, "idle-timeout", DefaultIdleTimeout, "close a connection that moves no byte of a body or response, or sends no request, for this long")
+	fs.IntVar(&s.MaxConns, "max-conns", DefaultMaxConns, "connections served at once (more wait)")
+	fs.IntVar(&s.MaxConnsPerClient, "max-conns-per-client", 0, "connections served at once to one client, an IPv4 address or IPv6 /64 (more are closed at once; default a quarter of --max-conns)")
+	fs.StringVar(&s.BodyRate, "min-body-rate", fmt.Sprintf("%dKiB", DefaultMinBodyRate>>10), "least pace of a request body per second of waiting for it, after --body-grace (slower: 400 RequestTimeout; 0: none)")
+	fs.DurationVar(&s.BodyGrace, "body-grace", DefaultBodyGrace, "waiting a request body gets before --min-body-rate counts")
+	fs.BoolVar(&s.SelfSigned, "tls", false, "serve HTTPS with a certificate made at start, its CA written to DIR/.s3server/ca.pem and printed as AWS_CA_BUNDLE")
+	fs.StringVar(&s.CertFile, "tls-cert", "", "serve HTTPS with this certificate (PEM file, chain included; with --tls-key)")
+	fs.StringVar(&s.KeyFile, "tls-key", "", "private key of --tls-cert (PEM file)")
 }
 
 // Parse reads and checks s: the first mistake, in flag terms, or the

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sluice-data/sluice/s3server"
 )
 
@@ -99,4 +101,24 @@ func writeCertPair(t *testing.T) (cert, key string) {
 		t.Fatal(err)
 	}
 	return cert, key
+}
+
+// Bind's defaults are the settings of no flags, which Parse takes: the
+// limits Start would default to.
+func TestSettingsBind(t *testing.T) {
+	var s s3server.Settings
+	fs := pflag.NewFlagSet("serve-s3", pflag.ContinueOnError)
+	s.Bind(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	o, err := s.Parse()
+	if err != nil {
+		t.Fatalf("Parse() of the defaults: %v", err)
+	}
+	if o.Region != "us-east-1" || o.HeaderTimeout != s3server.DefaultHeaderTimeout || o.IdleTimeout != s3server.DefaultIdleTimeout ||
+		o.MaxConns != s3server.DefaultMaxConns || o.MaxConnsPerClient != 0 || o.MinBodyRate != s3server.DefaultMinBodyRate ||
+		o.BodyGrace != s3server.DefaultBodyGrace || o.SelfSignedTLS || o.TLS != nil {
+		t.Errorf("Parse() of the defaults = %+v", o)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sluice-data/sluice/internal/intlist"
 	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/sim"
@@ -30,6 +32,23 @@ type Settings struct {
 	Rows      int64
 	RowsGiven bool
 	Files     int
+}
+
+// Bind defines sluice bench-scan's flags for what to measure on fs,
+// bound to s's fields, with their defaults. They are defined here,
+// beside the checks that name them, so that every command that takes
+// them defines them once, as plan.BindScan does a scan's; Link and
+// RowsGiven are the caller's to set (fs.Changed("rows")).
+func (s *Settings) Bind(fs *pflag.FlagSet) {
+	fs.StringVar(&s.Size, "size", "1GiB", "size of the generated dataset (without URL)")
+	fs.Int64Var(&s.Rows, "rows", 0, "rows of the generated dataset, instead of --size")
+	fs.IntVar(&s.Files, "files", 8, "files of the generated dataset")
+	fs.IntVar(&s.Runs, "runs", 3, "runs; figures are medians over them")
+	fs.StringVar(&s.Only, "only", "", "measure only these, comma-separated: "+strings.Join(All(), ","))
+	fs.StringVar(&s.RawConcurrency, "raw-concurrency", "4,8,16,32,64", "requests in flight to try raw GETs at")
+	fs.StringVar(&s.FileConcurrency, "file-concurrency", "1,2,4,8", "files at once to try the naive and whole-object readers at")
+	fs.StringVar(&s.Projection, "projection", "", "also scan only these columns (and read them with the naive and whole-object readers): bytes fetched against their chunks and footers, and time")
+	fs.StringVar(&s.Faults, "faults", "", "also scan with these faults added to --sim, e.g. slowdown=0.05,reset=0.01,stall=0.01:10s")
 }
 
 // Config reads s into the Config fields it names (Runs, Only, the

@@ -1,8 +1,11 @@
 package scanbench
 
 import (
+	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/spf13/pflag"
 
 	"github.com/sluice-data/sluice/sim"
 )
@@ -93,5 +96,25 @@ func TestSettingsDatasetRows(t *testing.T) {
 		if got := errText(err); got != c.want || rows != c.rows {
 			t.Errorf("%s: DatasetRows() = %d, %q; want %d, %q", c.name, rows, got, c.rows, c.want)
 		}
+	}
+}
+
+// Bind's defaults are the settings of no flags, which Config and
+// DatasetRows take.
+func TestSettingsBind(t *testing.T) {
+	var s Settings
+	fs := pflag.NewFlagSet("bench-scan", pflag.ContinueOnError)
+	s.Bind(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s, defaults()) {
+		t.Errorf("Bind's defaults = %+v, want %+v", s, defaults())
+	}
+	if _, _, err := s.Config(); err != nil {
+		t.Errorf("Config() of the defaults: %v", err)
+	}
+	if rows, err := s.DatasetRows(); err != nil || rows != LineitemRows(1<<30) {
+		t.Errorf("DatasetRows() of the defaults = %d, %v", rows, err)
 	}
 }

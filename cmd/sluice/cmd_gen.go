@@ -40,15 +40,9 @@ func newGenCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.Int64Var(&opts.Rows, "rows", 1_000_000, "total rows")
-	f.IntVar(&opts.Files, "files", 4, "number of files")
-	f.Uint64Var(&opts.Seed, "seed", 1, "random seed")
-	f.Int64Var(&opts.RowGroupRows, "row-group-rows", 0, "rows per row group (default: at least 4 row groups per file)")
-	f.IntVar(&opts.Concurrency, "concurrency", 0, "files generated at once (default: number of CPUs)")
+	opts.Settings.Bind(f)
 	f.StringVarP(&opts.out, "out", "o", "", "where to write: a directory, file:// or s3:// URL (required)")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress")
-	f.Float64Var(&opts.SF, "sf", 1, "tpch: scale factor (0.001 or more; fractions allowed)")
-	f.Int64Var(&opts.FileRows, "file-rows", 0, "tpch: most rows in a file (default 1048576)")
 	return cmd
 }
 

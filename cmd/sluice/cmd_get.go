@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-data/sluice/flightsvc"
-	"github.com/sluice-data/sluice/format"
 	"github.com/sluice-data/sluice/internal/progress"
 )
 
@@ -34,13 +33,7 @@ func newGetCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Columns, "columns", "", "comma-separated columns to fetch, in that order (default: all)")
-	f.StringVar(&opts.Filter, "filter", "", `keep rows matching comparisons joined by "and" (as for scan)`)
-	f.StringVar(&opts.Order, "order", "", "batch order: dataset or arrival (default: dataset; arrival into an Arrow IPC file, whose footer lists them in dataset order)")
-	f.IntVar(&opts.Parallel, "parallel", 8, "endpoints fetched at once")
-	f.StringVar(&opts.Token, "token", "", "bearer token for the service (default: $SLUICE_TOKEN)")
-	f.StringVarP(&opts.Output, "output", "o", "", "write to a path or URL ending in "+format.SuffixHelp()+", or - for stdout")
-	f.StringVar(&opts.Format, "format", "", "-o's format whatever its name: "+format.NameHelp())
+	opts.GetSettings.Bind(f)
 	f.BoolVar(&opts.stats, "stats", false, "print fetch statistics to stderr at the end")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress")
 	return cmd

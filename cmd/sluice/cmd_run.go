@@ -76,7 +76,7 @@ func newRunCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.IntVarP(&opts.threads, "threads", "t", 0, "batches worked on at once in each process (default: cores)")
-	f.StringVar(&opts.Memory, "memory", "", "memory each process (with --workers: each worker) holds; sorts, joins and aggregations spill past it (default 256MiB; see sluice help fanout)")
+	opts.Settings.Bind(f)
 	f.IntVarP(&opts.workers, "workers", "w", 0, "worker processes to fan the pipeline out over (0: this process; locally at most 4 a core at once)")
 	f.StringVar(&opts.store, "store", "", "URL the fanned-out job keeps its objects under (default: a temporary one)")
 	f.StringVar(&opts.out, "out", "", "with --workers: an empty prefix the last tasks write their parts and manifest.json under (then no sink)")
@@ -84,10 +84,6 @@ func newRunCommand() *cobra.Command {
 	f.BoolVar(&opts.overwrite, "overwrite", false, "with --out: take a prefix that holds objects, deleting the old parts once the job succeeds")
 	f.BoolVar(&opts.keep, "keep", false, "keep the job's committed outputs and manifests")
 	f.IntVar(&opts.attempts, "attempts", 3, "times a task is started before the job fails")
-	f.StringVar(&opts.PieceSize, "piece-size", "64MiB", "bytes of row groups per map task (larger files are cut)")
-	f.IntVar(&opts.Spread, "spread", 0, "key prefixes a phase's objects are spread over, for S3's per-prefix request rates (0: by tasks, up to 256)")
-	f.StringVar(&opts.Broadcast, "broadcast", "256MiB", "with --workers: the largest join right side read once and written for every map task (0: none)")
-	f.StringVar(&opts.Join, "join", "auto", "with --workers: broadcast, partitioned (both sides shuffled) or auto (sluice help fanout)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print the job's prefix and each phase's time on stderr")
 	f.BoolVar(&opts.progress, "progress", true, "with --workers on a terminal: a bar per phase (tasks, failures, rows, MiB/s, time left)")
 	f.StringVar(&opts.events, "events", "", "with --workers: write the job's event log (JSON lines) to FILE, for sluice report")
@@ -104,7 +100,7 @@ func newRunCommand() *cobra.Command {
 	_ = f.MarkHidden("x-pause-before-commit")
 	f.DurationVar(&opts.leaseEvery, "x-lease-every", 0, "the driver renews the job's lease this often (a test of workers whose driver died; default 10s)")
 	_ = f.MarkHidden("x-lease-every")
-	addExecutorFlags(f, &opts.exe)
+	opts.exe.Bind(f)
 	cmd.Flags().StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to FILE (for go tool pprof)")
 	cmd.Flags().StringVar(&opts.memProfile, "memprofile", "", "write the run's allocations to FILE at its end (go tool pprof -sample_index=alloc_space)")
 	return cmd

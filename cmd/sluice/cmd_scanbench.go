@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -55,19 +54,11 @@ func newScanBenchCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Size, "size", "1GiB", "size of the generated dataset (without URL)")
-	f.Int64Var(&opts.Rows, "rows", 0, "rows of the generated dataset, instead of --size")
-	f.IntVar(&opts.Files, "files", 8, "files of the generated dataset")
+	opts.Settings.Bind(f)
 	f.StringVar(&opts.cache, "cache", filepath.Join(os.TempDir(), "sluice-scanbench"), "directory the generated dataset is kept in")
-	f.IntVar(&opts.Runs, "runs", 3, "runs; figures are medians over them")
 	f.StringVar(&opts.memory, "memory", "", "scan's memory budget (default: scan's); with --rss, the child's (default: a quarter of the dataset)")
-	f.StringVar(&opts.Only, "only", "", "measure only these, comma-separated: "+strings.Join(scanbench.All(), ","))
-	f.StringVar(&opts.RawConcurrency, "raw-concurrency", "4,8,16,32,64", "requests in flight to try raw GETs at")
-	f.StringVar(&opts.FileConcurrency, "file-concurrency", "1,2,4,8", "files at once to try the naive and whole-object readers at")
 	f.BoolVar(&opts.resweep, "resweep", false, "sweep the concurrencies in every run, not only the first")
 	f.BoolVar(&opts.checksum, "checksum", false, "checksum every scan's values (costs decode time)")
-	f.StringVar(&opts.Projection, "projection", "", "also scan only these columns (and read them with the naive and whole-object readers): bytes fetched against their chunks and footers, and time")
-	f.StringVar(&opts.Faults, "faults", "", "also scan with these faults added to --sim, e.g. slowdown=0.05,reset=0.01,stall=0.01:10s")
 	f.BoolVar(&opts.rss, "rss", false, `also measure the peak RSS of "sluice scan --memory" in a child process`)
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no line per measurement on stderr")

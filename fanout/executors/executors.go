@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/fanout/kubernetes"
 	"github.com/sluice-data/sluice/fanout/slurm"
@@ -51,6 +53,26 @@ type Options struct {
 	// Job may run and how long a finished one is kept.
 	Image, Namespace, CPU, Mem, Secret, ServiceAccount string
 	Deadline, TTL                                      time.Duration
+}
+
+// Bind defines the flags that choose and configure an executor on fs,
+// bound to o's fields, with their defaults; Env is the caller's to fill.
+// They are defined here, beside the checks that name them, so that every
+// command that takes them (sluice run, sluice bench) defines them once,
+// as plan.BindScan does a scan's.
+func (o *Options) Bind(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Name, "executor", "local", "where workers run: local, slurm or kubernetes")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print what the slurm or kubernetes executor would submit for each phase; submit nothing")
+	fs.StringArrayVar(&o.Sbatch, "sbatch", nil, "a further argument for sbatch, such as --partition=batch (repeatable; slurm)")
+	fs.StringVar(&o.SlurmLogs, "slurm-logs", "", "directory shared with the nodes for the tasks' logs (slurm; default: a temporary one)")
+	fs.StringVar(&o.Image, "image", "", "container image with sluice on its PATH (kubernetes)")
+	fs.StringVar(&o.Namespace, "namespace", "", "namespace of the Jobs (kubernetes; default: the kubeconfig's)")
+	fs.StringVar(&o.CPU, "cpu", "", "CPU of each worker, such as 2 or 500m (kubernetes)")
+	fs.StringVar(&o.Mem, "mem", "", "memory request and limit of each worker, such as 4Gi (kubernetes)")
+	fs.StringVar(&o.Secret, "secret", "", "Secret holding the workers' AWS_* credentials (kubernetes; default: the pod's identity)")
+	fs.StringVar(&o.ServiceAccount, "service-account", "", "service account of the workers' pods (kubernetes)")
+	fs.DurationVar(&o.Deadline, "deadline", kubernetes.DefaultDeadline, "longest a phase's Job may run, so a dead driver's Job ends (kubernetes; negative: no limit)")
+	fs.DurationVar(&o.TTL, "ttl", time.Hour, "keep a finished Job the driver could not delete this long (kubernetes)")
 }
 
 // New makes the executor o names. Its workers run self with args on this

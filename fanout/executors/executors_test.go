@@ -4,6 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/sluice-data/sluice/fanout"
 	"github.com/sluice-data/sluice/fanout/kubernetes"
@@ -38,5 +41,27 @@ func TestDryRunText(t *testing.T) {
 	}
 	if got := DryRunText("slurm", [][]byte{[]byte("#!/bin/sh\n# sbatch x\n")}); !strings.Contains(got, "\nsbatch x") {
 		t.Errorf("slurm: %q", got)
+	}
+}
+
+// Bind's defaults are the options of no flags, which New takes: the
+// local executor; and --sbatch repeats.
+func TestOptionsBind(t *testing.T) {
+	var o Options
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	o.Bind(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if o.Name != "local" || o.DryRun || o.Sbatch != nil || o.Deadline != kubernetes.DefaultDeadline || o.TTL != time.Hour {
+		t.Errorf("Bind's defaults = %+v", o)
+	}
+	if exe, err := New(o, "/bin/sluice", []string{"worker"}); err != nil {
+		t.Errorf("New of the defaults: %v", err)
+	} else if _, ok := exe.(*fanout.Local); !ok {
+		t.Errorf("New of the defaults: %T, want the local executor", exe)
+	}
+	if err := fs.Parse([]string{"--executor", "slurm", "--sbatch", "-p", "--sbatch", "--qos=x,y"}); err != nil || o.Name != "slurm" || strings.Join(o.Sbatch, " ") != "-p --qos=x,y" {
+		t.Errorf("--executor slurm --sbatch twice: %+v, %v", o, err)
 	}
 }
