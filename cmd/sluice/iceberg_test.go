@@ -144,4 +144,24 @@ func TestIcebergScan(t *testing.T) {
 		{"a manifest list gone", []string{"scan", noList}, exitNotFound, "gone-snap-"},
 		{"a prefix that is not a table", []string{"scan", bad + "/", "--snapshot", "3"}, exitUsage, "this is not one"},
 	})
+
+	// Last, as it breaks the table: a manifest cut short, and a column of a
+	// type this sluice does not read.
+	manifests, _ := filepath.Glob(filepath.Join(loc, "metadata", "*-m*.avro"))
+	if len(manifests) == 0 {
+		t.Fatal("no manifests in the fixture")
+	}
+	for _, m := range manifests {
+		if err := os.Truncate(m, 300); err != nil {
+			t.Fatal(err)
+		}
+	}
+	variant := filepath.Join(t.TempDir(), "v1.metadata.json")
+	if err := os.WriteFile(variant, []byte(strings.Replace(string(md), `"type":"long","id":1,"name":"id"`, `"type":"variant","id":1,"name":"id"`, -1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	assertBadInputs(t, nil, t.TempDir(), []badInput{
+		{"a manifest cut short", []string{"scan", loc}, exitError, "unexpected EOF"},
+		{"a type not read", []string{"scan", variant}, exitError, "type variant is not read"},
+	})
 }
