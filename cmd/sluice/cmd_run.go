@@ -16,7 +16,6 @@ import (
 	"github.com/sluice-data/sluice/internal/jobkey"
 	"github.com/sluice-data/sluice/internal/profile"
 	"github.com/sluice-data/sluice/internal/progress"
-	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/internal/stdio"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/plan"
@@ -156,11 +155,11 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		// In a run, only an exec stage's program is at the other end of a pipe.
 		eo.HandedOff = func() { fmt.Fprintln(os.Stderr, "sluice: pipe: run: read a program's output through shared memory") }
 	}
-	if opts.Memory != "" {
-		m, err := size.Parse(opts.Memory)
-		if err != nil || m <= 0 {
-			return usagef("--memory %q: a size such as 512MiB", opts.Memory)
-		}
+	m, err := opts.MemoryBytes()
+	if err != nil {
+		return usageError{err}
+	}
+	if m > 0 {
 		eo.Memory, eo.Mem = m, mempool.NewMapped(max(m/4, 1))
 		defer boundHeap(m + 64<<20)()
 	}
