@@ -50,8 +50,8 @@ func (s Settings) Apply(o *Options) error {
 	}
 	o.Spread, o.PieceBytes = s.Spread, piece
 	if s.Memory != "" {
-		if o.Memory, err = size.Parse(s.Memory); err != nil || o.Memory <= 0 {
-			return fmt.Errorf("--memory %q: a size such as 512MiB", s.Memory)
+		if o.Memory, err = s.MemoryBytes(); err != nil {
+			return err
 		}
 	}
 	if o.Broadcast, err = size.Parse(s.Broadcast); err != nil || o.Broadcast < 0 {
@@ -68,6 +68,20 @@ func (s Settings) Apply(o *Options) error {
 	}
 	o.Join = s.Join
 	return nil
+}
+
+// MemoryBytes reads Memory: 0 when it is unset, else a size above zero.
+// It is the budget of a run in one process (exec.Options.Memory) as Apply
+// makes it a fan-out's, so that both read --memory alike.
+func (s Settings) MemoryBytes() (int64, error) {
+	if s.Memory == "" {
+		return 0, nil
+	}
+	m, err := size.Parse(s.Memory)
+	if err != nil || m <= 0 {
+		return 0, fmt.Errorf("--memory %q: a size such as 512MiB", s.Memory)
+	}
+	return m, nil
 }
 
 // Validate refuses the options Run would otherwise take for others: a

@@ -50,6 +50,27 @@ func TestSettingsApply(t *testing.T) {
 	}
 }
 
+// MemoryBytes reads --memory as Apply does: unset is 0, the default.
+func TestSettingsMemoryBytes(t *testing.T) {
+	for _, c := range []struct {
+		memory string
+		want   int64
+		err    string
+	}{
+		{"", 0, ""},
+		{"512MiB", 512 << 20, ""},
+		{"1", 1, ""},
+		{"0", 0, `--memory "0": a size such as 512MiB`},
+		{"xx", 0, `--memory "xx": a size such as 512MiB`},
+		{"-1MiB", 0, `--memory "-1MiB": a size such as 512MiB`},
+	} {
+		m, err := Settings{Memory: c.memory}.MemoryBytes()
+		if m != c.want || (err == nil) != (c.err == "") || (err != nil && err.Error() != c.err) {
+			t.Errorf("MemoryBytes(%q) = %d, %v; want %d, %q", c.memory, m, err, c.want, c.err)
+		}
+	}
+}
+
 // Bind's defaults are the settings of no flags, which Apply takes.
 func TestSettingsBind(t *testing.T) {
 	var s Settings

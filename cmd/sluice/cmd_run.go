@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/sluice-data/sluice/internal/jobkey"
 	"github.com/sluice-data/sluice/internal/profile"
 	"github.com/sluice-data/sluice/internal/progress"
-	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/internal/stdio"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/plan"
@@ -41,13 +39,7 @@ type runOptions struct {
 	memProfile      string
 	metrics         string
 	exe             executorOptions
-	// for tests of exactly-once commits and of killed workers
-	duplicateAll      bool
-	pauseBeforeCommit time.Duration
-	leaseEvery        time.Duration
-	corruptSpec       bool
-	specPipeline      string
-	workerEnv         []string
+	hooks           fanouthook.Flags // for tests of exactly-once commits and of killed workers
 }
 
 func newRunCommand() *cobra.Command {
@@ -88,18 +80,7 @@ func newRunCommand() *cobra.Command {
 	f.BoolVar(&opts.progress, "progress", true, "with --workers on a terminal: a bar per phase (tasks, failures, rows, MiB/s, time left)")
 	f.StringVar(&opts.events, "events", "", "with --workers: write the job's event log (JSON lines) to FILE, for sluice report")
 	addMetricsFlag(f, &opts.metrics, "with --workers: tasks by phase and state", "loopback only")
-	f.BoolVar(&opts.duplicateAll, "x-duplicate-all", false, "start two attempts of every task (a test of exactly-once commits)")
-	f.DurationVar(&opts.pauseBeforeCommit, "x-pause-before-commit", 0, "workers wait this long before committing (a test of killed workers)")
-	f.BoolVar(&opts.corruptSpec, "x-corrupt-spec", false, "write half of the job's spec (a test of workers given a corrupt one)")
-	f.StringVar(&opts.specPipeline, "x-spec-plan", "", "the plan JSON the workers get instead (a test of a plan a worker does not know)")
-	f.StringArrayVar(&opts.workerEnv, "x-worker-env", nil, "NAME=VALUE added to the workers' environment (a test of workers that cannot reach the store, or of hooks)")
-	_ = f.MarkHidden("x-worker-env")
-	_ = f.MarkHidden("x-corrupt-spec")
-	_ = f.MarkHidden("x-spec-plan")
-	_ = f.MarkHidden("x-duplicate-all")
-	_ = f.MarkHidden("x-pause-before-commit")
-	f.DurationVar(&opts.leaseEvery, "x-lease-every", 0, "the driver renews the job's lease this often (a test of workers whose driver died; default 10s)")
-	_ = f.MarkHidden("x-lease-every")
+	opts.hooks.Bind(f)
 	opts.exe.Bind(f)
 	cmd.Flags().StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to FILE (for go tool pprof)")
 	cmd.Flags().StringVar(&opts.memProfile, "memprofile", "", "write the run's allocations to FILE at its end (go tool pprof -sample_index=alloc_space)")
@@ -174,11 +155,11 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		// In a run, only an exec stage's program is at the other end of a pipe.
 		eo.HandedOff = func() { fmt.Fprintln(os.Stderr, "sluice: pipe: run: read a program's output through shared memory") }
 	}
-	if opts.Memory != "" {
-		m, err := size.Parse(opts.Memory)
-		if err != nil || m <= 0 {
-			return usagef("--memory %q: a size such as 512MiB", opts.Memory)
-		}
+	m, err := opts.MemoryBytes()
+	if err != nil {
+		return usageError{err}
+	}
+	if m > 0 {
 		eo.Memory, eo.Mem = m, mempool.NewMapped(max(m/4, 1))
 		defer boundHeap(m + 64<<20)()
 	}
@@ -209,11 +190,8 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 		globals.sim += ",reqshare=" + share
 	}
 	// The workers' test hooks reach them in their environment, as the
-	// executor passes it on.
-	opts.exe.Env = opts.workerEnv
-	if opts.pauseBeforeCommit > 0 {
-		opts.exe.Env = append(opts.exe.Env, fanouthook.EnvPause+"="+opts.pauseBeforeCommit.String())
-	}
+	// executor passes it on; the driver's in ctx.
+	ctx, opts.exe.Env = opts.hooks.Apply(ctx, opts.exe.Env)
 	if dopts.Executor, err = opts.exe.executor(self, append(globals.args(), "worker")); err != nil {
 		return err
 	}
@@ -228,14 +206,6 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	if opts.exe.DryRun && p != nil {
 		return executorError(executors.DryRun(ctx, os.Stdout, os.Stderr, opts.exe.Name, p, dopts))
 	}
-	hooks := &fanouthook.Driver{DuplicateAll: opts.duplicateAll, LeaseEvery: opts.leaseEvery}
-	switch {
-	case opts.corruptSpec:
-		hooks.SpecEdit = fanouthook.HalveSpec
-	case opts.specPipeline != "":
-		hooks.SpecEdit = fanouthook.ReplacePlan(opts.specPipeline)
-	}
-	ctx = fanouthook.WithDriver(ctx, hooks)
 	if s, ok := firstStage(p).(*plan.Scan); ok && s.Stats {
 		// scan --stats: the workers' scans, summed.
 		dopts.ScanStats = func(tasks int, read fanout.ScanCounts) { fmt.Fprintln(os.Stderr, read.String(tasks)) }

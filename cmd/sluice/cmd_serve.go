@@ -9,18 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/flightsvc"
 	"github.com/sluice-data/sluice/internal/netaddr"
 )
 
 type serveOptions struct {
-	addr        string
-	token       string
-	memory      string
-	concurrency int
-	pieceSize   string
-	metrics     string
+	flightsvc.ServerSettings // the token and the streams' sizes, as the flags spell them
+	addr, metrics            string
 }
 
 func newServeCommand() *cobra.Command {
@@ -43,38 +38,25 @@ func newServeCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:8815", "listen address (port 0 picks a free one)")
-	f.StringVar(&opts.token, "token", "", "bearer token to require (default: none on loopback, else generated)")
-	f.StringVar(&opts.memory, "memory", "64MiB", "memory each stream's scan holds: bytes fetched ahead of decoding and decoding's buffers (at least one row group's worth)")
-	f.IntVar(&opts.concurrency, "concurrency", 2, "row groups one stream decodes at once (an ordered stream holds at most that many ahead of the one due)")
-	f.StringVar(&opts.pieceSize, "piece-size", "64MiB", "bytes read per endpoint a large file is cut into (whole row groups)")
+	opts.ServerSettings.Bind(f)
 	addMetricsFlag(f, &opts.metrics, "calls by method and status, latency, bytes, batches and rows sent", "one other than loopback needs a token, which scrapes then need too")
 	return cmd
 }
 
 func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []string) error {
-	memory, err := parseMemory(opts.memory)
+	so, err := opts.Options()
 	if err != nil {
-		return err
-	}
-	if opts.concurrency < 1 {
-		return usagef("--concurrency %d: want at least 1", opts.concurrency)
-	}
-	pieceSize, err := bench.ParseSize(opts.pieceSize)
-	if err == nil && pieceSize < 1 {
-		err = fmt.Errorf("want at least 1B")
-	}
-	if err != nil {
-		return usagef("--piece-size: %v", err)
+		return usageError{err}
 	}
 	loopback, err := netaddr.IsLoopback(opts.addr)
 	if err != nil {
 		return usagef("serve: bad --addr %q: %v", opts.addr, err)
 	}
-	token, generated := opts.token, false
-	if token == "" && !loopback {
-		token, generated = flightsvc.NewToken(), true
+	generated := so.Token == "" && !loopback
+	if generated {
+		so.Token = flightsvc.NewToken()
 	}
-	reg, stopMetrics, err := startMetrics(out, "serve", opts.metrics, token != "", token, "give --token (scrapes then need it too)", nil)
+	reg, stopMetrics, err := startMetrics(out, "serve", opts.metrics, so.Token != "", so.Token, "give --token (scrapes then need it too)", nil)
 	if err != nil {
 		return err
 	}
@@ -95,7 +77,8 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	srv := flightsvc.NewServer(roots, flightsvc.ServerOptions{Token: token, Memory: memory, Concurrency: opts.concurrency, PieceBytes: pieceSize, Metrics: reg})
+	so.Metrics = reg
+	srv := flightsvc.NewServer(roots, so)
 
 	fmt.Fprintf(out, "sluice serve: Arrow Flight at grpc://%s over", lis.Addr())
 	for _, r := range roots {
@@ -104,8 +87,8 @@ func runServe(ctx context.Context, out io.Writer, opts serveOptions, urls []stri
 	fmt.Fprintln(out)
 	switch {
 	case generated:
-		fmt.Fprintf(out, "  every call needs the bearer token (sluice get reads SLUICE_TOKEN):\n  export SLUICE_TOKEN=%s\n", token)
-	case token != "":
+		fmt.Fprintf(out, "  every call needs the bearer token (sluice get reads SLUICE_TOKEN):\n  export SLUICE_TOKEN=%s\n", so.Token)
+	case so.Token != "":
 		fmt.Fprintln(out, "  every call needs the bearer token given by --token")
 	}
 	fmt.Fprintln(out, "press Ctrl-C to stop")
