@@ -118,16 +118,18 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 		return nil, nil, err
 	}
 	filterText := s.opts.Filter
+	// whole is the filter bound to every column of the table.
+	var whole *expr.Expr
 	if filterText != "" {
-		// The filter's columns are read too, and left out after it.
 		full, err := iceberg.ArrowSchema(t.Schema.Fields)
 		if err != nil {
 			return nil, nil, err
 		}
-		c, err := expr.CompileFilter(filterText, full)
-		if err != nil {
+		if whole, err = expr.CompileFilter(filterText, full); err != nil {
 			return nil, nil, invalidScan{fmt.Errorf("scan %s: filter %w", u, err)}
 		}
+		// The filter's columns are read too, and left out after it.
+		c := whole
 		var filterNames []string
 		for _, i := range c.Columns() {
 			name := full.Field(i).Name
@@ -154,16 +156,8 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 		r.filter = &filterer{name: "scan", pred: c, mem: e.mem}
 	}
 	var keep func(iceberg.DataFile) bool
-	if filterText != "" {
-		full, err := iceberg.ArrowSchema(t.Schema.Fields)
-		if err != nil {
-			return nil, nil, err
-		}
-		c, err := expr.CompileFilter(filterText, full)
-		if err != nil {
-			return nil, nil, invalidScan{fmt.Errorf("scan %s: filter %w", u, err)}
-		}
-		conds := c.Conjuncts()
+	if whole != nil {
+		conds := whole.Conjuncts()
 		keep = func(f iceberg.DataFile) bool {
 			if excludesFile(conds, t.Schema, f) {
 				r.sum.FilesPruned++

@@ -254,15 +254,21 @@ func icebergPieces(ctx context.Context, sc *plan.Scan, u int, opts Options) ([]P
 // they hold of the columns sc reads, from the footers.
 func scanPieces(ctx context.Context, sc *plan.Scan, opts Options) (pieces []Piece, schema *arrow.Schema, bytes int64, err error) {
 	urls := sc.URLs
+	table := func(u int) error {
+		ps, sch, b, err := icebergPieces(ctx, sc, u, opts)
+		if err != nil {
+			return err
+		}
+		pieces, bytes = append(pieces, ps...), bytes+b
+		if schema == nil {
+			schema = sch
+		}
+		return nil
+	}
 	for u, url := range urls {
 		if iceberg.IsMetadataURL(url) || sc.Catalog != "" {
-			ps, sch, b, err := icebergPieces(ctx, sc, u, opts)
-			if err != nil {
+			if err := table(u); err != nil {
 				return nil, nil, 0, err
-			}
-			pieces, bytes = append(pieces, ps...), bytes+b
-			if schema == nil {
-				schema = sch
 			}
 			continue
 		}
@@ -276,13 +282,8 @@ func scanPieces(ctx context.Context, sc *plan.Scan, opts Options) (pieces []Piec
 			closeStore(opts.Open, st)
 			var it *scan.IcebergTableError
 			if errors.As(err, &it) {
-				ps, sch, b, err := icebergPieces(ctx, sc, u, opts)
-				if err != nil {
+				if err := table(u); err != nil {
 					return nil, nil, 0, err
-				}
-				pieces, bytes = append(pieces, ps...), bytes+b
-				if schema == nil {
-					schema = sch
 				}
 				continue
 			}
