@@ -121,7 +121,14 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 	// whole is the filter bound to every column of the table.
 	var whole *expr.Expr
 	if filterText != "" {
-		full, err := iceberg.ArrowSchema(t.Schema.Fields)
+		// Every column a filter can name: those of types read.
+		var readable []iceberg.Field
+		for _, f := range t.Schema.Fields {
+			if _, err := iceberg.ArrowSchema([]iceberg.Field{f}); err == nil {
+				readable = append(readable, f)
+			}
+		}
+		full, err := iceberg.ArrowSchema(readable)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -195,9 +202,11 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 // opened one after another would wait a round trip each.
 const openAhead = 4
 
-// icebergSource reads a table's data files in order. Files are opened
-// openAhead ahead, and the next file's scan starts as the current one's
-// does, so that its first row groups are fetched by the time it is due.
+// icebergSource reads a table's data files in order. openAhead files are
+// opened and scanned at once (the one read and those after it), so that
+// over a store a round trip away a file's footer and first row groups
+// are there by the time it is due; each scans within its share of the
+// memory.
 type icebergSource struct {
 	schema *arrow.Schema
 	ctx    context.Context
@@ -269,8 +278,9 @@ func (s *icebergSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				s.opening(i)
 			}
 			fo := s.files[s.next]
-			fo.allow()
-			s.opening(s.next + 1).allow()
+			for i := s.next; i < s.next+openAhead; i++ {
+				s.opening(i).allow()
+			}
 			select {
 			case <-fo.done:
 			case <-ctx.Done():
@@ -314,9 +324,15 @@ func (s *icebergSource) Close() error {
 // openFile starts the read of one data file.
 func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open store.Opener, task iceberg.Task, outSchema *arrow.Schema) (*icebergFile, error) {
 	fields := r.fields
-	// Files open concurrently: the delete files' cache is shared.
+	// Files open concurrently: the delete files' caches are shared (the
+	// data file's footer is read outside the lock).
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			r.mu.Unlock()
+		}
+	}()
 	var eq []*eqDeleteSet
 	for _, d := range task.Deletes {
 		if !d.Equality {
@@ -330,7 +346,7 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 		// The delete's columns are read to compare, and left out after.
 		for _, id := range d.FieldIDs {
 			if !slices.ContainsFunc(fields, func(f iceberg.Field) bool { return f.ID == id }) {
-				f, ok := r.table.Schema.FieldByID(id)
+				f, ok := r.table.Field(id)
 				if !ok {
 					return nil, fmt.Errorf("iceberg: equality delete file %s compares field %d, which the table's schema lacks", d.URL, id)
 				}
@@ -357,6 +373,8 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 		pos = append(pos, byFile[task.File.Path]...)
 	}
 	slices.Sort(pos)
+	r.mu.Unlock()
+	locked = false
 
 	st, key, err := open(ctx, task.File.URL)
 	if err != nil {
@@ -371,8 +389,9 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 		Ordered:     true,
 		Int96Unit:   s.opts.Int96Unit,
 		Prune:       r.prune,
-		// Two files scan at once: the one read and the next.
-		Memory: s.opts.Memory / 2,
+		// openAhead files scan at once, the one read and those after it,
+		// each with its share of the scan's memory.
+		Memory: max(cmp.Or(s.opts.Memory, DefaultScanMemory)/openAhead, 16<<20),
 	}
 	ds, err := scan.Open(ctx, st, key, so)
 	if err != nil {
@@ -651,7 +670,7 @@ func (r *icebergRead) eqDeleteSet(ctx context.Context, e *env, open store.Opener
 	}
 	var fields []iceberg.Field
 	for _, id := range d.FieldIDs {
-		f, ok := r.table.Schema.FieldByID(id)
+		f, ok := r.table.Field(id)
 		if !ok {
 			return nil, fmt.Errorf("iceberg: equality delete file %s compares field %d, which the table's schema lacks", d.URL, id)
 		}
@@ -780,6 +799,13 @@ func excludesTerm(t expr.Term, schema *iceberg.Schema, f iceberg.DataFile) bool 
 	}
 	if allNull {
 		return true // a comparison holds for no null
+	}
+	if (fld.Type == "float" || fld.Type == "double") && (t.Op == expr.OpGt || t.Op == expr.OpGe) {
+		// The bounds leave NaN out, and a filter orders NaN above every
+		// number: only a file known to hold none is ruled out by them.
+		if n, ok := f.NaNCounts[fld.ID]; !ok || n > 0 {
+			return false
+		}
 	}
 	lo, ok1 := boundOf(fld.Type, f.Lower[fld.ID])
 	hi, ok2 := boundOf(fld.Type, f.Upper[fld.ID])

@@ -115,8 +115,8 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 	var schema *arrow.Schema
 	var groupsBefore int64 // the row groups of the URLs before
 	for _, u := range s.urls {
-		table := func() error {
-			sc, ps, err := s.icebergParts(ctx, e, open, u)
+		table := func(at string) error {
+			sc, ps, err := s.icebergParts(ctx, e, open, at)
 			if err != nil {
 				return err
 			}
@@ -129,7 +129,7 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 			return nil
 		}
 		if iceberg.IsMetadataURL(u) || s.opts.Catalog != "" {
-			if err := table(); err != nil {
+			if err := table(u); err != nil {
 				return nil, err
 			}
 			continue
@@ -156,8 +156,13 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 		})
 		var it *scan.IcebergTableError
 		if errors.As(err, &it) {
-			// A table's location: read it as the table.
-			if err := table(); err != nil {
+			// A table's location: read it as the table, at the metadata
+			// file the listing found (else icebergParts finds it).
+			at := u
+			if it.Metadata != "" {
+				at = it.Metadata
+			}
+			if err := table(at); err != nil {
 				return nil, err
 			}
 			continue

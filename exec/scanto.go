@@ -254,6 +254,7 @@ func scanWhole(ctx context.Context, url string, opts ScanToOptions, sink *scanSi
 	var res ScanResult
 	if table {
 		so.Snapshot, so.AsOf, so.Concurrency, so.Int96Unit, so.Catalog = opts.Snapshot, opts.AsOf, opts.Concurrency, opts.Int96Unit, opts.Catalog
+		so.Memory = opts.Memory
 		so.Stats = func(_ string, st scan.Stats) { res.Stats = st }
 	}
 	src := Scan([]string{url}, so)

@@ -212,11 +212,10 @@ func icebergPieces(ctx context.Context, sc *plan.Scan, u int, opts Options) ([]P
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("scan: %w", err)
 	}
-	if t.Snapshot != nil {
-		sc.Snapshot, sc.AsOf = t.Snapshot.ID, ""
-		if sc.Catalog == "" {
-			sc.URLs[u] = t.URL
-		}
+	// Pinned by its metadata file: the snapshot chosen from it (the
+	// current one, --snapshot's or --as-of's) is the same for every task.
+	if iceberg.IsMetadataURL(t.URL) {
+		sc.URLs[u] = t.URL
 	}
 	fields := t.Schema.Fields
 	if sc.Columns != nil {
@@ -265,8 +264,21 @@ func scanPieces(ctx context.Context, sc *plan.Scan, opts Options) (pieces []Piec
 		}
 		return nil
 	}
+	if sc.Catalog != "" {
+		// A catalog's tables, each pinned by its metadata file; when all
+		// are, the workers read those files and need no catalog.
+		for u := range urls {
+			if err := table(u); err != nil {
+				return nil, nil, 0, err
+			}
+		}
+		if !slices.ContainsFunc(urls, func(u string) bool { return !iceberg.IsMetadataURL(u) }) {
+			sc.Catalog = ""
+		}
+		return pieces, schema, bytes, nil
+	}
 	for u, url := range urls {
-		if iceberg.IsMetadataURL(url) || sc.Catalog != "" {
+		if iceberg.IsMetadataURL(url) {
 			if err := table(u); err != nil {
 				return nil, nil, 0, err
 			}

@@ -34,6 +34,9 @@ type DataFile struct {
 	// ValueCounts its counts.
 	Lower, Upper            map[int][]byte
 	NullCounts, ValueCounts map[int]int64
+	// NaNCounts are the NaN values of float columns, by field id (the
+	// bounds leave NaN out).
+	NaNCounts map[int]int64
 }
 
 // DeleteFile is a file of deleted rows.
@@ -76,6 +79,7 @@ type manifestEntry struct {
 	Size        int64
 	ValueCounts map[int]int64
 	NullCounts  map[int]int64
+	NaNCounts   map[int]int64
 	Lower       map[int][]byte
 	Upper       map[int][]byte
 	EqualityIDs []int
@@ -242,6 +246,9 @@ func readManifestEntry(r avroRecord) (manifestEntry, error) {
 	if e.NullCounts, err = idMap(d, "null_value_counts", long); err != nil {
 		return e, err
 	}
+	if e.NaNCounts, err = idMap(d, "nan_value_counts", long); err != nil {
+		return e, err
+	}
 	if e.Lower, err = idMap(d, "lower_bounds", raw); err != nil {
 		return e, err
 	}
@@ -327,7 +334,7 @@ func (t *Table) Plan(ctx context.Context, open store.Opener, keep func(DataFile)
 					Path: df.Path, URL: URL(df.Path), Records: df.Records, Size: df.Size,
 					SpecID: m.SpecID, Partition: df.Partition, Sequence: seq,
 					Lower: df.Lower, Upper: df.Upper,
-					NullCounts: df.NullCounts, ValueCounts: df.ValueCounts,
+					NullCounts: df.NullCounts, ValueCounts: df.ValueCounts, NaNCounts: df.NaNCounts,
 				}
 				if keep == nil || keep(f) {
 					tasks = append(tasks, Task{File: f})

@@ -1,6 +1,7 @@
 package iceberg
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,9 @@ type Catalog struct {
 	// endpoint (client credentials) when Token is empty. Neither: no
 	// authentication.
 	Token, Credential string
+	// Scope is the OAuth2 scope asked for with Credential (default
+	// "catalog").
+	Scope string
 	// Client makes the requests (nil: http.DefaultClient).
 	Client *http.Client
 
@@ -35,9 +39,9 @@ type Catalog struct {
 
 // CatalogFromEnv is a catalog at uri authenticated as the environment
 // says: SLUICE_ICEBERG_TOKEN, else SLUICE_ICEBERG_CREDENTIAL
-// (CLIENT_ID:CLIENT_SECRET).
+// (CLIENT_ID:CLIENT_SECRET) with SLUICE_ICEBERG_SCOPE.
 func CatalogFromEnv(uri string) *Catalog {
-	return &Catalog{URI: uri, Token: os.Getenv("SLUICE_ICEBERG_TOKEN"), Credential: os.Getenv("SLUICE_ICEBERG_CREDENTIAL")}
+	return &Catalog{URI: uri, Token: os.Getenv("SLUICE_ICEBERG_TOKEN"), Credential: os.Getenv("SLUICE_ICEBERG_CREDENTIAL"), Scope: os.Getenv("SLUICE_ICEBERG_SCOPE")}
 }
 
 // Load reads the table ident names (namespace levels and the table name,
@@ -118,7 +122,10 @@ func (c *Catalog) oauthToken(ctx context.Context) (string, error) {
 	if !ok {
 		id, secret = "", c.Credential
 	}
-	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}, "scope": {"PRINCIPAL_ROLE:ALL"}}
+	// The scope Java's and PyIceberg's clients ask for unless told; Apache
+	// Polaris wants PRINCIPAL_ROLE:ALL (SLUICE_ICEBERG_SCOPE).
+	scope := cmp.Or(c.Scope, "catalog")
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}, "scope": {scope}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URI+"/v1/oauth/tokens", strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", err
@@ -176,7 +183,8 @@ func (c *Catalog) do(req *http.Request, out any) error {
 		}
 		msg := resp.Status
 		if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
-			msg += ": " + e.Error.Message
+			// The catalog's words, on one line.
+			msg += ": " + strings.Join(strings.Fields(e.Error.Message), " ")
 		}
 		kind := store.KindPermanent
 		switch resp.StatusCode {

@@ -62,8 +62,8 @@ type Table struct {
 	URL string
 	// Location is the table's base location, as its metadata says.
 	Location string
-	// Schema is the schema of the snapshot read (the current schema when
-	// the snapshot names none).
+	// Schema is the table's current schema, or, for a snapshot asked for
+	// by id or time, the one it was written under.
 	Schema *Schema
 	// Snapshot is the snapshot read; nil for a table without one (no
 	// rows).
@@ -150,7 +150,7 @@ func fromMetadata(url string, b []byte, opts Options) (*Table, error) {
 	if md.FormatVersion < 1 || md.FormatVersion > 3 {
 		return nil, fmt.Errorf("iceberg: %s: format version %d; this sluice reads 1 to 3", url, md.FormatVersion)
 	}
-	schemas := md.Schemas
+	schemas := slices.DeleteFunc(md.Schemas, func(s *Schema) bool { return s == nil })
 	if len(schemas) == 0 && md.Schema != nil {
 		schemas = []*Schema{md.Schema}
 	}
@@ -215,7 +215,11 @@ func fromMetadata(url string, b []byte, opts Options) (*Table, error) {
 			return nil, fmt.Errorf("iceberg: %s: snapshot %d lists its manifests inline (format 1 before manifest lists), which this sluice does not read", url, id)
 		}
 		t.Snapshot = &Snapshot{ID: s.ID, Sequence: s.Sequence, Time: time.UnixMilli(s.TimestampMs), ManifestList: s.ManifestList}
-		if s.SchemaID != nil {
+		// A snapshot asked for is read with the schema it was written
+		// under (time travel, as Spark and Trino read it); the current
+		// one with the current schema, so a column dropped or renamed
+		// since shows as the table now is.
+		if travel := opts.SnapshotID != 0 || !opts.AsOf.IsZero(); travel && s.SchemaID != nil {
 			if sc := schemaByID(*s.SchemaID); sc != nil {
 				t.Schema = sc
 			}
@@ -226,46 +230,46 @@ func fromMetadata(url string, b []byte, opts Options) (*Table, error) {
 }
 
 // currentMetadata finds the metadata file of the table at location, as
-// Hadoop-style catalogs leave it: metadata/version-hint.text names the
-// version, else the highest metadata/vN.metadata.json is current.
+// Hadoop-style catalogs leave it: a version is committed by creating its
+// metadata/vN.metadata.json, so the highest N is current (as Java's
+// reader, which reads the hint and then looks for later versions, finds
+// it); metadata/version-hint.text serves a store that cannot list.
 func currentMetadata(ctx context.Context, open store.Opener, location string) (string, error) {
 	dir := strings.TrimSuffix(location, "/") + "/metadata/"
-	hint, err := readAll(ctx, open, dir+"version-hint.text")
+	st, prefix, err := open(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	objs, err := st.List(ctx, prefix)
 	if err == nil {
+		best, bestURL := -1, ""
+		for _, o := range objs {
+			v, ok := strings.CutPrefix(path.Base(o.Key), "v")
+			if !ok {
+				continue
+			}
+			v, ok = strings.CutSuffix(v, ".metadata.json")
+			if n, err := strconv.Atoi(v); ok && err == nil && n > best {
+				best, bestURL = n, st.URL(o.Key)
+			}
+		}
+		if best >= 0 {
+			return bestURL, nil
+		}
+	}
+	hint, herr := readAll(ctx, open, dir+"version-hint.text")
+	if herr == nil {
 		v := strings.TrimSpace(string(hint))
 		if _, err := strconv.Atoi(v); err == nil {
 			return dir + "v" + v + ".metadata.json", nil
 		}
 		return "", fmt.Errorf("iceberg: %sversion-hint.text holds %q, not a version number", dir, v)
 	}
-	if store.KindOf(err) != store.KindNotFound {
-		return "", err
+	if store.KindOf(herr) != store.KindNotFound {
+		return "", herr
 	}
-	st, prefix, err := open(ctx, dir)
-	if err != nil {
-		return "", err
-	}
-	objs, err := st.List(ctx, prefix)
-	if err != nil {
-		return "", err
-	}
-	best, bestURL := -1, ""
-	for _, o := range objs {
-		name := path.Base(o.Key)
-		v, ok := strings.CutPrefix(name, "v")
-		if !ok {
-			continue
-		}
-		v, ok = strings.CutSuffix(v, ".metadata.json")
-		if n, err := strconv.Atoi(v); ok && err == nil && n > best {
-			best, bestURL = n, st.URL(o.Key)
-		}
-	}
-	if best < 0 {
-		return "", &store.Error{Op: "open", URL: location, Kind: store.KindNotFound,
-			Err: errors.New("not an Iceberg table: no metadata/version-hint.text or metadata/vN.metadata.json under it (name a table's metadata file)")}
-	}
-	return bestURL, nil
+	return "", &store.Error{Op: "open", URL: location, Kind: store.KindNotFound,
+		Err: errors.New("not an Iceberg table: no metadata/vN.metadata.json or metadata/version-hint.text under it (name a table's metadata file)")}
 }
 
 // readAll reads the whole object at url.
@@ -287,10 +291,31 @@ func URL(p string) string {
 			return "s3://" + rest
 		}
 	}
-	if rest, ok := strings.CutPrefix(p, "file:"); ok && !strings.HasPrefix(rest, "//") {
-		return "file://" + rest // file:/a/b, as Hadoop writes it
+	if rest, ok := strings.CutPrefix(p, "file:"); ok {
+		// file:/a/b (as Hadoop writes it) and file:///a/b are the path
+		// /a/b, taken as it is: writers escape partition values in file
+		// names (%3A), and a URL's path would be unescaped.
+		if r, ok := strings.CutPrefix(rest, "//"); ok {
+			rest = r
+		}
+		return rest
 	}
 	return p
+}
+
+// Field is the field of id in the snapshot's schema, or else in the
+// latest other schema that has it: an equality delete may compare a
+// column dropped since.
+func (t *Table) Field(id int) (Field, bool) {
+	if f, ok := t.Schema.FieldByID(id); ok {
+		return f, true
+	}
+	for i := len(t.schemas) - 1; i >= 0; i-- {
+		if f, ok := t.schemas[i].FieldByID(id); ok {
+			return f, true
+		}
+	}
+	return Field{}, false
 }
 
 // StableNames says whether each of names has named one field (one id)

@@ -39,15 +39,23 @@ func listObjects(ctx context.Context, st *store.Store, pattern, suffix string) (
 		return r.Root, r.List, err
 	}
 	if suffix == ".parquet" && icebergTable(r.Root, r.List) {
-		return r.Root, nil, &IcebergTableError{URL: st.URL(r.Root)}
+		e := &IcebergTableError{URL: st.URL(r.Root)}
+		if key := latestMetadata(r.Root, r.List); key != "" {
+			e.Metadata = st.URL(key)
+		}
+		return r.Root, nil, e
 	}
 	return r.Root, dataFiles(r.Root, r.List, suffix), nil
 }
 
 // IcebergTableError is Open's refusal of a prefix that holds an Iceberg
 // table: its Parquet files alone would show deleted rows and miss schema
-// changes. URL is the table's location, for a reader of Iceberg tables.
-type IcebergTableError struct{ URL string }
+// changes. URL is the table's location, for a reader of Iceberg tables;
+// Metadata, when the listing showed one, its latest metadata file
+// (metadata/vN.metadata.json of the highest N: a Hadoop-style table
+// commits a version by creating that file), which saves a reader the
+// round trips of finding it again.
+type IcebergTableError struct{ URL, Metadata string }
 
 func (e *IcebergTableError) Error() string {
 	return fmt.Sprintf("%s is an Iceberg table (metadata/ holds its snapshots): its Parquet files alone would show deleted rows", e.URL)
@@ -63,6 +71,23 @@ func icebergTable(root string, objs []store.ObjectInfo) bool {
 		}
 	}
 	return false
+}
+
+// latestMetadata is the key of metadata/vN.metadata.json of the highest
+// N among objs, or "".
+func latestMetadata(root string, objs []store.ObjectInfo) string {
+	best, key := -1, ""
+	for _, o := range objs {
+		rel, ok := strings.CutPrefix(o.Key, root+"metadata/v")
+		if !ok {
+			continue
+		}
+		v, ok := strings.CutSuffix(rel, ".metadata.json")
+		if n, err := strconv.Atoi(v); ok && err == nil && n > best {
+			best, key = n, o.Key
+		}
+	}
+	return key
 }
 
 // dataFiles keeps the objects under root whose names end in suffix,

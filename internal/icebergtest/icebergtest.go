@@ -33,8 +33,11 @@ type Step struct {
 	ID       int64
 	At       time.Time
 	Metadata string              // the snapshot's metadata file
-	Rows     []string            // iceberg-go's rows, sorted (NamedRows)
-	Filtered map[string][]string // by sluice filter text
+	Rows     []string            // iceberg-go's rows of the snapshot by id, sorted (NamedRows)
+	Filtered map[string][]string // of Rows, by sluice filter text
+	// Current is iceberg-go's reading of the table as Metadata leaves it:
+	// the current snapshot with the current schema.
+	Current []string
 }
 
 // filters are the filters each step is read with, in sluice's
@@ -96,7 +99,9 @@ func Fixture(t testing.TB, dir string) []Step {
 	)
 	spec := ice.NewPartitionSpec(ice.PartitionField{SourceIDs: []int{4}, FieldID: 1000, Name: "region", Transform: ice.IdentityTransform{}})
 	tbl, err := cat.CreateTable(ctx, icetable.Identifier{"db", "t"}, sc, catalog.WithPartitionSpec(&spec),
-		catalog.WithProperties(ice.Properties{icetable.WriteDeleteModeKey: icetable.WriteModeMergeOnRead}))
+		// Row groups of 16 rows: a file's deleted positions fall in
+		// several of them.
+		catalog.WithProperties(ice.Properties{icetable.WriteDeleteModeKey: icetable.WriteModeMergeOnRead, "write.parquet.row-group-limit": "16"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +118,7 @@ func Fixture(t testing.TB, dir string) []Step {
 		snap := tbl.CurrentSnapshot()
 		st := Step{What: what, ID: snap.SnapshotID, At: time.UnixMilli(snap.TimestampMs), Metadata: tbl.MetadataLocation(), Filtered: map[string][]string{}}
 		st.Rows = icebergGoRows(t, tbl, snap.SnapshotID, nil)
+		st.Current = icebergGoRows(t, tbl, 0, nil)
 		for text, f := range filters {
 			if _, ok := tbl.Schema().FindFieldByName(strings.Fields(text)[0]); !ok {
 				continue
@@ -212,6 +218,9 @@ func Fixture(t testing.TB, dir string) []Step {
 			Commit()
 	})
 	commit("append 150-200 under the new schema", appendRows(150, 200, func(i int) string { return fmt.Sprintf("late-%d", i%5) }, func(i int) int64 { return int64(i) * 1000 }))
+	commit("schema: label dropped, which the equality delete compares", func(tx *icetable.Transaction) error {
+		return tx.UpdateSchema(true, false).DeleteColumn([]string{"label"}).Commit()
+	})
 	return steps
 }
 
@@ -227,7 +236,10 @@ func icebergGoRows(t testing.TB, tbl *icetable.Table, id int64, filter ice.Boole
 }
 
 func icebergGoRowsErr(tbl *icetable.Table, id int64, filter ice.BooleanExpression) ([]string, error) {
-	opts := []icetable.ScanOption{icetable.WithSnapshotID(id)}
+	var opts []icetable.ScanOption
+	if id != 0 {
+		opts = append(opts, icetable.WithSnapshotID(id))
+	}
 	if filter != nil {
 		opts = append(opts, icetable.WithRowFilter(filter))
 	}
