@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/sluice-data/sluice/format"
+	"github.com/sluice-data/sluice/iceberg"
 	"github.com/sluice-data/sluice/plan"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
@@ -256,6 +257,19 @@ func ScanPiece(src SourceStage, url string, rowGroups func(key string, rowGroup 
 	}
 	opts := sc.opts
 	opts.RowGroups, opts.Stats = rowGroups, stats
+	return Scan([]string{url}, opts), nil
+}
+
+// ScanTablePiece is src, a scan of the Iceberg table url, restricted to
+// one data file planned elsewhere (task): a fanned-out scan's map task,
+// which need not plan the table again.
+func ScanTablePiece(src SourceStage, url string, task iceberg.Task, stats func(url string, st scan.Stats)) (SourceStage, error) {
+	sc, ok := src.(*scanStage)
+	if !ok {
+		return nil, invalidf("the source is %s, not scan", src.Name())
+	}
+	opts := sc.opts
+	opts.RowGroups, opts.Stats, opts.Tasks = nil, stats, []iceberg.Task{task}
 	return Scan([]string{url}, opts), nil
 }
 

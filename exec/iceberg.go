@@ -173,13 +173,15 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 			return true
 		}
 	}
-	if rg := s.opts.RowGroups; rg != nil {
-		// A piece of a fanned-out scan: the data files it names, by URL.
-		prev := keep
-		keep = func(f iceberg.DataFile) bool { return rg(f.URL, 0) && (prev == nil || prev(f)) }
-	}
-	tasks, err := t.Plan(ctx, open, keep)
-	if err != nil {
+	var tasks []iceberg.Task
+	if s.opts.Tasks != nil {
+		// Planned elsewhere: a fanned-out scan's piece.
+		for _, task := range s.opts.Tasks {
+			if keep == nil || keep(task.File) {
+				tasks = append(tasks, task)
+			}
+		}
+	} else if tasks, err = t.Plan(ctx, open, keep); err != nil {
 		return nil, nil, err
 	}
 	// Files counts the snapshot's data files, FilesPruned those the

@@ -68,6 +68,11 @@ type ScanOptions struct {
 	// Catalog, when set, is an Iceberg REST catalog's URI, and the URLs
 	// are its tables (NAMESPACE.TABLE).
 	Catalog string
+	// Tasks, when set, are the data files of the Iceberg table read, with
+	// their deletes, as planned elsewhere (by a fan-out's driver), instead
+	// of those its snapshot plans; its metadata is still read, for the
+	// schema.
+	Tasks []iceberg.Task
 }
 
 // Scan is a source that reads Parquet datasets with package scan: each

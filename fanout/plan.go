@@ -242,7 +242,9 @@ func icebergPieces(ctx context.Context, sc *plan.Scan, u int, opts Options) ([]P
 	var pieces []Piece
 	var bytes int64
 	for _, task := range tasks {
-		pieces = append(pieces, Piece{URL: u, Table: task.File.URL})
+		// Partition values served the planning; the task needs none.
+		task.File.Partition = nil
+		pieces = append(pieces, Piece{URL: u, Table: &task})
 		bytes += task.File.Size
 	}
 	return pieces, schema, bytes, nil

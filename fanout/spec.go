@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/sluice-data/sluice/iceberg"
 	"github.com/sluice-data/sluice/plan"
 )
 
@@ -119,16 +120,17 @@ type Piece struct {
 	Hi    int    `json:"hi"`
 	Whole bool   `json:"whole,omitempty"`
 	// Table, when set, is a data file of the Iceberg table of the scan's
-	// URL number URL: the task reads it whole, with its deletes.
-	Table string `json:"table,omitempty"`
+	// URL number URL, as the driver planned it: the task reads it whole,
+	// with its deletes, without planning the table again.
+	Table *iceberg.Task `json:"table,omitempty"`
 }
 
 func (p Piece) String() string {
 	if p.Whole {
 		return fmt.Sprintf("all of scan URL %d", p.URL+1)
 	}
-	if p.Table != "" {
-		return "data file " + p.Table
+	if p.Table != nil {
+		return "data file " + p.Table.File.URL
 	}
 	return fmt.Sprintf("%s row groups %d-%d", p.Key, p.Lo, p.Hi-1)
 }
@@ -239,7 +241,7 @@ func (p Phase) check(i int) error {
 			return fmt.Errorf("a map phase must be first (or second after a join's other side) with a piece per task (%d pieces, %d tasks)", len(p.Pieces), p.Tasks)
 		}
 		for _, pc := range p.Pieces {
-			if pc.URL < 0 || pc.URL > 1000 || (!pc.Whole && pc.Table == "" && (pc.Key == "" || pc.Lo < 0 || pc.Hi <= pc.Lo)) {
+			if pc.URL < 0 || pc.URL > 1000 || (pc.Table != nil && pc.Table.File.URL == "") || (!pc.Whole && pc.Table == nil && (pc.Key == "" || pc.Lo < 0 || pc.Hi <= pc.Lo)) {
 				return fmt.Errorf("piece %+v", pc)
 			}
 		}

@@ -201,8 +201,8 @@ func programEnv(spec *Spec, ph Phase, index int) []string {
 	if ph.Kind == PhaseMap && index < len(ph.Pieces) {
 		pc := ph.Pieces[index]
 		switch sc, ok := spec.Plan.Stages[0].(*plan.Scan); {
-		case pc.Table != "":
-			piece = pc.Table
+		case pc.Table != nil:
+			piece = pc.Table.File.URL
 		case !pc.Whole:
 			piece = fmt.Sprintf("%s:%d-%d", pc.Key, pc.Lo, pc.Hi-1)
 		case ok && pc.URL < len(sc.URLs):
@@ -466,10 +466,10 @@ func (w *taskRun) pieceSource(src exec.SourceStage, pc Piece, stats func(scan.St
 		s, err := exec.ScanPiece(src, url, nil, statsTo)
 		return s, func() error { return nil }, err
 	}
-	if pc.Table != "" {
-		// One data file of an Iceberg table, whole: the table's reader
-		// keeps the file and its deletes, or finds it pruned.
-		s, err := exec.ScanPiece(src, url, func(k string, _ int) bool { return k == pc.Table }, statsTo)
+	if pc.Table != nil {
+		// One data file of an Iceberg table, whole, with its deletes, as
+		// the driver planned it (the filter may still prune it).
+		s, err := exec.ScanTablePiece(src, url, *pc.Table, statsTo)
 		return s, func() error { return nil }, err
 	}
 	if pc.Scan != "" {

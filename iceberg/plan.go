@@ -18,43 +18,45 @@ import (
 type DataFile struct {
 	// Path is the file's location as the table records it (position
 	// deletes name it so); URL is the store URL for it.
-	Path    string
-	URL     string
-	Records int64
-	Size    int64
+	Path    string `json:"path"`
+	URL     string `json:"url"`
+	Records int64  `json:"records"`
+	Size    int64  `json:"size"`
 	// SpecID and Partition are the partition spec the file was written
 	// under and its partition values by partition field name.
-	SpecID    int32
-	Partition map[string]any
+	SpecID    int32          `json:"spec_id"`
+	Partition map[string]any `json:"partition,omitempty"`
 	// Sequence is the file's data sequence number: deletes of a later
 	// sequence number apply to it.
-	Sequence int64
+	Sequence int64 `json:"sequence"`
 	// Lower and Upper are the column bounds the writer recorded, by
 	// field id, in Iceberg's single-value binary form; NullCounts and
 	// ValueCounts its counts.
-	Lower, Upper            map[int][]byte
-	NullCounts, ValueCounts map[int]int64
+	Lower       map[int][]byte `json:"lower,omitempty"`
+	Upper       map[int][]byte `json:"upper,omitempty"`
+	NullCounts  map[int]int64  `json:"null_counts,omitempty"`
+	ValueCounts map[int]int64  `json:"value_counts,omitempty"`
 	// NaNCounts are the NaN values of float columns, by field id (the
 	// bounds leave NaN out).
-	NaNCounts map[int]int64
+	NaNCounts map[int]int64 `json:"nan_counts,omitempty"`
 }
 
 // DeleteFile is a file of deleted rows.
 type DeleteFile struct {
-	URL string
+	URL string `json:"url"`
 	// Equality is set for an equality delete file, whose rows are the
 	// values of FieldIDs that delete every older row equal to them;
 	// otherwise it holds positions (file_path, pos).
-	Equality bool
-	FieldIDs []int
-	Sequence int64
-	Records  int64
+	Equality bool  `json:"equality,omitempty"`
+	FieldIDs []int `json:"field_ids,omitempty"`
+	Sequence int64 `json:"sequence"`
+	Records  int64 `json:"records"`
 }
 
 // Task is one data file to read and the deletes that apply to it.
 type Task struct {
-	File    DataFile
-	Deletes []DeleteFile
+	File    DataFile     `json:"file"`
+	Deletes []DeleteFile `json:"deletes,omitempty"`
 }
 
 // manifestReaders is how many manifests are read at once.
