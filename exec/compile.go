@@ -85,7 +85,7 @@ func Compile(p *plan.Plan, env Env) (Pipeline, error) {
 func compileSource(st plan.Stage, env Env) (SourceStage, Stage, error) {
 	switch s := st.(type) {
 	case *plan.Scan:
-		opts, err := ScanOptionsOf(s, env)
+		opts, err := scanOptionsOf(s, env)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -103,8 +103,8 @@ func compileSource(st plan.Stage, env Env) (SourceStage, Stage, error) {
 	return nil, nil, invalidf("the first stage must be a source (scan, from-csv or merge), not %s", st.Name())
 }
 
-// ScanOptionsOf are the options a scan node compiles to.
-func ScanOptionsOf(s *plan.Scan, env Env) (ScanOptions, error) {
+// scanOptionsOf are the options a scan node compiles to.
+func scanOptionsOf(s *plan.Scan, env Env) (ScanOptions, error) {
 	opts := ScanOptions{
 		Columns:     s.Columns,
 		Filter:      s.Filter,
@@ -150,7 +150,7 @@ func CompileStage(st plan.Stage, env Env) (Stage, error) {
 	switch s := st.(type) {
 	case *plan.Select:
 		if s.Exprs != nil {
-			return SelectExprs(computed(s.Columns, s.Exprs)...), nil
+			return selectExprs(computed(s.Columns, s.Exprs)...), nil
 		}
 		return Select(s.Columns...), nil
 	case *plan.Extend:

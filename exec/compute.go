@@ -19,8 +19,8 @@ type Computed struct {
 	Expr string
 }
 
-// SelectExprs keeps input columns and computed ones, in the order given.
-func SelectExprs(cols ...Computed) Stage { return &computeStage{name: "select", cols: cols} }
+// selectExprs keeps input columns and computed ones, in the order given.
+func selectExprs(cols ...Computed) Stage { return &computeStage{name: "select", cols: cols} }
 
 // Extend adds computed columns after the input's, or in the place of
 // the input column of the same name, and keeps the rest.

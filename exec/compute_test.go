@@ -25,7 +25,7 @@ func TestSelectAndExtend(t *testing.T) {
 		fields string
 		want   []string
 	}{
-		{SelectExprs(Computed{Name: "n"}, Computed{Name: "r", Expr: "x * (1 - n)"}, Computed{Name: "kk", Expr: "k"}),
+		{selectExprs(Computed{Name: "n"}, Computed{Name: "r", Expr: "x * (1 - n)"}, Computed{Name: "kk", Expr: "k"}),
 			"n:int64 r:float64 kk:utf8",
 			[]string{"1 0 apple", "2 (null) banana", "3 -4 (null)", "(null) (null) apricot"}},
 		{Extend(Computed{Name: "u", Expr: "upper(k) || '!'"}, Computed{Name: "n", Expr: "coalesce(n, 0) * 10"}),
@@ -86,10 +86,10 @@ func TestComputeBadInput(t *testing.T) {
 	}{
 		{Extend(Computed{Name: "y", Expr: "nope(n)"}), `extend: at position 1 of "nope(n)": unknown function nope`},
 		{Extend(Computed{Name: "y", Expr: "upper(n)"}), `extend: at position 7 of "upper(n)": argument 1 of upper must be a string, got an integer`},
-		{SelectExprs(Computed{Name: "y", Expr: "n +"}), `select: at position 4 of "n +": expected a value, found the end`},
-		{SelectExprs(Computed{Name: "y", Expr: "m + 1"}), `select: at position 1 of "m + 1": no column "m"`},
+		{selectExprs(Computed{Name: "y", Expr: "n +"}), `select: at position 4 of "n +": expected a value, found the end`},
+		{selectExprs(Computed{Name: "y", Expr: "m + 1"}), `select: at position 1 of "m + 1": no column "m"`},
 		{Extend(Computed{Name: "y", Expr: "interval '1' day"}), `extend: y is an interval, which a column cannot hold`},
-		{SelectExprs(Computed{Name: "n"}, Computed{Name: "n", Expr: "1"}), `select: column "n" named twice`},
+		{selectExprs(Computed{Name: "n"}, Computed{Name: "n", Expr: "1"}), `select: column "n" named twice`},
 	} {
 		err := Validate(kvSchema, []Stage{c.stage}, Options{})
 		var ee *expr.Error
@@ -110,12 +110,12 @@ func TestComputeColumnsUsed(t *testing.T) {
 		stages []Stage
 		want   string
 	}{
-		{[]Stage{SelectExprs(Computed{Name: "a"}, Computed{Name: "r", Expr: "p * (1 - d)"}), WriteIPC(&out)}, "a,p,d"},
+		{[]Stage{selectExprs(Computed{Name: "a"}, Computed{Name: "r", Expr: "p * (1 - d)"}), WriteIPC(&out)}, "a,p,d"},
 		{[]Stage{Extend(Computed{Name: "r", Expr: "p * (1 - d)"}), Select("r", "k"), WriteIPC(&out)}, "p,d,k"},
 		{[]Stage{Extend(Computed{Name: "p", Expr: "p * 2"}), Select("p"), WriteIPC(&out)}, "p"},
 		{[]Stage{Extend(Computed{Name: "r", Expr: "p * 2"}), WriteIPC(&out)}, "(all)"},
 	} {
-		got := UsedColumns(c.stages)
+		got := usedColumns(c.stages)
 		s := "(all)"
 		if got != nil {
 			s = strings.Join(got, ",")

@@ -393,7 +393,7 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 		Prune:       r.prune,
 		// openAhead files scan at once, the one read and those after it,
 		// each with its share of the scan's memory.
-		Memory: max(cmp.Or(s.opts.Memory, DefaultScanMemory)/openAhead, 16<<20),
+		Memory: max(cmp.Or(s.opts.Memory, defaultScanMemory)/openAhead, 16<<20),
 	}
 	ds, err := scan.Open(ctx, st, key, so)
 	if err != nil {

@@ -365,12 +365,12 @@ func (ipcSinkStage) isSink()      {}
 
 func (s ipcSinkStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	return &bound{name: s.Name(), newOp: func(operator) (operator, error) {
-		return &ipcSink{sw: NewStreamWriter(s.w, in, StreamOptions{Mem: e.mem, HandOff: e.handOff}), rows: s.rows}, nil
+		return &ipcSink{sw: newStreamWriter(s.w, in, streamOptions{Mem: e.mem, HandOff: e.handOff}), rows: s.rows}, nil
 	}}, nil
 }
 
 type ipcSink struct {
-	sw   *StreamWriter
+	sw   *streamWriter
 	rows *int64
 }
 
@@ -393,20 +393,20 @@ func (s *ipcSink) finish(ctx context.Context) error {
 
 func (s *ipcSink) release() { s.sw.Abort() }
 
-// StreamWriter writes an Arrow IPC stream as a stage writes its standard
+// streamWriter writes an Arrow IPC stream as a stage writes its standard
 // output: each message in one gathered write, a pipe through a
-// non-blocking descriptor of its own, and with StreamOptions.HandOff, to
+// non-blocking descriptor of its own, and with streamOptions.HandOff, to
 // a pipe whose reader is a sluice stage, through shared memory instead. The
 // end-of-stream marker is written by Close only, so a reader of a stream
 // left by Abort sees a failure, not a short result.
-type StreamWriter struct {
+type streamWriter struct {
 	pw   *payloadWriter
 	w    *ipc.Writer
 	done bool
 }
 
-// StreamOptions configure NewStreamWriter.
-type StreamOptions struct {
+// streamOptions configure newStreamWriter.
+type streamOptions struct {
 	// Mem allocates the writer's scratch; nil means
 	// memory.DefaultAllocator.
 	Mem memory.Allocator
@@ -415,8 +415,8 @@ type StreamOptions struct {
 	HandOff bool
 }
 
-// NewStreamWriter starts a stream of schema on w.
-func NewStreamWriter(w io.Writer, schema *arrow.Schema, opts StreamOptions) *StreamWriter {
+// newStreamWriter starts a stream of schema on w.
+func newStreamWriter(w io.Writer, schema *arrow.Schema, opts streamOptions) *streamWriter {
 	if opts.Mem == nil {
 		opts.Mem = memory.DefaultAllocator
 	}
@@ -430,15 +430,15 @@ func NewStreamWriter(w io.Writer, schema *arrow.Schema, opts StreamOptions) *Str
 			}
 		}
 	}
-	return &StreamWriter{pw: pw, w: ipc.NewWriterWithPayloadWriter(pw, ipc.WithSchema(schema), ipc.WithAllocator(opts.Mem))}
+	return &streamWriter{pw: pw, w: ipc.NewWriterWithPayloadWriter(pw, ipc.WithSchema(schema), ipc.WithAllocator(opts.Mem))}
 }
 
 // Write writes a batch.
-func (s *StreamWriter) Write(rec arrow.RecordBatch) error { return s.w.Write(rec) }
+func (s *streamWriter) Write(rec arrow.RecordBatch) error { return s.w.Write(rec) }
 
 // Close writes the end-of-stream marker and closes what the writer
 // opened; w itself stays open.
-func (s *StreamWriter) Close() error {
+func (s *streamWriter) Close() error {
 	if s.done {
 		return nil
 	}
@@ -451,7 +451,7 @@ func (s *StreamWriter) Close() error {
 
 // Abort ends the stream without its end-of-stream marker; after Close it
 // does nothing.
-func (s *StreamWriter) Abort() {
+func (s *streamWriter) Abort() {
 	if s.done {
 		return
 	}

@@ -41,7 +41,7 @@ func (s *programInput) bind(e *env, in *arrow.Schema) (*bound, error) {
 		op := &programSink{pr: s.pr}
 		if f == format.IPCStream {
 			s.pr.awaitReady()
-			sw := NewStreamWriter(s.pr.stdin, in, StreamOptions{Mem: e.mem, HandOff: e.handOff})
+			sw := newStreamWriter(s.pr.stdin, in, streamOptions{Mem: e.mem, HandOff: e.handOff})
 			op.write, op.close, op.abort = sw.Write, sw.Close, sw.Abort
 			return op, nil
 		}

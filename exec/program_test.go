@@ -172,7 +172,7 @@ func TestExecNoEndMarkerIsAFailure(t *testing.T) {
 	var stream bytes.Buffer
 	rec := batch(t, mem, kvSchema, []any{"a", 1, 1.5})
 	defer rec.Release()
-	sw := NewStreamWriter(&stream, kvSchema, StreamOptions{Mem: mem})
+	sw := newStreamWriter(&stream, kvSchema, streamOptions{Mem: mem})
 	if err := sw.Write(rec); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestExecSchemaIsChecked(t *testing.T) {
 	want, _ = ColumnsSchema([]string{"k", "n", "x"}, []string{"string", "float64", "string"})
 	got, err := runRows(context.Background(), mem, manyRows(t, mem, 2),
 		Program(ProgramOptions{Argv: []string{"cat"}, In: format.CSV, Out: format.CSV, Schema: want, Stderr: newLines(t, "")}),
-		SelectExprs(Computed{Name: "y", Expr: "n / 2"}))
+		selectExprs(Computed{Name: "y", Expr: "n / 2"}))
 	if err != nil || strings.Join(got, ",") != "0,0.5" {
 		t.Fatalf("%q %v", got, err)
 	}

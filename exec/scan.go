@@ -207,7 +207,7 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 			}
 			return nil, err
 		}
-		if err := CheckDict(ds.Schema(), s.opts.Dict); err != nil {
+		if err := checkDict(ds.Schema(), s.opts.Dict); err != nil {
 			return nil, err
 		}
 		if schema == nil {
@@ -232,10 +232,10 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 	return &concatSources{schema: schema, parts: parts}, nil
 }
 
-// CheckDict checks that every column dict names (to read as a
+// checkDict checks that every column dict names (to read as a
 // dictionary) is read, and read as a dictionary: a string or binary
 // column of the files. The error wraps ErrInvalid.
-func CheckDict(schema *arrow.Schema, dict []string) error {
+func checkDict(schema *arrow.Schema, dict []string) error {
 	for _, name := range dict {
 		f, ok := schema.FieldsByName(name)
 		switch {

@@ -19,8 +19,8 @@ import (
 	"github.com/sluice-data/sluice/store"
 )
 
-// DefaultScanMemory is ScanTo's budget when ScanToOptions.Memory is zero.
-const DefaultScanMemory = 512 << 20
+// defaultScanMemory is ScanTo's budget when ScanToOptions.Memory is zero.
+const defaultScanMemory = 512 << 20
 
 // ScanToOptions configure ScanTo.
 type ScanToOptions struct {
@@ -40,7 +40,7 @@ type ScanToOptions struct {
 	Catalog string
 	// Memory is the whole budget: the scan's, what the pool keeps, and
 	// what the output holds (a Parquet row group being encoded, an
-	// upload's parts); zero means DefaultScanMemory. When reading one row
+	// upload's parts); zero means defaultScanMemory. When reading one row
 	// group of the dataset takes more, it is raised to that (see Raised).
 	Memory int64
 	// Arrival writes batches as they are decoded rather than in dataset
@@ -62,7 +62,7 @@ type ScanToOptions struct {
 	Write format.Options
 	// Stdout is where Output "-" writes.
 	Stdout io.Writer
-	// HandOff is StreamOptions.HandOff for an Arrow IPC stream on Stdout.
+	// HandOff is streamOptions.HandOff for an Arrow IPC stream on Stdout.
 	HandOff bool
 
 	// Open opens the dataset for Parquet reading. scan retries each read,
@@ -122,7 +122,7 @@ type ScanResult struct {
 func ScanTo(ctx context.Context, url string, opts ScanToOptions) (ScanResult, error) {
 	budget := opts.Memory
 	if budget == 0 {
-		budget = DefaultScanMemory
+		budget = defaultScanMemory
 	}
 	sink, err := newScanSink(opts)
 	if err != nil {
@@ -157,7 +157,7 @@ func ScanTo(ctx context.Context, url string, opts ScanToOptions) (ScanResult, er
 	var writeShare, uploadShare int64
 	if sink.f == format.Parquet {
 		writeShare = budget / 4
-		sink.wopts.RowGroupBytes, sink.wopts.DictPageBytes = ParquetShares(writeShare)
+		sink.wopts.RowGroupBytes, sink.wopts.DictPageBytes = parquetShares(writeShare)
 	}
 	if strings.HasPrefix(opts.Output, "s3://") {
 		uploadShare = min(budget/4, 32<<20)
@@ -193,7 +193,7 @@ func ScanTo(ctx context.Context, url string, opts ScanToOptions) (ScanResult, er
 	case err != nil:
 		return ScanResult{}, err
 	}
-	if err := CheckDict(ds.Schema(), opts.Dict); err != nil {
+	if err := checkDict(ds.Schema(), opts.Dict); err != nil {
 		return ScanResult{}, err
 	}
 	if need := ds.MinMemory() + keep + writeShare + uploadShare; need > budget {
@@ -288,7 +288,7 @@ func scanWhole(ctx context.Context, url string, opts ScanToOptions, sink *scanSi
 	return res, nil
 }
 
-// ParquetShares splits what a Parquet output may hold into the Arrow bytes
+// parquetShares splits what a Parquet output may hold into the Arrow bytes
 // of a row group and the size of a column's dictionary. The encoders hold
 // several times the Arrow bytes given to their row group (pages, the
 // batches queued per column, the values being encoded): measured about
@@ -296,7 +296,7 @@ func scanWhole(ctx context.Context, url string, opts ScanToOptions, sink *scanSi
 // grows with the dictionary, to some 30 MiB over lineitem's 64-bit
 // columns at arrow-go's 1 MiB limit, so a small share wants a small
 // dictionary (a column past it falls back to plain encoding).
-func ParquetShares(share int64) (rowGroupBytes, dictBytes int64) {
+func parquetShares(share int64) (rowGroupBytes, dictBytes int64) {
 	return share / 4, min(max(share/512, 64<<10), 1<<20)
 }
 
@@ -314,7 +314,7 @@ type scanSink struct {
 	groups map[[2]int]int64
 }
 
-// scanWriter is an output's writer: a format's, or a StreamWriter (which
+// scanWriter is an output's writer: a format's, or a streamWriter (which
 // hands batches to a sluice stage reading the pipe through shared
 // memory).
 type scanWriter interface {
@@ -368,7 +368,7 @@ func (s *scanSink) open(ctx context.Context, sc *arrow.Schema) error {
 	}
 	var err error
 	if s.dest == "-" && s.f == format.IPCStream {
-		s.w = NewStreamWriter(s.opts.Stdout, sc, StreamOptions{HandOff: s.opts.HandOff})
+		s.w = newStreamWriter(s.opts.Stdout, sc, streamOptions{HandOff: s.opts.HandOff})
 		return nil
 	}
 	if s.dest == "-" {

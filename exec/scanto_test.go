@@ -127,13 +127,13 @@ func TestParquetSharesBoundTheDictionary(t *testing.T) {
 		{1 << 20, 256 << 10, 64 << 10},
 		{4 << 30, 1 << 30, 1 << 20},
 	} {
-		rg, dict := ParquetShares(c.share)
+		rg, dict := parquetShares(c.share)
 		if rg != c.rg || dict != c.dict {
-			t.Errorf("ParquetShares(%d) = %d, %d; want %d, %d", c.share, rg, dict, c.rg, c.dict)
+			t.Errorf("parquetShares(%d) = %d, %d; want %d, %d", c.share, rg, dict, c.rg, c.dict)
 		}
 	}
 	var o format.Options
-	o.RowGroupBytes, o.DictPageBytes = ParquetShares(64 << 20)
+	o.RowGroupBytes, o.DictPageBytes = parquetShares(64 << 20)
 	if err := o.Check(); err != nil {
 		t.Error(err)
 	}

@@ -17,11 +17,11 @@ type columnReader interface {
 	readsColumns(out []string) []string
 }
 
-// UsedColumns returns the columns of the source's batches that stages
+// usedColumns returns the columns of the source's batches that stages
 // read, nil when they read them all (or cannot say): what a scan need not
 // fetch is the rest. A stage that cannot say reads all of its input. Names are those the stages give; one the source
 // lacks is for the stage that names it to report.
-func UsedColumns(stages []Stage) []string {
+func usedColumns(stages []Stage) []string {
 	var used []string // nil: all
 	for i := len(stages) - 1; i >= 0; i-- {
 		if r, ok := stages[i].(columnReader); ok {
@@ -42,7 +42,7 @@ func PushColumns(p Pipeline) Pipeline {
 	if !ok || sc.opts.Used != nil {
 		return p
 	}
-	used := UsedColumns(p.Stages)
+	used := usedColumns(p.Stages)
 	if used == nil {
 		return p
 	}

@@ -44,7 +44,7 @@ func TestUsedColumns(t *testing.T) {
 		{"shuffle adds its keys", []Stage{Shuffle([]string{"h"}, 4), CountBy([]string{"k"}), WriteIPC(&out)}, "k,h"},
 		{"a stage that cannot say reads all", []Stage{Collect(nil, nil), CountBy([]string{"k"})}, all},
 	} {
-		got := UsedColumns(c.stages)
+		got := usedColumns(c.stages)
 		s := all
 		if got != nil {
 			s = strings.Join(got, ",")
