@@ -34,7 +34,6 @@ type icebergRead struct {
 	table  *iceberg.Table
 	fields []iceberg.Field // the table's columns read, in output order, then the filter's
 	read   *arrow.Schema   // their Arrow types
-	out    int             // the first len(out) of fields are the output
 	filter *filterer
 	// prune is the filter text when the files can be pruned by it.
 	prune string
@@ -65,13 +64,7 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 	if len(s.opts.Dict) > 0 {
 		return nil, nil, invalidf("scan %s: --dict does not apply to an Iceberg table", u)
 	}
-	var t *iceberg.Table
-	var err error
-	if s.opts.Catalog != "" {
-		t, err = iceberg.CatalogFromEnv(s.opts.Catalog).Load(ctx, u, iceberg.Options{SnapshotID: s.opts.Snapshot, AsOf: s.opts.AsOf})
-	} else {
-		t, err = iceberg.Open(ctx, open, u, iceberg.Options{SnapshotID: s.opts.Snapshot, AsOf: s.opts.AsOf})
-	}
+	t, err := iceberg.Load(ctx, open, s.opts.Catalog, u, iceberg.Options{SnapshotID: s.opts.Snapshot, AsOf: s.opts.AsOf})
 	if errors.Is(err, iceberg.ErrInvalid) {
 		return nil, nil, invalidScan{err}
 	}
@@ -79,32 +72,9 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 		return nil, nil, err
 	}
 	r := &icebergRead{url: u, table: t, posDeletes: map[string]map[string][]int64{}, eqDeletes: map[string]*eqDeleteSet{}}
-	all := t.Schema.Fields
-	byName := func(name string) (iceberg.Field, bool) {
-		for _, f := range all {
-			if f.Name == name {
-				return f, true
-			}
-		}
-		return iceberg.Field{}, false
-	}
-	names := func() []string {
-		var n []string
-		for _, f := range all {
-			n = append(n, f.Name)
-		}
-		return n
-	}
-	if s.opts.Columns == nil {
-		r.fields = all
-	} else {
-		for _, c := range s.opts.Columns {
-			f, ok := byName(c)
-			if !ok {
-				return nil, nil, invalidScan{fmt.Errorf("scan %s: %w", u, &expr.ColumnError{Column: c, Have: names()})}
-			}
-			r.fields = append(r.fields, f)
-		}
+	var missing string
+	if r.fields, missing = t.Schema.Select(s.opts.Columns); missing != "" {
+		return nil, nil, invalidScan{fmt.Errorf("scan %s: %w", u, &expr.ColumnError{Column: missing, Have: t.Schema.Names()})}
 	}
 	if used := s.opts.Used; used != nil {
 		kept := slices.DeleteFunc(slices.Clone(r.fields), func(f iceberg.Field) bool { return !slices.Contains(used, f.Name) })
@@ -112,7 +82,6 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 			r.fields = kept
 		}
 	}
-	r.out = len(r.fields)
 	outSchema, err := iceberg.ArrowSchema(r.fields)
 	if err != nil {
 		return nil, nil, err
@@ -141,7 +110,7 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 		for _, i := range c.Columns() {
 			name := full.Field(i).Name
 			filterNames = append(filterNames, name)
-			if f, ok := byName(name); ok && !slices.ContainsFunc(r.fields, func(g iceberg.Field) bool { return g.ID == f.ID }) {
+			if f, ok := t.Schema.FieldByName(name); ok && !slices.ContainsFunc(r.fields, func(g iceberg.Field) bool { return g.ID == f.ID }) {
 				r.fields = append(r.fields, f)
 			}
 		}
@@ -520,11 +489,14 @@ func (f *icebergFile) shape(ctx context.Context, b scan.Batch) (arrow.RecordBatc
 		cols[i] = c
 	}
 	rec := array.NewRecordBatch(f.read, cols, n)
-	keep := make([]bool, n)
-	for i := range keep {
-		keep[i] = true
-	}
 	all := true
+	var keep []bool
+	if len(f.pos) > 0 || len(f.eq) > 0 || f.r.filter != nil {
+		keep = make([]bool, n)
+		for i := range keep {
+			keep[i] = true
+		}
+	}
 	if len(f.pos) > 0 {
 		start := f.starts[[2]int{b.Pos.File, b.Pos.RowGroup}] + b.Pos.Row
 		lo, _ := slices.BinarySearch(f.pos, start)

@@ -105,9 +105,6 @@ type ScanResult struct {
 	// Stats is zero.
 	Whole   bool
 	Batches int64
-	// Table says the URL was an Iceberg table, read file by file with
-	// its deletes (Batches is then set, Stats zero).
-	Table bool
 	// Stats are the Parquet scan's figures.
 	Stats scan.Stats
 }
@@ -262,7 +259,7 @@ func scanWhole(ctx context.Context, url string, opts ScanToOptions, sink *scanSi
 	if mem == nil {
 		mem = mempool.NewMapped(0)
 	}
-	res.Whole, res.Table = !table, table
+	res.Whole = !table
 	var openErr error // Collect's schema callback has no error to return
 	collect := Collect(func(sc *arrow.Schema) {
 		openErr = sink.open(ctx, sc)

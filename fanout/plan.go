@@ -199,13 +199,7 @@ func icebergPieces(ctx context.Context, sc *plan.Scan, u int, opts Options) ([]P
 		}
 		asOf = t
 	}
-	var t *iceberg.Table
-	var err error
-	if sc.Catalog != "" {
-		t, err = iceberg.CatalogFromEnv(sc.Catalog).Load(ctx, url, iceberg.Options{SnapshotID: sc.Snapshot, AsOf: asOf})
-	} else {
-		t, err = iceberg.Open(ctx, opts.open, url, iceberg.Options{SnapshotID: sc.Snapshot, AsOf: asOf})
-	}
+	t, err := iceberg.Load(ctx, opts.open, sc.Catalog, url, iceberg.Options{SnapshotID: sc.Snapshot, AsOf: asOf})
 	if errors.Is(err, iceberg.ErrInvalid) {
 		return nil, nil, 0, fmt.Errorf("%w: %v", exec.ErrInvalid, err)
 	}
@@ -217,16 +211,9 @@ func icebergPieces(ctx context.Context, sc *plan.Scan, u int, opts Options) ([]P
 	if iceberg.IsMetadataURL(t.URL) {
 		sc.URLs[u] = t.URL
 	}
-	fields := t.Schema.Fields
-	if sc.Columns != nil {
-		fields = nil
-		for _, c := range sc.Columns {
-			f, ok := t.Schema.FieldByName(c)
-			if !ok {
-				return nil, nil, 0, fmt.Errorf("%w: scan %s: no column %q", exec.ErrInvalid, url, c)
-			}
-			fields = append(fields, f)
-		}
+	fields, missing := t.Schema.Select(sc.Columns)
+	if missing != "" {
+		return nil, nil, 0, fmt.Errorf("%w: scan %s: no column %q (columns: %s)", exec.ErrInvalid, url, missing, strings.Join(t.Schema.Names(), ", "))
 	}
 	schema, err := iceberg.ArrowSchema(fields)
 	if err != nil {

@@ -137,6 +137,16 @@ func Open(ctx context.Context, open store.Opener, url string, opts Options) (*Ta
 	return fromMetadata(url, b, opts)
 }
 
+// Load opens the table url names: a table of the REST catalog at
+// catalog (configured from the environment, CatalogFromEnv) when that is
+// set, else a metadata file or a table's location read through open.
+func Load(ctx context.Context, open store.Opener, catalog, url string, opts Options) (*Table, error) {
+	if catalog != "" {
+		return CatalogFromEnv(catalog).Load(ctx, url, opts)
+	}
+	return Open(ctx, open, url, opts)
+}
+
 // fromMetadata is the table whose metadata file (at url) holds b, at
 // the snapshot opts asks for.
 func fromMetadata(url string, b []byte, opts Options) (*Table, error) {
@@ -240,21 +250,9 @@ func currentMetadata(ctx context.Context, open store.Opener, location string) (s
 	if err != nil {
 		return "", err
 	}
-	objs, err := st.List(ctx, prefix)
-	if err == nil {
-		best, bestURL := -1, ""
-		for _, o := range objs {
-			v, ok := strings.CutPrefix(path.Base(o.Key), "v")
-			if !ok {
-				continue
-			}
-			v, ok = strings.CutSuffix(v, ".metadata.json")
-			if n, err := strconv.Atoi(v); ok && err == nil && n > best {
-				best, bestURL = n, st.URL(o.Key)
-			}
-		}
-		if best >= 0 {
-			return bestURL, nil
+	if objs, err := st.List(ctx, prefix); err == nil {
+		if _, key := InListing(strings.TrimSuffix(prefix, "metadata/"), objs); key != "" {
+			return st.URL(key), nil
 		}
 	}
 	hint, herr := readAll(ctx, open, dir+"version-hint.text")
@@ -270,6 +268,31 @@ func currentMetadata(ctx context.Context, open store.Opener, location string) (s
 	}
 	return "", &store.Error{Op: "open", URL: location, Kind: store.KindNotFound,
 		Err: errors.New("not an Iceberg table: no metadata/vN.metadata.json or metadata/version-hint.text under it (name a table's metadata file)")}
+}
+
+// InListing says whether objs, the objects under root, are an Iceberg
+// table's (root holds metadata/version-hint.text or a
+// metadata/*.metadata.json), and gives the key of its current metadata
+// file: metadata/vN.metadata.json of the highest N ("" when there is
+// none), as currentMetadata chooses it.
+func InListing(root string, objs []store.ObjectInfo) (table bool, latest string) {
+	best := -1
+	for _, o := range objs {
+		rel, ok := strings.CutPrefix(o.Key, root+"metadata/")
+		if !ok || strings.Contains(rel, "/") {
+			continue
+		}
+		table = table || rel == "version-hint.text" || strings.HasSuffix(rel, ".metadata.json")
+		v, ok := strings.CutPrefix(rel, "v")
+		if !ok {
+			continue
+		}
+		v, ok = strings.CutSuffix(v, ".metadata.json")
+		if n, err := strconv.Atoi(v); ok && err == nil && n > best {
+			best, latest = n, o.Key
+		}
+	}
+	return table, latest
 }
 
 // readAll reads the whole object at url.
@@ -381,6 +404,31 @@ func (s *Schema) FieldByID(id int) (Field, bool) {
 		return Field{}, false
 	}
 	return s.Fields[i], true
+}
+
+// Select is the columns named, in that order, or every column for nil;
+// missing is the first name the schema lacks.
+func (s *Schema) Select(columns []string) (fields []Field, missing string) {
+	if columns == nil {
+		return s.Fields, ""
+	}
+	for _, c := range columns {
+		f, ok := s.FieldByName(c)
+		if !ok {
+			return nil, c
+		}
+		fields = append(fields, f)
+	}
+	return fields, ""
+}
+
+// Names are the schema's column names, in order.
+func (s *Schema) Names() []string {
+	names := make([]string, len(s.Fields))
+	for i, f := range s.Fields {
+		names[i] = f.Name
+	}
+	return names
 }
 
 // FieldByName is the column of name.

@@ -689,12 +689,18 @@ type RowGroup struct {
 // can cut the dataset into pieces of similar size (see Options.RowGroups).
 func (d *Dataset) Plan() []RowGroup {
 	out := make([]RowGroup, len(d.groups))
+	// Each file's row groups' first rows, summed once a file.
+	starts := map[*fileInfo][]int64{}
 	for i, g := range d.groups {
-		var start int64
-		for j := range g.rg {
-			start += g.file.md.RowGroup(j).NumRows()
+		st, ok := starts[g.file]
+		if !ok {
+			st = make([]int64, g.file.md.NumRowGroups())
+			for j := 1; j < len(st); j++ {
+				st[j] = st[j-1] + g.file.md.RowGroup(j-1).NumRows()
+			}
+			starts[g.file] = st
 		}
-		out[i] = RowGroup{File: g.file.index, Index: g.rg, Rows: g.rows, Bytes: g.bytes, Start: start}
+		out[i] = RowGroup{File: g.file.index, Index: g.rg, Rows: g.rows, Bytes: g.bytes, Start: st[g.rg]}
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/iceberg"
 	"github.com/sluice-data/sluice/store"
 )
 
@@ -38,10 +39,10 @@ func listObjects(ctx context.Context, st *store.Store, pattern, suffix string) (
 	if err != nil || r.One || store.IsGlob(pattern) {
 		return r.Root, r.List, err
 	}
-	if suffix == ".parquet" && icebergTable(r.Root, r.List) {
+	if table, latest := iceberg.InListing(r.Root, r.List); suffix == ".parquet" && table {
 		e := &IcebergTableError{URL: st.URL(r.Root)}
-		if key := latestMetadata(r.Root, r.List); key != "" {
-			e.Metadata = st.URL(key)
+		if latest != "" {
+			e.Metadata = st.URL(latest)
 		}
 		return r.Root, nil, e
 	}
@@ -59,35 +60,6 @@ type IcebergTableError struct{ URL, Metadata string }
 
 func (e *IcebergTableError) Error() string {
 	return fmt.Sprintf("%s is an Iceberg table (metadata/ holds its snapshots): its Parquet files alone would show deleted rows", e.URL)
-}
-
-// icebergTable says whether objs, the objects under root, are an
-// Iceberg table's: metadata/version-hint.text or a metadata/*.metadata.json.
-func icebergTable(root string, objs []store.ObjectInfo) bool {
-	for _, o := range objs {
-		rel, ok := strings.CutPrefix(o.Key, root+"metadata/")
-		if ok && !strings.Contains(rel, "/") && (rel == "version-hint.text" || strings.HasSuffix(rel, ".metadata.json")) {
-			return true
-		}
-	}
-	return false
-}
-
-// latestMetadata is the key of metadata/vN.metadata.json of the highest
-// N among objs, or "".
-func latestMetadata(root string, objs []store.ObjectInfo) string {
-	best, key := -1, ""
-	for _, o := range objs {
-		rel, ok := strings.CutPrefix(o.Key, root+"metadata/v")
-		if !ok {
-			continue
-		}
-		v, ok := strings.CutSuffix(rel, ".metadata.json")
-		if n, err := strconv.Atoi(v); ok && err == nil && n > best {
-			best, key = n, o.Key
-		}
-	}
-	return key
 }
 
 // dataFiles keeps the objects under root whose names end in suffix,
