@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/DataDog/sketches-go/ddsketch"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -17,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/internal/freelist"
 	"github.com/sluice-data/sluice/plan"
 )
 
@@ -274,7 +274,6 @@ func newHashAgg(e *env, keys *keyEncoder, aggs []boundAgg, out *arrow.Schema, st
 	h := &hashAgg{stage: stage, mem: e.mem, keys: keys, aggs: aggs, out: out, index: newGroupIndex(),
 		budget: e.memory, tempDir: e.tempDir}
 	h.acc = make([]accum, len(aggs))
-	h.rows.New = func() any { return new(keyRows) }
 	return h
 }
 
@@ -407,10 +406,10 @@ type hashAgg struct {
 	keys  *keyEncoder
 	aggs  []boundAgg
 	out   *arrow.Schema
-	rows  sync.Pool // *keyRows
+	rows  freelist.List[keyRows]
 	// scratch is each worker's memory for one batch: its rows' groups
 	// and its aggregates' evaluation.
-	scratch sync.Pool // *aggScratch
+	scratch freelist.List[aggScratch]
 
 	// Folded state, touched only by fold and emit.
 	index     groupIndex
@@ -512,10 +511,7 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []boo
 	if n == 0 {
 		return nil, nil
 	}
-	sc, _ := h.scratch.Get().(*aggScratch)
-	if sc == nil {
-		sc = new(aggScratch)
-	}
+	sc := h.scratch.Get()
 	defer h.scratch.Put(sc)
 	if cap(sc.gids) < n {
 		sc.gids = make([]int32, n)
@@ -523,7 +519,7 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []boo
 	gids := sc.gids[:n] // every row's is written below
 	p := &aggPartial{}
 	if !dictGroupRows(h.keys, rec, keep, gids, &p.keys) && !intGroupRows(h.keys, rec, keep, gids, &p.keys) {
-		kr := h.rows.Get().(*keyRows)
+		kr := h.rows.Get()
 		defer h.rows.Put(kr)
 		h.keys.encode(rec, kr)
 		groupRows(kr, keep, gids, &p.keys)

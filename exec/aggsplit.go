@@ -347,7 +347,7 @@ func (s *stateAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []bo
 	if n == 0 {
 		return nil, nil
 	}
-	kr := s.rows.Get().(*keyRows)
+	kr := s.rows.Get()
 	defer s.rows.Put(kr)
 	s.keys.encode(rec, kr)
 	var rows []int

@@ -3,13 +3,13 @@ package exec
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/internal/freelist"
 )
 
 // Computed is a column of select or extend: an input column kept by its
@@ -110,14 +110,11 @@ type computer struct {
 	out     *arrow.Schema
 	outs    []output
 	mem     memory.Allocator
-	scratch sync.Pool // *expr.Scratch: each worker's evaluation memory
+	scratch freelist.List[expr.Scratch] // each worker's evaluation memory
 }
 
 func (c *computer) mapBatch(_ context.Context, in arrow.RecordBatch) (arrow.RecordBatch, error) {
-	sc, ok := c.scratch.Get().(*expr.Scratch)
-	if !ok {
-		sc = new(expr.Scratch)
-	}
+	sc := c.scratch.Get()
 	defer c.scratch.Put(sc)
 	n := int(in.NumRows())
 	cols := make([]arrow.Array, len(c.outs))

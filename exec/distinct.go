@@ -2,11 +2,12 @@ package exec
 
 import (
 	"context"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/internal/freelist"
 )
 
 // Distinct keeps the first row, in stream order, of each distinct value
@@ -41,7 +42,6 @@ func (s *distinctStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 		return nil, err
 	}
 	d := &distinctAgg{mem: e.mem, keys: keys, order: ob, out: in, index: map[string]struct{}{}}
-	d.rows.New = func() any { return new(keyRows) }
 	return &bound{name: "distinct", out: in, agg: d}, nil
 }
 
@@ -50,7 +50,7 @@ type distinctAgg struct {
 	keys  *keyEncoder
 	order *orderBy
 	out   *arrow.Schema
-	rows  sync.Pool // *keyRows
+	rows  freelist.List[keyRows]
 
 	// Folded state, touched only by fold, emit and release.
 	index map[string]struct{}
@@ -72,7 +72,7 @@ func (d *distinctAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep [
 	gids := make([]int32, n)
 	p := &distinctPartial{}
 	if !dictGroupRows(d.keys, rec, keep, gids, &p.keys) && !intGroupRows(d.keys, rec, keep, gids, &p.keys) {
-		kr := d.rows.Get().(*keyRows)
+		kr := d.rows.Get()
 		defer d.rows.Put(kr)
 		d.keys.encode(rec, kr)
 		groupRows(kr, keep, gids, &p.keys)

@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -12,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/internal/freelist"
 	"github.com/sluice-data/sluice/mempool"
 )
 
@@ -42,14 +42,7 @@ type filterer struct {
 	name    string
 	pred    *expr.Expr
 	mem     memory.Allocator
-	scratch sync.Pool // *expr.Scratch: each worker's evaluation memory
-}
-
-func (f *filterer) getScratch() *expr.Scratch {
-	if s, ok := f.scratch.Get().(*expr.Scratch); ok {
-		return s
-	}
-	return new(expr.Scratch)
+	scratch freelist.List[expr.Scratch] // each worker's evaluation memory
 }
 
 // mask says which rows of in the filter keeps; all is true when it keeps
@@ -88,7 +81,7 @@ func (f *filterer) mapBatch(ctx context.Context, in arrow.RecordBatch) (arrow.Re
 	if n == 0 {
 		return nil, nil
 	}
-	sc := f.getScratch()
+	sc := f.scratch.Get()
 	defer f.scratch.Put(sc)
 	v, err := f.pred.EvalScratch(in, sc)
 	if err != nil {

@@ -513,7 +513,7 @@ func (f *icebergFile) shape(ctx context.Context, b scan.Batch) (arrow.RecordBatc
 		}
 	}
 	if f.r.filter != nil {
-		sc := f.r.filter.getScratch()
+		sc := f.r.filter.scratch.Get()
 		m, every, err := f.r.filter.mask(rec, sc)
 		if err != nil {
 			f.r.filter.scratch.Put(sc)

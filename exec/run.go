@@ -353,7 +353,7 @@ func work(ctx context.Context, rec arrow.RecordBatch, mappers []mapper, agg aggr
 		if err != nil || cur == nil {
 			return result{err: err}
 		}
-		sc := f.getScratch()
+		sc := f.scratch.Get()
 		defer f.scratch.Put(sc)
 		keep, all, err := f.mask(cur, sc)
 		if err != nil {

@@ -106,3 +106,4 @@ func (s *Scratch) decs(n int) []decimal128.Num {
 	s.nd++
 	return out
 }
+

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/internal/freelist"
 	"github.com/sluice-data/sluice/mempool"
 	"github.com/sluice-data/sluice/store"
 )
@@ -195,6 +196,7 @@ type Dataset struct {
 	filter       *expr.Expr
 	filterSchema *arrow.Schema
 	filterCols   []filterCol
+	filterMem    freelist.List[expr.Scratch] // each decoder's evaluation memory
 
 	open openStats
 }

@@ -356,7 +356,9 @@ func (s *Scanner) filterMask(rec arrow.RecordBatch, col func(string) arrow.Array
 	}
 	frec := array.NewRecordBatch(d.filterSchema, cols, n)
 	defer frec.Release()
-	v, err := d.filter.Eval(frec)
+	sc := d.filterMem.Get()
+	defer d.filterMem.Put(sc)
+	v, err := d.filter.EvalScratch(frec, sc)
 	if err != nil {
 		return nil, err
 	}
