@@ -16,10 +16,12 @@ type intTable struct {
 	rows  []int32 // the row + 1; 0 marks an empty slot
 	shift uint
 	mask  uint64
+	n     int // keys in the table
+	m     *tableMem
 }
 
-// newIntTable makes a table for up to n keys, at most half full, its
-// arrays from m.
+// newIntTable makes a table sized for n keys, at most half full, its
+// arrays from m; past n keys it grows.
 func newIntTable(m *tableMem, n int) *intTable {
 	size := 16
 	if n > 4 {
@@ -30,6 +32,7 @@ func newIntTable(m *tableMem, n int) *intTable {
 		rows:  tableSlice[int32](m, size),
 		shift: uint(64 - bits.TrailingZeros(uint(size))),
 		mask:  uint64(size - 1),
+		m:     m,
 	}
 }
 
@@ -52,9 +55,29 @@ func (t *intTable) get(k int64) (int32, bool) {
 // put sets k's row.
 func (t *intTable) put(k int64, row int32) {
 	for i := t.slot(k); ; i = (i + 1) & t.mask {
-		if t.rows[i] == 0 || t.keys[i] == k {
+		if t.rows[i] == 0 {
 			t.keys[i], t.rows[i] = k, row+1
+			if t.n++; 2*t.n > len(t.keys) {
+				t.grow()
+			}
 			return
+		}
+		if t.keys[i] == k {
+			t.rows[i] = row + 1
+			return
+		}
+	}
+}
+
+// grow doubles the table. The old arrays stay in m until the table's
+// release: a table grown from small to its size has held at most as
+// much again.
+func (t *intTable) grow() {
+	old := *t
+	*t = *newIntTable(t.m, len(old.keys))
+	for i, r := range old.rows {
+		if r != 0 {
+			t.put(old.keys[i], r-1)
 		}
 	}
 }

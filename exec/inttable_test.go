@@ -9,11 +9,12 @@ import (
 // alike, found and missing.
 func TestIntTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 5, 1000, 100000} {
+	for _, c := range []struct{ n, sized int }{{0, 0}, {1, 1}, {5, 5}, {1000, 1000}, {100000, 100000}, {100000, 16}, {1000, 0}} {
+		n := c.n
 		want := map[int64]int32{}
 		arrays := &tableMem{mem: checkedMem(t)}
 		defer arrays.release()
-		tab := newIntTable(arrays, n)
+		tab := newIntTable(arrays, c.sized) // sized below n: it grows
 		for i := range n {
 			var k int64
 			switch i % 3 {
@@ -29,7 +30,7 @@ func TestIntTable(t *testing.T) {
 		}
 		for k, r := range want {
 			if got, ok := tab.get(k); !ok || got != r {
-				t.Fatalf("n=%d: key %d: %d, %v; want %d", n, k, got, ok, r)
+				t.Fatalf("n=%d sized for %d: key %d: %d, %v; want %d", n, c.sized, k, got, ok, r)
 			}
 		}
 		for range 1000 {
@@ -40,6 +41,9 @@ func TestIntTable(t *testing.T) {
 			if _, ok := tab.get(k); ok {
 				t.Fatalf("n=%d: key %d found, never put", n, k)
 			}
+		}
+		if 2*tab.n > len(tab.keys) || tab.n != len(want) {
+			t.Fatalf("n=%d sized for %d: %d keys counted (%d put) in %d slots", n, c.sized, tab.n, len(want), len(tab.keys))
 		}
 	}
 }
