@@ -425,22 +425,44 @@ type hashAgg struct {
 	spilled       *aggSpill
 }
 
-// groupIndex finds a group by its encoded key. Keys of at most 16 bytes
-// (one or two numbers, short strings: most) are kept as arrays, which
-// hash faster than strings and hold no pointer for the collector to
-// scan; with a million groups that is most of a fold's time. The
-// encoding is self-delimiting, so zero padding cannot make two keys
-// equal.
+// groupIndex finds a group by its encoded key. The key of one integer
+// (a 1, then its 8 bytes: see key.go) is looked up as that integer, in
+// an open-addressing table: grouping lineitem by l_orderkey (TPC-H Q18,
+// 1.5 M groups) spent a third of its time hashing keys into a Go map.
+// Other keys of at most 16 bytes (two numbers, short strings: most) are
+// kept as arrays, which hash faster than strings and hold no pointer for
+// the collector to scan. The encoding is self-delimiting, so zero
+// padding cannot make two keys equal, and the 8 bytes after a 1 are a
+// different integer for each key, whatever its type.
 type groupIndex struct {
+	ints  *intTable
 	short map[[16]byte]int32
 	long  map[string]int32
 }
 
 func newGroupIndex() groupIndex {
-	return groupIndex{short: map[[16]byte]int32{}, long: map[string]int32{}}
+	return groupIndex{
+		ints:  newIntTable(&tableMem{mem: memory.DefaultAllocator}, 1<<10),
+		short: map[[16]byte]int32{}, long: map[string]int32{},
+	}
+}
+
+// intKey is the integer of a key of one integer.
+func intKey(k string) (int64, bool) {
+	if len(k) != 9 || k[0] != 1 {
+		return 0, false
+	}
+	var v uint64
+	for i := 8; i >= 1; i-- {
+		v = v<<8 | uint64(k[i])
+	}
+	return int64(v), true
 }
 
 func (x groupIndex) get(k string) (int32, bool) {
+	if i, ok := intKey(k); ok {
+		return x.ints.get(i)
+	}
 	if len(k) <= 16 {
 		var a [16]byte
 		copy(a[:], k)
@@ -452,6 +474,10 @@ func (x groupIndex) get(k string) (int32, bool) {
 }
 
 func (x groupIndex) put(k string, g int32) {
+	if i, ok := intKey(k); ok {
+		x.ints.put(i, g)
+		return
+	}
 	if len(k) <= 16 {
 		var a [16]byte
 		copy(a[:], k)

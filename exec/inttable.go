@@ -2,6 +2,7 @@ package exec
 
 import (
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -69,9 +70,7 @@ func (t *intTable) put(k int64, row int32) {
 	}
 }
 
-// grow doubles the table. The old arrays stay in m until the table's
-// release: a table grown from small to its size has held at most as
-// much again.
+// grow doubles the table, and gives the old arrays back to m.
 func (t *intTable) grow() {
 	old := *t
 	*t = *newIntTable(t.m, len(old.keys))
@@ -80,6 +79,8 @@ func (t *intTable) grow() {
 			t.put(old.keys[i], r-1)
 		}
 	}
+	tableFree(t.m, old.keys)
+	tableFree(t.m, old.rows)
 }
 
 // tableMem is where a join's table keeps its arrays: buffers of the
@@ -100,6 +101,18 @@ func tableSlice[T int32 | int64 | rowRef](m *tableMem, n int) []T {
 	b := m.mem.Allocate(n * int(unsafe.Sizeof(zero)))
 	m.bufs = append(m.bufs, b)
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// tableFree gives back a slice tableSlice made, before m's release.
+func tableFree[T int32 | int64 | rowRef](m *tableMem, s []T) {
+	p := unsafe.Pointer(unsafe.SliceData(s))
+	for i, b := range m.bufs {
+		if unsafe.Pointer(unsafe.SliceData(b)) == p {
+			m.mem.Free(b)
+			m.bufs = slices.Delete(m.bufs, i, i+1)
+			return
+		}
+	}
 }
 
 func (m *tableMem) release() {
