@@ -199,6 +199,9 @@ func (c *compiler) compileAny(n Node) (*compiled, error) {
 		}
 		return maybeNot(andOr(true, lo, hi), n.not), nil
 	case *inList:
+		if in, err := c.inStringList(n); in != nil || err != nil {
+			return in, err
+		}
 		var acc *compiled
 		for _, item := range n.list {
 			eq, err := c.comparison(&binary{op: "=", x: n.x, y: item, pos: item.position()})
@@ -228,6 +231,26 @@ func (c *compiler) compileAny(n Node) (*compiled, error) {
 		return c.call(n)
 	}
 	return nil, c.errAt(n, "unsupported expression")
+}
+
+// inStringList compiles a string in a list of quoted constants as one
+// pass over the string (inStrings); nil when n is another list.
+func (c *compiler) inStringList(n *inList) (*compiled, error) {
+	set := make([]string, len(n.list))
+	for i, item := range n.list {
+		lit, ok := item.(*literal)
+		if !ok || lit.kind != "" || lit.tok.kind != tString {
+			return nil, nil
+		}
+		set[i] = lit.tok.text
+	}
+	x, err := c.compile(n.x)
+	if err != nil || x.k != KindString {
+		return nil, err
+	}
+	return maybeNot(&compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
+		return inStrings(s, x.eval(r, s), set, int(r.NumRows()))
+	}}, n.not), nil
 }
 
 func notOf(x *compiled) *compiled {

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"bytes"
 	"cmp"
 	endian "encoding/binary"
 	"math"
@@ -196,24 +197,76 @@ func compareStrings(s *Scratch, op string, a, b Vec, n int) Vec {
 		n = 1
 	}
 	out := s.bools(n)
-	for i := range out {
-		c := strings.Compare(a.S(at(a, i)), b.S(at(b, i)))
-		switch op {
-		case "=":
-			out[i] = c == 0
-		case "!=":
-			out[i] = c != 0
-		case "<":
-			out[i] = c < 0
-		case "<=":
-			out[i] = c <= 0
-		case ">":
-			out[i] = c > 0
-		case ">=":
-			out[i] = c >= 0
+	want := opHolds(op)
+	switch {
+	case a.soff != nil && b.Const && (op == "=" || op == "!="):
+		// A column against a constant, the most common: lengths first,
+		// then bytes, with neither a call nor a string header a row.
+		lit, eq := b.S(0), op == "="
+		for i := range out {
+			o0, o1 := a.soff[i], a.soff[i+1]
+			out[i] = (int(o1-o0) == len(lit) && string(a.sdata[o0:o1]) == lit) == eq
+		}
+	case a.soff != nil && b.Const:
+		lit := []byte(b.S(0))
+		for i := range out {
+			out[i] = want[bytes.Compare(a.bytesAt(i), lit)+1]
+		}
+	default:
+		for i := range out {
+			out[i] = want[strings.Compare(a.S(at(a, i)), b.S(at(b, i)))+1]
 		}
 	}
 	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(s, a, b, n)}
+}
+
+// opHolds is whether op holds when a comparison gives -1, 0 or 1 (at
+// index c+1): the operator looked at once, not in every row.
+func opHolds(op string) [3]bool {
+	var w [3]bool
+	for c := -1; c <= 1; c++ {
+		w[c+1] = holds(op, c)
+	}
+	return w
+}
+
+// inStrings is x in (the constants): one pass over x, where an or of
+// equalities makes one for each constant. Null where x is.
+func inStrings(s *Scratch, x Vec, set []string, n int) Vec {
+	if x.Const {
+		n = 1
+	}
+	out := s.bools(n)
+	var index map[string]struct{}
+	if len(set) > 8 {
+		index = make(map[string]struct{}, len(set))
+		for _, c := range set {
+			index[c] = struct{}{}
+		}
+	}
+	member := func(v string) bool {
+		if index != nil {
+			_, ok := index[v]
+			return ok
+		}
+		for _, c := range set {
+			if len(c) == len(v) && v == c {
+				return true
+			}
+		}
+		return false
+	}
+	if x.soff != nil && !x.Const {
+		for i := range out {
+			b := x.bytesAt(i)
+			out[i] = member(unsafe.String(unsafe.SliceData(b), len(b)))
+		}
+	} else {
+		for i := range out {
+			out[i] = member(x.S(at(x, i)))
+		}
+	}
+	return Vec{K: KindBool, Const: x.Const, B: out, Valid: x.Valid}
 }
 
 func compareBools(s *Scratch, op string, a, b Vec, n int) Vec {

@@ -61,7 +61,15 @@ type Vec struct {
 	// own says F was made by the evaluation (not a column's memory), so
 	// the operation that consumes it may write its result over it.
 	own bool
+	// soff and sdata are a plain string column's offsets and bytes
+	// (value i is sdata[soff[i]:soff[i+1]]), for comparisons that read
+	// them directly instead of calling S for every row; nil otherwise.
+	soff  []int32
+	sdata []byte
 }
+
+// bytesAt is string value i of a Vec that has soff.
+func (v Vec) bytesAt(i int) []byte { return v.sdata[v.soff[i]:v.soff[i+1]] }
 
 // IsValid says whether value i is not null.
 func (v Vec) IsValid(i int) bool { return v.Valid == nil || v.Valid[i] }
@@ -212,6 +220,18 @@ func loadKind(dt arrow.DataType) (Kind, func(arrow.Array, *Scratch) Vec) {
 				out[i] = b.Value(i)
 			}
 			return Vec{K: KindBool, B: out, Valid: validity(s, a)}
+		}
+	}
+	if _, ok := dt.(*arrow.StringType); ok {
+		return KindString, func(a arrow.Array, sc *Scratch) Vec {
+			str := a.(*array.String)
+			v := Vec{K: KindString, S: str.Value, Valid: validity(sc, a), soff: str.ValueOffsets()}
+			if bufs := a.Data().Buffers(); len(bufs) > 2 && bufs[2] != nil {
+				v.sdata = bufs[2].Bytes()
+			} else {
+				v.sdata = []byte{} // every value is empty
+			}
+			return v
 		}
 	}
 	if s := StringAccessor(dt); s != nil {
