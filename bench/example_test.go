@@ -22,8 +22,7 @@ func ExampleParseSize() {
 	// 0 bad size "0.5B": not a whole number of bytes
 }
 
-// A short bench under the s3 link profile, printed as one table: what
-// sluice demo shows.
+// A short bench under the s3 link profile, printed as one table.
 func ExampleRun() {
 	p, _ := sim.Parse("s3")
 	st := store.New(sim.Wrap(store.NewMemDriver(), p), "mem://example/")
@@ -34,7 +33,7 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
-	bench.WriteTable(os.Stdout, res.Summaries)
+	bench.WriteTable(os.Stdout, res.Summaries, bench.Narrow)
 }
 
 // The scale model: 2,000 workers that each read 40 MiB/s in 8 MiB GETs

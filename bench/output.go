@@ -24,6 +24,8 @@ type Output struct {
 	// run's WorkersDocument).
 	W    io.Writer
 	JSON bool
+	// Columns chooses the sweep table's columns (the JSON has every figure).
+	Columns Columns
 	// Records, when set, names the file every record is saved to, JSON
 	// lines or CSV as its extension says (RecordFormat); Plot, the PNG
 	// they are drawn to (WritePlot; a fanned-out run's last round by
@@ -90,7 +92,7 @@ func RunReport(ctx context.Context, st *store.Store, prefix string, cfg Config, 
 		if ctx.Err() != nil && len(res.Summaries) > 0 && !out.JSON {
 			// What was measured is worth having.
 			fmt.Fprintf(out.W, "sluice bench %s (link model: %s), interrupted: the phases measured so far, the last one cut short\n", where, out.Sim)
-			if err := WriteTable(out.W, res.Summaries); err != nil {
+			if err := WriteTable(out.W, res.Summaries, out.Columns); err != nil {
 				return errors.Join(runErr, err)
 			}
 		}
@@ -103,7 +105,7 @@ func RunReport(ctx context.Context, st *store.Store, prefix string, cfg Config, 
 		}
 	} else {
 		fmt.Fprintf(out.W, "sluice bench %s (link model: %s)\n", where, out.Sim)
-		if err := WriteReport(out.W, res); err != nil {
+		if err := WriteReport(out.W, res, out.Columns); err != nil {
 			return err
 		}
 		if res.Kept {

@@ -112,7 +112,7 @@ func TestRunReportInterrupted(t *testing.T) {
 			}
 			continue
 		}
-		if !strings.Contains(got, "(link model: none), interrupted: the phases measured so far") || strings.Count(got, "  put  ") != 2 || strings.Count(got, "  get  ") != 1 {
+		if !strings.Contains(got, "(link model: none), interrupted: the phases measured so far") || strings.Count(got, "\nput ") != 2 || strings.Count(got, "\nget ") != 1 {
 			t.Errorf("interrupted report:\n%s", got)
 		}
 	}
@@ -150,7 +150,7 @@ func TestRunWorkersReport(t *testing.T) {
 	}
 	for _, want := range []string{"sluice bench mem://bench-test/sluice-bench-",
 		" --workers 1,2 (executor local): 3 object(s) of 128KiB a worker, concurrency 2, each worker behind its own link (ttfb=1ms)\n",
-		"per worker min/p50/max", "scaling (medians over 1 round(s)"} {
+		"per worker", "min/p50/max", "scaling (medians over 1 round(s)"} {
 		if !strings.Contains(rep.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, rep.String())
 		}

@@ -178,7 +178,7 @@ func TestAutoFindsLinkCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tbl bytes.Buffer
-	WriteTable(&tbl, res.Summaries)
+	WriteTable(&tbl, res.Summaries, Wide)
 	t.Logf("\n%s", tbl.String())
 	if len(res.Auto) != 1 {
 		t.Fatalf("auto results %+v", res.Auto)
@@ -340,7 +340,7 @@ func TestRecordsAndPlotOutputs(t *testing.T) {
 	if _, err := png.Decode(&img); err != nil {
 		t.Fatalf("plot is not a PNG: %v", err)
 	}
-	if err := WriteReport(&rep, res); err != nil {
+	if err := WriteReport(&rep, res, Narrow); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"put: 6 objects of 1MiB, concurrency 2", "get: 6 objects", "steady state", "whole phase", "first byte", "object generator"} {

@@ -1,30 +1,83 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 )
 
-// WriteTable prints one row per summary: throughput (steady and whole
-// phase), per-request MiB/s and first/last-byte latency percentiles,
-// errors and retries. It is the sweep's table and what the demo shows.
-func WriteTable(w io.Writer, sums []Summary) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	// Two header lines keep the table within some 110 columns: its widest
-	// cells are the distributions.
-	fmt.Fprintln(tw, "\t\t\t\tMiB/s\t\t\treq MiB/s\tfirst byte ms\tlast byte ms\t\t\t")
-	fmt.Fprintln(tw, "op\tsize\tconc\tobjs\tsteady\twhole\tobj/s\tp10/p50/p90\tp50/p90/p99/max\tp50/p90/p99/max\terrors\tretries\t")
-	for _, s := range sums {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t%d\t\n",
-			s.Kind, sizeLabel(s), s.Concurrency, s.Objects, s.SteadyMiBps, s.WholeMiBps, s.SteadyObjps,
-			joinDist(s.RequestMiBps, "%.1f", s.RequestMiBps.P10, s.RequestMiBps.P50, s.RequestMiBps.P90),
-			joinDist(s.FirstByteMs, "%s", s.FirstByteMs.P50, s.FirstByteMs.P90, s.FirstByteMs.P99, s.FirstByteMs.Max),
-			joinDist(s.LastByteMs, "%s", s.LastByteMs.P50, s.LastByteMs.P90, s.LastByteMs.P99, s.LastByteMs.Max),
-			s.Errors, s.Retries)
+// Columns chooses the columns of a sweep's table.
+type Columns int
+
+const (
+	// Narrow, the default, fits within 100 columns: steady and whole
+	// MiB/s, the median request's MiB/s, first- and last-byte p50 and p99,
+	// errors and retries.
+	Narrow Columns = iota
+	// Wide adds objects a second, the requests' MiB/s p10 and p90, and the
+	// latencies' p90 and max: some 120 columns.
+	Wide
+)
+
+// WriteTable prints one row per summary, the figures cols chooses: a
+// sweep's table.
+func WriteTable(w io.Writer, sums []Summary, cols Columns) error {
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// Two header lines, units above and percentiles below, keep the
+	// columns as narrow as their figures.
+	if cols == Wide {
+		fmt.Fprintln(tw, "\t\t\t\tMiB/s\t\t\treq MiB/s\tfirst byte ms\tlast byte ms\t\t\t")
+		fmt.Fprintln(tw, "op\tsize\tconc\tobjs\tsteady\twhole\tobj/s\tp10/p50/p90\tp50/p90/p99/max\tp50/p90/p99/max\terrors\tretries\t")
+	} else {
+		fmt.Fprintln(tw, "\t\t\t\tMiB/s\t\treq MiB/s\tfirst byte\tlast byte\t\t\t")
+		fmt.Fprintln(tw, "op\tsize\tconc\tobjs\tsteady\twhole\tp50\tms p50/p99\tms p50/p99\terrors\tretries\t")
 	}
-	return tw.Flush()
+	for _, s := range sums {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t", s.Kind, sizeLabel(s), s.Concurrency, s.Objects, s.SteadyMiBps, s.WholeMiBps)
+		if cols == Wide {
+			fmt.Fprintf(tw, "%.1f\t%s\t%s\t%s\t", s.SteadyObjps,
+				joinDist(s.RequestMiBps, "%.1f", s.RequestMiBps.P10, s.RequestMiBps.P50, s.RequestMiBps.P90),
+				joinDist(s.FirstByteMs, "%s", s.FirstByteMs.P50, s.FirstByteMs.P90, s.FirstByteMs.P99, s.FirstByteMs.Max),
+				joinDist(s.LastByteMs, "%s", s.LastByteMs.P50, s.LastByteMs.P90, s.LastByteMs.P99, s.LastByteMs.Max))
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t",
+				joinDist(s.RequestMiBps, "%.1f", s.RequestMiBps.P50),
+				joinDist(s.FirstByteMs, "%s", s.FirstByteMs.P50, s.FirstByteMs.P99),
+				joinDist(s.LastByteMs, "%s", s.LastByteMs.P50, s.LastByteMs.P99))
+		}
+		fmt.Fprintf(tw, "%d\t%d\t\n", s.Errors, s.Retries)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeTrimmed(w, b.Bytes())
+}
+
+// writeTrimmed writes a tabwriter's lines without the padding of their
+// empty trailing cells, and without the margin of blanks they all begin
+// with (right-aligned cells are padded on their left).
+func writeTrimmed(w io.Writer, p []byte) error {
+	var lines [][]byte
+	margin := -1
+	for line := range bytes.Lines(p) {
+		line = bytes.TrimRight(line, " \n")
+		lines = append(lines, line)
+		if n := len(line) - len(bytes.TrimLeft(line, " ")); len(line) > 0 && (margin < 0 || n < margin) {
+			margin = n
+		}
+	}
+	var b bytes.Buffer
+	for _, line := range lines {
+		if len(line) > 0 {
+			b.Write(line[margin:])
+		}
+		b.WriteByte('\n')
+	}
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 func sizeLabel(s Summary) string {
@@ -94,9 +147,9 @@ func WriteSummary(w io.Writer, s Summary) error {
 }
 
 // WriteReport prints a run: each phase in full when there is one cell,
-// the table when there are more, then what the auto search found and how
-// fast the object bytes were made.
-func WriteReport(w io.Writer, res Result) error {
+// the table with cols when there are more, then what the auto search
+// found and how fast the object bytes were made.
+func WriteReport(w io.Writer, res Result, cols Columns) error {
 	cells := map[int]bool{}
 	for _, s := range res.Summaries {
 		cells[s.Cell] = true
@@ -107,7 +160,7 @@ func WriteReport(w io.Writer, res Result) error {
 				return err
 			}
 		}
-	} else if err := WriteTable(w, res.Summaries); err != nil {
+	} else if err := WriteTable(w, res.Summaries, cols); err != nil {
 		return err
 	}
 	for _, a := range res.Auto {

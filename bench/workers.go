@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -332,14 +333,20 @@ func median(v []float64) float64 {
 // MiB/s, how far apart the workers started) and then the scaling: each
 // count's medians and ratios against the smallest count.
 func WriteWorkersReport(w io.Writer, res WorkersResult) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "round\tworkers\tput MiB/s\tper worker min/p50/max\tget MiB/s\tper worker min/p50/max\terrors\tretries\tstart skew ms\t")
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// Two header lines, as in WriteTable, keep it within 100 columns.
+	fmt.Fprintln(tw, "\t\tput MiB/s\tper worker\tget MiB/s\tper worker\t\t\tstart skew\t")
+	fmt.Fprintln(tw, "round\tworkers\tall\tmin/p50/max\tall\tmin/p50/max\terrors\tretries\tms\t")
 	for _, r := range res.Runs {
 		fmt.Fprintf(tw, "%d\t%d\t%.1f\t%s\t%.1f\t%s\t%d\t%d\t%.0f\t\n", r.Round+1, r.Workers,
 			r.Put.SteadyMiBps, spreadOf(r.PerWorkerPut), r.Get.SteadyMiBps, spreadOf(r.PerWorkerGet),
 			r.Put.Errors+r.Get.Errors, r.Put.Retries+r.Get.Retries, float64(r.StartSkew)/float64(time.Millisecond))
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := writeTrimmed(w, b.Bytes()); err != nil {
 		return err
 	}
 	if len(res.Scaling) == 0 {

@@ -110,7 +110,7 @@ func TestRunWorkers(t *testing.T) {
 	if err := WriteWorkersReport(&rep, res); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"per worker min/p50/max", "scaling (medians over 2 round(s)", "put/ideal"} {
+	for _, want := range []string{"per worker", "min/p50/max", "scaling (medians over 2 round(s)", "put/ideal"} {
 		if !strings.Contains(rep.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, rep.String())
 		}

@@ -690,7 +690,7 @@ func BindScan(fs *pflag.FlagSet, s *Scan) {
 		}
 		return errors.New("want arrival or dataset")
 	})
-	fs.StringVar(&s.Sim, "sim", "", "read through a modelled link, and write -o's object through its latency and bandwidth (see sluice --help): a profile (s3) or ttfb=15ms,stream=90MiB/s,...")
+	fs.StringVar(&s.Sim, "sim", "", "read through a modelled link, and write -o's object through its latency and bandwidth (sluice help sim): a profile (s3) or ttfb=15ms,stream=90MiB/s,...")
 	fs.BoolVar(&s.Stats, "stats", false, "print scan and fetch statistics to stderr at the end")
 	fs.StringVar(&s.Int96Unit, "int96-unit", "ns", "unit of INT96 timestamps (Spark, Impala): ns holds 1677-2262; us, ms or s hold the dates beyond")
 	fs.Int64Var(&s.Snapshot, "snapshot", 0, "an Iceberg table's snapshot to read, by id (default: the current one)")

@@ -18,6 +18,7 @@ type benchOptions struct {
 	bench.Settings        // what to measure, as the flags spell it
 	out, plot             string
 	json, quiet, progress bool
+	wide                  bool            // the sweep's table with every figure
 	exe                   executorOptions // where --workers' processes run
 
 	// A worker process of --workers is told its part in hidden flags
@@ -56,6 +57,7 @@ func newBenchCommand() *cobra.Command {
 	f.StringVarP(&opts.out, "out", "o", "", "save every request to FILE: .jsonl (JSON lines) or .csv")
 	f.StringVar(&opts.plot, "plot", "", "draw the requests to FILE.png")
 	f.BoolVar(&opts.json, "json", false, "print the summary as JSON (fields above)")
+	f.BoolVar(&opts.wide, "wide", false, "a sweep's table with every percentile and obj/s (some 120 columns)")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress")
 	f.BoolVar(&opts.progress, "progress", true, "with --workers on a terminal: a bar a run (its workers running and done); false silences it")
 	opts.exe.Bind(f)
@@ -100,7 +102,11 @@ func runBench(ctx context.Context, out io.Writer, opts benchOptions, url string)
 
 // benchOutput is where bench's figures go: --json, --out, --plot.
 func benchOutput(out io.Writer, opts benchOptions) bench.Output {
-	return bench.Output{W: out, JSON: opts.json, Records: opts.out, Plot: opts.plot, Sim: globals.profile.String(), Executor: opts.exe.Name}
+	cols := bench.Narrow
+	if opts.wide {
+		cols = bench.Wide
+	}
+	return bench.Output{W: out, JSON: opts.json, Columns: cols, Records: opts.out, Plot: opts.plot, Sim: globals.profile.String(), Executor: opts.exe.Name}
 }
 
 // checkBenchOutputs refuses --out and --plot names that could not be

@@ -339,7 +339,7 @@ func TestBenchInterruptedPrintsWhatItMeasured(t *testing.T) {
 	}
 	// Both phases' rows: op, size, concurrency and objects, however wide.
 	for _, op := range []string{"put", "get"} {
-		if !regexp.MustCompile(`(?m)^\s+` + op + `\s+256KiB\s+16\s+16\s`).MatchString(out) {
+		if !regexp.MustCompile(`(?m)^\s*` + op + `\s+256KiB\s+16\s+16\s`).MatchString(out) {
 			t.Errorf("stdout lacks the %s row:\n%s", op, out)
 		}
 	}
