@@ -106,4 +106,3 @@ func (s *Scratch) decs(n int) []decimal128.Num {
 	s.nd++
 	return out
 }
-
