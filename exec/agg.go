@@ -271,7 +271,7 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 // newHashAgg is an aggregation into out of aggs, grouped by keys, that
 // spills past the run's memory.
 func newHashAgg(e *env, keys *keyEncoder, aggs []boundAgg, out *arrow.Schema, stage string) *hashAgg {
-	h := &hashAgg{stage: stage, mem: e.mem, keys: keys, aggs: aggs, out: out, index: newGroupIndex(),
+	h := &hashAgg{stage: stage, mem: e.mem, keys: keys, aggs: aggs, out: out, index: newKeyIndex(0),
 		budget: e.memory, tempDir: e.tempDir}
 	h.acc = make([]accum, len(aggs))
 	return h
@@ -412,7 +412,7 @@ type hashAgg struct {
 	scratch freelist.List[aggScratch]
 
 	// Folded state, touched only by fold and emit.
-	index     groupIndex
+	index     *keyIndex
 	groupKeys []string
 	acc       []accum
 
@@ -425,45 +425,49 @@ type hashAgg struct {
 	spilled       *aggSpill
 }
 
-// groupIndex finds a group by its encoded key. The key of one integer
-// (a 1, then its 8 bytes: see key.go) is looked up as that integer, in
-// an open-addressing table: grouping lineitem by l_orderkey (TPC-H Q18,
-// 1.5 M groups) spent a third of its time hashing keys into a Go map.
-// Other keys of at most 16 bytes (two numbers, short strings: most) are
-// kept as arrays, which hash faster than strings and hold no pointer for
-// the collector to scan. The encoding is self-delimiting, so zero
-// padding cannot make two keys equal, and the 8 bytes after a 1 are a
-// different integer for each key, whatever its type.
-type groupIndex struct {
-	ints  *intTable
+// keyIndex finds a group (or a join's first row) by its encoded key.
+// The key of one integer (a 1, then its 8 bytes: see key.go) or of two
+// is looked up as those integers, in an open-addressing table: grouping
+// lineitem by l_orderkey (TPC-H Q18, 1.5 M groups) spent a third of its
+// time hashing keys into a Go map. Other keys of at most 16 bytes (short
+// strings, a number and a flag) are kept as arrays, which hash faster
+// than strings and hold no pointer for the collector to scan. The
+// encoding is self-delimiting, so zero padding cannot make two keys
+// equal, and the 8 bytes after a 1 are a different integer for each
+// key, whatever its type.
+type keyIndex struct {
+	ints  *intTable  // made at the first key of one integer
+	pairs *pairTable // made at the first key of two
 	short map[[16]byte]int32
 	long  map[string]int32
+	hint  int // the keys expected, when known
 }
 
-func newGroupIndex() groupIndex {
-	return groupIndex{
-		ints:  newIntTable(&tableMem{mem: memory.DefaultAllocator}, 1<<10),
-		short: map[[16]byte]int32{}, long: map[string]int32{},
-	}
+// newKeyIndex is an index for about hint keys (0: not known).
+func newKeyIndex(hint int) *keyIndex {
+	return &keyIndex{short: map[[16]byte]int32{}, long: map[string]int32{}, hint: hint}
 }
 
-// intKey is the integer of a key of one integer.
-func intKey(k string) (int64, bool) {
-	if len(k) != 9 || k[0] != 1 {
-		return 0, false
-	}
-	var v uint64
-	for i := 8; i >= 1; i-- {
-		v = v<<8 | uint64(k[i])
-	}
-	return int64(v), true
+// le64 is the integer of k[at:at+8], little-endian as key.go writes it.
+func le64(k string, at int) int64 {
+	k = k[at : at+8] // one bounds check; the compiler makes the rest one load
+	return int64(uint64(k[0]) | uint64(k[1])<<8 | uint64(k[2])<<16 | uint64(k[3])<<24 |
+		uint64(k[4])<<32 | uint64(k[5])<<40 | uint64(k[6])<<48 | uint64(k[7])<<56)
 }
 
-func (x groupIndex) get(k string) (int32, bool) {
-	if i, ok := intKey(k); ok {
-		return x.ints.get(i)
-	}
-	if len(k) <= 16 {
+func (x *keyIndex) get(k string) (int32, bool) {
+	switch {
+	case len(k) == 9 && k[0] == 1:
+		if x.ints == nil {
+			return 0, false
+		}
+		return x.ints.get(le64(k, 1))
+	case len(k) == 18 && k[0] == 1 && k[9] == 1:
+		if x.pairs == nil {
+			return 0, false
+		}
+		return x.pairs.get(le64(k, 1), le64(k, 10))
+	case len(k) <= 16:
 		var a [16]byte
 		copy(a[:], k)
 		g, ok := x.short[a]
@@ -473,18 +477,25 @@ func (x groupIndex) get(k string) (int32, bool) {
 	return g, ok
 }
 
-func (x groupIndex) put(k string, g int32) {
-	if i, ok := intKey(k); ok {
-		x.ints.put(i, g)
-		return
-	}
-	if len(k) <= 16 {
+func (x *keyIndex) put(k string, g int32) {
+	switch {
+	case len(k) == 9 && k[0] == 1:
+		if x.ints == nil {
+			x.ints = newIntTable(&tableMem{mem: memory.DefaultAllocator}, max(x.hint, 1<<10))
+		}
+		x.ints.put(le64(k, 1), g)
+	case len(k) == 18 && k[0] == 1 && k[9] == 1:
+		if x.pairs == nil {
+			x.pairs = newPairTable(&tableMem{mem: memory.DefaultAllocator}, max(x.hint, 1<<10))
+		}
+		x.pairs.put(le64(k, 1), le64(k, 10), g)
+	case len(k) <= 16:
 		var a [16]byte
 		copy(a[:], k)
 		x.short[a] = g
-		return
+	default:
+		x.long[k] = g
 	}
-	x.long[k] = g
 }
 
 type aggScratch struct {

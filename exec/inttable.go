@@ -9,32 +9,38 @@ import (
 )
 
 // intTable maps int64 keys to the first row of their chain in a join's
-// right side: open addressing with linear probing over two flat arrays,
-// which a probe of millions of keys walks several times faster than a
-// Go map (no hashing of bytes, no groups of control words).
+// right side (or to a group): open addressing with linear probing over
+// one flat array of slots, which a probe of millions of keys walks
+// several times faster than a Go map (no hashing of bytes, no groups of
+// control words). A slot holds its key beside its row: a table of
+// millions of keys is far larger than the caches, and a probe then costs
+// one miss, where keys and rows apart cost two.
 type intTable struct {
-	keys  []int64
-	rows  []int32 // the row + 1; 0 marks an empty slot
+	slots []intSlot
 	shift uint
 	mask  uint64
 	n     int // keys in the table
 	m     *tableMem
 }
 
+type intSlot struct {
+	key int64
+	row int32 // the row + 1; 0 marks an empty slot
+}
+
 // newIntTable makes a table sized for n keys, at most half full, its
-// arrays from m; past n keys it grows.
+// array from m; past n keys it grows.
 func newIntTable(m *tableMem, n int) *intTable {
-	size := 16
+	size := tableSize(n)
+	return &intTable{slots: tableSlice[intSlot](m, size), shift: uint(64 - bits.TrailingZeros(uint(size))), mask: uint64(size - 1), m: m}
+}
+
+// tableSize is the slots for n keys: a power of two, at most half full.
+func tableSize(n int) int {
 	if n > 4 {
-		size = 1 << bits.Len(uint(2*n-1))
+		return 1 << bits.Len(uint(2*n-1))
 	}
-	return &intTable{
-		keys:  tableSlice[int64](m, size),
-		rows:  tableSlice[int32](m, size),
-		shift: uint(64 - bits.TrailingZeros(uint(size))),
-		mask:  uint64(size - 1),
-		m:     m,
-	}
+	return 16
 }
 
 // slot is where k's search starts: Fibonacci hashing, which spreads
@@ -43,12 +49,12 @@ func (t *intTable) slot(k int64) uint64 { return (uint64(k) * 0x9E3779B97F4A7C15
 
 func (t *intTable) get(k int64) (int32, bool) {
 	for i := t.slot(k); ; i = (i + 1) & t.mask {
-		r := t.rows[i]
-		if r == 0 {
+		s := &t.slots[i]
+		if s.row == 0 {
 			return 0, false
 		}
-		if t.keys[i] == k {
-			return r - 1, true
+		if s.key == k {
+			return s.row - 1, true
 		}
 	}
 }
@@ -56,31 +62,31 @@ func (t *intTable) get(k int64) (int32, bool) {
 // put sets k's row.
 func (t *intTable) put(k int64, row int32) {
 	for i := t.slot(k); ; i = (i + 1) & t.mask {
-		if t.rows[i] == 0 {
-			t.keys[i], t.rows[i] = k, row+1
-			if t.n++; 2*t.n > len(t.keys) {
+		s := &t.slots[i]
+		if s.row == 0 {
+			s.key, s.row = k, row+1
+			if t.n++; 2*t.n > len(t.slots) {
 				t.grow()
 			}
 			return
 		}
-		if t.keys[i] == k {
-			t.rows[i] = row + 1
+		if s.key == k {
+			s.row = row + 1
 			return
 		}
 	}
 }
 
-// grow doubles the table, and gives the old arrays back to m.
+// grow doubles the table, and gives the old array back to m.
 func (t *intTable) grow() {
 	old := *t
-	*t = *newIntTable(t.m, len(old.keys))
-	for i, r := range old.rows {
-		if r != 0 {
-			t.put(old.keys[i], r-1)
+	*t = *newIntTable(t.m, len(old.slots))
+	for _, s := range old.slots {
+		if s.row != 0 {
+			t.put(s.key, s.row-1)
 		}
 	}
-	tableFree(t.m, old.keys)
-	tableFree(t.m, old.rows)
+	tableFree(t.m, old.slots)
 }
 
 // tableMem is where a join's table keeps its arrays: buffers of the
@@ -94,9 +100,14 @@ type tableMem struct {
 	bufs [][]byte
 }
 
-// tableSlice is n zeroed values of T (plain values: no pointers, which
-// the collector would not see) in a buffer of m.
-func tableSlice[T int32 | int64 | rowRef](m *tableMem, n int) []T {
+// tableValue is what a table's arrays hold: plain values, no pointers,
+// which the collector would not see in a buffer of the run's allocator.
+type tableValue interface {
+	int32 | int64 | rowRef | intSlot | pairSlot
+}
+
+// tableSlice is n zeroed values of T in a buffer of m.
+func tableSlice[T tableValue](m *tableMem, n int) []T {
 	var zero T
 	b := m.mem.Allocate(n * int(unsafe.Sizeof(zero)))
 	m.bufs = append(m.bufs, b)
@@ -104,7 +115,7 @@ func tableSlice[T int32 | int64 | rowRef](m *tableMem, n int) []T {
 }
 
 // tableFree gives back a slice tableSlice made, before m's release.
-func tableFree[T int32 | int64 | rowRef](m *tableMem, s []T) {
+func tableFree[T tableValue](m *tableMem, s []T) {
 	p := unsafe.Pointer(unsafe.SliceData(s))
 	for i, b := range m.bufs {
 		if unsafe.Pointer(unsafe.SliceData(b)) == p {
@@ -120,4 +131,74 @@ func (m *tableMem) release() {
 		m.mem.Free(b)
 	}
 	m.bufs = nil
+}
+
+// pairTable is intTable for keys of two integers (joins and groupings
+// on two key columns: TPC-H's partsupp and lineitem, l_partkey and
+// l_suppkey), which as key bytes are longer than a Go map's fast keys.
+type pairTable struct {
+	slots []pairSlot
+	shift uint
+	mask  uint64
+	n     int
+	m     *tableMem
+}
+
+type pairSlot struct {
+	a, b int64
+	row  int32 // the row + 1; 0 marks an empty slot
+}
+
+func newPairTable(m *tableMem, n int) *pairTable {
+	size := tableSize(n)
+	return &pairTable{slots: tableSlice[pairSlot](m, size), shift: uint(64 - bits.TrailingZeros(uint(size))), mask: uint64(size - 1), m: m}
+}
+
+// slot mixes a into b before the multiply that spreads them: TPC-H's
+// l_suppkey is a function of l_partkey, and a sum of the two
+// multiplied apart clusters such pairs.
+func (t *pairTable) slot(a, b int64) uint64 {
+	h := uint64(a) * 0x9E3779B97F4A7C15
+	h = (h ^ h>>29 + uint64(b)) * 0xC2B2AE3D27D4EB4F
+	return h >> t.shift
+}
+
+func (t *pairTable) get(a, b int64) (int32, bool) {
+	for i := t.slot(a, b); ; i = (i + 1) & t.mask {
+		s := &t.slots[i]
+		if s.row == 0 {
+			return 0, false
+		}
+		if s.a == a && s.b == b {
+			return s.row - 1, true
+		}
+	}
+}
+
+func (t *pairTable) put(a, b int64, row int32) {
+	for i := t.slot(a, b); ; i = (i + 1) & t.mask {
+		s := &t.slots[i]
+		if s.row == 0 {
+			s.a, s.b, s.row = a, b, row+1
+			if t.n++; 2*t.n > len(t.slots) {
+				t.grow()
+			}
+			return
+		}
+		if s.a == a && s.b == b {
+			s.row = row + 1
+			return
+		}
+	}
+}
+
+func (t *pairTable) grow() {
+	old := *t
+	*t = *newPairTable(t.m, len(old.slots))
+	for _, s := range old.slots {
+		if s.row != 0 {
+			t.put(s.a, s.b, s.row-1)
+		}
+	}
+	tableFree(t.m, old.slots)
 }

@@ -42,8 +42,54 @@ func TestIntTable(t *testing.T) {
 				t.Fatalf("n=%d: key %d found, never put", n, k)
 			}
 		}
-		if 2*tab.n > len(tab.keys) || tab.n != len(want) {
-			t.Fatalf("n=%d sized for %d: %d keys counted (%d put) in %d slots", n, c.sized, tab.n, len(want), len(tab.keys))
+		if 2*tab.n > len(tab.slots) || tab.n != len(want) {
+			t.Fatalf("n=%d sized for %d: %d keys counted (%d put) in %d slots", n, c.sized, tab.n, len(want), len(tab.slots))
+		}
+	}
+}
+
+// TestKeyIndex: what a map of key bytes says, for keys of one and two
+// integers (looked up as integers), keys that have those lengths but not
+// their shape, short keys and long ones, growing from small tables.
+func TestKeyIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	want := map[string]int32{}
+	x := newKeyIndex(0)
+	key := func() string {
+		b := make([]byte, []int{9, 18, 18, 9, 5, 16, 17, 30}[rng.IntN(8)])
+		for i := range b {
+			b[i] = byte(rng.IntN(3)) // few values: keys repeat and collide
+		}
+		// Key bytes are self-delimiting: none is another zero-padded.
+		// A last byte never zero keeps that so here.
+		b[len(b)-1] = byte(1 + rng.IntN(2))
+		switch rng.IntN(3) {
+		case 0: // an integer or two, as key.go writes them
+			b[0] = 1
+			if len(b) == 18 {
+				b[9] = 1
+			}
+		case 1: // the length, but not the shape
+			b[0] = 0
+		}
+		return string(b)
+	}
+	for i := range 200000 {
+		k := key()
+		if g, ok := x.get(k); ok != (want[k] != 0) || ok && g != want[k]-1 {
+			t.Fatalf("key %x: %d, %v; want %d", k, g, ok, want[k]-1)
+		}
+		if _, in := want[k]; !in {
+			want[k] = int32(i) + 1
+			x.put(k, int32(i))
+		}
+	}
+	if x.ints.n == 0 || x.pairs.n == 0 || len(x.short) == 0 || len(x.long) == 0 {
+		t.Fatalf("a kind of key went untested: %d ints, %d pairs, %d short, %d long", x.ints.n, x.pairs.n, len(x.short), len(x.long))
+	}
+	for k, g := range want {
+		if got, ok := x.get(k); !ok || got != g-1 {
+			t.Fatalf("key %x: %d, %v; want %d", k, got, ok, g-1)
 		}
 	}
 }

@@ -247,7 +247,7 @@ type joinTable struct {
 	nullRef rowRef
 	refs    []rowRef // the right side's rows, in order
 	starts  []int    // the number of each batch's first row
-	head    map[string]int32
+	head    *keyIndex
 	// intHead replaces head for one integer key, whose values are looked
 	// up as they are rather than as key bytes.
 	intHead *intTable
@@ -355,7 +355,7 @@ func (t *joinTable) index(batches []arrow.RecordBatch, keys *keyEncoder, intKey 
 	if intKey {
 		t.intHead = newIntTable(&t.arrays, n)
 	} else {
-		t.head = make(map[string]int32, n)
+		t.head = newKeyIndex(n)
 	}
 	// Rows go in from the last, each put before the one of its key, so
 	// that a key's chain is in the right side's order.
@@ -383,10 +383,10 @@ func (t *joinTable) index(batches []arrow.RecordBatch, keys *keyEncoder, intKey 
 				continue
 			}
 			k := kr.row(r)
-			if h, ok := t.head[string(k)]; ok {
+			if h, ok := t.head.get(string(k)); ok {
 				t.next[row] = h
 			}
-			t.head[string(k)] = int32(row)
+			t.head.put(string(k), int32(row))
 		}
 	}
 }
@@ -403,7 +403,7 @@ func (t *joinTable) indexKeys(batches []arrow.RecordBatch, keys *keyEncoder, int
 	if intKey {
 		t.intHead = newIntTable(&t.arrays, min(n, 1<<14))
 	} else {
-		t.head = map[string]int32{}
+		t.head = newKeyIndex(0)
 	}
 	var kr keyRows
 	var ints []int64
@@ -420,8 +420,8 @@ func (t *joinTable) indexKeys(batches []arrow.RecordBatch, keys *keyEncoder, int
 			case intKey:
 				t.intHead.put(ints[r], 0)
 			default:
-				if _, ok := t.head[string(kr.row(r))]; !ok {
-					t.head[string(kr.row(r))] = 0
+				if _, ok := t.head.get(string(kr.row(r))); !ok {
+					t.head.put(string(kr.row(r)), 0)
 				}
 			}
 		}
@@ -458,7 +458,7 @@ func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch)
 		if j.intKey {
 			h, ok = t.intHead.get(ints[i])
 		} else {
-			h, ok = t.head[string(kr.row(i))]
+			h, ok = t.head.get(string(kr.row(i)))
 		}
 		if ok && t.keysOnly {
 			p.L = append(p.L, int32(i)) // a semi or anti join needs no right row

@@ -203,7 +203,7 @@ func (f *flipJoin) match(ctx context.Context, side *sideBatches, keys *keyEncode
 				if intKey {
 					h, ok = t.intHead.get(ints[r])
 				} else {
-					h, ok = t.head[string(kr.row(r))]
+					h, ok = t.head.get(string(kr.row(r)))
 				}
 				if !ok {
 					continue
