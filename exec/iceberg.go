@@ -34,6 +34,7 @@ type icebergRead struct {
 	table  *iceberg.Table
 	fields []iceberg.Field // the table's columns read, in output order, then the filter's
 	read   *arrow.Schema   // their Arrow types
+	pred   *expr.Expr      // the filter over read, nil without one
 	filter *filterer
 	// prune is the filter text when the files can be pruned by it.
 	prune string
@@ -58,23 +59,77 @@ func (r *icebergRead) fileDone(st scan.Stats, rows, batches int64) {
 	}
 }
 
+// TablePlan is the scan of an Iceberg table, planned as Scan plans it:
+// the table at the snapshot chosen, the scan's output schema, and the
+// data files to read with their deletes.
+type TablePlan struct {
+	Table  *iceberg.Table
+	Schema *arrow.Schema
+	// Tasks are the data files whose rows the filter may keep, in the
+	// snapshot's order; Pruned counts those the manifests' bounds ruled
+	// out.
+	Tasks  []iceberg.Task
+	Pruned int
+}
+
+// PlanTable plans the scan of the Iceberg table url (a location, a
+// metadata file, or with opts.Catalog a catalog's table) as Scan would
+// with opts (Columns, Filter, Snapshot, AsOf, Catalog, Tasks), without
+// reading a data file: a service that cuts the table into pieces reads
+// each with Scan and ScanOptions.Tasks. Errors in what opts ask wrap
+// ErrInvalid.
+func PlanTable(ctx context.Context, open store.Opener, url string, opts ScanOptions) (*TablePlan, error) {
+	s := &scanStage{urls: []string{url}, opts: opts}
+	r, out, tasks, err := s.planTable(ctx, open, url)
+	if err != nil {
+		return nil, err
+	}
+	return &TablePlan{Table: r.table, Schema: out, Tasks: tasks, Pruned: r.sum.FilesPruned}, nil
+}
+
 // icebergParts opens the table u names and returns its output schema and
 // a source per data file, in the snapshot's order.
 func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener, u string) (*arrow.Schema, []func() (Source, error), error) {
 	if len(s.opts.Dict) > 0 {
 		return nil, nil, invalidf("scan %s: --dict does not apply to an Iceberg table", u)
 	}
-	t, err := iceberg.Load(ctx, open, s.opts.Catalog, u, iceberg.Options{SnapshotID: s.opts.Snapshot, AsOf: s.opts.AsOf})
-	if errors.Is(err, iceberg.ErrInvalid) {
-		return nil, nil, invalidScan{err}
-	}
+	r, outSchema, tasks, err := s.planTable(ctx, open, u)
 	if err != nil {
 		return nil, nil, err
+	}
+	if r.pred != nil {
+		r.filter = &filterer{name: "scan", pred: r.pred, mem: e.mem}
+	}
+	// Files counts the snapshot's data files, FilesPruned those the
+	// manifests' bounds ruled out.
+	r.files, r.stats = len(tasks), s.opts.Stats
+	r.sum.Files = len(tasks) + r.sum.FilesPruned
+	if r.files == 0 && r.stats != nil {
+		r.stats(u, r.sum)
+	}
+	src := func() (Source, error) {
+		return newIcebergSource(ctx, tasks, outSchema, func(ctx context.Context, task iceberg.Task) (*icebergFile, error) {
+			return r.openFile(ctx, e, s, open, task, outSchema)
+		}), nil
+	}
+	return outSchema, []func() (Source, error){src}, nil
+}
+
+// planTable loads the table u names, chooses its columns (those asked
+// for, then the filter's), compiles the filter and plans the data files
+// the filter may keep.
+func (s *scanStage) planTable(ctx context.Context, open store.Opener, u string) (*icebergRead, *arrow.Schema, []iceberg.Task, error) {
+	t, err := iceberg.Load(ctx, open, s.opts.Catalog, u, iceberg.Options{SnapshotID: s.opts.Snapshot, AsOf: s.opts.AsOf})
+	if errors.Is(err, iceberg.ErrInvalid) {
+		return nil, nil, nil, invalidScan{err}
+	}
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	r := &icebergRead{url: u, table: t, posDeletes: map[string]map[string][]int64{}, eqDeletes: map[string]*eqDeleteSet{}}
 	var missing string
 	if r.fields, missing = t.Schema.Select(s.opts.Columns); missing != "" {
-		return nil, nil, invalidScan{fmt.Errorf("scan %s: %w", u, &expr.ColumnError{Column: missing, Have: t.Schema.Names()})}
+		return nil, nil, nil, invalidScan{fmt.Errorf("scan %s: %w", u, &expr.ColumnError{Column: missing, Have: t.Schema.Names()})}
 	}
 	if used := s.opts.Used; used != nil {
 		kept := slices.DeleteFunc(slices.Clone(r.fields), func(f iceberg.Field) bool { return !slices.Contains(used, f.Name) })
@@ -84,7 +139,7 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 	}
 	outSchema, err := iceberg.ArrowSchema(r.fields)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	filterText := s.opts.Filter
 	// whole is the filter bound to every column of the table.
@@ -99,10 +154,10 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 		}
 		full, err := iceberg.ArrowSchema(readable)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if whole, err = expr.CompileFilter(filterText, full); err != nil {
-			return nil, nil, invalidScan{fmt.Errorf("scan %s: filter %w", u, err)}
+			return nil, nil, nil, invalidScan{fmt.Errorf("scan %s: filter %w", u, err)}
 		}
 		// The filter's columns are read too, and left out after it.
 		c := whole
@@ -122,14 +177,12 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 		}
 	}
 	if r.read, err = iceberg.ArrowSchema(r.fields); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if filterText != "" {
-		c, err := expr.CompileFilter(filterText, r.read)
-		if err != nil {
-			return nil, nil, invalidScan{fmt.Errorf("scan %s: filter %w", u, err)}
+		if r.pred, err = expr.CompileFilter(filterText, r.read); err != nil {
+			return nil, nil, nil, invalidScan{fmt.Errorf("scan %s: filter %w", u, err)}
 		}
-		r.filter = &filterer{name: "scan", pred: c, mem: e.mem}
 	}
 	var keep func(iceberg.DataFile) bool
 	if whole != nil {
@@ -151,21 +204,9 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 			}
 		}
 	} else if tasks, err = t.Plan(ctx, open, keep); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	// Files counts the snapshot's data files, FilesPruned those the
-	// manifests' bounds ruled out.
-	r.files, r.stats = len(tasks), s.opts.Stats
-	r.sum.Files = len(tasks) + r.sum.FilesPruned
-	if r.files == 0 && r.stats != nil {
-		r.stats(u, r.sum)
-	}
-	src := func() (Source, error) {
-		return newIcebergSource(ctx, tasks, outSchema, func(ctx context.Context, task iceberg.Task) (*icebergFile, error) {
-			return r.openFile(ctx, e, s, open, task, outSchema)
-		}), nil
-	}
-	return outSchema, []func() (Source, error){src}, nil
+	return r, outSchema, tasks, nil
 }
 
 // openAhead is how many data files are opened (footers read, deletes
