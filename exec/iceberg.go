@@ -25,8 +25,9 @@ import (
 
 // An Iceberg table is scanned file by file in its snapshot's order: each
 // data file by package scan, its columns found by field id, then made
-// the table's (renamed, promoted, a column the file predates read as
-// nulls), its deleted rows left out, and the filter applied.
+// the table's (renamed, promoted, a column the file lacks read as its
+// identity partition value, its initial default or nulls), its deleted
+// rows left out, and the filter applied.
 
 // icebergRead is what every data file's read of one table shares.
 type icebergRead struct {
@@ -388,6 +389,20 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 	r.mu.Unlock()
 	locked = false
 
+	// What the file holds in a column it lacks: its identity partition
+	// value, else the column's initial default, else nulls (the order of
+	// the Iceberg spec's column projection).
+	consts := map[int][]byte{}
+	for _, f := range fields {
+		if v, ok := task.File.Identity[f.ID]; ok {
+			consts[f.ID] = v
+		} else if v, ok, err := f.Default(); err != nil {
+			return nil, err
+		} else if ok {
+			consts[f.ID] = v
+		}
+	}
+
 	st, key, err := open(ctx, task.File.URL)
 	if err != nil {
 		return nil, err
@@ -413,7 +428,7 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 	for _, g := range ds.Plan() {
 		starts[[2]int{g.File, g.Index}] = g.Start
 	}
-	return &icebergFile{r: r, ds: ds, m: m, read: readSchema, out: outSchema, starts: starts, pos: pos, eq: eq, mem: e.mem}, nil
+	return &icebergFile{r: r, ds: ds, m: m, read: readSchema, out: outSchema, starts: starts, pos: pos, eq: eq, consts: consts, mem: e.mem}, nil
 }
 
 // fileColumns maps the table's columns to a file's, by field id (by name
@@ -459,6 +474,7 @@ type icebergFile struct {
 	starts map[[2]int]int64 // each row group's first row in the file
 	pos    []int64          // deleted positions, ascending
 	eq     []*eqDeleteSet
+	consts map[int][]byte // by field id, what a column the file lacks holds (see openFile)
 	mem    memory.Allocator
 	// rows and batches are what the file gave after deletes and filter.
 	rows, batches int64
@@ -514,7 +530,11 @@ func (f *icebergFile) shape(ctx context.Context, b scan.Batch) (arrow.RecordBatc
 	for i, name := range f.m.names {
 		want := f.read.Field(i).Type
 		if name == "" {
-			cols[i] = array.MakeArrayOfNull(f.mem, want, int(n))
+			c, err := iceberg.Constant(f.mem, f.m.fields[i], f.consts[f.m.fields[i].ID], int(n))
+			if err != nil {
+				return nil, fmt.Errorf("iceberg: %s: %w", b.Pos.Key, err)
+			}
+			cols[i] = c
 			continue
 		}
 		col := b.Column(fileSchema.FieldIndices(name)[0])

@@ -210,6 +210,20 @@ func TestFlightIcebergTable(t *testing.T) {
 		t.Errorf("a ticket naming /etc/passwd: %v, want PermissionDenied", err)
 	}
 
+	// A table whose first files were added as they were: their region
+	// is their partition's, their score the column's initial default.
+	mdir := t.TempDir()
+	m := icebergtest.MigratedTable(t, mdir)
+	mst, _, err := store.Open(context.Background(), mdir+"/", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mst.Close()
+	migrated := startServer(t, []Root{{Store: mst}}, ServerOptions{Mem: mem})
+	if got, _, err := tableRows(t, migrated, Request{Dataset: "db/m"}, mem); err != nil || !slices.Equal(got, m.Want) {
+		t.Errorf("the migrated table: %d rows, %v; want %d", len(got), err, len(m.Want))
+	}
+
 	// Through a REST catalog: its table, pinned by the metadata file it
 	// names, when that is under a root.
 	t.Setenv("SLUICE_ICEBERG_CREDENTIAL", "sluice:s3cret")
