@@ -19,6 +19,7 @@ import (
 
 	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/iceberg"
+	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
@@ -43,6 +44,9 @@ type icebergRead struct {
 	mu         sync.Mutex // over the caches, for files opened at once
 	posDeletes map[string]map[string][]int64
 	eqDeletes  map[string]*eqDeleteSet
+	// budget is the scan's memory; held, what the delete files read hold
+	// of it (they are held for the whole scan).
+	budget, held int64
 	// stats sums the data files' scans, reported once the last is read.
 	stats         func(url string, st scan.Stats)
 	sum           scan.Stats
@@ -127,7 +131,8 @@ func (s *scanStage) planTable(ctx context.Context, open store.Opener, u string) 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	r := &icebergRead{url: u, table: t, posDeletes: map[string]map[string][]int64{}, eqDeletes: map[string]*eqDeleteSet{}}
+	r := &icebergRead{url: u, table: t, posDeletes: map[string]map[string][]int64{}, eqDeletes: map[string]*eqDeleteSet{},
+		budget: cmp.Or(s.opts.Memory, defaultScanMemory)}
 	var missing string
 	if r.fields, missing = t.Schema.Select(s.opts.Columns); missing != "" {
 		return nil, nil, nil, invalidScan{fmt.Errorf("scan %s: %w", u, &expr.ColumnError{Column: missing, Have: t.Schema.Names()})}
@@ -386,6 +391,8 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 		pos = append(pos, byFile[task.File.Path]...)
 	}
 	slices.Sort(pos)
+	// The deletes' share of the memory is the data files' no more.
+	fileMemory := max((r.budget-r.held)/openAhead, 16<<20)
 	r.mu.Unlock()
 	locked = false
 
@@ -418,7 +425,7 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 		Prune:       r.prune,
 		// openAhead files scan at once, the one read and those after it,
 		// each with its share of the scan's memory.
-		Memory: max(cmp.Or(s.opts.Memory, defaultScanMemory)/openAhead, 16<<20),
+		Memory: fileMemory,
 	}
 	ds, err := scan.Open(ctx, st, key, so)
 	if err != nil {
@@ -665,6 +672,13 @@ func (r *icebergRead) posDeleteFile(ctx context.Context, e *env, open store.Open
 	if err != nil {
 		return nil, err
 	}
+	var bytes int64
+	for p, pos := range m {
+		bytes += mapEntryBytes + int64(len(p)) + 8*int64(cap(pos))
+	}
+	if err := r.hold(d.URL, bytes); err != nil {
+		return nil, err
+	}
 	r.posDeletes[d.URL] = m
 	return m, nil
 }
@@ -694,8 +708,27 @@ func readDeleteFile(ctx context.Context, e *env, open store.Opener, url string, 
 
 // eqDeleteSet is an equality delete file's rows, as keys of its fields.
 type eqDeleteSet struct {
-	ids  []int
-	keys map[string]bool
+	ids   []int
+	keys  map[string]bool
+	bytes int64 // what keys holds, about
+}
+
+// mapEntryBytes is about what a Go map entry of a string key costs beside
+// the key's bytes: the string header, the value's slot, the bucket's
+// share (at the load factor Go maps keep).
+const mapEntryBytes = 48
+
+// hold counts a delete file's bytes against the scan's memory: the
+// delete files that apply are held whole for the whole scan, and may
+// take at most half of it, so that the data files' scans keep the rest.
+// Past that the scan fails rather than grow without bound.
+func (r *icebergRead) hold(url string, bytes int64) error {
+	r.held += bytes
+	if r.held > r.budget/2 {
+		return fmt.Errorf("iceberg: %s: with %s, the delete files read hold about %s, past half the scan's memory budget (%s): give the scan more memory (--memory)",
+			r.url, url, size.Format(r.held), size.Format(r.budget))
+	}
+	return nil
 }
 
 // eqDeleteSet reads an equality delete file once.
@@ -758,6 +791,9 @@ func (r *icebergRead) eqDeleteSet(ctx context.Context, e *env, open store.Opener
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
+	if err := r.hold(d.URL, set.bytes); err != nil {
+		return nil, err
+	}
 	r.eqDeletes[d.URL] = set
 	return set, nil
 }
@@ -782,7 +818,11 @@ func (s *eqDeleteSet) add(rec arrow.RecordBatch) error {
 	var rows keyRows
 	k.encode(rec, &rows)
 	for i := range int(rec.NumRows()) {
-		s.keys[string(rows.row(i))] = true
+		k := rows.row(i)
+		if !s.keys[string(k)] {
+			s.keys[string(k)] = true
+			s.bytes += mapEntryBytes + int64(len(k))
+		}
 	}
 	return nil
 }

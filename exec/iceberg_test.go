@@ -217,3 +217,31 @@ func TestIcebergMigratedFiles(t *testing.T) {
 		t.Errorf("task by task, through JSON: %d rows\n%s", len(got), diffRows(got, m.Want))
 	}
 }
+
+// TestIcebergDeletesMemory: the delete files a scan holds whole count
+// against its memory: past half of it the scan fails, in one line that
+// says so, with nothing left allocated; within it the rows are right.
+func TestIcebergDeletesMemory(t *testing.T) {
+	steps := icebergtest.Fixture(t, t.TempDir())
+	st := steps[3] // position and equality deletes
+	ctx := context.Background()
+	read := func(memory int64) ([]string, error) {
+		mem := checkedMem(t)
+		var rows []string
+		err := Run(ctx, Pipeline{Source: Scan([]string{st.Metadata}, ScanOptions{Memory: memory}), Stages: []Stage{Collect(nil, func(rec arrow.RecordBatch) error {
+			rows = append(rows, icebergtest.NamedRows(rec)...)
+			return nil
+		})}}, Options{Open: testOpen, Mem: mem})
+		slices.Sort(rows)
+		return rows, err
+	}
+	_, err := read(1 << 10)
+	if err == nil || !strings.Contains(err.Error(), "past half the scan's memory budget (1KiB)") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("deletes past a 1KiB budget: %v", err)
+	}
+	t.Log(err)
+	rows, err := read(64 << 10)
+	if err != nil || !slices.Equal(rows, st.Current) {
+		t.Fatalf("within 64KiB: %d rows, iceberg-go %d; %v", len(rows), len(st.Current), err)
+	}
+}
