@@ -19,14 +19,16 @@ import (
 
 	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/iceberg"
+	"github.com/sluice-data/sluice/internal/size"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
 
 // An Iceberg table is scanned file by file in its snapshot's order: each
 // data file by package scan, its columns found by field id, then made
-// the table's (renamed, promoted, a column the file predates read as
-// nulls), its deleted rows left out, and the filter applied.
+// the table's (renamed, promoted, a column the file lacks read as its
+// identity partition value, its initial default or nulls), its deleted
+// rows left out, and the filter applied.
 
 // icebergRead is what every data file's read of one table shares.
 type icebergRead struct {
@@ -34,6 +36,7 @@ type icebergRead struct {
 	table  *iceberg.Table
 	fields []iceberg.Field // the table's columns read, in output order, then the filter's
 	read   *arrow.Schema   // their Arrow types
+	pred   *expr.Expr      // the filter over read, nil without one
 	filter *filterer
 	// prune is the filter text when the files can be pruned by it.
 	prune string
@@ -41,6 +44,9 @@ type icebergRead struct {
 	mu         sync.Mutex // over the caches, for files opened at once
 	posDeletes map[string]map[string][]int64
 	eqDeletes  map[string]*eqDeleteSet
+	// budget is the scan's memory; held, what the delete files read hold
+	// of it (they are held for the whole scan).
+	budget, held int64
 	// stats sums the data files' scans, reported once the last is read.
 	stats         func(url string, st scan.Stats)
 	sum           scan.Stats
@@ -58,23 +64,78 @@ func (r *icebergRead) fileDone(st scan.Stats, rows, batches int64) {
 	}
 }
 
+// TablePlan is the scan of an Iceberg table, planned as Scan plans it:
+// the table at the snapshot chosen, the scan's output schema, and the
+// data files to read with their deletes.
+type TablePlan struct {
+	Table  *iceberg.Table
+	Schema *arrow.Schema
+	// Tasks are the data files whose rows the filter may keep, in the
+	// snapshot's order; Pruned counts those the manifests' bounds ruled
+	// out.
+	Tasks  []iceberg.Task
+	Pruned int
+}
+
+// PlanTable plans the scan of the Iceberg table url (a location, a
+// metadata file, or with opts.Catalog a catalog's table) as Scan would
+// with opts (Columns, Filter, Snapshot, AsOf, Catalog, Tasks), without
+// reading a data file: a service that cuts the table into pieces reads
+// each with Scan and ScanOptions.Tasks. Errors in what opts ask wrap
+// ErrInvalid.
+func PlanTable(ctx context.Context, open store.Opener, url string, opts ScanOptions) (*TablePlan, error) {
+	s := &scanStage{urls: []string{url}, opts: opts}
+	r, out, tasks, err := s.planTable(ctx, open, url)
+	if err != nil {
+		return nil, err
+	}
+	return &TablePlan{Table: r.table, Schema: out, Tasks: tasks, Pruned: r.sum.FilesPruned}, nil
+}
+
 // icebergParts opens the table u names and returns its output schema and
 // a source per data file, in the snapshot's order.
 func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener, u string) (*arrow.Schema, []func() (Source, error), error) {
 	if len(s.opts.Dict) > 0 {
 		return nil, nil, invalidf("scan %s: --dict does not apply to an Iceberg table", u)
 	}
-	t, err := iceberg.Load(ctx, open, s.opts.Catalog, u, iceberg.Options{SnapshotID: s.opts.Snapshot, AsOf: s.opts.AsOf})
-	if errors.Is(err, iceberg.ErrInvalid) {
-		return nil, nil, invalidScan{err}
-	}
+	r, outSchema, tasks, err := s.planTable(ctx, open, u)
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &icebergRead{url: u, table: t, posDeletes: map[string]map[string][]int64{}, eqDeletes: map[string]*eqDeleteSet{}}
+	if r.pred != nil {
+		r.filter = &filterer{name: "scan", pred: r.pred, mem: e.mem}
+	}
+	// Files counts the snapshot's data files, FilesPruned those the
+	// manifests' bounds ruled out.
+	r.files, r.stats = len(tasks), s.opts.Stats
+	r.sum.Files = len(tasks) + r.sum.FilesPruned
+	if r.files == 0 && r.stats != nil {
+		r.stats(u, r.sum)
+	}
+	src := func() (Source, error) {
+		return newIcebergSource(ctx, tasks, outSchema, func(ctx context.Context, task iceberg.Task) (*icebergFile, error) {
+			return r.openFile(ctx, e, s, open, task, outSchema)
+		}), nil
+	}
+	return outSchema, []func() (Source, error){src}, nil
+}
+
+// planTable loads the table u names, chooses its columns (those asked
+// for, then the filter's), compiles the filter and plans the data files
+// the filter may keep.
+func (s *scanStage) planTable(ctx context.Context, open store.Opener, u string) (*icebergRead, *arrow.Schema, []iceberg.Task, error) {
+	t, err := iceberg.Load(ctx, open, s.opts.Catalog, u, iceberg.Options{SnapshotID: s.opts.Snapshot, AsOf: s.opts.AsOf})
+	if errors.Is(err, iceberg.ErrInvalid) {
+		return nil, nil, nil, invalidScan{err}
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r := &icebergRead{url: u, table: t, posDeletes: map[string]map[string][]int64{}, eqDeletes: map[string]*eqDeleteSet{},
+		budget: cmp.Or(s.opts.Memory, defaultScanMemory)}
 	var missing string
 	if r.fields, missing = t.Schema.Select(s.opts.Columns); missing != "" {
-		return nil, nil, invalidScan{fmt.Errorf("scan %s: %w", u, &expr.ColumnError{Column: missing, Have: t.Schema.Names()})}
+		return nil, nil, nil, invalidScan{fmt.Errorf("scan %s: %w", u, &expr.ColumnError{Column: missing, Have: t.Schema.Names()})}
 	}
 	if used := s.opts.Used; used != nil {
 		kept := slices.DeleteFunc(slices.Clone(r.fields), func(f iceberg.Field) bool { return !slices.Contains(used, f.Name) })
@@ -84,7 +145,7 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 	}
 	outSchema, err := iceberg.ArrowSchema(r.fields)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	filterText := s.opts.Filter
 	// whole is the filter bound to every column of the table.
@@ -99,10 +160,10 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 		}
 		full, err := iceberg.ArrowSchema(readable)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if whole, err = expr.CompileFilter(filterText, full); err != nil {
-			return nil, nil, invalidScan{fmt.Errorf("scan %s: filter %w", u, err)}
+			return nil, nil, nil, invalidScan{fmt.Errorf("scan %s: filter %w", u, err)}
 		}
 		// The filter's columns are read too, and left out after it.
 		c := whole
@@ -122,14 +183,12 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 		}
 	}
 	if r.read, err = iceberg.ArrowSchema(r.fields); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if filterText != "" {
-		c, err := expr.CompileFilter(filterText, r.read)
-		if err != nil {
-			return nil, nil, invalidScan{fmt.Errorf("scan %s: filter %w", u, err)}
+		if r.pred, err = expr.CompileFilter(filterText, r.read); err != nil {
+			return nil, nil, nil, invalidScan{fmt.Errorf("scan %s: filter %w", u, err)}
 		}
-		r.filter = &filterer{name: "scan", pred: c, mem: e.mem}
 	}
 	var keep func(iceberg.DataFile) bool
 	if whole != nil {
@@ -151,21 +210,9 @@ func (s *scanStage) icebergParts(ctx context.Context, e *env, open store.Opener,
 			}
 		}
 	} else if tasks, err = t.Plan(ctx, open, keep); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	// Files counts the snapshot's data files, FilesPruned those the
-	// manifests' bounds ruled out.
-	r.files, r.stats = len(tasks), s.opts.Stats
-	r.sum.Files = len(tasks) + r.sum.FilesPruned
-	if r.files == 0 && r.stats != nil {
-		r.stats(u, r.sum)
-	}
-	src := func() (Source, error) {
-		return newIcebergSource(ctx, tasks, outSchema, func(ctx context.Context, task iceberg.Task) (*icebergFile, error) {
-			return r.openFile(ctx, e, s, open, task, outSchema)
-		}), nil
-	}
-	return outSchema, []func() (Source, error){src}, nil
+	return r, outSchema, tasks, nil
 }
 
 // openAhead is how many data files are opened (footers read, deletes
@@ -344,8 +391,24 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 		pos = append(pos, byFile[task.File.Path]...)
 	}
 	slices.Sort(pos)
+	// The deletes' share of the memory is the data files' no more.
+	fileMemory := max((r.budget-r.held)/openAhead, 16<<20)
 	r.mu.Unlock()
 	locked = false
+
+	// What the file holds in a column it lacks: its identity partition
+	// value, else the column's initial default, else nulls (the order of
+	// the Iceberg spec's column projection).
+	consts := map[int][]byte{}
+	for _, f := range fields {
+		if v, ok := task.File.Identity[f.ID]; ok {
+			consts[f.ID] = v
+		} else if v, ok, err := f.Default(); err != nil {
+			return nil, err
+		} else if ok {
+			consts[f.ID] = v
+		}
+	}
 
 	st, key, err := open(ctx, task.File.URL)
 	if err != nil {
@@ -362,7 +425,7 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 		Prune:       r.prune,
 		// openAhead files scan at once, the one read and those after it,
 		// each with its share of the scan's memory.
-		Memory: max(cmp.Or(s.opts.Memory, defaultScanMemory)/openAhead, 16<<20),
+		Memory: fileMemory,
 	}
 	ds, err := scan.Open(ctx, st, key, so)
 	if err != nil {
@@ -372,7 +435,7 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 	for _, g := range ds.Plan() {
 		starts[[2]int{g.File, g.Index}] = g.Start
 	}
-	return &icebergFile{r: r, ds: ds, m: m, read: readSchema, out: outSchema, starts: starts, pos: pos, eq: eq, mem: e.mem}, nil
+	return &icebergFile{r: r, ds: ds, m: m, read: readSchema, out: outSchema, starts: starts, pos: pos, eq: eq, consts: consts, mem: e.mem}, nil
 }
 
 // fileColumns maps the table's columns to a file's, by field id (by name
@@ -418,6 +481,7 @@ type icebergFile struct {
 	starts map[[2]int]int64 // each row group's first row in the file
 	pos    []int64          // deleted positions, ascending
 	eq     []*eqDeleteSet
+	consts map[int][]byte // by field id, what a column the file lacks holds (see openFile)
 	mem    memory.Allocator
 	// rows and batches are what the file gave after deletes and filter.
 	rows, batches int64
@@ -473,7 +537,11 @@ func (f *icebergFile) shape(ctx context.Context, b scan.Batch) (arrow.RecordBatc
 	for i, name := range f.m.names {
 		want := f.read.Field(i).Type
 		if name == "" {
-			cols[i] = array.MakeArrayOfNull(f.mem, want, int(n))
+			c, err := iceberg.Constant(f.mem, f.m.fields[i], f.consts[f.m.fields[i].ID], int(n))
+			if err != nil {
+				return nil, fmt.Errorf("iceberg: %s: %w", b.Pos.Key, err)
+			}
+			cols[i] = c
 			continue
 		}
 		col := b.Column(fileSchema.FieldIndices(name)[0])
@@ -604,6 +672,13 @@ func (r *icebergRead) posDeleteFile(ctx context.Context, e *env, open store.Open
 	if err != nil {
 		return nil, err
 	}
+	var bytes int64
+	for p, pos := range m {
+		bytes += mapEntryBytes + int64(len(p)) + 8*int64(cap(pos))
+	}
+	if err := r.hold(d.URL, bytes); err != nil {
+		return nil, err
+	}
 	r.posDeletes[d.URL] = m
 	return m, nil
 }
@@ -633,8 +708,27 @@ func readDeleteFile(ctx context.Context, e *env, open store.Opener, url string, 
 
 // eqDeleteSet is an equality delete file's rows, as keys of its fields.
 type eqDeleteSet struct {
-	ids  []int
-	keys map[string]bool
+	ids   []int
+	keys  map[string]bool
+	bytes int64 // what keys holds, about
+}
+
+// mapEntryBytes is about what a Go map entry of a string key costs beside
+// the key's bytes: the string header, the value's slot, the bucket's
+// share (at the load factor Go maps keep).
+const mapEntryBytes = 48
+
+// hold counts a delete file's bytes against the scan's memory: the
+// delete files that apply are held whole for the whole scan, and may
+// take at most half of it, so that the data files' scans keep the rest.
+// Past that the scan fails rather than grow without bound.
+func (r *icebergRead) hold(url string, bytes int64) error {
+	r.held += bytes
+	if r.held > r.budget/2 {
+		return fmt.Errorf("iceberg: %s: with %s, the delete files read hold about %s, past half the scan's memory budget (%s): give the scan more memory (--memory)",
+			r.url, url, size.Format(r.held), size.Format(r.budget))
+	}
+	return nil
 }
 
 // eqDeleteSet reads an equality delete file once.
@@ -697,6 +791,9 @@ func (r *icebergRead) eqDeleteSet(ctx context.Context, e *env, open store.Opener
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
+	if err := r.hold(d.URL, set.bytes); err != nil {
+		return nil, err
+	}
 	r.eqDeletes[d.URL] = set
 	return set, nil
 }
@@ -721,7 +818,11 @@ func (s *eqDeleteSet) add(rec arrow.RecordBatch) error {
 	var rows keyRows
 	k.encode(rec, &rows)
 	for i := range int(rec.NumRows()) {
-		s.keys[string(rows.row(i))] = true
+		k := rows.row(i)
+		if !s.keys[string(k)] {
+			s.keys[string(k)] = true
+			s.bytes += mapEntryBytes + int64(len(k))
+		}
 	}
 	return nil
 }

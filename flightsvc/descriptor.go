@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+
+	"github.com/sluice-data/sluice/iceberg"
 )
 
 // Request is what a Flight descriptor asks the service for. As a CMD
@@ -15,9 +17,11 @@ import (
 //
 //	  - dataset (required): a pattern under one of the service's roots, as
 //	    scan.Open takes it: a prefix (every *.parquet object under it), one
-//	    object, or a glob. A name ListFlights lists is such a pattern. The
-//	    roots are tried in the order the service was given them; the first
-//	    that has Parquet files for it serves it.
+//	    object, or a glob; or an Iceberg table, by its location (a prefix
+//	    holding metadata/) or a metadata file (its snapshot then). A name
+//	    ListFlights lists is such a pattern. The roots are tried in the
+//	    order the service was given them; the first that has it serves it;
+//	    then, with ServerOptions.Catalog, NAMESPACE.TABLE is the catalog's.
 //	  - columns: the columns to read, in order; absent or null means all,
 //	    [] means none (batches carry only a row count).
 //	  - filter: a filter in sluice's expression language (package expr),
@@ -93,6 +97,11 @@ type ticket struct {
 	Lo      int      `json:"rg_lo"`
 	Hi      int      `json:"rg_hi"`
 	Schema  string   `json:"schema"`
+	// Table, for an endpoint of an Iceberg table, is its metadata file's
+	// key in the root's store, and Task the data file to read, with its
+	// deletes (the row group range is then unused).
+	Table string        `json:"table,omitempty"`
+	Task  *iceberg.Task `json:"task,omitempty"`
 }
 
 // ticketVersion 2 added the row group range: a version 1 ticket, which
@@ -111,6 +120,12 @@ func parseTicket(b []byte) (ticket, error) {
 	}
 	if t.V != ticketVersion {
 		return t, fmt.Errorf("ticket version %d, want %d", t.V, ticketVersion)
+	}
+	if t.Table != "" {
+		if t.Task == nil {
+			return t, fmt.Errorf("ticket names table %s and no data file of it", t.Table)
+		}
+		return t, nil
 	}
 	if t.Lo < 0 || t.Hi <= t.Lo {
 		return t, fmt.Errorf("ticket asks for row groups [%d, %d) of %s: not a range", t.Lo, t.Hi, t.Key)

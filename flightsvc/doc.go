@@ -12,6 +12,14 @@
 // in order with package collect, so a dataset fetched over Flight has
 // the batches and positions a local scan gives.
 //
+// An Iceberg table under a root (or, with ServerOptions.Catalog, a REST
+// catalog's table whose files are under a root) is served as the table:
+// package exec plans it (exec.PlanTable), an endpoint per data file with
+// its deletes in the ticket, and DoGet reads that file with exec's scan
+// (exec.ScanOptions.Tasks). Everything a served table reads goes through
+// the roots' stores: a file outside them, named by a table's metadata or
+// by a forged ticket, is refused (PermissionDenied).
+//
 // Given a Prometheus registry (ServerOptions.Metrics), the server counts
 // its calls by method and gRPC status code, their latency, the calls in
 // flight and the bytes, batches and rows sent (docs/metrics.md).

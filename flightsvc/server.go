@@ -1,6 +1,7 @@
 package flightsvc
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,8 +27,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluice-data/sluice/collect"
+	"github.com/sluice-data/sluice/exec"
 	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/fetch"
+	"github.com/sluice-data/sluice/iceberg"
 	"github.com/sluice-data/sluice/scan"
 	"github.com/sluice-data/sluice/store"
 )
@@ -54,6 +58,12 @@ type ServerOptions struct {
 	// dataset of a few large files still gives clients endpoints to fetch
 	// in parallel; a smaller file is one endpoint. Default 64 MiB.
 	PieceBytes int64
+	// Catalog, when set, is an Iceberg REST catalog's URI (see
+	// iceberg.Catalog; its credentials from the environment,
+	// iceberg.CatalogFromEnv): a dataset named NAMESPACE.TABLE that no
+	// root holds is that table of the catalog, served when its metadata
+	// file is under a root (the service reads nothing outside them).
+	Catalog string
 	// Metrics, when set, gets the service's Prometheus collectors (calls
 	// by method and gRPC status code, their latency, calls in flight,
 	// bytes, batches and rows sent; see metrics.go). NewServer panics if
@@ -67,12 +77,13 @@ type Root struct {
 	Prefix string // "" or ending in "/"
 }
 
-// Server is an Arrow Flight service over the Parquet datasets under its
-// roots: ListFlights lists them, GetFlightInfo plans a Request (one
-// endpoint per piece of work: a file, or a range of row groups of a large
-// one; FlightInfo.ordered as requested), DoGet
-// streams an endpoint's batches with their collect.Pos (collect.MarshalPos) as
-// app_metadata, and GetSchema answers a request's schema.
+// Server is an Arrow Flight service over the Parquet datasets and Iceberg
+// tables under its roots: ListFlights lists them, GetFlightInfo plans a
+// Request (one endpoint per piece of work: a file, a range of row groups
+// of a large one, or a table's data file; FlightInfo.ordered as
+// requested), DoGet streams an endpoint's batches with their collect.Pos
+// (collect.MarshalPos) as app_metadata, and GetSchema answers a request's
+// schema.
 type Server struct {
 	flight.BaseFlightServer
 	roots    []Root
@@ -225,7 +236,8 @@ func grpcError(err error) error {
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	case errors.As(err, &ne), store.KindOf(err) == store.KindNotFound:
 		return status.Error(codes.NotFound, err.Error())
-	case errors.As(err, &ee), errors.As(err, &ce), store.KindOf(err) == store.KindInvalid:
+	case errors.As(err, &ee), errors.As(err, &ce), store.KindOf(err) == store.KindInvalid,
+		errors.Is(err, exec.ErrInvalid), errors.Is(err, iceberg.ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case store.KindOf(err) == store.KindPermission:
 		return status.Error(codes.PermissionDenied, err.Error())
@@ -233,24 +245,48 @@ func grpcError(err error) error {
 	return status.Error(codes.Internal, err.Error())
 }
 
-// open opens a request's dataset under the first root that has it.
-func (s *Server) open(ctx context.Context, r Request) (int, *scan.Dataset, error) {
+// open opens a request's dataset under the first root that has it: its
+// Parquet files, or the Iceberg table whose location or metadata file it
+// names.
+func (s *Server) open(ctx context.Context, r Request) (served, error) {
 	var first error
 	for i, root := range s.roots {
+		if iceberg.IsMetadataURL(r.Dataset) {
+			t, err := s.openTable(ctx, root.Store.URL(root.Prefix+r.Dataset), r)
+			if store.KindOf(err) == store.KindNotFound {
+				if first == nil {
+					first = err
+				}
+				continue
+			}
+			return t, err
+		}
 		ds, err := scan.Open(ctx, root.Store, root.Prefix+r.Dataset, s.scanOptions(i, r.Columns, r.Filter, r.Ordered))
 		var ne *scan.NoFilesError
-		if errors.As(err, &ne) {
+		var it *scan.IcebergTableError
+		switch {
+		case errors.As(err, &ne):
 			if first == nil {
 				first = err
 			}
 			continue
+		case errors.As(err, &it):
+			// At the metadata file the listing found, else as the
+			// table's location.
+			return s.openTable(ctx, cmp.Or(it.Metadata, it.URL), r)
 		}
-		return i, ds, err
+		return served{root: i, ds: ds}, err
+	}
+	if s.opts.Catalog != "" && store.KindOf(first) == store.KindNotFound &&
+		strings.Contains(r.Dataset, ".") && !strings.Contains(r.Dataset, "/") {
+		// Pinned by the metadata file the catalog names: every endpoint
+		// reads that snapshot, with no call to the catalog.
+		return s.openTable(ctx, r.Dataset, r)
 	}
 	if first == nil {
 		first = fmt.Errorf("no roots")
 	}
-	return 0, nil, first
+	return served{}, first
 }
 
 func (s *Server) scanOptions(root int, columns []string, filter string, ordered bool) scan.Options {
@@ -274,10 +310,14 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	root, ds, err := s.open(ctx, r)
+	d0, err := s.open(ctx, r)
 	if err != nil {
 		return nil, grpcError(err)
 	}
+	if d0.table != nil {
+		return s.tableInfo(d, r, d0), nil
+	}
+	root, ds := d0.root, d0.ds
 	sc := ds.Schema()
 	hash := schemaHash(sc)
 	info := &flight.FlightInfo{
@@ -311,11 +351,11 @@ func (s *Server) GetSchema(ctx context.Context, d *flight.FlightDescriptor) (*fl
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	_, ds, err := s.open(ctx, r)
+	ds, err := s.open(ctx, r)
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	return &flight.SchemaResult{Schema: flight.SerializeSchema(ds.Schema(), s.opts.Mem)}, nil
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(ds.schema(), s.opts.Mem)}, nil
 }
 
 // ListFlights lists the datasets under the roots: each directory right
@@ -340,20 +380,26 @@ func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_Lis
 			}
 			seen[name] = true
 			r := Request{Dataset: name, Ordered: true}
-			_, ds, err := s.open(ctx, r)
+			ds, err := s.open(ctx, r)
 			if err != nil {
 				return grpcError(err)
 			}
-			var rows int64
-			for _, f := range ds.Files() {
-				rows += f.Rows
-			}
-			info := &flight.FlightInfo{
-				Schema:           flight.SerializeSchema(ds.Schema(), s.opts.Mem),
-				FlightDescriptor: r.Descriptor(),
-				Ordered:          true,
-				TotalRecords:     rows,
-				TotalBytes:       ds.BytesNeeded(),
+			var info *flight.FlightInfo
+			if ds.table != nil {
+				info = s.tableInfo(r.Descriptor(), r, ds)
+				info.Endpoint = nil
+			} else {
+				var rows int64
+				for _, f := range ds.ds.Files() {
+					rows += f.Rows
+				}
+				info = &flight.FlightInfo{
+					Schema:           flight.SerializeSchema(ds.ds.Schema(), s.opts.Mem),
+					FlightDescriptor: r.Descriptor(),
+					Ordered:          true,
+					TotalRecords:     rows,
+					TotalBytes:       ds.ds.BytesNeeded(),
+				}
 			}
 			if err := stream.Send(info); err != nil {
 				return err
@@ -364,16 +410,36 @@ func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_Lis
 }
 
 // datasetNames lists a root's datasets (see ListFlights), in key order.
+// An Iceberg table (a directory with metadata/*.metadata.json or
+// metadata/version-hint.text) is one dataset at any depth, named by its
+// directory; its Parquet files are its own, not another dataset's.
 func datasetNames(ctx context.Context, root Root) ([]string, error) {
-	set := map[string]bool{}
+	var objs []store.ObjectInfo
 	err := root.Store.Walk(ctx, root.Prefix, func(o store.ObjectInfo) error {
+		objs = append(objs, o)
+		return nil
+	})
+	set := map[string]bool{}
+	var tables []string
+	for _, o := range objs {
 		rel := strings.TrimPrefix(o.Key, root.Prefix)
-		if !strings.HasSuffix(rel, ".parquet") {
-			return nil
+		dir, name, ok := strings.Cut(rel, "metadata/")
+		if ok && (dir == "" || strings.HasSuffix(dir, "/")) && !strings.Contains(name, "/") &&
+			(name == "version-hint.text" || strings.HasSuffix(name, ".metadata.json")) && !slices.Contains(tables, dir) {
+			tables = append(tables, dir)
+			// A root that is a table itself has no name under it.
+			set[dir] = dir != ""
+		}
+	}
+objects:
+	for _, o := range objs {
+		rel := strings.TrimPrefix(o.Key, root.Prefix)
+		if !strings.HasSuffix(rel, ".parquet") || slices.ContainsFunc(tables, func(t string) bool { return strings.HasPrefix(rel, t) }) {
+			continue
 		}
 		for _, el := range strings.Split(rel, "/") {
 			if strings.HasPrefix(el, "_") || strings.HasPrefix(el, ".") {
-				return nil
+				continue objects
 			}
 		}
 		if dir, _, ok := strings.Cut(rel, "/"); ok {
@@ -381,11 +447,12 @@ func datasetNames(ctx context.Context, root Root) ([]string, error) {
 		} else {
 			set[rel] = true
 		}
-		return nil
-	})
+	}
 	names := make([]string, 0, len(set))
-	for n := range set {
-		names = append(names, n)
+	for n, ok := range set {
+		if ok {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	return names, err
@@ -406,6 +473,9 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 	}
 	if t.Root < 0 || t.Root >= len(s.roots) {
 		return status.Errorf(codes.InvalidArgument, "ticket names root %d of %d", t.Root, len(s.roots))
+	}
+	if t.Table != "" {
+		return s.doGetTable(ctx, t, stream)
 	}
 	root := s.roots[t.Root]
 	// The piece's file alone, with the dataset's partition root: one

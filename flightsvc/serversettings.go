@@ -22,6 +22,8 @@ type ServerSettings struct {
 	Concurrency int
 	// PieceSize is ServerOptions.PieceBytes as a size, at least 1B.
 	PieceSize string
+	// Catalog is ServerOptions.Catalog.
+	Catalog string
 }
 
 // Bind defines sluice serve-flight's flags for the token, the streams'
@@ -34,13 +36,14 @@ func (s *ServerSettings) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Memory, "memory", "64MiB", "memory each stream's scan holds: bytes fetched ahead of decoding and decoding's buffers (at least one row group's worth)")
 	fs.IntVar(&s.Concurrency, "concurrency", 2, "row groups one stream decodes at once (an ordered stream holds at most that many ahead of the one due)")
 	fs.StringVar(&s.PieceSize, "piece-size", "64MiB", "bytes read per endpoint a large file is cut into (whole row groups)")
+	fs.StringVar(&s.Catalog, "catalog", "", "Iceberg REST catalog URI: a dataset NAMESPACE.TABLE no root holds is its table, served when its files are under a root")
 }
 
 // Options reads and checks s into the ServerOptions it asks for: the
 // first mistake, in flag terms, or the options; the caller adds Mem and
 // Metrics.
 func (s ServerSettings) Options() (ServerOptions, error) {
-	o := ServerOptions{Token: s.Token, Concurrency: s.Concurrency}
+	o := ServerOptions{Token: s.Token, Concurrency: s.Concurrency, Catalog: s.Catalog}
 	var err error
 	if o.Memory, err = size.Parse(s.Memory); err != nil {
 		return o, invalidf("--memory: %v", err)

@@ -26,6 +26,11 @@ type DataFile struct {
 	// under and its partition values by partition field name.
 	SpecID    int32          `json:"spec_id"`
 	Partition map[string]any `json:"partition,omitempty"`
+	// Identity is the values of its identity partition fields, by
+	// their column's field id, in Iceberg's single-value binary form
+	// (nil: null): a file that lacks such a column (one a migration or
+	// add_files brought in) holds that value in every row.
+	Identity map[int][]byte `json:"identity,omitempty"`
 	// Sequence is the file's data sequence number: deletes of a later
 	// sequence number apply to it.
 	Sequence int64 `json:"sequence"`
@@ -338,6 +343,9 @@ func (t *Table) Plan(ctx context.Context, open store.Opener, keep func(DataFile)
 					Lower: df.Lower, Upper: df.Upper,
 					NullCounts: df.NullCounts, ValueCounts: df.ValueCounts, NaNCounts: df.NaNCounts,
 				}
+				if f.Identity, err = t.identity(m.SpecID, df.Partition); err != nil {
+					return nil, fmt.Errorf("iceberg: manifest %s: %s: %w", m.Path, df.Path, err)
+				}
 				if keep == nil || keep(f) {
 					tasks = append(tasks, Task{File: f})
 				}
@@ -399,4 +407,33 @@ func (p partition) matches(f *DataFile) bool {
 func (t *Table) unpartitioned(id int32) bool {
 	s, ok := t.specs[id]
 	return !ok || s.unpartitioned()
+}
+
+// identity is the values of a data file's identity partition fields
+// (see DataFile.Identity), from its partition tuple.
+func (t *Table) identity(specID int32, values map[string]any) (map[int][]byte, error) {
+	var out map[int][]byte
+	for _, pf := range t.specs[specID].Fields {
+		v, ok := values[pf.Name]
+		if pf.Transform != "identity" || !ok {
+			continue
+		}
+		f, ok := t.Field(pf.SourceID)
+		if !ok {
+			continue // a column dropped since, read by no one
+		}
+		if out == nil {
+			out = map[int][]byte{}
+		}
+		if v == nil {
+			out[f.ID] = nil
+			continue
+		}
+		b, err := avroValue(f.Type, v)
+		if err != nil {
+			return nil, fmt.Errorf("partition value %s: %w", pf.Name, err)
+		}
+		out[f.ID] = b
+	}
+	return out, nil
 }

@@ -85,16 +85,14 @@ type Snapshot struct {
 // metadata is what planning reads of a table metadata file (format
 // versions 1 to 3).
 type metadata struct {
-	FormatVersion   int       `json:"format-version"`
-	Location        string    `json:"location"`
-	CurrentSchemaID *int      `json:"current-schema-id"`
-	Schemas         []*Schema `json:"schemas"`
-	Schema          *Schema   `json:"schema"` // format 1
-	Specs           []spec    `json:"partition-specs"`
-	Spec            []struct {
-		Transform string `json:"transform"`
-	} `json:"partition-spec"` // format 1: spec 0
-	CurrentSnapshotID *int64 `json:"current-snapshot-id"`
+	FormatVersion     int         `json:"format-version"`
+	Location          string      `json:"location"`
+	CurrentSchemaID   *int        `json:"current-schema-id"`
+	Schemas           []*Schema   `json:"schemas"`
+	Schema            *Schema     `json:"schema"` // format 1
+	Specs             []spec      `json:"partition-specs"`
+	Spec              []specField `json:"partition-spec"` // format 1: spec 0
+	CurrentSnapshotID *int64      `json:"current-snapshot-id"`
 	Snapshots         []struct {
 		ID           int64    `json:"snapshot-id"`
 		Sequence     int64    `json:"sequence-number"`
@@ -374,6 +372,10 @@ type Field struct {
 	Name     string `json:"name"`
 	Required bool   `json:"required"`
 	Type     Type   `json:"type"`
+	// InitialDefault is the value (format 3, in Iceberg's JSON
+	// single-value form) a data file written before the column was added
+	// holds in it; absent, such a file holds nulls. See Default.
+	InitialDefault json.RawMessage `json:"initial-default,omitempty"`
 }
 
 // Type is a column's Iceberg type as the metadata spells a primitive one
@@ -441,12 +443,19 @@ func (s *Schema) FieldByName(name string) (Field, bool) {
 }
 
 // spec is a partition spec: what planning needs is whether it
-// partitions at all.
+// partitions at all, and which of its fields are a column's values
+// (identity).
 type spec struct {
-	ID     int32 `json:"spec-id"`
-	Fields []struct {
-		Transform string `json:"transform"`
-	} `json:"fields"`
+	ID     int32       `json:"spec-id"`
+	Fields []specField `json:"fields"`
+}
+
+// specField is a partition field: the column it is of (SourceID), its
+// name in a data file's partition tuple, its transform.
+type specField struct {
+	SourceID  int    `json:"source-id"`
+	Name      string `json:"name"`
+	Transform string `json:"transform"`
 }
 
 // unpartitioned says whether the spec puts every row in one partition.

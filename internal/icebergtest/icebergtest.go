@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/hadoop"
@@ -339,4 +340,142 @@ func RESTCatalog(t testing.TB, tables map[string]string, id, secret string) *htt
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// Migrated is a table whose first data files were brought in as they
+// were (add_files, as a migration from Hive does): they lack the column
+// the table is partitioned by (identity), whose value is their
+// partition's, in the manifest. A column added since with an initial
+// default (format 3) is that default in every file written before it.
+type Migrated struct {
+	Location, Metadata string
+	// Want is the table's rows as the Iceberg spec reads them (NamedRows,
+	// sorted): a migrated file's region its partition value (eu, us, or
+	// null for the file in the null partition), score 7 (the initial
+	// default) in every row written before score was added.
+	Want []string
+	// IcebergGo is iceberg-go's own reading of the table, sorted; it
+	// fills the initial default but not the partition values (v0.7.0).
+	IcebergGo []string
+}
+
+// MigratedTable writes the table Migrated describes with iceberg-go, its
+// migrated files with arrow-go's Parquet writer.
+func MigratedTable(t testing.TB, dir string) Migrated {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := hadoop.NewCatalog("migrated", dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.CreateNamespace(ctx, icetable.Identifier{"db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sc := ice.NewSchema(0,
+		ice.NestedField{ID: 1, Name: "id", Type: ice.PrimitiveTypes.Int64, Required: true},
+		ice.NestedField{ID: 2, Name: "name", Type: ice.PrimitiveTypes.String},
+		ice.NestedField{ID: 3, Name: "region", Type: ice.PrimitiveTypes.String},
+	)
+	spec := ice.NewPartitionSpec(ice.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "region", Transform: ice.IdentityTransform{}})
+	tbl, err := cat.CreateTable(ctx, icetable.Identifier{"db", "m"}, sc, catalog.WithPartitionSpec(&spec),
+		catalog.WithProperties(ice.Properties{icetable.PropertyFormatVersion: "3"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	row := func(id int64, name, region, score string) string {
+		return fmt.Sprintf("id=%d name=%s region=%s score=%s", id, name, region, score)
+	}
+	// The migrated files: id and name, with their field ids, no region.
+	fileSchema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"1"})},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"2"})},
+	}, nil)
+	var files []ice.DataFile
+	for i, region := range []any{"eu", "us", nil} {
+		path := fmt.Sprintf("%s/data/migrated-%d.parquet", tbl.Location(), i)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, fileSchema)
+		for j := range 4 {
+			id := int64(10*i + j)
+			b.Field(0).(*array.Int64Builder).Append(id)
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("m%d", id))
+			r := "(null)"
+			if region != nil {
+				r = region.(string)
+			}
+			want = append(want, row(id, fmt.Sprintf("m%d", id), r, "7"))
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		if err := os.MkdirAll(strings.TrimPrefix(tbl.Location(), "file://")+"/data", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(strings.TrimPrefix(path, "file://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := pqarrow.NewFileWriter(fileSchema, f, nil, pqarrow.DefaultWriterProps())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		fi, err := os.Stat(strings.TrimPrefix(path, "file://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		df, err := ice.NewDataFileBuilder(spec, ice.EntryContentData, path, ice.ParquetFile,
+			map[int]any{1000: region}, nil, nil, 4, fi.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, df.FirstRowID(int64(4*i)).Build())
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.AddDataFiles(ctx, files, nil); err != nil {
+		t.Fatalf("add the migrated files: %v", err)
+	}
+	if tbl, err = tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A column added with an initial default, then rows that have it.
+	tx = tbl.NewTransaction()
+	if err := tx.UpdateSchema(true, false).AddColumn([]string{"score"}, ice.PrimitiveTypes.Int64, "", false, ice.NewLiteral(int64(7))).Commit(); err != nil {
+		t.Fatalf("add score: %v", err)
+	}
+	if tbl, err = tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	asc, err := icetable.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+	defer b.Release()
+	for id := int64(100); id < 104; id++ {
+		region := []string{"eu", "ap"}[id%2]
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("a%d", id))
+		b.Field(2).(*array.StringBuilder).Append(region)
+		b.Field(3).(*array.Int64Builder).Append(id * 2)
+		want = append(want, row(id, fmt.Sprintf("a%d", id), region, strconv.FormatInt(id*2, 10)))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	at := array.NewTableFromRecords(asc, []arrow.RecordBatch{rec})
+	defer at.Release()
+	tx = tbl.NewTransaction()
+	if err := tx.AppendTable(ctx, at, 4, nil); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(want)
+	return Migrated{Location: tbl.Location(), Metadata: tbl.MetadataLocation(), Want: want, IcebergGo: icebergGoRows(t, tbl, 0, nil)}
 }
