@@ -241,13 +241,12 @@ func (s *Scanner) countOnly(g *group, consts []arrow.Array, emit func(Batch) err
 		// The filter reads only partition columns: it holds for every row
 		// of the file or for none.
 		one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
-		mask, err := s.filterMask(one, nil, g)
+		_, _, all, err := s.filterRows(one, nil, g)
 		one.Release()
 		if err != nil {
 			return err
 		}
-		if mask != nil {
-			mask.Release()
+		if !all {
 			s.c.rowsDecoded.Add(g.rows)
 			cols := sliceAll(consts, 0)
 			rec := array.NewRecordBatch(s.ds.schema, cols, 0)
@@ -278,36 +277,37 @@ func (s *Scanner) finish(rec arrow.RecordBatch, g *group, consts []arrow.Array) 
 	sc := rec.Schema()
 	col := func(name string) arrow.Array { return rec.Column(sc.FieldIndices(name)[0]) }
 
-	var mask arrow.Array
-	if d.filter != nil {
-		m, err := s.filterMask(rec, col, g)
-		if err != nil {
-			return nil, err
-		}
-		if m != nil {
-			mask = m
-			defer mask.Release()
-		}
-	}
-
 	data := make([]arrow.Array, len(d.fileCols))
 	for i, name := range d.fileCols {
 		data[i] = col(name)
 	}
 	n := rec.NumRows()
-	if mask != nil {
-		if len(data) == 0 {
-			n = countTrue(mask)
-		} else {
-			tmp := array.NewRecordBatch(arrow.NewSchema(fieldsOf(data, d.fileCols), nil), data, n)
-			filtered, err := compute.FilterRecordBatch(s.cctx, tmp, mask, compute.DefaultFilterOptions())
-			tmp.Release()
-			if err != nil {
-				return nil, err
+	if d.filter != nil {
+		runs, kept, all, err := s.filterRows(rec, col, g)
+		if err != nil {
+			return nil, err
+		}
+		if !all {
+			var mask arrow.Array // for the columns takeRuns does not take
+			defer func() {
+				if mask != nil {
+					mask.Release()
+				}
+			}()
+			for i, c := range data {
+				t, ok := takeRuns(d.opts.Mem, c, runs, kept)
+				if !ok {
+					if mask == nil {
+						mask = runsMask(d.opts.Mem, runs, int(n))
+					}
+					if t, err = compute.FilterArray(s.cctx, c, mask, *compute.DefaultFilterOptions()); err != nil {
+						return nil, err
+					}
+				}
+				defer t.Release()
+				data[i] = t
 			}
-			defer filtered.Release()
-			data = filtered.Columns()
-			n = filtered.NumRows()
+			n = int64(kept)
 		}
 	}
 
@@ -337,9 +337,9 @@ func fieldsOf(cols []arrow.Array, names []string) []arrow.Field {
 	return fs
 }
 
-// filterMask evaluates the row filter over a decoded batch: nil when it
-// keeps every row, else a boolean array of the rows it keeps.
-func (s *Scanner) filterMask(rec arrow.RecordBatch, col func(string) arrow.Array, g *group) (arrow.Array, error) {
+// filterRows evaluates the row filter over a decoded batch: all when it
+// keeps every row, else the runs of rows it keeps, kept in all.
+func (s *Scanner) filterRows(rec arrow.RecordBatch, col func(string) arrow.Array, g *group) (runs []rowRun, kept int, all bool, err error) {
 	d := s.ds
 	n := rec.NumRows()
 	cols := make([]arrow.Array, len(d.filterCols))
@@ -360,42 +360,31 @@ func (s *Scanner) filterMask(rec arrow.RecordBatch, col func(string) arrow.Array
 	defer d.filterMem.Put(sc)
 	v, err := d.filter.EvalScratch(frec, sc)
 	if err != nil {
-		return nil, err
+		return nil, 0, false, err
 	}
-	buf := memory.NewResizableBuffer(d.opts.Mem)
-	defer buf.Release()
-	buf.Resize(int(bitutil.BytesForBits(n)))
-	bits := buf.Bytes()
-	clear(bits)
-	all := true
 	if v.Const {
-		all = v.B[0] && v.IsValid(0) // when false, every bit stays clear
-	} else {
-		for i := range int(n) {
-			if v.B[i] && v.IsValid(i) {
-				bitutil.SetBit(bits, i)
-			} else {
-				all = false
-			}
+		if v.B[0] && v.IsValid(0) {
+			return nil, int(n), true, nil
 		}
+		return nil, 0, n == 0, nil
 	}
-	if all {
-		return nil, nil
-	}
-	data := array.NewData(arrow.FixedWidthTypes.Boolean, int(n), []*memory.Buffer{nil, buf}, nil, 0, 0)
-	defer data.Release()
-	return array.MakeFromData(data), nil
+	runs, kept = keptRuns(v.B[:n], v.Valid, nil)
+	return runs, kept, kept == int(n), nil
 }
 
-func countTrue(mask arrow.Array) int64 {
-	b := mask.(*array.Boolean)
-	var n int64
-	for i := 0; i < b.Len(); i++ {
-		if b.IsValid(i) && b.Value(i) {
-			n++
-		}
+// runsMask is the boolean array of n rows that is true in runs.
+func runsMask(mem memory.Allocator, runs []rowRun, n int) arrow.Array {
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(n))))
+	bits := buf.Bytes()
+	clear(bits)
+	for _, r := range runs {
+		bitutil.SetBitsTo(bits, int64(r.start), int64(r.n), true)
 	}
-	return n
+	data := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	buf.Release()
+	defer data.Release()
+	return array.MakeFromData(data)
 }
 
 // partitionArrays makes, for each partition column in the output, an array
