@@ -51,9 +51,6 @@ type sharedEntry struct {
 	// pipe is the part compiled (its own first stages may be a shared
 	// part too).
 	pipe Pipeline
-
-	mu     sync.Mutex
-	schema *arrow.Schema // its output's, once found
 }
 
 // shareKey is the key of stages as a shared part, and whether they may be
@@ -156,13 +153,15 @@ func (s *sharing) longest(stages []plan.Stage, limit int) (*sharedEntry, int) {
 }
 
 // outSchema is the schema of the part's output, found as a join finds
-// its other side's: the source opened for its schema, the stages bound.
-func (en *sharedEntry) outSchema(e *env) (*arrow.Schema, error) {
-	en.mu.Lock()
-	defer en.mu.Unlock()
-	if en.schema != nil {
-		return en.schema, nil
+// its other side's (the source opened for its schema, the stages bound),
+// once in a run: the data may change between runs.
+func (r *sharedRun) outSchema(e *env) (*arrow.Schema, error) {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	if r.schema != nil {
+		return r.schema, nil
 	}
+	en := r.entry
 	src, err := en.pipe.Source.open(context.Background(), e)
 	if err != nil {
 		return nil, err
@@ -174,7 +173,7 @@ func (en *sharedEntry) outSchema(e *env) (*arrow.Schema, error) {
 	if _, err := bindAll(e, in, append(slices.Clone(en.pipe.Stages), sink)); err != nil {
 		return nil, err
 	}
-	en.schema = out
+	r.schema = out
 	return out, nil
 }
 
@@ -187,15 +186,15 @@ func (s *sharedSource) Name() string { return s.entry.pipe.Source.Name() }
 // for a batch. Outside a Run (a join opening its other side for its
 // schema) the reader has a result of its own.
 func (s *sharedSource) open(ctx context.Context, e *env) (Source, error) {
-	schema, err := s.entry.outSchema(e)
-	if err != nil {
-		return nil, err
-	}
-	r := &sharedReader{schema: schema, e: e}
+	r := &sharedReader{e: e}
 	if sc, ok := ctx.Value(shareScopeKey{}).(*shareScope); ok {
 		r.run = sc.run(s.entry)
 	} else {
 		r.run = &sharedRun{entry: s.entry, uses: 1, private: true}
+	}
+	var err error
+	if r.schema, err = r.run.outSchema(e); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -249,6 +248,9 @@ type sharedRun struct {
 	uses  int
 	// private: one reader's alone, released when it closes.
 	private bool
+
+	smu    sync.Mutex
+	schema *arrow.Schema // the output's, once found
 
 	mu sync.Mutex
 	// filling is closed when the reader making the result is done.
