@@ -43,18 +43,49 @@ type Env struct {
 	// ProgramEnv is added to their environment (a fan-out task's index
 	// and piece).
 	ProgramEnv []string
+	// share is what the sub-pipelines of the plan being compiled share
+	// (see share.go); set by the outermost Compile.
+	share *sharing
 }
 
 // Compile makes a plan into the pipeline that runs it: a stage of exec
 // for each stage of the plan, in order (and a scan before a show of
-// files), then env.Output when the plan ends in no sink.
+// files), then env.Output when the plan ends in no sink. Sub-pipelines
+// that compute the same thing in several places (see share.go) run once
+// in a run, their result read by each.
 func Compile(p *plan.Plan, env Env) (Pipeline, error) {
 	if err := p.Check(env.Input); err != nil {
 		return Pipeline{}, err
 	}
+	// The plan itself is never a shared part's reader: its stages stay
+	// one for one with the plan's. Its sub-pipelines, compiled with
+	// env.share set, may be.
+	limit := len(p.Stages)
+	if env.share == nil {
+		env.share = newSharing(p)
+		limit = 0
+	}
+	return compile(p, env, limit)
+}
+
+// compile is Compile with the first stages of p, at most limit of them,
+// read from a shared part when they are one.
+func compile(p *plan.Plan, env Env, limit int) (Pipeline, error) {
 	var out Pipeline
 	stages := p.Stages
-	if env.Input {
+	if en, n := env.share.longest(stages, limit); en != nil && !env.Input {
+		if en.pipe.Source == nil {
+			sub := env
+			sub.Input, sub.Output = false, nil
+			pipe, err := compile(en.plan, sub, n-1)
+			if err != nil {
+				return Pipeline{}, err
+			}
+			en.pipe = pipe
+		}
+		out.Source = &sharedSource{entry: en}
+		stages = stages[n:]
+	} else if env.Input {
 		out.Source = ReadIPC(env.Stdin)
 	} else {
 		src, extra, err := compileSource(stages[0], env)

@@ -32,6 +32,10 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	if p.Source == nil {
 		return invalidf("pipeline: no source")
 	}
+	// The shared parts of sub-pipelines live as long as the outermost
+	// Run.
+	ctx, releaseShared := withShareScope(ctx)
+	defer releaseShared()
 	if i := firstProgram(p.Stages); i >= 0 {
 		return runProgram(ctx, p, i, opts)
 	}

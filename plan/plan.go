@@ -94,6 +94,15 @@ type nested interface {
 	subPlans() []*Plan
 }
 
+// SubPlans are the sub-pipelines st takes (a join's other side, a let's
+// pipeline), in the order it prints them; nil for a stage that takes none.
+func SubPlans(st Stage) []*Plan {
+	if n, ok := st.(nested); ok {
+		return n.subPlans()
+	}
+	return nil
+}
+
 // maxDepth bounds how deep sub-pipelines nest.
 const maxDepth = 16
 
