@@ -42,7 +42,7 @@ func TestIntTable(t *testing.T) {
 				t.Fatalf("n=%d: key %d found, never put", n, k)
 			}
 		}
-		if 2*tab.n > len(tab.slots) || tab.n != len(want) {
+		if full(tab.n, len(tab.slots)) || tab.n != len(want) {
 			t.Fatalf("n=%d sized for %d: %d keys counted (%d put) in %d slots", n, c.sized, tab.n, len(want), len(tab.slots))
 		}
 	}
