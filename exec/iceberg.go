@@ -427,7 +427,14 @@ func (r *icebergRead) openFile(ctx context.Context, e *env, s *scanStage, open s
 		// each with its share of the scan's memory.
 		Memory: fileMemory,
 	}
-	ds, err := scan.Open(ctx, st, key, so)
+	// The manifest gave the file's size: its footer is read straight
+	// away, without listing it first (a round trip a file).
+	var ds *scan.Dataset
+	if task.File.Size > 0 {
+		ds, err = scan.OpenObject(ctx, st, store.ObjectInfo{Key: key, Size: task.File.Size}, so)
+	} else {
+		ds, err = scan.Open(ctx, st, key, so)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -266,8 +267,6 @@ type File struct {
 // documentation.
 func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*Dataset, error) {
 	start := time.Now()
-	memoryDefault := opts.Memory <= 0
-	opts = opts.withDefaults()
 	if opts.Filter != "" {
 		// A malformed filter fails before anything is read.
 		if _, err := expr.Parse(opts.Filter); err != nil {
@@ -286,6 +285,27 @@ func Open(ctx context.Context, st *store.Store, pattern string, opts Options) (*
 	if len(objs) == 0 {
 		return nil, &NoFilesError{URL: st.URL(pattern)}
 	}
+	return open(ctx, st, pattern, root, objs, opts, start)
+}
+
+// OpenObject is Open of one object whose size the caller knows (a table
+// format's manifest names its data files with their sizes): nothing is
+// listed, so the first request made for it is its footer's, a round trip
+// less than Open of its key.
+func OpenObject(ctx context.Context, st *store.Store, o store.ObjectInfo, opts Options) (*Dataset, error) {
+	if opts.Filter != "" {
+		if _, err := expr.Parse(opts.Filter); err != nil {
+			return nil, fmt.Errorf("scan: filter %w", err)
+		}
+	}
+	return open(ctx, st, o.Key, o.Key[:strings.LastIndex(o.Key, "/")+1], []store.ObjectInfo{o}, opts, time.Now())
+}
+
+// open is Open once the objects are known, root being where their
+// partition directories (k=v/) start.
+func open(ctx context.Context, st *store.Store, pattern, root string, objs []store.ObjectInfo, opts Options, start time.Time) (*Dataset, error) {
+	memoryDefault := opts.Memory <= 0
+	opts = opts.withDefaults()
 	d := &Dataset{st: st, pattern: pattern, opts: opts, fetcher: opts.Fetcher}
 	d.open.listed = len(objs)
 	keys := make([]string, len(objs))

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"context"
+	"errors"
 	"io"
 	"sync"
 	"testing"
@@ -99,5 +100,44 @@ func TestOpenRetriesAndRaces(t *testing.T) {
 	}
 	if stats.Files != 3 || d.lists != 3 {
 		t.Errorf("%d files after %d listings", stats.Files, d.lists)
+	}
+}
+
+// countingDriver counts listings.
+type countingDriver struct {
+	store.Driver
+	mu    sync.Mutex
+	lists int
+}
+
+func (d *countingDriver) List(ctx context.Context, prefix string, fn func(store.ObjectInfo) error) error {
+	d.mu.Lock()
+	d.lists++
+	d.mu.Unlock()
+	return d.Driver.List(ctx, prefix, fn)
+}
+
+// OpenObject reads what Open of the same key reads, without listing it:
+// its size is given, so the first request is the footer's.
+func TestOpenObjectDoesNotList(t *testing.T) {
+	mem, files := genStore(t, "lineitem", gen.Options{Rows: 20_000, Files: 1, RowGroupRows: 5000})
+	d := &countingDriver{Driver: mem.Driver()}
+	st := store.New(d, "mem://counting/")
+	key := "lineitem/part-00000.parquet"
+	ds, err := OpenObject(context.Background(), st, store.ObjectInfo{Key: key, Size: int64(len(files[0]))}, Options{Mem: checked(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := ds.Scan(context.Background())
+	got, _ := collect(t, sc)
+	sc.Close()
+	if d.lists != 0 {
+		t.Errorf("OpenObject listed %d times", d.lists)
+	}
+	if want := reference(t, files, nil, nil); got.String() != want.String() {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+	if _, err := OpenObject(context.Background(), st, store.ObjectInfo{Key: "lineitem/gone.parquet", Size: 1000}, Options{Mem: checked(t)}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an object that is not there: %v, want not found", err)
 	}
 }
