@@ -441,6 +441,8 @@ type keyIndex struct {
 	short map[[16]byte]int32
 	long  map[string]int32
 	hint  int // the keys expected, when known
+	// touched is what touch read, kept so that its reads stay.
+	touched int32
 }
 
 // newKeyIndex is an index for about hint keys (0: not known).
@@ -475,6 +477,34 @@ func (x *keyIndex) get(k string) (int32, bool) {
 	}
 	g, ok := x.long[k]
 	return g, ok
+}
+
+// touchAhead is how many keys of a fold touch looks up at once.
+const touchAhead = 64
+
+// touch reads the slots that the integer keys among keys start at, and
+// does nothing else: the reads do not depend on one another, so the
+// cache misses of a table far larger than the caches (TPC-H Q20's 900 k
+// groups: four in five of the fold's cycles waited on one) overlap,
+// where the lookups one at a time wait on each in turn.
+func (x *keyIndex) touch(keys []string) {
+	var sum int32
+	for _, k := range keys {
+		sum += x.slotRow(k)
+	}
+	x.touched += sum // kept, so that the reads are not left out
+}
+
+// slotRow is the row in the slot where k's lookup starts (0 for a key
+// not of integers).
+func (x *keyIndex) slotRow(k string) int32 {
+	switch {
+	case len(k) == 9 && k[0] == 1 && x.ints != nil:
+		return x.ints.slots[x.ints.slot(le64(k, 1))].row
+	case len(k) == 18 && k[0] == 1 && k[9] == 1 && x.pairs != nil:
+		return x.pairs.slots[x.pairs.slot(le64(k, 1), le64(k, 10))].row
+	}
+	return 0
 }
 
 func (x *keyIndex) put(k string, g int32) {
@@ -609,6 +639,7 @@ func groupRows(kr *keyRows, keep []bool, gids []int32, keys *[]string) {
 		}
 	}
 	shortIndex, longIndex := map[[16]byte]int32{}, map[string]int32{}
+	var arena keyArena
 	var prev []byte
 	prevG := int32(-1)
 	for i := range gids {
@@ -629,12 +660,12 @@ func groupRows(kr *keyRows, keep []bool, gids []int32, keys *[]string) {
 				g = old
 			} else {
 				shortIndex[a] = g
-				*keys = append(*keys, string(k))
+				*keys = append(*keys, arena.str(k))
 			}
 		} else if old, ok := longIndex[string(k)]; ok {
 			g = old
 		} else {
-			s := string(k)
+			s := arena.str(k)
 			longIndex[s] = g
 			*keys = append(*keys, s)
 		}
@@ -957,6 +988,9 @@ func (h *hashAgg) fold(pa any) error {
 		return h.route(p)
 	}
 	for g, k := range p.keys {
+		if g%touchAhead == 0 {
+			h.index.touch(p.keys[g:min(g+touchAhead, len(p.keys))])
+		}
 		d, ok := h.index.get(k)
 		if !ok {
 			d = int32(len(h.groupKeys))

@@ -75,6 +75,7 @@ func dictGroupRows(k *keyEncoder, rec arrow.RecordBatch, keep []bool, gids []int
 		table[i] = -1
 	}
 	var key []byte
+	var arena keyArena
 	for i := range gids {
 		if keep != nil && !keep[i] {
 			gids[i] = -1
@@ -92,7 +93,7 @@ func dictGroupRows(k *keyEncoder, rec arrow.RecordBatch, keep []bool, gids []int
 			}
 			g = int32(len(*keys))
 			table[code] = g
-			*keys = append(*keys, string(key))
+			*keys = append(*keys, arena.str(key))
 		}
 		gids[i] = g
 	}

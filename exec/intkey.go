@@ -64,6 +64,7 @@ func groupInts[T intLike](vals []T, keep []bool, gids []int32, keys *[]string) {
 	prevG := int32(-1)
 	var key [9]byte // the key bytes of an integer: 1, then the value (see key.go)
 	key[0] = 1
+	var arena keyArena
 	for i, v := range vals {
 		if keep != nil && !keep[i] {
 			gids[i] = -1
@@ -79,7 +80,7 @@ func groupInts[T intLike](vals []T, keep []bool, gids []int32, keys *[]string) {
 			g = int32(len(*keys))
 			index[x] = g
 			binary.LittleEndian.PutUint64(key[1:], uint64(x))
-			*keys = append(*keys, string(key[:]))
+			*keys = append(*keys, arena.str(key[:]))
 		}
 		gids[i], prev, prevG = g, x, g
 	}

@@ -370,6 +370,14 @@ func (t *joinTable) index(batches []arrow.RecordBatch, keys *keyEncoder, intKey 
 		}
 		nulls := keyNulls(b, keys)
 		for r := int(b.NumRows()) - 1; r >= 0; r-- {
+			if !intKey && (int(b.NumRows())-1-r)%touchAhead == 0 {
+				// The next keys' slots read ahead (see keyIndex.touch).
+				var sum int32
+				for q := r; q > r-touchAhead && q >= 0; q-- {
+					sum += t.head.slotRow(unsafeString(kr.row(q)))
+				}
+				t.head.touched += sum
+			}
 			row--
 			t.next[row] = -1
 			if nulls != nil && nulls[r] {
