@@ -1,11 +1,11 @@
 package expr
 
 import (
-		"testing"
+	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-		"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // TestEmptyStringColumn: an empty string column whose offsets buffer is
