@@ -225,7 +225,12 @@ func loadKind(dt arrow.DataType) (Kind, func(arrow.Array, *Scratch) Vec) {
 	if _, ok := dt.(*arrow.StringType); ok {
 		return KindString, func(a arrow.Array, sc *Scratch) Vec {
 			str := a.(*array.String)
-			v := Vec{K: KindString, S: str.Value, Valid: validity(sc, a), soff: str.ValueOffsets()}
+			v := Vec{K: KindString, S: str.Value, Valid: validity(sc, a)}
+			if a.Len() == 0 {
+				// Arrow lets an empty array go without offsets.
+				return v
+			}
+			v.soff = str.ValueOffsets()
 			if bufs := a.Data().Buffers(); len(bufs) > 2 && bufs[2] != nil {
 				v.sdata = bufs[2].Bytes()
 			} else {
