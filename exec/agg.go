@@ -271,7 +271,7 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 // newHashAgg is an aggregation into out of aggs, grouped by keys, that
 // spills past the run's memory.
 func newHashAgg(e *env, keys *keyEncoder, aggs []boundAgg, out *arrow.Schema, stage string) *hashAgg {
-	h := &hashAgg{stage: stage, mem: e.mem, keys: keys, aggs: aggs, out: out, index: newKeyIndex(0),
+	h := &hashAgg{stage: stage, mem: e.mem, keys: keys, aggs: aggs, out: out, index: newKeyIndex(nil, 0),
 		budget: e.memory, tempDir: e.tempDir}
 	h.acc = make([]accum, len(aggs))
 	return h
@@ -440,14 +440,19 @@ type keyIndex struct {
 	pairs *pairTable // made at the first key of two
 	short map[[16]byte]int32
 	long  map[string]int32
-	hint  int // the keys expected, when known
+	hint  int       // the keys expected, when known
+	mem   *tableMem // where the integer tables' arrays come from
 	// touched is what touch read, kept so that its reads stay.
 	touched int32
 }
 
-// newKeyIndex is an index for about hint keys (0: not known).
-func newKeyIndex(hint int) *keyIndex {
-	return &keyIndex{short: map[[16]byte]int32{}, long: map[string]int32{}, hint: hint}
+// newKeyIndex is an index for about hint keys (0: not known), its
+// integer tables' arrays from mem (nil: the Go heap).
+func newKeyIndex(mem *tableMem, hint int) *keyIndex {
+	if mem == nil {
+		mem = &tableMem{mem: memory.DefaultAllocator}
+	}
+	return &keyIndex{long: map[string]int32{}, hint: hint, mem: mem}
 }
 
 // le64 is the integer of k[at:at+8], little-endian as key.go writes it.
@@ -511,17 +516,20 @@ func (x *keyIndex) put(k string, g int32) {
 	switch {
 	case len(k) == 9 && k[0] == 1:
 		if x.ints == nil {
-			x.ints = newIntTable(&tableMem{mem: memory.DefaultAllocator}, max(x.hint, 1<<10))
+			x.ints = newIntTable(x.mem, max(x.hint, 1<<10))
 		}
 		x.ints.put(le64(k, 1), g)
 	case len(k) == 18 && k[0] == 1 && k[9] == 1:
 		if x.pairs == nil {
-			x.pairs = newPairTable(&tableMem{mem: memory.DefaultAllocator}, max(x.hint, 1<<10))
+			x.pairs = newPairTable(x.mem, max(x.hint, 1<<10))
 		}
 		x.pairs.put(le64(k, 1), le64(k, 10), g)
 	case len(k) <= 16:
 		var a [16]byte
 		copy(a[:], k)
+		if x.short == nil {
+			x.short = make(map[[16]byte]int32, x.hint) // made at the first such key
+		}
 		x.short[a] = g
 	default:
 		x.long[k] = g

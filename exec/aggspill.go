@@ -148,7 +148,7 @@ func (h *hashAgg) spill() error {
 			pend: aggPartial{acc: make([]accum, len(h.aggs))}})
 	}
 	held := &aggPartial{keys: h.groupKeys, acc: h.acc}
-	h.index, h.groupKeys, h.acc, h.bytes = newKeyIndex(0), nil, make([]accum, len(h.aggs)), 0
+	h.index, h.groupKeys, h.acc, h.bytes = newKeyIndex(nil, 0), nil, make([]accum, len(h.aggs)), 0
 	return h.route(held)
 }
 

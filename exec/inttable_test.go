@@ -54,7 +54,7 @@ func TestIntTable(t *testing.T) {
 func TestKeyIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	want := map[string]int32{}
-	x := newKeyIndex(0)
+	x := newKeyIndex(nil, 0)
 	key := func() string {
 		b := make([]byte, []int{9, 18, 18, 9, 5, 16, 17, 30}[rng.IntN(8)])
 		for i := range b {

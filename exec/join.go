@@ -269,7 +269,7 @@ func (t *joinTable) release() {
 	releaseAll(t.batches)
 	t.batches = nil
 	t.arrays.release()
-	t.refs, t.next, t.intHead = nil, nil, nil
+	t.refs, t.next, t.intHead, t.head = nil, nil, nil, nil
 }
 
 // ready builds the table of the right side, once: from the batches read
@@ -355,7 +355,7 @@ func (t *joinTable) index(batches []arrow.RecordBatch, keys *keyEncoder, intKey 
 	if intKey {
 		t.intHead = newIntTable(&t.arrays, n)
 	} else {
-		t.head = newKeyIndex(n)
+		t.head = newKeyIndex(&t.arrays, n)
 	}
 	// Rows go in from the last, each put before the one of its key, so
 	// that a key's chain is in the right side's order.
@@ -411,7 +411,7 @@ func (t *joinTable) indexKeys(batches []arrow.RecordBatch, keys *keyEncoder, int
 	if intKey {
 		t.intHead = newIntTable(&t.arrays, min(n, 1<<14))
 	} else {
-		t.head = newKeyIndex(0)
+		t.head = newKeyIndex(&t.arrays, 0)
 	}
 	var kr keyRows
 	var ints []int64

@@ -79,9 +79,11 @@ func joinBudget(e *env, o JoinOptions) int64 {
 }
 
 // tableRowBytes is what a join's table holds for each right row besides
-// its batches: its rowRef (8 bytes), its link in next (4), and its slot
-// in an intTable at most half full (24 to 48), or, for other keys, its
-// map entry (as much, but for the key's bytes, which sideCost adds).
+// its batches, at most: its rowRef (8 bytes), its link in next (4), and
+// its slots in a table of one or two integers at least a quarter full
+// (16 or 24 bytes each: up to 43 or 64), or, for other keys, its map
+// entry (about as much, but for the key's bytes, which sideCost adds).
+// A semi or anti join without --where holds only its keys.
 const tableRowBytes = 64
 
 // sideCost is what holding rec in a join's table costs: its buffers,

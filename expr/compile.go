@@ -248,8 +248,9 @@ func (c *compiler) inStringList(n *inList) (*compiled, error) {
 	if err != nil || x.k != KindString {
 		return nil, err
 	}
+	member := stringSet(set)
 	return maybeNot(&compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
-		return inStrings(s, x.eval(r, s), set, int(r.NumRows()))
+		return inStrings(s, x.eval(r, s), member, int(r.NumRows()))
 	}}, n.not), nil
 }
 

@@ -220,6 +220,29 @@ func compareStrings(s *Scratch, op string, a, b Vec, n int) Vec {
 	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(s, a, b, n)}
 }
 
+// stringSet is the membership test of an in-list of string constants:
+// a map past a few of them, else a look at each, lengths first.
+func stringSet(set []string) func(string) bool {
+	if len(set) > 8 {
+		index := make(map[string]struct{}, len(set))
+		for _, c := range set {
+			index[c] = struct{}{}
+		}
+		return func(v string) bool {
+			_, ok := index[v]
+			return ok
+		}
+	}
+	return func(v string) bool {
+		for _, c := range set {
+			if len(c) == len(v) && v == c {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // opHolds is whether op holds when a comparison gives -1, 0 or 1 (at
 // index c+1): the operator looked at once, not in every row.
 func opHolds(op string) [3]bool {
@@ -230,32 +253,14 @@ func opHolds(op string) [3]bool {
 	return w
 }
 
-// inStrings is x in (the constants): one pass over x, where an or of
-// equalities makes one for each constant. Null where x is.
-func inStrings(s *Scratch, x Vec, set []string, n int) Vec {
+// inStrings is x in (the constants), member saying whether a value is
+// one of them: one pass over x, where an or of equalities makes one for
+// each constant. Null where x is.
+func inStrings(s *Scratch, x Vec, member func(string) bool, n int) Vec {
 	if x.Const {
 		n = 1
 	}
 	out := s.bools(n)
-	var index map[string]struct{}
-	if len(set) > 8 {
-		index = make(map[string]struct{}, len(set))
-		for _, c := range set {
-			index[c] = struct{}{}
-		}
-	}
-	member := func(v string) bool {
-		if index != nil {
-			_, ok := index[v]
-			return ok
-		}
-		for _, c := range set {
-			if len(c) == len(v) && v == c {
-				return true
-			}
-		}
-		return false
-	}
 	if x.soff != nil && !x.Const {
 		for i := range out {
 			b := x.bytesAt(i)

@@ -198,6 +198,7 @@ type Dataset struct {
 	filterSchema *arrow.Schema
 	filterCols   []filterCol
 	filterMem    freelist.List[expr.Scratch] // each decoder's evaluation memory
+	filterRuns   freelist.List[[]rowRun]     // and the runs of rows it keeps
 
 	open openStats
 }

@@ -241,7 +241,7 @@ func (s *Scanner) countOnly(g *group, consts []arrow.Array, emit func(Batch) err
 		// The filter reads only partition columns: it holds for every row
 		// of the file or for none.
 		one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
-		_, _, all, err := s.filterRows(one, nil, g)
+		_, _, all, err := s.filterRows(one, nil, g, nil)
 		one.Release()
 		if err != nil {
 			return err
@@ -283,7 +283,10 @@ func (s *Scanner) finish(rec arrow.RecordBatch, g *group, consts []arrow.Array) 
 	}
 	n := rec.NumRows()
 	if d.filter != nil {
-		runs, kept, all, err := s.filterRows(rec, col, g)
+		buf := d.filterRuns.Get()
+		defer d.filterRuns.Put(buf)
+		runs, kept, all, err := s.filterRows(rec, col, g, (*buf)[:0])
+		*buf = runs
 		if err != nil {
 			return nil, err
 		}
@@ -338,8 +341,9 @@ func fieldsOf(cols []arrow.Array, names []string) []arrow.Field {
 }
 
 // filterRows evaluates the row filter over a decoded batch: all when it
-// keeps every row, else the runs of rows it keeps, kept in all.
-func (s *Scanner) filterRows(rec arrow.RecordBatch, col func(string) arrow.Array, g *group) (runs []rowRun, kept int, all bool, err error) {
+// keeps every row, else the runs of rows it keeps (appended to runs),
+// kept in all.
+func (s *Scanner) filterRows(rec arrow.RecordBatch, col func(string) arrow.Array, g *group, runs []rowRun) (_ []rowRun, kept int, all bool, err error) {
 	d := s.ds
 	n := rec.NumRows()
 	cols := make([]arrow.Array, len(d.filterCols))
@@ -368,7 +372,7 @@ func (s *Scanner) filterRows(rec arrow.RecordBatch, col func(string) arrow.Array
 		}
 		return nil, 0, n == 0, nil
 	}
-	runs, kept = keptRuns(v.B[:n], v.Valid, nil)
+	runs, kept = keptRuns(v.B[:n], v.Valid, runs)
 	return runs, kept, kept == int(n), nil
 }
 
