@@ -332,14 +332,6 @@ func (s *Scanner) finish(rec arrow.RecordBatch, g *group, consts []arrow.Array) 
 	return array.NewRecordBatch(d.schema, cols, n), nil
 }
 
-func fieldsOf(cols []arrow.Array, names []string) []arrow.Field {
-	fs := make([]arrow.Field, len(cols))
-	for i, c := range cols {
-		fs[i] = arrow.Field{Name: names[i], Type: c.DataType(), Nullable: true}
-	}
-	return fs
-}
-
 // filterRows evaluates the row filter over a decoded batch: all when it
 // keeps every row, else the runs of rows it keeps (appended to runs),
 // kept in all.
