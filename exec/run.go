@@ -217,7 +217,7 @@ type aggOp struct {
 
 func (o *aggOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 	p, err := o.a.partial(ctx, rec, nil)
-	if err != nil {
+	if err != nil || p == nil {
 		return err
 	}
 	return o.a.fold(p)

@@ -174,6 +174,7 @@ type mapper interface {
 type aggregator interface {
 	// keep, when not nil, says which rows to aggregate (a filter
 	// before the aggregation, evaluated without copying the batch).
+	// A nil summary with no error (a batch of no rows) is not folded.
 	partial(ctx context.Context, in arrow.RecordBatch, keep []bool) (any, error)
 	fold(p any) error
 	discard(p any)

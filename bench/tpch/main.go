@@ -8,6 +8,12 @@
 // fused/DuckDB wall. Run it from the repository root:
 //
 //	go run ./bench/tpch -sf 1 -runs 3
+//
+// -forms chooses which forms run (DuckDB always, as the reference) and
+// -memory gives both sluice forms a run --memory budget, which at larger
+// scale factors decides whether joins and aggregations spill:
+//
+//	go run ./bench/tpch -sf 10 -runs 1 -memory 1GiB -forms w,duckdb
 package main
 
 import (
@@ -18,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,11 +38,13 @@ func main() {
 	workers := flag.Int("workers", 4, "run --workers for the fanned-out form (0: leave it out)")
 	only := flag.String("q", "", "comma-separated query numbers (default: all 22)")
 	sluiceBin := flag.String("sluice", "", "the sluice binary (default: built from ./cmd/sluice)")
+	memory := flag.String("memory", "", "run --memory for both sluice forms, such as 1GiB: the fused process's, each worker's with -workers (default: sluice's)")
+	formList := flag.String("forms", "fused,w,duckdb", "comma-separated forms to run: fused, w (run --workers), duckdb (always: the reference)")
 	flag.Parse()
 	if *dir == "" {
 		*dir = filepath.Join(os.TempDir(), "sluice-tpch-sf"+*sf)
 	}
-	if err := run(*sf, *dir, *runs, *workers, *only, *sluiceBin); err != nil {
+	if err := run(*sf, *dir, *runs, *workers, *only, *sluiceBin, *memory, *formList); err != nil {
 		fmt.Fprintln(os.Stderr, "tpch:", err)
 		os.Exit(1)
 	}
@@ -51,7 +60,23 @@ type form struct {
 	out     string
 }
 
-func run(sf, dir string, runs, workers int, only, sluiceBin string) error {
+func run(sf, dir string, runs, workers int, only, sluiceBin, memory, formList string) error {
+	chosen := map[string]bool{}
+	for _, f := range strings.Split(formList, ",") {
+		f = strings.TrimSpace(f)
+		if f != "fused" && f != "w" && f != "duckdb" {
+			return fmt.Errorf("-forms %q: fused, w or duckdb", formList)
+		}
+		chosen[f] = true
+	}
+	if !chosen["duckdb"] {
+		return fmt.Errorf("-forms %q: duckdb is needed to check the results against", formList)
+	}
+	runArgs := []string{"run"}
+	if memory != "" {
+		runArgs = append(runArgs, "--memory", memory)
+	}
+	sluice := func(args ...string) *exec.Cmd { return exec.Command(sluiceBin, slices.Concat(runArgs, args)...) }
 	tmp, err := os.MkdirTemp("", "sluice-tpch-")
 	if err != nil {
 		return err
@@ -90,9 +115,14 @@ func run(sf, dir string, runs, workers int, only, sluiceBin string) error {
 			nums = append(nums, n)
 		}
 	}
-	fmt.Printf("TPC-H sf %s, %s; medians of %d runs, forms interleaved\n", sf, dir, runs)
+	mem := ""
+	if memory != "" {
+		mem = ", run --memory " + memory
+	}
+	fmt.Printf("TPC-H sf %s, %s%s; medians of %d runs, forms interleaved\n", sf, dir, mem, runs)
 	fmt.Printf("%-4s %-8s %8s %8s %7s %10s %10s   %s\n", "q", "form", "wall s", "cpu s", "rss", "wall/duck", "cpu/duck", "result")
 	var logSum float64
+	var first string
 	for _, n := range nums {
 		pipe, err := os.ReadFile(filepath.Join(queries, fmt.Sprintf("q%02d.pipe", n)))
 		if err != nil {
@@ -100,12 +130,13 @@ func run(sf, dir string, runs, workers int, only, sluiceBin string) error {
 		}
 		p := strings.TrimSpace(strings.ReplaceAll(string(pipe), "{dir}", dir)) + " | to-csv"
 		sqlPath := filepath.Join(queries, fmt.Sprintf("q%02d.sql", n))
-		forms := []*form{
-			{name: "fused", cmd: func() *exec.Cmd { return exec.Command(sluiceBin, "run", p) }, rows: csvRows},
+		var forms []*form
+		if chosen["fused"] {
+			forms = append(forms, &form{name: "fused", cmd: func() *exec.Cmd { return sluice(p) }, rows: csvRows})
 		}
-		if workers > 0 {
+		if chosen["w"] && workers > 0 {
 			forms = append(forms, &form{name: fmt.Sprintf("w%d", workers), cmd: func() *exec.Cmd {
-				return exec.Command(sluiceBin, "run", "--workers", strconv.Itoa(workers), p)
+				return sluice("--workers", strconv.Itoa(workers), p)
 			}, rows: csvRows})
 		}
 		duck := &form{name: "duckdb", cmd: func() *exec.Cmd { return exec.Command(duckBin, "-sql", sqlPath, "-tables", dir) }, rows: tsvRows}
@@ -139,8 +170,12 @@ func run(sf, dir string, runs, workers int, only, sluiceBin string) error {
 			fmt.Printf("q%02d  %-8s %8.3f %8.3f %6.0fM %10.2f %10.2f   %s\n", n, f.name, m.Wall, m.CPU, m.RSS/(1<<20), m.Wall/d.Wall, m.CPU/d.CPU, verdict)
 		}
 		logSum += math.Log(measure.Median(forms[0].samples).Wall / d.Wall)
+		first = forms[0].name
 	}
-	fmt.Printf("geometric mean of fused/DuckDB wall over %d queries: %.2f\n", len(nums), math.Exp(logSum/float64(len(nums))))
+	// The first form's: fused, unless -forms leaves it out.
+	if first != "duckdb" {
+		fmt.Printf("geometric mean of %s/DuckDB wall over %d queries: %.2f\n", first, len(nums), math.Exp(logSum/float64(len(nums))))
+	}
 	return nil
 }
 
