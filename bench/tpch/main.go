@@ -128,8 +128,16 @@ func run(sf, dir string, runs, workers int, only, sluiceBin, memory, formList st
 		if err != nil {
 			return err
 		}
-		p := strings.TrimSpace(strings.ReplaceAll(string(pipe), "{dir}", dir)) + " | to-csv"
-		sqlPath := filepath.Join(queries, fmt.Sprintf("q%02d.sql", n))
+		params := strings.NewReplacer("{dir}", dir, "{fraction}", fraction(sf))
+		p := strings.TrimSpace(params.Replace(string(pipe))) + " | to-csv"
+		query, err := os.ReadFile(filepath.Join(queries, fmt.Sprintf("q%02d.sql", n)))
+		if err != nil {
+			return err
+		}
+		sqlPath := filepath.Join(tmp, fmt.Sprintf("q%02d.sql", n))
+		if err := os.WriteFile(sqlPath, []byte(params.Replace(string(query))), 0o644); err != nil {
+			return err
+		}
 		var forms []*form
 		if chosen["fused"] {
 			forms = append(forms, &form{name: "fused", cmd: func() *exec.Cmd { return sluice(p) }, rows: csvRows})
@@ -224,4 +232,15 @@ func same(got, want [][]string) string {
 		}
 	}
 	return fmt.Sprintf("same %d rows", len(got))
+}
+
+// fraction is Q11's FRACTION for scale factor sf: 0.0001 / SF, as the
+// specification says, so that the query keeps about as many parts at
+// every scale (with SF 1's value, SF 10 keeps none).
+func fraction(sf string) string {
+	f, err := strconv.ParseFloat(sf, 64)
+	if err != nil || f <= 0 {
+		return "0.0001"
+	}
+	return strconv.FormatFloat(0.0001/f, 'g', -1, 64)
 }
