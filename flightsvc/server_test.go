@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net"
 	"slices"
 	"strings"
@@ -194,27 +195,39 @@ func TestListFlights(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	ls, err := client.ListFlights(context.Background(), &flight.Criteria{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for {
-		info, err := ls.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := ParseDescriptor(info.FlightDescriptor)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for r, info := range listFlights(t, client) {
 		names = append(names, fmt.Sprintf("%s:%d", r.Dataset, info.TotalRecords))
 	}
 	if want := []string{"hive/:6000", "taxi/:20000"}; !slices.Equal(names, want) {
 		t.Fatalf("ListFlights: %v, want %v", names, want)
+	}
+}
+
+// listFlights is every flight the server lists, with its request.
+func listFlights(t *testing.T, client flight.Client) iter.Seq2[Request, *flight.FlightInfo] {
+	t.Helper()
+	ls, err := client.ListFlights(context.Background(), &flight.Criteria{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(yield func(Request, *flight.FlightInfo) bool) {
+		for {
+			info, err := ls.Recv()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := ParseDescriptor(info.FlightDescriptor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !yield(r, info) {
+				return
+			}
+		}
 	}
 }
 

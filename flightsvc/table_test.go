@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -159,23 +158,8 @@ func TestFlightIcebergTable(t *testing.T) {
 	defer client.Close()
 	ctx := context.Background()
 	// Listed as one dataset, its Parquet files as none.
-	ls, err := client.ListFlights(ctx, &flight.Criteria{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for {
-		info, err := ls.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := ParseDescriptor(info.FlightDescriptor)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for r := range listFlights(t, client) {
 		names = append(names, r.Dataset)
 	}
 	if !slices.Equal(names, []string{"db/t/"}) {

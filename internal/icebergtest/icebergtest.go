@@ -85,13 +85,7 @@ func rowValues(row string) map[string]string {
 func Fixture(t testing.TB, dir string) []Step {
 	t.Helper()
 	ctx := context.Background()
-	cat, err := hadoop.NewCatalog("fixture", dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cat.CreateNamespace(ctx, icetable.Identifier{"db"}, nil); err != nil {
-		t.Fatal(err)
-	}
+	cat := newCatalog(t, ctx, "fixture", dir)
 	sc := ice.NewSchema(0,
 		ice.NestedField{ID: 1, Name: "id", Type: ice.PrimitiveTypes.Int64, Required: true},
 		ice.NestedField{ID: 2, Name: "name", Type: ice.PrimitiveTypes.String},
@@ -359,18 +353,26 @@ type Migrated struct {
 	IcebergGo []string
 }
 
-// MigratedTable writes the table Migrated describes with iceberg-go, its
-// migrated files with arrow-go's Parquet writer.
-func MigratedTable(t testing.TB, dir string) Migrated {
+// newCatalog is a Hadoop catalog named name over the warehouse dir, with
+// the namespace db.
+func newCatalog(t testing.TB, ctx context.Context, name, dir string) *hadoop.Catalog {
 	t.Helper()
-	ctx := context.Background()
-	cat, err := hadoop.NewCatalog("migrated", dir, nil)
+	cat, err := hadoop.NewCatalog(name, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cat.CreateNamespace(ctx, icetable.Identifier{"db"}, nil); err != nil {
 		t.Fatal(err)
 	}
+	return cat
+}
+
+// MigratedTable writes the table Migrated describes with iceberg-go, its
+// migrated files with arrow-go's Parquet writer.
+func MigratedTable(t testing.TB, dir string) Migrated {
+	t.Helper()
+	ctx := context.Background()
+	cat := newCatalog(t, ctx, "migrated", dir)
 	sc := ice.NewSchema(0,
 		ice.NestedField{ID: 1, Name: "id", Type: ice.PrimitiveTypes.Int64, Required: true},
 		ice.NestedField{ID: 2, Name: "name", Type: ice.PrimitiveTypes.String},
