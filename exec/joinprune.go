@@ -110,7 +110,9 @@ func keyTerm(left, right string, batches []arrow.RecordBatch) string {
 		return ""
 	}
 	distinct := map[string]bool{}
-	var lo, hi string
+	// The least and greatest values are kept as places and written out
+	// at the end: writing each new greatest one (every row, when the
+	// side is sorted by its key, as TPC-H's orders are) cost Q12 5%.
 	var loV, hiV expr.Vec
 	loI, hiI := -1, -1
 	for _, b := range batches {
@@ -120,10 +122,10 @@ func keyTerm(left, right string, batches []arrow.RecordBatch) string {
 				continue
 			}
 			if loI < 0 || less(v, loV, i, loI) {
-				lo, loV, loI = lit(v, i), v, i
+				loV, loI = v, i
 			}
 			if hiI < 0 || less(hiV, v, hiI, i) {
-				hi, hiV, hiI = lit(v, i), v, i
+				hiV, hiI = v, i
 			}
 			if len(distinct) <= maxInList {
 				distinct[lit(v, i)] = true
@@ -142,5 +144,5 @@ func keyTerm(left, right string, batches []arrow.RecordBatch) string {
 		slices.Sort(list)
 		return fmt.Sprintf("%s in (%s)", col, strings.Join(list, ", "))
 	}
-	return fmt.Sprintf("%s between %s and %s", col, lo, hi)
+	return fmt.Sprintf("%s between %s and %s", col, lit(loV, loI), lit(hiV, hiI))
 }
