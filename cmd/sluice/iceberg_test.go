@@ -44,17 +44,7 @@ func TestIcebergScan(t *testing.T) {
 	if fused.code != 0 {
 		t.Fatalf("run %s: %s", q, fused.stderr)
 	}
-	want := map[string]int{}
-	for _, r := range last.Rows {
-		v := map[string]string{}
-		for _, cell := range strings.Fields(r) {
-			k, val, _ := strings.Cut(cell, "=")
-			v[k] = val
-		}
-		if id, _ := strconv.Atoi(v["id"]); id >= 20 {
-			want[v["region"]]++
-		}
-	}
+	want := regionsFrom20(last.Rows)
 	var wantCSV strings.Builder
 	wantCSV.WriteString("region,count\n")
 	regions := make([]string, 0, len(want))
@@ -192,17 +182,7 @@ func TestIcebergServeFlight(t *testing.T) {
 		t.Errorf("the table fetched is not in its current schema:\n%s", r.stdout)
 	}
 
-	want := map[string]int{}
-	for _, r := range last.Current {
-		v := map[string]string{}
-		for _, cell := range strings.Fields(r) {
-			k, val, _ := strings.Cut(cell, "=")
-			v[k] = val
-		}
-		if id, _ := strconv.Atoi(v["id"]); id >= 20 {
-			want[v["region"]]++
-		}
-	}
+	want := regionsFrom20(last.Current)
 	wantCSV := "region,count\n"
 	for _, k := range []string{"ap", "eu", "us"} {
 		wantCSV += k + "," + strconv.Itoa(want[k]) + "\n"
@@ -222,4 +202,21 @@ func TestIcebergServeFlight(t *testing.T) {
 		{"a table not there", []string{"get", addr, "db/nope/metadata/v1.metadata.json", "-o", filepath.Join(bad, "x.parquet")}, exitNotFound, "v1.metadata.json"},
 		{"a table the catalog lacks", []string{"get", addr, "db.nope", "-o", filepath.Join(bad, "x.parquet")}, exitNotFound, "Table does not exist: db.nope"},
 	})
+}
+
+// regionsFrom20 counts, by region, the rows of id 20 or more among
+// iceberg-go's readings (cells "name=value").
+func regionsFrom20(rows []string) map[string]int {
+	want := map[string]int{}
+	for _, r := range rows {
+		v := map[string]string{}
+		for _, cell := range strings.Fields(r) {
+			k, val, _ := strings.Cut(cell, "=")
+			v[k] = val
+		}
+		if id, _ := strconv.Atoi(v["id"]); id >= 20 {
+			want[v["region"]]++
+		}
+	}
+	return want
 }
