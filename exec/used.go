@@ -56,6 +56,47 @@ func PushColumns(p Pipeline) Pipeline {
 	return p
 }
 
+// outputNames are the columns of what stages output, when their last
+// stages say it without the input's schema: a select (of names or
+// expressions), perhaps followed by renames; false otherwise.
+func outputNames(stages []Stage) ([]string, bool) {
+	var renames []*renameStage
+	for i := len(stages) - 1; i >= 0; i-- {
+		var names []string
+		switch st := stages[i].(type) {
+		case *renameStage:
+			renames = append(renames, st)
+			continue
+		case *computeStage:
+			if st.extend {
+				return nil, false
+			}
+			for _, c := range st.cols {
+				names = append(names, c.Name)
+			}
+		case *projectStage:
+			if st.drop {
+				return nil, false
+			}
+			names = slices.Clone(st.cols)
+		default:
+			return nil, false
+		}
+		for j := len(renames) - 1; j >= 0; j-- { // in pipeline order
+			for k, n := range names {
+				for _, p := range renames[j].pairs {
+					if p[0] == n {
+						names[k] = p[1]
+						break
+					}
+				}
+			}
+		}
+		return names, true
+	}
+	return nil, false
+}
+
 // union returns a with the names of b it lacks appended.
 func union(a []string, b ...string) []string {
 	out := slices.Clone(a)

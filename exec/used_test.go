@@ -43,6 +43,18 @@ func TestUsedColumns(t *testing.T) {
 		{"sort and top add their keys", []Stage{Sort([]SortKey{{Column: "s"}}), Top(3, []SortKey{{Column: "t", Desc: true}}), Select("v"), WriteIPC(&out)}, "v,t,s"},
 		{"shuffle adds its keys", []Stage{Shuffle([]string{"h"}, 4), CountBy([]string{"k"}), WriteIPC(&out)}, "k,h"},
 		{"a stage that cannot say reads all", []Stage{Collect(nil, nil), CountBy([]string{"k"})}, all},
+		// A join whose side is not read yet (inside another join's side):
+		// the columns its side's select or renames name are the side's,
+		// not the left's (TPC-H Q5's orders read all 9 columns for 3).
+		{"a join's side ending in select", []Stage{
+			Join(Pipeline{Stages: []Stage{Select("c_custkey", "c_nationkey")}}, JoinOptions{How: "inner", Left: []string{"o_custkey"}, Right: []string{"c_custkey"}}),
+			Select("o_orderkey", "c_nationkey"), WriteIPC(&out)}, "o_orderkey,o_custkey"},
+		{"a join's side ending in select and rename", []Stage{
+			Join(Pipeline{Stages: []Stage{Select("n_nationkey", "n_name"), Rename([2]string{"n_name", "nation"})}}, JoinOptions{How: "inner", Left: []string{"k"}, Right: []string{"n_nationkey"}}),
+			Select("v", "nation"), WriteIPC(&out)}, "v,k"},
+		{"a join's side that cannot say", []Stage{
+			Join(Pipeline{Stages: []Stage{CountBy([]string{"c"})}}, JoinOptions{How: "inner", Left: []string{"k"}, Right: []string{"c"}}),
+			Select("v", "count"), WriteIPC(&out)}, "v,count,k"},
 	} {
 		got := usedColumns(c.stages)
 		s := all
