@@ -56,6 +56,25 @@ func PushColumns(p Pipeline) Pipeline {
 	return p
 }
 
+// unknownSide says stages hold a join whose side is neither read yet nor
+// ends in a select: what the join adds is not known, so columns named
+// after it cannot be told from its left side's, and a scan before it
+// told of them would read all of its columns. Such a side's pipeline
+// finds what its scan reads itself, once its joins have read theirs
+// (TPC-H Q7's and Q10's customer scans read all 8 columns for 2).
+func unknownSide(stages []Stage) bool {
+	for _, st := range stages {
+		js, ok := st.(*joinStage)
+		if !ok || js.pre != nil || js.semi() && js.o.Where == "" {
+			continue // a semi or anti join adds no column
+		}
+		if _, known := outputNames(js.other.Stages); !known {
+			return true
+		}
+	}
+	return false
+}
+
 // outputNames are the columns of what stages output, when their last
 // stages say it without the input's schema: a select (of names or
 // expressions), perhaps followed by renames; false otherwise.
@@ -264,7 +283,7 @@ func (n needs) readsColumns([]string) []string { return n }
 // the join needs of it when the stages after it read used (nil: all),
 // or s itself.
 func (s *joinStage) withRightUsed(used []string) *joinStage {
-	if s.pre != nil || used == nil && !s.semi() {
+	if s.pre != nil || used == nil && !s.semi() || unknownSide(s.other.Stages) {
 		return s
 	}
 	where, ok := exprColumns(s.o.Where)

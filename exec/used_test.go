@@ -95,3 +95,27 @@ func TestScanReadsWhatStagesUse(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownSide: a join side's pipeline whose own join adds columns
+// that cannot be known before it is read (its side neither read nor
+// ending in a select) finds its scan's columns itself; a semi join, or a
+// side ending in a select, does not make it so.
+func TestUnknownSide(t *testing.T) {
+	scanOnly := Pipeline{}
+	selected := Pipeline{Stages: []Stage{Select("n_nationkey", "n_name")}}
+	for _, c := range []struct {
+		name   string
+		stages []Stage
+		want   bool
+	}{
+		{"no join", []Stage{Select("a")}, false},
+		{"a join whose side ends in select", []Stage{Join(selected, JoinOptions{How: "inner", Left: []string{"k"}, Right: []string{"n_nationkey"}})}, false},
+		{"a join whose side does not say", []Stage{Join(scanOnly, JoinOptions{How: "inner", Left: []string{"k"}, Right: []string{"n_nationkey"}})}, true},
+		{"a semi join adds nothing", []Stage{Join(scanOnly, JoinOptions{How: "semi", Left: []string{"k"}, Right: []string{"n_nationkey"}})}, false},
+		{"a semi join with --where reads the side", []Stage{Join(scanOnly, JoinOptions{How: "semi", Left: []string{"k"}, Right: []string{"n_nationkey"}, Where: "n_name = a"})}, true},
+	} {
+		if got := unknownSide(c.stages); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
