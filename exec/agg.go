@@ -462,18 +462,26 @@ func le64(k string, at int) int64 {
 		uint64(k[4])<<32 | uint64(k[5])<<40 | uint64(k[6])<<48 | uint64(k[7])<<56)
 }
 
-func (x *keyIndex) get(k string) (int32, bool) {
+// intsOf reads a key of one integer or two: n is how many (0 for any
+// other key), a and b the integers.
+func intsOf(k string) (n int, a, b int64) {
 	switch {
 	case len(k) == 9 && k[0] == 1:
-		if x.ints == nil {
-			return 0, false
-		}
-		return x.ints.get(le64(k, 1))
+		return 1, le64(k, 1), 0
 	case len(k) == 18 && k[0] == 1 && k[9] == 1:
-		if x.pairs == nil {
-			return 0, false
-		}
-		return x.pairs.get(le64(k, 1), le64(k, 10))
+		return 2, le64(k, 1), le64(k, 10)
+	}
+	return 0, 0, 0
+}
+
+func (x *keyIndex) get(k string) (int32, bool) {
+	switch n, a, b := intsOf(k); {
+	case n == 1 && x.ints != nil:
+		return x.ints.get(a)
+	case n == 2 && x.pairs != nil:
+		return x.pairs.get(a, b)
+	case n > 0:
+		return 0, false // no such key yet
 	case len(k) <= 16:
 		var a [16]byte
 		copy(a[:], k)
@@ -503,27 +511,27 @@ func (x *keyIndex) touch(keys []string) {
 // slotRow is the row in the slot where k's lookup starts (0 for a key
 // not of integers).
 func (x *keyIndex) slotRow(k string) int32 {
-	switch {
-	case len(k) == 9 && k[0] == 1 && x.ints != nil:
-		return x.ints.slots[x.ints.slot(le64(k, 1))].row
-	case len(k) == 18 && k[0] == 1 && k[9] == 1 && x.pairs != nil:
-		return x.pairs.slots[x.pairs.slot(le64(k, 1), le64(k, 10))].row
+	switch n, a, b := intsOf(k); {
+	case n == 1 && x.ints != nil:
+		return x.ints.slots[x.ints.slot(a)].row
+	case n == 2 && x.pairs != nil:
+		return x.pairs.slots[x.pairs.slot(a, b)].row
 	}
 	return 0
 }
 
 func (x *keyIndex) put(k string, g int32) {
-	switch {
-	case len(k) == 9 && k[0] == 1:
+	switch n, a, b := intsOf(k); {
+	case n == 1:
 		if x.ints == nil {
 			x.ints = newIntTable(x.mem, max(x.hint, 1<<10))
 		}
-		x.ints.put(le64(k, 1), g)
-	case len(k) == 18 && k[0] == 1 && k[9] == 1:
+		x.ints.put(a, g)
+	case n == 2:
 		if x.pairs == nil {
 			x.pairs = newPairTable(x.mem, max(x.hint, 1<<10))
 		}
-		x.pairs.put(le64(k, 1), le64(k, 10), g)
+		x.pairs.put(a, b, g)
 	case len(k) <= 16:
 		var a [16]byte
 		copy(a[:], k)

@@ -200,12 +200,13 @@ func compareStrings(s *Scratch, op string, a, b Vec, n int) Vec {
 	want := opHolds(op)
 	switch {
 	case a.soff != nil && b.Const && (op == "=" || op == "!="):
-		// A column against a constant, the most common: lengths first,
-		// then bytes, with neither a call nor a string header a row.
+		// A column against a constant, the most common: its bytes
+		// compared in place, with neither a call nor a string header a
+		// row.
 		lit, eq := b.S(0), op == "="
 		for i := range out {
 			o0, o1 := a.soff[i], a.soff[i+1]
-			out[i] = (int(o1-o0) == len(lit) && string(a.sdata[o0:o1]) == lit) == eq
+			out[i] = (string(a.sdata[o0:o1]) == lit) == eq
 		}
 	case a.soff != nil && b.Const:
 		lit := []byte(b.S(0))
@@ -221,7 +222,7 @@ func compareStrings(s *Scratch, op string, a, b Vec, n int) Vec {
 }
 
 // stringSet is the membership test of an in-list of string constants:
-// a map past a few of them, else a look at each, lengths first.
+// a map past a few of them, else a look at each.
 func stringSet(set []string) func(string) bool {
 	if len(set) > 8 {
 		index := make(map[string]struct{}, len(set))
@@ -235,7 +236,7 @@ func stringSet(set []string) func(string) bool {
 	}
 	return func(v string) bool {
 		for _, c := range set {
-			if len(c) == len(v) && v == c {
+			if v == c {
 				return true
 			}
 		}
