@@ -57,7 +57,11 @@ func Collect(schema func(*arrow.Schema), fn func(arrow.RecordBatch) error) Stage
 type collectStage struct {
 	schema func(*arrow.Schema)
 	fn     func(arrow.RecordBatch) error
+	// reads, when not nil, are the only columns fn reads.
+	reads []string
 }
+
+func (s *collectStage) readsColumns([]string) []string { return s.reads }
 
 func (s *collectStage) Name() string { return "collect" }
 func (s *collectStage) isSink()      {}

@@ -45,6 +45,9 @@ type joinStage struct {
 	// pre, when set, is the right side read before the left side's scan
 	// opened (to prune it by the right side's keys).
 	pre *sideBatches
+	// reduced says the join's left side ran first: its keys, if it was
+	// small, are already in the right side (reduce.go).
+	reduced bool
 }
 
 func (s *joinStage) Name() string { return "join" }

@@ -78,7 +78,9 @@ func unknownSide(stages []Stage) bool {
 
 // outputNames are the columns of what stages output, when their last
 // stages say it without the input's schema: a select (of names or
-// expressions), perhaps followed by renames; false otherwise.
+// expressions) or an aggregation whose aggregates are named, perhaps
+// followed by renames, or by stages that keep their input's columns;
+// false otherwise.
 func outputNames(stages []Stage) ([]string, bool) {
 	var renames []*renameStage
 	for i := len(stages) - 1; i >= 0; i-- {
@@ -99,6 +101,18 @@ func outputNames(stages []Stage) ([]string, bool) {
 				return nil, false
 			}
 			names = slices.Clone(st.cols)
+		case *aggStage:
+			if !st.whole {
+				names = slices.Clone(st.keys)
+			}
+			for _, a := range st.aggs {
+				if a.name == "" { // named as the aggregate binds
+					return nil, false
+				}
+				names = append(names, a.name)
+			}
+		case *filterStage, *sortStage, *topStage, *headStage:
+			continue // the columns of the stage before
 		default:
 			return nil, false
 		}

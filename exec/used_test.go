@@ -53,8 +53,13 @@ func TestUsedColumns(t *testing.T) {
 			Join(Pipeline{Stages: []Stage{Select("n_nationkey", "n_name"), Rename([2]string{"n_name", "nation"})}}, JoinOptions{How: "inner", Left: []string{"k"}, Right: []string{"n_nationkey"}}),
 			Select("v", "nation"), WriteIPC(&out)}, "v,k"},
 		{"a join's side that cannot say", []Stage{
-			Join(Pipeline{Stages: []Stage{CountBy([]string{"c"})}}, JoinOptions{How: "inner", Left: []string{"k"}, Right: []string{"c"}}),
-			Select("v", "count"), WriteIPC(&out)}, "v,count,k"},
+			Join(Pipeline{Stages: []Stage{Extend(Computed{Name: "y", Expr: "c + 1"})}}, JoinOptions{How: "inner", Left: []string{"k"}, Right: []string{"c"}}),
+			Select("v", "y"), WriteIPC(&out)}, "v,y,k"},
+		// An aggregation's output is its keys and its named aggregates,
+		// which a filter or sort after it keeps.
+		{"a join's side ending in an aggregation", []Stage{
+			Join(Pipeline{Stages: []Stage{CountBy([]string{"c"}), mustStage(t)(Filter("count > 1"))}}, JoinOptions{How: "inner", Left: []string{"k"}, Right: []string{"c"}}),
+			Select("v", "count"), WriteIPC(&out)}, "v,k"},
 	} {
 		got := usedColumns(c.stages)
 		s := all

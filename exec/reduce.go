@@ -1,0 +1,395 @@
+package exec
+
+import (
+	"context"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/sluice-data/sluice/internal/arrowsize"
+)
+
+// A join that ignores the right rows no left row matches (inner, left,
+// semi, anti) and whose right side aggregates by the join's keys would
+// fold groups that join nothing: TPC-H Q20 sums a year of lineitem by
+// part and supplier, some 800 thousand groups, for the 8 thousand
+// partsupp rows of its 'forest' parts; Q2 takes the least cost of 160
+// thousand parts for a few hundred. Such a join runs its left side first
+// and holds what comes out while it is small (reduceHold). If the left
+// side ends there, its keys become a semi join put into the right side
+// before the aggregation (as early as the key columns are there as they
+// are), so that only rows of those keys are read on and folded, and the
+// scan before may skip row groups by them; then the join runs over the
+// held rows. The result is the same: a group whose keys no left row has
+// joins no row. A left side that outgrows the hold goes on as a stream
+// behind the rows held, and the right side is read whole, as without
+// this.
+
+// reduceHold is the most of its left side's output, in bytes, that a
+// reducing join holds before it gives up on reducing (a variable for
+// the tests of the other way).
+var reduceHold = func(e *env) int64 { return e.memory / 8 }
+
+// reducibleJoin finds the first join among stages that can take its left
+// side's keys into its right side, and where in the right side's stages
+// the keys' semi join goes; -1 when none can. The join at pruneAt reads
+// its right side first to prune the scan before it instead.
+func reducibleJoin(stages []Stage, pruneAt int) (at, insert int) {
+	for i, st := range stages {
+		js, ok := st.(*joinStage)
+		if !ok || i == pruneAt || js.pre != nil || js.reduced || js.preserves(false) {
+			continue
+		}
+		if k := keyFilterAt(js.other.Stages, js.o.Right); k >= 0 {
+			return i, k
+		}
+	}
+	return -1, -1
+}
+
+// keyFilterAt is where among stages a filter of rows by the columns keys
+// can go without changing which rows of the output have those keys: the
+// stages end in an aggregation grouped by (at least) keys and followed
+// only by stages that keep each row's keys as they are, and the filter
+// goes before it, and before every stage before it that keeps the
+// columns as they are. -1 when there is no such aggregation.
+func keyFilterAt(stages []Stage, keys []string) int {
+	agg := -1
+	for i, st := range stages {
+		if a, ok := st.(*aggStage); ok && !a.whole && subset(keys, a.keys) {
+			agg = i
+		}
+	}
+	if agg < 0 {
+		return -1
+	}
+	for _, st := range stages[agg+1:] {
+		if !keepsRows(st, keys) {
+			return -1
+		}
+	}
+	at := agg
+	for at > 0 && keepsColumns(stages[at-1], keys) {
+		at--
+	}
+	return at
+}
+
+func subset(a, b []string) bool {
+	for _, n := range a {
+		if !slices.Contains(b, n) {
+			return false
+		}
+	}
+	return len(a) > 0
+}
+
+// keepsRows says st decides each row alone (or only reorders rows) and
+// passes the columns keys on as they are.
+func keepsRows(st Stage, keys []string) bool {
+	switch s := st.(type) {
+	case *filterStage, *sortStage:
+		return true
+	case *computeStage:
+		for _, c := range s.cols {
+			if slices.Contains(keys, c.Name) && !(!s.extend && c.Expr == c.Name) {
+				return false
+			}
+		}
+		if s.extend {
+			return true
+		}
+		for _, k := range keys {
+			if !slices.ContainsFunc(s.cols, func(c Computed) bool { return c.Name == k }) {
+				return false
+			}
+		}
+		return true
+	}
+	return keepsColumns(st, keys)
+}
+
+// keepsColumns says st passes the columns keys on unchanged, each row's
+// values as they were, dropping rows or not.
+func keepsColumns(st Stage, keys []string) bool {
+	switch s := st.(type) {
+	case *filterStage, *sortStage:
+		return true
+	case *projectStage:
+		if s.drop {
+			return !slices.ContainsFunc(keys, func(k string) bool { return slices.Contains(s.cols, k) })
+		}
+		return subset(keys, s.cols)
+	case *joinStage:
+		return s.semi() // a semi or anti join passes its left rows as they are
+	}
+	return false
+}
+
+// runReducing runs the join at stages[at] with its left side first
+// (see above); its right side's keys filter goes before its stage
+// insert.
+func runReducing(ctx context.Context, p Pipeline, at, insert int, opts Options, e *env) error {
+	js := p.Stages[at].(*joinStage)
+	rest := slices.Clone(p.Stages[at:])
+	// The left side's output is held: only what the rest reads of it,
+	// which the join can say once it knows its right side's columns.
+	if _, known := outputNames(js.other.Stages); !known {
+		right, err := js.otherSchema(e)
+		if err != nil {
+			return err
+		}
+		c := *js
+		c.pre = &sideBatches{out: right}
+		rest[0] = &c
+	}
+	need := usedColumns(rest)
+	rest[0] = js
+	prefix := Pipeline{Source: p.Source, Stages: slices.Clone(p.Stages[:at])}
+	left := startLeft(ctx, prefix, need, opts)
+	defer left.stop()
+	schema, err := left.schema()
+	if err != nil {
+		return err
+	}
+	schema = neededSchema(schema, need)
+	ended, err := left.hold(reduceHold(e))
+	if err != nil {
+		return err
+	}
+	c := *js
+	c.reduced = true
+	if ended {
+		keys, err := keyBatches(left.held, js.o.Left)
+		if err != nil {
+			return err
+		}
+		defer releaseAll(keys)
+		var ks *arrow.Schema
+		if len(keys) > 0 {
+			ks = keys[0].Schema()
+		} else if ks, err = keySchema(schema, js.o.Left); err != nil {
+			return err
+		}
+		filter := &joinStage{
+			other: Pipeline{Source: FromBatches(ks, keys...)},
+			o:     JoinOptions{How: "semi", Left: slices.Clone(js.o.Right), Right: slices.Clone(js.o.Left)},
+		}
+		c.other = Pipeline{Source: js.other.Source, Stages: slices.Insert(slices.Clone(js.other.Stages), insert, Stage(filter))}
+	}
+	rest[0] = &c
+	return Run(ctx, Pipeline{Source: &leftStage{l: left, schema: schema}, Stages: rest}, opts)
+}
+
+// keySchema is the schema of the columns keys of s.
+func keySchema(s *arrow.Schema, keys []string) (*arrow.Schema, error) {
+	fields := make([]arrow.Field, len(keys))
+	for i, k := range keys {
+		idx := s.FieldIndices(k)
+		if len(idx) != 1 {
+			return nil, invalidf("join --on: the left side has no column %q", k)
+		}
+		fields[i] = s.Field(idx[0])
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// keyBatches are the key columns of batches, which they share.
+func keyBatches(batches []arrow.RecordBatch, keys []string) ([]arrow.RecordBatch, error) {
+	var out []arrow.RecordBatch
+	for _, b := range batches {
+		ks, err := keySchema(b.Schema(), keys)
+		if err != nil {
+			releaseAll(out)
+			return nil, err
+		}
+		cols := make([]arrow.Array, len(keys))
+		for i, k := range keys {
+			cols[i] = b.Column(b.Schema().FieldIndices(k)[0])
+		}
+		out = append(out, array.NewRecordBatch(ks, cols, b.NumRows()))
+	}
+	return out, nil
+}
+
+// leftRun is a reducing join's left side, running in its own goroutine:
+// its batches come over ch in stream order, and those taken before the
+// right side is read are held.
+type leftRun struct {
+	ch       chan arrow.RecordBatch
+	schemaCh chan *arrow.Schema
+	cancel   context.CancelFunc
+	err      error // the run's, once ch is closed
+	held     []arrow.RecordBatch
+	stopOnce sync.Once
+}
+
+func startLeft(ctx context.Context, p Pipeline, need []string, opts Options) *leftRun {
+	ctx, cancel := context.WithCancel(ctx)
+	l := &leftRun{ch: make(chan arrow.RecordBatch), schemaCh: make(chan *arrow.Schema, 1), cancel: cancel}
+	sink := &collectStage{reads: need, schema: func(s *arrow.Schema) {
+		select {
+		case l.schemaCh <- s:
+		default:
+		}
+	}, fn: func(rec arrow.RecordBatch) error {
+		if rec.NumRows() == 0 {
+			return nil
+		}
+		rec = keepNeeded(rec, need)
+		select {
+		case l.ch <- rec:
+			return nil
+		case <-ctx.Done():
+			rec.Release()
+			return ctx.Err()
+		}
+	}}
+	p.Stages = append(p.Stages, sink)
+	go func() {
+		defer close(l.ch)
+		l.err = Run(ctx, p, opts)
+	}()
+	return l
+}
+
+// neededSchema is s with only the fields named in need (all when need
+// is nil), as keepNeeded leaves a batch of it.
+func neededSchema(s *arrow.Schema, need []string) *arrow.Schema {
+	if need == nil {
+		return s
+	}
+	var fields []arrow.Field
+	for _, f := range s.Fields() {
+		if slices.Contains(need, f.Name) {
+			fields = append(fields, f)
+		}
+	}
+	if len(fields) == len(s.Fields()) {
+		return s
+	}
+	md := s.Metadata()
+	return arrow.NewSchema(fields, &md)
+}
+
+// keepNeeded returns rec's columns named in need (all when need is nil),
+// retained.
+func keepNeeded(rec arrow.RecordBatch, need []string) arrow.RecordBatch {
+	if need == nil {
+		rec.Retain()
+		return rec
+	}
+	s := neededSchema(rec.Schema(), need)
+	if s == rec.Schema() {
+		rec.Retain()
+		return rec
+	}
+	var cols []arrow.Array
+	for i, f := range rec.Schema().Fields() {
+		if slices.Contains(need, f.Name) {
+			cols = append(cols, rec.Column(i))
+		}
+	}
+	return array.NewRecordBatch(s, cols, rec.NumRows())
+}
+
+// schema waits for the left side's schema, as the held batches have it.
+func (l *leftRun) schema() (*arrow.Schema, error) {
+	select {
+	case s := <-l.schemaCh:
+		return s, nil
+	case rec, ok := <-l.ch:
+		if ok { // a batch comes after the schema is bound
+			l.held = append(l.held, rec)
+			return <-l.schemaCh, nil
+		}
+		if l.err == nil {
+			l.err = io.ErrUnexpectedEOF
+		}
+		return nil, l.err
+	}
+}
+
+// hold takes batches until the left side ends (true) or what is held
+// costs more than limit bytes (false).
+func (l *leftRun) hold(limit int64) (bool, error) {
+	var n int64
+	for _, b := range l.held {
+		n += arrowsize.Record(b)
+	}
+	for n <= limit {
+		rec, ok := <-l.ch
+		if !ok {
+			return true, l.err
+		}
+		l.held = append(l.held, rec)
+		n += arrowsize.Record(rec)
+	}
+	return false, nil
+}
+
+// stop ends the left side's run, if it is still going, and releases
+// what was not taken.
+func (l *leftRun) stop() {
+	l.stopOnce.Do(func() {
+		l.cancel()
+		for rec := range l.ch {
+			rec.Release()
+		}
+		releaseAll(l.held)
+		l.held = nil
+	})
+}
+
+// leftStage is the source of the rest of a reducing join's pipeline: the
+// held batches, then the rest of the left side as it comes.
+type leftStage struct {
+	l      *leftRun
+	schema *arrow.Schema
+	opened bool
+}
+
+func (s *leftStage) Name() string { return "join (left side)" }
+
+func (s *leftStage) open(ctx context.Context, e *env) (Source, error) {
+	if s.opened {
+		return nil, invalidf("join (left side): read twice")
+	}
+	s.opened = true
+	return &leftSource{l: s.l, schema: s.schema}, nil
+}
+
+type leftSource struct {
+	l      *leftRun
+	schema *arrow.Schema
+}
+
+func (s *leftSource) Schema() *arrow.Schema { return s.schema }
+
+func (s *leftSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if len(s.l.held) > 0 {
+		rec := s.l.held[0]
+		s.l.held = s.l.held[1:]
+		return rec, nil
+	}
+	select {
+	case rec, ok := <-s.l.ch:
+		if !ok {
+			if s.l.err != nil {
+				return nil, s.l.err
+			}
+			return nil, io.EOF
+		}
+		return rec, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *leftSource) Close() error {
+	s.l.stop()
+	return nil
+}

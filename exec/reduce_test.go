@@ -1,0 +1,115 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluice-data/sluice/scan"
+)
+
+// TestJoinReducesRightSide: a join whose right side aggregates by its
+// keys runs its left side first and, when that is small, folds only the
+// right rows of the left side's keys: the right side's scan skips the row
+// groups that cannot hold them, and the rows are those of the join
+// without it (a left side past the hold, which goes on as a stream and
+// reads the right side whole), on one worker and on three.
+func TestJoinReducesRightSide(t *testing.T) {
+	_, lineitem := testData(t)
+	for _, how := range []string{"inner", "left", "semi", "anti"} {
+		t.Run(how, func(t *testing.T) {
+			run := func(hold int64, workers int) (rows []string, rightPruned int) {
+				defer holdFor(hold)()
+				mem := checkedMem(t)
+				// A semi join picks a few orders; the join after it sums
+				// each order's quantity over all of lineitem.
+				few := Pipeline{Source: Scan([]string{lineitem}, ScanOptions{Filter: "l_orderkey in (3, 4000, 4001, 9000) and l_linenumber = 1"}), Stages: []Stage{Select("l_orderkey")}}
+				right := Pipeline{
+					Source: Scan([]string{lineitem}, ScanOptions{Stats: func(_ string, s scan.Stats) { rightPruned = s.RowGroupsPruned }}),
+					Stages: []Stage{mustStage(t)(Filter("l_quantity > 5")), mustStage(t)(AggBy([]string{"l_orderkey"}, "sum(l_quantity) as q, count() as n")), mustStage(t)(Filter("n > 4"))},
+				}
+				stages := []Stage{
+					Join(few, JoinOptions{How: "semi", Left: []string{"l_orderkey"}, Right: []string{"l_orderkey"}}),
+					Join(right, JoinOptions{How: how, Left: []string{"l_orderkey"}, Right: []string{"l_orderkey"}, Prefix: "r_"}),
+				}
+				if how == "inner" || how == "left" {
+					stages = append(stages, Select("l_orderkey", "l_linenumber", "l_quantity", "r_q", "r_n"))
+				} else {
+					stages = append(stages, Select("l_orderkey", "l_linenumber", "l_quantity"))
+				}
+				err := Run(context.Background(), Pipeline{Source: Scan([]string{lineitem}, ScanOptions{}), Stages: append(stages, Collect(nil, func(rec arrow.RecordBatch) error {
+					rows = append(rows, rowText(rec, " ")...)
+					return nil
+				}))}, Options{Open: testOpen, Mem: mem, Workers: workers})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rows, rightPruned
+			}
+			// A hold of 8 bytes ends at the first batch.
+			want, pruned := run(8, 2)
+			if len(want) == 0 {
+				t.Fatal("no rows")
+			}
+			t.Logf("%d rows", len(want))
+			if pruned != 0 {
+				t.Fatalf("a left side past the hold: the right side's scan skipped %d row groups", pruned)
+			}
+			for _, workers := range []int{1, 3} {
+				got, pruned := run(-1, workers)
+				if !slices.Equal(got, want) {
+					t.Errorf("reduced on %d workers:\n got %q\nwant %q", workers, got, want)
+				}
+				if pruned == 0 {
+					t.Errorf("reduced on %d workers: the right side's scan skipped no row group", workers)
+				}
+			}
+		})
+	}
+}
+
+// holdFor sets reduceHold to n bytes (-1: as it is) and returns what
+// puts it back.
+func holdFor(n int64) func() {
+	prev := reduceHold
+	if n >= 0 {
+		reduceHold = func(*env) int64 { return n }
+	}
+	return func() { reduceHold = prev }
+}
+
+// TestJoinReducingEnds: the rest of the pipeline stopping early (a head)
+// or the left side failing part way ends the run with every batch
+// released, whether the left side was held or went on as a stream.
+func TestJoinReducingEnds(t *testing.T) {
+	_, lineitem := testData(t)
+	right := Pipeline{Source: Scan([]string{lineitem}, ScanOptions{}), Stages: []Stage{CountBy([]string{"l_orderkey"})}}
+	whole := fused(t, checkedMem(t), 2, Scan([]string{lineitem}, ScanOptions{}), Select("l_orderkey", "l_quantity"))
+	for _, hold := range []int64{8, -1} {
+		restore := holdFor(hold)
+		mem := checkedMem(t)
+		var n int64
+		err := Run(context.Background(), Pipeline{Source: bytesSource(whole), Stages: []Stage{
+			Join(right, JoinOptions{How: "inner", Left: []string{"l_orderkey"}, Right: []string{"l_orderkey"}}),
+			Head(2),
+			Collect(nil, func(rec arrow.RecordBatch) error { n += rec.NumRows(); return nil }),
+		}}, Options{Open: testOpen, Mem: mem, Workers: 2})
+		if err != nil || n != 2 {
+			t.Errorf("hold %d: %d rows, %v", hold, n, err)
+		}
+
+		mem = checkedMem(t)
+		n = 0
+		err = Run(context.Background(), Pipeline{Source: bytesSource(whole[:len(whole)*2/3]), Stages: []Stage{
+			Join(right, JoinOptions{How: "inner", Left: []string{"l_orderkey"}, Right: []string{"l_orderkey"}}),
+			Collect(nil, func(rec arrow.RecordBatch) error { n += rec.NumRows(); return nil }),
+		}}, Options{Open: testOpen, Mem: mem, Workers: 2})
+		if err == nil || errors.Is(err, context.Canceled) {
+			t.Errorf("hold %d: a left side cut short: %d rows and %v", hold, n, err)
+		}
+		restore()
+	}
+}
