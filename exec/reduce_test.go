@@ -19,55 +19,64 @@ import (
 // reads the right side whole), on one worker and on three.
 func TestJoinReducesRightSide(t *testing.T) {
 	_, lineitem := testData(t)
-	for _, how := range []string{"inner", "left", "semi", "anti"} {
-		t.Run(how, func(t *testing.T) {
-			run := func(hold int64, workers int) (rows []string, rightPruned int) {
-				defer holdFor(hold)()
-				mem := checkedMem(t)
-				// A semi join picks a few orders; the join after it sums
-				// each order's quantity over all of lineitem.
-				few := Pipeline{Source: Scan([]string{lineitem}, ScanOptions{Filter: "l_orderkey in (3, 4000, 4001, 9000) and l_linenumber = 1"}), Stages: []Stage{Select("l_orderkey")}}
-				right := Pipeline{
-					Source: Scan([]string{lineitem}, ScanOptions{Stats: func(_ string, s scan.Stats) { rightPruned = s.RowGroupsPruned }}),
-					Stages: []Stage{mustStage(t)(Filter("l_quantity > 5")), mustStage(t)(AggBy([]string{"l_orderkey"}, "sum(l_quantity) as q, count() as n")), mustStage(t)(Filter("n > 4"))},
+	aggregated := []Stage{mustStage(t)(Filter("l_quantity > 5")), mustStage(t)(AggBy([]string{"l_orderkey"}, "sum(l_quantity) as q, count() as n")), mustStage(t)(Filter("n > 4"))}
+	// Without an aggregation the right side's rows are cut, and the
+	// join's table holds only those.
+	plain := []Stage{mustStage(t)(Filter("l_quantity > 45")), Select("l_orderkey", "l_quantity", "l_linenumber"), Rename([2]string{"l_quantity", "q"}, [2]string{"l_linenumber", "n"})}
+	for _, c := range []struct {
+		name  string
+		right []Stage
+	}{{"aggregated", aggregated}, {"plain", plain}} {
+		for _, how := range []string{"inner", "left", "semi", "anti"} {
+			t.Run(c.name+"/"+how, func(t *testing.T) {
+				run := func(hold int64, workers int) (rows []string, rightPruned int) {
+					defer holdFor(hold)()
+					mem := checkedMem(t)
+					// A semi join picks a few orders; the join after it sums
+					// each order's quantity over all of lineitem.
+					few := Pipeline{Source: Scan([]string{lineitem}, ScanOptions{Filter: "l_orderkey in (3, 4000, 4001, 9000) and l_linenumber = 1"}), Stages: []Stage{Select("l_orderkey")}}
+					right := Pipeline{
+						Source: Scan([]string{lineitem}, ScanOptions{Stats: func(_ string, s scan.Stats) { rightPruned = s.RowGroupsPruned }}),
+						Stages: c.right,
+					}
+					stages := []Stage{
+						Join(few, JoinOptions{How: "semi", Left: []string{"l_orderkey"}, Right: []string{"l_orderkey"}}),
+						Join(right, JoinOptions{How: how, Left: []string{"l_orderkey"}, Right: []string{"l_orderkey"}, Prefix: "r_"}),
+					}
+					if how == "inner" || how == "left" {
+						stages = append(stages, Select("l_orderkey", "l_linenumber", "l_quantity", "r_q", "r_n"))
+					} else {
+						stages = append(stages, Select("l_orderkey", "l_linenumber", "l_quantity"))
+					}
+					err := Run(context.Background(), Pipeline{Source: Scan([]string{lineitem}, ScanOptions{}), Stages: append(stages, Collect(nil, func(rec arrow.RecordBatch) error {
+						rows = append(rows, rowText(rec, " ")...)
+						return nil
+					}))}, Options{Open: testOpen, Mem: mem, Workers: workers})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return rows, rightPruned
 				}
-				stages := []Stage{
-					Join(few, JoinOptions{How: "semi", Left: []string{"l_orderkey"}, Right: []string{"l_orderkey"}}),
-					Join(right, JoinOptions{How: how, Left: []string{"l_orderkey"}, Right: []string{"l_orderkey"}, Prefix: "r_"}),
+				// A hold of 8 bytes ends at the first batch.
+				want, pruned := run(8, 2)
+				if len(want) == 0 {
+					t.Fatal("no rows")
 				}
-				if how == "inner" || how == "left" {
-					stages = append(stages, Select("l_orderkey", "l_linenumber", "l_quantity", "r_q", "r_n"))
-				} else {
-					stages = append(stages, Select("l_orderkey", "l_linenumber", "l_quantity"))
+				t.Logf("%d rows", len(want))
+				if pruned != 0 {
+					t.Fatalf("a left side past the hold: the right side's scan skipped %d row groups", pruned)
 				}
-				err := Run(context.Background(), Pipeline{Source: Scan([]string{lineitem}, ScanOptions{}), Stages: append(stages, Collect(nil, func(rec arrow.RecordBatch) error {
-					rows = append(rows, rowText(rec, " ")...)
-					return nil
-				}))}, Options{Open: testOpen, Mem: mem, Workers: workers})
-				if err != nil {
-					t.Fatal(err)
+				for _, workers := range []int{1, 3} {
+					got, pruned := run(-1, workers)
+					if !slices.Equal(got, want) {
+						t.Errorf("reduced on %d workers:\n got %q\nwant %q", workers, got, want)
+					}
+					if pruned == 0 {
+						t.Errorf("reduced on %d workers: the right side's scan skipped no row group", workers)
+					}
 				}
-				return rows, rightPruned
-			}
-			// A hold of 8 bytes ends at the first batch.
-			want, pruned := run(8, 2)
-			if len(want) == 0 {
-				t.Fatal("no rows")
-			}
-			t.Logf("%d rows", len(want))
-			if pruned != 0 {
-				t.Fatalf("a left side past the hold: the right side's scan skipped %d row groups", pruned)
-			}
-			for _, workers := range []int{1, 3} {
-				got, pruned := run(-1, workers)
-				if !slices.Equal(got, want) {
-					t.Errorf("reduced on %d workers:\n got %q\nwant %q", workers, got, want)
-				}
-				if pruned == 0 {
-					t.Errorf("reduced on %d workers: the right side's scan skipped no row group", workers)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -76,7 +85,7 @@ func TestJoinReducesRightSide(t *testing.T) {
 func holdFor(n int64) func() {
 	prev := reduceHold
 	if n >= 0 {
-		reduceHold = func(*env) int64 { return n }
+		reduceHold = func(*env, bool) int64 { return n }
 	}
 	return func() { reduceHold = prev }
 }

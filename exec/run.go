@@ -48,8 +48,8 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	if _, ok := p.Source.(*scanStage); ok {
 		pruneAt, _ = pruningJoin(p.Stages)
 	}
-	if at, insert := reducibleJoin(p.Stages, pruneAt); at >= 0 {
-		return runReducing(ctx, p, at, insert, opts, e)
+	if at, insert, folds := reducibleJoin(p.Stages, pruneAt); at >= 0 {
+		return runReducing(ctx, p, at, insert, folds, opts, e)
 	}
 	stages, cond, releaseSides, err := readJoinSides(ctx, e, p.Stages, pruneAt)
 	if err != nil {
