@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/internal/arrowsize"
 	"github.com/sluice-data/sluice/internal/freelist"
 	"github.com/sluice-data/sluice/plan"
 )
@@ -272,7 +273,7 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 // spills past the run's memory.
 func newHashAgg(e *env, keys *keyEncoder, aggs []boundAgg, out *arrow.Schema, stage string) *hashAgg {
 	h := &hashAgg{stage: stage, mem: e.mem, keys: keys, aggs: aggs, out: out, index: newKeyIndex(nil, 0),
-		budget: e.memory, tempDir: e.tempDir}
+		res: e.budget.reserve(0), tempDir: e.tempDir}
 	h.acc = make([]accum, len(aggs))
 	return h
 }
@@ -416,13 +417,14 @@ type hashAgg struct {
 	groupKeys []string
 	acc       []accum
 
-	// budget is how many bytes the fold may hold before it spills (0:
-	// no bound), bytes what it holds; spills go to tempDir. depth is how
-	// many spills this fold is under (see aggspill.go).
-	budget, bytes int64
-	tempDir       string
-	depth         int
-	spilled       *aggSpill
+	// bytes is what the fold holds, counted in res before it is held
+	// on past the batch that added it; spills go to tempDir. depth is
+	// how many spills this fold is under (see aggspill.go).
+	bytes   int64
+	res     *reservation
+	tempDir string
+	depth   int
+	spilled *aggSpill
 }
 
 // keyIndex finds a group (or a join's first row) by its encoded key.
@@ -1031,14 +1033,14 @@ func (h *hashAgg) fold(pa any) error {
 			h.bytes += heldBytes(a, dst, d) - held
 		}
 	}
-	if h.overBudget() {
-		return h.spill()
-	}
-	return nil
+	return h.reserve()
 }
 
 func (h *hashAgg) discard(any) {}
-func (h *hashAgg) release()    { h.releaseSpill() }
+func (h *hashAgg) release() {
+	h.releaseSpill()
+	h.res.free()
+}
 
 // outBatchRows is the most rows in a batch that an aggregation or a sort
 // sends on.
@@ -1053,6 +1055,13 @@ func (h *hashAgg) emit(ctx context.Context, next operator) error {
 		return err
 	}
 	defer rec.Release()
+	// The groups are in rec now: what the fold held goes, and rec, held
+	// while its rows are sent, is counted in its place (a sort after
+	// this takes what the fold gave back).
+	h.index, h.groupKeys, h.acc = newKeyIndex(nil, 0), nil, nil
+	h.res.free()
+	h.res.force(arrowsize.Record(rec))
+	defer h.res.free()
 	n := int(rec.NumRows())
 	if n == 0 {
 		return nil

@@ -85,10 +85,20 @@ func stateLayout(keys []arrow.Field, aggs []boundAgg) (fields []arrow.Field, val
 	return fields, valIdx, nIdx
 }
 
-// overBudget says whether the fold holds more than its budget and may
-// spill.
-func (h *hashAgg) overBudget() bool {
-	return h.budget > 0 && h.bytes > h.budget && len(h.keys.cols) > 0 && h.depth < aggSpillDepth
+// reserve counts what the fold holds now in its reservation, and spills
+// the groups when the run's budget does not have room for them. A fold
+// that may not spill (of no keys: one group; or past aggSpillDepth) holds
+// them anyway.
+func (h *hashAgg) reserve() error {
+	more := h.bytes - h.res.held
+	if h.res.grow(more) {
+		return nil
+	}
+	if len(h.keys.cols) == 0 || h.depth >= aggSpillDepth {
+		h.res.force(more)
+		return nil
+	}
+	return h.spill()
 }
 
 // groupCost is what a new group of key k adds to the fold.
@@ -149,6 +159,8 @@ func (h *hashAgg) spill() error {
 	}
 	held := &aggPartial{keys: h.groupKeys, acc: h.acc}
 	h.index, h.groupKeys, h.acc, h.bytes = newKeyIndex(nil, 0), nil, make([]accum, len(h.aggs)), 0
+	// From here on the fold holds only what its parts gather.
+	h.res.free()
 	return h.route(held)
 }
 
@@ -261,9 +273,9 @@ func (h *hashAgg) foldPart(ctx context.Context, part *aggPart) (run *os.File, er
 		}
 		nIdx[i] += len(names)
 	}
-	sub := &stateAgg{hashAgg: newHashAgg(&env{mem: h.mem, memory: h.budget, tempDir: h.tempDir}, keys, h.aggs, h.out, h.stage),
+	sub := &stateAgg{hashAgg: newHashAgg(&env{mem: h.mem, budget: h.res.b, tempDir: h.tempDir}, keys, h.aggs, h.out, h.stage),
 		valIdx: valIdx, nIdx: nIdx}
-	sub.budget, sub.depth = h.budget, h.depth+1
+	sub.depth = h.depth + 1
 	defer sub.release()
 	src, err := openRun(part.f, h.mem)
 	if err != nil {

@@ -38,14 +38,15 @@ const (
 // on every batch, each group's batches in order and ending in a last one,
 // or Next fails naming the batch.
 //
-// Restoring order holds the batches of groups after the one due; past
-// budget bytes of them, the rest wait in a temporary file, so memory
-// stays bounded however far ahead of a slow group the writer ran.
+// Restoring order holds the batches of groups after the one due while
+// the run's budget has room for them; the rest wait in a temporary file,
+// so memory stays bounded however far ahead of a slow group the writer
+// ran.
 type positionSource struct {
 	src     Source
 	mode    posMode
 	mem     memory.Allocator
-	budget  int64
+	res     *reservation // what the held batches cost
 	tempDir string
 
 	// dropEmpty leaves out empty batches in keepPositions mode too, for
@@ -56,7 +57,6 @@ type positionSource struct {
 	read       int64 // batches read, to name one in errors
 	due        int64 // the group handed on now
 	groups     map[int64]*heldGroup
-	heldBytes  int64
 	spill      *spillFile
 	eof        bool
 }
@@ -76,7 +76,7 @@ type heldBatch struct {
 }
 
 func newPositionSource(src Source, mode posMode, e *env) *positionSource {
-	return &positionSource{src: src, mode: mode, mem: e.mem, budget: e.memory, tempDir: e.tempDir, groups: map[int64]*heldGroup{}}
+	return &positionSource{src: src, mode: mode, mem: e.mem, res: e.budget.reserve(0), tempDir: e.tempDir, groups: map[int64]*heldGroup{}}
 }
 
 func (s *positionSource) Schema() *arrow.Schema { return s.src.Schema() }
@@ -207,7 +207,7 @@ func (s *positionSource) takeDue() (rec arrow.RecordBatch, done bool, err error)
 			rec, err := s.spill.read(h.off, h.n, s.src.Schema())
 			return rec, false, err
 		}
-		s.heldBytes -= h.size
+		s.res.shrink(h.size)
 		return h.rec, false, nil
 	}
 	if g.complete {
@@ -224,8 +224,7 @@ func (s *positionSource) hold(g *heldGroup, rec arrow.RecordBatch) error {
 	out := plain(rec)
 	rec.Release()
 	size := arrowsize.Record(out)
-	if s.heldBytes+size <= s.budget || s.heldBytes == 0 {
-		s.heldBytes += size
+	if s.res.grow(size) {
 		g.batches = append(g.batches, heldBatch{rec: out, size: size})
 		return nil
 	}
@@ -272,6 +271,7 @@ func (s *positionSource) Close() error {
 		}
 	}
 	s.groups = nil
+	s.res.free()
 	var err error
 	if s.spill != nil {
 		err = s.spill.close()

@@ -295,7 +295,7 @@ func (j *joiner) ready(ctx context.Context) error {
 	j.once.Do(func() {
 		side := j.stage.pre
 		if side == nil {
-			if side, j.buildErr = readSide(ctx, j.e, j.stage.other, j.stage.o, 0); j.buildErr != nil {
+			if side, j.buildErr = readSide(ctx, j.e, j.stage.other, j.stage.o, nil); j.buildErr != nil {
 				return
 			}
 			defer side.release()

@@ -25,12 +25,12 @@ import (
 // goes depends on sizes alone, and both give the same rows in the same
 // order.
 type flipJoin struct {
-	e     *env
-	how   string
-	j     *joiner // the left side as it is and the right side's parts
-	next  operator
-	held  []arrow.RecordBatch
-	bytes int64
+	e    *env
+	how  string
+	j    *joiner // the left side as it is and the right side's parts
+	next operator
+	held []arrow.RecordBatch
+	res  *reservation // what held costs (sideCost), within the join's budget
 	// --where is evaluated over pairs of the columns it reads alone
 	// (lcols of the left side, rcols of the right side's), of schema
 	// cand: gathering the others for every pair cost Q21 a third of its
@@ -49,7 +49,7 @@ func newFlipJoin(s *joinStage, e *env, in *arrow.Schema, next operator) (*flipJo
 	if err != nil {
 		return nil, err
 	}
-	f := &flipJoin{e: e, how: s.o.How, j: j, next: next, where: j.where, cand: j.joined}
+	f := &flipJoin{e: e, how: s.o.How, j: j, next: next, where: j.where, cand: j.joined, res: e.budget.reserve(joinBudget(e, s.o))}
 	if j.where != nil {
 		f.narrow(s.o.Where)
 	}
@@ -86,11 +86,11 @@ func (f *flipJoin) narrow(where string) {
 	f.where, f.lcols, f.rcols, f.cand = w, lcols, rcols, cand
 }
 
-// hold keeps rec if the left batches held, rec's cost counted, stay
-// within budget; else it says false and the caller takes the held ones.
-func (f *flipJoin) hold(rec arrow.RecordBatch, keys *keyEncoder, budget int64) bool {
-	f.bytes += sideCost(rec, keys)
-	if f.bytes > budget {
+// hold keeps rec if the run's budget has room for the left batches held,
+// rec's cost counted, within the join's; else it says false and the
+// caller takes the held ones.
+func (f *flipJoin) hold(rec arrow.RecordBatch, keys *keyEncoder) bool {
+	if !f.res.grow(sideCost(rec, keys)) {
 		return false
 	}
 	rec.Retain()
@@ -101,6 +101,7 @@ func (f *flipJoin) hold(rec arrow.RecordBatch, keys *keyEncoder, budget int64) b
 func (f *flipJoin) release() {
 	releaseAll(f.held)
 	f.held = nil
+	f.res.free()
 }
 
 // join joins the held left batches with the right side's parts in side

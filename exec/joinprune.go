@@ -50,12 +50,19 @@ func readJoinSides(ctx context.Context, e *env, stages []Stage, pruneAt int) (ou
 		}
 	}
 	out = slices.Clone(stages)
+	left := 0
+	for _, st := range stages {
+		if js, ok := st.(*joinStage); ok && js.pre == nil {
+			left++
+		}
+	}
 	for i, st := range stages {
 		js, ok := st.(*joinStage)
 		if !ok || js.pre != nil {
 			continue
 		}
-		side, err := readSide(ctx, e, js.other, js.o, joinBudget(e, js.o))
+		side, err := readSide(ctx, e, js.other, js.o, e.budget.reserve(sideShare(e, js.o, left)))
+		left--
 		if err != nil {
 			release()
 			return nil, "", nil, err

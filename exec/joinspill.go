@@ -42,9 +42,11 @@ type sideBatches struct {
 	parts   [][]spillSpan
 	schema  *arrow.Schema // with rposColumn, once spilled
 	rows    int64
-	bytes   int64 // what the batches held cost (sideCost)
-	keys    *keyEncoder
-	kr      keyRows
+	// res is what the batches held cost (sideCost), pinned once the side
+	// is read whole.
+	res  *reservation
+	keys *keyEncoder
+	kr   keyRows
 	// flat says the spill holds the batches as they came (spans, of
 	// schema flatSchema), not yet in parts.
 	flat       bool
@@ -58,6 +60,7 @@ type spillSpan struct{ off, n int64 }
 func (s *sideBatches) release() {
 	releaseAll(s.batches)
 	s.batches = nil
+	s.res.free()
 	if s.spill != nil {
 		s.spill.close()
 		s.spill = nil
@@ -66,11 +69,9 @@ func (s *sideBatches) release() {
 
 // joinBudget is the most bytes of its right side, counted by sideCost,
 // that a join holds, whether it reads the side whole or joins one part of
-// a side that spilled: join --memory, else half the run's memory. The
-// other half is the buffer pool's kept quarter and what the scans beside
-// the join decode into (a quarter would meet the budget too, at 64MiB
-// even, but spilled TPC-H Q12's orders at the default 256MiB, 1.7x its
-// wall).
+// a side that spilled: join --memory, else half the run's memory (and,
+// reading the side whole, no more than the run's budget has room for:
+// see sideShare).
 func joinBudget(e *env, o JoinOptions) int64 {
 	if o.Memory > 0 {
 		return o.Memory
@@ -101,10 +102,10 @@ func sideCost(rec arrow.RecordBatch, keys *keyEncoder) int64 {
 }
 
 // readSide runs the right side's pipeline and keeps its batches: in
-// memory while they cost (sideCost) up to budget bytes (0: no bound), in
-// parts on disk past it.
-func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget int64) (*sideBatches, error) {
-	side := &sideBatches{}
+// memory while res has room for what they cost (sideCost; nil: no
+// bound), in parts on disk past it. A side read whole keeps res, pinned.
+func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, res *reservation) (*sideBatches, error) {
+	side := &sideBatches{res: res}
 	var keysErr error // names the side already: returned as it is
 	collect := Collect(func(s *arrow.Schema) { side.out = s }, func(rec arrow.RecordBatch) error {
 		if rec.NumRows() == 0 {
@@ -119,7 +120,7 @@ func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget
 			return side.spillBatch(ctx, e, dec)
 		}
 		side.batches = append(side.batches, dec)
-		if budget <= 0 {
+		if res == nil {
 			return nil
 		}
 		if side.keys == nil {
@@ -127,10 +128,10 @@ func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget
 				return keysErr
 			}
 		}
-		side.bytes += sideCost(dec, side.keys)
-		if side.bytes <= budget {
+		if res.grow(sideCost(dec, side.keys)) {
 			return nil
 		}
+		res.free()
 		if side.spill, err = newSpillFile(e.tempDir, e.mem, "join", "join: spilling"); err != nil {
 			return err
 		}
@@ -161,6 +162,8 @@ func readSide(ctx context.Context, e *env, other Pipeline, o JoinOptions, budget
 	}
 	if side.spill != nil {
 		side.spill.doneWriting()
+	} else if res != nil {
+		res.pin()
 	}
 	return side, nil
 }
@@ -286,6 +289,7 @@ type graceOp struct {
 	kr     keyRows
 	lpos   int64
 	budget int64         // what a part of the right side may cost (sideCost)
+	res    *reservation  // what the part joined now costs
 	out    *arrow.Schema // joined rows with their places
 	ob     *orderBy      // by the places
 	runs   []*os.File    // each part's joined rows, read back from the start
@@ -331,7 +335,7 @@ func newGraceOp(s *joinStage, e *env, in *arrow.Schema, next operator) (operator
 		return nil, err
 	}
 	o := &graceOp{s: s, e: e, g: g, lparts: make([][]spillSpan, joinParts), lkeys: lkeys,
-		budget: joinBudget(e, s.o), out: out, ob: ob, drop: &mapOp{m: dropped.mapper, next: next}}
+		budget: joinBudget(e, s.o), res: e.budget.reserve(0), out: out, ob: ob, drop: &mapOp{m: dropped.mapper, next: next}}
 	if s.semi() {
 		if o.flip, err = newFlipJoin(s, e, in, next); err != nil {
 			o.release()
@@ -346,7 +350,7 @@ func (o *graceOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 		return nil
 	}
 	if o.flip != nil {
-		if o.flip.hold(rec, o.lkeys, o.budget) {
+		if o.flip.hold(rec, o.lkeys) {
 			return nil
 		}
 		// Past the budget: both sides are split into parts, the left
@@ -356,6 +360,7 @@ func (o *graceOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 		}
 		held := o.flip.held
 		o.flip.held = nil
+		o.flip.release()
 		o.flip = nil
 		defer releaseAll(held)
 		for _, b := range held {
@@ -429,6 +434,7 @@ func (o *graceOp) joinPart(ctx context.Context, p int) (err error) {
 	}
 	var batches []arrow.RecordBatch
 	var bytes int64
+	defer o.res.free()
 	for _, sp := range side.parts[p] {
 		b, err := side.spill.read(sp.off, sp.n, side.schema)
 		if err != nil {
@@ -436,7 +442,13 @@ func (o *graceOp) joinPart(ctx context.Context, p int) (err error) {
 			return err
 		}
 		batches = append(batches, b)
-		bytes += sideCost(b, o.g.rkeys)
+		cost := sideCost(b, o.g.rkeys)
+		bytes += cost
+		// A part cannot be split further: within the join's bound it is
+		// held whether the run's budget has room or not.
+		if !o.res.grow(cost) {
+			o.res.force(cost)
+		}
 		if bytes > o.budget {
 			releaseAll(batches)
 			return tooLarge{fmt.Errorf("join: one part of the right side holds more than the join may (%s, with its table): its keys are too few to split it (a hot key?); give the join more --memory", size.Format(o.budget))}
@@ -492,6 +504,7 @@ func (o *graceOp) joinPart(ctx context.Context, p int) (err error) {
 }
 
 func (o *graceOp) release() {
+	o.res.free()
 	if o.flip != nil {
 		o.flip.release()
 		o.flip = nil

@@ -65,7 +65,7 @@ type letter struct {
 
 // read runs the other pipeline for its one value.
 func (l *letter) read(ctx context.Context) error {
-	side, err := readSide(ctx, l.e, l.s.other, JoinOptions{}, 0)
+	side, err := readSide(ctx, l.e, l.s.other, JoinOptions{}, nil)
 	if err != nil {
 		return fmt.Errorf("let %s: %w", l.s.name, err)
 	}

@@ -36,10 +36,17 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	// Run.
 	ctx, releaseShared := withShareScope(ctx)
 	defer releaseShared()
+	// So is the memory budget: its stages and the Runs they start share
+	// one.
+	if budgetOf(ctx) == nil {
+		ctx = withBudget(ctx, newEnv(Options{Memory: opts.Memory}).budget)
+	}
 	if i := firstProgram(p.Stages); i >= 0 {
 		return runProgram(ctx, p, i, opts)
 	}
 	e := newEnv(opts)
+	e.budget = budgetOf(ctx)
+	e.memory = e.budget.size
 	// Joins read their right sides first, each fetching what is read of
 	// it. One that drops left rows without a match, right after a scan,
 	// has the scan skip what its keys cannot match.

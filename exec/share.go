@@ -32,9 +32,10 @@ import (
 // reads its scan piece by piece); only what joins and lets read whole is
 // rewritten.
 //
-// The result is held in memory up to half the run's memory (a join's
-// default budget for its other side, which a join reading it shares) and
-// spills to the run's temp dir past that; each place reads it in the
+// The result is held in memory while the run's budget has room for it,
+// up to half of it (a join's default bound for its other side, which a
+// join reading it shares), pinned once whole, and spills to the run's
+// temp dir past that; each place reads it in the
 // order the part gave it. It is kept until every place has read it to
 // its end, or the outermost Run ends.
 
@@ -267,7 +268,7 @@ type sharedRun struct {
 type sharedResult struct {
 	schema  *arrow.Schema
 	batches []arrow.RecordBatch
-	bytes   int64
+	res     *reservation // what batches cost
 	spill   *spillFile
 	spans   []spillSpan
 }
@@ -275,6 +276,7 @@ type sharedResult struct {
 func (r *sharedResult) release() {
 	releaseAll(r.batches)
 	r.batches = nil
+	r.res.free()
 	if r.spill != nil {
 		r.spill.close()
 		r.spill = nil
@@ -342,11 +344,11 @@ func (r *sharedRun) reset() {
 	r.ready, r.res, r.err, r.finished = false, nil, nil, 0
 }
 
-// fillShared runs the part and keeps its batches: in memory while they
-// take up to half the run's memory, in a spill file past that.
+// fillShared runs the part and keeps its batches: in memory while the
+// run's budget has room for them, up to half of it, in a spill file past
+// that.
 func fillShared(ctx context.Context, e *env, en *sharedEntry) (*sharedResult, error) {
-	res := &sharedResult{}
-	budget := e.memory / 2
+	res := &sharedResult{res: e.budget.reserve(e.budget.size / 2)}
 	write := func(rec arrow.RecordBatch) error {
 		off, n, err := res.spill.write(rec)
 		res.spans = append(res.spans, spillSpan{off, n})
@@ -358,9 +360,10 @@ func fillShared(ctx context.Context, e *env, en *sharedEntry) (*sharedResult, er
 		}
 		rec.Retain()
 		res.batches = append(res.batches, rec)
-		if res.bytes += arrowsize.Record(rec); res.bytes <= budget {
+		if res.res.grow(arrowsize.Record(rec)) {
 			return nil
 		}
+		res.res.free()
 		var err error
 		if res.spill, err = newSpillFile(e.tempDir, e.mem, "shared", "shared sub-pipeline"); err != nil {
 			return err
@@ -382,6 +385,8 @@ func fillShared(ctx context.Context, e *env, en *sharedEntry) (*sharedResult, er
 	}
 	if res.spill != nil {
 		res.spill.doneWriting()
+	} else {
+		res.res.pin()
 	}
 	return res, nil
 }

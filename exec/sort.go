@@ -18,7 +18,8 @@ import (
 )
 
 // Sort orders the rows by keys; rows that tie keep their input order. It
-// holds up to Options.Memory bytes of batches; past that it sorts what it
+// holds batches while the run's Options.Memory has room for them; past
+// that it sorts what it
 // holds into a run in a temporary file (Arrow IPC, under
 // Options.TempDir), and at the end merges the runs. Temporary files are
 // removed whatever happens.
@@ -26,7 +27,7 @@ func Sort(keys []SortKey) Stage { return &sortStage{keys: keys} }
 
 // SortOptions override the run's Options for one sort.
 type SortOptions struct {
-	Memory  int64  // bytes held before spilling; zero means Options.Memory
+	Memory  int64  // most bytes held before spilling, within Options.Memory; zero: its share of it
 	TempDir string // where runs are spilled; empty means Options.TempDir
 }
 
@@ -46,10 +47,7 @@ func (s *sortStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 		return nil, err
 	}
 	return &bound{name: "sort", out: in, newOp: func(next operator) (operator, error) {
-		op := &sortOp{ob: ob, schema: in, mem: e.mem, next: next, budget: e.memory, tempDir: e.tempDir}
-		if s.opts.Memory > 0 {
-			op.budget = s.opts.Memory
-		}
+		op := &sortOp{ob: ob, schema: in, mem: e.mem, next: next, res: e.budget.reserve(s.opts.Memory), tempDir: e.tempDir}
 		if s.opts.TempDir != "" {
 			op.tempDir = s.opts.TempDir
 		}
@@ -62,12 +60,11 @@ type sortOp struct {
 	schema  *arrow.Schema
 	mem     memory.Allocator
 	next    operator
-	budget  int64
+	res     *reservation // what held costs
 	tempDir string
 
-	held  []arrow.RecordBatch
-	bytes int64
-	runs  []*os.File // spilled runs, each written whole, read from the start
+	held []arrow.RecordBatch
+	runs []*os.File // spilled runs, each written whole, read from the start
 }
 
 func (o *sortOp) push(ctx context.Context, rec arrow.RecordBatch) error {
@@ -78,11 +75,12 @@ func (o *sortOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 	o.held = append(o.held, rec)
 	// Sorting needs, besides the batches, a reference and each key's
 	// value for every row: counted too, so the budget bounds them all.
-	o.bytes += arrowsize.Record(rec) + rec.NumRows()*int64(8+8*len(o.ob.idx))
-	if o.bytes > o.budget {
-		return o.spill(ctx)
+	// A batch the budget has no room for is sorted into a run with those
+	// held before it.
+	if o.res.grow(arrowsize.Record(rec) + rec.NumRows()*int64(8+8*len(o.ob.idx))) {
+		return nil
 	}
-	return nil
+	return o.spill(ctx)
 }
 
 // sorted calls emit with the held rows in order, outBatchRows at a time.
@@ -118,7 +116,8 @@ func (o *sortOp) sorted(ctx context.Context, emit func(arrow.RecordBatch) error)
 
 func (o *sortOp) dropHeld() {
 	releaseAll(o.held)
-	o.held, o.bytes = nil, 0
+	o.held = nil
+	o.res.free()
 }
 
 // spill writes the held rows, sorted, as a run.

@@ -53,9 +53,12 @@ type Options struct {
 	// filter, the partial side of an aggregation) work on at once; zero
 	// means GOMAXPROCS.
 	Workers int
-	// Memory is how many bytes a sort (of batches), a join (of its right
-	// side) or an aggregation (of its groups) holds before it spills to
-	// disk; zero means 256 MiB.
+	// Memory is how many bytes the run's sorts (of batches), joins (of
+	// their right sides), aggregations (of their groups), shared parts and
+	// order restoring hold together before they spill to disk, the Runs
+	// it starts for joins' sides, shared parts and lets included (their
+	// own Options.Memory is not used); zero means 256 MiB. Batches in
+	// flight between stages and scans' buffers are not counted in it.
 	Memory int64
 	// TempDir is where they spill; empty means os.TempDir().
 	TempDir string
@@ -92,6 +95,9 @@ type env struct {
 	handedOff func()
 	// listening is Options.Listening, called once.
 	listening func()
+	// budget is memory shared by every consumer that spills, in this
+	// Run and the Runs it starts (budget.go).
+	budget *memBudget
 }
 
 func newEnv(o Options) *env {
@@ -108,6 +114,7 @@ func newEnv(o Options) *env {
 	if e.memory <= 0 {
 		e.memory = 256 << 20
 	}
+	e.budget = newMemBudget(e.memory)
 	if e.tempDir == "" {
 		e.tempDir = os.TempDir()
 	}

@@ -278,7 +278,8 @@ expression (see filter). Nulls are skipped, as in DuckDB.
 
 Without a name, an aggregate of a column is called fn_column (sum_x, median_x,
 count_distinct_x), count() count, and others as written. Groups come out in
-key order. Past run --memory the groups spill to disk ($TMPDIR) by a hash of
+key order. Past their share of run --memory (which every sort, join and
+aggregation of the run shares) the groups spill to disk ($TMPDIR) by a hash of
 their keys and are folded a part at a time, with the same results; one
 group's state is held whole (median and quantile keep every value of a
 group). Under run --workers each map task sends a summary per batch and the
@@ -333,7 +334,7 @@ batches, sorted runs are spilled to temporary files and merged at the end.`,
 			s := &Sort{}
 			fs.StringVar(&by, "by", "", "comma-separated key columns")
 			fs.BoolVar(&desc, "desc", false, "descending order")
-			fs.Var(sizeValue{&s.Memory}, "memory", "bytes of batches held before spilling to disk (default: run --memory, else 256MiB)")
+			fs.Var(sizeValue{&s.Memory}, "memory", "most bytes of batches held before spilling to disk, within run --memory, which the run's sorts, joins and aggregations share (default: its share of that)")
 			fs.StringVar(&s.TempDir, "tmp", "", "directory for spilled runs (default: the system's temporary directory)")
 			return func(args []string) (Stage, error) {
 				keys, err := sortKeys("sort", by, desc)

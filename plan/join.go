@@ -161,7 +161,9 @@ side's order; then, for right and full, the right rows that matched
 nothing, in their order.
 
 The right side is read first, into memory up to --memory (its batches and
-hash table; by default half of run --memory). A larger one is
+hash table; by default its share of run --memory, which every sort, join
+and aggregation of the run shares: at most half, less when other joins'
+sides are read after it). A larger one is
 split with the left side by the hash of the keys into 64 parts on disk
 (under $TMPDIR, removed at the end), joined part by part, and put back in
 the order above by a sort that spills too. A key whose rows alone exceed
@@ -187,7 +189,7 @@ the same rows in the same order.`,
 		fs.StringVar(&j.How, "how", "inner", "the kind of join: "+strings.Join(JoinKinds, ", "))
 		fs.StringVar(&j.Where, "where", "", "a condition over the joined row that a match must meet too")
 		fs.StringVar(&j.Prefix, "prefix", "", "put before the name of every right column")
-		fs.Func("memory", "bytes of the right side and its hash table held in memory (e.g. 512MiB); past that both sides are split into parts on disk (default half of run --memory)", func(v string) (err error) {
+		fs.Func("memory", "bytes of the right side and its hash table held in memory (e.g. 512MiB); past that both sides are split into parts on disk (default: its share of run --memory, at most half)", func(v string) (err error) {
 			j.Memory, err = size.Parse(v)
 			return err
 		})

@@ -160,8 +160,15 @@ func runRun(ctx context.Context, stdin io.Reader, stdout io.Writer, opts runOpti
 		return usageError{err}
 	}
 	if m > 0 {
-		eo.Memory, eo.Mem = m, mempool.NewMapped(max(m/4, 1))
-		defer boundHeap(m + 64<<20)()
+		// Of the budget, a quarter is the pool's kept buffers, which the
+		// batches in flight and the scans' decoding reuse (not counted as
+		// they pass), and the rest what sorts, joins and aggregations
+		// hold together before they spill. The Go heap (their groups and
+		// tables, and garbage) is held to the whole budget. Measured on
+		// TPC-H SF1 Q18 at 256MiB: anonymous RSS 271 MB (M is 268 MB);
+		// with all of M for them and the heap at M+64MiB, 347 MB.
+		eo.Memory, eo.Mem = m-m/4, mempool.NewMapped(max(m/4, 1))
+		defer boundHeap(m)()
 	}
 	return stageError(exec.Run(ctx, pipe, eo))
 }

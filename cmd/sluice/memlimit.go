@@ -14,8 +14,10 @@ import (
 // too), and decoding into a reusing pool makes little garbage, so the
 // collector seldom runs for want of room. The runtime's own memory and the
 // binary's resident pages (some 55 MiB: Kubernetes' client and Arrow's
-// compute kernels are linked in) come on top: the process stays within
-// budget + 64 MiB. The returned func puts the previous limit back.
+// compute kernels are linked in) come on top. run gives the whole budget,
+// its stages holding three quarters of it together (exec.Options.Memory);
+// scan and a fanned-out run's workers give their own shares. The returned
+// func puts the previous limit back.
 func boundHeap(budget int64) (restore func()) {
 	startgc.Restore()
 	if os.Getenv("GOMEMLIMIT") != "" {
