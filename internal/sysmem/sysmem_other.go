@@ -1,0 +1,5 @@
+//go:build !linux
+
+package sysmem
+
+func machine() int64 { return 0 }

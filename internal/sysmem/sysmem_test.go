@@ -1,0 +1,20 @@
+package sysmem
+
+import (
+	"runtime"
+	"testing"
+)
+
+// TestTotal: on Linux the machine's memory is read, and it is more than
+// this process already has from the system.
+func TestTotal(t *testing.T) {
+	n := Total()
+	if runtime.GOOS != "linux" {
+		t.Skipf("reads the machine's memory on Linux only (got %d)", n)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if n <= int64(ms.Sys) {
+		t.Fatalf("Total %d, but the process has %d from the system", n, ms.Sys)
+	}
+}
