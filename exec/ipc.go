@@ -29,9 +29,7 @@ import (
 // A pipe is read through a non-blocking descriptor of its own, so that
 // waiting for the stage before parks a goroutine instead of a thread.
 func ReadIPC(r io.Reader) SourceStage {
-	s := readIPC(r)
-	s.signal = true
-	return s
+	return readIPC(r)
 }
 
 func readIPC(r io.Reader) ipcSourceStage {
@@ -43,23 +41,11 @@ type ipcSourceStage struct {
 	// name is what errors call the stream; hint says what to look at
 	// when it ends too soon.
 	name, hint string
-	// signal makes open call Options.Listening once a writer may hand
-	// off (the run's input, not an object's); listened, when set, is
-	// called then too.
-	signal   bool
-	listened func()
 }
 
 func (ipcSourceStage) Name() string { return "stdin" }
 
 func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
-	// Before the first read, which waits for the writer.
-	if s.signal && e.listening != nil {
-		e.listening()
-	}
-	if s.listened != nil {
-		s.listened()
-	}
 	r, own := s.r, (*os.File)(nil)
 	var pipe *os.File
 	if f, ok := r.(*os.File); ok {
