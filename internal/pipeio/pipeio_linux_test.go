@@ -76,17 +76,9 @@ func FuzzMessage(f *testing.F) {
 	f.Add(stream, uint64(8), uint64(len(stream)-8))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 4, 0, 0, 0, 1, 2, 3, 4}, uint64(0), uint64(12))
 	f.Fuzz(func(t *testing.T, shared []byte, off, length uint64) {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Skip(err)
-		}
-		peer := os.NewFile(uintptr(fds[1]), "peer")
+		peer, rc := socketpair(t)
 		defer peer.Close()
-		fc, err := net.FileConn(os.NewFile(uintptr(fds[0]), "reader"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := &reader{c: fc.(*net.UnixConn), mem: shared}
+		h := &reader{c: rc, mem: shared}
 		h.refs.Add(1)
 		defer h.c.Close()
 		msg, err := h.parse(off, length)
@@ -389,4 +381,48 @@ func TestOneListenerPerPipe(t *testing.T) {
 		hc.Close()
 		t.Fatal("dialed a writer that is done")
 	}
+}
+
+// FuzzHello: whatever a peer sends as its hello, with or without a
+// memory file, sealed or not, the reader takes it or refuses it, never
+// panics or maps what it should not.
+func FuzzHello(f *testing.F) {
+	good := binary.LittleEndian.AppendUint64(append([]byte(nil), helloMagic...), 1<<20)
+	f.Add(good, true, true)
+	f.Add(good, true, false)
+	f.Add(good, false, true)
+	f.Add(binary.LittleEndian.AppendUint64(append([]byte(nil), helloMagic...), 1<<41), true, true)
+	f.Add([]byte("SLUICE1"), true, true)
+	f.Fuzz(func(t *testing.T, hello []byte, attach, sealed bool) {
+		wc, rc := socketpair(t)
+		defer wc.Close()
+		var oob []byte
+		if attach {
+			fd, err := unix.MemfdCreate("fuzz", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+			if err != nil {
+				t.Skip(err)
+			}
+			defer unix.Close(fd)
+			if err := unix.Ftruncate(fd, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			if sealed {
+				unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK)
+			}
+			oob = unix.UnixRights(fd)
+		}
+		if len(hello) == 0 {
+			hello = []byte{0}
+		}
+		if _, _, err := wc.WriteMsgUnix(hello, oob, nil); err != nil {
+			rc.Close()
+			t.Skip(err)
+		}
+		if mr := (&Conn{c: rc}).Take(); mr != nil {
+			if !attach || !sealed {
+				t.Fatal("took a hello without a sealed file")
+			}
+			mr.Release()
+		}
+	})
 }
