@@ -94,8 +94,8 @@ func addr(f *os.File) (*net.UnixAddr, bool) {
 // Only a reader that connected ever sees it.
 var SwitchMarker = [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 
-// answer is the reader's word on a hello: okAnswer, or anything else (a
-// refusal, the socket closing) for the stream to go on in the pipe.
+// okAnswer is the reader's answer to a hello it took; any other (a
+// refusal, the socket closing) has the stream go on in the pipe.
 var okAnswer = []byte("OK")
 
 // refusal is the reader's answer to a hello it cannot take.
@@ -163,12 +163,6 @@ func (hl *Listener) Switch(pipe func([]byte) error) (*Writer, error) {
 		// write tells which.
 		h.Close()
 		return nil, nil
-	}
-	h.mem, err = unix.Mmap(h.fd, 0, fileSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_NORESERVE)
-	if err != nil {
-		// The reader reads the socket now: failing it is all that is left.
-		h.Close()
-		return nil, err
 	}
 	go h.readAcks()
 	return h, nil
@@ -479,8 +473,8 @@ type Writer struct {
 
 type extent struct{ off, end uint64 }
 
-// offer sets up the shared file and sends the hello on c; the file is
-// mapped once the reader has taken it.
+// offer sets up the shared file, mapped, and sends the hello on c:
+// nothing is left to fail once the reader has taken it.
 func offer(c *net.UnixConn) (*Writer, error) {
 	if err := sameUser(c); err != nil {
 		return nil, err
@@ -499,11 +493,16 @@ func offer(c *net.UnixConn) (*Writer, error) {
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL); err != nil {
 		return fail(err)
 	}
-	hello := binary.LittleEndian.AppendUint64(append([]byte(nil), helloMagic...), fileSize)
-	if _, _, err = c.WriteMsgUnix(hello, unix.UnixRights(fd), nil); err != nil {
+	mem, err := unix.Mmap(fd, 0, fileSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_NORESERVE)
+	if err != nil {
 		return fail(err)
 	}
-	h := &Writer{c: c, fd: fd, keep: KeepResident, free: []extent{{0, fileSize}}, used: map[uint64]uint64{}}
+	hello := binary.LittleEndian.AppendUint64(append([]byte(nil), helloMagic...), fileSize)
+	if _, _, err = c.WriteMsgUnix(hello, unix.UnixRights(fd), nil); err != nil {
+		unix.Munmap(mem)
+		return fail(err)
+	}
+	h := &Writer{c: c, fd: fd, mem: mem, keep: KeepResident, free: []extent{{0, fileSize}}, used: map[uint64]uint64{}}
 	h.cond.L = &h.mu
 	return h, nil
 }
@@ -663,9 +662,7 @@ func (h *Writer) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.fd >= 0 {
-		if h.mem != nil {
-			unix.Munmap(h.mem)
-		}
+		unix.Munmap(h.mem)
 		unix.Close(h.fd)
 		h.fd, h.mem = -1, nil
 	}
