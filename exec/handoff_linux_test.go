@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -14,23 +13,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sys/unix"
 
 	"github.com/sluice-data/sluice/internal/await"
 	"github.com/sluice-data/sluice/internal/pipeio"
 )
-
-// waitListening waits until a reader listens for the writer of pipe r.
-func waitListening(t *testing.T, r *os.File) {
-	t.Helper()
-	name, ok := pipeio.Name(r)
-	if !ok {
-		t.Fatal("not a pipe")
-	}
-	if _, err := os.Stat("/proc/net/unix"); err != nil {
-		t.Skip("no /proc/net/unix:", err)
-	}
-	await.Until(t, "the reader to listen", func() bool { return listening(name) })
-}
 
 // listening reports whether a socket is bound to the pipe's name.
 func listening(name string) bool {
@@ -38,25 +26,33 @@ func listening(name string) bool {
 	return bytes.Contains(b, []byte(name))
 }
 
-// parkedReading reports whether a ReadIPC on a pipe is blocked opening
-// its source, reading the pipe or awaiting a hand-off: either way it has
-// passed the point where it would listen.
-func parkedReading() bool {
-	buf := make([]byte, 1<<20)
-	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		head, _, _ := strings.Cut(g, "\n")
-		blocked := strings.Contains(head, "[IO wait") || strings.Contains(head, "[select") || strings.Contains(head, "[chan receive")
-		if blocked && strings.Contains(g, "exec.ipcSourceStage.open(") {
-			return true
-		}
+// needSocketList skips a test that looks for sockets where they are not
+// listed.
+func needSocketList(t *testing.T) {
+	if _, err := os.Stat("/proc/net/unix"); err != nil {
+		t.Skip("no /proc/net/unix:", err)
 	}
-	return false
+}
+
+// drained waits until the reader has read all that was written to pipe
+// r: a reader that has read, if it hands off, has dialed.
+func drained(t *testing.T, r *os.File) {
+	t.Helper()
+	rc, err := r.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	await.Until(t, "the reader to read the pipe", func() bool {
+		n, err := -1, error(nil)
+		rc.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }) // FIONREAD
+		return err == nil && n == 0
+	})
 }
 
 // handoffRun writes src's stream to a pipe from one pipeline and reads it
-// in another that applies stages, both with Options.HandOff, the reader
-// started first so that the writer hands off; it returns the reader's
-// output, both errors and whether the reader took the hand-off.
+// in another that applies stages, both with Options.HandOff, the two
+// started together; it returns the reader's output, both errors and
+// whether the reader took the hand-off.
 func handoffRun(t *testing.T, src SourceStage, writerStages []Stage, stages ...Stage) ([]byte, error, error, bool) {
 	t.Helper()
 	r, w, err := os.Pipe()
@@ -71,11 +67,156 @@ func handoffRun(t *testing.T, src SourceStage, writerStages []Stage, stages ...S
 		opts := Options{Open: testOpen, Mem: checkedMem(t), Memory: 1 << 20, HandOff: true, HandedOff: func() { taken.Store(true) }}
 		readErr <- Run(context.Background(), Pipeline{Source: ReadIPC(r), Stages: append(stages, WriteIPC(&out))}, opts)
 	}()
-	waitListening(t, r)
 	werr := Run(context.Background(), Pipeline{Source: src, Stages: append(writerStages, WriteIPC(w))}, Options{Open: testOpen, Mem: checkedMem(t), HandOff: true})
 	w.Close()
 	rerr := <-readErr
 	return out.Bytes(), werr, rerr, taken.Load()
+}
+
+// readPipe reads pipe r as a stage would, with Options.HandOff, into an
+// IPC stream; the function it returns waits for the end and gives the
+// stream, the error and whether the input went on through shared memory.
+func readPipe(t *testing.T, r *os.File, handOff bool) func() ([]byte, error, bool) {
+	var out bytes.Buffer
+	var taken atomic.Bool
+	done := make(chan error, 1)
+	go func() {
+		opts := Options{Open: testOpen, Mem: checkedMem(t), HandOff: handOff, HandedOff: func() { taken.Store(true) }}
+		done <- Run(context.Background(), Pipeline{Source: ReadIPC(r), Stages: []Stage{WriteIPC(&out)}}, opts)
+	}()
+	return func() ([]byte, error, bool) {
+		err := <-done
+		return out.Bytes(), err, taken.Load()
+	}
+}
+
+// kvBatches are n small batches of kvSchema.
+func kvBatches(t *testing.T, mem memory.Allocator, n int) []arrow.RecordBatch {
+	var recs []arrow.RecordBatch
+	for i := range n {
+		recs = append(recs, batch(t, mem, kvSchema, []any{"a", i, 1.5}, []any{nil, 2 * i, nil}))
+	}
+	t.Cleanup(func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	})
+	return recs
+}
+
+// kvStream is the IPC stream stages write for recs.
+func kvStream(t *testing.T, recs []arrow.RecordBatch) []byte {
+	var b bytes.Buffer
+	sw := newStreamWriter(&b, kvSchema, streamOptions{})
+	for _, r := range recs {
+		if err := sw.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestHandoffAfterPlainMessages: a writer that wrote several messages
+// before its reader started reading still hands off the messages after
+// the reader connects; the stream read is the stream written. The writer
+// listens from before its first byte, and the reader dials once it has
+// read one, so this does not depend on which starts first.
+func TestHandoffAfterPlainMessages(t *testing.T) {
+	mem := checkedMem(t)
+	recs := kvBatches(t, mem, 6)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sw := newStreamWriter(w, kvSchema, streamOptions{Mem: mem, HandOff: true})
+	defer sw.Abort()
+	for _, rec := range recs[:3] { // the pipe holds them all, unread
+		if err := sw.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait := readPipe(t, r, true)
+	drained(t, r)
+	for i, rec := range recs[3:] {
+		if err := sw.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 && sw.pw.ho == nil {
+			t.Error("the first batch written after the reader read went into the pipe")
+		}
+	}
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	got, err, taken := wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !taken {
+		t.Error("the reader took no hand-off")
+	}
+	if want := kvStream(t, recs); !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes, want the %d written", len(got), len(want))
+	}
+}
+
+// TestHandoffWriterFailsAfterSwitch: a writer that fails once it hands
+// off leaves the reader with an error, never a short result.
+func TestHandoffWriterFailsAfterSwitch(t *testing.T) {
+	mem := checkedMem(t)
+	recs := kvBatches(t, mem, 2)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sw := newStreamWriter(w, kvSchema, streamOptions{Mem: mem, HandOff: true})
+	if err := sw.Write(recs[0]); err != nil {
+		t.Fatal(err)
+	}
+	wait := readPipe(t, r, true)
+	drained(t, r)
+	if err := sw.Write(recs[1]); err != nil {
+		t.Fatal(err)
+	}
+	if sw.pw.ho == nil {
+		t.Fatal("no hand-off")
+	}
+	sw.Abort()
+	w.Close()
+	_, err, taken := wait()
+	if !taken || err == nil || !strings.Contains(err.Error(), "end-of-stream marker") {
+		t.Fatalf("handed off %v, reader: %v, want the stream's end missing", taken, err)
+	}
+}
+
+// TestHandoffPlainWriter: a stream that another writer put in the pipe
+// (nothing listens) is read plain by a reader that would hand off.
+func TestHandoffPlainWriter(t *testing.T) {
+	mem := checkedMem(t)
+	want := kvStream(t, kvBatches(t, mem, 3))
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	wait := readPipe(t, r, true)
+	if _, err := w.Write(want); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	got, err, taken := wait()
+	if err != nil || taken {
+		t.Fatalf("reader: %v, handed off %v", err, taken)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes, want the %d written", len(got), len(want))
+	}
 }
 
 // TestHandoffSameAsPipe: batches handed off through shared memory give
@@ -168,29 +309,46 @@ func TestHandoffReaderStops(t *testing.T) {
 	}
 }
 
-// TestHandoffPlainForOtherReaders: with no sluice stage listening, the
-// pipe carries a plain Arrow IPC stream that arrow-go's reader reads.
+// TestHandoffPlainForOtherReaders: a writer that would hand off, read
+// by anything but a sluice stage (here the pipe's bytes as they are),
+// writes a plain Arrow IPC stream that arrow-go's reader reads, with no
+// switch marker in it; and it listened before its first byte.
 func TestHandoffPlainForOtherReaders(t *testing.T) {
+	needSocketList(t)
 	taxi, _ := testData(t)
-	want := piped(t, checkedMem(t), Scan([]string{taxi}, ScanOptions{}))
+	want := piped(t, checkedMem(t), Scan([]string{taxi}, ScanOptions{BatchRows: 5000}))
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan []byte, 1)
+	name, _ := pipeio.Name(r)
+	type result struct {
+		b         []byte
+		listening bool
+	}
+	got := make(chan result, 1)
 	go func() {
-		b, _ := io.ReadAll(r)
-		got <- b
+		first := make([]byte, 1)
+		_, err := io.ReadFull(r, first)
+		heard := err == nil && listening(name)
+		rest, _ := io.ReadAll(r)
+		got <- result{append(first, rest...), heard}
 	}()
-	if err := Run(context.Background(), Pipeline{Source: Scan([]string{taxi}, ScanOptions{}), Stages: []Stage{WriteIPC(w)}}, Options{Open: testOpen, Mem: checkedMem(t)}); err != nil {
+	if err := Run(context.Background(), Pipeline{Source: Scan([]string{taxi}, ScanOptions{BatchRows: 5000}), Stages: []Stage{WriteIPC(w)}}, Options{Open: testOpen, Mem: checkedMem(t), HandOff: true}); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
-	b := <-got
-	if !bytes.Equal(b, want) {
-		t.Fatalf("%d bytes, want %d", len(b), len(want))
+	res := <-got
+	if !res.listening {
+		t.Error("the writer did not listen by its first byte")
 	}
-	rd, err := ipc.NewReader(bytes.NewReader(b))
+	if !bytes.Equal(res.b, want) {
+		t.Fatalf("%d bytes, want %d", len(res.b), len(want))
+	}
+	if bytes.Contains(res.b, pipeio.SwitchMarker[:]) {
+		t.Fatal("the switch marker went to a reader that did not connect")
+	}
+	rd, err := ipc.NewReader(bytes.NewReader(res.b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,39 +360,67 @@ func TestHandoffPlainForOtherReaders(t *testing.T) {
 	}
 }
 
-// TestNoHandOffUnlessAsked: a ReadIPC on a pipe in a run without
-// Options.HandOff (any library caller's) opens no socket: a writer that
-// would hand off finds no one and writes the plain stream, which the
-// reader reads.
+// TestNoHandOffUnlessAsked: a run without Options.HandOff (any library
+// caller's) neither connects as a reader nor listens as a writer: the
+// other end, which would hand off, finds no one, and the plain stream
+// is read.
 func TestNoHandOffUnlessAsked(t *testing.T) {
 	taxi, _ := testData(t)
-	want := piped(t, checkedMem(t), Scan([]string{taxi}, ScanOptions{}))
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	name, _ := pipeio.Name(r)
-	var out bytes.Buffer
-	readErr := make(chan error, 1)
-	go func() {
+	src := func() SourceStage { return Scan([]string{taxi}, ScanOptions{BatchRows: 5000}) }
+	want := piped(t, checkedMem(t), src())
+	t.Run("reader", func(t *testing.T) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		defer r.Close()
-		readErr <- Run(context.Background(), Pipeline{Source: ReadIPC(r), Stages: []Stage{WriteIPC(&out)}}, Options{Open: testOpen, Mem: checkedMem(t)})
-	}()
-	// Once the reader waits for its first bytes, it would be listening.
-	await.Until(t, "the reader to wait for its first bytes", parkedReading)
-	if listening(name) {
-		t.Fatal("a reader not asked to hand off listens on the pipe's socket")
-	}
-	if err := Run(context.Background(), Pipeline{Source: Scan([]string{taxi}, ScanOptions{}), Stages: []Stage{WriteIPC(w)}}, Options{Open: testOpen, Mem: checkedMem(t), HandOff: true}); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	if err := <-readErr; err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(out.Bytes(), want) {
-		t.Fatalf("%d bytes, want %d", out.Len(), len(want))
-	}
+		wait := readPipe(t, r, false)
+		if err := Run(context.Background(), Pipeline{Source: src(), Stages: []Stage{WriteIPC(w)}}, Options{Open: testOpen, Mem: checkedMem(t), HandOff: true}); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		got, err, taken := wait()
+		if err != nil || taken {
+			t.Fatalf("reader: %v, handed off %v", err, taken)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes, want %d", len(got), len(want))
+		}
+	})
+	t.Run("writer", func(t *testing.T) {
+		needSocketList(t)
+		mem := checkedMem(t)
+		recs := kvBatches(t, mem, 2)
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		name, _ := pipeio.Name(r)
+		sw := newStreamWriter(w, kvSchema, streamOptions{Mem: mem})
+		if err := sw.Write(recs[0]); err != nil {
+			t.Fatal(err)
+		}
+		if listening(name) {
+			t.Error("a writer not asked to hand off listens on the pipe's socket")
+		}
+		wait := readPipe(t, r, true)
+		drained(t, r)
+		if err := sw.Write(recs[1]); err != nil {
+			t.Fatal(err)
+		}
+		if err := sw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		got, err, taken := wait()
+		if err != nil || taken {
+			t.Fatalf("reader: %v, handed off %v", err, taken)
+		}
+		if want := kvStream(t, recs); !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes, want %d", len(got), len(want))
+		}
+	})
 }
 
 // failingSource gives batch b n times, then fails with err.

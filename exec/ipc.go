@@ -29,9 +29,7 @@ import (
 // A pipe is read through a non-blocking descriptor of its own, so that
 // waiting for the stage before parks a goroutine instead of a thread.
 func ReadIPC(r io.Reader) SourceStage {
-	s := readIPC(r)
-	s.signal = true
-	return s
+	return readIPC(r)
 }
 
 func readIPC(r io.Reader) ipcSourceStage {
@@ -43,40 +41,21 @@ type ipcSourceStage struct {
 	// name is what errors call the stream; hint says what to look at
 	// when it ends too soon.
 	name, hint string
-	// signal makes open call Options.Listening once a writer may hand
-	// off (the run's input, not an object's); listened, when set, is
-	// called then too.
-	signal   bool
-	listened func()
 }
 
 func (ipcSourceStage) Name() string { return "stdin" }
 
 func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
-	ready := func() {
-		if s.signal && e.listening != nil {
-			e.listening()
-		}
-		if s.listened != nil {
-			s.listened()
-		}
-	}
 	r, own := s.r, (*os.File)(nil)
+	var pipe *os.File
 	if f, ok := r.(*os.File); ok {
 		if own = reopenPipe(f, os.O_RDONLY); own != nil {
-			src, plain, err := awaitWriter(ctx, f, own, e, s.name, s.hint, ready)
-			switch {
-			case err != nil:
-				own.Close()
-				return nil, err
-			case src != nil:
-				return src, nil
+			r = own
+			if e.handOff {
+				pipe = f
 			}
-			r = plain
 		}
 	}
-	// Before the first read, which waits for the writer.
-	ready()
 	if f, ok := s.r.(*os.File); ok && own == nil {
 		// A file given as stdin (< q.arrow) may be an Arrow IPC file:
 		// read it in its footer's order, as any Arrow reader does.
@@ -93,6 +72,7 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 		}
 	}
 	mr := newMessageReader(r, e.mem)
+	mr.pipe, mr.handedOff = pipe, e.handedOff
 	rd, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(e.mem))
 	if err != nil { // the reader released mr
 		if own != nil {
@@ -107,38 +87,6 @@ func (s ipcSourceStage) open(ctx context.Context, e *env) (Source, error) {
 		return nil, fmt.Errorf("%s: not an Arrow IPC stream: %w", s.name, err)
 	}
 	return &ipcSource{rd: rd, own: own, name: s.name, hint: s.hint}, nil
-}
-
-// awaitWriter waits for the stage writing pipe f (read through own) to
-// either hand off, and returns a source over the hand-off, or write the
-// pipe, and returns the reader of the plain stream.
-func awaitWriter(ctx context.Context, f, own *os.File, e *env, name, hint string, ready func()) (Source, io.Reader, error) {
-	if !e.handOff {
-		ready()
-		return nil, own, nil
-	}
-	hl := pipeio.Listen(f)
-	ready()
-	if hl == nil {
-		return nil, own, nil
-	}
-	h, first, err := hl.Await(ctx, own)
-	switch {
-	case err != nil:
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
-	case h == nil:
-		return nil, io.MultiReader(bytes.NewReader(first), own), nil
-	}
-	if e.handedOff != nil {
-		e.handedOff()
-	}
-	rd, err := ipc.NewReaderFromMessageReader(h, ipc.WithAllocator(e.mem))
-	if errors.Is(err, errNoEndMarker) { // the reader released h
-		return nil, nil, fmt.Errorf("%s: Arrow IPC stream ended before its schema%s", name, hint)
-	} else if err != nil {
-		return nil, nil, fmt.Errorf("%s: broken Arrow IPC stream: %w", name, err)
-	}
-	return &ipcSource{rd: rd, own: own, name: name, hint: hint}, nil, nil
 }
 
 func hasArrowMagic(ra io.ReaderAt) bool {
@@ -218,6 +166,10 @@ var errNoEndMarker = pipeio.ErrNoEndMarker
 // does, but takes each body from a mempool.Pool without zeroing it first: the
 // read overwrites every byte, so clearing would only pass over the
 // batch's memory once more.
+//
+// On a pipe whose writer may hand off (pipe set), it connects to the
+// writer once it has read the first bytes, and where the stream says so
+// (pipeio.SwitchMarker) reads the rest of it through shared memory.
 type messageReader struct {
 	r   io.Reader
 	mem memory.Allocator
@@ -228,6 +180,14 @@ type messageReader struct {
 	msg   *ipc.Message
 	refs  atomic.Int64
 	hdr   [4]byte
+
+	// pipe is the pipe r reads, when its writer may hand off; nil once
+	// dialed.
+	pipe *os.File
+	conn *pipeio.Conn      // to the writer, until the switch or the end
+	ho   ipc.MessageReader // the rest of the stream, after the switch
+	// handedOff is called at the switch.
+	handedOff func()
 }
 
 func newMessageReader(r io.Reader, mem memory.Allocator) *messageReader {
@@ -239,9 +199,24 @@ func newMessageReader(r io.Reader, mem memory.Allocator) *messageReader {
 func (m *messageReader) Retain() { m.refs.Add(1) }
 
 func (m *messageReader) Release() {
-	if m.refs.Add(-1) == 0 && m.msg != nil {
-		m.msg.Release()
-		m.msg = nil
+	if m.refs.Add(-1) == 0 {
+		if m.msg != nil {
+			m.msg.Release()
+			m.msg = nil
+		}
+		m.hangUp()
+		if m.ho != nil {
+			m.ho.Release()
+			m.ho = nil
+		}
+	}
+}
+
+// hangUp drops a connection to the writer that was not switched to.
+func (m *messageReader) hangUp() {
+	if m.conn != nil {
+		m.conn.Close()
+		m.conn = nil
 	}
 }
 
@@ -251,6 +226,12 @@ func (m *messageReader) read(p []byte) error {
 		copy(m.first[m.n:], p[:n])
 	}
 	m.n += int64(n)
+	if m.pipe != nil && m.n > 0 {
+		// A byte read is a byte written: a sluice writer that hands off
+		// listened before it wrote it, so nothing is waited for.
+		m.conn = pipeio.Dial(m.pipe)
+		m.pipe = nil
+	}
 	return err
 }
 
@@ -261,6 +242,9 @@ func (m *messageReader) Message() (msg *ipc.Message, err error) {
 		m.msg.Release()
 		m.msg = nil
 	}
+	if m.ho != nil {
+		return m.ho.Message()
+	}
 	if err := m.read(m.hdr[:]); err != nil {
 		if err == io.EOF {
 			return nil, errNoEndMarker
@@ -270,13 +254,19 @@ func (m *messageReader) Message() (msg *ipc.Message, err error) {
 	var size int32
 	switch cid := binary.LittleEndian.Uint32(m.hdr[:]); cid {
 	case 0:
+		m.hangUp()
 		return nil, io.EOF
 	case 0xFFFFFFFF:
 		if err := m.read(m.hdr[:]); err != nil {
 			return nil, fmt.Errorf("arrow/ipc: could not read message length: %w", noEOF(err))
 		}
+		// (The marker's first word is the continuation marker just read.)
+		if m.conn != nil && bytes.Equal(m.hdr[:], pipeio.SwitchMarker[4:]) {
+			return m.switchOver()
+		}
 		size = int32(binary.LittleEndian.Uint32(m.hdr[:]))
 		if size == 0 {
+			m.hangUp()
 			return nil, io.EOF
 		}
 	default:
@@ -301,6 +291,21 @@ func (m *messageReader) Message() (msg *ipc.Message, err error) {
 	defer body.Release()
 	m.msg = ipc.NewMessage(metaBuf, body)
 	return m.msg, nil
+}
+
+// switchOver takes the writer's hello where the pipe says the stream goes
+// on through shared memory, and reads on from there; a hello it cannot
+// take is refused, and the stream goes on in the pipe.
+func (m *messageReader) switchOver() (*ipc.Message, error) {
+	conn := m.conn
+	m.conn = nil
+	if m.ho = conn.Take(); m.ho == nil {
+		return m.Message()
+	}
+	if m.handedOff != nil {
+		m.handedOff()
+	}
+	return m.ho.Message()
 }
 
 // bodyStep is the most a body takes before its bytes arrive: a length
@@ -426,7 +431,9 @@ func newStreamWriter(w io.Writer, schema *arrow.Schema, opts streamOptions) *str
 		if own := reopenPipe(f, os.O_WRONLY); own != nil {
 			pw.w, pw.file, pw.own = own, own, own
 			if opts.HandOff {
-				pw.pipe = f
+				// Before the first byte: a reader that has read one
+				// finds the writer listening.
+				pw.offer = pipeio.Listen(f)
 			}
 		}
 	}
@@ -472,11 +479,11 @@ type payloadWriter struct {
 	own  *os.File // the descriptor opened here, if any
 	end  bool     // the stream is complete: write the end-of-stream marker
 
-	// pipe is the pipe written, when it is one: its reader may be a
-	// sluice stage to hand messages to through shared memory (ho),
-	// decided at the first message, as late as can be.
-	pipe    *os.File
-	decided bool
+	// offer listens for the reader of the pipe written, when it may be a
+	// sluice stage to hand messages to through shared memory (ho): one
+	// that connected is switched to at the next message boundary.
+	offer   *pipeio.Listener
+	started bool // a message went out
 	ho      *pipeio.Writer
 
 	small []byte
@@ -519,6 +526,10 @@ var endOfStream = [8]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}
 
 // closeOwn closes the hand-off and the descriptor opened here, if any.
 func (pw *payloadWriter) closeOwn() {
+	if pw.offer != nil {
+		pw.offer.Close()
+		pw.offer = nil
+	}
 	if pw.ho != nil {
 		pw.ho.Close()
 		pw.ho = nil
@@ -536,19 +547,30 @@ func (pw *payloadWriter) Close() error {
 	if pw.ho != nil {
 		return pw.ho.End()
 	}
-	return pw.writeVec([][]byte{endOfStream[:]})
+	// A stream that ends before its reader connected ends in the pipe.
+	return pw.writePipe([][]byte{endOfStream[:]})
 }
 
+// writeVec writes one message: through the hand-off once switched to it,
+// else in the pipe, after switching if the reader has connected since
+// the message before.
 func (pw *payloadWriter) writeVec(vec [][]byte) error {
-	if !pw.decided {
-		pw.decided = true
-		if pw.pipe != nil {
-			pw.ho = pipeio.Dial(pw.pipe)
+	if pw.ho == nil && pw.offer != nil && pw.started {
+		ho, err := pw.offer.Switch(func(marker []byte) error { return pw.writePipe([][]byte{marker}) })
+		if err != nil {
+			return err
 		}
+		pw.ho = ho
 	}
+	pw.started = true
 	if pw.ho != nil {
 		return pw.ho.Write(vec)
 	}
+	return pw.writePipe(vec)
+}
+
+// writePipe writes the buffers to w.
+func (pw *payloadWriter) writePipe(vec [][]byte) error {
 	if pw.file != nil {
 		return writev(pw.file, vec)
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -94,7 +93,7 @@ func runProgram(ctx context.Context, p Pipeline, at int, opts Options) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	pr, err := startProgram(ps, opts.HandOff)
+	pr, err := startProgram(ps)
 	if err != nil {
 		return err
 	}
@@ -111,17 +110,10 @@ func runProgram(ctx context.Context, p Pipeline, at int, opts Options) error {
 		pr.kill(killDone)
 		<-pr.exited
 		<-pr.logged
-		if pr.ready != nil {
-			pr.ready.Close()
-		}
 	}()
 
 	in := &programInput{ps: ps, pr: pr}
-	// The program's input is written once its output is listened for, so
-	// that a sluice program finds the stage listening when it hands off.
-	listening := make(chan struct{})
-	listened := sync.OnceFunc(func() { close(listening) })
-	out := &programOutput{ps: ps, pr: pr, listened: listened}
+	out := &programOutput{ps: ps, pr: pr}
 	// The two halves share the caller's ctx only: each ends on its own,
 	// and the program's fate decides which error is the run's.
 	var upErr, downErr error
@@ -131,7 +123,6 @@ func runProgram(ctx context.Context, p Pipeline, at int, opts Options) error {
 	var g errgroup.Group
 	g.Go(func() error {
 		up := Pipeline{Source: p.Source, Stages: append(slices.Clone(p.Stages[:at]), in)}
-		<-listening
 		upErr = Run(uctx, up, opts)
 		if upErr != nil {
 			// Killed first: its end then is the run's doing.
@@ -143,7 +134,6 @@ func runProgram(ctx context.Context, p Pipeline, at int, opts Options) error {
 	g.Go(func() error {
 		down := Pipeline{Source: out, Stages: p.Stages[at+1:]}
 		downErr = Run(ctx, down, opts)
-		listened() // had it failed before opening its source
 		if downErr != nil || !out.ended {
 			// Garbage, a failure after, or stages that want no more: the
 			// program's output has no reader. Killed before its pipe

@@ -40,7 +40,6 @@ func (s *programInput) bind(e *env, in *arrow.Schema) (*bound, error) {
 	return &bound{name: "exec", newOp: func(operator) (operator, error) {
 		op := &programSink{pr: s.pr}
 		if f == format.IPCStream {
-			s.pr.awaitReady()
 			sw := newStreamWriter(s.pr.stdin, in, streamOptions{Mem: e.mem, HandOff: e.handOff})
 			op.write, op.close, op.abort = sw.Write, sw.Close, sw.Abort
 			return op, nil
@@ -93,11 +92,10 @@ func (s *programSink) release() {
 // programOutput is the source of the stages after a program: what it
 // writes on its standard output.
 type programOutput struct {
-	ps       *programStage
-	pr       *process
-	listened func() // called once the output is listened for
-	src      Source
-	ended    bool // the output was read to its end
+	ps    *programStage
+	pr    *process
+	src   Source
+	ended bool // the output was read to its end
 }
 
 func (s *programOutput) Name() string { return "exec" }
@@ -107,12 +105,9 @@ func (s *programOutput) open(ctx context.Context, e *env) (Source, error) {
 	var src Source
 	var err error
 	schema := s.ps.o.Schema
-	if s.ps.format(s.ps.o.Out) != format.IPCStream {
-		s.listened() // no hand-off to listen for
-	}
 	switch s.ps.format(s.ps.o.Out) {
 	case format.IPCStream:
-		src, err = ipcSourceStage{r: s.pr.stdout, name: name, listened: s.listened}.open(ctx, e)
+		src, err = ipcSourceStage{r: s.pr.stdout, name: name}.open(ctx, e)
 	case format.CSV:
 		var types map[string]string
 		if schema != nil {

@@ -8,12 +8,9 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
-
-	"github.com/sluice-data/sluice/format"
 )
 
 // killReason says why the run killed its program.
@@ -35,7 +32,6 @@ type process struct {
 	cmd             *osexec.Cmd
 	stdin           *os.File // the run's ends of the program's pipes
 	stdout          *os.File
-	ready           *os.File // the program says it listens here; nil: no wait
 	inOnce, outOnce sync.Once
 	tail            *stderrTail
 	exited          chan struct{} // closed once the program is reaped
@@ -46,37 +42,7 @@ type process struct {
 	reason killReason // the first reason it was killed for
 }
 
-// ReadyEnv names the descriptor on which a sluice started as an exec
-// stage's program says that it listens for a hand-off of its input
-// (Options.Listening): a byte, or its closing.
-const ReadyEnv = "SLUICE_PIPE_READY"
-
-// ReadyFromEnv is the other end of ReadyEnv, for a sluice process that
-// may have been started as a program: the function it returns says, once,
-// that the process's input is ready for a hand-off (its Options.Listening);
-// the parent writes only then, so the hand-off is not lost to the race of
-// the process's start. Without such a parent it does nothing. It takes
-// the variable out of the environment, so that the programs this process
-// starts in turn do not inherit it.
-func ReadyFromEnv() func() {
-	v, ok := os.LookupEnv(ReadyEnv)
-	if !ok {
-		return func() {}
-	}
-	os.Unsetenv(ReadyEnv)
-	fd, err := strconv.Atoi(v)
-	if err != nil || fd < 3 {
-		return func() {}
-	}
-	syscall.CloseOnExec(fd)
-	f := os.NewFile(uintptr(fd), "pipe-ready")
-	return sync.OnceFunc(func() {
-		f.Write([]byte{1})
-		f.Close()
-	})
-}
-
-func startProgram(ps *programStage, handOff bool) (*process, error) {
+func startProgram(ps *programStage) (*process, error) {
 	label := ps.label()
 	path, err := osexec.LookPath(ps.o.Argv[0])
 	if err != nil {
@@ -112,19 +78,6 @@ func startProgram(ps *programStage, handOff bool) (*process, error) {
 		Stdin: inR, Stdout: outW, Stderr: errW,
 		SysProcAttr: groupAttr(),
 	}
-	// A writer hands off only to a reader listening at its first
-	// message, and a child starts later than this process writes: when
-	// the program is this very sluice (it knows the signal), its input
-	// waits until it says it listens.
-	var readyR, readyW *os.File
-	if handOff && ps.format(ps.o.In) == format.IPCStream && sameExecutable(path) {
-		if readyR, readyW, err = pipe(); err != nil {
-			closeAll()
-			return nil, fmt.Errorf("%s: %w", label, err)
-		}
-		cmd.ExtraFiles = []*os.File{readyW}
-		cmd.Env = append(cmd.Env, ReadyEnv+"=3")
-	}
 	if err := cmd.Start(); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("%s: start: %w", label, err)
@@ -133,10 +86,7 @@ func startProgram(ps *programStage, handOff bool) (*process, error) {
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	if readyW != nil {
-		readyW.Close()
-	}
-	pr := &process{ps: ps, label: label, cmd: cmd, stdin: inW, stdout: outR, ready: readyR,
+	pr := &process{ps: ps, label: label, cmd: cmd, stdin: inW, stdout: outR,
 		tail: &stderrTail{}, exited: make(chan struct{}), logged: make(chan struct{})}
 	go func() {
 		defer close(pr.logged)
@@ -166,30 +116,6 @@ func (pr *process) kill(why killReason) {
 		pr.reason = why
 	}
 	killGroup(pr.cmd.Process.Pid)
-}
-
-// awaitReady waits until the program listens for a hand-off of its
-// input: a byte on its ready pipe, or the pipe closed (the program exited,
-// or reads its input otherwise).
-func (pr *process) awaitReady() {
-	if pr.ready == nil {
-		return
-	}
-	var b [1]byte
-	pr.ready.Read(b[:])
-	pr.ready.Close()
-	pr.ready = nil
-}
-
-// sameExecutable says path is this process's executable.
-func sameExecutable(path string) bool {
-	self, err := os.Executable()
-	if err != nil {
-		return false
-	}
-	a, errA := os.Stat(self)
-	b, errB := os.Stat(path)
-	return errA == nil && errB == nil && os.SameFile(a, b)
 }
 
 func (pr *process) closeStdin()  { pr.inOnce.Do(func() { pr.stdin.Close() }) }

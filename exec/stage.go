@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -73,14 +72,9 @@ type Options struct {
 	// pipe carries the plain Arrow IPC stream, and nothing listens or
 	// maps memory.
 	HandOff bool
-	// HandedOff, when set, is called when a ReadIPC source's input comes
-	// through shared memory.
+	// HandedOff, when set, is called when a ReadIPC source's input goes
+	// on through shared memory.
 	HandedOff func()
-	// Listening, when set, is called once a ReadIPC source is ready for
-	// its writer: listening for a hand-off, or reading the plain stream.
-	// A parent that starts this process as an exec stage's program waits
-	// for it before writing, so that the hand-off is not lost to a race.
-	Listening func()
 }
 
 // env is what stages see of the Options while they bind and run.
@@ -93,8 +87,6 @@ type env struct {
 	// handOff and handedOff are Options.HandOff and HandedOff.
 	handOff   bool
 	handedOff func()
-	// listening is Options.Listening, called once.
-	listening func()
 	// budget is memory shared by every consumer that spills, in this
 	// Run and the Runs it starts (budget.go).
 	budget *memBudget
@@ -102,9 +94,6 @@ type env struct {
 
 func newEnv(o Options) *env {
 	e := &env{mem: o.Mem, workers: o.Workers, memory: o.Memory, tempDir: o.TempDir, open: o.Open, handOff: o.HandOff, handedOff: o.HandedOff}
-	if o.Listening != nil {
-		e.listening = sync.OnceFunc(o.Listening)
-	}
 	if e.mem == nil {
 		e.mem = memory.DefaultAllocator
 	}

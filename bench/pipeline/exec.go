@@ -12,9 +12,9 @@ import (
 // stage, issue 31): queries A and B fused, each with a select of the
 // columns it reads right after its scan, once as sluice's own select and
 // once as exec -- sluice select (the program a child that gets every batch
-// and hands every batch back, through shared memory when it listens in
-// time, else the Arrow IPC stream through its pipes). The two forms take
-// turns round by round; medians of runs, and their ratio.
+// and hands every batch back, through shared memory from the batch after
+// the one it started reading in). The two forms take turns round by
+// round; medians of runs, and their ratio.
 func execOverhead(sluiceBin string, paths map[string]string, runs int) error {
 	fmt.Printf("exec overhead: %d runs each, medians; select right after the scan, sluice's own against exec -- sluice select\n", runs)
 	fmt.Printf("%-6s %-8s %10s %10s %8s %12s %12s\n", "query", "form", "wall s", "cpu s", "max RSS", "wall/own", "cpu/own")

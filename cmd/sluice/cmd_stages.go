@@ -124,24 +124,16 @@ func runStage(ctx context.Context, d *plan.Def, st plan.Stage, stdin io.Reader, 
 	env.Input = input
 	p := &plan.Plan{Stages: []plan.Stage{st}}
 	spareScans(p)
-	defer pipeReady()
-	if !input {
-		pipeReady()
-	}
 	pipe, err := exec.Compile(p, env)
 	if err != nil {
 		return stageError(err)
 	}
-	opts := exec.Options{Open: stores.Open, Mem: mempool.NewMapped(0), HandOff: handOff(), Listening: pipeReady}
+	opts := exec.Options{Open: stores.Open, Mem: mempool.NewMapped(0), HandOff: handOff()}
 	if os.Getenv("SLUICE_PIPE_TRACE") != "" {
 		opts.HandedOff = func() { fmt.Fprintf(stderr, "sluice: pipe: %s: read its input through shared memory\n", d.Name) }
 	}
 	return stageError(exec.Run(ctx, pipe, opts))
 }
-
-// pipeReady tells a parent sluice that started this process as an exec
-// stage's program that its input is ready for a hand-off.
-var pipeReady = exec.ReadyFromEnv()
 
 // handOff says whether stages pass batches to and from sluice stages at
 // the other end of their pipes through shared memory (exec.Options.HandOff):

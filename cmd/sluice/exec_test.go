@@ -303,12 +303,15 @@ func TestExecInReducers(t *testing.T) {
 }
 
 // TestExecSluiceHandsOff: when the program is this sluice, batches go
-// through shared memory both ways, every time (the program says when its
-// input listens, the run listens for its output before writing), and
-// through the pipes with SLUICE_PIPE=plain, with the same result.
+// through shared memory both ways, every time: each way carries more
+// than a pipe's buffer (1 MiB), so the writer waits for its reader to
+// read, and the reader, once it has read, connects before the writer's
+// next batch. With SLUICE_PIPE=plain they go through the pipes, with
+// the same result.
 func TestExecSluiceHandsOff(t *testing.T) {
 	dir := pipeData(t)
-	q := "scan " + filepath.Join(dir, "lineitem") + " --columns l_orderkey,l_quantity | exec -- sluice filter 'l_quantity > 45' | count-by l_quantity | to-csv"
+	q := "scan " + filepath.Join(dir, "lineitem") + " --columns l_orderkey,l_partkey,l_suppkey,l_quantity,l_extendedprice,l_discount,l_tax" +
+		" | exec -- sluice filter 'l_quantity > 4' | count-by l_quantity | to-csv"
 	var first string
 	for i := range 3 {
 		r := sluice(t, append(execEnv(), "SLUICE_PIPE_TRACE=1"), "run", q)

@@ -4,28 +4,52 @@
 // only its place, over a Unix socket named after the pipe; the reader's
 // batches are then the writer's bytes, not copies out of a pipe into
 // fresh pages. Any other reader gets the plain stream, because the writer
-// only hands off to a reader that is listening on that socket when the
-// first message is ready. Linux only; elsewhere Listen and Dial return
-// nil and every pipe carries the plain stream.
+// switches only to a reader that connected to it, and a reader only
+// connects to a writer that listens. Linux only; elsewhere Listen and
+// Dial return nil and every pipe carries the plain stream.
 //
 // Nothing here runs unless a caller asks: package exec hands off only when
 // its Options say so, which the sluice command does for its stages
-// (SLUICE_PIPE=plain turns it off). A library reading a pipe with exec
-// opens no socket and maps no memory.
+// (SLUICE_PIPE=plain turns it off). A library reading or writing a pipe
+// with exec opens no socket and maps no memory.
 //
 // # Protocol
 //
-// The socket carries packets (SOCK_SEQPACKET), from the writer:
+// Every stream starts plain, in the pipe. The writer listens on the
+// abstract socket Name(f), SOCK_SEQPACKET, before it writes its first
+// byte; the reader dials it once it has read a byte. So a reader finds
+// a sluice writer listening whatever order the two started in, and no
+// end ever waits for the other: a reader that finds nothing listening
+// (any other writer) reads the pipe, and a writer that no one dialed
+// (any other reader) writes the pipe.
+//
+// At each message boundary after the first, the writer takes a
+// connection if one is waiting (without waiting for one), sends the
+// hello on it, writes SwitchMarker to the pipe, and waits for the
+// reader's answer. The reader reads the plain messages before the
+// marker, then takes the hello and answers "OK", after which both go on
+// through the socket, or "NO" (or closes the socket), after which both
+// go on in the pipe, after the marker: the two ends agree on where each
+// message is. Every message the writer starts after the reader's first
+// read is handed off: which ones go plain depends only on how far the
+// reader has read, as what sits in a pipe's buffer does, and a stream of
+// more than the pipe's buffer is always handed off, whichever process
+// ran first. Only the first connection is taken. A stream that ends
+// before any is taken ends in the pipe (its end-of-stream marker there);
+// a reader that dialed closes its connection then, and the writer stops
+// listening at its end.
+//
+// The socket carries packets, from the writer:
 //
 //	hello  "SLUICE1\x00" + size (8 bytes, little-endian), with the memory file (SCM_RIGHTS)
 //	'M' + offset (8) + length (8)   a message: the IPC stream's bytes for it
 //	'E'                             the end-of-stream marker
 //
-// and from the reader: "OK" (hello taken), 'T' (a message taken, for flow
-// control), 'F' + offset (8) (the memory of the message at offset is no
-// longer referenced: the writer may reuse it). The writer never writes a
-// range the reader has not freed. Ranges freed above the first
-// KeepResident bytes of the file are punched out, so that memory a
+// and from the reader: "OK" or "NO" (hello taken or not), 'T' (a message
+// taken, for flow control), 'F' + offset (8) (the memory of the message at
+// offset is no longer referenced: the writer may reuse it). The writer
+// never writes a range the reader has not freed. Ranges freed above the
+// first KeepResident bytes of the file are punched out, so that memory a
 // reader held at its peak (a sort holds all its input) goes back to the
 // system instead of staying with the file.
 //

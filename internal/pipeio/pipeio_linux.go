@@ -1,7 +1,6 @@
 package pipeio
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -89,15 +88,30 @@ func addr(f *os.File) (*net.UnixAddr, bool) {
 	return &net.UnixAddr{Name: name, Net: "unixpacket"}, true
 }
 
-// Listener waits, on the reading end of a pipe, for the stage
-// before to connect.
+// SwitchMarker is what the writer puts in the pipe, at a message
+// boundary, where the stream goes on through the socket: a continuation
+// marker and a metadata length of -1, which no valid IPC stream contains.
+// Only a reader that connected ever sees it.
+var SwitchMarker = [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+// okAnswer is the reader's answer to a hello it took; any other (a
+// refusal, the socket closing) has the stream go on in the pipe.
+var okAnswer = []byte("OK")
+
+// refusal is the reader's answer to a hello it cannot take.
+var refusal = []byte("NO")
+
+// Listener is the writing end's socket, for the reader of the pipe to
+// connect to. The writer listens before it writes its first byte, so a
+// reader that has read a byte finds it; nothing waits on it.
 type Listener struct {
-	l *net.UnixListener
+	l    *net.UnixListener
+	done bool // a connection was taken: no other is
 }
 
-// Listen listens for the writer of pipe f; nil when f is not a
-// pipe, hand-off is off, or the name is taken (another reader of the
-// same pipe).
+// Listen listens, for the writer of pipe f, for the pipe's reader; call
+// it before writing the first byte. Nil when f is not a pipe or the name
+// is taken (another writer of the same pipe).
 func Listen(f *os.File) *Listener {
 	addr, ok := addr(f)
 	if !ok {
@@ -110,82 +124,125 @@ func Listen(f *os.File) *Listener {
 	return &Listener{l: l}
 }
 
-// await waits for the stage before either to connect, and returns the
-// hand-off, or to write to the pipe, and returns what it read first (the
-// start of a plain stream, nil at the pipe's end).
-func (hl *Listener) Await(ctx context.Context, pipe *os.File) (ipc.MessageReader, []byte, error) {
-	type read struct {
-		b   []byte
-		err error
+// Switch is called by the writer at a message boundary. It does not
+// wait for a reader: when none has connected it returns nil, and the
+// stream goes on in the pipe. When one has, Switch sends it the hello,
+// writes SwitchMarker to the pipe with pipe, and waits for the reader,
+// which reads the pipe up to the marker, to answer: a Writer for the
+// rest of the stream when it took the hello, nil when it refused, after
+// which the stream goes on in the pipe. Either way the ends agree on
+// where each message is. Only the first connection is taken; the error
+// is pipe's.
+func (hl *Listener) Switch(pipe func([]byte) error) (*Writer, error) {
+	if hl.done {
+		return nil, nil
 	}
-	reads := make(chan read, 1)
-	go func() {
-		b := make([]byte, 8)
-		n, err := pipe.Read(b)
-		reads <- read{b[:n], err}
-	}()
-	conns := make(chan *reader, 1)
-	go func() {
-		// Each connection's hello is taken on its own, so one that says
-		// nothing holds up no other; the first that succeeds is used.
-		var once sync.Once
-		for {
-			c, err := hl.l.AcceptUnix()
-			if err != nil {
-				once.Do(func() { conns <- nil })
-				return
-			}
-			go func() {
-				h, err := accept(c)
-				if err != nil {
-					c.Close()
-					return
-				}
-				used := false
-				once.Do(func() { conns <- h; used = true })
-				if !used {
-					h.Close()
-				}
-			}()
-		}
-	}()
-	closeListener := func() {
+	c := hl.poll()
+	if c == nil {
+		return nil, nil
+	}
+	hl.Close()
+	h, err := offer(c)
+	if err != nil {
+		// No hello went out: the reader sees no marker and reads on.
+		c.Close()
+		return nil, nil
+	}
+	if err := pipe(SwitchMarker[:]); err != nil {
+		h.Close()
+		return nil, err
+	}
+	// No deadline on the answer: a reader that said OK reads the socket
+	// from then on, so giving up on a slow OK and writing the pipe
+	// instead would leave the two ends disagreeing. A reader that fails
+	// closes the socket, which ends the wait.
+	ans := make([]byte, 8)
+	n, err := c.Read(ans)
+	if err != nil || string(ans[:n]) != string(okAnswer) {
+		// Refused, or the reader is gone: on in the pipe, whose next
+		// write tells which.
+		h.Close()
+		return nil, nil
+	}
+	go h.readAcks()
+	return h, nil
+}
+
+// poll takes a connection the reader has made, without waiting; nil when
+// there is none.
+func (hl *Listener) poll() *net.UnixConn {
+	rc, err := hl.l.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	// The listener's descriptor is non-blocking: with no connection
+	// waiting, accept fails with EAGAIN instead of waiting.
+	nfd := -1
+	if rc.Control(func(fd uintptr) { nfd, _, err = unix.Accept4(int(fd), unix.SOCK_CLOEXEC) }) != nil || err != nil {
+		return nil
+	}
+	f := os.NewFile(uintptr(nfd), "hand-off")
+	defer f.Close()
+	c, err := net.FileConn(f)
+	if err != nil {
+		return nil
+	}
+	return c.(*net.UnixConn)
+}
+
+// Close stops listening; a reader that connected and was not taken reads
+// on in the pipe.
+func (hl *Listener) Close() {
+	if !hl.done {
+		hl.done = true
 		hl.l.Close()
-		// A hand-off that completed meanwhile is not used: closing it
-		// fails the writer, which had no reason to connect then.
-		go func() {
-			if h := <-conns; h != nil {
-				h.Close()
-			}
-		}()
-	}
-	fromPipe := func(r read) (ipc.MessageReader, []byte, error) {
-		if r.err != nil && r.err != io.EOF {
-			return nil, nil, r.err
-		}
-		return nil, r.b, nil
-	}
-	select {
-	case <-ctx.Done():
-		closeListener()
-		return nil, nil, ctx.Err()
-	case r := <-reads:
-		closeListener()
-		return fromPipe(r)
-	case h := <-conns:
-		hl.l.Close()
-		if h != nil {
-			return h, nil, nil
-		}
-		// The listener failed: only the pipe is left.
-		select {
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		case r := <-reads:
-			return fromPipe(r)
-		}
 	}
 }
+
+// Conn is the reading end's connection to the writer's Listener, made
+// once the reader has read the pipe's first bytes.
+type Conn struct {
+	c *net.UnixConn
+}
+
+// Dial connects to the writer of pipe f; call it once the first bytes of
+// the pipe are read, by when a sluice writer that hands off listens. Nil
+// when nothing listens (any other writer) or the writer is another user:
+// the stream is then the pipe's. Nothing is waited for.
+func Dial(f *os.File) *Conn {
+	addr, ok := addr(f)
+	if !ok {
+		return nil
+	}
+	c, err := net.DialUnix("unixpacket", nil, addr)
+	if err != nil {
+		return nil
+	}
+	if err := sameUser(c); err != nil {
+		c.Close()
+		return nil
+	}
+	return &Conn{c: c}
+}
+
+// Take is called by the reader when it reads SwitchMarker in the pipe:
+// it takes the hello, which the writer sent before the marker, and
+// answers. It returns the reader of the rest of the stream, or nil when
+// it refused the hello, after which the stream goes on in the pipe. The
+// Conn is used up either way.
+func (hc *Conn) Take() ipc.MessageReader {
+	h, err := accept(hc.c)
+	if err != nil {
+		hc.c.Write(refusal) // a writer that is gone needs no word
+		hc.c.Close()
+		return nil
+	}
+	return h
+}
+
+// Close drops a connection not taken: the writer, if it tries to switch
+// to it, finds the reader gone and writes on in the pipe.
+func (hc *Conn) Close() { hc.c.Close() }
 
 // reader is the reading end of a hand-off: an ipc.MessageReader
 // whose message bodies are the writer's memory.
@@ -254,7 +311,7 @@ func accept(c *net.UnixConn) (*reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.Write([]byte("OK")); err != nil {
+	if _, err := c.Write(okAnswer); err != nil {
 		unix.Munmap(mem)
 		return nil, err
 	}
@@ -416,27 +473,9 @@ type Writer struct {
 
 type extent struct{ off, end uint64 }
 
-// Dial connects to a sluice stage reading pipe f and sets up the
-// shared file; nil when the reader is no sluice stage (nothing listens)
-// or anything fails: the plain stream then goes through the pipe.
-func Dial(f *os.File) *Writer {
-	addr, ok := addr(f)
-	if !ok {
-		return nil
-	}
-	c, err := net.DialUnix("unixpacket", nil, addr)
-	if err != nil {
-		return nil
-	}
-	h, err := start(c)
-	if err != nil {
-		c.Close()
-		return nil
-	}
-	return h
-}
-
-func start(c *net.UnixConn) (*Writer, error) {
+// offer sets up the shared file, mapped, and sends the hello on c:
+// nothing is left to fail once the reader has taken it.
+func offer(c *net.UnixConn) (*Writer, error) {
 	if err := sameUser(c); err != nil {
 		return nil, err
 	}
@@ -454,29 +493,17 @@ func start(c *net.UnixConn) (*Writer, error) {
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL); err != nil {
 		return fail(err)
 	}
-	hello := binary.LittleEndian.AppendUint64(append([]byte(nil), helloMagic...), fileSize)
-	// No deadline on the answer: a reader that said OK reads the socket
-	// from then on, so giving up on a slow OK and writing the pipe
-	// instead would leave the two ends disagreeing. A reader that fails
-	// closes the socket, which ends the wait.
-	ok := make([]byte, 8)
-	var n int
-	if _, _, err = c.WriteMsgUnix(hello, unix.UnixRights(fd), nil); err == nil {
-		n, err = c.Read(ok)
-	}
-	if err == nil && string(ok[:n]) != "OK" {
-		err = errors.New("hand-off refused")
-	}
-	if err != nil {
-		return fail(err)
-	}
 	mem, err := unix.Mmap(fd, 0, fileSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_NORESERVE)
 	if err != nil {
 		return fail(err)
 	}
+	hello := binary.LittleEndian.AppendUint64(append([]byte(nil), helloMagic...), fileSize)
+	if _, _, err = c.WriteMsgUnix(hello, unix.UnixRights(fd), nil); err != nil {
+		unix.Munmap(mem)
+		return fail(err)
+	}
 	h := &Writer{c: c, fd: fd, mem: mem, keep: KeepResident, free: []extent{{0, fileSize}}, used: map[uint64]uint64{}}
 	h.cond.L = &h.mu
-	go h.readAcks()
 	return h, nil
 }
 

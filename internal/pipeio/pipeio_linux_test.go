@@ -3,6 +3,8 @@ package pipeio
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"testing"
@@ -74,17 +76,9 @@ func FuzzMessage(f *testing.F) {
 	f.Add(stream, uint64(8), uint64(len(stream)-8))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 4, 0, 0, 0, 1, 2, 3, 4}, uint64(0), uint64(12))
 	f.Fuzz(func(t *testing.T, shared []byte, off, length uint64) {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Skip(err)
-		}
-		peer := os.NewFile(uintptr(fds[1]), "peer")
+		peer, rc := socketpair(t)
 		defer peer.Close()
-		fc, err := net.FileConn(os.NewFile(uintptr(fds[0]), "reader"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := &reader{c: fc.(*net.UnixConn), mem: shared}
+		h := &reader{c: rc, mem: shared}
 		h.refs.Add(1)
 		defer h.c.Close()
 		msg, err := h.parse(off, length)
@@ -179,4 +173,256 @@ func TestPunchesFreedRangesAboveKeep(t *testing.T) {
 	if mem[keep+pageSize] != 0 || mem[0] != 1 {
 		t.Fatal("punched pages do not read as zero, or kept ones lost their bytes")
 	}
+}
+
+// messages splits an IPC stream into its messages' bytes, the
+// end-of-stream marker left out.
+func messages(t testing.TB, stream []byte) [][]byte {
+	r := bytes.NewReader(stream)
+	mr := ipc.NewMessageReader(r)
+	defer mr.Release()
+	var out [][]byte
+	at := 0
+	for {
+		if _, err := mr.Message(); err != nil {
+			break
+		}
+		end := len(stream) - r.Len()
+		out = append(out, stream[at:end])
+		at = end
+	}
+	return out
+}
+
+// pipe is a pipe whose ends close with the test.
+func pipe(t *testing.T) (r, w *os.File) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+// socketpair is a connected pair of SOCK_SEQPACKET sockets, as the
+// writer's and the reader's ends of a hand-off.
+func socketpair(t testing.TB) (w, r *net.UnixConn) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	conn := func(fd int) *net.UnixConn {
+		f := os.NewFile(uintptr(fd), "hand-off")
+		defer f.Close() // FileConn holds a copy
+		c, err := net.FileConn(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.(*net.UnixConn)
+	}
+	return conn(fds[1]), conn(fds[0])
+}
+
+// writeTo is Switch's pipe argument for w.
+func writeTo(w *os.File) func([]byte) error {
+	return func(b []byte) error { _, err := w.Write(b); return err }
+}
+
+// TestSwitch: messages the writer put in the pipe before its reader
+// connected are read from the pipe, the switch marker follows them, and
+// every message after it comes through shared memory, to the end.
+func TestSwitch(t *testing.T) {
+	msgs := messages(t, testStream(t)) // the schema and a batch
+	r, w := pipe(t)
+	hl := Listen(w)
+	if hl == nil {
+		t.Fatal("no listener")
+	}
+	defer hl.Close()
+	if h, err := hl.Switch(writeTo(w)); h != nil || err != nil {
+		t.Fatalf("switched with no reader: %v, %v", h, err)
+	}
+	for _, m := range msgs { // written before the reader reads
+		w.Write(m)
+	}
+	first := make([]byte, len(msgs[0])+len(msgs[1]))
+	if _, err := io.ReadFull(r, first[:1]); err != nil {
+		t.Fatal(err)
+	}
+	hc := Dial(r)
+	if hc == nil {
+		t.Fatal("the reader found no writer listening after reading its first byte")
+	}
+	const after = 3
+	werr := make(chan error, 1)
+	go func() {
+		h, err := hl.Switch(writeTo(w))
+		if h == nil || err != nil {
+			werr <- fmt.Errorf("no hand-off: %v", err)
+			return
+		}
+		defer h.Close()
+		for range after {
+			if err := h.Write([][]byte{msgs[1]}); err != nil {
+				werr <- err
+				return
+			}
+		}
+		werr <- h.End()
+	}()
+	if _, err := io.ReadFull(r, first[1:]); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first, append(append([]byte(nil), msgs[0]...), msgs[1]...)) {
+		t.Fatal("the pipe's messages before the switch are not those written")
+	}
+	var marker [8]byte
+	if _, err := io.ReadFull(r, marker[:]); err != nil || marker != SwitchMarker {
+		t.Fatalf("read %x, %v, want the switch marker", marker, err)
+	}
+	mr := hc.Take()
+	if mr == nil {
+		t.Fatal("the reader refused the hello")
+	}
+	defer mr.Release()
+	n := 0
+	for {
+		msg, err := mr.Message()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg.Type() != ipc.MessageRecordBatch {
+			t.Fatalf("message %d is a %v", n, msg.Type())
+		}
+		n++
+	}
+	if err := <-werr; err != nil {
+		t.Fatal(err)
+	}
+	if n != after {
+		t.Fatalf("%d messages through shared memory, want %d", n, after)
+	}
+}
+
+// TestSwitchRefused: a reader that answers anything but OK, or goes,
+// leaves the writer writing on in the pipe, after the marker.
+func TestSwitchRefused(t *testing.T) {
+	for _, answer := range []string{"NO", ""} {
+		r, w := pipe(t)
+		hl := Listen(w)
+		w.Write([]byte{1})
+		r.Read(make([]byte, 1))
+		hc := Dial(r)
+		if hc == nil {
+			t.Fatal("no writer listening")
+		}
+		got := make(chan *Writer, 1)
+		go func() {
+			h, err := hl.Switch(writeTo(w))
+			if err != nil {
+				t.Error(err)
+			}
+			got <- h
+		}()
+		var marker [8]byte
+		if _, err := io.ReadFull(r, marker[:]); err != nil || marker != SwitchMarker {
+			t.Fatalf("read %x, %v, want the switch marker", marker, err)
+		}
+		if answer == "" {
+			hc.Close()
+		} else {
+			hc.c.Write([]byte(answer))
+		}
+		if h := <-got; h != nil {
+			t.Fatalf("answer %q: switched", answer)
+		}
+		if h, _ := hl.Switch(writeTo(w)); h != nil {
+			t.Fatal("a second switch")
+		}
+		hc.Close()
+	}
+}
+
+// TestTakeRefusesBadHello: a reader that cannot take the hello answers
+// so, and the stream goes on in the pipe.
+func TestTakeRefusesBadHello(t *testing.T) {
+	wc, rc := socketpair(t)
+	defer wc.Close()
+	if _, err := wc.Write([]byte("SLUICE0\x00 no file")); err != nil {
+		t.Fatal(err)
+	}
+	if mr := (&Conn{c: rc}).Take(); mr != nil {
+		mr.Release()
+		t.Fatal("a bad hello was taken")
+	}
+	ans := make([]byte, 8)
+	n, _ := wc.Read(ans)
+	if string(ans[:n]) != "NO" {
+		t.Fatalf("answer %q, want NO", ans[:n])
+	}
+}
+
+// TestOneListenerPerPipe: a second writer of the same pipe does not
+// listen, and a reader dialing a writer that is done finds no one.
+func TestOneListenerPerPipe(t *testing.T) {
+	r, w := pipe(t)
+	hl := Listen(w)
+	if hl == nil {
+		t.Fatal("no listener")
+	}
+	if Listen(w) != nil {
+		t.Fatal("two listeners for one pipe")
+	}
+	hl.Close()
+	if hc := Dial(r); hc != nil {
+		hc.Close()
+		t.Fatal("dialed a writer that is done")
+	}
+}
+
+// FuzzHello: whatever a peer sends as its hello, with or without a
+// memory file, sealed or not, the reader takes it or refuses it, never
+// panics or maps what it should not.
+func FuzzHello(f *testing.F) {
+	good := binary.LittleEndian.AppendUint64(append([]byte(nil), helloMagic...), 1<<20)
+	f.Add(good, true, true)
+	f.Add(good, true, false)
+	f.Add(good, false, true)
+	f.Add(binary.LittleEndian.AppendUint64(append([]byte(nil), helloMagic...), 1<<41), true, true)
+	f.Add([]byte("SLUICE1"), true, true)
+	f.Fuzz(func(t *testing.T, hello []byte, attach, sealed bool) {
+		wc, rc := socketpair(t)
+		defer wc.Close()
+		var oob []byte
+		if attach {
+			fd, err := unix.MemfdCreate("fuzz", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+			if err != nil {
+				t.Skip(err)
+			}
+			defer unix.Close(fd)
+			if err := unix.Ftruncate(fd, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			if sealed {
+				unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK)
+			}
+			oob = unix.UnixRights(fd)
+		}
+		if len(hello) == 0 {
+			hello = []byte{0}
+		}
+		if _, _, err := wc.WriteMsgUnix(hello, oob, nil); err != nil {
+			rc.Close()
+			t.Skip(err)
+		}
+		if mr := (&Conn{c: rc}).Take(); mr != nil {
+			if !attach || !sealed {
+				t.Fatal("took a hello without a sealed file")
+			}
+			mr.Release()
+		}
+	})
 }

@@ -3,7 +3,6 @@
 package pipeio
 
 import (
-	"context"
 	"errors"
 	"os"
 
@@ -14,22 +13,32 @@ import (
 // end-of-stream marker.
 var ErrNoEndMarker = errors.New("stream ended without its end-of-stream marker")
 
-// Listener waits for a hand-off; there is none off Linux.
+// SwitchMarker is never written off Linux; a reader without a Conn
+// reads it as the invalid length it is.
+var SwitchMarker = [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+// Listener is the writing end's socket; there is none off Linux.
 type Listener struct{}
 
 // Listen returns nil: off Linux every pipe carries the plain stream.
 func Listen(*os.File) *Listener { return nil }
 
-// Await is never called on a nil Listener.
-func (*Listener) Await(context.Context, *os.File) (ipc.MessageReader, []byte, error) {
-	return nil, nil, nil
-}
+// Switch is never called on a nil Listener.
+func (*Listener) Switch(func([]byte) error) (*Writer, error) { return nil, nil }
+func (*Listener) Close()                                     {}
+
+// Conn is the reading end's connection; there is none off Linux.
+type Conn struct{}
+
+// Dial returns nil: off Linux every pipe carries the plain stream.
+func Dial(*os.File) *Conn { return nil }
+
+// Take is never called on a nil Conn.
+func (*Conn) Take() ipc.MessageReader { return nil }
+func (*Conn) Close()                  {}
 
 // Writer is the writing end of a hand-off; there is none off Linux.
 type Writer struct{}
-
-// Dial returns nil: off Linux every pipe carries the plain stream.
-func Dial(*os.File) *Writer { return nil }
 
 func (*Writer) Write([][]byte) error { return nil }
 func (*Writer) End() error           { return nil }
