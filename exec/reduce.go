@@ -31,21 +31,25 @@ import (
 // reduceHold is the most of its left side's output, in bytes, that a
 // reducing join holds before it gives up on reducing (a variable for
 // the tests of the other way). Keys that save folding groups are worth
-// more held than those that only leave a right side's rows out of the
-// join's table: TPC-H Q5 and Q16 held some 15-30 MiB of left rows to
-// cut 10 and 30 thousand rows, a third slower.
+// holding up to an eighth of the run's memory. Those that only leave a
+// right side's rows out of the join's table are worth a few MiB before
+// the side is read, whatever its size (Q18's 57 orders cut its orders
+// side of 1.5 million rows as its scan reads it); past that, only when
+// the side turns out large (cutSide): TPC-H Q5 and Q16 held some 15-30
+// MiB of left rows to cut sides of 10 and 30 thousand rows, a third
+// slower.
 var reduceHold = func(e *env, folds bool) int64 {
 	if folds {
 		return e.memory / 8
 	}
-	return e.memory / 64
+	return min(4<<20, e.memory/64)
 }
 
 // reducibleJoin finds the first join among stages that can take its left
 // side's keys into its right side, and where in the right side's stages
 // the keys' semi join goes; -1 when none can. The join at pruneAt reads
-// its right side first to prune the scan before it instead. folds says
-// the semi join goes before an aggregation.
+// its right side first to prune the scan before it instead (see
+// cutPrunedSide). folds says the semi join goes before an aggregation.
 func reducibleJoin(stages []Stage, pruneAt int) (at, insert int, folds bool) {
 	for i, st := range stages {
 		js, ok := st.(*joinStage)
@@ -97,7 +101,7 @@ func keepsRows(st Stage, keys []string) bool {
 		return true
 	case *computeStage:
 		for _, c := range s.cols {
-			if slices.Contains(keys, c.Name) && !(!s.extend && c.Expr == c.Name) {
+			if slices.Contains(keys, c.Name) && !(!s.extend && (c.Expr == "" || c.Expr == c.Name)) {
 				return false
 			}
 		}
@@ -235,6 +239,7 @@ type leftRun struct {
 	cancel   context.CancelFunc
 	err      error // the run's, once ch is closed
 	held     []arrow.RecordBatch
+	ended    bool // hold saw the run end
 	stopOnce sync.Once
 }
 
@@ -317,6 +322,15 @@ func (l *leftRun) schema() (*arrow.Schema, error) {
 			l.held = append(l.held, rec)
 			return <-l.schemaCh, nil
 		}
+		// An empty left side sends its schema and ends: both are ready,
+		// and select picks either.
+		select {
+		case s := <-l.schemaCh:
+			if l.err == nil {
+				return s, nil
+			}
+		default:
+		}
 		if l.err == nil {
 			l.err = io.ErrUnexpectedEOF
 		}
@@ -334,6 +348,7 @@ func (l *leftRun) hold(limit int64) (bool, error) {
 	for n <= limit {
 		rec, ok := <-l.ch
 		if !ok {
+			l.ended = true
 			return true, l.err
 		}
 		l.held = append(l.held, rec)
@@ -402,5 +417,136 @@ func (s *leftSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 
 func (s *leftSource) Close() error {
 	s.l.stop()
+	return nil
+}
+
+// A join reads its right side first (but for a reducing join's left
+// side within its hold, above), and a join right after a scan prunes the
+// scan by the side's keys. When the side is large and the left side
+// turns out small (TPC-H Q4: the 57 thousand orders of a quarter against
+// 3.8 million late lineitems; Q12: 30 thousand lineitems against 1.5
+// million orders; Q9: 320 thousand lineitems of green parts against all
+// of partsupp), the join's table would index right rows that no left
+// row asks for, and its probes would miss the caches more. So, a side
+// past cutSideMin read, the left side (the pruned scan and the stages up
+// to the join, or the rest of a reducing join's left side) runs on into
+// cutHold; if it ends there, the side is cut to the rows of its keys
+// before the join indexes it. Either way the left side's rows go on from
+// where they were held: nothing is read twice.
+
+// cutSideMin is the least a join's side read whole holds (arrowsize's
+// bytes) for its left side to be held for cutting it; cutHold is the
+// most of the left side held. Variables for the tests.
+var (
+	cutSideMin int64 = 8 << 20
+	cutHold          = func(e *env) int64 { return e.memory / 64 }
+)
+
+// cuttable says the join at stages[at] has its side read whole, of at
+// least cutSideMin, and drops the right rows without a match.
+func cuttable(stages []Stage, at int) (*joinStage, bool) {
+	if at < 0 || at >= len(stages) {
+		return nil, false
+	}
+	js, ok := stages[at].(*joinStage)
+	if !ok || js.pre == nil || js.pre.spill != nil || js.preserves(false) || len(js.pre.batches) == 0 {
+		return nil, false
+	}
+	var size int64
+	for _, b := range js.pre.batches {
+		size += arrowsize.Record(b)
+	}
+	return js, size >= cutSideMin
+}
+
+// cutPrunedSide runs the left side of the join at p.Stages[at], right
+// after the scan p.Source, into cutHold when the join is cuttable, and
+// cuts its side if the left side ends there. It returns the left side's
+// run and schema, for the rest of the pipeline to read; nil when the
+// join is not cuttable, and the pipeline runs as it is.
+func cutPrunedSide(ctx context.Context, e *env, p Pipeline, at int, opts Options) (*leftRun, *arrow.Schema, error) {
+	js, ok := cuttable(p.Stages, at)
+	if !ok {
+		return nil, nil, nil
+	}
+	need := usedColumns(p.Stages[at:])
+	left := startLeft(ctx, Pipeline{Source: p.Source, Stages: slices.Clone(p.Stages[:at])}, need, opts)
+	schema, err := left.schema()
+	if err != nil {
+		left.stop()
+		return nil, nil, err
+	}
+	schema = neededSchema(schema, need)
+	if err := left.cut(ctx, e, js, schema); err != nil {
+		left.stop()
+		return nil, nil, err
+	}
+	return left, schema, nil
+}
+
+// cut holds the left side on into cutHold, and if it ends there cuts the
+// side of js by its keys. A left side that ended before (its keys in the
+// side already) is left as it is.
+func (l *leftRun) cut(ctx context.Context, e *env, js *joinStage, schema *arrow.Schema) error {
+	if l.ended {
+		return nil
+	}
+	ended, err := l.hold(cutHold(e))
+	if err != nil || !ended {
+		return err
+	}
+	return cutSide(ctx, e, js.pre, js.o, l.held, schema)
+}
+
+// sideCut, when set (by tests), hears of each side cutSide cuts: its
+// rows before and after.
+var sideCut func(before, after int64)
+
+// cutSide keeps of side's batches the rows whose keys (o.Right) some row
+// of held (of schema, keys o.Left) has, in their order.
+func cutSide(ctx context.Context, e *env, side *sideBatches, o JoinOptions, held []arrow.RecordBatch, schema *arrow.Schema) error {
+	keys, err := keyBatches(held, o.Left)
+	if err != nil {
+		return err
+	}
+	defer releaseAll(keys)
+	ks, err := keySchema(schema, o.Left)
+	if err != nil {
+		return err
+	}
+	filter := &joinStage{
+		other:   Pipeline{Source: FromBatches(ks, keys...)},
+		o:       JoinOptions{How: "semi", Left: slices.Clone(o.Right), Right: slices.Clone(o.Left)},
+		reduced: true,
+	}
+	var kept []arrow.RecordBatch
+	err = Run(ctx, Pipeline{Source: FromBatches(side.batches[0].Schema(), side.batches...), Stages: []Stage{filter, Collect(nil, func(rec arrow.RecordBatch) error {
+		rec.Retain()
+		kept = append(kept, rec)
+		return nil
+	})}}, Options{Mem: e.mem, Workers: e.workers, Memory: e.memory, TempDir: e.tempDir, Open: e.open})
+	if err != nil {
+		releaseAll(kept)
+		return err
+	}
+	if sideCut != nil {
+		var before, after int64
+		for _, b := range side.batches {
+			before += b.NumRows()
+		}
+		for _, b := range kept {
+			after += b.NumRows()
+		}
+		sideCut(before, after)
+	}
+	if side.res != nil && side.keys != nil {
+		var cost int64
+		for _, b := range kept {
+			cost += sideCost(b, side.keys)
+		}
+		side.res.shrink(side.res.held - cost)
+	}
+	releaseAll(side.batches)
+	side.batches = kept
 	return nil
 }

@@ -122,3 +122,88 @@ func TestJoinReducingEnds(t *testing.T) {
 		restore()
 	}
 }
+
+// TestJoinCutsSide: a join whose side, read whole, is past cutSideMin
+// holds its left side on into cutHold and, if it ends there (a few orders
+// against all of lineitem), cuts the side to the rows of its keys: right
+// after a scan, which the side's keys prune, and after a reducing join's
+// hold. A left side past cutHold (all of lineitem against a few orders)
+// goes on as it is, the scan pruned all the same. The rows are those of
+// the join without any of this.
+func TestJoinCutsSide(t *testing.T) {
+	_, lineitem := testData(t)
+	mem := checkedMem(t)
+	few := Pipeline{Source: Scan([]string{lineitem}, ScanOptions{Filter: "l_orderkey in (3, 4000, 4001, 9000) and l_linenumber = 1"}), Stages: []Stage{Select("l_orderkey")}}
+	fewBytes := fused(t, mem, 2, few.Source, few.Stages...)
+	all := Pipeline{Source: Scan([]string{lineitem}, ScanOptions{}), Stages: []Stage{Select("l_orderkey", "l_quantity")}}
+	for _, c := range []struct {
+		name string
+		left func(stats func(string, scan.Stats)) Pipeline
+		// right is all of lineitem, or the few orders when the left side
+		// is all of it.
+		small bool
+		how   string
+	}{
+		{"pruning/small left/inner", func(func(string, scan.Stats)) Pipeline { return few }, true, "inner"},
+		{"pruning/small left/semi", func(func(string, scan.Stats)) Pipeline { return few }, true, "semi"},
+		{"reducing/small left/inner", func(func(string, scan.Stats)) Pipeline { return Pipeline{Source: bytesSource(fewBytes)} }, true, "inner"},
+		{"reducing/small left/left", func(func(string, scan.Stats)) Pipeline { return Pipeline{Source: bytesSource(fewBytes)} }, true, "left"},
+		{"pruning/large left/inner", func(stats func(string, scan.Stats)) Pipeline {
+			return Pipeline{Source: Scan([]string{lineitem}, ScanOptions{Stats: stats}), Stages: []Stage{Select("l_orderkey", "l_quantity")}}
+		}, false, "inner"},
+		{"pruning/large left/semi", func(stats func(string, scan.Stats)) Pipeline {
+			return Pipeline{Source: Scan([]string{lineitem}, ScanOptions{Stats: stats}), Stages: []Stage{Select("l_orderkey", "l_quantity")}}
+		}, false, "semi"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run := func(sideMin, hold int64) (rows []string, leftPruned int, cut [2]int64) {
+				// A reducing join's own hold ends at the first batch.
+				defer holdFor(8)()
+				prevMin, prevHold, prevCut := cutSideMin, cutHold, sideCut
+				cutSideMin, cutHold = sideMin, func(*env) int64 { return hold }
+				sideCut = func(before, after int64) { cut = [2]int64{before, after} }
+				defer func() { cutSideMin, cutHold, sideCut = prevMin, prevHold, prevCut }()
+				mem := checkedMem(t)
+				left := c.left(func(_ string, s scan.Stats) { leftPruned += s.RowGroupsPruned })
+				right := all
+				if !c.small {
+					right = few
+				}
+				err := Run(context.Background(), Pipeline{Source: left.Source, Stages: append(slices.Clone(left.Stages),
+					Join(right, JoinOptions{How: c.how, Left: []string{"l_orderkey"}, Right: []string{"l_orderkey"}, Prefix: "r_"}),
+					Collect(nil, func(rec arrow.RecordBatch) error {
+						rows = append(rows, rowText(rec, " ")...)
+						return nil
+					}))}, Options{Open: testOpen, Mem: mem, Workers: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rows, leftPruned, cut
+			}
+			// A side under cutSideMin is joined as it is.
+			want, _, cut := run(1<<40, 1<<40)
+			if len(want) == 0 {
+				t.Fatal("no rows")
+			}
+			if cut != [2]int64{} {
+				t.Fatalf("a side under cutSideMin was cut from %d to %d rows", cut[0], cut[1])
+			}
+			got, leftPruned, cut := run(0, 4096)
+			if !slices.Equal(got, want) {
+				t.Errorf("cut:\n got %q\nwant %q", got, want)
+			}
+			if c.small {
+				if cut[0] != 30_000 || cut[1] == 0 || cut[1] > 100 {
+					t.Errorf("a left side within the hold: the side cut from %d to %d rows", cut[0], cut[1])
+				}
+			} else {
+				if cut != [2]int64{} {
+					t.Errorf("a left side past the hold: the side cut from %d to %d rows", cut[0], cut[1])
+				}
+				if leftPruned == 0 {
+					t.Error("a left side past the hold: its scan skipped no row group")
+				}
+			}
+		})
+	}
+}

@@ -69,9 +69,11 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	p = PushColumns(p)
 	source := p.Source
 	sc, isScan := source.(*scanStage)
-	if isScan && len(p.Stages) > 0 {
+	if isScan && len(p.Stages) > 0 && sc.prune == "" {
 		// A filter right after a scan skips what the scan would skip
-		// with the same filter, so both forms fetch the same bytes.
+		// with the same filter, so both forms fetch the same bytes. (A
+		// scan that prunes already is a join's left side, run on its own
+		// by cutPrunedSide.)
 		var prune []string
 		if f, ok := p.Stages[0].(*filterStage); ok {
 			prune = append(prune, "("+f.expr+")")
@@ -81,6 +83,25 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 		}
 		if len(prune) > 0 {
 			source = sc.withPrune(strings.Join(prune, " and "))
+		}
+	}
+	if ls, ok := source.(*leftStage); ok {
+		// The rest of a reducing join's left side, whose right side is
+		// read now.
+		if js, ok := cuttable(p.Stages, 0); ok {
+			if err := ls.l.cut(ctx, e, js, ls.schema); err != nil {
+				return err
+			}
+		}
+	}
+	if pruneAt >= 0 {
+		left, schema, err := cutPrunedSide(ctx, e, Pipeline{Source: source, Stages: p.Stages}, pruneAt, opts)
+		if err != nil {
+			return err
+		}
+		if left != nil {
+			defer left.stop()
+			return Run(ctx, Pipeline{Source: &leftStage{l: left, schema: schema}, Stages: p.Stages[pruneAt:]}, opts)
 		}
 	}
 	src, err := source.open(ctx, e)
