@@ -278,6 +278,8 @@ type joinTable struct {
 	// rows often has far fewer keys (TPC-H Q22's 1.5 M orders, 100 k
 	// customers), whose table is that much smaller to make and to touch.
 	keysOnly bool
+	// keys is how many distinct keys index found.
+	keys int
 	// arrays holds refs, next and intHead's arrays.
 	arrays tableMem
 }
@@ -403,6 +405,8 @@ func (t *joinTable) index(batches []arrow.RecordBatch, keys *keyEncoder, intKey 
 			if intKey {
 				if h, ok := t.intHead.get(ints[r]); ok {
 					t.next[row] = h
+				} else {
+					t.keys++
 				}
 				t.intHead.put(ints[r], int32(row))
 				continue
@@ -410,6 +414,8 @@ func (t *joinTable) index(batches []arrow.RecordBatch, keys *keyEncoder, intKey 
 			k := kr.row(r)
 			if h, ok := t.head.get(string(k)); ok {
 				t.next[row] = h
+			} else {
+				t.keys++
 			}
 			t.head.put(string(k), int32(row))
 		}
@@ -462,10 +468,19 @@ type pairs struct {
 // probe finds the pairs of rec's rows and t's whose keys are equal and,
 // with --where, for which it holds; pairs come in left order.
 func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch) (pairs, error) {
-	// Most left rows match once in the joins that matter (facts to a
-	// dimension): room for that saves growing the pairs batch by batch.
+	// Room for a match a left row in the joins that matter (facts to a
+	// dimension), or for as many as the right side has rows a key (TPC-H
+	// Q13's customers, ten orders each), saves growing the pairs batch
+	// by batch.
 	n := int(rec.NumRows())
-	p := pairs{L: make([]int32, 0, n), R: make([]rowRef, 0, n)}
+	per := 1
+	if !t.keysOnly && t.keys > 0 {
+		per = min((len(t.refs)+t.keys-1)/t.keys, 64)
+	}
+	p := pairs{L: make([]int32, 0, n*per)}
+	if !t.keysOnly {
+		p.R = make([]rowRef, 0, n*per)
+	}
 	var kr keyRows
 	var ints []int64
 	if j.intKey {
@@ -688,7 +703,13 @@ func (j *joiner) unmatchedRight(ctx context.Context, t *joinTable, emit func(arr
 // withUnmatchedLeft puts each left row that matched nothing in its place
 // among p, beside the right side's row of nulls.
 func withUnmatchedLeft(t *joinTable, rec arrow.RecordBatch, p pairs) pairs {
-	var out pairs
+	n := int(rec.NumRows()) + len(p.L)
+	for i := 1; i <= len(p.L); i++ {
+		if i == len(p.L) || p.L[i] != p.L[i-1] {
+			n-- // a left row that matched
+		}
+	}
+	out := pairs{L: make([]int32, 0, n), R: make([]rowRef, 0, n)}
 	k := 0
 	for i := range int32(rec.NumRows()) {
 		if k < len(p.L) && p.L[k] == i {
