@@ -239,6 +239,9 @@ type leftRun struct {
 	cancel   context.CancelFunc
 	err      error // the run's, once ch is closed
 	held     []arrow.RecordBatch
+	// res counts held in the run's budget, pinned: held rows cannot
+	// spill, and the side read after them takes what they leave.
+	res      *reservation
 	ended    bool // hold saw the run end
 	stopOnce sync.Once
 }
@@ -246,6 +249,10 @@ type leftRun struct {
 func startLeft(ctx context.Context, p Pipeline, need []string, opts Options) *leftRun {
 	ctx, cancel := context.WithCancel(ctx)
 	l := &leftRun{ch: make(chan arrow.RecordBatch), schemaCh: make(chan *arrow.Schema, 1), cancel: cancel}
+	if b := budgetOf(ctx); b != nil {
+		l.res = b.reserve(0)
+		l.res.pin()
+	}
 	sink := &collectStage{reads: need, schema: func(s *arrow.Schema) {
 		select {
 		case l.schemaCh <- s:
@@ -319,7 +326,7 @@ func (l *leftRun) schema() (*arrow.Schema, error) {
 		return s, nil
 	case rec, ok := <-l.ch:
 		if ok { // a batch comes after the schema is bound
-			l.held = append(l.held, rec)
+			l.take(rec)
 			return <-l.schemaCh, nil
 		}
 		// An empty left side sends its schema and ends: both are ready,
@@ -351,10 +358,28 @@ func (l *leftRun) hold(limit int64) (bool, error) {
 			l.ended = true
 			return true, l.err
 		}
-		l.held = append(l.held, rec)
+		l.take(rec)
 		n += arrowsize.Record(rec)
 	}
 	return false, nil
+}
+
+// take holds rec, counted in the budget.
+func (l *leftRun) take(rec arrow.RecordBatch) {
+	l.held = append(l.held, rec)
+	if l.res != nil {
+		l.res.force(arrowsize.Record(rec))
+	}
+}
+
+// next hands on the first held batch, no longer counted.
+func (l *leftRun) next() arrow.RecordBatch {
+	rec := l.held[0]
+	l.held = l.held[1:]
+	if l.res != nil {
+		l.res.shrink(arrowsize.Record(rec))
+	}
+	return rec
 }
 
 // stop ends the left side's run, if it is still going, and releases
@@ -367,6 +392,7 @@ func (l *leftRun) stop() {
 		}
 		releaseAll(l.held)
 		l.held = nil
+		l.res.free()
 	})
 }
 
@@ -397,9 +423,7 @@ func (s *leftSource) Schema() *arrow.Schema { return s.schema }
 
 func (s *leftSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if len(s.l.held) > 0 {
-		rec := s.l.held[0]
-		s.l.held = s.l.held[1:]
-		return rec, nil
+		return s.l.next(), nil
 	}
 	select {
 	case rec, ok := <-s.l.ch:

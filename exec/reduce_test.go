@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/sluice-data/sluice/internal/arrowsize"
 	"github.com/sluice-data/sluice/scan"
 )
 
@@ -205,5 +206,43 @@ func TestJoinCutsSide(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLeftRunCounted: what a reducing join holds of its left side is in
+// the run's budget, pinned, until it is handed on or the run stops.
+func TestLeftRunCounted(t *testing.T) {
+	_, lineitem := testData(t)
+	for _, stopEarly := range []bool{false, true} {
+		mem := checkedMem(t)
+		b := newMemBudget(1 << 30)
+		ctx := withBudget(context.Background(), b)
+		l := startLeft(ctx, Pipeline{Source: Scan([]string{lineitem}, ScanOptions{}), Stages: []Stage{Select("l_orderkey")}}, nil, Options{Open: testOpen, Mem: mem})
+		if _, err := l.schema(); err != nil {
+			t.Fatal(err)
+		}
+		ended, err := l.hold(1 << 30)
+		if err != nil || !ended || len(l.held) == 0 {
+			t.Fatalf("held %d batches, ended %v, %v", len(l.held), ended, err)
+		}
+		var want int64
+		for _, rec := range l.held {
+			want += arrowsize.Record(rec)
+		}
+		if _, used, _ := b.stats(); used != want || b.pinned != want {
+			t.Fatalf("held %d bytes: the budget counts %d, %d pinned", want, used, b.pinned)
+		}
+		if !stopEarly {
+			for len(l.held) > 0 {
+				l.next().Release()
+			}
+			if _, used, _ := b.stats(); used != 0 {
+				t.Errorf("all handed on: the budget counts %d", used)
+			}
+		}
+		l.stop()
+		if _, used, _ := b.stats(); used != 0 || b.pinned != 0 {
+			t.Errorf("stopped: the budget counts %d, %d pinned", used, b.pinned)
+		}
 	}
 }
