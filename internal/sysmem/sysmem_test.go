@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestTotal: on Linux the machine's memory is read, and it is more than
+// TestTotalMemory: on Linux the machine's memory is read, and it is more than
 // this process already has from the system.
-func TestTotal(t *testing.T) {
+func TestTotalMemory(t *testing.T) {
 	n := Total()
 	if runtime.GOOS != "linux" {
 		t.Skipf("reads the machine's memory on Linux only (got %d)", n)
