@@ -26,16 +26,26 @@ func Filter(text string) (Stage, error) {
 	return &filterStage{expr: text}, nil
 }
 
-type filterStage struct{ expr string }
+type filterStage struct {
+	expr string
+	// name is what errors call it: "filter", or what it comes from
+	// ("join --where").
+	name string
+}
 
-func (s *filterStage) Name() string { return "filter" }
+func (s *filterStage) Name() string {
+	if s.name != "" {
+		return s.name
+	}
+	return "filter"
+}
 
 func (s *filterStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 	c, err := expr.CompileFilter(s.expr, in)
 	if err != nil {
-		return nil, stageExprError("filter", err)
+		return nil, stageExprError(s.Name(), err)
 	}
-	return &bound{name: "filter", out: in, mapper: &filterer{name: "filter", pred: c, mem: e.mem}}, nil
+	return &bound{name: s.Name(), out: in, mapper: &filterer{name: s.Name(), pred: c, mem: e.mem}}, nil
 }
 
 type filterer struct {

@@ -49,6 +49,9 @@ type joinStage struct {
 	// reduced says the join's left side ran first: its keys, if it was
 	// small, are already in the right side (reduce.go).
 	reduced bool
+	// wherePushed says what --where implies of each side alone is a
+	// filter before it (pushWhere).
+	wherePushed bool
 }
 
 func (s *joinStage) Name() string { return "join" }

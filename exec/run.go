@@ -50,7 +50,7 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	// Joins read their right sides first, each fetching what is read of
 	// it. One that drops left rows without a match, right after a scan,
 	// has the scan skip what its keys cannot match.
-	p.Stages = pushIntoJoins(p.Stages)
+	p.Stages = pushIntoJoins(pushWhere(p.Stages))
 	pruneAt := -1
 	if _, ok := p.Source.(*scanStage); ok {
 		pruneAt, _ = pruningJoin(p.Stages)
