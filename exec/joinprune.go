@@ -116,6 +116,9 @@ func keyTerm(left, right string, batches []arrow.RecordBatch) string {
 	default:
 		return ""
 	}
+	if kind == expr.KindInt || kind == expr.KindDate {
+		return intKeyTerm(left, batches, idx[0], load, lit)
+	}
 	distinct := map[string]bool{}
 	// The least and greatest values are kept as places and written out
 	// at the end: writing each new greatest one (every row, when the
@@ -152,4 +155,42 @@ func keyTerm(left, right string, batches []arrow.RecordBatch) string {
 		return fmt.Sprintf("%s in (%s)", col, strings.Join(list, ", "))
 	}
 	return fmt.Sprintf("%s between %s and %s", col, lit(loV, loI), lit(hiV, hiI))
+}
+
+// intKeyTerm is keyTerm for integer and date keys: their values compared
+// and collected as they are, not through the closures that serve every
+// kind (TPC-H Q4's 3.8 million lineitem keys took a fifth of its CPU).
+func intKeyTerm(left string, batches []arrow.RecordBatch, idx int, load func(arrow.Array) expr.Vec, lit func(v expr.Vec, i int) string) string {
+	var lo, hi int64
+	seen := false
+	distinct := map[int64]bool{}
+	for _, b := range batches {
+		v := load(b.Column(idx))
+		for i, x := range v.I[:b.NumRows()] {
+			if !v.IsValid(i) {
+				continue
+			}
+			if !seen {
+				lo, hi, seen = x, x, true
+			}
+			lo, hi = min(lo, x), max(hi, x)
+			if len(distinct) <= maxInList {
+				distinct[x] = true
+			}
+		}
+	}
+	one := func(x int64) string { return lit(expr.Vec{I: []int64{x}}, 0) }
+	col := `"` + left + `"`
+	switch {
+	case !seen:
+		return "" // no key to match: the join keeps no left row anyway
+	case len(distinct) <= maxInList:
+		list := make([]string, 0, len(distinct))
+		for x := range distinct {
+			list = append(list, one(x))
+		}
+		slices.Sort(list)
+		return fmt.Sprintf("%s in (%s)", col, strings.Join(list, ", "))
+	}
+	return fmt.Sprintf("%s between %s and %s", col, one(lo), one(hi))
 }
