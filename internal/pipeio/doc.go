@@ -30,11 +30,11 @@
 // marker, then takes the hello and answers "OK", after which both go on
 // through the socket, or "NO" (or closes the socket), after which both
 // go on in the pipe, after the marker: the two ends agree on where each
-// message is. Every message the writer starts after the reader's first
-// read is handed off: which ones go plain depends only on how far the
-// reader has read, as what sits in a pipe's buffer does, and a stream of
-// more than the pipe's buffer is always handed off, whichever process
-// ran first. Only the first connection is taken. A stream that ends
+// message is. Every message the writer starts once the reader's dial,
+// made right after its first read, is queued is handed off: which ones
+// go plain depends only on how far the reader has read, as what sits in
+// a pipe's buffer does, and a stream of more than the pipe's buffer is
+// always handed off, whichever process ran first. Only the first connection is taken. A stream that ends
 // before any is taken ends in the pipe (its end-of-stream marker there);
 // a reader that dialed closes its connection then, and the writer stops
 // listening at its end.
