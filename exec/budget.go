@@ -17,13 +17,13 @@ import (
 // A grow fails when it would take the run past its budget, or the
 // consumer past its share: the budget less what is pinned (held by
 // consumers that no longer spill: a join's side read whole, a shared
-// result), over the spillable consumers that have grown and not freed
-// since (the rule of DataFusion's FairSpillPool, counting a consumer from
-// its first bytes rather than from its making: a sort after an
-// aggregation does not halve the aggregation's share before it has a
-// row). So the first consumer may take the
-// whole budget while it is alone, and gives way at its next grow once
-// another holds rows, instead of starving it into spilling all it gets.
+// result), divided evenly among the spillable consumers that have grown
+// and not freed since. A consumer counts from its first bytes, not from
+// its making: a sort after an aggregation does not halve the
+// aggregation's share before it has a row. So the first consumer may
+// take the whole budget while it is alone, and gives way at its next
+// grow once another holds rows, instead of starving it into spilling all
+// it gets.
 
 // memBudget is one run's budget, shared by the Runs it starts.
 type memBudget struct {
