@@ -3,12 +3,17 @@ package exec
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluice-data/sluice/internal/arrowsize"
 )
 
 // heldBudget is a budget of size bytes that another spillable consumer
@@ -101,4 +106,135 @@ func TestOrderHoldsFirstBatchInFullBudget(t *testing.T) {
 	if _, used, _ := b.stats(); used != 1<<20 {
 		t.Errorf("%d bytes reserved after the run, want the other consumer's %d", used, 1<<20)
 	}
+}
+
+var sortSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "k", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "seq", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "s", Type: arrow.BinaryTypes.String},
+}, nil)
+
+// sortBatches are n batches of rows rows: keys with many ties (k in
+// [0, keys)), each row's place in the input (seq), and a string.
+func sortBatches(t *testing.T, seed uint64, n, rows, keys int) []arrow.RecordBatch {
+	mem := checkedMem(t)
+	r := rand.New(rand.NewPCG(seed, 3))
+	var out []arrow.RecordBatch
+	for b := range n {
+		bld := array.NewRecordBuilder(mem, sortSchema)
+		for i := range rows {
+			bld.Field(0).(*array.Int64Builder).Append(int64(r.IntN(keys)))
+			bld.Field(1).(*array.Int64Builder).Append(int64(b*rows + i))
+			bld.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("s%05d", r.IntN(100000)))
+		}
+		out = append(out, bld.NewRecordBatch())
+		bld.Release()
+	}
+	t.Cleanup(func() { releaseAll(out) })
+	return out
+}
+
+// sortCost is the most any of batches costs a sort by nkeys keys.
+func sortCost(batches []arrow.RecordBatch, nkeys int) int64 {
+	var most int64
+	for _, b := range batches {
+		most = max(most, arrowsize.Record(b)+b.NumRows()*int64(8+8*nkeys))
+	}
+	return most
+}
+
+// checkSorted fails unless the rows of out are in k order and, within a
+// k, in input order.
+func checkSorted(t *testing.T, out []byte, rows int) {
+	t.Helper()
+	n := 0
+	var lastK, lastSeq int64 = -1, -1
+	err := Run(context.Background(), Pipeline{Source: bytesSource(out), Stages: []Stage{Collect(nil, func(rec arrow.RecordBatch) error {
+		k, seq := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Int64)
+		for i := range int(rec.NumRows()) {
+			if k.Value(i) < lastK || k.Value(i) == lastK && seq.Value(i) <= lastSeq {
+				return fmt.Errorf("row %d: k %d seq %d after k %d seq %d", n, k.Value(i), seq.Value(i), lastK, lastSeq)
+			}
+			lastK, lastSeq = k.Value(i), seq.Value(i)
+			n++
+		}
+		return nil
+	})}}, Options{Open: testOpen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != rows {
+		t.Fatalf("%d rows, want %d", n, rows)
+	}
+}
+
+// TestSortRunsWhenBudgetHeld: a sort whose budget another consumer holds
+// whole, past its share (as an aggregation holds its result while it
+// sends it to the sort), still forms runs of many batches: it holds up
+// to a floor within its share before it spills, and goes past the budget
+// by no more than that floor. Only when what is pinned leaves it no share
+// at all does it spill a batch at a time, holding none past the budget.
+// The rows are those of a sort in memory, byte for byte.
+func TestSortRunsWhenBudgetHeld(t *testing.T) {
+	mem := checkedMem(t)
+	dir := t.TempDir()
+	const size = 1 << 20
+	const nb = 60
+	batches := sortBatches(t, 1, nb, 1000, 50)
+	cost := sortCost(batches, 1)
+	if nb*cost < 2*size {
+		t.Fatalf("the input costs %d bytes to sort: want it well past the budget %d", nb*cost, size)
+	}
+	src := func() SourceStage { return FromBatches(sortSchema, batches...) }
+	sort := func() Stage { return Sort([]SortKey{{Column: "k"}}) }
+	roomy := newMemBudget(1 << 30)
+	want, _, runs := runOpen(t, mem, roomy, dir, src(), sort())
+	if runs != 0 {
+		t.Fatalf("a sort with room spilled %d runs", runs)
+	}
+	checkSorted(t, want, nb*1000)
+
+	t.Run("spillable", func(t *testing.T) {
+		b, other := heldBudget(t, size)
+		got, _, runs := runOpen(t, mem, b, dir, src(), sort())
+		_, used, peak := b.stats()
+		// Its share is half the budget, the other consumer holding rows too.
+		floor := int64(size / 2)
+		t.Logf("%d batches of at most %d bytes: %d runs; reserved at most %d of %d", nb, cost, runs, peak, size)
+		if runs < 2 {
+			t.Errorf("%d runs: want the sort to spill, the budget being full", runs)
+		}
+		if runs > nb/4 {
+			t.Errorf("%d runs of %d batches: want runs of at least 4 batches (%d bytes within its share)", runs, nb, floor)
+		}
+		if peak > size+floor {
+			t.Errorf("reserved %d bytes at once: past the budget %d by more than the sort's floor %d", peak, size, floor)
+		}
+		if used != other.held {
+			t.Errorf("%d bytes reserved after the run, want the other consumer's %d", used, other.held)
+		}
+		if !bytes.Equal(got, want) {
+			t.Error("the rows differ from those sorted in memory")
+		}
+	})
+
+	t.Run("pinned", func(t *testing.T) {
+		b, other := heldBudget(t, size)
+		other.pin() // the budget truly has nothing for the sort
+		got, _, runs := runOpen(t, mem, b, dir, src(), sort())
+		_, used, peak := b.stats()
+		t.Logf("%d batches: %d runs; reserved at most %d of %d", nb, runs, peak, size)
+		if runs != nb {
+			t.Errorf("%d runs: want one per batch, nothing being left to share", runs)
+		}
+		if peak > size {
+			t.Errorf("reserved %d bytes at once, past the budget %d", peak, size)
+		}
+		if used != other.held {
+			t.Errorf("%d bytes reserved after the run, want the other consumer's %d", used, other.held)
+		}
+		if !bytes.Equal(got, want) {
+			t.Error("the rows differ from those sorted in memory")
+		}
+	})
 }

@@ -47,13 +47,18 @@ func (s *sortStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 		return nil, err
 	}
 	return &bound{name: "sort", out: in, newOp: func(next operator) (operator, error) {
-		op := &sortOp{ob: ob, schema: in, mem: e.mem, next: next, res: e.budget.reserve(s.opts.Memory), tempDir: e.tempDir}
+		op := &sortOp{ob: ob, schema: in, mem: e.mem, next: next, res: e.budget.reserve(s.opts.Memory), tempDir: e.tempDir,
+			minRun: max(sortMinRun, e.budget.size/64)}
 		if s.opts.TempDir != "" {
 			op.tempDir = s.opts.TempDir
 		}
 		return op, nil
 	}}, nil
 }
+
+// sortMinRun is the least run a sort spills while its share has room
+// for it, however full others have made the budget: see sortOp.minRun.
+const sortMinRun = 4 << 20
 
 type sortOp struct {
 	ob      *orderBy
@@ -62,6 +67,14 @@ type sortOp struct {
 	next    operator
 	res     *reservation // what held costs
 	tempDir string
+	// minRun is what the sort holds before it spills a run even when the
+	// budget is full, if its share has room for it: others may hold
+	// past their shares (an aggregation holds its whole result while it
+	// sends it here), and a sort that spilled whenever the budget was
+	// full would write a run per batch. A 64th of the budget, at least
+	// sortMinRun: a budget's worth of rows sorted while the budget is
+	// full makes some 64 runs, and the budget is overrun by at most that.
+	minRun int64
 
 	held []arrow.RecordBatch
 	runs []*os.File // spilled runs, each written whole, read from the start
@@ -71,16 +84,29 @@ func (o *sortOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 	if rec.NumRows() == 0 {
 		return nil
 	}
-	rec.Retain()
-	o.held = append(o.held, rec)
 	// Sorting needs, besides the batches, a reference and each key's
 	// value for every row: counted too, so the budget bounds them all.
-	// A batch the budget has no room for is sorted into a run with those
-	// held before it.
-	if o.res.grow(arrowsize.Record(rec) + rec.NumRows()*int64(8+8*len(o.ob.idx))) {
-		return nil
+	// When the budget has no room for a batch, and what is held is past
+	// minRun or the sort's share, the batches held are sorted into a run
+	// and the batch starts the next. A batch the sort cannot hold even
+	// then (past its share, or what is pinned leaves it no share) is a
+	// run by itself, held only while it is written. No run is smaller
+	// than a batch, and none but the last falls short of minRun (or of
+	// the sort's share, if less) by more than a batch.
+	cost := arrowsize.Record(rec) + rec.NumRows()*int64(8+8*len(o.ob.idx))
+	ok := o.res.growFloor(cost, o.minRun)
+	if !ok && len(o.held) > 0 {
+		if err := o.spill(ctx); err != nil {
+			return err
+		}
+		ok = o.res.growFloor(cost, o.minRun)
 	}
-	return o.spill(ctx)
+	rec.Retain()
+	o.held = append(o.held, rec)
+	if !ok {
+		return o.spill(ctx)
+	}
+	return nil
 }
 
 // sorted calls emit with the held rows in order, outBatchRows at a time.
