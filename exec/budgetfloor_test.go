@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -237,4 +238,113 @@ func TestSortRunsWhenBudgetHeld(t *testing.T) {
 			t.Error("the rows differ from those sorted in memory")
 		}
 	})
+}
+
+// TestSortMergeFanIn: a sort under a tiny budget over many small batches
+// spills far more runs than a merge reads at once (sortFanIn). It merges
+// them as they come, sortFanIn of one level into one of the next, and at
+// the end the last ones until sortFanIn are left: fewer than sortFanIn
+// of each level are ever open while it reads its input, sortFanIn at
+// most while it merges them out, and the rows are those of the sort in
+// memory, byte for byte, ties in input order. Before, every run stayed
+// open (a descriptor each, and in the merge a read buffer and a batch).
+func TestSortMergeFanIn(t *testing.T) {
+	mem := checkedMem(t)
+	dir := t.TempDir()
+	const size = 8 << 10
+	const nb = 401
+	batches := sortBatches(t, 2, nb, 100, 20)
+	cost := sortCost(batches, 1)
+	src := func() SourceStage { return FromBatches(sortSchema, batches...) }
+	sort := func() Stage { return Sort([]SortKey{{Column: "k"}}) }
+	want, _, _ := runOpen(t, mem, newMemBudget(1<<30), dir, src(), sort())
+	checkSorted(t, want, nb*100)
+	// No run holds more than the budget, and each batch fits in it: the
+	// input makes at least nb*cost/size runs.
+	if cost > size || nb*cost < 3*64*size {
+		t.Fatalf("batches of %d bytes to sort, %d in all: want each within the budget %d, all past 3*64 of it", cost, nb*cost, size)
+	}
+	for _, fanIn := range []int{64, 4} {
+		t.Run(fmt.Sprint("fan-in ", fanIn), func(t *testing.T) {
+			defer func(prev int) { sortFanIn = prev }(sortFanIn)
+			sortFanIn = fanIn
+			b := newMemBudget(size)
+			got, reading, writing := runOpen(t, mem, b, dir, src(), sort())
+			// Levels of runs: one spilled from memory, one merged from
+			// fanIn of those, and so on.
+			levels := 1
+			for n := fanIn; n <= nb; n *= fanIn {
+				levels++
+			}
+			t.Logf("at least %d runs; at most %d open while reading (%d levels), %d while merging out", nb*cost/size, reading, levels, writing)
+			if most := (fanIn-1)*levels + 1; reading > most {
+				t.Errorf("%d runs open at once while the input was read: want at most %d, fewer than %d of each of %d levels", reading, most, fanIn, levels)
+			}
+			if writing > fanIn {
+				t.Errorf("the last merge read %d runs at once: want at most %d", writing, fanIn)
+			}
+			if _, used, _ := b.stats(); used != 0 {
+				t.Errorf("%d bytes still reserved after the sort", used)
+			}
+			if !bytes.Equal(got, want) {
+				checkSorted(t, got, nb*100)
+				t.Error("the rows differ from those sorted in memory")
+			}
+		})
+	}
+}
+
+// TestSortMergeFanInFails: a sort that merges runs as they come, failing
+// while it merges them out or cancelled while it reads its input, leaves
+// no spill file open and nothing allocated or reserved.
+func TestSortMergeFanInFails(t *testing.T) {
+	defer func(prev int) { sortFanIn = prev }(sortFanIn)
+	sortFanIn = 4
+	mem := checkedMem(t)
+	dir := t.TempDir()
+	batches := sortBatches(t, 3, 101, 100, 20)
+	b := newMemBudget(8 << 10)
+	failed := errors.New("the sink failed")
+	sent := 0
+	sink := Collect(nil, func(arrow.RecordBatch) error {
+		if sent++; sent == 1 && openIn(t, dir) == 0 {
+			t.Error("no spill file open while the merged rows flowed")
+		}
+		return failed
+	})
+	err := Run(withBudget(context.Background(), b), Pipeline{Source: FromBatches(sortSchema, batches...), Stages: []Stage{Sort([]SortKey{{Column: "k"}}), sink}},
+		Options{Open: testOpen, Mem: mem, Workers: 1, TempDir: dir})
+	if !errors.Is(err, failed) {
+		t.Fatalf("%v, want the sink's error", err)
+	}
+	if n := openIn(t, dir); n != 0 {
+		t.Errorf("%d spill files still open", n)
+	}
+	if _, used, _ := b.stats(); used != 0 {
+		t.Errorf("%d bytes still reserved", used)
+	}
+
+	// Cancelled while it reads its input, between merges.
+	ctx, cancel := context.WithCancel(withBudget(context.Background(), b))
+	defer cancel()
+	read := 0
+	src := &seeOpen{SourceStage: FromBatches(sortSchema, batches...), see: func() {
+		if read++; read == 50 {
+			if openIn(t, dir) < 2 {
+				t.Error("fewer than 2 runs open after 49 batches")
+			}
+			cancel()
+		}
+	}}
+	err = Run(ctx, Pipeline{Source: src, Stages: []Stage{Sort([]SortKey{{Column: "k"}}), Collect(nil, func(arrow.RecordBatch) error { return nil })}},
+		Options{Open: testOpen, Mem: mem, Workers: 1, TempDir: dir})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("%v, want context.Canceled", err)
+	}
+	if n := openIn(t, dir); n != 0 {
+		t.Errorf("%d spill files still open after the cancelled run", n)
+	}
+	if _, used, _ := b.stats(); used != 0 {
+		t.Errorf("%d bytes still reserved after the cancelled run", used)
+	}
 }
