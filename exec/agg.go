@@ -1061,9 +1061,13 @@ func (h *hashAgg) emit(ctx context.Context, next operator) error {
 		return err
 	}
 	defer rec.Release()
-	// The groups are in rec now: what the fold held goes, and rec, held
-	// while its rows are sent, is counted in its place (a sort after
-	// this takes what the fold gave back).
+	// The groups are in rec now: what the fold held is given back, and
+	// rec, held until its last rows are sent, is forced in its place,
+	// past the budget if need be. So a sort after this does not get what
+	// the fold gave back: until this returns it has what rec leaves of
+	// the budget, within a share that counts this reservation as a
+	// consumer, and when rec leaves it no room it still holds up to its
+	// minRun within that share before it writes a run (sortOp.push).
 	h.index, h.groupKeys, h.acc = newKeyIndex(nil, 0), nil, nil
 	h.res.free()
 	h.res.force(arrowsize.Record(rec))

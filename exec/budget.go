@@ -17,13 +17,21 @@ import (
 // A grow fails when it would take the run past its budget, or the
 // consumer past its share: the budget less what is pinned (held by
 // consumers that no longer spill: a join's side read whole, a shared
-// result), over the spillable consumers that have grown and not freed
-// since (the rule of DataFusion's FairSpillPool, counting a consumer from
-// its first bytes rather than from its making: a sort after an
-// aggregation does not halve the aggregation's share before it has a
-// row). So the first consumer may take the
-// whole budget while it is alone, and gives way at its next grow once
-// another holds rows, instead of starving it into spilling all it gets.
+// result), divided evenly among the spillable consumers that have grown
+// and not freed since. A consumer counts from its first bytes, not from
+// its making: a sort after an aggregation does not halve the
+// aggregation's share before it has a row. So the first consumer may
+// take the whole budget while it is alone, and gives way at its next
+// grow once another holds rows, instead of starving it into spilling all
+// it gets.
+//
+// Others may hold the budget past their shares (an aggregation forces in
+// its whole result while it sends it on), so a grow may fail though the
+// consumer holds less than its share, or nothing. A consumer that spills
+// what it holds whenever a grow fails would then spill a batch at a time:
+// a sort grows with growFloor instead, holding up to a floor within its
+// share before it spills; batches held to restore dataset order hold the
+// first one whatever the budget says.
 
 // memBudget is one run's budget, shared by the Runs it starts.
 type memBudget struct {
@@ -92,6 +100,27 @@ func (r *reservation) grow(n int64) bool {
 	}
 	r.add(n)
 	return true
+}
+
+// growFloor is grow for a consumer that spills what it holds when a
+// grow fails: where grow would fail it still adds n if r then holds no
+// more than floor and no more than its share (what grow would let it
+// hold were the budget not full), so that it need not spill less than
+// that. It says false, adding nothing, otherwise.
+func (r *reservation) growFloor(n, floor int64) bool {
+	if n <= 0 {
+		r.shrink(-n)
+		return true
+	}
+	b := r.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	share := b.share(r)
+	if b.used+n <= b.size && r.held+n <= share || r.held+n <= min(floor, share) {
+		r.add(n)
+		return true
+	}
+	return false
 }
 
 // force adds n bytes whatever the budget says, for what must be held

@@ -219,12 +219,21 @@ func (s *positionSource) takeDue() (rec arrow.RecordBatch, done bool, err error)
 }
 
 // hold keeps rec (taken) until its group is due: in memory while the
-// held batches fit the budget, else in the spill file.
+// held batches fit the budget, and the first one whatever the budget
+// says (others may hold it all, past their shares: a waiting batch then
+// need not go to disk when nothing else waits in memory); else in the
+// spill file.
 func (s *positionSource) hold(g *heldGroup, rec arrow.RecordBatch) error {
 	out := plain(rec)
 	rec.Release()
 	size := arrowsize.Record(out)
-	if s.res.grow(size) {
+	inMemory := s.res.held == 0
+	if inMemory {
+		s.res.force(size)
+	} else {
+		inMemory = s.res.grow(size)
+	}
+	if inMemory {
 		g.batches = append(g.batches, heldBatch{rec: out, size: size})
 		return nil
 	}

@@ -19,10 +19,10 @@ import (
 
 // Sort orders the rows by keys; rows that tie keep their input order. It
 // holds batches while the run's Options.Memory has room for them; past
-// that it sorts what it
-// holds into a run in a temporary file (Arrow IPC, under
-// Options.TempDir), and at the end merges the runs. Temporary files are
-// removed whatever happens.
+// that it sorts what it holds into a run in a temporary file (Arrow IPC,
+// under Options.TempDir), and at the end merges the runs. It merges at
+// most sortFanIn runs at once: more are merged into fewer, longer runs
+// as they come. Temporary files are removed whatever happens.
 func Sort(keys []SortKey) Stage { return &sortStage{keys: keys} }
 
 // SortOptions override the run's Options for one sort.
@@ -47,13 +47,25 @@ func (s *sortStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 		return nil, err
 	}
 	return &bound{name: "sort", out: in, newOp: func(next operator) (operator, error) {
-		op := &sortOp{ob: ob, schema: in, mem: e.mem, next: next, res: e.budget.reserve(s.opts.Memory), tempDir: e.tempDir}
+		op := &sortOp{ob: ob, schema: in, mem: e.mem, next: next, res: e.budget.reserve(s.opts.Memory), tempDir: e.tempDir,
+			minRun: max(sortMinRun, e.budget.size/sortMergeFanIn)}
 		if s.opts.TempDir != "" {
 			op.tempDir = s.opts.TempDir
 		}
 		return op, nil
 	}}, nil
 }
+
+// sortMinRun is the least run a sort spills while its share has room
+// for it, however full others have made the budget: see sortOp.minRun.
+const sortMinRun = 4 << 20
+
+// sortMergeFanIn is the most runs a sort's merge reads at once: each
+// holds a file open, and in the merge a read buffer and a batch.
+const sortMergeFanIn = 64
+
+// sortFanIn is sortMergeFanIn, but for tests.
+var sortFanIn = sortMergeFanIn
 
 type sortOp struct {
 	ob      *orderBy
@@ -62,25 +74,55 @@ type sortOp struct {
 	next    operator
 	res     *reservation // what held costs
 	tempDir string
+	// minRun is what the sort holds before it spills a run even when the
+	// budget is full, if its share has room for it: others may hold
+	// past their shares (an aggregation holds its whole result while it
+	// sends it here), and a sort that spilled whenever the budget was
+	// full would write a run per batch. A sortMergeFanIn-th of the
+	// budget, at least sortMinRun: a budget's worth of rows sorted while
+	// the budget is full makes about one merge's worth of runs, and the
+	// budget is overrun by at most that.
+	minRun int64
 
 	held []arrow.RecordBatch
-	runs []*os.File // spilled runs, each written whole, read from the start
+	runs []sortRun // spilled runs in input order
+}
+
+// sortRun is a spilled run, written whole and read from the start: its
+// file (its only name, see openRun), and its level, how many merges
+// made it (0: spilled from memory; l+1: merged from runs of level l).
+type sortRun struct {
+	f     *os.File
+	level int
 }
 
 func (o *sortOp) push(ctx context.Context, rec arrow.RecordBatch) error {
 	if rec.NumRows() == 0 {
 		return nil
 	}
-	rec.Retain()
-	o.held = append(o.held, rec)
 	// Sorting needs, besides the batches, a reference and each key's
 	// value for every row: counted too, so the budget bounds them all.
-	// A batch the budget has no room for is sorted into a run with those
-	// held before it.
-	if o.res.grow(arrowsize.Record(rec) + rec.NumRows()*int64(8+8*len(o.ob.idx))) {
-		return nil
+	// When the budget has no room for a batch, and what is held is past
+	// minRun or the sort's share, the batches held are sorted into a run
+	// and the batch starts the next. A batch the sort cannot hold even
+	// then (past its share, or what is pinned leaves it no share) is a
+	// run by itself, held only while it is written. No run is smaller
+	// than a batch, and none but the last falls short of minRun (or of
+	// the sort's share, if less) by more than a batch.
+	cost := arrowsize.Record(rec) + rec.NumRows()*int64(8+8*len(o.ob.idx))
+	ok := o.res.growFloor(cost, o.minRun)
+	if !ok && len(o.held) > 0 {
+		if err := o.spill(ctx); err != nil {
+			return err
+		}
+		ok = o.res.growFloor(cost, o.minRun)
 	}
-	return o.spill(ctx)
+	rec.Retain()
+	o.held = append(o.held, rec)
+	if !ok {
+		return o.spill(ctx)
+	}
+	return nil
 }
 
 // sorted calls emit with the held rows in order, outBatchRows at a time.
@@ -120,26 +162,82 @@ func (o *sortOp) dropHeld() {
 	o.res.free()
 }
 
-// spill writes the held rows, sorted, as a run.
-func (o *sortOp) spill(ctx context.Context) (err error) {
-	f, err := spillfile.Create(o.tempDir, "sluice-sort-*.arrows")
-	if err != nil {
-		return fmt.Errorf("sort: spill: %w", err)
-	}
-	o.runs = append(o.runs, f)
-	bw := bufio.NewWriterSize(f, 1<<20)
-	w := ipc.NewWriter(bw, ipc.WithSchema(o.schema), ipc.WithAllocator(o.mem))
-	err = o.sorted(ctx, w.Write)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if ferr := bw.Flush(); err == nil {
-		err = ferr
-	}
+// spill writes the held rows, sorted, as a run, and merges runs as
+// they come (carry).
+func (o *sortOp) spill(ctx context.Context) error {
+	f, err := o.writeRun(func(w *ipc.Writer) error {
+		if err := o.sorted(ctx, w.Write); err != nil {
+			return fmt.Errorf("sort: spill: %w", err)
+		}
+		return nil
+	})
 	o.dropHeld()
 	if err != nil {
-		return fmt.Errorf("sort: spill: %w", err)
+		return err
 	}
+	o.runs = append(o.runs, sortRun{f: f})
+	return o.carry(ctx)
+}
+
+// writeRun writes a new run of what fill writes to w; fill's errors come
+// back as they are.
+func (o *sortOp) writeRun(fill func(w *ipc.Writer) error) (*os.File, error) {
+	f, err := spillfile.Create(o.tempDir, "sluice-sort-*.arrows")
+	if err != nil {
+		return nil, fmt.Errorf("sort: spill: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w := ipc.NewWriter(bw, ipc.WithSchema(o.schema), ipc.WithAllocator(o.mem))
+	err = fill(w)
+	if cerr := w.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("sort: spill: %w", cerr)
+	}
+	if ferr := bw.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("sort: spill: %w", ferr)
+	}
+	if err != nil {
+		spillfile.Remove(f)
+		return nil, err
+	}
+	return f, nil
+}
+
+// carry merges the last sortFanIn runs into one of the next level while
+// they are all of one level, as a counter in base sortFanIn carries: the
+// runs stay in input order, their levels never rising along it, fewer
+// than sortFanIn of each level. So a sort of R runs keeps about
+// sortFanIn*log(R)/log(sortFanIn) open, not R, and writes each row once
+// per level.
+func (o *sortOp) carry(ctx context.Context) error {
+	for n := len(o.runs); n >= sortFanIn; n = len(o.runs) {
+		for _, r := range o.runs[n-sortFanIn:] {
+			if r.level != o.runs[n-1].level {
+				return nil
+			}
+		}
+		if err := o.mergeTail(ctx, sortFanIn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeTail merges the last k runs into one, which takes their place.
+// They are consecutive in input order, so the merge, ties going to the
+// earlier run, keeps the rows that tie in input order.
+func (o *sortOp) mergeTail(ctx context.Context, k int) error {
+	n := len(o.runs)
+	tail := o.runs[n-k:]
+	f, err := o.writeRun(func(w *ipc.Writer) error { return o.merge(ctx, tail, &runWriter{w: w}) })
+	if err != nil {
+		return err
+	}
+	level := 0
+	for _, r := range tail {
+		level = max(level, r.level+1)
+		spillfile.Remove(r.f)
+	}
+	o.runs = append(o.runs[:n-k], sortRun{f: f, level: level})
 	return nil
 }
 
@@ -166,7 +264,7 @@ func (o *sortOp) finish(ctx context.Context) error {
 func (o *sortOp) release() {
 	o.dropHeld()
 	for _, r := range o.runs {
-		spillfile.Remove(r)
+		spillfile.Remove(r.f)
 	}
 	o.runs = nil
 }
@@ -292,21 +390,35 @@ func mergeSorted(ctx context.Context, mem memory.Allocator, schema *arrow.Schema
 	return flush()
 }
 
+// mergeRuns merges the runs into next, sortFanIn at most: past that, the
+// last ones, the shortest, are first merged into one, as few as leave
+// sortFanIn (and sortFanIn at a time while more would be left).
 func (o *sortOp) mergeRuns(ctx context.Context) error {
+	for n := len(o.runs); n > sortFanIn; n = len(o.runs) {
+		if err := o.mergeTail(ctx, min(sortFanIn, n-sortFanIn+1)); err != nil {
+			return err
+		}
+	}
+	return o.merge(ctx, o.runs, o.next)
+}
+
+// merge merges runs, consecutive in input order, into next in key order,
+// ties in input order.
+func (o *sortOp) merge(ctx context.Context, runs []sortRun, next operator) error {
 	var inputs []*runReader
 	defer func() {
 		for _, r := range inputs {
 			r.close()
 		}
 	}()
-	for i, run := range o.runs {
-		src, err := openRun(run, o.mem)
+	for i, run := range runs {
+		src, err := openRun(run.f, o.mem)
 		if err != nil {
 			return fmt.Errorf("sort: reading a spilled run: %w", err)
 		}
 		inputs = append(inputs, &runReader{idx: i, src: src, at: -1})
 	}
-	return mergeSorted(ctx, o.mem, o.schema, o.ob, inputs, o.next)
+	return mergeSorted(ctx, o.mem, o.schema, o.ob, inputs, next)
 }
 
 // openRun reads the Arrow IPC stream spilled to f from its start; the
