@@ -87,20 +87,7 @@ func (b *memBudget) share(r *reservation) int64 {
 
 // grow adds n bytes to what r holds, or says false and adds nothing when
 // that would take the budget or r past its share.
-func (r *reservation) grow(n int64) bool {
-	if n <= 0 {
-		r.shrink(-n)
-		return true
-	}
-	b := r.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used+n > b.size || r.held+n > b.share(r) {
-		return false
-	}
-	r.add(n)
-	return true
-}
+func (r *reservation) grow(n int64) bool { return r.growFloor(n, 0) }
 
 // growFloor is grow for a consumer that spills what it holds when a
 // grow fails: where grow would fail it still adds n if r then holds no
