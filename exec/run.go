@@ -69,6 +69,13 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	p = PushColumns(p)
 	source := p.Source
 	sc, isScan := source.(*scanStage)
+	if isScan && sc.groupDict == nil {
+		if keys := dictKeys(p.Stages); keys != nil {
+			c := *sc
+			c.groupDict = keys
+			sc, source = &c, &c
+		}
+	}
 	if isScan && len(p.Stages) > 0 && sc.prune == "" {
 		// A filter right after a scan skips what the scan would skip
 		// with the same filter, so both forms fetch the same bytes. (A

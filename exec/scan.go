@@ -89,6 +89,9 @@ type scanStage struct {
 	opts ScanOptions
 	// prune is the filter of the stage after the scan, for skipping.
 	prune string
+	// groupDict names the columns an aggregation after the scan groups
+	// by: those that are strings are read as dictionaries (dictKeys).
+	groupDict []string
 }
 
 func (s *scanStage) Name() string { return "scan" }
@@ -153,7 +156,7 @@ func (s *scanStage) open(ctx context.Context, e *env) (Source, error) {
 			BatchRows:   s.opts.BatchRows,
 			Memory:      s.opts.Memory,
 			Concurrency: s.opts.Concurrency,
-			ReadDict:    s.opts.Dict,
+			ReadDict:    union(s.opts.Dict, s.groupDict...),
 			RowGroups:   s.opts.RowGroups,
 			Mem:         e.mem,
 			Ordered:     !s.opts.Arrival,

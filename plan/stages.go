@@ -675,7 +675,7 @@ func BindScan(fs *pflag.FlagSet, s *Scan) {
 		return err
 	})
 	fs.StringVar(&s.Filter, "filter", "", `keep the rows for which an expression is true (see sluice filter --help), e.g. "l_shipdate <= '1998-09-02' and l_shipmode in ('AIR', 'RAIL')"`)
-	fs.Func("dict", "comma-separated string columns to read as dictionary arrays (for few distinct values: less to decode, pipe and group)", func(v string) (err error) {
+	fs.Func("dict", "comma-separated string columns to read as dictionary arrays (for few distinct values: less to decode, pipe and group; in sluice run, the string keys of an aggregation after the scan are read so without it)", func(v string) (err error) {
 		s.Dict, err = list("--dict", v)
 		return err
 	})
