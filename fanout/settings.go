@@ -32,7 +32,7 @@ type Settings struct {
 // beside the checks that name them, so that every command that takes
 // them defines them once, as plan.BindScan does a scan's.
 func (s *Settings) Bind(fs *pflag.FlagSet) {
-	fs.StringVar(&s.Memory, "memory", "", "memory each process (with --workers: each worker) holds: its sorts, joins, aggregations and held results share three quarters of it (a worker's: what its reads and pool leave) and spill past that, in every sub-pipeline too; the rest is for batches in flight, and the Go heap is held to it (default: a quarter of the machine's memory, at least 256MiB; with --workers 256MiB each; see sluice help fanout)")
+	fs.StringVar(&s.Memory, "memory", "", "memory each process (each worker with --workers) holds, Go heap included; sorts, joins and aggregations spill past it (default: RAM/4, 256MiB at least; sluice help fanout)")
 	fs.StringVar(&s.PieceSize, "piece-size", "64MiB", "bytes of row groups per map task (larger files are cut)")
 	fs.IntVar(&s.Spread, "spread", 0, "key prefixes a phase's objects are spread over, for S3's per-prefix request rates (0: by tasks, up to 256)")
 	fs.StringVar(&s.Broadcast, "broadcast", "256MiB", "with --workers: the largest join right side read once and written for every map task (0: none)")
