@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -142,19 +143,22 @@ func keyTerm(left, right string, batches []arrow.RecordBatch) string {
 			}
 		}
 	}
-	col := `"` + left + `"`
-	switch {
-	case loI < 0:
+	if loI < 0 {
 		return "" // no key to match: the join keeps no left row anyway
-	case len(distinct) <= maxInList:
-		list := make([]string, 0, len(distinct))
-		for l := range distinct {
-			list = append(list, l)
-		}
-		slices.Sort(list)
-		return fmt.Sprintf("%s in (%s)", col, strings.Join(list, ", "))
 	}
-	return fmt.Sprintf("%s between %s and %s", col, lit(loV, loI), lit(hiV, hiI))
+	return keyCond(left, slices.Collect(maps.Keys(distinct)), lit(loV, loI), lit(hiV, hiI))
+}
+
+// keyCond is the condition on the left key column left that the right
+// side's keys give: an in list of distinct, its literals, when they are
+// maxInList at most, else the range from lo to hi.
+func keyCond(left string, distinct []string, lo, hi string) string {
+	col := `"` + left + `"`
+	if len(distinct) <= maxInList {
+		slices.Sort(distinct)
+		return fmt.Sprintf("%s in (%s)", col, strings.Join(distinct, ", "))
+	}
+	return fmt.Sprintf("%s between %s and %s", col, lo, hi)
 }
 
 // intKeyTerm is keyTerm for integer and date keys: their values compared
@@ -179,18 +183,13 @@ func intKeyTerm(left string, batches []arrow.RecordBatch, idx int, load func(arr
 			}
 		}
 	}
-	one := func(x int64) string { return lit(expr.Vec{I: []int64{x}}, 0) }
-	col := `"` + left + `"`
-	switch {
-	case !seen:
+	if !seen {
 		return "" // no key to match: the join keeps no left row anyway
-	case len(distinct) <= maxInList:
-		list := make([]string, 0, len(distinct))
-		for x := range distinct {
-			list = append(list, one(x))
-		}
-		slices.Sort(list)
-		return fmt.Sprintf("%s in (%s)", col, strings.Join(list, ", "))
 	}
-	return fmt.Sprintf("%s between %s and %s", col, one(lo), one(hi))
+	one := func(x int64) string { return lit(expr.Vec{I: []int64{x}}, 0) }
+	var list []string
+	for x := range distinct {
+		list = append(list, one(x))
+	}
+	return keyCond(left, list, one(lo), one(hi))
 }

@@ -176,27 +176,36 @@ func runReducing(ctx context.Context, p Pipeline, at, insert int, folds bool, op
 	c := *js
 	c.reduced = true
 	if ended {
-		keys, err := keyBatches(left.held, js.o.Left)
+		filter, release, err := keysFilter(left.held, schema, js.o)
 		if err != nil {
 			return err
 		}
-		defer releaseAll(keys)
-		var ks *arrow.Schema
-		if len(keys) > 0 {
-			ks = keys[0].Schema()
-		} else if ks, err = keySchema(schema, js.o.Left); err != nil {
-			return err
-		}
-		filter := &joinStage{
-			other: Pipeline{Source: FromBatches(ks, keys...)},
-			o:     JoinOptions{How: "semi", Left: slices.Clone(js.o.Right), Right: slices.Clone(js.o.Left)},
-			// Its side is these keys, already read.
-			reduced: true,
-		}
-		c.other = Pipeline{Source: js.other.Source, Stages: slices.Insert(slices.Clone(js.other.Stages), insert, Stage(filter))}
+		defer release()
+		c.other = Pipeline{Source: js.other.Source, Stages: slices.Insert(slices.Clone(js.other.Stages), insert, filter)}
 	}
 	rest[0] = &c
 	return Run(ctx, Pipeline{Source: &leftStage{l: left, schema: schema}, Stages: rest}, opts)
+}
+
+// keysFilter is a semi join that keeps the right side's rows of a join
+// with options o whose keys some row of held (of schema) has; release
+// releases the keys it holds, once it has run.
+func keysFilter(held []arrow.RecordBatch, schema *arrow.Schema, o JoinOptions) (filter Stage, release func(), err error) {
+	keys, err := keyBatches(held, o.Left)
+	if err != nil {
+		return nil, nil, err
+	}
+	ks, err := keySchema(schema, o.Left)
+	if err != nil {
+		releaseAll(keys)
+		return nil, nil, err
+	}
+	return &joinStage{
+		other: Pipeline{Source: FromBatches(ks, keys...)},
+		o:     JoinOptions{How: "semi", Left: slices.Clone(o.Right), Right: slices.Clone(o.Left)},
+		// Its side is these keys, already read.
+		reduced: true,
+	}, func() { releaseAll(keys) }, nil
 }
 
 // keySchema is the schema of the columns keys of s.
@@ -529,20 +538,11 @@ var sideCut func(before, after int64)
 // cutSide keeps of side's batches the rows whose keys (o.Right) some row
 // of held (of schema, keys o.Left) has, in their order.
 func cutSide(ctx context.Context, e *env, side *sideBatches, o JoinOptions, held []arrow.RecordBatch, schema *arrow.Schema) error {
-	keys, err := keyBatches(held, o.Left)
+	filter, release, err := keysFilter(held, schema, o)
 	if err != nil {
 		return err
 	}
-	defer releaseAll(keys)
-	ks, err := keySchema(schema, o.Left)
-	if err != nil {
-		return err
-	}
-	filter := &joinStage{
-		other:   Pipeline{Source: FromBatches(ks, keys...)},
-		o:       JoinOptions{How: "semi", Left: slices.Clone(o.Right), Right: slices.Clone(o.Left)},
-		reduced: true,
-	}
+	defer release()
 	var kept []arrow.RecordBatch
 	err = Run(ctx, Pipeline{Source: FromBatches(side.batches[0].Schema(), side.batches...), Stages: []Stage{filter, Collect(nil, func(rec arrow.RecordBatch) error {
 		rec.Retain()
