@@ -183,17 +183,19 @@ func (d *fileDriver) NewWriter(ctx context.Context, key string, opts WriteOption
 	_, _ = rand.Read(rnd[:])
 	tmp := filepath.Join(filepath.Dir(p), tmpPrefix+hex.EncodeToString(rnd[:])+"-"+filepath.Base(p))
 	var f *os.File
-	// A concurrent delete may prune the directory between MkdirAll and
-	// OpenFile; one more try covers it.
+	// A concurrent delete or abort may prune a directory it left empty
+	// while MkdirAll makes the ones below it, or before OpenFile: each
+	// such loss is another writer's or deleter's step, so a few more
+	// tries cover it.
 	for try := 0; ; try++ {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, err
-		}
-		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		err := os.MkdirAll(filepath.Dir(p), 0o755)
 		if err == nil {
-			break
+			f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if err == nil {
+				break
+			}
 		}
-		if try > 0 || !errors.Is(err, fs.ErrNotExist) {
+		if try >= 8 || !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
 	}

@@ -3,10 +3,13 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sluice-data/sluice/store"
 	"github.com/sluice-data/sluice/store/storetest"
@@ -191,5 +194,35 @@ func TestSplitGlob(t *testing.T) {
 		if b, p := store.SplitGlob(in); b != want[0] || p != want[1] {
 			t.Errorf("SplitGlob(%q) = %q, %q; want %q, %q", in, b, p, want[0], want[1])
 		}
+	}
+}
+
+// TestFileWritesBesideDeletes: writers of objects in a new directory
+// and deleters of the last object of another in the same parent (which
+// prune what they leave empty) all succeed: a directory pruned while a
+// writer makes the ones below it is made again.
+func TestFileWritesBesideDeletes(t *testing.T) {
+	ctx := context.Background()
+	st, _, err := store.Open(ctx, t.TempDir()+"/", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g errgroup.Group
+	for w := range 4 {
+		g.Go(func() error {
+			for i := range 300 {
+				key := fmt.Sprintf("job/p0/%02d/t%d-%d", i%3, w, i)
+				if _, err := st.Put(ctx, key, strings.NewReader("x"), store.WriteOptions{}); err != nil {
+					return fmt.Errorf("put %s: %w", key, err)
+				}
+				if err := st.Delete(ctx, key); err != nil {
+					return fmt.Errorf("delete %s: %w", key, err)
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
 	}
 }
