@@ -272,9 +272,9 @@ func (s *aggStage) bind(e *env, in *arrow.Schema) (*bound, error) {
 // newHashAgg is an aggregation into out of aggs, grouped by keys, that
 // spills past the run's memory.
 func newHashAgg(e *env, keys *keyEncoder, aggs []boundAgg, out *arrow.Schema, stage string) *hashAgg {
-	h := &hashAgg{stage: stage, mem: e.mem, keys: keys, aggs: aggs, out: out, index: newKeyIndex(nil, 0),
+	h := &hashAgg{stage: stage, mem: e.mem, keys: keys, aggs: aggs, out: out,
 		res: e.budget.reserve(0), tempDir: e.tempDir}
-	h.acc = make([]accum, len(aggs))
+	h.freshState()
 	return h
 }
 
@@ -353,6 +353,9 @@ type accum struct {
 	vals [][]float64
 	dd   []*ddsketch.DDSketch
 	m2   []float64
+	// m, when set, holds the arrays of plain values (i, d, f, n, m2):
+	// a fold's, which grow to millions of groups (see growIn).
+	m *tableMem
 }
 
 // grow makes room for groups groups in the parts of the state b keeps:
@@ -362,18 +365,18 @@ func (a *accum) grow(b boundAgg, groups int) {
 	if len(a.n) >= groups {
 		return
 	}
-	a.n = growTo(a.n, groups)
+	a.n = growIn(a.m, a.n, groups)
 	switch b.fn {
 	case aggSum, aggMean, aggMin, aggMax, aggAnyValue:
 		switch b.k {
 		case kFloat:
-			a.f = growTo(a.f, groups)
+			a.f = growIn(a.m, a.f, groups)
 		case kDecimal:
-			a.d = growTo(a.d, groups)
+			a.d = growIn(a.m, a.d, groups)
 		case kString:
 			a.s = growTo(a.s, groups)
 		default:
-			a.i = growTo(a.i, groups)
+			a.i = growIn(a.m, a.i, groups)
 		}
 	case aggCountDistinct:
 		a.set = growTo(a.set, groups)
@@ -384,8 +387,32 @@ func (a *accum) grow(b boundAgg, groups int) {
 	case aggApproxQuantile:
 		a.dd = growTo(a.dd, groups)
 	case aggVarSamp, aggVarPop, aggStddevSamp, aggStddevPop:
-		a.f, a.m2 = growTo(a.f, groups), growTo(a.m2, groups)
+		a.f, a.m2 = growIn(a.m, a.f, groups), growIn(a.m, a.m2, groups)
 	}
+}
+
+// growIn is growTo for an array kept in m's buffers (nil: the Go heap).
+// A fold's arrays double as its groups come, each doubling a new array;
+// from the run's pool these are pages it has (huge ones where the
+// system gives them) and the old arrays go back to it, where on the Go
+// heap each doubling faulted in fresh pages: TPC-H Q18's 1.5 M groups
+// spent a third of their fold so.
+func growIn[T tableValue](m *tableMem, s []T, n int) []T {
+	if m == nil {
+		return growTo(s, n)
+	}
+	old := len(s)
+	if n > cap(s) {
+		ns := tableSlice[T](m, max(n, 2*cap(s)))
+		copy(ns, s)
+		if cap(s) > 0 {
+			tableFree(m, s)
+		}
+		return ns[:n]
+	}
+	s = s[:n]
+	clear(s[old:])
+	return s
 }
 
 // growTo is s with n elements, the new ones zero; its capacity at least
@@ -412,10 +439,12 @@ type hashAgg struct {
 	// and its aggregates' evaluation.
 	scratch freelist.List[aggScratch]
 
-	// Folded state, touched only by fold and emit.
+	// Folded state, touched only by fold and emit. The index's tables
+	// and the accumulators' arrays are in arrays' buffers.
 	index     *keyIndex
-	groupKeys []string
+	groupKeys *keyList
 	acc       []accum
+	arrays    *tableMem
 
 	// bytes is what the fold holds, counted in res before it is held
 	// on past the batch that added it; spills go to tempDir. depth is
@@ -550,6 +579,7 @@ type aggScratch struct {
 	gids []int32
 	runs []int32
 	eval expr.Scratch
+	ints intGroups
 }
 
 // minRun is the mean length of the runs of one group a batch's rows must
@@ -603,7 +633,7 @@ func (h *hashAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep []boo
 	}
 	gids := sc.gids[:n] // every row's is written below
 	p := &aggPartial{}
-	if !dictGroupRows(h.keys, rec, keep, gids, &p.keys) && !intGroupRows(h.keys, rec, keep, gids, &p.keys) {
+	if !dictGroupRows(h.keys, rec, keep, gids, &p.keys) && !intGroupRows(h.keys, rec, keep, gids, &p.keys, &sc.ints) {
 		kr := h.rows.Get()
 		defer h.rows.Put(kr)
 		h.keys.encode(rec, kr)
@@ -1011,17 +1041,11 @@ func (h *hashAgg) fold(pa any) error {
 		}
 		d, ok := h.index.get(k)
 		if !ok {
-			d = int32(len(h.groupKeys))
+			d = int32(h.groupKeys.len())
 			h.index.put(k, d)
-			if len(h.groupKeys) == cap(h.groupKeys) {
-				// Doubled, as the accumulators are: append grows a large
-				// slice by a quarter, and copied TPC-H Q18's 1.5 million
-				// keys some five times over (40 times, a third of its CPU).
-				h.groupKeys = slices.Grow(h.groupKeys, max(len(h.groupKeys), 1024))
-			}
-			h.groupKeys = append(h.groupKeys, k)
+			h.groupKeys.push(k)
 			for j := range h.acc {
-				h.acc[j].grow(h.aggs[j], len(h.groupKeys))
+				h.acc[j].grow(h.aggs[j], h.groupKeys.len())
 			}
 			h.bytes += h.groupCost(k)
 		}
@@ -1042,9 +1066,21 @@ func (h *hashAgg) fold(pa any) error {
 	return h.reserve()
 }
 
+// freshState gives the fold an empty state, its arrays from the run's
+// allocator. What held the last state's arrays is the caller's to
+// release.
+func (h *hashAgg) freshState() {
+	h.arrays = &tableMem{mem: h.mem}
+	h.index, h.groupKeys, h.acc = newKeyIndex(h.arrays, 0), newKeyList(h.arrays), make([]accum, len(h.aggs))
+	for j := range h.acc {
+		h.acc[j].m = h.arrays
+	}
+}
+
 func (h *hashAgg) discard(any) {}
 func (h *hashAgg) release() {
 	h.releaseSpill()
+	h.arrays.release()
 	h.res.free()
 }
 
@@ -1068,7 +1104,8 @@ func (h *hashAgg) emit(ctx context.Context, next operator) error {
 	// the budget, within a share that counts this reservation as a
 	// consumer, and when rec leaves it no room it still holds up to its
 	// minRun within that share before it writes a run (sortOp.push).
-	h.index, h.groupKeys, h.acc = newKeyIndex(nil, 0), nil, nil
+	h.arrays.release()
+	h.index, h.groupKeys, h.acc = newKeyIndex(nil, 0), newKeyList(h.arrays), nil
 	h.res.free()
 	h.res.force(arrowsize.Record(rec))
 	defer h.res.free()
@@ -1119,18 +1156,20 @@ func emitTaken(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch,
 
 // result builds the groups in first-seen order.
 func (h *hashAgg) result() (arrow.RecordBatch, error) {
-	if len(h.keys.cols) == 0 && len(h.groupKeys) == 0 {
+	if len(h.keys.cols) == 0 && h.groupKeys.len() == 0 {
 		// agg of no rows is still one row, as SQL's aggregates without
 		// GROUP BY: count 0, the others null.
 		h.index.put("", 0)
-		h.groupKeys = append(h.groupKeys, "")
+		h.groupKeys.push("")
 	}
-	return h.batchOf(h.out, h.groupKeys, func(add func(arrow.Array)) {
+	n := h.groupKeys.len()
+	return h.batchOf(h.out, n, h.groupKeys.bytes, func(add func(arrow.Array)) {
 		for j, a := range h.aggs {
 			acc := &h.acc[j]
-			acc.grow(a, len(h.groupKeys))
+			acc.grow(a, n)
 			b := array.NewBuilder(h.mem, a.out)
-			for g := range h.groupKeys {
+			b.Reserve(n)
+			for g := range n {
 				switch {
 				case a.fn == aggCount:
 					b.(*array.Int64Builder).Append(acc.n[g])
@@ -1182,17 +1221,20 @@ func (h *hashAgg) result() (arrow.RecordBatch, error) {
 	})
 }
 
-// batchOf builds a batch of schema out with a row for each of keys
-// (encoded group keys): the key columns, then the columns aggCols adds.
-func (h *hashAgg) batchOf(out *arrow.Schema, keys []string, aggCols func(add func(arrow.Array))) (arrow.RecordBatch, error) {
+// batchOf builds a batch of schema out with a row for each of n encoded
+// group keys, key(0) on: the key columns, then the columns aggCols adds.
+func (h *hashAgg) batchOf(out *arrow.Schema, n int, key func(int) []byte, aggCols func(add func(arrow.Array))) (arrow.RecordBatch, error) {
 	kb := h.keys.builders(h.mem)
 	defer func() {
 		for _, b := range kb {
 			b.Release()
 		}
 	}()
-	for _, k := range keys {
-		if err := h.keys.decode([]byte(k), kb); err != nil {
+	for _, b := range kb {
+		b.Reserve(n)
+	}
+	for i := range n {
+		if err := h.keys.decode(key(i), kb); err != nil {
 			return nil, fmt.Errorf("%s: %w", h.stage, err)
 		}
 	}
@@ -1206,7 +1248,7 @@ func (h *hashAgg) batchOf(out *arrow.Schema, keys []string, aggCols func(add fun
 		cols = append(cols, b.NewArray())
 	}
 	aggCols(func(a arrow.Array) { cols = append(cols, a) })
-	return array.NewRecordBatch(out, cols, int64(len(keys))), nil
+	return array.NewRecordBatch(out, cols, int64(n)), nil
 }
 
 // appendValue appends group g's running value to b, a builder of the

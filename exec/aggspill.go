@@ -41,8 +41,8 @@ const (
 
 	// groupBytes is what the fold holds for a group besides its key
 	// bytes and states: its entry in the index (a map slot, at most half
-	// full after it grows), the key's string header in groupKeys and the
-	// spare capacity doubling leaves. Measured, a group of an int64 key
+	// full after it grows), where groupKeys has its key and the spare
+	// capacity doubling leaves. Measured, a group of an int64 key
 	// holds 73-82 bytes besides its states.
 	groupBytes = 96
 	// accumBytes is what one aggregate's fixed state takes in a group:
@@ -157,8 +157,16 @@ func (h *hashAgg) spill() error {
 		s.parts = append(s.parts, &aggPart{f: f, bw: bw, w: ipc.NewWriter(bw, ipc.WithSchema(s.state), ipc.WithAllocator(h.mem)),
 			pend: aggPartial{acc: make([]accum, len(h.aggs))}})
 	}
-	held := &aggPartial{keys: h.groupKeys, acc: h.acc}
-	h.index, h.groupKeys, h.acc, h.bytes = newKeyIndex(nil, 0), nil, make([]accum, len(h.aggs)), 0
+	// The held groups' keys are copied out of the arrays released below:
+	// the partitions keep them.
+	held, arrays := &aggPartial{keys: make([]string, h.groupKeys.len()), acc: h.acc}, h.arrays
+	var arena keyArena
+	for g := range held.keys {
+		held.keys[g] = arena.str(h.groupKeys.bytes(g))
+	}
+	defer arrays.release()
+	h.freshState()
+	h.bytes = 0
 	// From here on the fold holds only what its parts gather.
 	h.res.free()
 	return h.route(held)

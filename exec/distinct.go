@@ -71,7 +71,7 @@ func (d *distinctAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep [
 	}
 	gids := make([]int32, n)
 	p := &distinctPartial{}
-	if !dictGroupRows(d.keys, rec, keep, gids, &p.keys) && !intGroupRows(d.keys, rec, keep, gids, &p.keys) {
+	if !dictGroupRows(d.keys, rec, keep, gids, &p.keys) && !intGroupRows(d.keys, rec, keep, gids, &p.keys, nil) {
 		kr := d.rows.Get()
 		defer d.rows.Put(kr)
 		d.keys.encode(rec, kr)

@@ -33,6 +33,9 @@ func TestIntKeysGroupAsBytes(t *testing.T) {
 	for i := range keep {
 		keep[i] = r.IntN(4) != 0
 	}
+	// One scratch for every batch, as a worker keeps it: each must start
+	// from an empty table.
+	sc := &intGroups{}
 	for _, dt := range []arrow.DataType{
 		arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64,
 		arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Uint64,
@@ -60,11 +63,14 @@ func TestIntKeysGroupAsBytes(t *testing.T) {
 			k.encode(rec, kr)
 			groupRows(kr, kp, want, &wantKeys)
 			got, gotKeys := make([]int32, n), []string(nil)
-			if !intGroupRows(k, rec, kp, got, &gotKeys) {
-				t.Fatalf("%s: not grouped by value", dt)
-			}
-			if !slices.Equal(got, want) || !slices.Equal(gotKeys, wantKeys) {
-				t.Fatalf("%s (keep %v): groups by value differ from groups by key bytes (%d and %d groups)", dt, kp != nil, len(gotKeys), len(wantKeys))
+			for _, s := range []*intGroups{sc, nil} {
+				got, gotKeys = make([]int32, n), nil
+				if !intGroupRows(k, rec, kp, got, &gotKeys, s) {
+					t.Fatalf("%s: not grouped by value", dt)
+				}
+				if !slices.Equal(got, want) || !slices.Equal(gotKeys, wantKeys) {
+					t.Fatalf("%s (keep %v, scratch %v): groups by value differ from groups by key bytes (%d and %d groups)", dt, kp != nil, s != nil, len(gotKeys), len(wantKeys))
+				}
 			}
 			if len(wantKeys) < 20 {
 				t.Fatalf("%s: only %d groups: the test data is too plain", dt, len(wantKeys))
@@ -73,7 +79,7 @@ func TestIntKeysGroupAsBytes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if intGroupRows(two, rec, kp, got, &gotKeys) {
+			if intGroupRows(two, rec, kp, got, &gotKeys, sc) {
 				t.Fatalf("%s: two key columns grouped by one's value", dt)
 			}
 		}
@@ -86,7 +92,7 @@ func TestIntKeysGroupAsBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var keys []string
-	if intGroupRows(k, nulls, nil, make([]int32, 2), &keys) || len(keys) != 0 {
+	if intGroupRows(k, nulls, nil, make([]int32, 2), &keys, nil) || len(keys) != 0 {
 		t.Fatal("a key column with nulls grouped by value")
 	}
 }

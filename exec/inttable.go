@@ -5,6 +5,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -85,6 +86,12 @@ func (t *intTable) put(k int64, row int32) {
 	}
 }
 
+// reset empties the table, keeping its array.
+func (t *intTable) reset() {
+	clear(t.slots)
+	t.n = 0
+}
+
 // grow doubles the table, and gives the old array back to m.
 func (t *intTable) grow() {
 	old := *t
@@ -111,7 +118,7 @@ type tableMem struct {
 // tableValue is what a table's arrays hold: plain values, no pointers,
 // which the collector would not see in a buffer of the run's allocator.
 type tableValue interface {
-	int32 | int64 | rowRef | intSlot | pairSlot
+	byte | int32 | int64 | float64 | decimal128.Num | rowRef | intSlot | pairSlot
 }
 
 // tableSlice is n zeroed values of T in a buffer of m.
