@@ -48,9 +48,10 @@ func Run(ctx context.Context, p Pipeline, opts Options) (err error) {
 	e.budget = budgetOf(ctx)
 	e.memory = e.budget.size
 	// Joins read their right sides first, each fetching what is read of
-	// it. One that drops left rows without a match, right after a scan,
-	// has the scan skip what its keys cannot match.
-	p.Stages = pushIntoJoins(pushWhere(p.Stages))
+	// it (aggregated first where what follows only counts it: eager.go).
+	// One that drops left rows without a match, right after a scan, has
+	// the scan skip what its keys cannot match.
+	p.Stages = pushIntoJoins(pushWhere(eagerAggs(p.Stages)))
 	pruneAt := -1
 	if _, ok := p.Source.(*scanStage); ok {
 		pruneAt, _ = pruningJoin(p.Stages)

@@ -111,7 +111,7 @@ func outputNames(stages []Stage) ([]string, bool) {
 				}
 				names = append(names, a.name)
 			}
-		case *filterStage, *sortStage, *topStage, *headStage:
+		case *filterStage, *sortStage, *topStage, *headStage, *zeroNullsStage:
 			continue // the columns of the stage before
 		default:
 			return nil, false
