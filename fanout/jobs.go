@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluice-data/sluice/exec"
@@ -26,7 +27,7 @@ type JobInfo struct {
 	Phases, Committed int
 }
 
-var jobDir = regexp.MustCompile(`^job-[0-9a-f]{12}/`)
+var jobDir = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^job-[0-9a-f]{12}/`) })
 
 // Jobs lists the jobs under prefix of st (its job-<hex>/ prefixes), oldest
 // first.
@@ -34,7 +35,7 @@ func Jobs(ctx context.Context, st *store.Store, prefix string) ([]JobInfo, error
 	byID := map[string]*JobInfo{}
 	err := st.Walk(ctx, prefix, func(o store.ObjectInfo) error {
 		rest := strings.TrimPrefix(o.Key, prefix)
-		dir := jobDir.FindString(rest)
+		dir := jobDir().FindString(rest)
 		if dir == "" {
 			return nil
 		}
@@ -99,7 +100,7 @@ func RemoveJob(ctx context.Context, open store.Opener, url string) error {
 
 // IsJobURL says whether url names a job's prefix (…/job-<hex>/).
 func IsJobURL(url string) bool {
-	return strings.HasSuffix(url, "/") && jobDir.MatchString(lastDir(url))
+	return strings.HasSuffix(url, "/") && jobDir().MatchString(lastDir(url))
 }
 
 // lastDir is the last component of a prefix ending in /, with its /.

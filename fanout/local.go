@@ -22,7 +22,7 @@ func localLimit() int { return 4 * runtime.NumCPU() }
 
 // hostName names this machine in the attempts RunPhase reports, as a
 // worker names itself in its records ("host pid N", RunTask).
-var hostName, _ = os.Hostname()
+var hostName = sync.OnceValue(func() string { h, _ := os.Hostname(); return h })
 
 // exit is how a worker that Local started ended.
 type exit struct {
@@ -243,7 +243,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 		label := fmt.Sprintf("a%d", ts.started)
 		worker, err := l.start(Task{Spec: r.Spec, SpecSum: r.SpecSum, Phase: r.Phase, Index: i, Attempt: label, Args: r.Argv})
 		if err == nil && r.Watch != nil {
-			r.Watch(AttemptEvent{Task: i, Attempt: label, Worker: hostName + " " + worker, Start: time.Now()})
+			r.Watch(AttemptEvent{Task: i, Attempt: label, Worker: hostName() + " " + worker, Start: time.Now()})
 		}
 		return err
 	}
@@ -289,7 +289,7 @@ func (l *Local) RunPhase(ctx context.Context, r PhaseRun) error {
 			continue
 		}
 		if r.Watch != nil {
-			r.Watch(AttemptEvent{Task: ex.Task.Index, Attempt: ex.Task.Attempt, Worker: hostName + " " + ex.Worker, End: time.Now(), Err: ex.Err})
+			r.Watch(AttemptEvent{Task: ex.Task.Index, Attempt: ex.Task.Attempt, Worker: hostName() + " " + ex.Worker, End: time.Now(), Err: ex.Err})
 		}
 		active--
 		ts := &tasks[ex.Task.Index]

@@ -3,6 +3,7 @@ package gen
 import (
 	"context"
 	"math/bits"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -55,16 +56,30 @@ var (
 		37, 38, 41, 42, 41, 45, 48, 44, 40, 40, 37, 30}
 	dayWeights = [7]uint64{8, 9, 10, 10, 11, 11, 10}
 
-	vendors      = newPicker([]int32{1, 2}, []int{27, 73})
-	passengers   = newPicker([]int32{1, 2, 3, 4, 5, 6}, []int{72, 14, 4, 2, 5, 3})
 	paymentTypes = []string{"card", "cash", "no charge", "dispute"}
-	payments     = newPicker([]int8{payCard, 1, 2, 3}, []int{75, 20, 3, 2})
-	// Distance buckets [lo, hi) in centimiles: mostly short hops, a long
-	// tail of airport runs.
-	distBuckets = newPicker([][2]uint64{{10, 100}, {100, 200}, {200, 400}, {400, 800},
-		{800, 1500}, {1500, 2500}, {2500, 4000}}, []int{20, 30, 22, 13, 8, 5, 2})
-	locations = zonePicker()
 )
+
+// taxiPickers are the weighted choices of a trip, made when trips are
+// first generated (not as every sluice process starts).
+type taxiPickers struct {
+	vendors, passengers picker[int32]
+	payments            picker[int8]
+	distBuckets         picker[[2]uint64]
+	locations           picker[int32]
+}
+
+var taxiPick = sync.OnceValue(func() taxiPickers {
+	return taxiPickers{
+		vendors:    newPicker([]int32{1, 2}, []int{27, 73}),
+		passengers: newPicker([]int32{1, 2, 3, 4, 5, 6}, []int{72, 14, 4, 2, 5, 3}),
+		payments:   newPicker([]int8{payCard, 1, 2, 3}, []int{75, 20, 3, 2}),
+		// Distance buckets [lo, hi) in centimiles: mostly short hops, a
+		// long tail of airport runs.
+		distBuckets: newPicker([][2]uint64{{10, 100}, {100, 200}, {200, 400}, {400, 800},
+			{800, 1500}, {1500, 2500}, {2500, 4000}}, []int{20, 30, 22, 13, 8, 5, 2}),
+		locations: zonePicker(),
+	}
+})
 
 // zonePicker favours the busy Manhattan zones (three quarters of trips)
 // and spreads the rest over all 265.
@@ -209,6 +224,7 @@ func (s *taxiSource) grow(n int) {
 }
 
 func (s *taxiSource) next(n int) arrow.RecordBatch {
+	tp := taxiPick()
 	s.grow(n)
 	r, c := s.r, s.clock
 	mass := c.mass()
@@ -226,9 +242,9 @@ func (s *taxiSource) next(n int) arrow.RecordBatch {
 		pickup := c.startUs + int64(s.hour)*hourUs + int64((pos-c.cum[s.hour])/c.weight[s.hour])
 		pickup -= pickup % 1_000_000 // whole seconds, as the meters record them
 
-		b := distBuckets.pick(r)
+		b := tp.distBuckets.pick(r)
 		dist := b[0] + r.n(b[1]-b[0])
-		pu, do := locations.pick(r), locations.pick(r)
+		pu, do := tp.locations.pick(r), tp.locations.pick(r)
 		if dist >= 1000 && r.n(10) < 4 {
 			airport := int32(zoneJFK)
 			if r.n(3) == 0 {
@@ -250,7 +266,7 @@ func (s *taxiSource) next(n int) arrow.RecordBatch {
 		if (pu == zoneJFK) != (do == zoneJFK) {
 			fare = 7000
 		}
-		pay := payments.pick(r)
+		pay := tp.payments.pick(r)
 		var tip, tolls uint64
 		if pay == payCard && r.n(5) != 0 {
 			tip = fare * (10 + r.n(21)) / 100
@@ -259,8 +275,8 @@ func (s *taxiSource) next(n int) arrow.RecordBatch {
 			tolls = 694
 		}
 
-		s.vendor[j] = vendors.pick(r)
-		s.pass[j] = passengers.pick(r)
+		s.vendor[j] = tp.vendors.pick(r)
+		s.pass[j] = tp.passengers.pick(r)
 		s.pickup[j] = arrow.Timestamp(pickup)
 		s.dropoff[j] = arrow.Timestamp(pickup + int64(secs)*1_000_000)
 		s.day[j] = arrow.Date32(pickup / (86400 * 1_000_000))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -29,26 +30,28 @@ func WriteHTML(w io.Writer, rep *Report) error {
 	case rep.End.Error != "":
 		outcome = "failed: " + rep.End.Error
 	}
-	return page.Execute(w, map[string]any{
+	return page().Execute(w, map[string]any{
 		"Rep": rep, "Figure": fig, "Stragglers": stragglers, "Outcome": outcome,
 		"Wall": rep.Finish().Sub(rep.Start()).Round(time.Millisecond),
 	})
 }
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"mib":  func(n int64) string { return fmt.Sprintf("%.1f", float64(n)/(1<<20)) },
-	"secs": func(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) },
-	"rate": func(n int64, d time.Duration) string {
-		if d <= 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.1f", float64(n)/(1<<20)/d.Seconds())
-	},
-	"at": func(rep *Report, t time.Time) string {
-		return fmt.Sprintf("%.3f", t.Sub(rep.Start()).Seconds())
-	},
-	"took": func(a Attempt) string { return fmt.Sprintf("%.3f", a.End.Sub(a.Start).Seconds()) },
-}).Parse(`<!DOCTYPE html>
+// page is parsed on first use, not as every sluice process starts.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"mib":  func(n int64) string { return fmt.Sprintf("%.1f", float64(n)/(1<<20)) },
+		"secs": func(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) },
+		"rate": func(n int64, d time.Duration) string {
+			if d <= 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f", float64(n)/(1<<20)/d.Seconds())
+		},
+		"at": func(rep *Report, t time.Time) string {
+			return fmt.Sprintf("%.3f", t.Sub(rep.Start()).Seconds())
+		},
+		"took": func(a Attempt) string { return fmt.Sprintf("%.3f", a.End.Sub(a.Start).Seconds()) },
+	}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -100,3 +103,4 @@ figure svg { max-width: 100%; height: auto; }
 </body>
 </html>
 `))
+})
