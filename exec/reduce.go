@@ -482,7 +482,14 @@ func cuttable(stages []Stage, at int) (*joinStage, bool) {
 		return nil, false
 	}
 	js, ok := stages[at].(*joinStage)
-	if !ok || js.pre == nil || js.pre.spill != nil || js.preserves(false) || len(js.pre.batches) == 0 {
+	if !ok || js.pre == nil || js.preserves(false) {
+		return nil, false
+	}
+	if js.pre.spill != nil {
+		// Spilled in parts, it is past any size worth cutting (cutSpilled).
+		return js, !js.pre.flat
+	}
+	if len(js.pre.batches) == 0 {
 		return nil, false
 	}
 	var size int64
@@ -538,6 +545,9 @@ var sideCut func(before, after int64)
 // cutSide keeps of side's batches the rows whose keys (o.Right) some row
 // of held (of schema, keys o.Left) has, in their order.
 func cutSide(ctx context.Context, e *env, side *sideBatches, o JoinOptions, held []arrow.RecordBatch, schema *arrow.Schema) error {
+	if side.spill != nil {
+		return cutSpilled(ctx, e, side, o, held, schema)
+	}
 	filter, release, err := keysFilter(held, schema, o)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -243,6 +244,69 @@ func TestLeftRunCounted(t *testing.T) {
 		l.stop()
 		if _, used, _ := b.stats(); used != 0 || b.pinned != 0 {
 			t.Errorf("stopped: the budget counts %d, %d pinned", used, b.pinned)
+		}
+	}
+}
+
+// TestJoinCutsSpilledSide: a side past the join's memory, spilled in
+// parts, is cut as one in memory would be when the left side ends within
+// cutHold: read back through the left side's keys, in its order, and held
+// if that fits (a few orders' lines); else (half of the orders) the join
+// goes on spilled. The rows are those of the join that held its side.
+func TestJoinCutsSpilledSide(t *testing.T) {
+	_, lineitem := testData(t)
+	all := Pipeline{Source: Scan([]string{lineitem}, ScanOptions{}), Stages: []Stage{Select("l_orderkey", "l_quantity", "l_linenumber")}}
+	for _, c := range []struct {
+		name   string
+		filter string
+		fits   bool
+	}{
+		{"few keys", "l_orderkey in (3, 4000, 4001, 9000, 9001) and l_linenumber <= 2", true},
+		{"half the keys", "l_orderkey % 2 = 0 and l_linenumber = 1", false},
+	} {
+		few := Pipeline{Source: Scan([]string{lineitem}, ScanOptions{Filter: c.filter}), Stages: []Stage{Select("l_orderkey", "l_linenumber")}}
+		fewBytes := fused(t, checkedMem(t), 2, few.Source, few.Stages...)
+		for _, how := range []string{"inner", "left"} {
+			for _, reducing := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/reducing %v", c.name, how, reducing), func(t *testing.T) {
+					run := func(sideMin, joinMemory int64) (rows []string, cut [2]int64) {
+						defer holdFor(8)()
+						prevMin, prevHold, prevCut := cutSideMin, cutHold, sideCut
+						cutSideMin, cutHold = sideMin, func(*env) int64 { return 1 << 20 }
+						sideCut = func(before, after int64) { cut = [2]int64{before, after} }
+						defer func() { cutSideMin, cutHold, sideCut = prevMin, prevHold, prevCut }()
+						left := few
+						if reducing {
+							left = Pipeline{Source: bytesSource(fewBytes)}
+						}
+						err := Run(context.Background(), Pipeline{Source: left.Source, Stages: append(slices.Clone(left.Stages),
+							Join(all, JoinOptions{How: how, Left: []string{"l_orderkey"}, Right: []string{"l_orderkey"}, Prefix: "r_", Memory: joinMemory}),
+							Collect(nil, func(rec arrow.RecordBatch) error {
+								rows = append(rows, rowText(rec, " ")...)
+								return nil
+							}))}, Options{Open: testOpen, Mem: checkedMem(t), Workers: 2})
+						if err != nil {
+							t.Fatal(err)
+						}
+						return rows, cut
+					}
+					want, cut := run(1<<40, 1<<30)
+					if len(want) < 10 || cut != [2]int64{} {
+						t.Fatalf("the side held whole: %d rows, cut %v", len(want), cut)
+					}
+					// 64 KiB: the side spills.
+					got, cut := run(0, 64<<10)
+					if !slices.Equal(got, want) {
+						t.Errorf("spilled:\n got %d rows %q\nwant %d rows", len(got), got[:min(len(got), 5)], len(want))
+					}
+					switch {
+					case c.fits && (cut[0] != 30_000 || cut[1] == 0 || cut[1] > 100):
+						t.Errorf("the spilled side cut from %d to %d rows", cut[0], cut[1])
+					case !c.fits && cut != [2]int64{}:
+						t.Errorf("a cut past the join's memory was kept: from %d to %d rows", cut[0], cut[1])
+					}
+				})
+			}
 		}
 	}
 }
