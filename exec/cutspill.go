@@ -39,7 +39,7 @@ func cutSpilled(ctx context.Context, e *env, side *sideBatches, o JoinOptions, h
 		}
 		if side.res != nil && !side.res.grow(sideCost(rec, side.keys)) {
 			fits = false
-			return nil
+			return errEnough // the rest is not read
 		}
 		rec.Retain()
 		kept = append(kept, rec)

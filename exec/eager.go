@@ -13,21 +13,22 @@ import (
 )
 
 // Eager aggregation. A join followed by an aggregation by left columns of
-// counts, least or greatest values of right columns makes a row for
-// every pair only to fold it: TPC-H Q13 joins 150 thousand customers to
-// 1.5 million orders, then counts each customer's orders. Aggregated by
-// the join's keys first, the right side is a row a key (each key's count,
-// least and greatest value), each left row joins one, and the aggregation
-// after combines those: a count is the sum of its rows' counts, a least
-// the least of theirs. A left row with d matches counted them before as
-// d rows, and now as one row holding d; a group of left rows adds theirs
-// up either way. A left join's row that matches nothing has no count
-// (null), where it counted no value before: such counts are 0 (zeroNulls).
-// Sums, means and the rest are left as they are: float sums would add in
-// another order, and a mean is not a mean of means.
+// counts of right columns makes a row for every pair only to count it:
+// TPC-H Q13 joins 150 thousand customers to 1.5 million orders, then
+// counts each customer's orders. Counted by the join's keys first, the
+// right side is a row a key, each left row joins one, and the aggregation
+// after sums those counts: a left row with d matches counted them before
+// as d rows, and now as one row holding d; a group of left rows adds
+// theirs up either way. A left join's row that matches nothing has no
+// count (null), where it counted no value before: such counts are 0
+// (zeroNulls). Other aggregates are left as written: float sums would add
+// in another order, a mean is not a mean of means, and a least or
+// greatest float with NaN among the values depends on how they are
+// grouped.
 
 // eagerAggs returns stages with each join that an aggregation as above
-// follows rewritten so; stages itself when there is none.
+// follows rewritten so; stages itself when there is none. A rewritten
+// aggregation sums, so it is not rewritten again.
 func eagerAggs(stages []Stage) []Stage {
 	out := stages
 	for i := 0; i+1 < len(out); i++ {
@@ -79,20 +80,23 @@ func eagerJoin(js *joinStage, a *aggStage) ([]Stage, bool) {
 	pre := &aggStage{name: "agg-by", keys: o.Right, input: a.input}
 	post := &aggStage{name: a.name, keys: a.keys, input: a.input}
 	for j, s := range a.aggs {
-		if s.arg == nil || s.name == "" || (s.fn != aggCount && s.fn != aggMin && s.fn != aggMax) {
+		if s.arg == nil || s.name == "" || s.fn != aggCount {
 			return nil, false
 		}
 		cols := expr.ColumnNames(s.arg)
 		if len(cols) == 0 || !allOf(cols, fromRight) {
 			return nil, false
 		}
-		pre.aggs = append(pre.aggs, aggSpec{fn: s.fn, arg: s.arg, name: eagerName(j), call: s.call})
-		fn := s.fn
-		if fn == aggCount {
-			fn = aggSum
-			counts = append(counts, s.name)
+		// A left join's unmatched row has nulls for the right columns, and
+		// an expression of them may not be null there (coalesce(x, 0), x
+		// is null): counted row by row, but not by its key's count. A
+		// column alone is null there.
+		if _, col := s.arg.(*expr.Column); o.How == "left" && !col {
+			return nil, false
 		}
-		post.aggs = append(post.aggs, aggSpec{fn: fn, arg: &expr.Column{Name: eagerName(j)}, name: s.name, call: s.call})
+		pre.aggs = append(pre.aggs, aggSpec{fn: aggCount, arg: s.arg, name: eagerName(j), call: s.call})
+		counts = append(counts, s.name)
+		post.aggs = append(post.aggs, aggSpec{fn: aggSum, arg: &expr.Column{Name: eagerName(j)}, name: s.name, call: s.call})
 	}
 	join := *js
 	join.other.Stages = append(slices.Clone(js.other.Stages), pre)
