@@ -50,8 +50,8 @@ func eagerAggs(stages []Stage) []Stage {
 // with no left column.
 func eagerName(j int) string { return fmt.Sprintf("\x00eager%d", j) }
 
-// eagerJoin is js and a rewritten (the join, the aggregation, and for
-// counts zeroNulls), or false when the rewrite does not apply.
+// eagerJoin is js and a rewritten (the join, the aggregation and
+// zeroNulls), or false when the rewrite does not apply.
 func eagerJoin(js *joinStage, a *aggStage) ([]Stage, bool) {
 	o := js.o
 	if (o.How != "" && o.How != "inner" && o.How != "left") || o.Where != "" || o.Prefix != "" ||
@@ -84,7 +84,7 @@ func eagerJoin(js *joinStage, a *aggStage) ([]Stage, bool) {
 			return nil, false
 		}
 		cols := expr.ColumnNames(s.arg)
-		if len(cols) == 0 || !allOf(cols, fromRight) {
+		if len(cols) == 0 || slices.ContainsFunc(cols, func(c string) bool { return !fromRight(c) }) {
 			return nil, false
 		}
 		// A left join's unmatched row has nulls for the right columns, and
@@ -100,20 +100,7 @@ func eagerJoin(js *joinStage, a *aggStage) ([]Stage, bool) {
 	}
 	join := *js
 	join.other.Stages = append(slices.Clone(js.other.Stages), pre)
-	out := []Stage{&join, post}
-	if len(counts) > 0 {
-		out = append(out, &zeroNullsStage{cols: counts})
-	}
-	return out, true
-}
-
-func allOf(names []string, f func(string) bool) bool {
-	for _, n := range names {
-		if !f(n) {
-			return false
-		}
-	}
-	return true
+	return []Stage{&join, post, &zeroNullsStage{cols: counts}}, true
 }
 
 // zeroNullsStage makes nulls of its int64 columns 0 and the columns not
