@@ -138,7 +138,13 @@ func openDriver(ctx context.Context, rawURL string, opts Options) (Driver, strin
 		}
 		d, err := open(ctx, bucket, opts)
 		if err != nil {
-			return nil, "", "", &Error{Op: "open", URL: rawURL, Kind: KindPermission, Err: err}
+			// An opener's error is most often its credentials'; one that
+			// says its kind keeps it.
+			kind := KindOf(err)
+			if kind == KindUnknown {
+				kind = KindPermission
+			}
+			return nil, "", "", &Error{Op: "open", URL: rawURL, Kind: kind, Err: err}
 		}
 		return d, scheme + "://" + bucket + "/", key, nil
 	}

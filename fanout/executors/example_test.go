@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sluice-data/sluice/fanout/executors"
+	_ "github.com/sluice-data/sluice/fanout/executors/k8s" // the kubernetes executor
 )
 
 // Make the executor a user chose by name (sluice run --executor NAME):

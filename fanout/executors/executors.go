@@ -1,8 +1,10 @@
 // Package executors makes a fanout.Executor by name (local, slurm or
 // kubernetes) from one set of options: what a program that lets its user
 // choose where workers run needs (sluice run --executor, sluice bench
-// --workers). Importing it compiles the Kubernetes client; a program
-// that uses one executor imports that executor's package alone.
+// --workers). The kubernetes executor is there only when the program
+// imports fanout/executors/k8s: the Kubernetes client's packages cost
+// every process that links them tens of milliseconds to start, which
+// sluice's stage processes do not pay (sluice-full links it).
 package executors
 
 import (
@@ -11,13 +13,13 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/sluice-data/sluice/fanout"
-	"github.com/sluice-data/sluice/fanout/kubernetes"
 	"github.com/sluice-data/sluice/fanout/slurm"
 	"github.com/sluice-data/sluice/plan"
 )
@@ -71,12 +73,22 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Mem, "mem", "", "memory request and limit of each worker, such as 4Gi (kubernetes)")
 	fs.StringVar(&o.Secret, "secret", "", "Secret holding the workers' AWS_* credentials (kubernetes; default: the pod's identity)")
 	fs.StringVar(&o.ServiceAccount, "service-account", "", "service account of the workers' pods (kubernetes)")
-	fs.DurationVar(&o.Deadline, "deadline", kubernetes.DefaultDeadline, "longest a phase's Job may run, so a dead driver's Job ends (kubernetes; negative: no limit)")
+	fs.DurationVar(&o.Deadline, "deadline", 0, "longest a phase's Job may run, so a dead driver's Job ends (kubernetes; 0: a day; negative: no limit)")
 	fs.DurationVar(&o.TTL, "ttl", time.Hour, "keep a finished Job the driver could not delete this long (kubernetes)")
 }
 
+// newKubernetes makes the kubernetes executor running command in its
+// pods; set by RegisterKubernetes.
+var newKubernetes func(o Options, command []string) (fanout.Executor, error)
+
+// RegisterKubernetes makes New able to make the kubernetes executor with
+// f; fanout/executors/k8s calls it when imported.
+func RegisterKubernetes(f func(o Options, command []string) (fanout.Executor, error)) {
+	newKubernetes = f
+}
+
 // New makes the executor o names. Its workers run self with args on this
-// machine and on Slurm's nodes, and "sluice" with args in a pod.
+// machine and on Slurm's nodes, and self's base name with args in a pod.
 func New(o Options, self string, args []string) (fanout.Executor, error) {
 	command := append([]string{self}, args...)
 	switch o.Name {
@@ -95,23 +107,12 @@ func New(o Options, self string, args []string) (fanout.Executor, error) {
 		if o.Image == "" {
 			return nil, invalid("--executor kubernetes needs --image, an image with sluice on its PATH (see the Dockerfile)")
 		}
-		k := &kubernetes.Executor{Namespace: o.Namespace, Image: o.Image, Secret: o.Secret, ServiceAccount: o.ServiceAccount,
-			CPU: o.CPU, Mem: o.Mem, Deadline: o.Deadline, TTL: o.TTL,
-			Command: append([]string{"sluice"}, args...)}
-		// The store's endpoint and region reach the workers as they reach
-		// this process.
-		k.Env = kubernetes.WorkerEnv(o.Env)
-		if !o.DryRun {
-			cs, ns, err := kubernetes.FromKubeconfig()
-			if err != nil {
-				return nil, err
-			}
-			k.Client = cs
-			if k.Namespace == "" {
-				k.Namespace = ns
-			}
+		if newKubernetes == nil {
+			return nil, errors.New("--executor kubernetes: this program is built without it (sluice-full has it; a Go program imports github.com/sluice-data/sluice/fanout/executors/k8s)")
 		}
-		return k, nil
+		// The pods run the program this one is (sluice or sluice-full),
+		// found on the image's PATH.
+		return newKubernetes(o, append([]string{filepath.Base(self)}, args...))
 	}
 	return nil, invalid(fmt.Sprintf("--executor %q: want local, slurm or kubernetes", o.Name))
 }

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/sluice-data/sluice/internal/buildinfo"
+	"github.com/sluice-data/sluice/store"
+)
+
+// fullName is the program that links what sluice leaves out: gs:// and
+// the kubernetes executor, whose SDKs (gRPC's xDS, OpenTelemetry,
+// client-go) more than double the start of every process that links
+// them, each piped stage and fanned-out task among them.
+const fullName = "sluice-full"
+
+// forwardedEnv carries sluice's build to the sluice-full it runs, which
+// refuses to run for another build.
+const forwardedEnv = "SLUICE_FORWARDED_BY"
+
+// needsFull says why a command line needs sluice-full ("" if it does
+// not): a gs:// URL anywhere in it (a pipeline's text too) or the
+// kubernetes executor. The rule reads the command line alone; a gs:// URL
+// that only turns up later (in a job's spec, an Iceberg table's metadata,
+// a served request) fails with gsInFull's error.
+func needsFull(args []string) string {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			// What follows is another program's command line (exec).
+			return ""
+		case strings.Contains(a, "gs://"):
+			return "gs:// URLs"
+		case a == "--executor=kubernetes", a == "--executor" && i+1 < len(args) && args[i+1] == "kubernetes":
+			return "the kubernetes executor"
+		}
+	}
+	return ""
+}
+
+// forward replaces this process with sluice-full running the same
+// command line: from the directory sluice is in, else from PATH. It
+// returns only by exiting.
+func forward(why string) {
+	full, err := findFull()
+	if err == nil {
+		env := append(os.Environ(), forwardedEnv+"="+buildinfo.Version())
+		err = syscall.Exec(full, append([]string{full}, os.Args[1:]...), env)
+		err = fmt.Errorf("running %s: %w", full, err)
+	}
+	fmt.Fprintf(os.Stderr, "sluice: %s need %s: %v\n", why, fullName, err)
+	os.Exit(exitError)
+}
+
+func findFull() (string, error) {
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), fullName)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(fullName); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("it is neither beside sluice nor on PATH (go install github.com/sluice-data/sluice/cmd/%s@%s)", fullName, installVersion())
+}
+
+// installVersion is the version to give go install: this build's, or
+// latest for a build from a checkout.
+func installVersion() string {
+	v := strings.Fields(buildinfo.Version())[1]
+	if v == "(devel)" {
+		return "latest"
+	}
+	return v
+}
+
+// checkForwarded refuses a command line forwarded by another build of
+// sluice: the two programs must agree on flags, pipes and job specs.
+func checkForwarded() {
+	by, ok := os.LookupEnv(forwardedEnv)
+	if !ok {
+		return
+	}
+	os.Unsetenv(forwardedEnv)
+	if mine := buildinfo.Version(); by != mine {
+		fmt.Fprintf(os.Stderr, "sluice: sluice (%s) and %s (%s) are different builds: install both from one version (go install github.com/sluice-data/sluice/cmd/...@%s)\n", by, fullName, mine, installVersion())
+		os.Exit(exitError)
+	}
+}
+
+// gsInFull is sluice's gs:// driver: a gs:// URL that was not on the
+// command line (so that sluice did not forward it) is refused with how to
+// read it.
+func gsInFull(context.Context, string, store.Options) (store.Driver, error) {
+	return nil, fmt.Errorf("gs:// is read by %s, which sluice runs when gs:// is on its command line; run this command with %s: %w", fullName, fullName, store.ErrInvalid)
+}

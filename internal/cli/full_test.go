@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-data/sluice/store"
+)
+
+// The command lines that sluice hands to sluice-full: a gs:// URL
+// anywhere (a pipeline's text too) and the kubernetes executor, but not
+// what follows "--", another program's command line.
+func TestNeedsFull(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ls", "gs://b/"}, "gs:// URLs"},
+		{[]string{"run", "scan gs://b/t | head 3 | show"}, "gs:// URLs"},
+		{[]string{"cp", "./x/", "gs://b/x/", "-q"}, "gs:// URLs"},
+		{[]string{"run", "--workers", "2", "--executor", "kubernetes", "--image", "i", "scan s3://b/t"}, "the kubernetes executor"},
+		{[]string{"bench", "--executor=kubernetes", "s3://b/"}, "the kubernetes executor"},
+		{[]string{"run", "--executor", "slurm", "--workers", "2", "scan s3://b/t"}, ""},
+		{[]string{"run", "scan s3://b/t | show"}, ""},
+		{[]string{"exec", "--", "prog", "gs://b/x", "--executor", "kubernetes"}, ""},
+		{[]string{"--executor"}, ""},
+		{nil, ""},
+	} {
+		if got := needsFull(c.args); got != c.want {
+			t.Errorf("needsFull(%q) = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
+// Forwarded: sluice's kubernetes dry run is sluice-full's (sluice links no
+// kubernetes executor), whose pods run sluice-full.
+func TestForwardToFull(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "taxi")
+	if r := sluice(t, nil, "gen", "taxi", "--rows", "100", "--files", "1", "--out", data, "-q"); r.code != 0 {
+		t.Fatalf("gen: %+v", r)
+	}
+	r := sluice(t, nil, "run", "--workers", "2", "--executor", "kubernetes", "--image", "img:1", "--dry-run",
+		"--store", "file://"+t.TempDir()+"/", "scan "+data+" | count-by payment_type | show")
+	if r.code != 0 || !strings.Contains(r.stdout, "- sluice-full\n") || !strings.Contains(r.stdout, "- worker\n") {
+		t.Errorf("kubernetes dry run through sluice: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Without sluice-full beside it or on PATH, sluice says in one line what
+// to install; a sluice-full run by another build of sluice refuses.
+func TestForwardFails(t *testing.T) {
+	dir := t.TempDir()
+	alone := filepath.Join(dir, "sluice")
+	if err := os.Link(sluiceBin, alone); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runCmd(t, "", []string{"PATH=" + dir + ":/usr/bin:/bin"}, alone, "ls", "gs://b/")
+	assertCleanFailure(t, result{string(out), stderr, code}, 1, "gs:// URLs need sluice-full: it is neither beside sluice nor on PATH (go install github.com/sluice-data/sluice/cmd/sluice-full@")
+
+	full := filepath.Join(filepath.Dir(sluiceBin), "sluice-full")
+	out, stderr, code = runCmd(t, "", []string{forwardedEnv + "=sluice v0.0.1 0123456789ab go1.26.8 linux/amd64"}, full, "version")
+	assertCleanFailure(t, result{string(out), stderr, code}, 1, "are different builds: install both from one version")
+	// Run by this build, it runs.
+	if out, err := exec.Command(sluiceBin, "version").Output(); err != nil {
+		t.Fatal(err)
+	} else if got, _, code := runCmd(t, "", []string{forwardedEnv + "=" + strings.TrimSpace(string(out))}, full, "version"); code != 0 || string(got) != string(out) {
+		t.Errorf("sluice-full version forwarded by this build: exit %d, %q, want %q", code, got, out)
+	}
+}
+
+// A gs:// URL that reaches sluice's stores without being on its command
+// line is a usage error that names sluice-full.
+func TestGSInFull(t *testing.T) {
+	store.RegisterScheme("gs", gsInFull)
+	_, _, err := store.Open(context.Background(), "gs://b/k", store.Options{})
+	if store.KindOf(err) != store.KindInvalid || !strings.Contains(err.Error(), "run this command with sluice-full") {
+		t.Errorf("gs:// in sluice: %v (kind %v)", err, store.KindOf(err))
+	}
+}
+
+// sluice links neither gs:// nor the kubernetes executor (their SDKs
+// are what sluice-full is for); sluice-full links both.
+func TestLeanLinks(t *testing.T) {
+	heavy := []string{"cloud.google.com/go/storage", "k8s.io/client-go/rest", "github.com/sluice-data/sluice/fanout/kubernetes"}
+	for _, prog := range []string{"sluice", "sluice-full"} {
+		out, err := exec.Command("go", "list", "-deps", "github.com/sluice-data/sluice/cmd/"+prog).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", prog, err)
+		}
+		deps := map[string]bool{}
+		for _, p := range strings.Fields(string(out)) {
+			deps[p] = true
+		}
+		for _, h := range heavy {
+			if deps[h] != (prog == "sluice-full") {
+				t.Errorf("%s links %s: %v", prog, h, deps[h])
+			}
+		}
+	}
+}

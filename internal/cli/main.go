@@ -1,0 +1,108 @@
+// Package cli is sluice's command line: cmd/sluice and cmd/sluice-full
+// are its two programs, the second also carrying gs:// and the kubernetes
+// executor (see Main).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/store"
+	_ "github.com/sluice-data/sluice/store/azure" // az://, abfs[s]://
+)
+
+// Exit codes, mapped here and nowhere else.
+const (
+	exitOK         = 0
+	exitError      = 1
+	exitUsage      = 2
+	exitNotFound   = 3
+	exitPermission = 4
+	exitInterrupt  = 130
+)
+
+// Main runs the command line in os.Args and exits. full says the program
+// links gs:// and the kubernetes executor (sluice-full); sluice, which
+// leaves them out because their libraries cost every process 40 ms to
+// start, hands a command line that names them to sluice-full (Forward).
+func Main(full bool) {
+	if full {
+		checkForwarded()
+	} else {
+		if why := needsFull(os.Args[1:]); why != "" {
+			forward(why)
+		}
+		store.RegisterScheme("gs", gsInFull)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := unknownCommand(newRootCommand().ExecuteContext(ctx))
+	interrupted := ctx.Err() != nil
+	stop()
+	if err != nil {
+		msg := oneLine(err)
+		if interrupted && errors.Is(err, context.Canceled) {
+			msg = "interrupted"
+		}
+		fmt.Fprintf(os.Stderr, "sluice: %s\n", msg)
+	}
+	os.Exit(exitCode(err, interrupted))
+}
+
+func exitCode(err error, interrupted bool) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue usageError
+	var ee *expr.Error
+	var ce *expr.ColumnError
+	switch {
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &ee), errors.As(err, &ce):
+		// A malformed expression, a type mismatch or a column the data
+		// lacks: the same mistake is a usage error from every command.
+		return exitUsage
+	case interrupted || errors.Is(err, context.Canceled):
+		return exitInterrupt
+	}
+	switch store.KindOf(err) {
+	case store.KindNotFound:
+		return exitNotFound
+	case store.KindPermission:
+		return exitPermission
+	case store.KindInvalid:
+		return exitUsage
+	}
+	return exitError
+}
+
+// unknownCommand makes cobra's unknown-command error, whose suggestions
+// are on later lines, a one-line usage error.
+func unknownCommand(err error) error {
+	if err == nil || !strings.HasPrefix(err.Error(), "unknown command ") {
+		return err
+	}
+	first, rest, _ := strings.Cut(err.Error(), "\n")
+	if _, names, ok := strings.Cut(rest, "Did you mean this?\n"); ok {
+		first += "; did you mean " + strings.Join(strings.Fields(names), " or ") + "?"
+	}
+	return usagef("%s (see sluice --help)", first)
+}
+
+// usageError marks a mistake in how the command was called.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+func oneLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
