@@ -30,7 +30,7 @@ const (
 // Main runs the command line in os.Args and exits. full says the program
 // links gs:// and the kubernetes executor (sluice-full); sluice, which
 // leaves them out because their libraries cost every process 40 ms to
-// start, hands a command line that names them to sluice-full (Forward).
+// start, hands a command line that names them to sluice-full (forward).
 func Main(full bool) {
 	if full {
 		checkForwarded()
