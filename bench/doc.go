@@ -21,13 +21,13 @@
 // phase of a fanout.Executor, as sluice run --workers runs a phase's
 // tasks; each worker process is RunWorker) and reports aggregate and
 // per-worker figures and the scaling against the fewest workers;
-// WriteTimeline draws every request of every worker. Measure and Predict
+// bench/chart draws every request of every worker. Measure and Predict
 // are the scale model: from a run's records, what W workers would get
 // under S3's per-prefix request rates (PredictFrom: from a saved run).
 // ReadRecords reads saved records back.
 //
 // RunReport and RunWorkersReport are what sluice bench does with a run:
-// they run it, save its records and plot (atomically: a failed write
+// they run it, save its records and plot (Output.Charts; atomically: a failed write
 // leaves no half file) and write its report or its JSON document
 // (Document, WorkersDocument), as Output says. Settings is a benchmark as
 // sluice bench's flags spell it, read and checked into a Config (or a

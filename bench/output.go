@@ -28,17 +28,29 @@ type Output struct {
 	Columns Columns
 	// Records, when set, names the file every record is saved to, JSON
 	// lines or CSV as its extension says (RecordFormat); Plot, the PNG
-	// they are drawn to (WritePlot; a fanned-out run's last round by
-	// WriteTimeline). Both are saved also when the run fails part way,
-	// each under a temporary name beside it and renamed into place once
+	// Charts draws them to (Requests; a fanned-out run's last round by
+	// Timeline). Both are saved also when the run fails part way, each
+	// under a temporary name beside it and renamed into place once
 	// complete, so that a failed write never leaves half a file.
 	Records, Plot string
+	Charts        Charts
 	// Sim is the spec of the link model the store is seen through
 	// (sim.Profile's String), for the report.
 	Sim string
 	// Executor names what started a fanned-out run's workers (local,
 	// slurm, kubernetes), for the report.
 	Executor string
+}
+
+// Charts draws what a run measured; package bench/chart's Charts does. It
+// is passed in rather than linked here because the plotting library costs
+// every process that links it milliseconds to start: sluice's stage
+// processes do not.
+type Charts interface {
+	// Requests draws a run's requests (Run).
+	Requests(w io.Writer, recs []Record) error
+	// Timeline draws a fanned-out run's round, worker by worker.
+	Timeline(w io.Writer, recs []Record) error
 }
 
 // Document is a run (Run) as one JSON document: where its objects were,
@@ -83,7 +95,7 @@ func (r WorkersRun) MarshalJSON() ([]byte, error) {
 func RunReport(ctx context.Context, st *store.Store, prefix string, cfg Config, out Output) error {
 	res, runErr := Run(ctx, st, prefix, cfg)
 	if len(res.Records) > 0 {
-		if err := out.save(res.Records, func(w io.Writer) error { return WritePlot(w, res.Records) }); err != nil {
+		if err := out.save(res.Records, func(w io.Writer) error { return out.Charts.Requests(w, res.Records) }); err != nil {
 			return errors.Join(runErr, err)
 		}
 	}
@@ -127,7 +139,7 @@ func RunReport(ctx context.Context, st *store.Store, prefix string, cfg Config, 
 func RunWorkersReport(ctx context.Context, st *store.Store, prefix string, cfg WorkersConfig, launch Launcher, out Output) error {
 	res, runErr := RunWorkers(ctx, st, prefix, cfg, launch)
 	if len(res.Records) > 0 {
-		if err := out.save(res.Records, func(w io.Writer) error { return WriteTimeline(w, res.LastRound()) }); err != nil {
+		if err := out.save(res.Records, func(w io.Writer) error { return out.Charts.Timeline(w, res.LastRound()) }); err != nil {
 			return errors.Join(runErr, err)
 		}
 	}
@@ -213,6 +225,9 @@ func (out Output) Check() error {
 	}
 	if out.Plot != "" && !strings.EqualFold(filepath.Ext(out.Plot), ".png") {
 		return fmt.Errorf("plot %q: want a .png name", out.Plot)
+	}
+	if out.Plot != "" && out.Charts == nil {
+		return fmt.Errorf("plot %q: no Charts to draw it", out.Plot)
 	}
 	for _, name := range []string{out.Records, out.Plot} {
 		if name == "" {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"image"
 	"image/png"
 	"io"
 	"os"
@@ -25,7 +26,8 @@ import (
 func TestRunReport(t *testing.T) {
 	st, _ := memStore(t)
 	dir := t.TempDir()
-	out := Output{Records: filepath.Join(dir, "reqs.csv"), Plot: filepath.Join(dir, "bench.png"), Sim: "ttfb=1ms"}
+	charts := &drawn{}
+	out := Output{Records: filepath.Join(dir, "reqs.csv"), Plot: filepath.Join(dir, "bench.png"), Charts: charts, Sim: "ttfb=1ms"}
 	var rep bytes.Buffer
 	out.W = &rep
 	cfg := Config{Sizes: []int64{256 << 10}, Concurrency: []int{2}, Objects: 5, Keep: true}
@@ -51,8 +53,8 @@ func TestRunReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := png.Decode(bytes.NewReader(img)); err != nil {
-		t.Errorf("plot: %v", err)
+	if _, err := png.Decode(bytes.NewReader(img)); err != nil || charts.requests != 10 || charts.timeline != 0 {
+		t.Errorf("plot: %v; drew %+v, want the 10 requests", err, charts)
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 2 {
 		t.Errorf("%s holds %d entries, want the two files", dir, len(left))
@@ -144,7 +146,8 @@ func TestRunWorkersReport(t *testing.T) {
 	wcfg := WorkersConfig{Workers: []int{1, 2}, Worker: worker, StartDelay: 50 * time.Millisecond}
 	dir := t.TempDir()
 	var rep bytes.Buffer
-	out := Output{W: &rep, Plot: filepath.Join(dir, "timeline.png"), Sim: "ttfb=1ms", Executor: "local"}
+	charts := &drawn{}
+	out := Output{W: &rep, Plot: filepath.Join(dir, "timeline.png"), Charts: charts, Sim: "ttfb=1ms", Executor: "local"}
 	if err := RunWorkersReport(testCtx(t), st, "", wcfg, launch, out); err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +162,9 @@ func TestRunWorkersReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := png.Decode(bytes.NewReader(img)); err != nil {
-		t.Errorf("timeline: %v", err)
+	// The last round: 1 worker, then 2, each 3 puts and 3 gets.
+	if _, err := png.Decode(bytes.NewReader(img)); err != nil || charts.timeline != 18 || charts.requests != 0 {
+		t.Errorf("timeline: %v; drew %+v, want the last round's 18 requests", err, charts)
 	}
 
 	rep.Reset()
@@ -292,7 +296,8 @@ func TestOutputCheck(t *testing.T) {
 		want string
 	}{
 		{Output{}, ""},
-		{Output{Records: filepath.Join(dir, "r.jsonl"), Plot: filepath.Join(dir, "p.PNG")}, ""},
+		{Output{Records: filepath.Join(dir, "r.jsonl"), Plot: filepath.Join(dir, "p.PNG"), Charts: &drawn{}}, ""},
+		{Output{Plot: filepath.Join(dir, "p.png")}, "no Charts"},
 		{Output{Records: filepath.Join(dir, "r.txt")}, ".jsonl"},
 		{Output{Plot: filepath.Join(dir, "p.svg")}, ".png"},
 		{Output{Records: filepath.Join(dir, "no", "r.csv")}, "does not exist"},
@@ -302,4 +307,18 @@ func TestOutputCheck(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", c.out, err, c.want)
 		}
 	}
+}
+
+// drawn is Charts that counts the records it is given and draws a
+// one-pixel PNG: bench/chart's tests draw real ones.
+type drawn struct{ requests, timeline int }
+
+func (d *drawn) Requests(w io.Writer, recs []Record) error {
+	d.requests += len(recs)
+	return png.Encode(w, image.NewGray(image.Rect(0, 0, 1, 1)))
+}
+
+func (d *drawn) Timeline(w io.Writer, recs []Record) error {
+	d.timeline += len(recs)
+	return png.Encode(w, image.NewGray(image.Rect(0, 0, 1, 1)))
 }

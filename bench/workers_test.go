@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"image/png"
 	"strings"
 	"testing"
 
@@ -106,7 +105,7 @@ func TestRunWorkers(t *testing.T) {
 	if left := keys(t, st, ""); len(left) != 1 || left[0] != "scratch/theirs" {
 		t.Errorf("left behind: %v", left)
 	}
-	var rep, img bytes.Buffer
+	var rep bytes.Buffer
 	if err := WriteWorkersReport(&rep, res); err != nil {
 		t.Fatal(err)
 	}
@@ -114,12 +113,6 @@ func TestRunWorkers(t *testing.T) {
 		if !strings.Contains(rep.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, rep.String())
 		}
-	}
-	if err := WriteTimeline(&img, res.Records); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := png.Decode(&img); err != nil {
-		t.Fatalf("timeline is not a PNG: %v", err)
 	}
 }
 

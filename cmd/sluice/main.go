@@ -1,8 +1,8 @@
 // Command sluice moves columnar data between object storage and Apache
-// Arrow at the speed of the network. It leaves out gs:// and the
-// kubernetes executor, whose libraries would more than double the start
-// of every stage process, and runs sluice-full for a command line that
-// names them.
+// Arrow at the speed of the network. It leaves out gs://, the kubernetes
+// executor and drawing (sluice report, bench --plot), whose libraries
+// would more than double the start of every stage process, and runs
+// sluice-full for a command line that needs them.
 package main
 
 import (
@@ -10,4 +10,4 @@ import (
 	_ "github.com/sluice-data/sluice/internal/startgc" // holds the collector off while packages initialise
 )
 
-func main() { cli.Main(false) }
+func main() { cli.Main(cli.Program{}) }

@@ -23,8 +23,8 @@ const eventLog = `{"type":"job","time":"2026-12-06T10:00:00Z","version":1,"job":
 `
 
 // Read a job's event log and print the summary sluice report draws:
-// per phase, the retried tasks, and per timeline lane. WriteHTML and
-// WritePNG draw the same report.
+// per phase, the retried tasks, and per timeline lane. render.WriteHTML
+// and render.WritePNG draw the same report.
 func ExampleRead() {
 	rep, err := report.Read(strings.NewReader(eventLog))
 	if err != nil {

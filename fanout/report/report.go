@@ -1,8 +1,9 @@
 // Package report reads a fanned-out job's event log (fanout.Options.Events)
-// and shows it: a timeline of every task attempt per worker, coloured by
-// phase, with retries, duplicates and stragglers marked, the throughput
-// over time, and a summary per phase and per worker; as one self-contained
-// HTML page or a PNG.
+// and sums it up: per phase, per task attempt, per worker and over time.
+// Package report/render shows it: a timeline of every task attempt per
+// worker, coloured by phase, with retries, duplicates and stragglers
+// marked, the throughput over time, and a summary per phase and per
+// worker; as one self-contained HTML page or a PNG.
 package report
 
 import (

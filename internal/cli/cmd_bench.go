@@ -106,7 +106,7 @@ func benchOutput(out io.Writer, opts benchOptions) bench.Output {
 	if opts.wide {
 		cols = bench.Wide
 	}
-	return bench.Output{W: out, JSON: opts.json, Columns: cols, Records: opts.out, Plot: opts.plot, Sim: globals.profile.String(), Executor: opts.exe.Name}
+	return bench.Output{W: out, JSON: opts.json, Columns: cols, Records: opts.out, Plot: opts.plot, Charts: prog.Charts, Sim: globals.profile.String(), Executor: opts.exe.Name}
 }
 
 // checkBenchOutputs refuses --out and --plot names that could not be

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,7 +29,10 @@ func newReportCommand() *cobra.Command {
 }
 
 func runReport(events, out string) error {
-	write, err := report.WriterFor(out)
+	if prog.Report == nil {
+		return errors.New("report: this program draws no reports (sluice-full does)")
+	}
+	write, err := prog.Report(out)
 	if err != nil {
 		return usagef("report: %v", err)
 	}

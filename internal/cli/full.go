@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/sluice-data/sluice/internal/buildinfo"
 	"github.com/sluice-data/sluice/store"
 )
@@ -24,11 +26,15 @@ const fullName = "sluice-full"
 const forwardedEnv = "SLUICE_FORWARDED_BY"
 
 // needsFull says why a command line needs sluice-full ("" if it does
-// not): a gs:// URL anywhere in it (a pipeline's text too) or the
-// kubernetes executor. The rule reads the command line alone; a gs:// URL
-// that only turns up later (in a job's spec, an Iceberg table's metadata,
-// a served request) fails with gsInFull's error.
-func needsFull(args []string) string {
+// not): a gs:// URL anywhere in it (a pipeline's text too), the
+// kubernetes executor, a drawing (sluice report, bench --plot). The rule
+// reads the command line alone; a gs:// URL that only turns up later (in
+// a job's spec, an Iceberg table's metadata, a served request) fails with
+// gsInFull's error.
+func needsFull(root *cobra.Command, args []string) string {
+	if cmd, _, err := root.Find(args); err == nil && cmd.Name() == "report" {
+		return "reports"
+	}
 	for i, a := range args {
 		switch {
 		case a == "--":
@@ -38,6 +44,8 @@ func needsFull(args []string) string {
 			return "gs:// URLs"
 		case a == "--executor=kubernetes", a == "--executor" && i+1 < len(args) && args[i+1] == "kubernetes":
 			return "the kubernetes executor"
+		case a == "--plot", strings.HasPrefix(a, "--plot="):
+			return "plots"
 		}
 	}
 	return ""

@@ -12,8 +12,9 @@ import (
 )
 
 // The command lines that sluice hands to sluice-full: a gs:// URL
-// anywhere (a pipeline's text too) and the kubernetes executor, but not
-// what follows "--", another program's command line.
+// anywhere (a pipeline's text too), the kubernetes executor, sluice report
+// and bench --plot, but not what follows "--", another program's command
+// line, nor a file named report.
 func TestNeedsFull(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -27,10 +28,16 @@ func TestNeedsFull(t *testing.T) {
 		{[]string{"run", "--executor", "slurm", "--workers", "2", "scan s3://b/t"}, ""},
 		{[]string{"run", "scan s3://b/t | show"}, ""},
 		{[]string{"exec", "--", "prog", "gs://b/x", "--executor", "kubernetes"}, ""},
+		{[]string{"bench", "s3://b/", "--plot", "p.png"}, "plots"},
+		{[]string{"bench", "s3://b/", "--plot=p.png"}, "plots"},
+		{[]string{"report", "events.jsonl", "-o", "r.html"}, "reports"},
+		{[]string{"--sim", "s3", "report", "events.jsonl", "-o", "r.png"}, "reports"},
+		{[]string{"help", "report"}, ""},
+		{[]string{"run", "--events", "report", "scan x | show"}, ""},
 		{[]string{"--executor"}, ""},
 		{nil, ""},
 	} {
-		if got := needsFull(c.args); got != c.want {
+		if got := needsFull(newRootCommand(), c.args); got != c.want {
 			t.Errorf("needsFull(%q) = %q, want %q", c.args, got, c.want)
 		}
 	}
@@ -82,10 +89,10 @@ func TestGSInFull(t *testing.T) {
 	}
 }
 
-// sluice links neither gs:// nor the kubernetes executor (their SDKs
-// are what sluice-full is for); sluice-full links both.
+// sluice links neither gs://, the kubernetes executor nor the plotting
+// library (what sluice-full is for); sluice-full links them all.
 func TestLeanLinks(t *testing.T) {
-	heavy := []string{"cloud.google.com/go/storage", "k8s.io/client-go/rest", "github.com/sluice-data/sluice/fanout/kubernetes"}
+	heavy := []string{"cloud.google.com/go/storage", "k8s.io/client-go/rest", "github.com/sluice-data/sluice/fanout/kubernetes", "gonum.org/v1/plot"}
 	for _, prog := range []string{"sluice", "sluice-full"} {
 		out, err := exec.Command("go", "list", "-deps", "github.com/sluice-data/sluice/cmd/"+prog).Output()
 		if err != nil {

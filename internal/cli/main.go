@@ -7,12 +7,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
+	"github.com/sluice-data/sluice/bench"
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/fanout/report"
 	"github.com/sluice-data/sluice/store"
 	_ "github.com/sluice-data/sluice/store/azure" // az://, abfs[s]://
 )
@@ -27,21 +30,37 @@ const (
 	exitInterrupt  = 130
 )
 
-// Main runs the command line in os.Args and exits. full says the program
-// links gs:// and the kubernetes executor (sluice-full); sluice, which
-// leaves them out because their libraries cost every process 40 ms to
-// start, hands a command line that names them to sluice-full (forward).
-func Main(full bool) {
-	if full {
+// Program is what one of sluice's two programs links beyond what every
+// stage needs: sluice's is empty, sluice-full's is whole.
+type Program struct {
+	// Full: gs:// and the kubernetes executor are linked.
+	Full bool
+	// Charts draws bench --plot's PNG (bench/chart).
+	Charts bench.Charts
+	// Report picks how sluice report writes a file (report/render).
+	Report func(name string) (func(io.Writer, *report.Report) error, error)
+}
+
+// prog is the running program's.
+var prog Program
+
+// Main runs the command line in os.Args and exits. sluice, whose Program
+// is empty because the SDKs and the plotting library it leaves out cost
+// every process tens of milliseconds to start, hands a command line that
+// needs them to sluice-full (needsFull, forward).
+func Main(p Program) {
+	prog = p
+	root := newRootCommand()
+	if p.Full {
 		checkForwarded()
 	} else {
-		if why := needsFull(os.Args[1:]); why != "" {
+		if why := needsFull(root, os.Args[1:]); why != "" {
 			forward(why)
 		}
 		store.RegisterScheme("gs", gsInFull)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := unknownCommand(newRootCommand().ExecuteContext(ctx))
+	err := unknownCommand(root.ExecuteContext(ctx))
 	interrupted := ctx.Err() != nil
 	stop()
 	if err != nil {

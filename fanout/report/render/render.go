@@ -1,4 +1,8 @@
-package report
+// Package render draws a job's report (package report) as one
+// self-contained HTML page or a PNG. A package of its own because the
+// plotting library takes milliseconds to initialise in every process that
+// links it: sluice's stage processes do not, sluice-full does.
+package render
 
 import (
 	"bytes"
@@ -19,21 +23,23 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/sluice-data/sluice/fanout"
+
+	"github.com/sluice-data/sluice/fanout/report"
 )
 
 // The figure's size: a lane takes a fixed height, within bounds.
-func (rep *Report) size() (w, h vg.Length) {
+func size(rep *report.Report) (w, h vg.Length) {
 	lanes := float64(len(rep.Lanes))
 	return 10 * vg.Inch, vg.Length(math.Min(20, math.Max(3, 1.5+0.18*lanes)))*vg.Inch + 3*vg.Inch
 }
 
 // panels are the timeline and the throughput below it.
-func (rep *Report) panels() ([]*plot.Plot, error) {
-	t, err := rep.timeline()
+func panels(rep *report.Report) ([]*plot.Plot, error) {
+	t, err := timeline(rep)
 	if err != nil {
 		return nil, err
 	}
-	tp, err := rep.throughput()
+	tp, err := throughput(rep)
 	if err != nil {
 		return nil, err
 	}
@@ -46,12 +52,12 @@ func (rep *Report) panels() ([]*plot.Plot, error) {
 }
 
 // draw draws the panels on c, the timeline taking the most height.
-func (rep *Report) draw(c draw.Canvas) error {
-	panels, err := rep.panels()
+func drawReport(rep *report.Report, c draw.Canvas) error {
+	panels, err := panels(rep)
 	if err != nil {
 		return err
 	}
-	_, h := rep.size()
+	_, h := size(rep)
 	tpH := 2.6 * vg.Inch
 	top := draw.Crop(c, 0, 0, tpH, 0)
 	bottom := draw.Crop(c, 0, 0, 0, -(h - tpH))
@@ -61,10 +67,10 @@ func (rep *Report) draw(c draw.Canvas) error {
 }
 
 // WritePNG draws the report's timeline and throughput as a PNG.
-func WritePNG(w io.Writer, rep *Report) error {
-	width, h := rep.size()
+func WritePNG(w io.Writer, rep *report.Report) error {
+	width, h := size(rep)
 	img := vgimg.New(width, h)
-	if err := rep.draw(draw.New(img)); err != nil {
+	if err := drawReport(rep, draw.New(img)); err != nil {
 		return err
 	}
 	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
@@ -72,10 +78,10 @@ func WritePNG(w io.Writer, rep *Report) error {
 }
 
 // svg is the same figure as an SVG element, to put inline in a page.
-func (rep *Report) svg() (template.HTML, error) {
-	width, h := rep.size()
+func svg(rep *report.Report) (template.HTML, error) {
+	width, h := size(rep)
 	c := vgsvg.New(width, h)
-	if err := rep.draw(draw.New(c)); err != nil {
+	if err := drawReport(rep, draw.New(c)); err != nil {
 		return "", err
 	}
 	var b bytes.Buffer
@@ -98,10 +104,10 @@ var (
 	stragglerColor = color.RGBA{R: 240, G: 140, A: 255}
 )
 
-func (rep *Report) timeline() (*plot.Plot, error) {
+func timeline(rep *report.Report) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%d attempts of %d tasks on %d lanes: failed outlined red, duplicates and stopped attempts pale, stragglers marked ▲",
-		len(rep.Attempts), rep.tasks(), len(rep.Lanes))
+		len(rep.Attempts), tasks(rep), len(rep.Lanes))
 	p.X.Label.Text = "time since the job started (s)"
 	p.Y.Label.Text = "lane (host #slot)"
 	p.Legend.Top, p.Legend.Left = true, false
@@ -146,7 +152,7 @@ func (rep *Report) timeline() (*plot.Plot, error) {
 	return p, nil
 }
 
-func (rep *Report) tasks() int {
+func tasks(rep *report.Report) int {
 	n := 0
 	for _, ph := range rep.Phases {
 		n += ph.Tasks
@@ -154,7 +160,7 @@ func (rep *Report) tasks() int {
 	return n
 }
 
-func (rep *Report) throughput() (*plot.Plot, error) {
+func throughput(rep *report.Report) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "throughput: the attempts' bytes read and written, spread over their runs"
 	p.X.Label.Text = "time since the job started (s)"

@@ -1,4 +1,4 @@
-package bench
+package chart
 
 import (
 	"cmp"
@@ -12,15 +12,17 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/sluice-data/sluice/bench"
 )
 
-// WriteTimeline draws every request attempt of recs as a PNG, PyWren's
+// Timeline draws every request attempt of recs as a PNG, PyWren's
 // figure: one horizontal line per request from issue to last byte, time on
 // x, requests in the order issued on y, coloured by the worker process
 // that made it, gets dashed (failed attempts black). Each cell (one run of a
 // fanned-out sweep) gets a panel of its own.
-func WriteTimeline(w io.Writer, recs []Record) error {
-	byCell := map[int][]Record{}
+func Timeline(w io.Writer, recs []bench.Record) error {
+	byCell := map[int][]bench.Record{}
 	var cells []int
 	for _, r := range recs {
 		if _, ok := byCell[r.Cell]; !ok {
@@ -39,9 +41,9 @@ func WriteTimeline(w io.Writer, recs []Record) error {
 	return writeColumn(w, 9*vg.Inch, vg.Length(len(cells))*3.5*vg.Inch, panels...)
 }
 
-func timelinePanel(recs []Record) *plot.Plot {
+func timelinePanel(recs []bench.Record) *plot.Plot {
 	recs = slices.Clone(recs)
-	slices.SortStableFunc(recs, func(a, b Record) int { return cmp.Compare(a.Start, b.Start) })
+	slices.SortStableFunc(recs, func(a, b bench.Record) int { return cmp.Compare(a.Start, b.Start) })
 	procs := 1
 	for _, r := range recs {
 		procs = max(procs, r.Processes, r.Process+1)
@@ -61,7 +63,7 @@ func timelinePanel(recs []Record) *plot.Plot {
 		switch {
 		case !r.OK():
 			failed.segs = append(failed.segs, s)
-		case r.Kind == Get:
+		case r.Kind == bench.Get:
 			gets[r.Process].segs = append(gets[r.Process].segs, s)
 		default:
 			puts[r.Process].segs = append(puts[r.Process].segs, s)

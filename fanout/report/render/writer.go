@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+
+	"github.com/sluice-data/sluice/fanout/report"
 )
 
 // WriterFor is how a report is written to the file name names, by its
@@ -13,7 +15,7 @@ import (
 // A caller picks it before reading a log, so that a name it cannot write
 // fails at once; its errors name the flag that gives the file in sluice
 // report, -o.
-func WriterFor(name string) (func(io.Writer, *Report) error, error) {
+func WriterFor(name string) (func(io.Writer, *report.Report) error, error) {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".html", ".htm":
 		return WriteHTML, nil

@@ -1,4 +1,8 @@
-package bench
+// Package chart draws what sluice bench measured as PNG images: its
+// Charts is bench.Output's. A package of its own because the plotting
+// library takes milliseconds to initialise in every process that links
+// it.
+package chart
 
 import (
 	"image/color"
@@ -11,20 +15,33 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/sluice-data/sluice/bench"
 )
 
+// Charts draws a bench run's records (bench.Charts).
+type Charts struct{}
+
+// Requests is the package's Requests.
+func (Charts) Requests(w io.Writer, recs []bench.Record) error { return Requests(w, recs) }
+
+// Timeline is the package's Timeline.
+func (Charts) Timeline(w io.Writer, recs []bench.Record) error { return Timeline(w, recs) }
+
+const mib = 1 << 20
+
 // kindColors keep put and get apart in every panel.
-var kindColors = map[Kind]color.NRGBA{
-	Put: {R: 31, G: 119, B: 180, A: 255}, // blue
-	Get: {R: 255, G: 127, B: 14, A: 255}, // orange
+var kindColors = map[bench.Kind]color.NRGBA{
+	bench.Put: {R: 31, G: 119, B: 180, A: 255}, // blue
+	bench.Get: {R: 255, G: 127, B: 14, A: 255}, // orange
 }
 
-// WritePlot draws successful requests of recs as a PNG of three panels:
+// Requests draws successful requests of recs as a PNG of three panels:
 // the per-request MiB/s histogram, each request's duration against when
 // it started, and the aggregate MiB/s over time; puts and gets in their
 // own colours.
-func WritePlot(w io.Writer, recs []Record) error {
-	byKind := map[Kind][]Record{}
+func Requests(w io.Writer, recs []bench.Record) error {
+	byKind := map[bench.Kind][]bench.Record{}
 	var end time.Duration
 	var top float64
 	for _, r := range recs {
@@ -37,8 +54,8 @@ func WritePlot(w io.Writer, recs []Record) error {
 			top = max(top, float64(r.Bytes)/mib/d)
 		}
 	}
-	kinds := []Kind{}
-	for _, k := range []Kind{Put, Get} {
+	kinds := []bench.Kind{}
+	for _, k := range []bench.Kind{bench.Put, bench.Get} {
 		if len(byKind[k]) > 0 {
 			kinds = append(kinds, k)
 		}
@@ -82,7 +99,7 @@ func WritePlot(w io.Writer, recs []Record) error {
 		durations.Legend.Add(string(k), sc)
 
 		const steps = 200
-		rates := Timeline(rs, Span{0, end}, steps)
+		rates := bench.Timeline(rs, bench.Span{End: end}, steps)
 		line := make(plotter.XYs, steps)
 		for i, v := range rates {
 			line[i] = plotter.XY{X: (end.Seconds() / steps) * (float64(i) + 0.5), Y: v}

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"fmt"
@@ -6,18 +6,20 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/sluice-data/sluice/fanout/report"
 )
 
 // WriteHTML writes the report as one self-contained HTML page: the job,
 // a table per phase, the timeline and throughput figure inline (SVG), the
 // retried tasks, the stragglers and the lanes. It loads nothing from
 // anywhere.
-func WriteHTML(w io.Writer, rep *Report) error {
-	fig, err := rep.svg()
+func WriteHTML(w io.Writer, rep *report.Report) error {
+	fig, err := svg(rep)
 	if err != nil {
 		return err
 	}
-	var stragglers []Attempt
+	var stragglers []report.Attempt
 	for _, a := range rep.Attempts {
 		if a.Straggler {
 			stragglers = append(stragglers, a)
@@ -47,10 +49,10 @@ var page = sync.OnceValue(func() *template.Template {
 			}
 			return fmt.Sprintf("%.1f", float64(n)/(1<<20)/d.Seconds())
 		},
-		"at": func(rep *Report, t time.Time) string {
+		"at": func(rep *report.Report, t time.Time) string {
 			return fmt.Sprintf("%.3f", t.Sub(rep.Start()).Seconds())
 		},
-		"took": func(a Attempt) string { return fmt.Sprintf("%.3f", a.End.Sub(a.Start).Seconds()) },
+		"took": func(a report.Attempt) string { return fmt.Sprintf("%.3f", a.End.Sub(a.Start).Seconds()) },
 	}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
