@@ -32,7 +32,7 @@ func ExampleNew() {
 	// local: *fanout.Local
 	// slurm: *slurm.Executor
 	// kubernetes: *kubernetes.Executor
-	// kubernetes: invalid true: --executor kubernetes needs --image, an image with sluice on its PATH (see the Dockerfile)
+	// kubernetes: invalid true: --executor kubernetes needs --image, an image with sluice-full on its PATH (see the Dockerfile)
 	// local: invalid true: --dry-run: the local executor submits nothing; use it with --executor slurm or kubernetes
 	// ssh: invalid true: --executor "ssh": want local, slurm or kubernetes
 }

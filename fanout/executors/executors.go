@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -49,7 +48,7 @@ type Options struct {
 	Sbatch    []string // slurm: further arguments of sbatch
 	SlurmLogs string   // slurm: the tasks' output directory, shared with the nodes
 
-	// kubernetes: the Jobs' image (sluice on its PATH), namespace (default:
+	// kubernetes: the Jobs' image (sluice-full on its PATH), namespace (default:
 	// the kubeconfig's), each worker's CPU and memory, the Secret holding
 	// the workers' S3 credentials, their service account, the longest a
 	// Job may run and how long a finished one is kept.
@@ -67,7 +66,7 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print what the slurm or kubernetes executor would submit for each phase; submit nothing")
 	fs.StringArrayVar(&o.Sbatch, "sbatch", nil, "a further argument for sbatch, such as --partition=batch (repeatable; slurm)")
 	fs.StringVar(&o.SlurmLogs, "slurm-logs", "", "directory shared with the nodes for the tasks' logs (slurm; default: a temporary one)")
-	fs.StringVar(&o.Image, "image", "", "container image with sluice on its PATH (kubernetes)")
+	fs.StringVar(&o.Image, "image", "", "container image with sluice-full on its PATH (kubernetes)")
 	fs.StringVar(&o.Namespace, "namespace", "", "namespace of the Jobs (kubernetes; default: the kubeconfig's)")
 	fs.StringVar(&o.CPU, "cpu", "", "CPU of each worker, such as 2 or 500m (kubernetes)")
 	fs.StringVar(&o.Mem, "mem", "", "memory request and limit of each worker, such as 4Gi (kubernetes)")
@@ -88,7 +87,7 @@ func RegisterKubernetes(f func(o Options, command []string) (fanout.Executor, er
 }
 
 // New makes the executor o names. Its workers run self with args on this
-// machine and on Slurm's nodes, and self's base name with args in a pod.
+// machine and on Slurm's nodes, and sluice-full with args in a pod.
 func New(o Options, self string, args []string) (fanout.Executor, error) {
 	command := append([]string{self}, args...)
 	switch o.Name {
@@ -105,14 +104,14 @@ func New(o Options, self string, args []string) (fanout.Executor, error) {
 		return s, nil
 	case "kubernetes":
 		if o.Image == "" {
-			return nil, invalid("--executor kubernetes needs --image, an image with sluice on its PATH (see the Dockerfile)")
+			return nil, invalid("--executor kubernetes needs --image, an image with sluice-full on its PATH (see the Dockerfile)")
 		}
 		if newKubernetes == nil {
 			return nil, errors.New("--executor kubernetes: this program is built without it (sluice-full has it; a Go program imports github.com/sluice-data/sluice/fanout/executors/k8s)")
 		}
-		// The pods run the program this one is (sluice or sluice-full),
-		// found on the image's PATH.
-		return newKubernetes(o, append([]string{filepath.Base(self)}, args...))
+		// The pods run sluice-full from the image's PATH: the program
+		// that has the kubernetes executor has every other part too.
+		return newKubernetes(o, append([]string{"sluice-full"}, args...))
 	}
 	return nil, invalid(fmt.Sprintf("--executor %q: want local, slurm or kubernetes", o.Name))
 }

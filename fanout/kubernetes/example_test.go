@@ -11,7 +11,8 @@ import (
 )
 
 // Show the Indexed Job a phase would submit, without a cluster: Manifest
-// needs no Client. sluice run --dry-run --executor kubernetes prints this.
+// needs no Client. sluice run --dry-run --executor kubernetes prints this,
+// its pods running sluice-full.
 func ExampleExecutor_Manifest() {
 	k := &kubernetes.Executor{
 		Namespace: "analytics",

@@ -53,8 +53,9 @@ const DefaultDeadline = 24 * time.Hour
 type Executor struct {
 	Client    *API
 	Namespace string
-	// Image is the workers' container image; it must have sluice on its
-	// PATH (the repository's Dockerfile builds one).
+	// Image is the workers' container image; it must have Command's
+	// program on its PATH (the repository's Dockerfile builds one with
+	// sluice and sluice-full).
 	Image string
 	// Command is the worker's command before its arguments; nil means
 	// ["sluice", "worker"].

@@ -226,7 +226,12 @@ func runFanOut(ctx context.Context, opts runOptions, p *plan.Plan, env exec.Env,
 	} else {
 		// One line, so that a user whose driver dies knows what to resume
 		// or remove; -v logs it among the rest.
-		resume := fmt.Sprintf("sluice run --workers %d", opts.workers)
+		// The program this is: a job that needed sluice-full needs it again.
+		program := "sluice"
+		if prog.Full {
+			program = fullName
+		}
+		resume := fmt.Sprintf("%s run --workers %d", program, opts.workers)
 		if opts.exe.Name != "" && opts.exe.Name != "local" {
 			resume += " --executor " + opts.exe.Name
 		}

@@ -24,7 +24,7 @@ import (
 
 // kubeEnv is a namespace of the control plane that ./scripts/test starts
 // (SLUICE_TEST_KUBECONFIG), with a test kubelet that runs the pods as
-// processes of this machine, sluice being this test's binary.
+// processes of this machine, sluice-full (beside this test's sluice) being the program.
 type kubeEnv struct {
 	cs         clientset.Interface
 	kubeconfig string

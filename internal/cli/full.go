@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -32,13 +33,14 @@ const forwardedEnv = "SLUICE_FORWARDED_BY"
 // a job's spec, an Iceberg table's metadata, a served request) fails with
 // gsInFull's error.
 func needsFull(root *cobra.Command, args []string) string {
-	if cmd, _, err := root.Find(args); err == nil && cmd.Name() == "report" {
+	cmd, _, err := root.Find(args)
+	if err == nil && cmd.Name() == "report" {
 		return "reports"
 	}
 	for i, a := range args {
 		switch {
-		case a == "--":
-			// What follows is another program's command line (exec).
+		case a == "--" && err == nil && cmd.Name() == "exec":
+			// What follows is the program's command line.
 			return ""
 		case strings.Contains(a, "gs://"):
 			return "gs:// URLs"
@@ -55,13 +57,21 @@ func needsFull(root *cobra.Command, args []string) string {
 // command line: from the directory sluice is in, else from PATH. It
 // returns only by exiting.
 func forward(why string) {
+	if os.Getenv(forwardedEnv) == buildinfo.Version() {
+		// This build forwarded to itself (sluice-full unsets the
+		// variable): going on would loop.
+		self, _ := os.Executable()
+		fmt.Fprintf(os.Stderr, "sluice: %s is sluice, not %s: install %s (%s)\n", self, fullName, fullName, installHint())
+		os.Exit(exitError)
+	}
 	full, err := findFull()
 	if err == nil {
-		env := append(os.Environ(), forwardedEnv+"="+buildinfo.Version())
+		env := append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, forwardedEnv+"=") }),
+			forwardedEnv+"="+buildinfo.Version())
 		err = syscall.Exec(full, append([]string{full}, os.Args[1:]...), env)
 		err = fmt.Errorf("running %s: %w", full, err)
 	}
-	fmt.Fprintf(os.Stderr, "sluice: %s need %s: %v\n", why, fullName, err)
+	fmt.Fprintf(os.Stderr, "sluice: for %s sluice runs %s, but %v\n", why, fullName, err)
 	os.Exit(exitError)
 }
 
@@ -75,17 +85,18 @@ func findFull() (string, error) {
 	if p, err := exec.LookPath(fullName); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("it is neither beside sluice nor on PATH (go install github.com/sluice-data/sluice/cmd/%s@%s)", fullName, installVersion())
+	return "", fmt.Errorf("it is neither beside sluice nor on PATH (%s)", installHint())
 }
 
-// installVersion is the version to give go install: this build's, or
-// latest for a build from a checkout.
-func installVersion() string {
+// installHint says how to install both programs of this build: its
+// version, or for a build from a checkout (whose version go install
+// cannot fetch) from the checkout.
+func installHint() string {
 	v := strings.Fields(buildinfo.Version())[1]
-	if v == "(devel)" {
-		return "latest"
+	if v == "(devel)" || strings.Contains(v, "+") {
+		return "go install ./cmd/... in sluice's checkout"
 	}
-	return v
+	return "go install github.com/sluice-data/sluice/cmd/...@" + v
 }
 
 // checkForwarded refuses a command line forwarded by another build of
@@ -97,7 +108,7 @@ func checkForwarded() {
 	}
 	os.Unsetenv(forwardedEnv)
 	if mine := buildinfo.Version(); by != mine {
-		fmt.Fprintf(os.Stderr, "sluice: sluice (%s) and %s (%s) are different builds: install both from one version (go install github.com/sluice-data/sluice/cmd/...@%s)\n", by, fullName, mine, installVersion())
+		fmt.Fprintf(os.Stderr, "sluice: sluice (%s) and %s (%s) are different builds: install both from one version (%s)\n", by, fullName, mine, installHint())
 		os.Exit(exitError)
 	}
 }
@@ -106,5 +117,13 @@ func checkForwarded() {
 // command line (so that sluice did not forward it) is refused with how to
 // read it.
 func gsInFull(context.Context, string, store.Options) (store.Driver, error) {
-	return nil, fmt.Errorf("gs:// is read by %s, which sluice runs when gs:// is on its command line; run this command with %s: %w", fullName, fullName, store.ErrInvalid)
+	return nil, gsNotLinked{}
 }
+
+type gsNotLinked struct{}
+
+func (gsNotLinked) Error() string {
+	return "gs:// is read by " + fullName + ", which sluice runs when gs:// is on its command line; run this command with " + fullName
+}
+
+func (gsNotLinked) Is(target error) bool { return target == store.ErrInvalid }

@@ -13,8 +13,8 @@ import (
 
 // The command lines that sluice hands to sluice-full: a gs:// URL
 // anywhere (a pipeline's text too), the kubernetes executor, sluice report
-// and bench --plot, but not what follows "--", another program's command
-// line, nor a file named report.
+// and bench --plot, but not what follows exec's "--", another program's
+// command line, nor a file named report.
 func TestNeedsFull(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -28,6 +28,8 @@ func TestNeedsFull(t *testing.T) {
 		{[]string{"run", "--executor", "slurm", "--workers", "2", "scan s3://b/t"}, ""},
 		{[]string{"run", "scan s3://b/t | show"}, ""},
 		{[]string{"exec", "--", "prog", "gs://b/x", "--executor", "kubernetes"}, ""},
+		{[]string{"cp", "--", "./-x", "gs://b/x"}, "gs:// URLs"},
+		{[]string{"ls", "--", "gs://b/"}, "gs:// URLs"},
 		{[]string{"bench", "s3://b/", "--plot", "p.png"}, "plots"},
 		{[]string{"bench", "s3://b/", "--plot=p.png"}, "plots"},
 		{[]string{"report", "events.jsonl", "-o", "r.html"}, "reports"},
@@ -44,13 +46,15 @@ func TestNeedsFull(t *testing.T) {
 }
 
 // Forwarded: sluice's kubernetes dry run is sluice-full's (sluice links no
-// kubernetes executor), whose pods run sluice-full.
+// kubernetes executor), whose pods run sluice-full; a stale forwarded-by
+// in the environment does not stop it.
 func TestForwardToFull(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "taxi")
 	if r := sluice(t, nil, "gen", "taxi", "--rows", "100", "--files", "1", "--out", data, "-q"); r.code != 0 {
 		t.Fatalf("gen: %+v", r)
 	}
-	r := sluice(t, nil, "run", "--workers", "2", "--executor", "kubernetes", "--image", "img:1", "--dry-run",
+	// A forwarded-by left in the environment is replaced, not kept.
+	r := sluice(t, []string{forwardedEnv + "=stale"}, "run", "--workers", "2", "--executor", "kubernetes", "--image", "img:1", "--dry-run",
 		"--store", "file://"+t.TempDir()+"/", "scan "+data+" | count-by payment_type | show")
 	if r.code != 0 || !strings.Contains(r.stdout, "- sluice-full\n") || !strings.Contains(r.stdout, "- worker\n") {
 		t.Errorf("kubernetes dry run through sluice: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
@@ -58,15 +62,24 @@ func TestForwardToFull(t *testing.T) {
 }
 
 // Without sluice-full beside it or on PATH, sluice says in one line what
-// to install; a sluice-full run by another build of sluice refuses.
+// to install, as it does when what it finds is another sluice; a
+// sluice-full run by another build of sluice refuses.
 func TestForwardFails(t *testing.T) {
 	dir := t.TempDir()
 	alone := filepath.Join(dir, "sluice")
 	if err := os.Link(sluiceBin, alone); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := runCmd(t, "", []string{"PATH=" + dir + ":/usr/bin:/bin"}, alone, "ls", "gs://b/")
-	assertCleanFailure(t, result{string(out), stderr, code}, 1, "gs:// URLs need sluice-full: it is neither beside sluice nor on PATH (go install github.com/sluice-data/sluice/cmd/sluice-full@")
+	out, stderr, code := runCmd(t, "", []string{"PATH=" + dir}, alone, "ls", "gs://b/")
+	assertCleanFailure(t, result{string(out), stderr, code}, 1, "for gs:// URLs sluice runs sluice-full, but it is neither beside sluice nor on PATH (go install ")
+
+	// A sluice in sluice-full's place refuses instead of running itself
+	// again and again.
+	if err := os.Link(sluiceBin, filepath.Join(dir, "sluice-full")); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = runCmd(t, "", []string{"PATH=" + dir}, alone, "ls", "gs://b/")
+	assertCleanFailure(t, result{string(out), stderr, code}, 1, "/sluice-full is sluice, not sluice-full: install sluice-full (go install ")
 
 	full := filepath.Join(filepath.Dir(sluiceBin), "sluice-full")
 	out, stderr, code = runCmd(t, "", []string{forwardedEnv + "=sluice v0.0.1 0123456789ab go1.26.8 linux/amd64"}, full, "version")
