@@ -20,12 +20,9 @@ import (
 // (followed by "(source checkout)" when read from .git rather than
 // stamped), the Go version, and the platform.
 func Version() string {
-	v := "(devel)"
+	v := Module()
 	stamped := false
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
 				v += " " + s.Value[:12]
@@ -40,4 +37,13 @@ func Version() string {
 		}
 	}
 	return fmt.Sprintf("sluice %s %s %s/%s", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// Module is the module version the binary was built from, such as
+// v1.2.0, or (devel) when built from a checkout.
+func Module() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }

@@ -86,6 +86,10 @@ func TestVersion(t *testing.T) {
 	if !strings.HasPrefix(v, "sluice ") || !strings.HasSuffix(v, " "+runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH) {
 		t.Fatalf("Version = %q", v)
 	}
+	// The module version comes first; a test binary has none.
+	if m := Module(); m != "(devel)" || !strings.HasPrefix(v, "sluice "+m+" ") {
+		t.Fatalf("Module = %q, Version = %q", m, v)
+	}
 	// go test stamps no commit: it comes from the checkout, and says so.
 	if rev := SourceRevision(); rev != "" && !strings.Contains(v, " "+rev[:12]+" (source checkout) ") {
 		t.Fatalf("Version = %q, want the checkout's commit %s", v, rev[:12])

@@ -93,7 +93,7 @@ func findFull() (string, error) {
 // version, or for a build from a checkout (whose version go install
 // cannot fetch) from the checkout.
 func installHint() string {
-	v := strings.Fields(buildinfo.Version())[1]
+	v := buildinfo.Module()
 	if v == "(devel)" || strings.Contains(v, "+") {
 		return "go install ./cmd/... in sluice's checkout"
 	}
