@@ -7,13 +7,21 @@ import (
 	"runtime"
 )
 
-// Create makes a temporary file in dir (empty: os.TempDir) named by
-// pattern, as os.CreateTemp does, and removes its name at once where the
-// system allows it (Linux and every Unix): the open file is then all that
-// holds it, so the kernel frees it when the file is closed or the process
-// ends, even by SIGKILL, and nothing is left behind. Close it when done;
-// Remove deletes what still has a name.
+// Create makes a temporary file in dir (empty: os.TempDir) that has no
+// name in dir, where the system allows it: the open file is then all
+// that holds it, so the kernel frees it when the file is closed or the
+// process ends, even by SIGKILL, and nothing is left behind. On Linux
+// the file is made without a name (O_TMPFILE), so not even a kill at
+// the moment of creation leaves one; elsewhere on Unix it is named by
+// pattern, as os.CreateTemp does, and the name removed at once. Close it
+// when done; Remove deletes what still has a name.
 func Create(dir, pattern string) (*os.File, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if f, ok := createUnnamed(dir, pattern); ok {
+		return f, nil
+	}
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return nil, err
