@@ -108,6 +108,31 @@ type compiled struct {
 	// for 19 digits).
 	dec  Dec
 	eval func(rec arrow.RecordBatch, s *Scratch) Vec
+	// sel, where set, evaluates only the rows where sel[i] holds, leaving
+	// the value of the others unspecified (never an error): an and gives
+	// its second operand only the rows its first left undecided, so a
+	// test that reads strings runs on the rows the cheap tests kept.
+	sel func(rec arrow.RecordBatch, s *Scratch, sel []bool) Vec
+	// costly says the test reads strings row by row: an and evaluates
+	// its costly operands after the others (conj).
+	costly bool
+	// conj are the operands of a chain of ands, in the order evaluated.
+	conj []*compiled
+}
+
+// evalSel evaluates x on the rows of sel (nil: all), or on all of them
+// where x cannot select.
+func (x *compiled) evalSel(r arrow.RecordBatch, s *Scratch, sel []bool) Vec {
+	if sel != nil && x.sel != nil {
+		return x.sel(r, s, sel)
+	}
+	return x.eval(r, s)
+}
+
+// selective is a costly boolean test that can skip rows: f with sel nil
+// evaluates every row.
+func selective(f func(r arrow.RecordBatch, s *Scratch, sel []bool) Vec) *compiled {
+	return &compiled{k: KindBool, costly: true, sel: f, eval: func(r arrow.RecordBatch, s *Scratch) Vec { return f(r, s, nil) }}
 }
 
 // decOf is x's values' type as a decimal: an integer's has scale 0.
@@ -224,9 +249,9 @@ func (c *compiler) compileAny(n Node) (*compiled, error) {
 			return nil, c.errAt(n, "like needs a string, got %s", x.k.A())
 		}
 		m := likeMatcher(n.pattern)
-		return maybeNot(&compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
-			return stringMatch(s, m, x.eval(r, s), int(r.NumRows()))
-		}}, n.not), nil
+		return maybeNot(selective(func(r arrow.RecordBatch, s *Scratch, sel []bool) Vec {
+			return stringMatch(s, m, x.eval(r, s), int(r.NumRows()), sel)
+		}), n.not), nil
 	case *Call:
 		return c.call(n)
 	}
@@ -249,13 +274,18 @@ func (c *compiler) inStringList(n *inList) (*compiled, error) {
 		return nil, err
 	}
 	member := stringSet(set)
-	return maybeNot(&compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
-		return inStrings(s, x.eval(r, s), member, int(r.NumRows()))
-	}}, n.not), nil
+	return maybeNot(selective(func(r arrow.RecordBatch, s *Scratch, sel []bool) Vec {
+		return inStrings(s, x.eval(r, s), member, int(r.NumRows()), sel)
+	}), n.not), nil
 }
 
 func notOf(x *compiled) *compiled {
-	return &compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec { return notVec(s, x.eval(r, s)) }}
+	f := func(r arrow.RecordBatch, s *Scratch, sel []bool) Vec { return notVec(s, x.evalSel(r, s, sel)) }
+	out := &compiled{k: KindBool, costly: x.costly, eval: func(r arrow.RecordBatch, s *Scratch) Vec { return f(r, s, nil) }}
+	if x.sel != nil {
+		out.sel = f
+	}
+	return out
 }
 
 func maybeNot(x *compiled, not bool) *compiled {
@@ -265,10 +295,70 @@ func maybeNot(x *compiled, not bool) *compiled {
 	return x
 }
 
+// andOr is x and y, or x or y. The second operand is evaluated only on
+// the rows the first leaves undecided where it can select (an and's
+// where the first is true or null); a chain of ands evaluates its costly
+// operands last, in their order, so that they see the fewest rows: and
+// is commutative, and every operand but the selecting ones is evaluated
+// on every row whatever the order, so the errors it can raise are the
+// same.
 func andOr(and bool, x, y *compiled) *compiled {
-	return &compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
-		return logicVec(s, and, x.eval(r, s), y.eval(r, s), int(r.NumRows()))
-	}}
+	if !and {
+		return logic(false, x, y)
+	}
+	ops := append(append([]*compiled(nil), conjOf(x)...), conjOf(y)...)
+	ordered := make([]*compiled, 0, len(ops))
+	for _, costly := range []bool{false, true} {
+		for _, o := range ops {
+			if o.costly == costly {
+				ordered = append(ordered, o)
+			}
+		}
+	}
+	acc := ordered[0]
+	for i, o := range ordered[1:] {
+		acc = logic(true, acc, o)
+		acc.conj = ordered[:i+2]
+	}
+	return acc
+}
+
+func conjOf(x *compiled) []*compiled {
+	if x.conj != nil {
+		return x.conj
+	}
+	return []*compiled{x}
+}
+
+func logic(and bool, x, y *compiled) *compiled {
+	f := func(r arrow.RecordBatch, s *Scratch, outer []bool) Vec {
+		n := int(r.NumRows())
+		a := x.evalSel(r, s, outer)
+		sel := outer
+		if y.sel != nil && !a.Const {
+			sel = undecided(s, and, a, outer, n)
+		}
+		return logicVec(s, and, a, y.evalSel(r, s, sel), n)
+	}
+	out := &compiled{k: KindBool, costly: x.costly || y.costly, eval: func(r arrow.RecordBatch, s *Scratch) Vec { return f(r, s, nil) }}
+	if x.sel != nil || y.sel != nil {
+		out.sel = f
+	}
+	return out
+}
+
+// undecided are the rows of outer (nil: all) where a leaves an and (or)
+// undecided: a is true (false) or null.
+func undecided(s *Scratch, and bool, a Vec, outer []bool, n int) []bool {
+	keep := s.bools(n)
+	for i := range keep {
+		v := a.B[i]
+		if a.Valid != nil && !a.Valid[i] {
+			v = and
+		}
+		keep[i] = v == and && (outer == nil || outer[i])
+	}
+	return keep
 }
 
 func schemaNames(s *arrow.Schema) []string {
@@ -518,7 +608,9 @@ func (c *compiler) comparison(n *binary) (*compiled, error) {
 			return compareVec(s, op, asTime(s, a).I, asTime(s, b).I, a, b, n)
 		})
 	case x.k == KindString && y.k == KindString:
-		return mk(func(s *Scratch, a, b Vec, n int) Vec { return compareStrings(s, op, a, b, n) })
+		return selective(func(r arrow.RecordBatch, s *Scratch, sel []bool) Vec {
+			return compareStrings(s, op, x.eval(r, s), y.eval(r, s), int(r.NumRows()), sel)
+		}), nil
 	case x.k == KindBool && y.k == KindBool:
 		return mk(func(s *Scratch, a, b Vec, n int) Vec { return compareBools(s, op, a, b, n) })
 	}
@@ -608,9 +700,9 @@ func (c *compiler) call(n *Call) (*compiled, error) {
 			return nil, err
 		}
 		f := map[string]func(s, p string) bool{"starts_with": strings.HasPrefix, "ends_with": strings.HasSuffix, "contains": strings.Contains}[n.Fn]
-		return &compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
-			return stringPredicate(s, f, args[0].eval(r, s), args[1].eval(r, s), int(r.NumRows()))
-		}}, nil
+		return selective(func(r arrow.RecordBatch, s *Scratch, sel []bool) Vec {
+			return stringPredicate(s, f, args[0].eval(r, s), args[1].eval(r, s), int(r.NumRows()), sel)
+		}), nil
 	case "abs":
 		if err := want(KindFloat); err != nil {
 			return nil, err

@@ -192,9 +192,11 @@ func compareSlices[T cmp.Ordered](op string, xs, ys []T, out []bool) {
 	}
 }
 
-func compareStrings(s *Scratch, op string, a, b Vec, n int) Vec {
+// compareStrings compares two strings a row; where sel is not nil, only
+// the rows where it holds (see compiled.sel).
+func compareStrings(s *Scratch, op string, a, b Vec, n int, sel []bool) Vec {
 	if a.Const && b.Const {
-		n = 1
+		n, sel = 1, nil
 	}
 	out := s.bools(n)
 	want := opHolds(op)
@@ -205,17 +207,23 @@ func compareStrings(s *Scratch, op string, a, b Vec, n int) Vec {
 		// row.
 		lit, eq := b.S(0), op == "="
 		for i := range out {
-			o0, o1 := a.soff[i], a.soff[i+1]
-			out[i] = (string(a.sdata[o0:o1]) == lit) == eq
+			if sel == nil || sel[i] {
+				o0, o1 := a.soff[i], a.soff[i+1]
+				out[i] = (string(a.sdata[o0:o1]) == lit) == eq
+			}
 		}
 	case a.soff != nil && b.Const:
 		lit := []byte(b.S(0))
 		for i := range out {
-			out[i] = want[bytes.Compare(a.bytesAt(i), lit)+1]
+			if sel == nil || sel[i] {
+				out[i] = want[bytes.Compare(a.bytesAt(i), lit)+1]
+			}
 		}
 	default:
 		for i := range out {
-			out[i] = want[strings.Compare(a.S(at(a, i)), b.S(at(b, i)))+1]
+			if sel == nil || sel[i] {
+				out[i] = want[strings.Compare(a.S(at(a, i)), b.S(at(b, i)))+1]
+			}
 		}
 	}
 	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(s, a, b, n)}
@@ -257,19 +265,24 @@ func opHolds(op string) [3]bool {
 // inStrings is x in (the constants), member saying whether a value is
 // one of them: one pass over x, where an or of equalities makes one for
 // each constant. Null where x is.
-func inStrings(s *Scratch, x Vec, member func(string) bool, n int) Vec {
+// Where sel is not nil, only the rows where it holds (compiled.sel).
+func inStrings(s *Scratch, x Vec, member func(string) bool, n int, sel []bool) Vec {
 	if x.Const {
-		n = 1
+		n, sel = 1, nil
 	}
 	out := s.bools(n)
 	if x.soff != nil && !x.Const {
 		for i := range out {
-			b := x.bytesAt(i)
-			out[i] = member(unsafe.String(unsafe.SliceData(b), len(b)))
+			if sel == nil || sel[i] {
+				b := x.bytesAt(i)
+				out[i] = member(unsafe.String(unsafe.SliceData(b), len(b)))
+			}
 		}
 	} else {
 		for i := range out {
-			out[i] = member(x.S(at(x, i)))
+			if sel == nil || sel[i] {
+				out[i] = member(x.S(at(x, i)))
+			}
 		}
 	}
 	return Vec{K: KindBool, Const: x.Const, B: out, Valid: x.Valid}
@@ -371,26 +384,28 @@ func likeRegexp(pattern string) *regexp.Regexp {
 	return regexp.MustCompile(b.String())
 }
 
-func stringMatch(s *Scratch, f func(string) bool, a Vec, n int) Vec {
+// stringMatch is f of each string; where sel is not nil, of the rows
+// where it holds (compiled.sel).
+func stringMatch(s *Scratch, f func(string) bool, a Vec, n int, sel []bool) Vec {
 	if a.Const {
-		n = 1
+		n, sel = 1, nil
 	}
 	out := s.bools(n)
 	for i := range out {
-		if a.IsValid(i) {
+		if a.IsValid(i) && (sel == nil || sel[i]) {
 			out[i] = f(a.S(i))
 		}
 	}
 	return Vec{K: KindBool, Const: a.Const, B: out, Valid: a.Valid}
 }
 
-func stringPredicate(s *Scratch, f func(s, p string) bool, a, b Vec, n int) Vec {
+func stringPredicate(s *Scratch, f func(s, p string) bool, a, b Vec, n int, sel []bool) Vec {
 	if a.Const && b.Const {
-		n = 1
+		n, sel = 1, nil
 	}
 	out := s.bools(n)
 	for i := range out {
-		if a.IsValid(at(a, i)) && b.IsValid(at(b, i)) {
+		if a.IsValid(at(a, i)) && b.IsValid(at(b, i)) && (sel == nil || sel[i]) {
 			out[i] = f(a.S(at(a, i)), b.S(at(b, i)))
 		}
 	}

@@ -1071,7 +1071,7 @@ func (c *compiler) regexpMatches(n *Call, args []*compiled) (*compiled, error) {
 		return nil, c.errAt(n.Args[1], "bad pattern: %v", err)
 	}
 	x := args[0]
-	return &compiled{k: KindBool, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
-		return stringMatch(s, re.MatchString, x.eval(r, s), int(r.NumRows()))
-	}}, nil
+	return selective(func(r arrow.RecordBatch, s *Scratch, sel []bool) Vec {
+		return stringMatch(s, re.MatchString, x.eval(r, s), int(r.NumRows()), sel)
+	}), nil
 }
