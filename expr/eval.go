@@ -201,6 +201,9 @@ func compareStrings(s *Scratch, op string, a, b Vec, n int, sel []bool) Vec {
 	out := s.bools(n)
 	want := opHolds(op)
 	switch {
+	case a.didx != nil && b.Const:
+		lit := b.S(0)
+		byEntry(s, a, func(v string) bool { return want[strings.Compare(v, lit)+1] }, out, sel)
 	case a.soff != nil && b.Const && (op == "=" || op == "!="):
 		// A column against a constant, the most common: its bytes
 		// compared in place, with neither a call nor a string header a
@@ -227,6 +230,38 @@ func compareStrings(s *Scratch, op string, a, b Vec, n int, sel []bool) Vec {
 		}
 	}
 	return Vec{K: KindBool, Const: a.Const && b.Const, B: out, Valid: bothValid(s, a, b, n)}
+}
+
+// byEntry is test f of a dictionary Vec's strings (false: x is none),
+// written to out: once per entry and then looked up by each row's index
+// when there are fewer entries than rows (every row is then written, the
+// lookup costing less than a look at sel), else row by row where sel
+// holds. A null row's index may be any value: one out of range is
+// skipped, the row's value being null anyway.
+func byEntry(s *Scratch, x Vec, f func(string) bool, out, sel []bool) bool {
+	if x.didx == nil || x.Const {
+		return false
+	}
+	m := x.dictLen()
+	idx := x.didx[:len(out)]
+	if m > len(out) {
+		for i, j := range idx {
+			if (sel == nil || sel[i]) && uint32(j) < uint32(m) {
+				out[i] = f(x.dictAt(j))
+			}
+		}
+		return true
+	}
+	t := s.bools(m)
+	for j := range t {
+		t[j] = f(x.dictAt(int32(j)))
+	}
+	for i, j := range idx {
+		if uint32(j) < uint32(m) {
+			out[i] = t[j]
+		}
+	}
+	return true
 }
 
 // stringSet is the membership test of an in-list of string constants:
@@ -271,6 +306,9 @@ func inStrings(s *Scratch, x Vec, member func(string) bool, n int, sel []bool) V
 		n, sel = 1, nil
 	}
 	out := s.bools(n)
+	if byEntry(s, x, member, out, sel) {
+		return Vec{K: KindBool, B: out, Valid: x.Valid}
+	}
 	if x.soff != nil && !x.Const {
 		for i := range out {
 			if sel == nil || sel[i] {
@@ -391,6 +429,9 @@ func stringMatch(s *Scratch, f func(string) bool, a Vec, n int, sel []bool) Vec 
 		n, sel = 1, nil
 	}
 	out := s.bools(n)
+	if byEntry(s, a, f, out, sel) {
+		return Vec{K: KindBool, B: out, Valid: a.Valid}
+	}
 	for i := range out {
 		if a.IsValid(i) && (sel == nil || sel[i]) {
 			out[i] = f(a.S(i))
@@ -404,6 +445,12 @@ func stringPredicate(s *Scratch, f func(s, p string) bool, a, b Vec, n int, sel 
 		n, sel = 1, nil
 	}
 	out := s.bools(n)
+	if b.Const && b.IsValid(0) {
+		lit := b.S(0)
+		if byEntry(s, a, func(v string) bool { return f(v, lit) }, out, sel) {
+			return Vec{K: KindBool, B: out, Valid: a.Valid}
+		}
+	}
 	for i := range out {
 		if a.IsValid(at(a, i)) && b.IsValid(at(b, i)) && (sel == nil || sel[i]) {
 			out[i] = f(a.S(at(a, i)), b.S(at(b, i)))

@@ -3,11 +3,13 @@ package expr
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -29,15 +31,6 @@ func TestSelectiveLogic(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	words := []string{"a", "ab", "b", "bb", "ba", "c", ""}
 
-	// A row's values; a null is ok false.
-	type row struct {
-		s   string
-		sOK bool
-		u   string
-		x   int64
-		xOK bool
-		y   int64
-	}
 	// A leaf is its text and its three-valued value for a row (0 false,
 	// 1 true, 2 null).
 	type leaf struct {
@@ -118,7 +111,11 @@ func TestSelectiveLogic(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", e.text, err)
 		}
-		for _, n := range []int{1, 9, 200} {
+		for _, shape := range []struct {
+			n    int
+			dict bool
+		}{{1, false}, {9, false}, {200, false}, {1, true}, {5, true}, {9, true}, {200, true}} {
+			n := shape.n
 			rows := make([]row, n)
 			sb, ub := array.NewStringBuilder(mem), array.NewStringBuilder(mem)
 			xb, yb := array.NewInt64Builder(mem), array.NewInt64Builder(mem)
@@ -142,7 +139,18 @@ func TestSelectiveLogic(t *testing.T) {
 			for _, b := range []interface{ Release() }{sb, ub, xb, yb} {
 				b.Release()
 			}
-			rec := array.NewRecordBatch(schema, cols, int64(n))
+			sc := schema
+			if shape.dict {
+				// s as a reader may hand it over: a dictionary of every
+				// word (more entries than rows when n is small), a null
+				// row's index any value, one out of range too.
+				cols[0].Release()
+				cols[0] = dictOf(mem, rows, words, r)
+				fields := schema.Fields()
+				fields[0].Type = cols[0].DataType()
+				sc = arrow.NewSchema(fields, nil)
+			}
+			rec := array.NewRecordBatch(sc, cols, int64(n))
 			for _, a := range cols {
 				a.Release()
 			}
@@ -164,7 +172,53 @@ func TestSelectiveLogic(t *testing.T) {
 			rec.Release()
 		}
 	}
-	if checked < 60*210 {
+	if checked < 60*(2*210+5) {
 		t.Fatal(fmt.Sprint("checked only ", checked))
 	}
+}
+
+// row is a row of TestSelectiveLogic's batch; a null is ok false.
+type row struct {
+	s   string
+	sOK bool
+	u   string
+	x   int64
+	xOK bool
+	y   int64
+}
+
+// dictOf is column s of rows as a dictionary of words.
+func dictOf(mem memory.Allocator, rows []row, words []string, r *rand.Rand) arrow.Array {
+	ib := array.NewInt32Builder(mem)
+	defer ib.Release()
+	for _, w := range rows {
+		ib.Append(int32(slices.Index(words, w.s)))
+	}
+	idx := ib.NewInt32Array()
+	defer idx.Release()
+	// The nulls, with an index of any value, in a validity of their own.
+	valid := memory.NewResizableBuffer(mem)
+	defer valid.Release()
+	valid.Resize(int(bitutil.BytesForBits(int64(len(rows)))))
+	nulls := 0
+	vals := idx.Int32Values()
+	for i, w := range rows {
+		if w.sOK {
+			bitutil.SetBit(valid.Bytes(), i)
+		} else {
+			vals[i] = int32(r.IntN(2 * len(words)))
+			bitutil.ClearBit(valid.Bytes(), i)
+			nulls++
+		}
+	}
+	data := array.NewData(arrow.PrimitiveTypes.Int32, len(rows), []*memory.Buffer{valid, idx.Data().Buffers()[1]}, nil, nulls, 0)
+	defer data.Release()
+	withNulls := array.NewInt32Data(data)
+	defer withNulls.Release()
+	db := array.NewStringBuilder(mem)
+	defer db.Release()
+	db.AppendValues(words, nil)
+	dict := db.NewArray()
+	defer dict.Release()
+	return array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, withNulls, dict)
 }

@@ -1,6 +1,8 @@
 package expr
 
 import (
+	"unsafe"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -66,6 +68,21 @@ type Vec struct {
 	// them directly instead of calling S for every row; nil otherwise.
 	soff  []int32
 	sdata []byte
+	// didx, dsoff and dsdata are a dictionary column's indices and its
+	// dictionary's offsets and bytes (value i is entry didx[i]), for tests
+	// that look at each entry once instead of at every row; nil otherwise.
+	didx   []int32
+	dsoff  []int32
+	dsdata []byte
+}
+
+// dictLen is the number of a dictionary Vec's entries.
+func (v Vec) dictLen() int { return len(v.dsoff) - 1 }
+
+// dictAt is entry j of a dictionary Vec.
+func (v Vec) dictAt(j int32) string {
+	b := v.dsdata[v.dsoff[j]:v.dsoff[j+1]]
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // bytesAt is string value i of a Vec that has soff.
@@ -224,6 +241,12 @@ func loadKind(dt arrow.DataType) (Kind, func(arrow.Array, *Scratch) Vec) {
 	}
 	if _, ok := dt.(*arrow.StringType); ok {
 		return KindString, func(a arrow.Array, sc *Scratch) Vec {
+			if d, ok := a.(*array.Dictionary); ok {
+				// A reader may hand a string column over as a
+				// dictionary (scan does, for a column only its filter
+				// reads, where the file has one).
+				return dictVec(d, sc)
+			}
 			str := a.(*array.String)
 			v := Vec{K: KindString, S: str.Value, Valid: validity(sc, a)}
 			if a.Len() == 0 {
@@ -280,4 +303,39 @@ func StringAccessor(dt arrow.DataType) func(arrow.Array) func(int) string {
 		}
 	}
 	return nil
+}
+
+// dictVec is the Vec of a dictionary of strings: a string a row, with its
+// indices and entries beside (didx) when those are int32 and plain.
+func dictVec(d *array.Dictionary, sc *Scratch) Vec {
+	v := Vec{K: KindString, Valid: validity(sc, d)}
+	vals, ok := d.Dictionary().(*array.String)
+	if !ok {
+		acc := StringAccessor(d.DataType())
+		if acc == nil {
+			panic("expr: a dictionary of " + d.Dictionary().DataType().String() + " read as strings")
+		}
+		v.S = acc(d)
+		return v
+	}
+	m := vals.Len()
+	v.S = func(i int) string {
+		// A null row's index may be any value.
+		if j := d.GetValueIndex(i); j >= 0 && j < m {
+			return vals.Value(j)
+		}
+		return ""
+	}
+	idx, ok := d.Indices().(*array.Int32)
+	if !ok || m == 0 || vals.NullN() != 0 || d.Len() == 0 {
+		return v
+	}
+	v.didx = idx.Int32Values()
+	v.dsoff = vals.ValueOffsets()
+	if bufs := vals.Data().Buffers(); len(bufs) > 2 && bufs[2] != nil {
+		v.dsdata = bufs[2].Bytes()
+	} else {
+		v.dsdata = []byte{}
+	}
+	return v
 }

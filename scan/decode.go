@@ -350,7 +350,16 @@ func (s *Scanner) filterRows(rec arrow.RecordBatch, col func(string) arrow.Array
 		made = append(made, a)
 		cols[i] = a
 	}
-	frec := array.NewRecordBatch(d.filterSchema, cols, n)
+	fsc := d.filterSchema
+	for i, c := range cols {
+		if !arrow.TypeEqual(c.DataType(), fsc.Field(i).Type) {
+			// A column decoded as a dictionary (filterDict).
+			fields := fsc.Fields()
+			fields[i].Type = c.DataType()
+			fsc = arrow.NewSchema(fields, nil)
+		}
+	}
+	frec := array.NewRecordBatch(fsc, cols, n)
 	defer frec.Release()
 	sc := d.filterMem.Get()
 	defer d.filterMem.Put(sc)

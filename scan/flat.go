@@ -870,6 +870,9 @@ func (s *Scanner) flatColumns(fr *flatReaders, pf *file.Reader, props *parquet.R
 			continue
 		}
 		kind := flatKindOf(md, rg, leaf, typ)
+		if dt := s.ds.filterDict(path[0], typ); dt != nil && flatKindOf(md, rg, leaf, dt) == flatDict {
+			typ, kind = dt, flatDict
+		}
 		if kind == flatNone {
 			continue
 		}
@@ -887,6 +890,20 @@ func (s *Scanner) flatColumns(fr *flatReaders, pf *file.Reader, props *parquet.R
 		n++
 	}
 	return cols, n, nil
+}
+
+// filterDict is the type to decode a string column only the filter
+// reads as where its chunk is all dictionary encoded: a dictionary, so
+// that its tests look at each entry once (expr's byEntry) and no row's
+// string is copied out; nil for any other column.
+func (d *Dataset) filterDict(name string, typ arrow.DataType) arrow.DataType {
+	if typ.ID() != arrow.STRING {
+		return nil
+	}
+	if _, out := d.schema.FieldsByName(name); out {
+		return nil
+	}
+	return &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: typ}
 }
 
 // decodedType is the type a file column is decoded as: the dataset's,

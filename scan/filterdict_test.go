@@ -1,0 +1,117 @@
+package scan
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/sluice-data/sluice/gen"
+)
+
+// TestFilterDict: a string column that only the filter reads is decoded
+// as a dictionary where its chunk is all dictionary encoded, so that its
+// tests look at each entry once; the rows kept are the ones the same test
+// keeps in Go over arrow-go's own read of the files, nulls included.
+func TestFilterDict(t *testing.T) {
+	// eligible fails unless every row group decodes col as a dictionary.
+	eligible := func(ds *Dataset, col string) {
+		t.Helper()
+		dt := ds.filterDict(col, arrow.BinaryTypes.String)
+		if dt == nil {
+			t.Fatalf("%s is not decoded as a dictionary", col)
+		}
+		for _, f := range ds.files {
+			leaf := f.md.Schema.ColumnIndexByName(col)
+			for rg := range f.md.NumRowGroups() {
+				if k := flatKindOf(f.md, f.md.RowGroup(rg), leaf, dt); k != flatDict {
+					t.Fatalf("%s, row group %d of %s: decoded as %d, not a dictionary", col, rg, f.url, k)
+				}
+			}
+		}
+	}
+	str := func(r arrow.RecordBatch, name string, i int) (string, bool) {
+		c := r.Column(r.Schema().FieldIndices(name)[0]).(*array.String)
+		return c.Value(i), c.IsValid(i)
+	}
+	mode := func(r arrow.RecordBatch, i int) string { v, _ := str(r, "l_shipmode", i); return v }
+	instruct := func(r arrow.RecordBatch, i int) string { v, _ := str(r, "l_shipinstruct", i); return v }
+
+	st, files := genStore(t, "lineitem", gen.Options{Rows: 30_000, Files: 2, Seed: 9, RowGroupRows: 4000})
+	columns := []string{"l_orderkey", "l_linenumber"}
+	for _, c := range []struct {
+		filter string
+		keep   func(r arrow.RecordBatch, i int) bool
+	}{
+		{"l_shipmode in ('MAIL', 'SHIP')", func(r arrow.RecordBatch, i int) bool { m := mode(r, i); return m == "MAIL" || m == "SHIP" }},
+		{"l_shipinstruct like 'DELIVER%' and l_linenumber < 3", func(r arrow.RecordBatch, i int) bool {
+			return strings.HasPrefix(instruct(r, i), "DELIVER") && r.Column(r.Schema().FieldIndices("l_linenumber")[0]).GetOneForMarshal(i).(int32) < 3
+		}},
+		{"l_shipmode < 'FOB' or l_shipinstruct = 'NONE'", func(r arrow.RecordBatch, i int) bool { return mode(r, i) < "FOB" || instruct(r, i) == "NONE" }},
+		{"not (l_shipinstruct <> 'COLLECT COD') and starts_with(l_shipmode, 'R')", func(r arrow.RecordBatch, i int) bool {
+			return instruct(r, i) == "COLLECT COD" && strings.HasPrefix(mode(r, i), "R")
+		}},
+	} {
+		opts := Options{Mem: checked(t), Columns: columns, BatchRows: 1500, Filter: c.filter}
+		ds, err := Open(context.Background(), st, "lineitem/", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eligible(ds, "l_shipmode")
+		got, _ := scanAll(t, st, "lineitem/", opts)
+		want := reference(t, files, columns, c.keep)
+		if want.rows == 0 || want.rows == 30_000 {
+			t.Fatalf("%s keeps %d rows: the test tells nothing", c.filter, want.rows)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("%s:\nscan:      %v\nreference: %v", c.filter, got, want)
+		}
+	}
+
+	// With nulls: put's s is null every 5th row.
+	st = memStore(t.Name() + "-nulls")
+	put(t, st, "d/a.parquet", 0, 1000, 300, nil)
+	sOf := func(i int) (string, bool) { return strings.Repeat("x", i%7), i%5 != 0 }
+	for _, c := range []struct {
+		filter string
+		keep   func(i int) bool
+	}{
+		{"s in ('xx', 'xxx') or s is null", func(i int) bool { v, ok := sOf(i); return !ok || v == "xx" || v == "xxx" }},
+		{"s like 'xxx%'", func(i int) bool { v, ok := sOf(i); return ok && len(v) >= 3 }},
+		{"not (s > 'xxxx') and a >= 10", func(i int) bool { v, ok := sOf(i); return ok && v <= "xxxx" && i >= 10 }},
+	} {
+		opts := Options{Mem: checked(t), Columns: []string{"a"}, BatchRows: 64, Filter: c.filter}
+		ds, err := Open(context.Background(), st, "d/", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eligible(ds, "s")
+		s := ds.Scan(context.Background())
+		got, err := drain(s)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []int64
+		for _, b := range got {
+			rows = append(rows, b.Column(0).(*array.Int64).Int64Values()...)
+		}
+		releaseBatches(got)
+		var want []int64
+		for i := range 1000 {
+			if c.keep(i) {
+				want = append(want, int64(i))
+			}
+		}
+		if len(rows) != len(want) {
+			t.Fatalf("%s: %d rows, want %d", c.filter, len(rows), len(want))
+		}
+		for k := range rows {
+			if rows[k] != want[k] {
+				t.Fatalf("%s: row %d is %d, want %d", c.filter, k, rows[k], want[k])
+			}
+		}
+	}
+}
