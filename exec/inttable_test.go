@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -91,5 +92,69 @@ func TestKeyIndex(t *testing.T) {
 		if got, ok := x.get(k); !ok || got != g-1 {
 			t.Fatalf("key %x: %d, %v; want %d", k, got, ok, g-1)
 		}
+	}
+}
+
+// TestIntTableBits: a table's bitmap (withBits) says every key it holds
+// may be there and each key it does not hold is not, for keys near the
+// ends of int64 too; keys spread wider than 64 values a slot get none,
+// and mayHave then defers to the table.
+func TestIntTableBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct {
+		name     string
+		keys     []int64
+		wantBits bool
+	}{
+		{"order keys, one in seven", func() (ks []int64) {
+			for k := int64(1); k < 600_000; k += 1 + rng.Int64N(12) {
+				ks = append(ks, k)
+			}
+			return
+		}(), true},
+		{"negative", []int64{-5, -3, -1, 0, 7, 100}, true},
+		{"at the top", []int64{math.MaxInt64, math.MaxInt64 - 70, math.MaxInt64 - 3}, true},
+		{"at the bottom", []int64{math.MinInt64, math.MinInt64 + 64, math.MinInt64 + 129}, true},
+		{"both ends", []int64{math.MinInt64, 0, math.MaxInt64}, false},
+		{"spread", []int64{1, 1 << 40, 1 << 50}, false},
+	} {
+		arrays := &tableMem{mem: checkedMem(t)}
+		tab := newIntTable(arrays, len(c.keys))
+		in := map[int64]bool{}
+		for i, k := range c.keys {
+			tab.put(k, int32(i))
+			in[k] = true
+		}
+		tab.withBits()
+		if got := tab.bits != nil; got != c.wantBits {
+			t.Fatalf("%s: bitmap %v, want %v", c.name, got, c.wantBits)
+		}
+		for k := range in {
+			if !tab.mayHave(k) {
+				t.Fatalf("%s: key %d is in the table, the bitmap says not", c.name, k)
+			}
+		}
+		// Keys beside each held one, and far from all of them.
+		var probe []int64
+		for k := range in {
+			probe = append(probe, k-1, k+1, k+64, k-64)
+		}
+		probe = append(probe, math.MinInt64, math.MaxInt64, 0, rng.Int64())
+		for _, k := range probe {
+			if in[k] {
+				continue
+			}
+			if c.wantBits && tab.mayHave(k) {
+				t.Fatalf("%s: key %d is not in the table, the bitmap says it may be", c.name, k)
+			}
+			if !c.wantBits && !tab.mayHave(k) {
+				t.Fatalf("%s: no bitmap, yet mayHave(%d) is false", c.name, k)
+			}
+		}
+		tab.reset()
+		if tab.bits != nil || !tab.mayHave(c.keys[0]) {
+			t.Fatalf("%s: reset kept the bitmap", c.name)
+		}
+		arrays.release()
 	}
 }

@@ -344,6 +344,9 @@ func (j *joiner) buildTable(batches []arrow.RecordBatch) (*joinTable, error) {
 	} else {
 		t.index(batches, j.rkeys, j.intKey, n)
 	}
+	if j.intKey {
+		t.intHead.withBits()
+	}
 	if j.stage.preserves(false) {
 		t.matched = make([]bool, n)
 	}
@@ -501,7 +504,9 @@ func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch)
 			end := min(i+touchAhead, n)
 			for q := i; q < end; q++ {
 				if j.intKey {
-					touched += t.intHead.slots[t.intHead.slot(ints[q])].row
+					if k := ints[q]; t.intHead.mayHave(k) {
+						touched += t.intHead.slots[t.intHead.slot(k)].row
+					}
 				} else {
 					touched += t.head.slotRow(unsafeString(kr.row(q)))
 				}
@@ -513,7 +518,9 @@ func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch)
 		var h int32
 		var ok bool
 		if j.intKey {
-			h, ok = t.intHead.get(ints[i])
+			if k := ints[i]; t.intHead.mayHave(k) {
+				h, ok = t.intHead.get(k)
+			}
 		} else {
 			h, ok = t.head.get(string(kr.row(i)))
 		}

@@ -170,6 +170,9 @@ func (f *flipJoin) match(ctx context.Context, side *sideBatches, keys *keyEncode
 	t := &joinTable{arrays: tableMem{mem: f.e.mem}}
 	defer t.release()
 	t.index(f.held, keys, intKey, n)
+	if intKey {
+		t.intHead.withBits()
+	}
 	matched := make([]bool, n)
 	rkeys := f.j.rkeys
 	var kr keyRows
@@ -202,7 +205,9 @@ func (f *flipJoin) match(ctx context.Context, side *sideBatches, keys *keyEncode
 				var h int32
 				var ok bool
 				if intKey {
-					h, ok = t.intHead.get(ints[r])
+					if k := ints[r]; t.intHead.mayHave(k) {
+						h, ok = t.intHead.get(k)
+					}
 				} else {
 					h, ok = t.head.get(string(kr.row(r)))
 				}
