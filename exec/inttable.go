@@ -101,9 +101,16 @@ func (t *intTable) reset() {
 	}
 }
 
+// smallBits is a bitmap's span that is worth keeping however few the
+// keys: 256 KiB, a quarter of a core's L2 cache here. A few hundred keys
+// spread over a dimension's range (TPC-H Q17's parts of one brand and
+// container) fit a table far smaller, but a bit test is still cheaper
+// than hashing the key and reading its slot.
+const smallBits = 1 << 21
+
 // withBits sets bits, once the table holds all its keys, when the keys
 // span at most 64 values a slot (the bitmap is then at most half the
-// table's size). A join's right side is often a filtered dimension whose
+// table's size) or at most smallBits. A join's right side is often a filtered dimension whose
 // keys are few among the left side's (TPC-H Q5's orders of one year
 // against every line item): most probes miss, and a miss found in a
 // bitmap that fits the caches costs far less than a slot of a table
@@ -119,7 +126,7 @@ func (t *intTable) withBits() {
 		}
 	}
 	span := uint64(hi) - uint64(lo) // at most 2^64-1, as unsigned
-	if span/64 >= uint64(len(t.slots)) {
+	if span/64 >= uint64(len(t.slots)) && span >= smallBits {
 		return
 	}
 	bits := tableSlice[uint64](t.m, int(span/64)+1)
@@ -131,6 +138,10 @@ func (t *intTable) withBits() {
 	}
 	t.lo, t.bits = lo, bits
 }
+
+// small says the table fits the caches, so that reading slots ahead of
+// a probe (touchAhead) only costs: 256 KiB of slots.
+func (t *intTable) small() bool { return len(t.slots) <= 1<<14 }
 
 // mayHave is false when k is surely not in the table (withBits).
 func (t *intTable) mayHave(k int64) bool {

@@ -496,8 +496,9 @@ func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch)
 	}
 	nulls := keyNulls(rec, j.lkeys)
 	var touched int32
+	ahead := !j.intKey || !t.intHead.small()
 	for i := range n {
-		if i%touchAhead == 0 {
+		if ahead && i%touchAhead == 0 {
 			// The next keys' slots read ahead, their cache misses at
 			// once (see keyIndex.touch): TPC-H Q9's and Q3's tables are
 			// far larger than the caches.
