@@ -382,7 +382,7 @@ func (c *compiler) column(n *Column) (*compiled, error) {
 		return nil, c.errAt(n, "column %q has type %s, which expressions do not support", n.Name, dt)
 	}
 	c.cols[i] = true
-	return &compiled{k: k, dec: d, eval: func(r arrow.RecordBatch, s *Scratch) Vec { return load(r.Column(i), s) }}, nil
+	return &compiled{k: k, dec: d, eval: func(r arrow.RecordBatch, s *Scratch) Vec { return s.load(r.Column(i), load) }}, nil
 }
 
 func constant(v Vec) *compiled {
