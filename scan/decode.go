@@ -69,19 +69,20 @@ func (s *Scanner) decode(u *fetch.Unit, g *group, fr *flatReaders) (err error) {
 	}
 	var row int64
 	n := 0
-	// handle filters and arranges one decoded batch and sends it on.
-	handle := func(rec arrow.RecordBatch) error {
+	// handle filters (unless filtered says decodeFlat did) and arranges
+	// one batch of decoded rows and sends it on.
+	handle := func(rec arrow.RecordBatch, decoded int64, filtered bool) error {
 		pos := Position{File: g.file.index, Key: g.file.key, RowGroup: g.rg, Batch: n, Row: row}
 		n++
-		row += rec.NumRows()
-		s.c.rowsDecoded.Add(rec.NumRows())
+		row += decoded
+		s.c.rowsDecoded.Add(decoded)
 		pos.Last = row >= g.rows
 		if g.file.decodeMD != nil {
 			if rec, err = s.int96Record(rec, g.file.md); err != nil {
 				return fmt.Errorf("row group %d: %w", g.rg, err)
 			}
 		}
-		out, err := s.finish(rec, g, consts)
+		out, err := s.finish(rec, g, consts, filtered)
 		if g.file.decodeMD != nil {
 			rec.Release()
 		}
@@ -141,7 +142,7 @@ func (s *Scanner) decode(u *fetch.Unit, g *group, fr *flatReaders) (err error) {
 				return err
 			}
 		}
-		err := handle(rec)
+		err := handle(rec, rec.NumRows(), false)
 		if nflat > 0 {
 			rec.Release()
 		}
@@ -202,13 +203,16 @@ func (s *Scanner) withFlat(g *group, rec arrow.RecordBatch, flat []*flatColumn) 
 
 // decodeFlat decodes a row group all of whose columns are flat (flat.go)
 // in batches of g.batchRows rows, as arrow-go's record reader would.
-func (s *Scanner) decodeFlat(g *group, cols []*flatColumn, handle func(arrow.RecordBatch) error) error {
+func (s *Scanner) decodeFlat(g *group, cols []*flatColumn, handle func(rec arrow.RecordBatch, decoded int64, filtered bool) error) error {
 	s.c.flatGroups.Add(1)
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.name, Type: c.typ, Nullable: true}
 	}
 	schema := arrow.NewSchema(fields, nil)
+	if late := s.lateColumns(cols); late != nil {
+		return s.decodeLate(g, cols, fields, late, handle)
+	}
 	arrs := make([]arrow.Array, len(cols))
 	for row := int64(0); row < g.rows; {
 		k := min(g.batchRows, g.rows-row)
@@ -222,7 +226,7 @@ func (s *Scanner) decodeFlat(g *group, cols []*flatColumn, handle func(arrow.Rec
 		}
 		rec := array.NewRecordBatch(schema, arrs, k)
 		releaseAll(arrs)
-		err := handle(rec)
+		err := handle(rec, k, false)
 		rec.Release()
 		if err != nil {
 			return err
@@ -230,6 +234,135 @@ func (s *Scanner) decodeFlat(g *group, cols []*flatColumn, handle func(arrow.Rec
 		row += k
 	}
 	return nil
+}
+
+// lateColumns says which of a flat row group's columns are decoded after
+// the filter, only in the rows it keeps: string columns (their values
+// are copied out one by one) that the filter does not read and that have
+// no nulls to place. Nil when there is no filter or no such column.
+func (s *Scanner) lateColumns(cols []*flatColumn) []bool {
+	d := s.ds
+	if d.filter == nil {
+		return nil
+	}
+	var late []bool
+	for i, c := range cols {
+		if c.kind != flatBytes || c.maxDef != 0 || d.filterSchema.FieldIndices(c.name) != nil {
+			continue
+		}
+		if late == nil {
+			late = make([]bool, len(cols))
+		}
+		late[i] = true
+	}
+	return late
+}
+
+// decodeLate is decodeFlat with late columns: each batch's other columns
+// are decoded and filtered first, then the late ones decoded in the rows
+// kept alone (TPC-H Q12 keeps one line item in 28, and copied every
+// l_shipmode before).
+func (s *Scanner) decodeLate(g *group, cols []*flatColumn, fields []arrow.Field, late []bool, handle func(arrow.RecordBatch, int64, bool) error) error {
+	d := s.ds
+	var early []arrow.Field
+	for i, f := range fields {
+		if !late[i] {
+			early = append(early, f)
+		}
+	}
+	earlySchema := arrow.NewSchema(early, nil)
+	outSchema := arrow.NewSchema(fields, nil)
+	buf := d.filterRuns.Get()
+	defer d.filterRuns.Put(buf)
+	var keep []bool
+	arrs := make([]arrow.Array, len(cols))
+	var earlyArrs []arrow.Array
+	for row := int64(0); row < g.rows; {
+		k := min(g.batchRows, g.rows-row)
+		earlyArrs = earlyArrs[:0]
+		for i, c := range cols {
+			if late[i] {
+				continue
+			}
+			a, err := c.read(int(k))
+			if err != nil {
+				releaseAll(earlyArrs)
+				return fmt.Errorf("row group %d: %w", g.rg, err)
+			}
+			earlyArrs = append(earlyArrs, a)
+		}
+		erec := array.NewRecordBatch(earlySchema, earlyArrs, k)
+		releaseAll(earlyArrs)
+		sc := erec.Schema()
+		col := func(name string) arrow.Array { return erec.Column(sc.FieldIndices(name)[0]) }
+		runs, kept, all, err := s.filterRows(erec, col, g, (*buf)[:0])
+		*buf = runs
+		if err != nil {
+			erec.Release()
+			return err
+		}
+		if !all {
+			keep = runsKeep(keep, runs, int(k))
+		}
+		next := 0
+		for i, c := range cols {
+			var a arrow.Array
+			switch {
+			case late[i] && all:
+				a, err = c.read(int(k))
+			case late[i]:
+				a, err = c.readBytesKept(int(k), keep, kept)
+			case all:
+				a = erec.Column(next)
+				a.Retain()
+				next++
+			default:
+				var ok bool
+				src := erec.Column(next)
+				next++
+				if a, ok = takeRuns(d.opts.Mem, src, runs, kept); !ok {
+					mask := runsMask(d.opts.Mem, runs, int(k))
+					a, err = compute.FilterArray(s.cctx, src, mask, *compute.DefaultFilterOptions())
+					mask.Release()
+				}
+			}
+			if err != nil {
+				releaseAll(arrs[:i])
+				erec.Release()
+				return fmt.Errorf("row group %d: %w", g.rg, err)
+			}
+			arrs[i] = a
+		}
+		erec.Release()
+		rows := k
+		if !all {
+			rows = int64(kept)
+		}
+		rec := array.NewRecordBatch(outSchema, arrs, rows)
+		releaseAll(arrs)
+		err = handle(rec, k, true)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		row += k
+	}
+	return nil
+}
+
+// runsKeep is keep (reused) set to n rows, true in runs.
+func runsKeep(keep []bool, runs []rowRun, n int) []bool {
+	if cap(keep) < n {
+		keep = make([]bool, n)
+	}
+	keep = keep[:n]
+	clear(keep)
+	for _, r := range runs {
+		for i := r.start; i < r.start+r.n; i++ {
+			keep[i] = true
+		}
+	}
+	return keep
 }
 
 // countOnly delivers a row group none of whose file columns are needed:
@@ -272,7 +405,7 @@ func (s *Scanner) countOnly(g *group, consts []arrow.Array, emit func(Batch) err
 // finish filters a decoded batch and arranges its columns as the dataset
 // schema says, adding partition columns. The result is a new batch the
 // caller owns; rec is left as it was.
-func (s *Scanner) finish(rec arrow.RecordBatch, g *group, consts []arrow.Array) (arrow.RecordBatch, error) {
+func (s *Scanner) finish(rec arrow.RecordBatch, g *group, consts []arrow.Array, filtered bool) (arrow.RecordBatch, error) {
 	d := s.ds
 	sc := rec.Schema()
 	col := func(name string) arrow.Array { return rec.Column(sc.FieldIndices(name)[0]) }
@@ -282,7 +415,7 @@ func (s *Scanner) finish(rec arrow.RecordBatch, g *group, consts []arrow.Array) 
 		data[i] = col(name)
 	}
 	n := rec.NumRows()
-	if d.filter != nil {
+	if d.filter != nil && !filtered {
 		buf := d.filterRuns.Get()
 		defer d.filterRuns.Put(buf)
 		runs, kept, all, err := s.filterRows(rec, col, g, (*buf)[:0])

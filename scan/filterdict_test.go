@@ -115,3 +115,55 @@ func TestFilterDict(t *testing.T) {
 		}
 	}
 }
+
+// TestLateColumns: string columns the filter does not read are decoded
+// after it, in the rows it keeps alone (decodeLate), from dictionary
+// pages (l_shipmode) and PLAIN ones (l_comment) alike; the rows are
+// arrow-go's own read's that the same test keeps, for filters that keep
+// some rows, none and all.
+func TestLateColumns(t *testing.T) {
+	st, files := genStore(t, "lineitem", gen.Options{Rows: 30_000, Files: 2, Seed: 11, RowGroupRows: 4000})
+	columns := []string{"l_orderkey", "l_shipmode", "l_comment", "l_linenumber", "l_returnflag"}
+	line := func(r arrow.RecordBatch, i int) int32 {
+		return r.Column(r.Schema().FieldIndices("l_linenumber")[0]).GetOneForMarshal(i).(int32)
+	}
+	key := func(r arrow.RecordBatch, i int) int64 {
+		return r.Column(r.Schema().FieldIndices("l_orderkey")[0]).GetOneForMarshal(i).(int64)
+	}
+	for _, c := range []struct {
+		filter string
+		keep   func(r arrow.RecordBatch, i int) bool
+	}{
+		{"l_linenumber = 3", func(r arrow.RecordBatch, i int) bool { return line(r, i) == 3 }},
+		{"l_orderkey % 5 = 1 or l_linenumber > 6", func(r arrow.RecordBatch, i int) bool { return key(r, i)%5 == 1 || line(r, i) > 6 }},
+		{"l_linenumber > 100", func(arrow.RecordBatch, int) bool { return false }},
+		{"l_linenumber >= 1", func(arrow.RecordBatch, int) bool { return true }},
+	} {
+		opts := Options{Mem: checked(t), Columns: columns, BatchRows: 1500, Filter: c.filter}
+		ds, err := Open(context.Background(), st, "lineitem/", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := ds.Scan(context.Background())
+		late := 0
+		for _, f := range ds.files {
+			for rg := range f.md.NumRowGroups() {
+				for _, name := range []string{"l_shipmode", "l_comment", "l_returnflag"} {
+					leaf := f.md.Schema.ColumnIndexByName(name)
+					if flatKindOf(f.md, f.md.RowGroup(rg), leaf, arrow.BinaryTypes.String) == flatBytes && f.md.Schema.Column(leaf).MaxDefinitionLevel() == 0 {
+						late++
+					}
+				}
+			}
+		}
+		s.Close()
+		if late == 0 {
+			t.Fatalf("%s: no column is decoded late", c.filter)
+		}
+		got, _ := scanAll(t, st, "lineitem/", opts)
+		want := reference(t, files, columns, c.keep)
+		if got.String() != want.String() {
+			t.Fatalf("%s:\nscan:      %v\nreference: %v", c.filter, got, want)
+		}
+	}
+}

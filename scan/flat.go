@@ -435,8 +435,16 @@ func (c *flatColumn) fill(out []byte, valid *memory.Buffer, n int) (nulls int, e
 // readBytes decodes the next n byte arrays as an Arrow string or binary
 // array: their offsets and their bytes, copied out of PLAIN pages or out
 // of the dictionary.
-func (c *flatColumn) readBytes(n int) (arrow.Array, error) {
-	offs := mempool.DirtyBuffer(c.mem, (n+1)*4)
+func (c *flatColumn) readBytes(n int) (arrow.Array, error) { return c.readBytesKept(n, nil, n) }
+
+// readBytesKept is readBytes of the kept rows alone, where keep (nil:
+// every row) says which of the n are, kept in all: the others are
+// decoded past and not copied. Only for a column without nulls.
+func (c *flatColumn) readBytesKept(n int, keep []bool, kept int) (arrow.Array, error) {
+	if keep != nil && c.maxDef != 0 {
+		return nil, fmt.Errorf("column %s: rows chosen of a column with nulls", c.name)
+	}
+	offs := mempool.DirtyBuffer(c.mem, (kept+1)*4)
 	vals := memory.NewResizableBuffer(c.mem)
 	var valid *memory.Buffer
 	if c.maxDef > 0 {
@@ -451,21 +459,21 @@ func (c *flatColumn) readBytes(n int) (arrow.Array, error) {
 			valid.Release()
 		}
 	}
-	vals.Reserve(max(int(c.scratch.perRow*float64(n)*1.1), 64))
-	nulls, size, err := c.fillBytes(arrow.Int32Traits.CastFromBytes(offs.Bytes()), vals, valid, n)
+	vals.Reserve(max(int(c.scratch.perRow*float64(kept)*1.1), 64))
+	nulls, size, err := c.fillBytes(arrow.Int32Traits.CastFromBytes(offs.Bytes()), vals, valid, n, keep)
 	if err != nil {
 		release()
 		return nil, err
 	}
 	vals.ResizeNoShrink(size)
-	if n > 0 {
-		c.scratch.perRow = float64(size) / float64(n)
+	if kept > 0 {
+		c.scratch.perRow = float64(size) / float64(kept)
 	}
 	if valid != nil && nulls == 0 {
 		valid.Release()
 		valid = nil
 	}
-	data := array.NewData(c.typ, n, []*memory.Buffer{valid, offs, vals}, nil, nulls, 0)
+	data := array.NewData(c.typ, kept, []*memory.Buffer{valid, offs, vals}, nil, nulls, 0)
 	release()
 	defer data.Release()
 	return array.MakeFromData(data), nil
@@ -473,15 +481,18 @@ func (c *flatColumn) readBytes(n int) (arrow.Array, error) {
 
 // fillBytes decodes n byte arrays: their ends into offs[1:], their
 // bytes into vals (grown as need be), valid's bits for the present
-// ones. It returns how many are null and the bytes in all.
+// ones. It returns how many are null and the bytes in all. With keep
+// (only for a column without nulls), the rows where keep is false are
+// decoded past: offs and vals hold the kept ones alone.
 //
 // Values of up to 64 bytes, most strings in tables, are copied as a fixed
 // 16, 32 or 64 bytes (a few moves, not a call of memmove per value), which
 // may write up to copySlack bytes past the value's end: vals keeps that
 // much room beyond what is written, and a source is read that far past a
 // value only where it holds that many more bytes.
-func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) (nulls, size int, err error) {
+func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int, keep []bool) (nulls, size int, err error) {
 	offs[0] = 0
+	o := 0 // values written
 	buf := vals.Buf()
 	// room makes buf hold need more bytes at size, and the slack.
 	room := func(need int) error {
@@ -534,7 +545,7 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 					if v >= dl {
 						return 0, 0, fmt.Errorf("column %s: %w (dictionary index %d of %d)", c.name, errFlatCorrupt, v, dl)
 					}
-					need += int(off[v+1] - off[v])
+					need += int(off[v+1] - off[v]) // the kept rows' at most
 				}
 				if err := room(need); err != nil {
 					return 0, 0, err
@@ -542,27 +553,37 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 				j := 0
 				for r := i; r < i+m; r++ {
 					if defs != nil && defs[r] != uint32(c.maxDef) {
-						offs[at+r+1] = int32(size) // null
+						o++
+						offs[o] = int32(size) // null
 						continue
 					}
 					v := idx[j]
 					j++
+					if keep != nil && !keep[at+r] {
+						continue
+					}
 					s, e := off[v], off[v+1]
 					copyShort(buf[size:], c.dict[s:], int(e-s))
 					size += int(e - s)
-					offs[at+r+1] = int32(size)
+					o++
+					offs[o] = int32(size)
 				}
 				i += m
 			}
 		} else {
 			for r := range k {
 				if defs != nil && defs[r] != uint32(c.maxDef) {
-					offs[at+r+1] = int32(size) // null
+					o++
+					offs[o] = int32(size) // null
 					continue
 				}
 				v, rest, ok := plainBytes(c.plain)
 				if !ok {
 					return 0, 0, fmt.Errorf("column %s: %w (PLAIN value past the page's end)", c.name, errFlatCorrupt)
+				}
+				if keep != nil && !keep[at+r] {
+					c.plain = rest
+					continue
 				}
 				if err := room(len(v)); err != nil {
 					return 0, 0, err
@@ -574,7 +595,8 @@ func (c *flatColumn) fillBytes(offs []int32, vals, valid *memory.Buffer, n int) 
 				}
 				size += len(v)
 				c.plain = rest
-				offs[at+r+1] = int32(size)
+				o++
+				offs[o] = int32(size)
 			}
 		}
 		c.left -= k
