@@ -239,7 +239,9 @@ func (s *Scanner) decodeFlat(g *group, cols []*flatColumn, handle func(rec arrow
 // lateColumns says which of a flat row group's columns are decoded after
 // the filter, only in the rows it keeps: string columns (their values
 // are copied out one by one) that the filter does not read and that have
-// no nulls to place. Nil when there is no filter or no such column.
+// no nulls to place. Nil when there is no filter, or no such column and
+// none decoded as a dictionary to be delivered as strings (outString),
+// which decodeLate does too.
 func (s *Scanner) lateColumns(cols []*flatColumn) []bool {
 	d := s.ds
 	if d.filter == nil {
@@ -248,6 +250,12 @@ func (s *Scanner) lateColumns(cols []*flatColumn) []bool {
 	var late []bool
 	for i, c := range cols {
 		if c.kind != flatBytes || c.maxDef != 0 || d.filterSchema.FieldIndices(c.name) != nil {
+			if c.outString {
+				// Not late, but decodeLate's to turn into strings.
+				if late == nil {
+					late = make([]bool, len(cols))
+				}
+			}
 			continue
 		}
 		if late == nil {
@@ -265,13 +273,17 @@ func (s *Scanner) lateColumns(cols []*flatColumn) []bool {
 func (s *Scanner) decodeLate(g *group, cols []*flatColumn, fields []arrow.Field, late []bool, handle func(arrow.RecordBatch, int64, bool) error) error {
 	d := s.ds
 	var early []arrow.Field
+	out := append([]arrow.Field(nil), fields...)
 	for i, f := range fields {
 		if !late[i] {
 			early = append(early, f)
 		}
+		if cols[i].outString {
+			out[i].Type = cols[i].typ.(*arrow.DictionaryType).ValueType
+		}
 	}
 	earlySchema := arrow.NewSchema(early, nil)
-	outSchema := arrow.NewSchema(fields, nil)
+	outSchema := arrow.NewSchema(out, nil)
 	buf := d.filterRuns.Get()
 	defer d.filterRuns.Put(buf)
 	var keep []bool
@@ -312,6 +324,12 @@ func (s *Scanner) decodeLate(g *group, cols []*flatColumn, fields []arrow.Field,
 				a, err = c.read(int(k))
 			case late[i]:
 				a, err = c.readBytesKept(int(k), keep, kept)
+			case c.outString && all:
+				a, err = dictStrings(d.opts.Mem, erec.Column(next), nil, int(k))
+				next++
+			case c.outString:
+				a, err = dictStrings(d.opts.Mem, erec.Column(next), runs, kept)
+				next++
 			case all:
 				a = erec.Column(next)
 				a.Retain()

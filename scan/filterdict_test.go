@@ -118,9 +118,10 @@ func TestFilterDict(t *testing.T) {
 
 // TestLateColumns: string columns the filter does not read are decoded
 // after it, in the rows it keeps alone (decodeLate), from dictionary
-// pages (l_shipmode) and PLAIN ones (l_comment) alike; the rows are
-// arrow-go's own read's that the same test keeps, for filters that keep
-// some rows, none and all.
+// pages (l_shipmode) and PLAIN ones (l_comment) alike, and one it reads
+// is decoded as a dictionary and delivered as the strings of the kept
+// rows (outDict); the rows are arrow-go's own read's that the same test
+// keeps, for filters that keep some rows, none and all.
 func TestLateColumns(t *testing.T) {
 	st, files := genStore(t, "lineitem", gen.Options{Rows: 30_000, Files: 2, Seed: 11, RowGroupRows: 4000})
 	columns := []string{"l_orderkey", "l_shipmode", "l_comment", "l_linenumber", "l_returnflag"}
@@ -138,6 +139,12 @@ func TestLateColumns(t *testing.T) {
 		{"l_orderkey % 5 = 1 or l_linenumber > 6", func(r arrow.RecordBatch, i int) bool { return key(r, i)%5 == 1 || line(r, i) > 6 }},
 		{"l_linenumber > 100", func(arrow.RecordBatch, int) bool { return false }},
 		{"l_linenumber >= 1", func(arrow.RecordBatch, int) bool { return true }},
+		{"l_shipmode in ('MAIL', 'SHIP') and l_linenumber < 4", func(r arrow.RecordBatch, i int) bool {
+			m := r.Column(r.Schema().FieldIndices("l_shipmode")[0]).(*array.String).Value(i)
+			return (m == "MAIL" || m == "SHIP") && line(r, i) < 4
+		}},
+		{"l_shipmode <> 'nowhere'", func(arrow.RecordBatch, int) bool { return true }},
+		{"l_shipmode = 'nowhere'", func(arrow.RecordBatch, int) bool { return false }},
 	} {
 		opts := Options{Mem: checked(t), Columns: columns, BatchRows: 1500, Filter: c.filter}
 		ds, err := Open(context.Background(), st, "lineitem/", opts)
@@ -159,6 +166,20 @@ func TestLateColumns(t *testing.T) {
 		s.Close()
 		if late == 0 {
 			t.Fatalf("%s: no column is decoded late", c.filter)
+		}
+		if strings.Contains(c.filter, "l_shipmode") {
+			dt := ds.outDict("l_shipmode", arrow.BinaryTypes.String)
+			if dt == nil {
+				t.Fatalf("%s: l_shipmode is not decoded as a dictionary", c.filter)
+			}
+			for _, f := range ds.files {
+				leaf := f.md.Schema.ColumnIndexByName("l_shipmode")
+				for rg := range f.md.NumRowGroups() {
+					if flatKindOf(f.md, f.md.RowGroup(rg), leaf, dt) != flatDict {
+						t.Fatalf("%s: row group %d of %s: l_shipmode is not all dictionary encoded", c.filter, rg, f.url)
+					}
+				}
+			}
 		}
 		got, _ := scanAll(t, st, "lineitem/", opts)
 		want := reference(t, files, columns, c.keep)

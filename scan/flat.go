@@ -124,6 +124,9 @@ type flatColumn struct {
 	isDict bool
 
 	scratch *flatScratch
+	// outString says the column is decoded as a dictionary for the filter
+	// but delivered as strings (outDict).
+	outString bool
 }
 
 // flatScratch is a column's reusable working memory: decoded levels and
@@ -884,16 +887,30 @@ func (s *Scanner) flatColumns(fr *flatReaders, pf *file.Reader, props *parquet.R
 	md := g.file.md
 	rg := md.RowGroup(g.rg)
 	cols := make([]*flatColumn, len(g.file.leaves))
+	kinds := make([]flatKind, len(g.file.leaves))
+	types := make([]arrow.DataType, len(g.file.leaves))
+	allFlat := true
+	for i, leaf := range g.file.leaves {
+		types[i] = s.ds.decodedType(md.Schema.Column(leaf).ColumnPath()[0])
+		if types[i] != nil {
+			kinds[i] = flatKindOf(md, rg, leaf, types[i])
+		}
+		allFlat = allFlat && kinds[i] != flatNone
+	}
 	n := 0
 	for i, leaf := range g.file.leaves {
 		path := md.Schema.Column(leaf).ColumnPath()
-		typ := s.ds.decodedType(path[0])
+		typ, kind := types[i], kinds[i]
 		if typ == nil {
 			continue
 		}
-		kind := flatKindOf(md, rg, leaf, typ)
+		outString := false
 		if dt := s.ds.filterDict(path[0], typ); dt != nil && flatKindOf(md, rg, leaf, dt) == flatDict {
 			typ, kind = dt, flatDict
+		} else if dt := s.ds.outDict(path[0], typ); dt != nil && allFlat && md.Schema.Column(leaf).MaxDefinitionLevel() == 0 &&
+			flatKindOf(md, rg, leaf, dt) == flatDict {
+			// Only where decodeLate turns it back into strings.
+			typ, kind, outString = dt, flatDict, true
 		}
 		if kind == flatNone {
 			continue
@@ -908,7 +925,7 @@ func (s *Scanner) flatColumns(fr *flatReaders, pf *file.Reader, props *parquet.R
 			return nil, 0, err
 		}
 		cols[i] = &flatColumn{pages: pr, scratch: fr.scratch[i], kind: kind, typ: typ, maxDef: md.Schema.Column(leaf).MaxDefinitionLevel(),
-			mem: s.ds.opts.Mem, name: path[0], dictLen: -1}
+			mem: s.ds.opts.Mem, name: path[0], dictLen: -1, outString: outString}
 		n++
 	}
 	return cols, n, nil
@@ -926,6 +943,64 @@ func (d *Dataset) filterDict(name string, typ arrow.DataType) arrow.DataType {
 		return nil
 	}
 	return &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: typ}
+}
+
+// outDict is the type to decode a string column that the filter reads
+// and the scan delivers as, where its chunk is all dictionary encoded: a
+// dictionary, which the filter tests once per entry and decodeLate then
+// turns into the strings of the kept rows alone; nil for any other.
+func (d *Dataset) outDict(name string, typ arrow.DataType) arrow.DataType {
+	if typ.ID() != arrow.STRING || d.filterSchema == nil || d.filterSchema.FieldIndices(name) == nil {
+		return nil
+	}
+	return &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: typ}
+}
+
+// dictStrings is the string array of a dictionary of strings' rows in
+// runs (nil: every row), kept in all; the dictionary has no nulls (a
+// column of a file without them).
+func dictStrings(mem memory.Allocator, a arrow.Array, runs []rowRun, kept int) (arrow.Array, error) {
+	d, ok := a.(*array.Dictionary)
+	if !ok || d.NullN() != 0 {
+		return nil, fmt.Errorf("dictionary of strings expected, got %s", a.DataType())
+	}
+	idx := d.Indices().(*array.Int32).Int32Values()
+	vals := d.Dictionary().(*array.String)
+	voff := vals.ValueOffsets()
+	var vdata []byte
+	if bufs := vals.Data().Buffers(); len(bufs) > 2 && bufs[2] != nil {
+		vdata = bufs[2].Bytes()
+	}
+	if runs == nil {
+		runs = []rowRun{{0, len(idx)}}
+	}
+	total := 0
+	for _, r := range runs {
+		for _, j := range idx[r.start : r.start+r.n] {
+			total += int(voff[j+1] - voff[j])
+		}
+	}
+	if total > math.MaxInt32 {
+		return nil, fmt.Errorf("more than 2 GiB of strings in a batch of %d rows", len(idx))
+	}
+	offs := mempool.DirtyBuffer(mem, (kept+1)*4)
+	data := mempool.DirtyBuffer(mem, total)
+	o := arrow.Int32Traits.CastFromBytes(offs.Bytes())
+	out := data.Bytes()
+	o[0] = 0
+	k, size := 0, int32(0)
+	for _, r := range runs {
+		for _, j := range idx[r.start : r.start+r.n] {
+			size += int32(copy(out[size:], vdata[voff[j]:voff[j+1]]))
+			k++
+			o[k] = size
+		}
+	}
+	ad := array.NewData(vals.DataType(), kept, []*memory.Buffer{nil, offs, data}, nil, 0, 0)
+	offs.Release()
+	data.Release()
+	defer ad.Release()
+	return array.MakeFromData(ad), nil
 }
 
 // decodedType is the type a file column is decoded as: the dataset's,
