@@ -258,6 +258,10 @@ func batch(t testing.TB, mem memory.Allocator, schema *arrow.Schema, rows ...[]a
 			switch f := f.(type) {
 			case *array.Int64Builder:
 				f.Append(int64(v.(int)))
+			case *array.Int32Builder:
+				f.Append(int32(v.(int)))
+			case *array.Uint16Builder:
+				f.Append(uint16(v.(int)))
 			case *array.Float64Builder:
 				f.Append(v.(float64))
 			case *array.StringBuilder:

@@ -3,6 +3,8 @@ package exec
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -283,6 +285,9 @@ type joinTable struct {
 	keysOnly bool
 	// keys is how many distinct keys index found.
 	keys int
+	// pack, for a key of several integer columns, makes one int64 of
+	// them, which intHead indexes.
+	pack *keyPack
 	// arrays holds refs, next and intHead's arrays.
 	arrays tableMem
 }
@@ -339,12 +344,16 @@ func (j *joiner) buildTable(batches []arrow.RecordBatch) (*joinTable, error) {
 		t.release()
 		return nil, fmt.Errorf("join (right side): %d rows, more than a join holds (2^31)", n)
 	}
-	if j.stage.semi() && j.where == nil {
-		t.indexKeys(batches, j.rkeys, j.intKey, n)
-	} else {
-		t.index(batches, j.rkeys, j.intKey, n)
+	if !j.intKey {
+		t.pack = newKeyPack(batches, j.lkeys, j.rkeys)
 	}
-	if j.intKey {
+	intKey := j.intKey || t.pack != nil
+	if j.stage.semi() && j.where == nil {
+		t.indexKeys(batches, j.rkeys, intKey, n)
+	} else {
+		t.index(batches, j.rkeys, intKey, n)
+	}
+	if intKey {
 		t.intHead.withBits()
 	}
 	if j.stage.preserves(false) {
@@ -389,7 +398,7 @@ func (t *joinTable) index(batches []arrow.RecordBatch, keys *keyEncoder, intKey 
 	for bi := len(batches) - 1; bi >= 0; bi-- {
 		b := batches[bi]
 		if intKey {
-			ints = intValues(b.Column(keys.cols[0].idx), ints)
+			ints = t.keyInts(b, keys, ints)
 		} else {
 			keys.encode(b, &kr)
 		}
@@ -446,7 +455,7 @@ func (t *joinTable) indexKeys(batches []arrow.RecordBatch, keys *keyEncoder, int
 	var ints []int64
 	for _, b := range batches {
 		if intKey {
-			ints = intValues(b.Column(keys.cols[0].idx), ints)
+			ints = t.keyInts(b, keys, ints)
 		} else {
 			keys.encode(b, &kr)
 		}
@@ -489,14 +498,15 @@ func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch)
 	}
 	var kr keyRows
 	var ints []int64
-	if j.intKey {
-		ints = intValues(rec.Column(j.lkeys.cols[0].idx), nil)
+	intKey := j.intKey || t.pack != nil
+	if intKey {
+		ints = t.keyInts(rec, j.lkeys, nil)
 	} else {
 		j.lkeys.encode(rec, &kr)
 	}
 	nulls := keyNulls(rec, j.lkeys)
 	var touched int32
-	ahead := !j.intKey || !t.intHead.small()
+	ahead := !intKey || !t.intHead.small()
 	for i := range n {
 		if ahead && i%touchAhead == 0 {
 			// The next keys' slots read ahead, their cache misses at
@@ -504,7 +514,7 @@ func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch)
 			// far larger than the caches.
 			end := min(i+touchAhead, n)
 			for q := i; q < end; q++ {
-				if j.intKey {
+				if intKey {
 					if k := ints[q]; t.intHead.mayHave(k) {
 						touched += t.intHead.slots[t.intHead.slot(k)].row
 					}
@@ -518,7 +528,7 @@ func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch)
 		}
 		var h int32
 		var ok bool
-		if j.intKey {
+		if intKey {
 			if k := ints[i]; t.intHead.mayHave(k) {
 				h, ok = t.intHead.get(k)
 			}
@@ -819,6 +829,106 @@ func keyNulls(rec arrow.RecordBatch, k *keyEncoder) []bool {
 		}
 	}
 	return nulls
+}
+
+// keyInts are the int64 keys of rec's rows, for a table indexed by
+// them: keys's one column's values, or its columns packed (pack).
+func (t *joinTable) keyInts(rec arrow.RecordBatch, keys *keyEncoder, buf []int64) []int64 {
+	if t.pack != nil {
+		return t.pack.values(rec, keys, buf)
+	}
+	return intValues(rec.Column(keys.cols[0].idx), buf)
+}
+
+// keyPack makes one int64 of a key of several integer columns, each
+// column's value less the least the right side has, in bits of its own:
+// a join on two keys (TPC-H Q5's supplier and nation, Q9's part and
+// supplier) then looks its keys up in an intTable, with its bitmap,
+// instead of hashing their bytes. A left row with a value outside the
+// right side's range for its column matches nothing: its key is -1,
+// which no packed key is.
+type keyPack struct {
+	lo, hi []int64
+	shift  []uint
+}
+
+// columnInts are a's values as int64s: an int64 column's own memory, or
+// widened into *scratch, which never holds a column's memory (intValues
+// would widen the next column into it).
+func columnInts(a arrow.Array, scratch *[]int64) []int64 {
+	v := intValues(a, *scratch)
+	if _, own := a.(*array.Int64); !own {
+		*scratch = v
+	}
+	return v
+}
+
+// newKeyPack is the pack of the right side's key columns (batches) when
+// every key column of both sides is an integer and their spans take 62
+// bits at most; nil otherwise.
+func newKeyPack(batches []arrow.RecordBatch, left, right *keyEncoder) *keyPack {
+	n := len(right.cols)
+	if n < 2 {
+		return nil
+	}
+	for k := range n {
+		if !smallInt(left.cols[k].in) || !smallInt(right.cols[k].in) {
+			return nil
+		}
+	}
+	p := &keyPack{lo: make([]int64, n), hi: make([]int64, n), shift: make([]uint, n)}
+	seen := false
+	var scratch []int64
+	for _, b := range batches {
+		nulls := keyNulls(b, right)
+		for k, c := range right.cols {
+			for i, v := range columnInts(b.Column(c.idx), &scratch) {
+				if nulls != nil && nulls[i] {
+					continue // its value may be anything
+				}
+				if !seen {
+					for q := range n {
+						p.lo[q], p.hi[q] = math.MaxInt64, math.MinInt64
+					}
+					seen = true
+				}
+				p.lo[k], p.hi[k] = min(p.lo[k], v), max(p.hi[k], v)
+			}
+		}
+	}
+	if !seen {
+		return nil
+	}
+	var used uint
+	for k := range n {
+		span := uint64(p.hi[k]) - uint64(p.lo[k])
+		p.shift[k] = used
+		used += uint(bits.Len64(span))
+		if used > 62 || span > math.MaxInt64 {
+			return nil
+		}
+	}
+	return p
+}
+
+// values are rec's keys packed into buf (grown; never a column's
+// memory), or -1 for a row that no right row matches. Probes call it at
+// once: p is only read.
+func (p *keyPack) values(rec arrow.RecordBatch, keys *keyEncoder, buf []int64) []int64 {
+	out := grow(buf, int(rec.NumRows()))
+	clear(out)
+	var scratch []int64
+	for k, c := range keys.cols {
+		lo, hi, sh := p.lo[k], p.hi[k], p.shift[k]
+		for i, v := range columnInts(rec.Column(c.idx), &scratch) {
+			if v < lo || v > hi {
+				out[i] = -1
+			} else if out[i] >= 0 {
+				out[i] |= (v - lo) << sh
+			}
+		}
+	}
+	return out
 }
 
 // smallInt says intValues reads dt: integers that fit an int64.
