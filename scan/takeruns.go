@@ -39,8 +39,8 @@ func keptRuns(keep, valid []bool, runs []rowRun) ([]rowRun, int) {
 // string column's bytes then move in a few large copies where arrow's
 // filter kernel appends value by value (a tenth of TPC-H Q1's time).
 // It reports false for a type it does not take (booleans, dictionaries,
-// nested and large types) and for values of fixed width in short runs,
-// which compute's filter then does.
+// nested and large types) and for values of fixed width other than 4 and
+// 8 bytes in short runs, which compute's filter then does.
 func takeRuns(mem memory.Allocator, a arrow.Array, runs []rowRun, kept int) (arrow.Array, bool) {
 	if kept == 0 {
 		return nil, false
@@ -80,17 +80,29 @@ func takeRuns(mem memory.Allocator, a arrow.Array, runs []rowRun, kept int) (arr
 		if !ok || a.DataType().ID() == arrow.BOOL || a.DataType().ID() == arrow.DICTIONARY || fw.BitWidth()%8 != 0 || len(bufs) != 2 {
 			return nil, false
 		}
-		if kept < 8*len(runs) {
+		w := fw.BitWidth() / 8
+		short := kept < 8*len(runs)
+		if short && w != 4 && w != 8 {
 			// Runs of a few values: a copy call each costs more than
 			// arrow's kernel, which walks the mask a word at a time.
 			return nil, false
 		}
-		w := fw.BitWidth() / 8
 		values := bufs[1].Bytes()[off*w:]
 		vb := mempool.DirtyBuffer(mem, w*kept)
 		vo := vb.Bytes()
-		for _, r := range runs {
-			vo = vo[copy(vo, values[r.start*w:(r.start+r.n)*w]):]
+		switch {
+		case short && w == 4:
+			// Value by value, a run at a time: cheaper than a copy call
+			// a run, and than arrow's kernel with the mask it needs.
+			takeShort(unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(values))), len(values)/4),
+				unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(vo))), kept), runs)
+		case short:
+			takeShort(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(values))), len(values)/8),
+				unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(vo))), kept), runs)
+		default:
+			for _, r := range runs {
+				vo = vo[copy(vo, values[r.start*w:(r.start+r.n)*w]):]
+			}
 		}
 		out = []*memory.Buffer{nil, vb}
 	}
@@ -114,4 +126,15 @@ func takeRuns(mem memory.Allocator, a arrow.Array, runs []rowRun, kept int) (arr
 	}
 	defer data.Release()
 	return array.MakeFromData(data), true
+}
+
+// takeShort copies the values of runs, one after another, to out.
+func takeShort[T uint32 | uint64](values, out []T, runs []rowRun) {
+	at := 0
+	for _, r := range runs {
+		for _, v := range values[r.start : r.start+r.n] {
+			out[at] = v
+			at++
+		}
+	}
 }
