@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/sluice-data/sluice/expr"
+	"github.com/sluice-data/sluice/internal/freelist"
 	"github.com/sluice-data/sluice/plan"
 )
 
@@ -259,6 +260,8 @@ type joiner struct {
 	once     sync.Once
 	buildErr error
 	t        *joinTable
+	// pairs are probes' arrays, recycled (pairBuffers).
+	pairs freelist.List[pairs]
 }
 
 // joinTable is the right side (or one part of it) indexed by key.
@@ -474,6 +477,36 @@ func (t *joinTable) indexKeys(batches []arrow.RecordBatch, keys *keyEncoder, int
 	}
 }
 
+// pairBuffers are empty pairs with room for n (R only if right), from
+// the ones recycled: a batch's pairs made anew cost the zeroing of room
+// for every row of it, most of which match nothing in a selective join
+// (TPC-H Q3).
+func (j *joiner) pairBuffers(n int, right bool) pairs {
+	p := *j.pairs.Get()
+	if cap(p.L) < n {
+		p.L = make([]int32, 0, n)
+	}
+	p.L = p.L[:0]
+	if !right {
+		p.R = nil
+	} else if cap(p.R) < n {
+		p.R = make([]rowRef, 0, n)
+	}
+	if p.R != nil {
+		p.R = p.R[:0]
+	}
+	return p
+}
+
+// recycle keeps p's arrays for pairBuffers, unless they are large: a
+// join whose keys repeat makes room for many rows a row.
+func (j *joiner) recycle(p pairs) {
+	if cap(p.L) > 1<<20 || cap(p.R) > 1<<20 {
+		return
+	}
+	j.pairs.Put(&pairs{L: p.L[:0], R: p.R[:0]})
+}
+
 // pairs are matched rows: left row L[i] with right row R[i].
 type pairs struct {
 	L []int32
@@ -492,10 +525,7 @@ func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch)
 	if !t.keysOnly && t.keys > 0 {
 		per = min((len(t.refs)+t.keys-1)/t.keys, 64)
 	}
-	p := pairs{L: make([]int32, 0, n*per)}
-	if !t.keysOnly {
-		p.R = make([]rowRef, 0, n*per)
-	}
+	p := j.pairBuffers(n*per, !t.keysOnly)
 	var kr keyRows
 	var ints []int64
 	intKey := j.intKey || t.pack != nil
@@ -565,6 +595,7 @@ func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch)
 			kept.R = append(kept.R, p.R[i])
 		}
 	}
+	j.recycle(p)
 	return kept, nil
 }
 
@@ -657,6 +688,7 @@ func (j *joiner) joinBatch(ctx context.Context, t *joinTable, rec arrow.RecordBa
 	if err != nil {
 		return nil, err
 	}
+	defer j.recycle(p) // what follows copies the rows p names
 	if t.matched != nil {
 		for _, r := range p.R {
 			t.matched[t.starts[r.Batch]+int(r.Row)] = true
