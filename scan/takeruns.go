@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"math/bits"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,21 +16,52 @@ import (
 type rowRun struct{ start, n int }
 
 // keptRuns appends to runs the runs of rows where keep is true and
-// valid (nil: every row valid), and says how many rows they hold.
+// valid (nil: every row valid), and says how many rows they hold. The
+// rows are packed 64 to a word first, without a branch a row, and the
+// runs found from one change to the next (TrailingZeros): a filter that
+// keeps rows here and there (TPC-H Q21's l_receiptdate > l_commitdate,
+// two in three) mispredicted a branch at every run's ends, row by row.
 func keptRuns(keep, valid []bool, runs []rowRun) ([]rowRun, int) {
+	n := len(keep)
 	kept := 0
-	for i := 0; i < len(keep); {
-		if !keep[i] || valid != nil && !valid[i] {
-			i++
-			continue
+	in, start := false, 0
+	for base := 0; base < n; base += 64 {
+		m := min(64, n-base)
+		k := keep[base : base+m]
+		var w uint64
+		if valid == nil {
+			for i := range k {
+				w |= uint64(*(*uint8)(unsafe.Pointer(&k[i]))) << i
+			}
+		} else {
+			v := valid[base : base+m]
+			for i := range k {
+				w |= uint64(*(*uint8)(unsafe.Pointer(&k[i]))&*(*uint8)(unsafe.Pointer(&v[i]))) << i
+			}
 		}
-		j := i + 1
-		for j < len(keep) && keep[j] && (valid == nil || valid[j]) {
-			j++
+		kept += bits.OnesCount64(w)
+		for pos := 0; pos < m; {
+			if in {
+				// The run goes on to the next zero (bits past m are zero).
+				ones := bits.TrailingZeros64(^(w >> pos))
+				if pos+ones >= m {
+					break // on into the next word
+				}
+				runs = append(runs, rowRun{start, base + pos + ones - start})
+				in = false
+				pos += ones
+				continue
+			}
+			rest := w >> pos
+			if rest == 0 {
+				break
+			}
+			pos += bits.TrailingZeros64(rest)
+			in, start = true, base+pos
 		}
-		runs = append(runs, rowRun{i, j - i})
-		kept += j - i
-		i = j
+	}
+	if in {
+		runs = append(runs, rowRun{start, n - start})
 	}
 	return runs, kept
 }

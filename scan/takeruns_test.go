@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -124,6 +125,51 @@ func testTakeRuns(t *testing.T, mem memory.Allocator) {
 				}
 			}
 			whole.Release()
+		}
+	}
+}
+
+// TestKeptRuns: the runs keptRuns finds are those a walk row by row
+// finds, for lengths about a word's 64 rows, patterns of every density
+// and with and without validity.
+func TestKeptRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	walk := func(keep, valid []bool) ([]rowRun, int) {
+		var runs []rowRun
+		kept := 0
+		for i := 0; i < len(keep); i++ {
+			if !keep[i] || valid != nil && !valid[i] {
+				continue
+			}
+			if len(runs) > 0 && runs[len(runs)-1].start+runs[len(runs)-1].n == i {
+				runs[len(runs)-1].n++
+			} else {
+				runs = append(runs, rowRun{i, 1})
+			}
+			kept++
+		}
+		return runs, kept
+	}
+	for _, n := range []int{0, 1, 63, 64, 65, 127, 128, 129, 1000} {
+		for _, density := range []float64{0, 0.05, 0.5, 0.95, 1} {
+			for _, withValid := range []bool{false, true} {
+				keep := make([]bool, n)
+				for i := range keep {
+					keep[i] = r.Float64() < density
+				}
+				var valid []bool
+				if withValid {
+					valid = make([]bool, n)
+					for i := range valid {
+						valid[i] = r.IntN(4) > 0
+					}
+				}
+				got, kept := keptRuns(keep, valid, nil)
+				want, wantKept := walk(keep, valid)
+				if kept != wantKept || len(got) != len(want) || len(want) > 0 && !slices.Equal(got, want) {
+					t.Fatalf("n=%d density=%v valid=%v: %v (%d kept), want %v (%d)", n, density, withValid, got, kept, want, wantKept)
+				}
+			}
 		}
 	}
 }
