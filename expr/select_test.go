@@ -61,24 +61,8 @@ func TestSelectiveLogic(t *testing.T) {
 		{"x = y", func(w row) int { return tri(w.xOK, w.x == w.y) }},
 		{"y in (1, 2, 8)", func(w row) int { return tri(true, w.y == 1 || w.y == 2 || w.y == 8) }},
 	}
-	and3 := func(a, b int) int {
-		switch {
-		case a == 0 || b == 0:
-			return 0
-		case a == 1 && b == 1:
-			return 1
-		}
-		return 2
-	}
-	or3 := func(a, b int) int {
-		switch {
-		case a == 1 || b == 1:
-			return 1
-		case a == 0 && b == 0:
-			return 0
-		}
-		return 2
-	}
+	and3 := func(a, b int) int { return logic3(true, a, b) }
+	or3 := func(a, b int) int { return logic3(false, a, b) }
 	not3 := func(a int) int {
 		if a == 2 {
 			return 2
