@@ -110,7 +110,7 @@ const smallBits = 1 << 21
 
 // withBits sets bits, once the table holds all its keys, when the keys
 // span at most 64 values a slot (the bitmap is then at most half the
-// table's size) or at most smallBits. A join's right side is often a filtered dimension whose
+// table's size) or fewer than smallBits. A join's right side is often a filtered dimension whose
 // keys are few among the left side's (TPC-H Q5's orders of one year
 // against every line item): most probes miss, and a miss found in a
 // bitmap that fits the caches costs far less than a slot of a table

@@ -588,15 +588,16 @@ func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch)
 	if err != nil {
 		return p, fmt.Errorf("join --where: %w", err)
 	}
-	var kept pairs
+	// The pairs that hold, in place: p's arrays stay the ones recycled.
+	w := 0
 	for i := range p.L {
 		if v.IsValid(i) && (v.Const && v.B[0] || !v.Const && v.B[i]) {
-			kept.L = append(kept.L, p.L[i])
-			kept.R = append(kept.R, p.R[i])
+			p.L[w], p.R[w] = p.L[i], p.R[i]
+			w++
 		}
 	}
-	j.recycle(p)
-	return kept, nil
+	p.L, p.R = p.L[:w], p.R[:w]
+	return p, nil
 }
 
 // assemble makes the joined rows of p: left row L[i] beside right row

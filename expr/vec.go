@@ -319,6 +319,15 @@ func dictVec(d *array.Dictionary, sc *Scratch) Vec {
 		return v
 	}
 	m := vals.Len()
+	if vals.NullN() > 0 {
+		// A row whose entry is null is null.
+		valid := sc.bools(d.Len())
+		for i := range valid {
+			j := d.GetValueIndex(i)
+			valid[i] = d.IsValid(i) && j >= 0 && j < m && vals.IsValid(j)
+		}
+		v.Valid = valid
+	}
 	v.S = func(i int) string {
 		// A null row's index may be any value.
 		if j := d.GetValueIndex(i); j >= 0 && j < m {

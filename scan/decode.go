@@ -268,26 +268,34 @@ func (s *Scanner) lateColumns(cols []*flatColumn) []bool {
 
 // decodeLate is decodeFlat with late columns: each batch's other columns
 // are decoded and filtered first, then the late ones decoded in the rows
-// kept alone (TPC-H Q12 keeps one line item in 28, and copied every
-// l_shipmode before).
+// kept alone (a scan of lineitem keeping a seventh of it copied every
+// l_comment before), and those decoded as dictionaries for the filter
+// turned into the kept rows' strings (outString). Columns only the filter
+// reads are left out of the batch it hands on, filtered.
 func (s *Scanner) decodeLate(g *group, cols []*flatColumn, fields []arrow.Field, late []bool, handle func(arrow.RecordBatch, int64, bool) error) error {
 	d := s.ds
-	var early []arrow.Field
-	out := append([]arrow.Field(nil), fields...)
+	s.c.lateGroups.Add(1)
+	var early, out []arrow.Field
+	delivered := make([]bool, len(cols))
 	for i, f := range fields {
 		if !late[i] {
 			early = append(early, f)
 		}
-		if cols[i].outString {
-			out[i].Type = cols[i].typ.(*arrow.DictionaryType).ValueType
+		if _, ok := d.schema.FieldsByName(f.Name); !ok {
+			continue // the filter's alone
 		}
+		delivered[i] = true
+		if cols[i].outString {
+			f.Type = cols[i].typ.(*arrow.DictionaryType).ValueType
+		}
+		out = append(out, f)
 	}
 	earlySchema := arrow.NewSchema(early, nil)
 	outSchema := arrow.NewSchema(out, nil)
 	buf := d.filterRuns.Get()
 	defer d.filterRuns.Put(buf)
 	var keep []bool
-	arrs := make([]arrow.Array, len(cols))
+	arrs := make([]arrow.Array, 0, len(out))
 	var earlyArrs []arrow.Array
 	for row := int64(0); row < g.rows; {
 		k := min(g.batchRows, g.rows-row)
@@ -317,7 +325,16 @@ func (s *Scanner) decodeLate(g *group, cols []*flatColumn, fields []arrow.Field,
 			keep = runsKeep(keep, runs, int(k))
 		}
 		next := 0
+		arrs = arrs[:0]
 		for i, c := range cols {
+			var src arrow.Array
+			if !late[i] {
+				src = erec.Column(next)
+				next++
+			}
+			if !delivered[i] {
+				continue
+			}
 			var a arrow.Array
 			switch {
 			case late[i] && all:
@@ -325,19 +342,14 @@ func (s *Scanner) decodeLate(g *group, cols []*flatColumn, fields []arrow.Field,
 			case late[i]:
 				a, err = c.readBytesKept(int(k), keep, kept)
 			case c.outString && all:
-				a, err = dictStrings(d.opts.Mem, erec.Column(next), nil, int(k))
-				next++
+				a, err = dictStrings(d.opts.Mem, src, []rowRun{{0, int(k)}}, int(k))
 			case c.outString:
-				a, err = dictStrings(d.opts.Mem, erec.Column(next), runs, kept)
-				next++
+				a, err = dictStrings(d.opts.Mem, src, runs, kept)
 			case all:
-				a = erec.Column(next)
+				a = src
 				a.Retain()
-				next++
 			default:
 				var ok bool
-				src := erec.Column(next)
-				next++
 				if a, ok = takeRuns(d.opts.Mem, src, runs, kept); !ok {
 					mask := runsMask(d.opts.Mem, runs, int(k))
 					a, err = compute.FilterArray(s.cctx, src, mask, *compute.DefaultFilterOptions())
@@ -345,11 +357,11 @@ func (s *Scanner) decodeLate(g *group, cols []*flatColumn, fields []arrow.Field,
 				}
 			}
 			if err != nil {
-				releaseAll(arrs[:i])
+				releaseAll(arrs)
 				erec.Release()
 				return fmt.Errorf("row group %d: %w", g.rg, err)
 			}
-			arrs[i] = a
+			arrs = append(arrs, a)
 		}
 		erec.Release()
 		rows := k

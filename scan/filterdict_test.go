@@ -60,7 +60,12 @@ func TestFilterDict(t *testing.T) {
 			t.Fatal(err)
 		}
 		eligible(ds, "l_shipmode")
-		got, _ := scanAll(t, st, "lineitem/", opts)
+		sc := ds.Scan(context.Background())
+		got, _ := collect(t, sc)
+		sc.Close()
+		if sc.c.filterDicts.Load() == 0 {
+			t.Fatalf("%s: no chunk was decoded as a dictionary for the filter", c.filter)
+		}
 		want := reference(t, files, columns, c.keep)
 		if want.rows == 0 || want.rows == 30_000 {
 			t.Fatalf("%s keeps %d rows: the test tells nothing", c.filter, want.rows)
@@ -145,13 +150,15 @@ func TestLateColumns(t *testing.T) {
 		}},
 		{"l_shipmode <> 'nowhere'", func(arrow.RecordBatch, int) bool { return true }},
 		{"l_shipmode = 'nowhere'", func(arrow.RecordBatch, int) bool { return false }},
+		// Keeps no row, and no statistic says so before decoding.
+		{"l_shipmode = 'MAIL' and l_linenumber + 1 > 100", func(arrow.RecordBatch, int) bool { return false }},
+		{"l_linenumber + 1 > 100", func(arrow.RecordBatch, int) bool { return false }},
 	} {
 		opts := Options{Mem: checked(t), Columns: columns, BatchRows: 1500, Filter: c.filter}
 		ds, err := Open(context.Background(), st, "lineitem/", opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := ds.Scan(context.Background())
 		late := 0
 		for _, f := range ds.files {
 			for rg := range f.md.NumRowGroups() {
@@ -163,7 +170,6 @@ func TestLateColumns(t *testing.T) {
 				}
 			}
 		}
-		s.Close()
 		if late == 0 {
 			t.Fatalf("%s: no column is decoded late", c.filter)
 		}
@@ -181,7 +187,13 @@ func TestLateColumns(t *testing.T) {
 				}
 			}
 		}
-		got, _ := scanAll(t, st, "lineitem/", opts)
+		sc := ds.Scan(context.Background())
+		got, _ := collect(t, sc)
+		stats := sc.Stats()
+		sc.Close()
+		if stats.RowGroups > 0 && sc.c.lateGroups.Load() == 0 {
+			t.Fatalf("%s: no row group was decoded late", c.filter)
+		}
 		want := reference(t, files, columns, c.keep)
 		if got.String() != want.String() {
 			t.Fatalf("%s:\nscan:      %v\nreference: %v", c.filter, got, want)

@@ -907,10 +907,12 @@ func (s *Scanner) flatColumns(fr *flatReaders, pf *file.Reader, props *parquet.R
 		outString := false
 		if dt := s.ds.filterDict(path[0], typ); dt != nil && flatKindOf(md, rg, leaf, dt) == flatDict {
 			typ, kind = dt, flatDict
+			s.c.filterDicts.Add(1)
 		} else if dt := s.ds.outDict(path[0], typ); dt != nil && allFlat && md.Schema.Column(leaf).MaxDefinitionLevel() == 0 &&
 			flatKindOf(md, rg, leaf, dt) == flatDict {
 			// Only where decodeLate turns it back into strings.
 			typ, kind, outString = dt, flatDict, true
+			s.c.filterDicts.Add(1)
 		}
 		if kind == flatNone {
 			continue
@@ -957,8 +959,8 @@ func (d *Dataset) outDict(name string, typ arrow.DataType) arrow.DataType {
 }
 
 // dictStrings is the string array of a dictionary of strings' rows in
-// runs (nil: every row), kept in all; the dictionary has no nulls (a
-// column of a file without them).
+// runs, kept in all; the dictionary has no nulls (a column of a file
+// without them).
 func dictStrings(mem memory.Allocator, a arrow.Array, runs []rowRun, kept int) (arrow.Array, error) {
 	d, ok := a.(*array.Dictionary)
 	if !ok || d.NullN() != 0 {
@@ -970,9 +972,6 @@ func dictStrings(mem memory.Allocator, a arrow.Array, runs []rowRun, kept int) (
 	var vdata []byte
 	if bufs := vals.Data().Buffers(); len(bufs) > 2 && bufs[2] != nil {
 		vdata = bufs[2].Bytes()
-	}
-	if runs == nil {
-		runs = []rowRun{{0, len(idx)}}
 	}
 	total := 0
 	for _, r := range runs {

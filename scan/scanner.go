@@ -79,6 +79,8 @@ type counters struct {
 	decode, fetchWait, consumerWait atomic.Int64 // nanoseconds
 	flatGroups                      atomic.Int64 // row groups decoded wholly on the flat path (flat.go)
 	flatChunks                      atomic.Int64 // column chunks decoded on the flat path
+	lateGroups                      atomic.Int64 // row groups decoded by decodeLate
+	filterDicts                     atomic.Int64 // column chunks decoded as dictionaries for the filter (filterDict, outDict)
 }
 
 // Scan starts reading the dataset. Stop early by Close; the batches
