@@ -117,8 +117,8 @@ func TestIntTableBits(t *testing.T) {
 		{"at the bottom", []int64{math.MinInt64, math.MinInt64 + 64, math.MinInt64 + 129}, true},
 		{"both ends", []int64{math.MinInt64, 0, math.MaxInt64}, false},
 		{"spread", []int64{1, 1 << 40, 1 << 50}, false},
-		{"few, over a small span", []int64{3, 1 << 20, 1<<21 - 1, 1 << 21}, true},
-		{"few, over a span past smallBits", []int64{3, 1<<21 + 4}, false},
+		{"few, over a small span", []int64{3, 1 << 20, smallBits - 1, smallBits + 2}, true},
+		{"few, over a span past smallBits", []int64{3, smallBits + 4}, false},
 	} {
 		arrays := &tableMem{mem: checkedMem(t)}
 		tab := newIntTable(arrays, len(c.keys))
