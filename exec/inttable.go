@@ -146,6 +146,14 @@ func (t *intTable) withBits() {
 // a probe (touchAhead) only costs: 256 KiB of slots.
 func (t *intTable) small() bool { return len(t.slots) <= 1<<14 }
 
+// find is get behind the bitmap: a probe's lookup.
+func (t *intTable) find(k int64) (int32, bool) {
+	if !t.mayHave(k) {
+		return 0, false
+	}
+	return t.get(k)
+}
+
 // mayHave is false when k is surely not in the table (withBits).
 func (t *intTable) mayHave(k int64) bool {
 	if t.bits == nil {

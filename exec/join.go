@@ -487,12 +487,12 @@ func (j *joiner) pairBuffers(n int, right bool) pairs {
 		p.L = make([]int32, 0, n)
 	}
 	p.L = p.L[:0]
-	if !right {
+	switch {
+	case !right:
 		p.R = nil
-	} else if cap(p.R) < n {
+	case cap(p.R) < n:
 		p.R = make([]rowRef, 0, n)
-	}
-	if p.R != nil {
+	default:
 		p.R = p.R[:0]
 	}
 	return p
@@ -559,9 +559,7 @@ func (j *joiner) probe(ctx context.Context, t *joinTable, rec arrow.RecordBatch)
 		var h int32
 		var ok bool
 		if intKey {
-			if k := ints[i]; t.intHead.mayHave(k) {
-				h, ok = t.intHead.get(k)
-			}
+			h, ok = t.intHead.find(ints[i])
 		} else {
 			h, ok = t.head.get(string(kr.row(i)))
 		}

@@ -205,9 +205,7 @@ func (f *flipJoin) match(ctx context.Context, side *sideBatches, keys *keyEncode
 				var h int32
 				var ok bool
 				if intKey {
-					if k := ints[r]; t.intHead.mayHave(k) {
-						h, ok = t.intHead.get(k)
-					}
+					h, ok = t.intHead.find(ints[r])
 				} else {
 					h, ok = t.head.get(string(kr.row(r)))
 				}

@@ -249,19 +249,14 @@ func (s *Scanner) lateColumns(cols []*flatColumn) []bool {
 	}
 	var late []bool
 	for i, c := range cols {
-		if c.kind != flatBytes || c.maxDef != 0 || d.filterSchema.FieldIndices(c.name) != nil {
-			if c.outString {
-				// Not late, but decodeLate's to turn into strings.
-				if late == nil {
-					late = make([]bool, len(cols))
-				}
-			}
+		isLate := c.kind == flatBytes && c.maxDef == 0 && d.filterSchema.FieldIndices(c.name) == nil
+		if !isLate && !c.outString {
 			continue
 		}
 		if late == nil {
 			late = make([]bool, len(cols))
 		}
-		late[i] = true
+		late[i] = isLate
 	}
 	return late
 }
