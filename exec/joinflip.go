@@ -177,7 +177,7 @@ func (f *flipJoin) match(ctx context.Context, side *sideBatches, keys *keyEncode
 	rkeys := f.j.rkeys
 	var kr keyRows
 	var ints []int64
-	var p pairs // left rows as numbered in t, right rows of one batch
+	var p pairs // left rows as placed in t.refs, right rows of one batch
 	parts, schema := side.parts, side.schema
 	if side.flat {
 		parts, schema = [][]spillSpan{side.spans}, side.flatSchema
@@ -212,16 +212,19 @@ func (f *flipJoin) match(ctx context.Context, side *sideBatches, keys *keyEncode
 				if !ok {
 					continue
 				}
+				lo, hi := t.span(h)
 				if f.j.where == nil {
-					// A key's rows match together: a chain whose first
-					// row is marked is marked through.
-					for ; h >= 0 && !matched[h]; h = t.next[h] {
-						matched[h] = true
+					// A key's rows match together: a key whose first row
+					// is marked is marked through.
+					if !matched[t.rowNumber(t.refs[lo])] {
+						for _, ref := range t.refs[lo:hi] {
+							matched[t.rowNumber(ref)] = true
+						}
 					}
 					continue
 				}
-				for ; h >= 0; h = t.next[h] {
-					p.L = append(p.L, h)
+				for k := lo; k < hi; k++ {
+					p.L = append(p.L, k)
 					p.R = append(p.R, rowRef{Row: int32(r)})
 				}
 			}
@@ -237,7 +240,7 @@ func (f *flipJoin) match(ctx context.Context, side *sideBatches, keys *keyEncode
 	return matched, nil
 }
 
-// holds marks the left rows of the pairs p (left rows as numbered in t,
+// holds marks the left rows of the pairs p (left rows as placed in t.refs,
 // right rows of rec) for which --where holds; it sees every pair, as the
 // join in memory does, so that it fails where that one would.
 func (f *flipJoin) holds(ctx context.Context, t *joinTable, rec arrow.RecordBatch, p pairs, matched []bool) error {
@@ -258,7 +261,7 @@ func (f *flipJoin) holds(ctx context.Context, t *joinTable, rec arrow.RecordBatc
 		}
 		for i := range hi - lo {
 			if v.IsValid(i) && (v.Const && v.B[0] || !v.Const && v.B[i]) {
-				matched[p.L[lo+i]] = true
+				matched[t.rowNumber(t.refs[p.L[lo+i]])] = true
 			}
 		}
 		cand.Release()
