@@ -175,6 +175,7 @@ func (h *hashAgg) spill() error {
 // route sends each group of p to its partition.
 func (h *hashAgg) route(p *aggPartial) error {
 	s := h.spilled
+	p.stringKeys()
 	for g, k := range p.keys {
 		part := s.parts[maphash.String(s.seed, k)%aggSpillParts]
 		d := int32(len(part.pend.keys))

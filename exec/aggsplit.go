@@ -242,6 +242,7 @@ func (m *partialMapper) mapBatch(ctx context.Context, in arrow.RecordBatch) (arr
 // stateBatch is the summary of p's groups as a batch of schema out (see
 // stateLayout).
 func (h *hashAgg) stateBatch(out *arrow.Schema, p *aggPartial) (arrow.RecordBatch, error) {
+	p.stringKeys()
 	return h.batchOf(out, len(p.keys), func(i int) []byte { return []byte(p.keys[i]) }, func(add func(arrow.Array)) {
 		for j, a := range h.aggs {
 			acc := &p.acc[j]

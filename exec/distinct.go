@@ -71,7 +71,10 @@ func (d *distinctAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep [
 	}
 	gids := make([]int32, n)
 	p := &distinctPartial{}
-	if !dictGroupRows(d.keys, rec, keep, gids, &p.keys) && !intGroupRows(d.keys, rec, keep, gids, &p.keys, nil) {
+	var ints []int64
+	if intGroupRows(d.keys, rec, keep, gids, &ints, nil) {
+		p.keys = intKeyStrings(ints)
+	} else if !dictGroupRows(d.keys, rec, keep, gids, &p.keys) {
 		kr := d.rows.Get()
 		defer d.rows.Put(kr)
 		d.keys.encode(rec, kr)

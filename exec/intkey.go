@@ -10,13 +10,14 @@ import (
 
 // intGroupRows is groupRows for a batch grouped by one integer-like key
 // column (integers, dates, times, timestamps, durations) with no nulls, as
-// sum-by pickup_date is: a row's group is looked up by its value, and key
-// bytes are made only for each new group, instead of encoding every row's
-// key and hashing the bytes. The groups, their key bytes and the order
-// they are first seen in are those groupRows gives. It reports false,
-// having done nothing, when the batch does not qualify. sc, kept by the
-// caller from batch to batch (nil: none), holds the lookup table.
-func intGroupRows(k *keyEncoder, rec arrow.RecordBatch, keep []bool, gids []int32, keys *[]string, sc *intGroups) bool {
+// sum-by pickup_date is: a row's group is looked up by its value, and the
+// groups' keys are their values (intKeyStrings makes their key bytes),
+// instead of encoding every row's key and hashing the bytes. The groups
+// and the order they are first seen in are those groupRows gives. It
+// reports false, having done nothing, when the batch does not qualify.
+// sc, kept by the caller from batch to batch (nil: none), holds the
+// lookup table.
+func intGroupRows(k *keyEncoder, rec arrow.RecordBatch, keep []bool, gids []int32, keys *[]int64, sc *intGroups) bool {
 	if len(k.cols) != 1 {
 		return false
 	}
@@ -82,17 +83,14 @@ func (sc *intGroups) table(rows int) *intTable {
 	return sc.t
 }
 
-func groupInts[T intLike](sc *intGroups, vals []T, keep []bool, gids []int32, keys *[]string) {
+func groupInts[T intLike](sc *intGroups, vals []T, keep []bool, gids []int32, keys *[]int64) {
 	vals = vals[:len(gids)]
 	index := sc.table(len(vals))
 	if sc != nil && *keys == nil {
-		*keys = make([]string, 0, sc.last)
+		*keys = make([]int64, 0, sc.last)
 	}
 	var prev int64
 	prevG := int32(-1)
-	var key [9]byte // the key bytes of an integer: 1, then the value (see key.go)
-	key[0] = 1
-	var arena keyArena
 	for i, v := range vals {
 		if keep != nil && !keep[i] {
 			gids[i] = -1
@@ -107,12 +105,31 @@ func groupInts[T intLike](sc *intGroups, vals []T, keep []bool, gids []int32, ke
 		if !ok {
 			g = int32(len(*keys))
 			index.put(x, g)
-			binary.LittleEndian.PutUint64(key[1:], uint64(x))
-			*keys = append(*keys, arena.str(key[:]))
+			*keys = append(*keys, x)
 		}
 		gids[i], prev, prevG = g, x, g
 	}
 	if sc != nil {
 		sc.last = len(*keys)
 	}
+}
+
+// intKey is the key bytes of an integer key x (see key.go): a 1, then
+// its 8 bytes.
+func intKey(x int64) [9]byte {
+	var k [9]byte
+	k[0] = 1
+	binary.LittleEndian.PutUint64(k[1:], uint64(x))
+	return k
+}
+
+// intKeyStrings are the key bytes of the integer keys ints.
+func intKeyStrings(ints []int64) []string {
+	out := make([]string, len(ints))
+	var arena keyArena
+	for i, x := range ints {
+		k := intKey(x)
+		out[i] = arena.str(k[:])
+	}
+	return out
 }

@@ -62,13 +62,13 @@ func TestIntKeysGroupAsBytes(t *testing.T) {
 			kr := &keyRows{}
 			k.encode(rec, kr)
 			groupRows(kr, kp, want, &wantKeys)
-			got, gotKeys := make([]int32, n), []string(nil)
+			got, gotInts := make([]int32, n), []int64(nil)
 			for _, s := range []*intGroups{sc, nil} {
-				got, gotKeys = make([]int32, n), nil
-				if !intGroupRows(k, rec, kp, got, &gotKeys, s) {
+				got, gotInts = make([]int32, n), nil
+				if !intGroupRows(k, rec, kp, got, &gotInts, s) {
 					t.Fatalf("%s: not grouped by value", dt)
 				}
-				if !slices.Equal(got, want) || !slices.Equal(gotKeys, wantKeys) {
+				if gotKeys := intKeyStrings(gotInts); !slices.Equal(got, want) || !slices.Equal(gotKeys, wantKeys) {
 					t.Fatalf("%s (keep %v, scratch %v): groups by value differ from groups by key bytes (%d and %d groups)", dt, kp != nil, s != nil, len(gotKeys), len(wantKeys))
 				}
 			}
@@ -79,7 +79,7 @@ func TestIntKeysGroupAsBytes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if intGroupRows(two, rec, kp, got, &gotKeys, sc) {
+			if intGroupRows(two, rec, kp, got, &gotInts, sc) {
 				t.Fatalf("%s: two key columns grouped by one's value", dt)
 			}
 		}
@@ -91,7 +91,7 @@ func TestIntKeysGroupAsBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keys []string
+	var keys []int64
 	if intGroupRows(k, nulls, nil, make([]int32, 2), &keys, nil) || len(keys) != 0 {
 		t.Fatal("a key column with nulls grouped by value")
 	}
