@@ -532,7 +532,7 @@ func (c *compiler) addMonths(n *binary, x, y *compiled) (*compiled, error) {
 		return nil, c.errAt(n, "an interval of months or years can only be added to or subtracted from a date or timestamp, not %s", t.k.A())
 	}
 	k := t.k
-	return &compiled{k: k, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
+	return folded(&compiled{k: k, eval: func(r arrow.RecordBatch, s *Scratch) Vec {
 		v := t.eval(r, s)
 		return rowsOf(s, k, v.Const, int(r.NumRows()), []Vec{v}, func(o *Vec, _ []string, i int) bool {
 			tm := civil(v, at(v, i))
@@ -544,7 +544,7 @@ func (c *compiler) addMonths(n *binary, x, y *compiled) (*compiled, error) {
 			o.I[i] = fromCivil(k, nt)
 			return true
 		})
-	}}, nil
+	}}, t), nil
 }
 
 func daysIn(y int, m time.Month) int { return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day() }
