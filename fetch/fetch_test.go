@@ -124,11 +124,14 @@ func TestMemoryBudget(t *testing.T) {
 		if i == 0 {
 			// A consumer slower than the fetcher: it takes the next unit
 			// only once the fetcher has filled the budget and waits for
-			// it (an event, not a sleep a busy machine may not honour).
-			await.Until(t, "the fetcher to fill the budget", func() bool {
+			// room (p.next: events, not a sleep a busy machine may not
+			// honour). Waiting for the budget to fill alone let a busy
+			// machine's fetcher reach its next unit only after the
+			// consumer had made room, and never wait.
+			await.Until(t, "the fetcher to fill the budget and wait", func() bool {
 				p.mu.Lock()
 				defer p.mu.Unlock()
-				return p.held+int64(len(u.pages)*f.pages.size) > memory
+				return p.held+int64(len(u.pages)*f.pages.size) > memory && p.next != nil
 			})
 		}
 		sample()
