@@ -76,3 +76,70 @@ func TestAggIntKeys(t *testing.T) {
 		t.Fatal("a split aggregation differs from one process")
 	}
 }
+
+// TestAggPairKeys is TestAggIntKeys for two key columns of integers of
+// different widths (pairGroupRows), a batch in four with nulls in one.
+func TestAggPairKeys(t *testing.T) {
+	mem := checkedMem(t)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	}, nil)
+	r := rand.New(rand.NewPCG(4, 6))
+	count, sum := map[string]int{}, map[string]int{}
+	var recs []arrow.RecordBatch
+	for b := range 30 {
+		var rows [][]any
+		for range 700 {
+			var ka, kb any = r.IntN(150) - 75, r.IntN(100) * 1000
+			if b%4 == 3 && r.IntN(50) == 0 {
+				kb = nil
+			}
+			n := r.IntN(1000)
+			rows = append(rows, []any{ka, kb, float64(n) / 8})
+			key := fmt.Sprint(ka) + "|(null)"
+			if kb != nil {
+				key = fmt.Sprint(ka, "|", kb)
+			}
+			count[key]++
+			sum[key] += n
+		}
+		recs = append(recs, batch(t, mem, schema, rows...))
+	}
+	defer releaseAll(recs)
+	agg := mustStage(t)(AggBy([]string{"a", "b"}, "count() as c, sum(x) as sx"))
+	src := func() SourceStage { return FromBatches(schema, recs...) }
+	want := fused(t, mem, 1, src(), agg)
+	rows := table(t, want)
+	if len(rows) != len(count) || len(rows) < 5000 {
+		t.Fatalf("%d groups, want %d (and many)", len(rows), len(count))
+	}
+	for _, row := range rows {
+		f := strings.Split(row, "|")
+		key := f[0] + "|" + f[1]
+		c, err1 := strconv.Atoi(f[2])
+		sx, err2 := strconv.ParseFloat(f[3], 64)
+		if err1 != nil || err2 != nil || c != count[key] || sx*8 != float64(sum[key]) {
+			t.Fatalf("group %s: %q; want count %d, sum %v", key, row, count[key], float64(sum[key])/8)
+		}
+	}
+	if got := fused(t, mem, 3, src(), agg); !bytes.Equal(got, want) {
+		t.Fatal("three workers differ from one")
+	}
+	dir := t.TempDir()
+	inMem, _ := runBudget(t, mem, 1<<30, dir, src(), agg)
+	spilled, open := runBudget(t, mem, 256<<10, dir, src(), agg)
+	if open == 0 || !bytes.Equal(spilled, inMem) {
+		t.Fatalf("spilled (%d files open) differs from in memory", open)
+	}
+	partial, final, ok := splitAgg(agg)
+	if !ok {
+		t.Fatal("splitAgg refused agg-by")
+	}
+	stateSchema, states := runCollect(t, mem, 2, src(), partial)
+	defer releaseAll(states)
+	if got, _ := runBudget(t, mem, 1<<30, dir, FromBatches(stateSchema, states...), final); !bytes.Equal(got, inMem) {
+		t.Fatal("a split aggregation differs from one process")
+	}
+}

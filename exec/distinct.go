@@ -73,7 +73,7 @@ func (d *distinctAgg) partial(ctx context.Context, rec arrow.RecordBatch, keep [
 	p := &distinctPartial{}
 	var ints []int64
 	if intGroupRows(d.keys, rec, keep, gids, &ints, nil) {
-		p.keys = intKeyStrings(ints)
+		p.keys = intKeyStrings(ints, 1)
 	} else if !dictGroupRows(d.keys, rec, keep, gids, &p.keys) {
 		kr := d.rows.Get()
 		defer d.rows.Put(kr)

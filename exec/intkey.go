@@ -67,7 +67,10 @@ func intGroupRows(k *keyEncoder, rec arrow.RecordBatch, keep []bool, gids []int3
 // size the next one's list of keys.
 type intGroups struct {
 	t    *intTable
+	p    *pairTable
 	last int
+	// cols hold two key columns' values widened (pairGroupRows).
+	cols [2][]int64
 }
 
 // table is sc's table, empty; sc may be nil.
@@ -114,6 +117,106 @@ func groupInts[T intLike](sc *intGroups, vals []T, keep []bool, gids []int32, ke
 	}
 }
 
+// pairGroupRows is intGroupRows for a batch grouped by two integer-like
+// key columns with no nulls (TPC-H Q20's l_partkey, l_suppkey), looked
+// up as pairs in a pairTable: keys holds each group's two values in turn.
+func pairGroupRows(k *keyEncoder, rec arrow.RecordBatch, keep []bool, gids []int32, keys *[]int64, sc *intGroups) bool {
+	if len(k.cols) != 2 {
+		return false
+	}
+	if sc == nil {
+		sc = &intGroups{}
+	}
+	var cols [2][]int64
+	for c := range cols {
+		col := rec.Column(k.cols[c].idx)
+		if col.NullN() > 0 || col.Len() != len(gids) {
+			return false
+		}
+		v, ok := intColumn(col, &sc.cols[c])
+		if !ok {
+			return false
+		}
+		cols[c] = v
+	}
+	if sc.p == nil {
+		sc.p = newPairTable(&tableMem{mem: memory.DefaultAllocator}, max(sc.last, min(len(gids), 1<<10)))
+	} else {
+		sc.p.reset()
+	}
+	if *keys == nil {
+		*keys = make([]int64, 0, 2*sc.last)
+	}
+	var pa, pb int64
+	prevG := int32(-1)
+	for i, a := range cols[0][:len(gids)] {
+		if keep != nil && !keep[i] {
+			gids[i] = -1
+			continue
+		}
+		b := cols[1][i]
+		if prevG >= 0 && a == pa && b == pb {
+			gids[i] = prevG
+			continue
+		}
+		g, ok := sc.p.get(a, b)
+		if !ok {
+			g = int32(len(*keys) / 2)
+			sc.p.put(a, b, g)
+			*keys = append(*keys, a, b)
+		}
+		gids[i], pa, pb, prevG = g, a, b, g
+	}
+	sc.last = len(*keys) / 2
+	return true
+}
+
+// intColumn is a's values as int64s, as key bytes encode them (see
+// key.go), widened into *buf where a's are narrower; false for a column
+// not of integers.
+func intColumn(a arrow.Array, buf *[]int64) ([]int64, bool) {
+	switch a := a.(type) {
+	case *array.Int64:
+		return a.Int64Values(), true
+	case *array.Int8:
+		return widenInts(buf, a.Int8Values()), true
+	case *array.Int16:
+		return widenInts(buf, a.Int16Values()), true
+	case *array.Int32:
+		return widenInts(buf, a.Int32Values()), true
+	case *array.Uint8:
+		return widenInts(buf, a.Uint8Values()), true
+	case *array.Uint16:
+		return widenInts(buf, a.Uint16Values()), true
+	case *array.Uint32:
+		return widenInts(buf, a.Uint32Values()), true
+	case *array.Uint64:
+		return widenInts(buf, a.Uint64Values()), true
+	case *array.Date32:
+		return widenInts(buf, a.Date32Values()), true
+	case *array.Date64:
+		return widenInts(buf, a.Date64Values()), true
+	case *array.Timestamp:
+		return widenInts(buf, a.TimestampValues()), true
+	case *array.Time32:
+		return widenInts(buf, a.Time32Values()), true
+	case *array.Time64:
+		return widenInts(buf, a.Time64Values()), true
+	case *array.Duration:
+		return widenInts(buf, a.DurationValues()), true
+	}
+	return nil, false
+}
+
+func widenInts[T intLike](buf *[]int64, v []T) []int64 {
+	out := grow(*buf, len(v))[:len(v)]
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	*buf = out
+	return out
+}
+
 // intKey is the key bytes of an integer key x (see key.go): a 1, then
 // its 8 bytes.
 func intKey(x int64) [9]byte {
@@ -123,12 +226,27 @@ func intKey(x int64) [9]byte {
 	return k
 }
 
-// intKeyStrings are the key bytes of the integer keys ints.
-func intKeyStrings(ints []int64) []string {
-	out := make([]string, len(ints))
+// pairKey is the key bytes of a key of two integers a and b.
+func pairKey(a, b int64) [18]byte {
+	var k [18]byte
+	ka, kb := intKey(a), intKey(b)
+	copy(k[:9], ka[:])
+	copy(k[9:], kb[:])
+	return k
+}
+
+// intKeyStrings are the key bytes of the integer keys ints, width
+// integers a key (1 or 2).
+func intKeyStrings(ints []int64, width int) []string {
+	out := make([]string, len(ints)/width)
 	var arena keyArena
-	for i, x := range ints {
-		k := intKey(x)
+	for i := range out {
+		if width == 2 {
+			k := pairKey(ints[2*i], ints[2*i+1])
+			out[i] = arena.str(k[:])
+			continue
+		}
+		k := intKey(ints[i])
 		out[i] = arena.str(k[:])
 	}
 	return out

@@ -278,6 +278,12 @@ func (t *pairTable) put(a, b int64, row int32) {
 	}
 }
 
+// reset empties the table, keeping its array.
+func (t *pairTable) reset() {
+	clear(t.slots)
+	t.n = 0
+}
+
 func (t *pairTable) grow() {
 	old := *t
 	*t = *newPairTable(t.m, len(old.slots))
