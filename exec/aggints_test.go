@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // TestAggIntKeys: grouped by one integer column, batches without nulls
@@ -57,24 +58,7 @@ func TestAggIntKeys(t *testing.T) {
 			t.Fatalf("group %s: %q; want count %d, sum %v", f[0], row, count[f[0]], float64(sum[f[0]])/8)
 		}
 	}
-	if got := fused(t, mem, 3, src(), agg); !bytes.Equal(got, want) {
-		t.Fatal("three workers differ from one")
-	}
-	dir := t.TempDir()
-	inMem, _ := runBudget(t, mem, 1<<30, dir, src(), agg)
-	spilled, open := runBudget(t, mem, 256<<10, dir, src(), agg)
-	if open == 0 || !bytes.Equal(spilled, inMem) {
-		t.Fatalf("spilled (%d files open) differs from in memory", open)
-	}
-	partial, final, ok := splitAgg(agg)
-	if !ok {
-		t.Fatal("splitAgg refused agg-by")
-	}
-	schema, states := runCollect(t, mem, 2, src(), partial)
-	defer releaseAll(states)
-	if got, _ := runBudget(t, mem, 1<<30, dir, FromBatches(schema, states...), final); !bytes.Equal(got, inMem) {
-		t.Fatal("a split aggregation differs from one process")
-	}
+	sameEveryWay(t, mem, src, agg, want)
 }
 
 // TestAggPairKeys is TestAggIntKeys for two key columns of integers of
@@ -124,6 +108,14 @@ func TestAggPairKeys(t *testing.T) {
 			t.Fatalf("group %s: %q; want count %d, sum %v", key, row, count[key], float64(sum[key])/8)
 		}
 	}
+	sameEveryWay(t, mem, src, agg, want)
+}
+
+// sameEveryWay checks that agg over src gives want, its stream on one
+// worker, on three, spilled under a small budget, and as the final half
+// of a split aggregation.
+func sameEveryWay(t *testing.T, mem memory.Allocator, src func() SourceStage, agg Stage, want []byte) {
+	t.Helper()
 	if got := fused(t, mem, 3, src(), agg); !bytes.Equal(got, want) {
 		t.Fatal("three workers differ from one")
 	}
@@ -137,9 +129,9 @@ func TestAggPairKeys(t *testing.T) {
 	if !ok {
 		t.Fatal("splitAgg refused agg-by")
 	}
-	stateSchema, states := runCollect(t, mem, 2, src(), partial)
+	schema, states := runCollect(t, mem, 2, src(), partial)
 	defer releaseAll(states)
-	if got, _ := runBudget(t, mem, 1<<30, dir, FromBatches(stateSchema, states...), final); !bytes.Equal(got, inMem) {
+	if got, _ := runBudget(t, mem, 1<<30, dir, FromBatches(schema, states...), final); !bytes.Equal(got, inMem) {
 		t.Fatal("a split aggregation differs from one process")
 	}
 }

@@ -175,24 +175,30 @@ func TestJoinPrunesProbeSide(t *testing.T) {
 	}
 }
 
-// TestJoinSpills: a right side larger than the join's memory is joined in
-// parts on disk, with the rows and order of the join in memory, for every
-// kind; the spill files are gone afterwards.
-func TestJoinSpills(t *testing.T) {
-	rng := rand.New(rand.NewPCG(29, 2))
+// randomSides are a join's sides of nl and nr rows, their keys drawn
+// below lkeys and rkeys, one in nullEvery null.
+func randomSides(seed uint64, nullEvery, nl, lkeys, nr, rkeys int) (left, right []joinRow) {
+	rng := rand.New(rand.NewPCG(seed, 2))
 	key := func(n int) any {
-		if rng.IntN(15) == 0 {
+		if rng.IntN(nullEvery) == 0 {
 			return nil
 		}
 		return rng.IntN(n)
 	}
-	var left, right []joinRow
-	for i := range 6000 {
-		left = append(left, joinRow{key(900), fmt.Sprintf("l%d", i)})
+	for i := range nl {
+		left = append(left, joinRow{key(lkeys), fmt.Sprintf("l%d", i)})
 	}
-	for i := range 3000 {
-		right = append(right, joinRow{key(1200), fmt.Sprintf("r%d", i)})
+	for i := range nr {
+		right = append(right, joinRow{key(rkeys), fmt.Sprintf("r%d", i)})
 	}
+	return left, right
+}
+
+// TestJoinSpills: a right side larger than the join's memory is joined in
+// parts on disk, with the rows and order of the join in memory, for every
+// kind; the spill files are gone afterwards.
+func TestJoinSpills(t *testing.T) {
+	left, right := randomSides(29, 15, 6000, 900, 3000, 1200)
 	mem := checkedMem(t)
 	lrecs := joinBatches(t, mem, joinLeft, left, 1000)
 	rrecs := joinBatches(t, mem, joinRight, right, 700)

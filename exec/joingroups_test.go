@@ -1,73 +1,20 @@
 package exec
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// TestJoinGroupsKeys: a right side of tens of thousands of rows, ten a
+// TestJoinGroupsKeys: a right side of twenty thousand rows, ten a
 // key and some keys null, in batches of several sizes and one empty,
 // joins as the join's definition says, each kind, on one and three
 // workers: the rows of each key are grouped apart from the side's order
 // (joinTable.index), and the rows that matched nothing are found again by
 // their number.
 func TestJoinGroupsKeys(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 13))
-	key := func(n int) any {
-		if rng.IntN(20) == 0 {
-			return nil
-		}
-		return rng.IntN(n)
-	}
-	var left, right []joinRow
-	for i := range 3000 {
-		left = append(left, joinRow{key(5000), fmt.Sprintf("l%d", i)})
-	}
-	for i := range 40000 {
-		right = append(right, joinRow{key(4000), fmt.Sprintf("r%d", i)})
-	}
-	// The definition, by a map of the right rows of each key.
-	byKey := map[int][]int{}
-	for i, r := range right {
-		if r.k != nil {
-			byKey[r.k.(int)] = append(byKey[r.k.(int)], i)
-		}
-	}
-	str := func(k any) string {
-		if k == nil {
-			return "(null)"
-		}
-		return fmt.Sprint(k)
-	}
-	want := func(how string) []string {
-		var out []string
-		used := make([]bool, len(right))
-		for _, l := range left {
-			var ms []int
-			if l.k != nil {
-				ms = byKey[l.k.(int)]
-			}
-			for _, i := range ms {
-				used[i] = true
-				out = append(out, str(l.k)+" "+l.s+" "+right[i].s)
-			}
-			if len(ms) == 0 && (how == "left" || how == "full") {
-				out = append(out, str(l.k)+" "+l.s+" (null)")
-			}
-		}
-		if how == "right" || how == "full" {
-			for i, r := range right {
-				if !used[i] {
-					out = append(out, str(r.k)+" (null) "+r.s)
-				}
-			}
-		}
-		return out
-	}
+	left, right := randomSides(7, 20, 2000, 2500, 20000, 2000)
 	mem := checkedMem(t)
 	lrecs := joinBatches(t, mem, joinLeft, left, 700)
 	defer releaseAll(lrecs)
@@ -82,11 +29,12 @@ func TestJoinGroupsKeys(t *testing.T) {
 	}
 	defer releaseAll(rrecs)
 	for _, how := range []string{"inner", "left", "right", "full"} {
+		want := naiveJoin(how, left, right, func(l, r joinRow) bool { return true })
 		for _, workers := range []int{1, 3} {
 			got := spaced(table(t, fused(t, mem, workers, FromBatches(joinLeft, lrecs...),
 				Join(Pipeline{Source: FromBatches(joinRight, rrecs...)}, JoinOptions{How: how, Left: []string{"k"}, Right: []string{"k"}}))))
-			if w := want(how); !slices.Equal(got, w) {
-				t.Errorf("%s on %d workers: %d rows, want %d; first difference at %d", how, workers, len(got), len(w), firstDiff(got, w))
+			if !slices.Equal(got, want) {
+				t.Errorf("%s on %d workers: %d rows, want %d; first difference at %d", how, workers, len(got), len(want), firstDiff(got, want))
 			}
 		}
 	}
