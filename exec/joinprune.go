@@ -170,7 +170,25 @@ func intKeyTerm(left string, batches []arrow.RecordBatch, idx int, load func(arr
 	distinct := map[int64]bool{}
 	for _, b := range batches {
 		v := load(b.Column(idx))
-		for i, x := range v.I[:b.NumRows()] {
+		xs := v.I[:b.NumRows()]
+		if v.Valid == nil && len(xs) > 0 {
+			// No nulls: the range in a loop of its own, which the
+			// compiler keeps in registers.
+			if !seen {
+				lo, hi, seen = xs[0], xs[0], true
+			}
+			for _, x := range xs {
+				lo, hi = min(lo, x), max(hi, x)
+			}
+			for _, x := range xs {
+				if len(distinct) > maxInList {
+					break
+				}
+				distinct[x] = true
+			}
+			continue
+		}
+		for i, x := range xs {
 			if !v.IsValid(i) {
 				continue
 			}
