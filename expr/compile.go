@@ -391,12 +391,15 @@ func (c *compiler) column(n *Column) (*compiled, error) {
 	c.cols[i] = true
 	x := &compiled{k: k, dec: d, eval: func(r arrow.RecordBatch, s *Scratch) Vec { return s.load(r.Column(i), load) }}
 	switch dt.(type) {
-	case *arrow.Int32Type, *arrow.Date32Type:
+	case *arrow.Int32Type:
 		x.narrow = func(r arrow.RecordBatch, s *Scratch) ([]int32, []bool) {
 			a := r.Column(i)
-			d := a.Data()
-			vals := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+d.Len()]
-			return vals, validity(s, a)
+			return a.(*array.Int32).Int32Values(), validity(s, a)
+		}
+	case *arrow.Date32Type:
+		x.narrow = func(r arrow.RecordBatch, s *Scratch) ([]int32, []bool) {
+			a := r.Column(i)
+			return arrow.Int32Traits.CastFromBytes(arrow.Date32Traits.CastToBytes(a.(*array.Date32).Date32Values())), validity(s, a)
 		}
 	}
 	return x, nil

@@ -134,6 +134,31 @@ func TestNarrowComparisons(t *testing.T) {
 		}
 		rec.Release()
 	}
+	// A batch of no rows whose arrays have no value buffers (a builder
+	// that appended nothing makes them so).
+	empty := make([]arrow.Array, 4)
+	ib2, db2 := array.NewInt32Builder(mem), array.NewDate32Builder(mem)
+	for c := range empty {
+		if c < 2 {
+			empty[c] = ib2.NewArray()
+		} else {
+			empty[c] = db2.NewArray()
+		}
+		defer empty[c].Release()
+	}
+	ib2.Release()
+	db2.Release()
+	none := array.NewRecordBatch(schema, empty, 0)
+	for _, c := range cases {
+		e, err := CompileFilter(c.expr, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := e.Eval(none); err != nil || len(v.B) != 0 && !v.Const {
+			t.Fatalf("%s over no rows: %v, %v", c.expr, v, err)
+		}
+	}
+	none.Release()
 	// The ends of date ranges are constants once compiled; an overflow
 	// is left to the evaluation, which reports it.
 	for s, konst := range map[string]bool{
