@@ -541,6 +541,33 @@ func (x *keyIndex) touch(keys []string) {
 	x.touched += sum // kept, so that the reads are not left out
 }
 
+// getInts is get for a key of one or two integers, as they are.
+func (x *keyIndex) getInts(k []int64) (int32, bool) {
+	switch {
+	case len(k) == 1 && x.ints != nil:
+		return x.ints.get(k[0])
+	case len(k) == 2 && x.pairs != nil:
+		return x.pairs.get(k[0], k[1])
+	}
+	return 0, false
+}
+
+// touchInts is touch for keys of width integers each, in turn in ks.
+func (x *keyIndex) touchInts(ks []int64, width int) {
+	var sum int32
+	switch t, p := x.ints, x.pairs; {
+	case width == 1 && t != nil && !t.small():
+		for _, k := range ks {
+			sum += t.slots[t.slot(k)].row
+		}
+	case width == 2 && p != nil && len(p.slots) > 1<<14:
+		for q := 0; q+1 < len(ks); q += 2 {
+			sum += p.slots[p.slot(ks[q], ks[q+1])].row
+		}
+	}
+	x.touched += sum
+}
+
 // slotRow is the row in the slot where k's lookup starts (0 for a key
 // not of integers).
 func (x *keyIndex) slotRow(k string) int32 {
@@ -1071,11 +1098,8 @@ func (h *hashAgg) fold(pa any) error {
 	// for every group of every batch took a tenth of a grouping by a key
 	// of 100 thousand values (TPC-H Q13's orders by customer).
 	ds := h.dests[:0]
-	switch p.width {
-	case 1:
-		ds = h.placeInts(p.ints, ds)
-	case 2:
-		ds = h.placePairs(p.ints, ds)
+	if p.width > 0 {
+		ds = h.placeInts(p.ints, p.width, ds)
 	}
 	for g, k := range p.keys {
 		if g%touchAhead == 0 {
@@ -1101,62 +1125,23 @@ func (h *hashAgg) fold(pa any) error {
 }
 
 // placeInts appends to ds the place of each integer key in the fold,
-// new ones added.
-func (h *hashAgg) placeInts(ints []int64, ds []int32) []int32 {
+// new ones added: width integers a key, ints holding each key's in turn.
+func (h *hashAgg) placeInts(ints []int64, width int, ds []int32) []int32 {
 	x := h.index
-	if x.ints == nil {
-		x.ints = newIntTable(x.mem, max(x.hint, 1<<10))
-	}
-	t := x.ints
-	for g, k := range ints {
-		if g%touchAhead == 0 && !t.small() {
-			// The next keys' slots read ahead (see keyIndex.touch).
-			var sum int32
-			for _, k := range ints[g:min(g+touchAhead, len(ints))] {
-				sum += t.slots[t.slot(k)].row
-			}
-			x.touched += sum
-		}
-		d, ok := t.get(k)
-		if !ok {
-			d = int32(h.groupKeys.len())
-			t.put(k, d)
-			key := intKey(k)
-			h.groupKeys.push(unsafeString(key[:]))
-			h.bytes += h.groupCost(unsafeString(key[:]))
-			t = x.ints // put may have grown it
-		}
-		ds = append(ds, d)
-	}
-	return ds
-}
-
-// placePairs is placeInts for keys of two integers, ints holding each
-// key's two in turn.
-func (h *hashAgg) placePairs(ints []int64, ds []int32) []int32 {
-	x := h.index
-	if x.pairs == nil {
-		x.pairs = newPairTable(x.mem, max(x.hint, 1<<10))
-	}
-	t := x.pairs
-	n := len(ints) / 2
+	n := len(ints) / width
+	var kb [18]byte
 	for g := range n {
-		if g%touchAhead == 0 && len(t.slots) > 1<<14 {
-			var sum int32
-			for q := g; q < min(g+touchAhead, n); q++ {
-				sum += t.slots[t.slot(ints[2*q], ints[2*q+1])].row
-			}
-			x.touched += sum
+		if g%touchAhead == 0 {
+			x.touchInts(ints[g*width:min(g+touchAhead, n)*width], width)
 		}
-		a, b := ints[2*g], ints[2*g+1]
-		d, ok := t.get(a, b)
+		k := ints[g*width : (g+1)*width]
+		d, ok := x.getInts(k)
 		if !ok {
 			d = int32(h.groupKeys.len())
-			t.put(a, b, d)
-			key := pairKey(a, b)
-			h.groupKeys.push(unsafeString(key[:]))
-			h.bytes += h.groupCost(unsafeString(key[:]))
-			t = x.pairs // put may have grown it
+			key := unsafeString(intKeyBytes(kb[:0], k...))
+			x.put(key, d)
+			h.groupKeys.push(key)
+			h.bytes += h.groupCost(key)
 		}
 		ds = append(ds, d)
 	}

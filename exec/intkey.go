@@ -217,22 +217,13 @@ func widenInts[T intLike](buf *[]int64, v []T) []int64 {
 	return out
 }
 
-// intKey is the key bytes of an integer key x (see key.go): a 1, then
-// its 8 bytes.
-func intKey(x int64) [9]byte {
-	var k [9]byte
-	k[0] = 1
-	binary.LittleEndian.PutUint64(k[1:], uint64(x))
-	return k
-}
-
-// pairKey is the key bytes of a key of two integers a and b.
-func pairKey(a, b int64) [18]byte {
-	var k [18]byte
-	ka, kb := intKey(a), intKey(b)
-	copy(k[:9], ka[:])
-	copy(k[9:], kb[:])
-	return k
+// intKeyBytes appends the key bytes of a key of the integers xs (see
+// key.go): for each, a 1, then its 8 bytes.
+func intKeyBytes(dst []byte, xs ...int64) []byte {
+	for _, x := range xs {
+		dst = binary.LittleEndian.AppendUint64(append(dst, 1), uint64(x))
+	}
+	return dst
 }
 
 // intKeyStrings are the key bytes of the integer keys ints, width
@@ -240,14 +231,9 @@ func pairKey(a, b int64) [18]byte {
 func intKeyStrings(ints []int64, width int) []string {
 	out := make([]string, len(ints)/width)
 	var arena keyArena
+	var kb [18]byte
 	for i := range out {
-		if width == 2 {
-			k := pairKey(ints[2*i], ints[2*i+1])
-			out[i] = arena.str(k[:])
-			continue
-		}
-		k := intKey(ints[i])
-		out[i] = arena.str(k[:])
+		out[i] = arena.str(intKeyBytes(kb[:0], ints[i*width:(i+1)*width]...))
 	}
 	return out
 }

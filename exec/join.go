@@ -479,6 +479,20 @@ func (t *joinTable) index(batches []arrow.RecordBatch, keys *keyEncoder, intKey 
 	}
 }
 
+// pair adds to p left row i beside each right row of key g (alone, in
+// a table of keys only: a semi or anti join needs no right row).
+func (t *joinTable) pair(p *pairs, i, g int32) {
+	if t.keysOnly {
+		p.L = append(p.L, i)
+		return
+	}
+	lo, hi := t.span(g)
+	for range hi - lo {
+		p.L = append(p.L, i)
+	}
+	p.R = append(p.R, t.refs[lo:hi]...)
+}
+
 // span is where key g's rows are in refs.
 func (t *joinTable) span(g int32) (int32, int32) {
 	if t.first == nil {
@@ -686,16 +700,8 @@ func (j *joiner) probeAll(t *joinTable, n int, intKey bool, ints []int64, kr *ke
 		} else {
 			h, ok = t.head.get(string(kr.row(i)))
 		}
-		if ok && t.keysOnly {
-			p.L = append(p.L, int32(i)) // a semi or anti join needs no right row
-			continue
-		}
 		if ok {
-			lo, hi := t.span(h)
-			for range hi - lo {
-				p.L = append(p.L, int32(i))
-			}
-			p.R = append(p.R, t.refs[lo:hi]...)
+			t.pair(p, int32(i), h)
 		}
 	}
 	runtime.KeepAlive(touched) // the reads above are for their misses alone
@@ -728,17 +734,8 @@ func (j *joiner) probeBits(t *joinTable, ints []int64, nulls []bool, p *pairs) {
 		if nulls != nil && nulls[i] {
 			continue
 		}
-		h, ok := tb.get(ints[i])
-		switch {
-		case !ok:
-		case t.keysOnly:
-			p.L = append(p.L, i) // a semi or anti join needs no right row
-		default:
-			lo, hi := t.span(h)
-			for range hi - lo {
-				p.L = append(p.L, i)
-			}
-			p.R = append(p.R, t.refs[lo:hi]...)
+		if h, ok := tb.get(ints[i]); ok {
+			t.pair(p, i, h)
 		}
 	}
 	runtime.KeepAlive(touched) // the reads above are for their misses alone
@@ -1121,34 +1118,9 @@ func smallInt(dt arrow.DataType) bool {
 // intValues are the values of an integer column as int64s (the column's
 // own memory for an int64 one; else widened into buf).
 func intValues(a arrow.Array, buf []int64) []int64 {
-	widen := func(n int, at func(int) int64) []int64 {
-		buf = grow(buf, n)
-		for i := range n {
-			buf[i] = at(i)
-		}
-		return buf
+	v, ok := intColumn(a, &buf)
+	if !ok {
+		panic(fmt.Sprintf("join: intValues of %s", a.DataType()))
 	}
-	switch a := a.(type) {
-	case *array.Int64:
-		return a.Int64Values()
-	case *array.Int32:
-		v := a.Int32Values()
-		return widen(len(v), func(i int) int64 { return int64(v[i]) })
-	case *array.Int16:
-		v := a.Int16Values()
-		return widen(len(v), func(i int) int64 { return int64(v[i]) })
-	case *array.Int8:
-		v := a.Int8Values()
-		return widen(len(v), func(i int) int64 { return int64(v[i]) })
-	case *array.Uint32:
-		v := a.Uint32Values()
-		return widen(len(v), func(i int) int64 { return int64(v[i]) })
-	case *array.Uint16:
-		v := a.Uint16Values()
-		return widen(len(v), func(i int) int64 { return int64(v[i]) })
-	case *array.Uint8:
-		v := a.Uint8Values()
-		return widen(len(v), func(i int) int64 { return int64(v[i]) })
-	}
-	panic(fmt.Sprintf("join: intValues of %s", a.DataType()))
+	return v
 }
