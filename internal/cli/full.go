@@ -95,9 +95,9 @@ func findFull() (string, error) {
 func installHint() string {
 	v := buildinfo.Module()
 	if v == "(devel)" || strings.Contains(v, "+") {
-		return "go install ./cmd/... in sluice's checkout"
+		return "CGO_ENABLED=0 go install ./cmd/... in sluice's checkout"
 	}
-	return "go install github.com/sluice-data/sluice/cmd/...@" + v
+	return "CGO_ENABLED=0 go install github.com/sluice-data/sluice/cmd/...@" + v
 }
 
 // checkForwarded refuses a command line forwarded by another build of

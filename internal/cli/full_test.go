@@ -71,7 +71,7 @@ func TestForwardFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, stderr, code := runCmd(t, "", []string{"PATH=" + dir}, alone, "ls", "gs://b/")
-	assertCleanFailure(t, result{string(out), stderr, code}, 1, "for gs:// URLs sluice runs sluice-full, but it is neither beside sluice nor on PATH (go install ")
+	assertCleanFailure(t, result{string(out), stderr, code}, 1, "for gs:// URLs sluice runs sluice-full, but it is neither beside sluice nor on PATH (CGO_ENABLED=0 go install ")
 
 	// A sluice in sluice-full's place refuses instead of running itself
 	// again and again.
@@ -79,7 +79,7 @@ func TestForwardFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, stderr, code = runCmd(t, "", []string{"PATH=" + dir}, alone, "ls", "gs://b/")
-	assertCleanFailure(t, result{string(out), stderr, code}, 1, "/sluice-full is sluice, not sluice-full: install sluice-full (go install ")
+	assertCleanFailure(t, result{string(out), stderr, code}, 1, "/sluice-full is sluice, not sluice-full: install sluice-full (CGO_ENABLED=0 go install ")
 
 	full := filepath.Join(filepath.Dir(sluiceBin), "sluice-full")
 	out, stderr, code = runCmd(t, "", []string{forwardedEnv + "=sluice v0.0.1 0123456789ab go1.26.8 linux/amd64"}, full, "version")
