@@ -25,9 +25,16 @@ import (
 // hold at once (a sort holds all of its input).
 const fileSize = 1 << 40
 
-// window is how many messages the writer sends ahead of the
-// reader, as a pipe's buffer bounds how far a writer runs ahead.
-const window = 2
+// The writer runs ahead of the reader by at most aheadBytes of messages
+// sent and not yet taken, as a pipe's buffer bounds how far a writer
+// runs ahead, but always by two messages whatever their size. Bytes
+// rather than messages: with a few messages ahead, writer and reader
+// took turns on every batch (exec -- sluice select over 48 M rows: 8,600
+// context switches with two messages, 5,800 with 8 MiB ahead).
+const (
+	aheadBytes    = 8 << 20
+	aheadMessages = 2
+)
 
 const pageSize = 4096
 
@@ -466,7 +473,8 @@ type Writer struct {
 	keep     uint64            // ranges freed below this keep their pages (KeepResident)
 	free     []extent          // free ranges, by offset
 	used     map[uint64]uint64 // offset -> length of ranges the reader holds
-	inflight int               // messages sent and not yet taken
+	inflight []uint64          // sizes of the messages sent and not yet taken, in order
+	ahead    uint64            // their sum
 	err      error             // the reader is gone
 	pkt      [17]byte
 }
@@ -522,12 +530,32 @@ func (h *Writer) readAcks() {
 			h.mu.Unlock()
 			return
 		case p[0] == 'T' && n == 1:
-			h.inflight--
+			h.taken()
 		case p[0] == 'F' && n == 9:
 			h.release(binary.LittleEndian.Uint64(p[1:]))
 		}
 		h.cond.Broadcast()
 		h.mu.Unlock()
+	}
+}
+
+// room says whether a message of n bytes may be sent now: fewer than
+// aheadMessages are ahead of the reader, or they and it fit aheadBytes.
+func (h *Writer) room(n uint64) bool {
+	return len(h.inflight) < aheadMessages || h.ahead+n <= aheadBytes
+}
+
+// sent counts a message of n bytes ahead of the reader; taken, the
+// oldest of them taken by it (messages are taken in the order sent).
+func (h *Writer) sent(n uint64) {
+	h.inflight = append(h.inflight, n)
+	h.ahead += n
+}
+
+func (h *Writer) taken() {
+	if len(h.inflight) > 0 {
+		h.ahead -= h.inflight[0]
+		h.inflight = h.inflight[1:]
 	}
 }
 
@@ -587,7 +615,7 @@ func (h *Writer) Write(vec [][]byte) error {
 		n += uint64(len(b))
 	}
 	h.mu.Lock()
-	for h.inflight >= window && h.err == nil {
+	for !h.room(n) && h.err == nil {
 		h.cond.Wait()
 	}
 	if h.err != nil {
@@ -596,7 +624,7 @@ func (h *Writer) Write(vec [][]byte) error {
 	}
 	off, ok := h.alloc(n)
 	if ok {
-		h.inflight++
+		h.sent(n)
 	}
 	h.mu.Unlock()
 	if !ok {
@@ -622,17 +650,17 @@ func (h *Writer) Write(vec [][]byte) error {
 // end, which would lose the messages the reader had not read yet.
 func (h *Writer) End() error {
 	h.mu.Lock()
-	h.inflight++
+	h.sent(0)
 	h.mu.Unlock()
 	if err := h.send([]byte{'E'}); err != nil {
 		return err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for h.inflight > 0 && h.err == nil {
+	for len(h.inflight) > 0 && h.err == nil {
 		h.cond.Wait()
 	}
-	if h.inflight > 0 {
+	if len(h.inflight) > 0 {
 		return h.err
 	}
 	return nil

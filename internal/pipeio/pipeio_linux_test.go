@@ -426,3 +426,42 @@ func FuzzHello(f *testing.F) {
 		}
 	})
 }
+
+// TestRunsAhead: the writer runs ahead of its reader by up to aheadBytes
+// of messages, but always by two, and each message taken makes room for
+// its own size.
+func TestRunsAhead(t *testing.T) {
+	h := &Writer{}
+	const small = 1 << 20
+	n := 0
+	for h.room(small) {
+		h.sent(small)
+		n++
+	}
+	if n != aheadBytes/small {
+		t.Fatalf("%d messages of 1 MiB ahead, want %d", n, aheadBytes/small)
+	}
+	h.taken()
+	if !h.room(small) || h.room(small+1) {
+		t.Fatal("taking a 1 MiB message did not make room for exactly 1 MiB")
+	}
+	for len(h.inflight) > 0 {
+		h.taken()
+	}
+	if h.ahead != 0 {
+		t.Fatalf("%d bytes ahead with no message", h.ahead)
+	}
+	const big = aheadBytes // each alone fills the window
+	n = 0
+	for h.room(big) {
+		h.sent(big)
+		n++
+	}
+	if n != aheadMessages {
+		t.Fatalf("%d messages of %d bytes ahead, want %d", n, big, aheadMessages)
+	}
+	h.taken()
+	if !h.room(big) {
+		t.Fatal("one of two large messages taken, and no room for the next")
+	}
+}
