@@ -50,7 +50,7 @@ func BenchmarkExecutorStartup(b *testing.B) {
 			case "kubernetes":
 				kc := os.Getenv("SLUICE_TEST_KUBECONFIG")
 				if kc == "" {
-					b.Skip("SLUICE_TEST_KUBECONFIG not set (./scripts/test starts a control plane)")
+					b.Skip("SLUICE_TEST_KUBECONFIG not set (./scripts/test starts a control plane under CI or with SLUICE_TEST_K8S=1)")
 				}
 				_, ns := testkubelet.ForTest(b, kc, "sluice-bench-", testkubelet.Options{})
 				cfg, err := clientcmd.BuildConfigFromFlags("", kc)

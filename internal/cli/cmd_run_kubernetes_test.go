@@ -37,7 +37,7 @@ func needKube(t *testing.T) *kubeEnv {
 	t.Helper()
 	kc := os.Getenv("SLUICE_TEST_KUBECONFIG")
 	if kc == "" {
-		testenv.Unavailable(t, "SLUICE_TEST_KUBECONFIG not set; ./scripts/test starts a control plane (scripts/k8s-up) and runs these")
+		testenv.Unavailable(t, "SLUICE_TEST_KUBECONFIG not set; ./scripts/test starts a control plane (scripts/k8s-up) and runs these under CI or with SLUICE_TEST_K8S=1")
 	}
 	cs, ns := testkubelet.ForTest(t, kc, "sluice-test-", testkubelet.Options{Path: []string{filepath.Dir(sluiceBin)}, Logf: t.Logf})
 	return &kubeEnv{cs: cs, kubeconfig: kc, ns: ns}
