@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 	}
 	sluiceBin = filepath.Join(dir, "sluice")
 	build := exec.Command("go", "build", "-o", sluiceBin, "./cmd/sluice")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README installs it
+	// As the README installs it: without cgo.
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Dir = filepath.Join("..", "..", "..") // the sluice module
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build sluice: %v\n%s", err, out)
