@@ -46,7 +46,8 @@
 //	'E'                             the end-of-stream marker
 //
 // and from the reader: "OK" or "NO" (hello taken or not), 'T' (a message
-// taken, for flow control), 'F' + offset (8) (the memory of the message at
+// taken, for flow control: the writer keeps at most 8 MiB of messages
+// untaken, but always two), 'F' + offset (8) (the memory of the message at
 // offset is no longer referenced: the writer may reuse it). The writer
 // never writes a range the reader has not freed. Ranges freed above the
 // first KeepResident bytes of the file are punched out, so that memory a

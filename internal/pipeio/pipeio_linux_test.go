@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -463,5 +464,77 @@ func TestRunsAhead(t *testing.T) {
 	h.taken()
 	if !h.room(big) {
 		t.Fatal("one of two large messages taken, and no room for the next")
+	}
+}
+
+// TestWriterRunsAheadOfReader: through a real socket, a writer sends more
+// than two small messages to a reader that takes none, and ends once the
+// reader has taken them all and the end marker.
+func TestWriterRunsAheadOfReader(t *testing.T) {
+	wc, rc := socketpair(t)
+	defer rc.Close()
+	h, err := offer(wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	go h.readAcks()
+	hello, oob := make([]byte, 64), make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := rc.ReadMsgUnix(hello, oob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil && len(cmsgs) == 1 {
+		if fds, err := unix.ParseUnixRights(&cmsgs[0]); err == nil {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+		}
+	}
+	const n = 6 // of 1 KiB: far below aheadBytes
+	werr := make(chan error, 1)
+	wrote := make(chan struct{})
+	go func() {
+		for range n {
+			if err := h.Write([][]byte{make([]byte, 1024)}); err != nil {
+				werr <- err
+				return
+			}
+		}
+		close(wrote)
+		werr <- h.End()
+	}()
+	// The deadline only turns a writer that stopped ahead into a failure
+	// instead of a hang; nothing here depends on how fast either end is.
+	rc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	p := make([]byte, 32)
+	for i := range n {
+		k, err := rc.Read(p)
+		if err != nil {
+			t.Fatalf("message %d of %d never came while none was taken: %v", i+1, n, err)
+		}
+		if k != 17 || p[0] != 'M' {
+			t.Fatalf("packet %d is %q", i+1, p[:k])
+		}
+	}
+	<-wrote // every Write returned with none taken
+	for range n {
+		if _, err := rc.Write([]byte{'T'}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k, err := rc.Read(p); err != nil || k != 1 || p[0] != 'E' {
+		t.Fatalf("read %q, %v, want the end marker", p[:k], err)
+	}
+	if _, err := rc.Write([]byte{'T'}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-werr; err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.inflight) != 0 || h.ahead != 0 {
+		t.Fatalf("%d messages, %d bytes still ahead after all were taken", len(h.inflight), h.ahead)
 	}
 }
