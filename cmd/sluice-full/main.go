@@ -1,6 +1,7 @@
-// Command sluice-full is sluice with gs://, the kubernetes executor and
-// drawing (sluice report, bench --plot): sluice runs it for a command
-// line that needs them, and it can be run by itself wherever sluice can.
+// Command sluice-full is sluice with gs://, az:// (abfs[s]://), the
+// kubernetes executor and drawing (sluice report, bench --plot): sluice
+// runs it for a command line that needs them, and it can be run by
+// itself wherever sluice can.
 package main
 
 import (
@@ -10,7 +11,8 @@ import (
 	_ "github.com/sluice-data/sluice/fanout/executors/k8s" // --executor kubernetes
 	"github.com/sluice-data/sluice/fanout/report/render"
 	"github.com/sluice-data/sluice/internal/cli"
-	_ "github.com/sluice-data/sluice/store/gcs" // gs://
+	_ "github.com/sluice-data/sluice/store/azure" // az://, abfs[s]://
+	_ "github.com/sluice-data/sluice/store/gcs"   // gs://
 )
 
 func main() {

@@ -1,8 +1,8 @@
 // Command sluice moves columnar data between object storage and Apache
-// Arrow at the speed of the network. It leaves out gs://, the kubernetes
-// executor and drawing (sluice report, bench --plot), whose libraries
-// would more than double the start of every stage process, and runs
-// sluice-full for a command line that needs them.
+// Arrow at the speed of the network. It leaves out gs://, az://, the
+// kubernetes executor and drawing (sluice report, bench --plot), whose
+// libraries would more than double the start of every stage process, and
+// runs sluice-full for a command line that needs them.
 package main
 
 import (

@@ -16,23 +16,26 @@ import (
 	"github.com/sluice-data/sluice/store"
 )
 
-// fullName is the program that links what sluice leaves out: gs://, the
-// kubernetes executor and drawing, whose libraries (gRPC's xDS,
+// fullName is the program that links what sluice leaves out: gs://, az://,
+// the kubernetes executor and drawing, whose libraries (gRPC's xDS,
 // OpenTelemetry, client-go, gonum/plot) took 30 of the 77 ms of CPU with
 // which every process started, each piped stage and fanned-out task
-// among them.
+// among them; Azure's SDK took 4-6 ms of the 40 left.
 const fullName = "sluice-full"
 
 // forwardedEnv carries sluice's build to the sluice-full it runs, which
 // refuses to run for another build.
 const forwardedEnv = "SLUICE_FORWARDED_BY"
 
+// fullSchemes are the URL schemes only sluice-full reads.
+var fullSchemes = []string{"gs", "az", "abfs", "abfss"}
+
 // needsFull says why a command line needs sluice-full ("" if it does
-// not): a gs:// URL anywhere in it (a pipeline's text too), the
+// not): a gs:// or Azure URL anywhere in it (a pipeline's text too), the
 // kubernetes executor, a drawing (sluice report, bench --plot). The rule
-// reads the command line alone; a gs:// URL that only turns up later (in
+// reads the command line alone; such a URL that only turns up later (in
 // a job's spec, an Iceberg table's metadata, a served request) fails with
-// gsInFull's error.
+// inFull's error.
 func needsFull(root *cobra.Command, args []string) string {
 	cmd, _, err := root.Find(args)
 	if err == nil && cmd.Name() == "report" {
@@ -45,6 +48,8 @@ func needsFull(root *cobra.Command, args []string) string {
 			return ""
 		case strings.Contains(a, "gs://"):
 			return "gs:// URLs"
+		case strings.Contains(a, "az://"), strings.Contains(a, "abfs://"), strings.Contains(a, "abfss://"):
+			return "Azure URLs"
 		case a == "--executor=kubernetes", a == "--executor" && i+1 < len(args) && args[i+1] == "kubernetes":
 			return "the kubernetes executor"
 		case a == "--plot", strings.HasPrefix(a, "--plot="):
@@ -114,17 +119,19 @@ func checkForwarded() {
 	}
 }
 
-// gsInFull is sluice's gs:// driver: a gs:// URL that was not on the
-// command line (so that sluice did not forward it) is refused with how to
-// read it.
-func gsInFull(context.Context, string, store.Options) (store.Driver, error) {
-	return nil, gsNotLinked{}
+// inFull is sluice's driver of a scheme only sluice-full reads: a URL of
+// it that was not on the command line (so that sluice did not forward it)
+// is refused with how to read it.
+func inFull(scheme string) store.SchemeOpener {
+	return func(context.Context, string, store.Options) (store.Driver, error) {
+		return nil, notLinked(scheme)
+	}
 }
 
-type gsNotLinked struct{}
+type notLinked string
 
-func (gsNotLinked) Error() string {
-	return "gs:// is read by " + fullName + ", which sluice runs when gs:// is on its command line; run this command with " + fullName
+func (s notLinked) Error() string {
+	return string(s) + ":// is read by " + fullName + ", which sluice runs when " + string(s) + ":// is on its command line; run this command with " + fullName
 }
 
-func (gsNotLinked) Is(target error) bool { return target == store.ErrInvalid }
+func (notLinked) Is(target error) bool { return target == store.ErrInvalid }

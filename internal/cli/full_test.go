@@ -11,7 +11,7 @@ import (
 	"github.com/sluice-data/sluice/store"
 )
 
-// The command lines that sluice hands to sluice-full: a gs:// URL
+// The command lines that sluice hands to sluice-full: a gs:// or Azure URL
 // anywhere (a pipeline's text too), the kubernetes executor, sluice report
 // and bench --plot, but not what follows exec's "--", another program's
 // command line, nor a file named report.
@@ -23,6 +23,10 @@ func TestNeedsFull(t *testing.T) {
 		{[]string{"ls", "gs://b/"}, "gs:// URLs"},
 		{[]string{"run", "scan gs://b/t | head 3 | show"}, "gs:// URLs"},
 		{[]string{"cp", "./x/", "gs://b/x/", "-q"}, "gs:// URLs"},
+		{[]string{"ls", "az://c/"}, "Azure URLs"},
+		{[]string{"run", "scan abfss://c@a.dfs.core.windows.net/t | show"}, "Azure URLs"},
+		{[]string{"cp", "abfs://c@a.dfs.core.windows.net/x", "./x"}, "Azure URLs"},
+		{[]string{"exec", "--", "prog", "az://c/x"}, ""},
 		{[]string{"run", "--workers", "2", "--executor", "kubernetes", "--image", "i", "scan s3://b/t"}, "the kubernetes executor"},
 		{[]string{"bench", "--executor=kubernetes", "s3://b/"}, "the kubernetes executor"},
 		{[]string{"run", "--executor", "slurm", "--workers", "2", "scan s3://b/t"}, ""},
@@ -92,20 +96,24 @@ func TestForwardFails(t *testing.T) {
 	}
 }
 
-// A gs:// URL that reaches sluice's stores without being on its command
-// line is a usage error that names sluice-full.
-func TestGSInFull(t *testing.T) {
-	store.RegisterScheme("gs", gsInFull)
-	_, _, err := store.Open(context.Background(), "gs://b/k", store.Options{})
-	if store.KindOf(err) != store.KindInvalid || !strings.Contains(err.Error(), "run this command with sluice-full") {
-		t.Errorf("gs:// in sluice: %v (kind %v)", err, store.KindOf(err))
+// A gs:// or Azure URL that reaches sluice's stores without being on its
+// command line is a usage error that names sluice-full.
+func TestSchemesInFull(t *testing.T) {
+	for _, scheme := range fullSchemes {
+		store.RegisterScheme(scheme, inFull(scheme))
+		_, _, err := store.Open(context.Background(), scheme+"://b/k", store.Options{})
+		if store.KindOf(err) != store.KindInvalid || !strings.Contains(err.Error(), scheme+":// is read by sluice-full") ||
+			!strings.Contains(err.Error(), "run this command with sluice-full") {
+			t.Errorf("%s:// in sluice: %v (kind %v)", scheme, err, store.KindOf(err))
+		}
 	}
 }
 
-// sluice links neither gs://, the kubernetes executor nor the plotting
-// library (what sluice-full is for); sluice-full links them all.
+// sluice links neither gs://, az://, the kubernetes executor nor the
+// plotting library (what sluice-full is for); sluice-full links them all.
 func TestLeanLinks(t *testing.T) {
-	heavy := []string{"cloud.google.com/go/storage", "k8s.io/client-go/rest", "github.com/sluice-data/sluice/fanout/kubernetes", "gonum.org/v1/plot"}
+	heavy := []string{"cloud.google.com/go/storage", "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob",
+		"k8s.io/client-go/rest", "github.com/sluice-data/sluice/fanout/kubernetes", "gonum.org/v1/plot"}
 	for _, prog := range []string{"sluice", "sluice-full"} {
 		out, err := exec.Command("go", "list", "-deps", "github.com/sluice-data/sluice/cmd/"+prog).Output()
 		if err != nil {

@@ -17,7 +17,6 @@ import (
 	"github.com/sluice-data/sluice/expr"
 	"github.com/sluice-data/sluice/fanout/report"
 	"github.com/sluice-data/sluice/store"
-	_ "github.com/sluice-data/sluice/store/azure" // az://, abfs[s]://
 )
 
 // Exit codes, mapped here and nowhere else.
@@ -33,7 +32,7 @@ const (
 // Program is what one of sluice's two programs links beyond what every
 // stage needs: sluice's is empty, sluice-full's is whole.
 type Program struct {
-	// Full: gs:// and the kubernetes executor are linked.
+	// Full: gs://, az:// (abfs[s]://) and the kubernetes executor are linked.
 	Full bool
 	// Charts draws bench --plot's PNG (bench/chart).
 	Charts bench.Charts
@@ -57,7 +56,9 @@ func Main(p Program) {
 		if why := needsFull(root, os.Args[1:]); why != "" {
 			forward(why)
 		}
-		store.RegisterScheme("gs", gsInFull)
+		for _, scheme := range fullSchemes {
+			store.RegisterScheme(scheme, inFull(scheme))
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := unknownCommand(root.ExecuteContext(ctx))
