@@ -20,7 +20,7 @@ import (
 // the kubernetes executor and drawing, whose libraries (gRPC's xDS,
 // OpenTelemetry, client-go, gonum/plot) took 30 of the 77 ms of CPU with
 // which every process started, each piped stage and fanned-out task
-// among them; Azure's SDK took 4-6 ms of the 40 left.
+// among them; Azure's SDK took 1-2 ms of the 43 left.
 const fullName = "sluice-full"
 
 // forwardedEnv carries sluice's build to the sluice-full it runs, which
